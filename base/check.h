@@ -25,7 +25,7 @@ class CheckFailure {
 
 // Lets `ORCH_CHECK(x) << ...` be a void expression in both branches of ?:.
 struct Voidify {
-  void operator&(CheckFailure&) {}
+  void operator&(const CheckFailure&) {}
 };
 
 }  // namespace orch::internal

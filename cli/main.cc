@@ -1,0 +1,27 @@
+// The `orch` binary: parses the command line and builds the real adapters. This is the
+// only place where real implementations (files, sockets, clocks) are constructed.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli/command.h"
+#include "cli/plan_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "orch: finds where and why the same LLM weights give different tokens on\n"
+      "different inference stacks. Run `orch COMMAND --help` for each command."};
+  app.name("orch");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "orch 0.1.0");
+
+  int exit_code = orch::cli::kExitOk;
+  orch::cli::RegisterPlanCommand(app, exit_code);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);  // prints help/version or the usage error
+    return code == 0 ? orch::cli::kExitOk : orch::cli::kExitInvalidInput;
+  }
+  return exit_code;
+}

@@ -1,0 +1,72 @@
+// The plan: an experiment spec expanded one axis at a time into cells and jobs.
+//
+// Cells: the baseline, then for every axis with alternatives (in the order they are
+// written under [alternatives]) one cell per alternative value: the baseline with only
+// that axis changed. Jobs: every cell x every workload it applies to x its repeats
+// (baseline: repeats.baseline; other cells: repeats.cells). Sampler axes apply only to
+// generate workloads. The order is deterministic and is the order of `jobs`.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "planner/capabilities.h"
+#include "planner/diagnostics.h"
+#include "planner/spec.h"
+#include "planner/spec_parser.h"
+
+namespace orch::planner {
+
+// What an agent must have to run a job. Derived from the job's coordinate.
+struct Requirements {
+  std::string engine;    // engine label as in the coordinate, e.g. "llama.cpp@b8390"
+  std::string hardware;  // hardware class, e.g. "cpu", "gpu:h100"
+  int gpus = 0;          // at least this many GPUs: tp on GPU hardware, 0 on CPU
+  std::string model;     // "sha256:<hex>" or "synth:<recipe>" (Model::RequirementFor)
+};
+
+struct Cell {
+  int axis = -1;         // index into Spec::axes; -1 for the baseline
+  int alternative = -1;  // index into that axis's alternatives
+  std::string label;     // "baseline" or "axis=value"
+  Coordinate coordinate; // every axis of the cell
+  Requirements requirements;
+  bool is_baseline() const { return axis < 0; }
+};
+
+struct Job {
+  std::string id;  // 32 hex digits; see planner/job_id.h
+  int cell = 0;    // index into Plan::cells
+  int workload = 0;  // index into Spec::workloads
+  int repeat = 0;  // 0-based repeat index within the cell
+};
+
+struct Plan {
+  Spec spec;
+  std::vector<Cell> cells;
+  std::vector<Job> jobs;
+  std::vector<Diagnostic> warnings;
+
+  // The coordinate a job runs: its cell's axes that apply to its workload kind.
+  Coordinate JobCoordinate(const Job& job) const;
+  const Cell& CellOf(const Job& job) const { return cells[job.cell]; }
+  const Workload& WorkloadOf(const Job& job) const { return spec.workloads[job.workload]; }
+};
+
+struct PlanOutcome {
+  std::optional<Plan> plan;  // set when there is no error
+  Diagnostics diagnostics;   // errors and warnings, in the order found
+};
+
+// Expands a valid spec; reports cells that their engine cannot run.
+PlanOutcome ExpandSpec(Spec spec);
+
+// Parse, validate and expand in one step (what `orch plan` does).
+PlanOutcome PlanSpec(std::string_view toml_text, const std::string& file, SourceReader& reader);
+
+// True when `axis` changes jobs of `kind` (sampler axes only change generate jobs).
+bool AxisApplies(std::string_view axis, WorkloadKind kind);
+
+}  // namespace orch::planner

@@ -1,0 +1,85 @@
+// The experiment spec as parsed and validated: what to run (model, workloads), the
+// baseline coordinate, the alternatives per axis, and how often to repeat.
+// The TOML form is documented in docs/spec.md; planner/spec_parser.h builds this.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "planner/axis_value.h"
+
+namespace orch::planner {
+
+// A pre-made model file for one value of the `quant` axis (e.g. an FP8 checkpoint).
+struct ModelVariant {
+  std::string file;
+  std::string sha256;  // lowercase hex
+  SourcePos pos;
+};
+
+struct Model {
+  std::string name;       // label for tables; defaults to the file stem or "synth"
+  std::string file;       // path as written (file models)
+  std::string sha256;     // lowercase hex (file models)
+  std::string synth;      // canonical recipe without the "synth:" prefix (generated models)
+  std::map<std::string, ModelVariant> variants;  // quant value -> file
+  SourcePos pos;
+
+  bool is_synth() const { return !synth.empty(); }
+  // What an agent must hold to run the model at `quant`: "sha256:<hex>" of the variant
+  // for that quant if one is listed, else of the model file, or "synth:<recipe>".
+  std::string RequirementFor(const std::string& quant) const;
+};
+
+enum class WorkloadKind { kTeacherForced, kGenerate };
+const char* WorkloadKindName(WorkloadKind kind);
+
+// Which logit rows a driver captures beyond the per-position digest.
+struct CapturePolicy {
+  int top_k = 20;       // ids and logits kept per position
+  int full_every = 0;   // a full row every N positions; 0 = never
+  std::vector<std::pair<int, int>> full_windows;  // [begin, end) positions kept whole
+};
+
+struct Workload {
+  std::string name;
+  WorkloadKind kind = WorkloadKind::kTeacherForced;
+  // teacher_forced: exactly one of text (also filled from text_file) or tokens.
+  std::string text;
+  std::string text_file;  // as written; its content is in `text`
+  std::vector<std::int64_t> tokens;
+  int positions = 0;
+  // generate
+  std::string prompt;
+  int max_tokens = 0;
+  CapturePolicy capture;
+  SourcePos pos;
+};
+
+// One axis of the experiment: its baseline value and the alternatives to try, in the
+// order written. Values are normalised (planner/axes.h).
+struct Axis {
+  std::string name;
+  AxisValue baseline;
+  SourcePos baseline_pos;
+  std::vector<AxisValue> alternatives;
+  std::vector<SourcePos> alternative_pos;  // parallel to `alternatives`
+};
+
+struct Spec {
+  std::string file;  // as given to the parser; used in messages
+  std::string name;
+  std::string description;
+  Model model;
+  std::vector<Workload> workloads;
+  std::vector<Axis> axes;  // baseline order of appearance
+  int baseline_repeats = 2;
+  int cell_repeats = 1;
+
+  const Axis* FindAxis(const std::string& name) const;
+};
+
+}  // namespace orch::planner

@@ -1,0 +1,20 @@
+// Internal to planner/: the parsers of the spec's sections, each reporting into the
+// shared Diagnostics through TomlFields. spec_parser.cc drives them.
+#pragma once
+
+#include <vector>
+
+#include "planner/spec.h"
+#include "planner/spec_parser.h"
+#include "planner/toml_fields.h"
+
+namespace orch::planner {
+
+// [[workloads]]: at least one; names unique; text_file read through `reader`.
+std::vector<Workload> ParseWorkloads(const toml::table& root, SourceReader& reader,
+                                     TomlFields& fields);
+
+// [baseline] and [alternatives], with dotted keys ("sampler.seed") flattened.
+std::vector<Axis> ParseAxes(const toml::table& root, TomlFields& fields);
+
+}  // namespace orch::planner

@@ -1,0 +1,151 @@
+// [[workloads]]: teacher_forced and generate workloads with their capture policies.
+#include <set>
+
+#include "planner/spec_sections.h"
+
+namespace orch::planner {
+namespace {
+
+constexpr std::int64_t kMaxPositions = 1 << 24;
+
+void ParseTokens(const toml::array& array, const std::string& path, TomlFields& f,
+                 Workload& w) {
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    const auto* id = array[i].as_integer();
+    if (id == nullptr || id->get() < 0) {
+      f.diagnostics().Error(PosOf(array[i]), Indexed(path, i),
+                            "expected a token id (integer >= 0), got " + DescribeNode(array[i]));
+      continue;
+    }
+    w.tokens.push_back(id->get());
+  }
+}
+
+void ParseWindows(const toml::array& array, const std::string& path, int limit,
+                  TomlFields& f, CapturePolicy& capture) {
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    const auto* pair = array[i].as_array();
+    const toml::value<std::int64_t>* begin = pair && pair->size() == 2 ? (*pair)[0].as_integer() : nullptr;
+    const toml::value<std::int64_t>* end = pair && pair->size() == 2 ? (*pair)[1].as_integer() : nullptr;
+    bool ok = begin && end && begin->get() >= 0 && begin->get() < end->get() &&
+              (limit <= 0 || end->get() <= limit);
+    if (!ok) {
+      f.diagnostics().Error(PosOf(array[i]), Indexed(path, i),
+                            "expected [BEGIN, END] with 0 <= BEGIN < END <= " +
+                                std::to_string(limit) + " (positions), got " +
+                                DescribeNode(array[i]));
+      continue;
+    }
+    capture.full_windows.emplace_back(static_cast<int>(begin->get()),
+                                      static_cast<int>(end->get()));
+  }
+}
+
+void ParseCapture(const toml::table& w, const std::string& path, int limit, TomlFields& f,
+                  CapturePolicy& capture) {
+  const toml::table* t = f.Table(w, path, "capture", false);
+  if (t == nullptr) return;
+  std::string cpath = JoinPath(path, "capture");
+  f.CheckKeys(*t, cpath, {"top_k", "full_every", "full_windows"});
+  capture.top_k = static_cast<int>(f.Int(*t, cpath, "top_k", false, 1, 4096).value_or(20));
+  capture.full_every =
+      static_cast<int>(f.Int(*t, cpath, "full_every", false, 0, kMaxPositions).value_or(0));
+  if (const toml::array* windows = f.Array(*t, cpath, "full_windows")) {
+    ParseWindows(*windows, JoinPath(cpath, "full_windows"), limit, f, capture);
+  }
+}
+
+void ParseTeacherForced(const toml::table& t, const std::string& path, SourceReader& reader,
+                        TomlFields& f, Workload& w) {
+  f.CheckKeys(t, path, {"name", "kind", "text", "text_file", "tokens", "positions", "capture"});
+  int sources = (t.get("text") ? 1 : 0) + (t.get("text_file") ? 1 : 0) + (t.get("tokens") ? 1 : 0);
+  if (sources != 1) {
+    f.diagnostics().Error(w.pos, path,
+                          "a teacher_forced workload needs exactly one of text, text_file or "
+                          "tokens, got " + std::to_string(sources));
+  }
+  w.text = f.String(t, path, "text", false).value_or("");
+  if (std::optional<std::string> file = f.String(t, path, "text_file", false)) {
+    w.text_file = *file;
+    Result<std::string> content = reader.Read(*file);
+    if (content.ok()) {
+      w.text = *content;
+    } else {
+      f.diagnostics().Error(PosOf(*t.get("text_file")), JoinPath(path, "text_file"),
+                            "cannot read " + Quote(*file) + ": " + content.status().message());
+    }
+  }
+  if (const toml::array* tokens = f.Array(t, path, "tokens")) {
+    ParseTokens(*tokens, JoinPath(path, "tokens"), f, w);
+  }
+  w.positions = static_cast<int>(f.Int(t, path, "positions", true, 1, kMaxPositions).value_or(0));
+  if (!w.tokens.empty() && w.positions > static_cast<int>(w.tokens.size())) {
+    f.diagnostics().Error(PosOf(*t.get("positions")), JoinPath(path, "positions"),
+                          "positions = " + std::to_string(w.positions) + " exceeds the " +
+                              std::to_string(w.tokens.size()) + " tokens given");
+  }
+  ParseCapture(t, path, w.positions, f, w.capture);
+}
+
+void ParseGenerate(const toml::table& t, const std::string& path, TomlFields& f, Workload& w) {
+  f.CheckKeys(t, path, {"name", "kind", "prompt", "max_tokens", "capture"});
+  w.prompt = f.String(t, path, "prompt", true).value_or("");
+  w.max_tokens = static_cast<int>(f.Int(t, path, "max_tokens", true, 1, kMaxPositions).value_or(0));
+  ParseCapture(t, path, w.max_tokens, f, w.capture);
+}
+
+std::optional<Workload> ParseWorkload(const toml::table& t, const std::string& path,
+                                      SourceReader& reader, TomlFields& f) {
+  Workload w;
+  w.pos = PosOf(t);
+  w.name = f.String(t, path, "name", true).value_or("");
+  std::optional<std::string> kind = f.String(t, path, "kind", true);
+  if (!kind) return std::nullopt;
+  if (*kind == "teacher_forced") {
+    w.kind = WorkloadKind::kTeacherForced;
+    ParseTeacherForced(t, path, reader, f, w);
+  } else if (*kind == "generate") {
+    w.kind = WorkloadKind::kGenerate;
+    ParseGenerate(t, path, f, w);
+  } else {
+    f.diagnostics().Error(PosOf(*t.get("kind")), JoinPath(path, "kind"),
+                          "unknown workload kind " + Quote(*kind) +
+                              "; expected \"teacher_forced\" or \"generate\"");
+    return std::nullopt;
+  }
+  return w;
+}
+
+}  // namespace
+
+std::vector<Workload> ParseWorkloads(const toml::table& root, SourceReader& reader,
+                                     TomlFields& f) {
+  std::vector<Workload> out;
+  const toml::node* node = root.get("workloads");
+  const toml::array* array = node ? node->as_array() : nullptr;
+  if (array == nullptr || array->empty()) {
+    f.diagnostics().Error(node ? PosOf(*node) : SourcePos{}, "workloads",
+                          "expected at least one [[workloads]] table");
+    return out;
+  }
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < array->size(); ++i) {
+    std::string path = Indexed("workloads", i);
+    const toml::table* t = (*array)[i].as_table();
+    if (t == nullptr) {
+      f.diagnostics().Error(PosOf((*array)[i]), path, "expected a table, got " +
+                                                          DescribeNode((*array)[i]));
+      continue;
+    }
+    std::optional<Workload> w = ParseWorkload(*t, path, reader, f);
+    if (!w) continue;
+    if (!w->name.empty() && !names.insert(w->name).second) {
+      f.diagnostics().Error(w->pos, JoinPath(path, "name"),
+                            "duplicate workload name " + Quote(w->name));
+    }
+    out.push_back(std::move(*w));
+  }
+  return out;
+}
+
+}  // namespace orch::planner

@@ -1,0 +1,158 @@
+// End-to-end tests of `orch plan`: the real binary as a child process.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/support/spec_text.h"
+#include "tests/support/subprocess.h"
+
+namespace orch {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using testing::OrchBinary;
+using testing::ProcessResult;
+using testing::RunProcess;
+
+namespace fs = std::filesystem;
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class PlanCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("orch-plan-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& content) {
+    std::ofstream(dir_ / name) << content;
+    return (dir_ / name).string();
+  }
+
+  ProcessResult Orch(std::vector<std::string> args, const std::string& cwd = "") {
+    args.insert(args.begin(), OrchBinary());
+    return RunProcess(args, std::chrono::seconds(30), cwd);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(PlanCommandTest, PrintsSummaryAndOneRowPerJob) {
+  ProcessResult r = Orch({"plan", "examples/seed-replication.toml"}, ORCH_SOURCE_DIR);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, StartsWith("Experiment  seed-replication: "));
+  EXPECT_THAT(r.out, HasSubstr("\nCells       8 (baseline + 7)\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nJobs        16\n"));
+  EXPECT_THAT(r.out, HasSubstr("JOB          CELL "));
+  EXPECT_THAT(r.out, HasSubstr(" kv=q8_0/f16            readme-128   0       llama.cpp@v0.4.0 cpu "));
+  EXPECT_EQ(r.err, "");
+}
+
+// The --json schema is a contract: compare against the checked-in golden document.
+// Regenerate deliberately with ORCH_UPDATE_GOLDEN=1 after a documented schema change.
+TEST_F(PlanCommandTest, JsonOutputMatchesGolden) {
+  ProcessResult r = Orch({"plan", "--json", "examples/seed-replication.toml"}, ORCH_SOURCE_DIR);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  fs::path golden = fs::path(ORCH_SOURCE_DIR) / "tests/cli/testdata/seed-replication.plan.json";
+  if (std::getenv("ORCH_UPDATE_GOLDEN") != nullptr) std::ofstream(golden) << r.out;
+  EXPECT_EQ(r.out, Slurp(golden));
+}
+
+TEST_F(PlanCommandTest, ForumGpuExamplePlansOnAMachineWithoutGpus) {
+  ProcessResult r = Orch({"plan", "examples/forum-gpu.toml"}, ORCH_SOURCE_DIR);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\nCells       11 (baseline + 10)\n"));
+  EXPECT_THAT(r.out, HasSubstr("tp=4 "));
+  EXPECT_THAT(r.out, HasSubstr("gpu:rtx-pro-6000-blackwell gpus>=4"));
+}
+
+TEST_F(PlanCommandTest, InvalidSpecListsEveryErrorAndExitsTwo) {
+  std::string spec = testing::Replace(testing::ValidSpecText(), "tp = 1", "tp = 0");
+  spec = testing::Replace(spec, "kind = \"generate\"", "kind = \"chat\"");
+  std::string path = Write("bad.toml", spec);
+  ProcessResult r = Orch({"plan", path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr(path + ":27:6: error: baseline.tp: tp must be in [1, 1024], got 0\n"));
+  EXPECT_THAT(r.err, HasSubstr(path + ":18:8: error: workloads[1].kind: unknown workload kind"));
+  EXPECT_THAT(r.err, HasSubstr("orch plan: 2 errors in " + path + "; nothing was written\n"));
+}
+
+TEST_F(PlanCommandTest, InvalidSpecWritesNothingAndKeepsAnExistingOutput) {
+  std::string bad = Write("bad.toml", "[experiment\n");
+  std::string out = Write("plan.json", "previous plan\n");
+  ProcessResult r = Orch({"plan", bad, "--output", out});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("error: TOML syntax error"));
+  EXPECT_EQ(Slurp(out), "previous plan\n");
+  int files = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir_)) ++files;
+  EXPECT_EQ(files, 2);  // no temporary left behind
+}
+
+TEST_F(PlanCommandTest, OutputFileHoldsTheJsonPlan) {
+  std::string spec = Write("ok.toml", testing::ValidSpecText());
+  std::string out = (dir_ / "plan.json").string();
+  ProcessResult r = Orch({"plan", spec, "-o", out, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Slurp(out), r.out);
+  EXPECT_THAT(r.out, HasSubstr("\"schema\": \"orch.plan/1\""));
+}
+
+TEST_F(PlanCommandTest, InvalidSpecWithJsonPrintsErrorsAsJson) {
+  std::string path = Write("bad.toml", testing::Replace(testing::ValidSpecText(), "tp = 1", "tp = 0"));
+  ProcessResult r = Orch({"plan", "--json", path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("\"schema\": \"orch.plan-errors/1\""));
+  EXPECT_THAT(r.out, HasSubstr("\"field\": \"baseline.tp\""));
+}
+
+TEST_F(PlanCommandTest, MissingSpecFileIsAnOtherErrorExitOne) {
+  ProcessResult r = Orch({"plan", (dir_ / "nope.toml").string()});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("cannot open " + (dir_ / "nope.toml").string() +
+                               ": No such file or directory"));
+}
+
+TEST_F(PlanCommandTest, WarningsComeLast) {
+  std::string path = Write("warn.toml", testing::Replace(testing::ValidSpecText(),
+                                                         "engine = \"llama.cpp@v0.4.0\"",
+                                                         "engine = \"sglang@0.5\""));
+  ProcessResult r = Orch({"plan", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::size_t warning = r.out.find(": warning: baseline.engine: orch has no capability table");
+  ASSERT_NE(warning, std::string::npos);
+  EXPECT_GT(warning, r.out.find("sampler.seed=43"));
+}
+
+TEST_F(PlanCommandTest, HelpAndUsageErrors) {
+  ProcessResult help = Orch({"plan", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("--json"));
+  EXPECT_THAT(help.out, HasSubstr("Exit status: 0 ok, 2 invalid spec"));
+  ProcessResult top = Orch({"--help"});
+  EXPECT_EQ(top.exit_code, 0);
+  EXPECT_THAT(top.out, HasSubstr("plan"));
+  ProcessResult usage = Orch({"plan"});
+  EXPECT_EQ(usage.exit_code, 2);
+  EXPECT_THAT(usage.err, HasSubstr("SPEC is required"));
+  ProcessResult unknown = Orch({"plan", "--frobnicate", "x.toml"});
+  EXPECT_EQ(unknown.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace orch

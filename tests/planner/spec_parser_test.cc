@@ -1,0 +1,263 @@
+#include "planner/spec_parser.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/planner/planner_test_util.h"
+
+namespace orch::planner {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::Replace;
+using testing::ValidSpecText;
+
+Spec MustParse(const std::string& text, testing::MapSourceReader& reader) {
+  ParsedSpec parsed = ParseSpec(text, "unit.toml", reader);
+  for (const Diagnostic& d : parsed.diagnostics.all()) ADD_FAILURE() << d.Format("unit.toml");
+  return parsed.spec.value_or(Spec{});
+}
+
+Spec MustParse(const std::string& text) {
+  testing::MapSourceReader reader;
+  return MustParse(text, reader);
+}
+
+// ---- accepted constructs ----
+
+TEST(SpecParserTest, ReadsExperimentModelWorkloadsAxesAndRepeats) {
+  Spec spec = MustParse(ValidSpecText());
+  EXPECT_EQ(spec.name, "unit");
+  EXPECT_EQ(spec.description, "a small OFAT study");
+  EXPECT_EQ(spec.model.synth,
+            "llama:vocab=512,embd=64,layers=2,heads=2,kv_heads=1,ff=128,ctx=256,seed=7,type=f32");
+  ASSERT_EQ(spec.workloads.size(), 2u);
+  EXPECT_EQ(spec.workloads[0].kind, WorkloadKind::kTeacherForced);
+  EXPECT_EQ(spec.workloads[0].text, "The quick brown fox");
+  EXPECT_EQ(spec.workloads[0].positions, 16);
+  EXPECT_EQ(spec.workloads[0].capture.top_k, 8);
+  EXPECT_EQ(spec.workloads[0].capture.full_every, 4);
+  EXPECT_THAT(spec.workloads[0].capture.full_windows, ElementsAre(std::pair(0, 2)));
+  EXPECT_EQ(spec.workloads[1].kind, WorkloadKind::kGenerate);
+  EXPECT_EQ(spec.workloads[1].prompt, "Once upon a time");
+  EXPECT_EQ(spec.workloads[1].max_tokens, 8);
+  EXPECT_EQ(spec.baseline_repeats, 3);
+  EXPECT_EQ(spec.cell_repeats, 1);
+}
+
+TEST(SpecParserTest, KeepsBaselineAxesInFileOrderWithDottedNamesFlattened) {
+  Spec spec = MustParse(ValidSpecText());
+  std::vector<std::string> names;
+  for (const Axis& a : spec.axes) names.push_back(a.name);
+  EXPECT_THAT(names, ElementsAre("engine", "quant", "kv", "attention", "tp", "hardware",
+                                 "threads", "sampler.seed"));
+  EXPECT_EQ(spec.FindAxis("sampler.seed")->baseline, AxisValue::Int(42));
+  EXPECT_THAT(spec.FindAxis("quant")->alternatives,
+              ElementsAre(AxisValue::String("q8_0"), AxisValue::String("f16")));
+}
+
+TEST(SpecParserTest, AcceptsQuotedDottedAxisNames) {
+  Spec spec = MustParse(Replace(ValidSpecText(), "sampler.seed = 42", "\"sampler.seed\" = 42"));
+  ASSERT_NE(spec.FindAxis("sampler.seed"), nullptr);
+  EXPECT_EQ(spec.FindAxis("sampler.seed")->alternatives.size(), 1u);
+}
+
+TEST(SpecParserTest, DefaultsCapturePolicyAndRepeats) {
+  std::string text = Replace(ValidSpecText(),
+                             "capture = { top_k = 8, full_every = 4, full_windows = [[0, 2]] }\n",
+                             "");
+  text = Replace(text, "[repeats]\nbaseline = 3\ncells = 1\n", "");
+  Spec spec = MustParse(text);
+  EXPECT_EQ(spec.workloads[0].capture.top_k, 20);
+  EXPECT_EQ(spec.workloads[0].capture.full_every, 0);
+  EXPECT_TRUE(spec.workloads[0].capture.full_windows.empty());
+  EXPECT_EQ(spec.baseline_repeats, 2);
+  EXPECT_EQ(spec.cell_repeats, 1);
+}
+
+TEST(SpecParserTest, ReadsTextFileThroughTheSourceReader) {
+  testing::MapSourceReader reader;
+  reader.Add("prompts/readme.txt", "file text\n");
+  Spec spec = MustParse(Replace(ValidSpecText(), "text = \"The quick brown fox\"",
+                                "text_file = \"prompts/readme.txt\""),
+                        reader);
+  EXPECT_EQ(spec.workloads[0].text, "file text\n");
+  EXPECT_EQ(spec.workloads[0].text_file, "prompts/readme.txt");
+  EXPECT_THAT(reader.reads(), ElementsAre("prompts/readme.txt"));
+}
+
+TEST(SpecParserTest, ReadsTokenIds) {
+  Spec spec = MustParse(Replace(Replace(ValidSpecText(), "text = \"The quick brown fox\"",
+                                        "tokens = [1, 2, 3, 4]"),
+                                "positions = 16", "positions = 4"));
+  EXPECT_THAT(spec.workloads[0].tokens, ElementsAre(1, 2, 3, 4));
+}
+
+TEST(SpecParserTest, ReadsFileModelWithSha256AndQuantVariants) {
+  std::string sha(64, 'A');
+  std::string text = Replace(ValidSpecText(),
+                             "synth = \"llama:vocab=512,embd=64,layers=2,heads=2,kv_heads=1,"
+                             "ff=128,ctx=256,seed=7\"",
+                             "file = \"qwen.gguf\"\nsha256 = \"" + sha +
+                                 "\"\nvariants.q8_0 = { file = \"qwen-q8.gguf\", sha256 = \"" +
+                                 std::string(64, 'b') + "\" }");
+  Spec spec = MustParse(text);
+  EXPECT_EQ(spec.model.file, "qwen.gguf");
+  EXPECT_EQ(spec.model.sha256, std::string(64, 'a'));  // normalised to lowercase
+  EXPECT_EQ(spec.model.RequirementFor("q4_0"), "sha256:" + std::string(64, 'a'));
+  EXPECT_EQ(spec.model.RequirementFor("q8_0"), "sha256:" + std::string(64, 'b'));
+}
+
+TEST(SpecParserTest, NormalisesAxisValues) {
+  std::string text = Replace(ValidSpecText(), "kv = \"f16\"", "kv = \" F16/f16 \"");
+  text = Replace(text, "attention = \"off\"", "attention = false");
+  text = Replace(text, "sampler.seed = 42", "sampler.seed = 42\nsampler.temperature = 1");
+  Spec spec = MustParse(text);
+  EXPECT_EQ(spec.FindAxis("kv")->baseline, AxisValue::String("f16"));
+  EXPECT_EQ(spec.FindAxis("attention")->baseline, AxisValue::String("off"));
+  EXPECT_EQ(spec.FindAxis("sampler.temperature")->baseline, AxisValue::Float(1.0));
+}
+
+TEST(SpecParserTest, AcceptsFreeEngineKnobs) {
+  std::string text = Replace(ValidSpecText(), "threads = 1", "threads = 1\nknob.split_mode = \"row\"");
+  text = Replace(text, "attention = [\"on\"]", "attention = [\"on\"]\nknob.split_mode = [\"layer\"]");
+  Spec spec = MustParse(text);
+  EXPECT_EQ(spec.FindAxis("knob.split_mode")->alternatives.at(0), AxisValue::String("layer"));
+}
+
+// ---- errors: each names file:line:column, field, value and expectation ----
+
+TEST(SpecParserErrorTest, TomlSyntaxErrorIsTheOnlyErrorAndHasAPosition) {
+  std::string text = Replace(ValidSpecText(), "tp = 1", "tp = = 1");
+  std::vector<std::string> errors = ErrorsOf(text);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0], HasSubstr(At(text, "tp = = 1").substr(0, 12)));
+  EXPECT_THAT(errors[0], HasSubstr("error: TOML syntax error: "));
+}
+
+TEST(SpecParserErrorTest, UnknownAxisSuggestsTheClosestName) {
+  std::string text = Replace(ValidSpecText(), "threads = 1", "treads = 1");
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(At(text, "1\nsampler") + ": error: baseline.treads: unknown axis "
+                          "\"treads\"; did you mean \"threads\"? Axes are engine, quant, kv, "
+                          "attention, tp, hardware, the extras in docs/spec.md, or "
+                          "knob.<name> for any other engine setting"));
+}
+
+TEST(SpecParserErrorTest, AlternativeEqualToBaseline) {
+  std::string text = Replace(ValidSpecText(), "attention = [\"on\"]", "attention = [\"OFF\"]");
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(At(text, "\"OFF\"") + ": error: alternatives.attention[0]: "
+                          "alternative \"off\" equals the baseline value of attention; an "
+                          "alternative must differ from the baseline"));
+}
+
+TEST(SpecParserErrorTest, DuplicateAlternativesAfterNormalisation) {
+  std::string text = Replace(ValidSpecText(), "quant = [\"q8_0\", \"f16\"]",
+                             "quant = [\"q8_0\", \"Q8_0\"]");
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(At(text, "\"Q8_0\"") + ": error: alternatives.quant[1]: duplicate "
+                          "alternative \"q8_0\" (first at line " +
+                          At(text, "\"q8_0\", \"Q").substr(10, 2) + ", column 10)"));
+}
+
+TEST(SpecParserErrorTest, EmptyAlternatives) {
+  std::string text = Replace(ValidSpecText(), "attention = [\"on\"]", "attention = []");
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(At(text, "[]") + ": error: alternatives.attention: empty "
+                          "alternatives: list at least one value, or remove the axis"));
+}
+
+TEST(SpecParserErrorTest, TensorParallelBelowOne) {
+  std::string text = Replace(ValidSpecText(), "tp = 1", "tp = 0");
+  EXPECT_THAT(ErrorsOf(text), ElementsAre(At(text, "0\nhardware") +
+                                          ": error: baseline.tp: tp must be in [1, 1024], got 0"));
+}
+
+TEST(SpecParserErrorTest, AlternativesWithoutBaselineValue) {
+  std::string text = Replace(ValidSpecText(), "kv = [\"q8_0/f16\"]",
+                             "kv = [\"q8_0/f16\"]\nubatch = [1]");
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(At(text, "[1]") + ": error: alternatives.ubatch: axis \"ubatch\" has "
+                          "alternatives but no baseline value; add ubatch = ... to [baseline]"));
+}
+
+TEST(SpecParserErrorTest, UnknownWorkloadKind) {
+  std::string text = Replace(ValidSpecText(), "kind = \"generate\"", "kind = \"chat\"");
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(At(text, "\"chat\"") + ": error: workloads[1].kind: unknown workload "
+                          "kind \"chat\"; expected \"teacher_forced\" or \"generate\""));
+}
+
+TEST(SpecParserErrorTest, PositionsBelowOne) {
+  std::string text = Replace(ValidSpecText(), "positions = 16", "positions = 0");
+  std::vector<std::string> errors = ErrorsOf(text);
+  ASSERT_FALSE(errors.empty());
+  EXPECT_EQ(errors[0], At(text, "0\ncapture") +
+                           ": error: workloads[0].positions: positions must be in [1, 16777216], "
+                           "got 0");
+}
+
+TEST(SpecParserErrorTest, MalformedSha256) {
+  std::string text = Replace(ValidSpecText(),
+                             "synth = \"llama:vocab=512,embd=64,layers=2,heads=2,kv_heads=1,"
+                             "ff=128,ctx=256,seed=7\"",
+                             "file = \"m.gguf\"\nsha256 = \"3e4cb1417446\"");
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(At(text, "\"3e4c") + ": error: model.sha256: malformed SHA-256 "
+                          "\"3e4cb1417446\"; expected 64 hex digits (orch model hash FILE "
+                          "prints it)"));
+}
+
+TEST(SpecParserErrorTest, UnknownFieldIsATypoNotIgnored) {
+  std::string text = Replace(ValidSpecText(), "max_tokens = 8", "max_tokens = 8\nmax_token = 9");
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(At(text, "9") + ": error: workloads[1].max_token: unknown field "
+                          "\"max_token\"; expected one of: name, kind, prompt, max_tokens, "
+                          "capture"));
+}
+
+TEST(SpecParserErrorTest, MissingStandardAxis) {
+  std::string text = Replace(ValidSpecText(), "hardware = \"cpu\"\n", "");
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(HasSubstr("error: baseline.hardware: missing standard axis "
+                                    "\"hardware\" (hardware class: \"cpu\", \"cpu:<isa>\", "
+                                    "\"gpu\", \"gpu:<model>\")")));
+}
+
+TEST(SpecParserErrorTest, BadSynthRecipeNamesTheKey) {
+  std::string text = Replace(ValidSpecText(), "heads=2,kv_heads=1", "heads=2,kv_heads=x");
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(HasSubstr("error: model.synth: synth key kv_heads: expected an "
+                                    "integer in [1, 1024], got \"x\"")));
+}
+
+TEST(SpecParserErrorTest, ReportsEveryProblemAtOnce) {
+  std::string text = Replace(ValidSpecText(), "tp = 1", "tp = 0");
+  text = Replace(text, "positions = 16", "positions = -3");
+  text = Replace(text, "kind = \"generate\"", "kind = \"chat\"");
+  text = Replace(text, "attention = [\"on\"]", "attention = []");
+  text = Replace(text, "threads = 1", "treads = 1");
+  text = Replace(text, "kv = [\"q8_0/f16\"]", "kv = [\"q8_0\"]");  // needs flash attention
+  std::vector<std::string> errors = ErrorsOf(text);
+  EXPECT_EQ(errors.size(), 6u);
+  for (const char* field : {"baseline.tp", "workloads[0].positions", "workloads[1].kind",
+                            "alternatives.attention", "baseline.treads", "alternatives.kv[0]"}) {
+    bool found = false;
+    for (const std::string& e : errors) found = found || e.find(field) != std::string::npos;
+    EXPECT_TRUE(found) << field;
+  }
+}
+
+TEST(SpecParserErrorTest, UnreadableTextFileNamesThePath) {
+  std::string text = Replace(ValidSpecText(), "text = \"The quick brown fox\"",
+                             "text_file = \"missing.txt\"");
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(At(text, "\"missing.txt\"") + ": error: workloads[0].text_file: "
+                          "cannot read \"missing.txt\": cannot open missing.txt: No such file "
+                          "or directory"));
+}
+
+}  // namespace
+}  // namespace orch::planner

@@ -1,0 +1,25 @@
+// Runs a real child process for end-to-end tests of the binaries: captures stdout and
+// stderr, waits at most `timeout`, and kills the child by pid when it overruns.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace orch::testing {
+
+struct ProcessResult {
+  int exit_code = -1;     // exit status, or 128 + signal when killed by a signal
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+};
+
+ProcessResult RunProcess(const std::vector<std::string>& argv,
+                         std::chrono::milliseconds timeout = std::chrono::seconds(60),
+                         const std::string& working_dir = "");
+
+// Path of the built `orch` binary.
+std::string OrchBinary();
+
+}  // namespace orch::testing
