@@ -1,0 +1,75 @@
+// Branch-free e^t for t <= 0 in single precision, scalar and 4-lane.
+//
+// Used by the row digest's online logsumexp/entropy, where one exponential per
+// logit is the whole cost. Contract: for t in [kExpCutoff, 0] the relative
+// error is below 2e-7 (about 2 ulp; Cephes expf polynomial with Cody-Waite
+// reduction); for t below kExpCutoff, including -inf, and for NaN the result is
+// exactly 0 (e^-80 < 2e-35, which no row sum can notice). Positive t gives an
+// unspecified value without undefined behaviour; callers flag such rows. Both
+// forms perform the same float operations in the same order (the library is
+// built with -ffp-contract=off), so a lane of ExpNonPositive4 equals
+// ExpNonPositive bit for bit and the result depends only on t, never on the
+// CPU.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+
+namespace orch::digest {
+
+inline constexpr float kExpCutoff = -80.0f;
+
+// Four floats in one SSE/NEON register (GCC/Clang vector extension).
+using Float4 = float __attribute__((vector_size(16)));
+using Int4 = std::int32_t __attribute__((vector_size(16)));
+using Uint4 = std::uint32_t __attribute__((vector_size(16)));
+
+namespace internal {
+inline constexpr float kLog2e = 1.44269504088896341f;
+inline constexpr float kRoundMagic =
+    12582912.0f;  // 1.5 * 2^23: round to nearest
+inline constexpr std::uint32_t kRoundMagicBits = 0x4B400000u;
+inline constexpr float kLn2Hi = 0.693359375f;
+inline constexpr float kLn2Lo = -2.12194440e-4f;
+
+// e^r for |r| <= ln(2) / 2; works on float and Float4 alike.
+template <typename T>
+inline T ExpPolynomial(T r) {
+  const T r2 = r * r;
+  T p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  return p * r2 + r + 1.0f;
+}
+}  // namespace internal
+
+inline float ExpNonPositive(float t) {
+  using namespace internal;
+  const std::uint32_t keep = t >= kExpCutoff ? ~0u : 0u;  // false for NaN
+  const float x = std::bit_cast<float>(std::bit_cast<std::uint32_t>(t) & keep);
+  const float shifted = x * kLog2e + kRoundMagic;
+  const float n =
+      shifted - kRoundMagic;  // round(x / ln 2), an integer in [-116, 0]
+  const std::uint32_t n_bits =
+      std::bit_cast<std::uint32_t>(shifted) - kRoundMagicBits;
+  const float p = ExpPolynomial((x - n * kLn2Hi) - n * kLn2Lo);
+  const std::uint32_t scaled = std::bit_cast<std::uint32_t>(p) + (n_bits << 23);
+  return std::bit_cast<float>(scaled & keep);  // e^r * 2^n, or 0
+}
+
+inline Float4 ExpNonPositive4(Float4 t) {
+  using namespace internal;
+  const Uint4 keep =
+      reinterpret_cast<Uint4>(t >= kExpCutoff);  // lanes of ~0 or 0
+  const Float4 x = reinterpret_cast<Float4>(reinterpret_cast<Uint4>(t) & keep);
+  const Float4 shifted = x * kLog2e + kRoundMagic;
+  const Float4 n = shifted - kRoundMagic;
+  const Uint4 n_bits = reinterpret_cast<Uint4>(shifted) - kRoundMagicBits;
+  const Float4 p = ExpPolynomial((x - n * kLn2Hi) - n * kLn2Lo);
+  const Uint4 scaled = reinterpret_cast<Uint4>(p) + (n_bits << 23);
+  return reinterpret_cast<Float4>(scaled & keep);
+}
+
+}  // namespace orch::digest

@@ -1,0 +1,93 @@
+/* C ABI of the digest library, for engine drivers written in any language
+ * (Python through ctypes, C, Rust). It wraps the one C++ implementation
+ * (row_digest.h, kl_divergence.h), so every driver produces bit-identical
+ * digests.
+ *
+ * Contract: plain structs and fixed-width integers only; no call allocates,
+ * throws or keeps a pointer after it returns; every call is thread-safe on
+ * distinct outputs. Every function returns an orch_digest_status; outputs are
+ * written only on ORCH_DIGEST_OK. Float rows are IEEE-754 binary32 in host
+ * (little-endian) order.
+ */
+#ifndef ORCH_DIGEST_ORCH_DIGEST_H_
+#define ORCH_DIGEST_ORCH_DIGEST_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped when a struct layout or a function signature changes. */
+#define ORCH_DIGEST_ABI_VERSION 1
+
+/* Status codes (int32_t). */
+#define ORCH_DIGEST_OK 0
+#define ORCH_DIGEST_INVALID_ARGUMENT 1 /* empty row, k or target out of range \
+                                        */
+#define ORCH_DIGEST_BUFFER_TOO_SMALL 2 /* top buffer below min(top_k, vocab) \
+                                        */
+#define ORCH_DIGEST_NULL_POINTER 3
+#define ORCH_DIGEST_INTERNAL 4 /* a bug: please report */
+
+/* Row flags (orch_row_digest.flags); 0 means the row is a distribution. */
+#define ORCH_DIGEST_ROW_HAS_NAN 1u
+#define ORCH_DIGEST_ROW_HAS_POS_INF 2u
+#define ORCH_DIGEST_ROW_NO_FINITE_LOGIT 4u
+
+/* No teacher-forced target token. */
+#define ORCH_DIGEST_NO_TARGET (-1)
+#define ORCH_DIGEST_DEFAULT_TOP_K 20u
+#define ORCH_DIGEST_MAX_TOP_K 1024u
+
+typedef int32_t orch_digest_status;
+
+typedef struct orch_token_logit {
+  int32_t id;
+  float logit;
+} orch_token_logit;
+
+/* Summary of one row; the top-k list goes to the caller's orch_token_logit
+ * buffer. Field meanings as in digest/row_digest.h (RowDigest). 56 bytes, no
+ * padding. */
+typedef struct orch_row_digest {
+  uint32_t vocab_size;
+  uint32_t flags;     /* ORCH_DIGEST_ROW_* bits */
+  int32_t argmax;     /* -1 when every logit is NaN */
+  uint32_t top_count; /* entries written to the top buffer, best first */
+  double logsumexp;   /* NaN when flags != 0 */
+  double entropy;     /* nats; NaN when flags != 0 */
+  uint64_t hash_low;  /* XXH3-128 of the row bytes */
+  uint64_t hash_high;
+  int32_t target_id; /* ORCH_DIGEST_NO_TARGET when none */
+  float target_logit;
+} orch_row_digest;
+
+uint32_t orch_digest_abi_version(void);
+
+/* Static, never-NULL name of a status code ("OK", "INVALID_ARGUMENT", ...). */
+const char* orch_digest_status_name(orch_digest_status status);
+
+/* Digests `row[0..vocab_size)`: top `top_k` logits (ties to the lower id) into
+ * `top[0..top_capacity)`, and the summary into `*out`. `target_id` is the
+ * teacher-forced next token or ORCH_DIGEST_NO_TARGET. NaN/+inf rows are
+ * digested and flagged, not rejected. Needs top_capacity >= min(top_k,
+ * vocab_size). */
+orch_digest_status orch_digest_row(const float* row, uint64_t vocab_size,
+                                   uint32_t top_k, int32_t target_id,
+                                   orch_token_logit* top, uint32_t top_capacity,
+                                   orch_row_digest* out);
+
+/* Exact KL(P || Q) in nats of two full rows of `vocab_size` logits, into
+ * `*out`. INVALID_ARGUMENT when either row is not a distribution. */
+orch_digest_status orch_digest_kl_divergence_exact(const float* p_logits,
+                                                   const float* q_logits,
+                                                   uint64_t vocab_size,
+                                                   double* out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ORCH_DIGEST_ORCH_DIGEST_H_ */
