@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "cli/fingerprint_command.h"
 #include "cli/plan_command.h"
 
 int main(int argc, char** argv) {
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
 
   int exit_code = orch::cli::kExitOk;
   orch::cli::RegisterPlanCommand(app, exit_code);
+  orch::cli::RegisterFingerprintCommand(app, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -50,58 +50,40 @@ std::vector<CapabilityProblem> LlamaCppCombinations(const Coordinate& c) {
 const std::vector<std::string_view> kGgmlCacheTypes = {
     "f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"};
 
+// `restricted` axes with their accepted values, plus `open` axes that take any value.
+std::vector<AxisSupport> Axes(std::vector<AxisSupport> restricted,
+                              std::initializer_list<std::string_view> open) {
+  for (std::string_view axis : open) restricted.push_back({axis, {}});
+  return restricted;
+}
+
 const std::vector<EngineCapabilities>& Tables() {
   static const std::vector<EngineCapabilities> kTables = {
       {"llama.cpp",
-       {
-           {"engine", {}},
-           {"quant", {"f32",    "f16",    "bf16",   "q8_0",   "q6_k",   "q5_k_m",
-                      "q5_k_s", "q5_0",   "q5_1",   "q4_k_m", "q4_k_s", "q4_0",
-                      "q4_1",   "q3_k_l", "q3_k_m", "q3_k_s", "q2_k",   "iq4_nl",
-                      "iq4_xs", "tq1_0",  "tq2_0"}},
-           {"kv", kGgmlCacheTypes},
-           {"attention", {"off", "on", "auto"}},
-           {"tp", {}},
-           {"hardware", {}},
-           {"threads", {}},
-           {"batch", {}},
-           {"ubatch", {}},
-           {"ctx", {}},
-           {"cpu_backend",
-            {"best", "x64", "sse42", "sandybridge", "ivybridge", "piledriver", "haswell",
-             "alderlake", "skylakex", "cannonlake", "cascadelake", "cooperlake", "icelake",
-             "zen4", "sapphirerapids"}},
-           {"repack", {}},
-           {"chat_template", {}},
-           {"sampler.seed", {}},
-           {"sampler.temperature", {}},
-           {"sampler.top_k", {}},
-           {"sampler.top_p", {}},
-           {"sampler.min_p", {}},
-           {"sampler.repeat_penalty", {}},
-           {"sampler.order", {}},
-       },
+       Axes({{"quant", {"f32",    "f16",    "bf16",   "q8_0",   "q6_k",   "q5_k_m",
+                        "q5_k_s", "q5_0",   "q5_1",   "q4_k_m", "q4_k_s", "q4_0",
+                        "q4_1",   "q3_k_l", "q3_k_m", "q3_k_s", "q2_k",   "iq4_nl",
+                        "iq4_xs", "tq1_0",  "tq2_0"}},
+             {"kv", kGgmlCacheTypes},
+             {"attention", {"off", "on", "auto"}},
+             {"cpu_backend",
+              {"best", "x64", "sse42", "sandybridge", "ivybridge", "piledriver", "haswell",
+               "alderlake", "skylakex", "cannonlake", "cascadelake", "cooperlake", "icelake",
+               "zen4", "sapphirerapids"}}},
+            {"engine", "tp", "hardware", "threads", "batch", "ubatch", "ctx", "repack",
+             "chat_template", "sampler.seed", "sampler.temperature", "sampler.top_k",
+             "sampler.top_p", "sampler.min_p", "sampler.repeat_penalty", "sampler.order"}),
        &LlamaCppCombinations},
       {"vllm",
-       {
-           {"engine", {}},
-           {"quant", {"bf16", "fp16", "fp32", "fp8", "w8a16", "w8a8", "w4a16", "nvfp4",
-                      "mxfp4", "awq", "gptq", "bitsandbytes", "gguf"}},
-           // int8/int4 are the KV dtypes of the forum study's patched build.
-           {"kv", {"auto", "bf16", "fp16", "fp8", "fp8_e4m3", "fp8_e5m2", "int8", "int4"}},
-           {"attention", {"auto", "triton", "flash_attn", "flash_attn_2", "flash_attn_3",
-                          "flashinfer", "xformers", "torch_sdpa", "flex_attention"}},
-           {"tp", {}},
-           {"hardware", {}},
-           {"ctx", {}},
-           {"chat_template", {}},
-           {"sampler.seed", {}},
-           {"sampler.temperature", {}},
-           {"sampler.top_k", {}},
-           {"sampler.top_p", {}},
-           {"sampler.min_p", {}},
-           {"sampler.repeat_penalty", {}},
-       },
+       Axes({{"quant", {"bf16", "fp16", "fp32", "fp8", "w8a16", "w8a8", "w4a16", "nvfp4",
+                        "mxfp4", "awq", "gptq", "bitsandbytes", "gguf"}},
+             // int8/int4 are the KV dtypes of the forum study's patched build.
+             {"kv", {"auto", "bf16", "fp16", "fp8", "fp8_e4m3", "fp8_e5m2", "int8", "int4"}},
+             {"attention", {"auto", "triton", "flash_attn", "flash_attn_2", "flash_attn_3",
+                            "flashinfer", "xformers", "torch_sdpa", "flex_attention"}}},
+            {"engine", "tp", "hardware", "ctx", "chat_template", "sampler.seed",
+             "sampler.temperature", "sampler.top_k", "sampler.top_p", "sampler.min_p",
+             "sampler.repeat_penalty"}),
        nullptr},
   };
   return kTables;

@@ -261,3 +261,38 @@ TEST(SpecParserErrorTest, UnreadableTextFileNamesThePath) {
 
 }  // namespace
 }  // namespace orch::planner
+
+namespace orch::planner {
+namespace {
+
+// Malformed specs never crash the planner: mutate the valid spec at random (seeded, so
+// failures reproduce) and require either a plan or at least one error for each.
+TEST(SpecParserRobustnessTest, MutatedSpecsGiveAPlanOrErrorsNeverACrash) {
+  const std::string valid = testing::ValidSpecText();
+  const std::string alphabet = "[]{}=\",.#\n 0123456789-_abcxyzq\\'";
+  std::uint64_t state = 42;
+  auto next = [&state] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<std::size_t>(state >> 33);
+  };
+  int invalid = 0;
+  for (int round = 0; round < 1500; ++round) {
+    std::string text = valid;
+    int edits = 1 + static_cast<int>(next() % 4);
+    for (int e = 0; e < edits; ++e) {
+      std::size_t at = next() % text.size();
+      switch (next() % 3) {
+        case 0: text.erase(at, 1 + next() % 8); break;
+        case 1: text.insert(at, 1, alphabet[next() % alphabet.size()]); break;
+        default: text[at] = alphabet[next() % alphabet.size()]; break;
+      }
+    }
+    PlanOutcome outcome = PlanText(text);
+    EXPECT_TRUE(outcome.plan.has_value() || outcome.diagnostics.has_errors()) << text;
+    invalid += outcome.plan.has_value() ? 0 : 1;
+  }
+  EXPECT_GT(invalid, 500);  // the mutations do reach the error paths
+}
+
+}  // namespace
+}  // namespace orch::planner

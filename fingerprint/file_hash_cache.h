@@ -1,0 +1,21 @@
+// A HashCache persisted in one text file, so hashes survive across `orch` invocations.
+//
+// Format: one entry per line, tab-separated: sha256, size, mtime_ns, inode, device, path.
+// Put appends a line (the last line for an identity wins); malformed lines are skipped on
+// open, so a torn final line from a crash loses one entry, nothing else. Paths holding a
+// tab or newline are not stored. Not safe for concurrent writers; an agent owns its file.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "fingerprint/hash_cache.h"
+
+namespace orch::fingerprint {
+
+// Loads `path` (a missing file is an empty cache; its folder must exist).
+// Errors: IoError when the file exists but cannot be read.
+Result<std::unique_ptr<HashCache>> OpenFileHashCache(const std::string& path);
+
+}  // namespace orch::fingerprint
