@@ -1,0 +1,327 @@
+// Decode: one frame -> a validated Message. Every check of peer input lives
+// here.
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+#include <kj/exception.h>
+
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "protocol/codec.h"
+#include "protocol/orch.capnp.h"
+
+namespace orch::protocol {
+namespace {
+
+namespace w = wire;
+
+// Deep enough for the schema (Envelope -> StatusReply -> AgentSummary -> List
+// -> Text); anything deeper is malformed.
+constexpr int kNestingLimit = 16;
+
+// A lease longer than 30 days is a bug on the sender's side.
+constexpr std::uint64_t kMaxLeaseMs = 30ull * 24 * 3600 * 1000;
+
+Status Malformed(std::string what) {
+  return Status(StatusCode::kDataLoss, "malformed frame: " + std::move(what));
+}
+
+Status FieldError(const std::string& field, std::string_view rule) {
+  return InvalidArgument(field + ": " + std::string(rule));
+}
+
+std::string Str(capnp::Text::Reader t) {
+  return std::string(t.cStr(), t.size());
+}
+
+Status Required(const std::string& field, capnp::Text::Reader t) {
+  return t.size() == 0 ? FieldError(field, "required, but empty")
+                       : Status::Ok();
+}
+
+Status AtLeast(const std::string& field, std::int64_t value, std::int64_t min) {
+  if (value >= min) return Status::Ok();
+  return FieldError(field, std::to_string(value) + " is below the minimum " +
+                               std::to_string(min));
+}
+
+template <typename Enum>
+Status EnumInRange(const std::string& field, Enum value, Enum last) {
+  auto raw = static_cast<std::uint16_t>(value);
+  if (raw <= static_cast<std::uint16_t>(last)) return Status::Ok();
+  return FieldError(field, "unknown enum value " + std::to_string(raw));
+}
+
+Status SameVersion(const std::string& field, std::uint32_t version) {
+  if (version == kProtocolVersion) return Status::Ok();
+  return Status(StatusCode::kFailedPrecondition,
+                field + ": peer speaks protocol version " +
+                    std::to_string(version) + ", this build speaks version " +
+                    std::to_string(kProtocolVersion));
+}
+
+std::vector<std::string> Texts(capnp::List<capnp::Text>::Reader list) {
+  std::vector<std::string> out;
+  out.reserve(list.size());
+  for (auto t : list) out.push_back(Str(t));
+  return out;
+}
+
+Result<std::vector<KeyValue>> Pairs(const std::string& field,
+                                    capnp::List<w::KeyValue>::Reader list) {
+  std::vector<KeyValue> out;
+  out.reserve(list.size());
+  for (unsigned i = 0; i < list.size(); ++i) {
+    ORCH_RETURN_IF_ERROR(
+        Required(field + "[" + std::to_string(i) + "].key", list[i].getKey()));
+    out.push_back({Str(list[i].getKey()), Str(list[i].getValue())});
+  }
+  return out;
+}
+
+Result<Capabilities> ReadCapabilities(w::Capabilities::Reader r) {
+  ORCH_RETURN_IF_ERROR(
+      Required("hello.capabilities.hardwareClass", r.getHardwareClass()));
+  ORCH_RETURN_IF_ERROR(AtLeast("hello.capabilities.gpus", r.getGpus(), 0));
+  ORCH_RETURN_IF_ERROR(AtLeast("hello.capabilities.slots", r.getSlots(), 1));
+  return Capabilities{Texts(r.getEngines()), Str(r.getHardwareClass()),
+                      r.getGpus(), r.getSlots(), Texts(r.getModelHashes())};
+}
+
+Result<Hello> Read(w::Hello::Reader r) {
+  ORCH_RETURN_IF_ERROR(
+      SameVersion("hello.protocolVersion", r.getProtocolVersion()));
+  ORCH_RETURN_IF_ERROR(Required("hello.agentId", r.getAgentId()));
+  if (!r.hasCapabilities())
+    return FieldError("hello.capabilities", "required, but absent");
+  ORCH_ASSIGN_OR_RETURN(Capabilities capabilities,
+                        ReadCapabilities(r.getCapabilities()));
+  ORCH_ASSIGN_OR_RETURN(auto facts, Pairs("hello.hostFacts", r.getHostFacts()));
+  return Hello{r.getProtocolVersion(),  Str(r.getAgentId()),
+               std::move(capabilities), Str(r.getFingerprintId()),
+               std::move(facts),        Texts(r.getRunningRuns())};
+}
+
+Result<Welcome> Read(w::Welcome::Reader r) {
+  ORCH_RETURN_IF_ERROR(
+      SameVersion("welcome.protocolVersion", r.getProtocolVersion()));
+  ORCH_RETURN_IF_ERROR(Required("welcome.coordinatorId", r.getCoordinatorId()));
+  ORCH_RETURN_IF_ERROR(
+      AtLeast("welcome.heartbeatIntervalMs", r.getHeartbeatIntervalMs(), 1));
+  return Welcome{r.getProtocolVersion(), Str(r.getCoordinatorId()),
+                 std::chrono::milliseconds(r.getHeartbeatIntervalMs())};
+}
+
+Result<Reject> Read(w::Reject::Reader r) {
+  ORCH_RETURN_IF_ERROR(Required("reject.reason", r.getReason()));
+  return Reject{r.getProtocolVersion(), Str(r.getReason())};
+}
+
+Result<Heartbeat> Read(w::Heartbeat::Reader r) {
+  ORCH_RETURN_IF_ERROR(Required("heartbeat.agentId", r.getAgentId()));
+  ORCH_RETURN_IF_ERROR(AtLeast("heartbeat.freeSlots", r.getFreeSlots(), 0));
+  return Heartbeat{Str(r.getAgentId()), Texts(r.getRunningRuns()),
+                   r.getFreeSlots()};
+}
+
+Result<Assign> Read(w::Assign::Reader r) {
+  ORCH_RETURN_IF_ERROR(Required("assign.runId", r.getRunId()));
+  ORCH_RETURN_IF_ERROR(Required("assign.jobId", r.getJobId()));
+  ORCH_RETURN_IF_ERROR(Required("assign.workload", r.getWorkload()));
+  if (r.getLeaseMs() == 0 || r.getLeaseMs() > kMaxLeaseMs) {
+    return FieldError("assign.leaseMs", std::to_string(r.getLeaseMs()) +
+                                            " is outside 1.." +
+                                            std::to_string(kMaxLeaseMs));
+  }
+  auto q = r.getRequirements();
+  ORCH_RETURN_IF_ERROR(AtLeast("assign.requirements.gpus", q.getGpus(), 0));
+  ORCH_ASSIGN_OR_RETURN(auto coordinate,
+                        Pairs("assign.coordinate", r.getCoordinate()));
+  Requirements requirements{Str(q.getEngine()), Str(q.getHardware()),
+                            q.getGpus(), Str(q.getModel())};
+  return Assign{
+      Str(r.getRunId()),       Str(r.getJobId()),
+      std::move(coordinate),   Str(r.getWorkload()),
+      std::move(requirements), std::chrono::milliseconds(r.getLeaseMs()),
+      Str(r.getWorkloadSpec())};
+}
+
+Result<RunStarted> Read(w::RunStarted::Reader r) {
+  ORCH_RETURN_IF_ERROR(Required("runStarted.runId", r.getRunId()));
+  return RunStarted{Str(r.getRunId())};
+}
+
+Result<DigestChunk> Read(w::DigestChunk::Reader r) {
+  ORCH_RETURN_IF_ERROR(Required("digestChunk.runId", r.getRunId()));
+  auto records = r.getRecords();
+  return DigestChunk{Str(r.getRunId()), r.getSeq(),
+                     std::string(reinterpret_cast<const char*>(records.begin()),
+                                 records.size())};
+}
+
+Result<RunFinished> Read(w::RunFinished::Reader r) {
+  ORCH_RETURN_IF_ERROR(Required("runFinished.runId", r.getRunId()));
+  ORCH_RETURN_IF_ERROR(EnumInRange("runFinished.status", r.getStatus(),
+                                   w::RunStatus::TIMED_OUT));
+  auto status = static_cast<RunStatus>(r.getStatus());
+  if (status == RunStatus::kFailed || status == RunStatus::kTimedOut) {
+    ORCH_RETURN_IF_ERROR(Required("runFinished.error", r.getError()));
+  }
+  return RunFinished{Str(r.getRunId()), status, Str(r.getSummary()),
+                     Str(r.getError()), r.getChunkCount()};
+}
+
+Result<Ack> Read(w::Ack::Reader r) {
+  ORCH_RETURN_IF_ERROR(Required("ack.runId", r.getRunId()));
+  return Ack{Str(r.getRunId()), r.getSeq()};
+}
+
+Result<Cancel> Read(w::Cancel::Reader r) {
+  bool has_run = r.getRunId().size() > 0;
+  bool has_experiment = r.getExperiment().size() > 0;
+  if (has_run == has_experiment) {
+    return FieldError("cancel",
+                      "exactly one of runId and experiment must be set");
+  }
+  return Cancel{Str(r.getRunId()), Str(r.getExperiment())};
+}
+
+Result<Drain> Read(w::Drain::Reader r) {
+  ORCH_RETURN_IF_ERROR(Required("drain.agentId", r.getAgentId()));
+  return Drain{Str(r.getAgentId())};
+}
+
+Result<Submit> Read(w::Submit::Reader r) {
+  ORCH_RETURN_IF_ERROR(Required("submit.planJson", r.getPlanJson()));
+  return Submit{Str(r.getPlanJson())};
+}
+
+Result<StatusRequest> Read(w::StatusRequest::Reader r) {
+  return StatusRequest{Str(r.getExperiment())};
+}
+
+Result<AgentSummary> ReadAgent(const std::string& field,
+                               w::AgentSummary::Reader r) {
+  ORCH_RETURN_IF_ERROR(Required(field + ".agentId", r.getAgentId()));
+  ORCH_RETURN_IF_ERROR(
+      EnumInRange(field + ".state", r.getState(), w::AgentState::DISCONNECTED));
+  return AgentSummary{Str(r.getAgentId()),
+                      Str(r.getHost()),
+                      Str(r.getHardwareClass()),
+                      Texts(r.getEngines()),
+                      static_cast<AgentState>(r.getState()),
+                      Texts(r.getCurrentRuns()),
+                      std::chrono::milliseconds(r.getHeartbeatAgeMs())};
+}
+
+Result<StatusReply> Read(w::StatusReply::Reader r) {
+  // Each list is fetched once: every fetch counts against the traversal limit.
+  StatusReply reply;
+  auto experiments = r.getExperiments();
+  for (unsigned i = 0; i < experiments.size(); ++i) {
+    auto e = experiments[i];
+    ORCH_RETURN_IF_ERROR(Required(
+        "statusReply.experiments[" + std::to_string(i) + "].experiment",
+        e.getExperiment()));
+    reply.experiments.push_back({Str(e.getExperiment()), e.getTotal(),
+                                 e.getSucceeded(), e.getRunning(),
+                                 e.getPending(), e.getFailed()});
+  }
+  auto agents = r.getAgents();
+  for (unsigned i = 0; i < agents.size(); ++i) {
+    std::string field = "statusReply.agents[" + std::to_string(i) + "]";
+    ORCH_ASSIGN_OR_RETURN(AgentSummary agent, ReadAgent(field, agents[i]));
+    reply.agents.push_back(std::move(agent));
+  }
+  reply.recent_failures = Texts(r.getRecentFailures());
+  return reply;
+}
+
+template <typename T>
+Result<Message> Wrap(Result<T> read) {
+  if (!read.ok()) return read.status();
+  return Message(std::move(read).value());
+}
+
+Result<Message> ReadEnvelope(w::Envelope::Reader e) {
+  using W = w::Envelope;
+  switch (e.which()) {
+    case W::HELLO:
+      return Wrap(Read(e.getHello()));
+    case W::WELCOME:
+      return Wrap(Read(e.getWelcome()));
+    case W::REJECT:
+      return Wrap(Read(e.getReject()));
+    case W::HEARTBEAT:
+      return Wrap(Read(e.getHeartbeat()));
+    case W::ASSIGN:
+      return Wrap(Read(e.getAssign()));
+    case W::RUN_STARTED:
+      return Wrap(Read(e.getRunStarted()));
+    case W::DIGEST_CHUNK:
+      return Wrap(Read(e.getDigestChunk()));
+    case W::RUN_FINISHED:
+      return Wrap(Read(e.getRunFinished()));
+    case W::ACK:
+      return Wrap(Read(e.getAck()));
+    case W::CANCEL:
+      return Wrap(Read(e.getCancel()));
+    case W::DRAIN:
+      return Wrap(Read(e.getDrain()));
+    case W::SUBMIT:
+      return Wrap(Read(e.getSubmit()));
+    case W::STATUS_REQUEST:
+      return Wrap(Read(e.getStatusRequest()));
+    case W::STATUS_REPLY:
+      return Wrap(Read(e.getStatusReply()));
+  }
+  return Malformed("unknown message kind " +
+                   std::to_string(static_cast<int>(e.which())));
+}
+
+// Precondition: `words` holds the whole frame, word-aligned.
+Result<Message> DecodeWords(kj::ArrayPtr<const capnp::word> words) {
+  capnp::ReaderOptions options;
+  // Reading a field twice counts twice; the factor leaves room for that and
+  // still bounds the work a hostile frame can cause.
+  options.traversalLimitInWords = 4 * kMaxFrameBytes / sizeof(capnp::word);
+  options.nestingLimit = kNestingLimit;
+  capnp::FlatArrayMessageReader reader(words, options);
+  if (reader.getEnd() != words.end())
+    return Malformed("trailing bytes after the message");
+  return ReadEnvelope(reader.getRoot<w::Envelope>());
+}
+
+}  // namespace
+
+Result<Message> Decode(std::span<const std::byte> frame) {
+  if (frame.empty()) return Malformed("empty");
+  if (frame.size() > kMaxFrameBytes) {
+    return Malformed(std::to_string(frame.size()) +
+                     " bytes exceeds the limit of " +
+                     std::to_string(kMaxFrameBytes));
+  }
+  if (frame.size() % sizeof(capnp::word) != 0) {
+    return Malformed(std::to_string(frame.size()) +
+                     " bytes is not a whole number of words");
+  }
+  // Cap'n Proto reads words in place; peer bytes may sit at any address.
+  auto words = kj::heapArray<capnp::word>(frame.size() / sizeof(capnp::word));
+  std::memcpy(words.begin(), frame.data(), frame.size());
+  try {
+    return DecodeWords(words);
+  } catch (const kj::Exception& e) {
+    return Malformed(std::string(e.getDescription().cStr()));
+  } catch (const std::exception& e) {
+    return Malformed(e.what());
+  }
+}
+
+Result<Message> Decode(std::string_view frame) {
+  return Decode(
+      std::as_bytes(std::span<const char>(frame.data(), frame.size())));
+}
+
+}  // namespace orch::protocol

@@ -1,0 +1,173 @@
+// Encode: Message values -> Cap'n Proto Envelope frames. Mirrors decode.cc.
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+
+#include <string>
+#include <vector>
+
+#include "protocol/codec.h"
+#include "protocol/orch.capnp.h"
+
+namespace orch::protocol {
+namespace {
+
+namespace w = wire;
+
+kj::StringPtr Txt(const std::string& s) {
+  return kj::StringPtr(s.c_str(), s.size());
+}
+
+void SetTexts(capnp::List<capnp::Text>::Builder list,
+              const std::vector<std::string>& v) {
+  for (unsigned i = 0; i < v.size(); ++i) list.set(i, Txt(v[i]));
+}
+
+void SetPairs(capnp::List<w::KeyValue>::Builder list,
+              const std::vector<KeyValue>& v) {
+  for (unsigned i = 0; i < v.size(); ++i) {
+    list[i].setKey(Txt(v[i].key));
+    list[i].setValue(Txt(v[i].value));
+  }
+}
+
+void Fill(w::Capabilities::Builder b, const Capabilities& m) {
+  SetTexts(b.initEngines(m.engines.size()), m.engines);
+  b.setHardwareClass(Txt(m.hardware_class));
+  b.setGpus(m.gpus);
+  b.setSlots(m.slots);
+  SetTexts(b.initModelHashes(m.model_hashes.size()), m.model_hashes);
+}
+
+void Put(w::Envelope::Builder e, const Hello& m) {
+  auto b = e.initHello();
+  b.setProtocolVersion(m.protocol_version);
+  b.setAgentId(Txt(m.agent_id));
+  Fill(b.initCapabilities(), m.capabilities);
+  b.setFingerprintId(Txt(m.fingerprint_id));
+  SetPairs(b.initHostFacts(m.host_facts.size()), m.host_facts);
+  SetTexts(b.initRunningRuns(m.running_runs.size()), m.running_runs);
+}
+
+void Put(w::Envelope::Builder e, const Welcome& m) {
+  auto b = e.initWelcome();
+  b.setProtocolVersion(m.protocol_version);
+  b.setCoordinatorId(Txt(m.coordinator_id));
+  b.setHeartbeatIntervalMs(
+      static_cast<std::uint32_t>(m.heartbeat_interval.count()));
+}
+
+void Put(w::Envelope::Builder e, const Reject& m) {
+  auto b = e.initReject();
+  b.setProtocolVersion(m.protocol_version);
+  b.setReason(Txt(m.reason));
+}
+
+void Put(w::Envelope::Builder e, const Heartbeat& m) {
+  auto b = e.initHeartbeat();
+  b.setAgentId(Txt(m.agent_id));
+  SetTexts(b.initRunningRuns(m.running_runs.size()), m.running_runs);
+  b.setFreeSlots(m.free_slots);
+}
+
+void Put(w::Envelope::Builder e, const Assign& m) {
+  auto b = e.initAssign();
+  b.setRunId(Txt(m.run_id));
+  b.setJobId(Txt(m.job_id));
+  SetPairs(b.initCoordinate(m.coordinate.size()), m.coordinate);
+  b.setWorkload(Txt(m.workload));
+  auto r = b.initRequirements();
+  r.setEngine(Txt(m.requirements.engine));
+  r.setHardware(Txt(m.requirements.hardware));
+  r.setGpus(m.requirements.gpus);
+  r.setModel(Txt(m.requirements.model));
+  b.setLeaseMs(static_cast<std::uint64_t>(m.lease.count()));
+  b.setWorkloadSpec(Txt(m.workload_spec));
+}
+
+void Put(w::Envelope::Builder e, const RunStarted& m) {
+  e.initRunStarted().setRunId(Txt(m.run_id));
+}
+
+void Put(w::Envelope::Builder e, const DigestChunk& m) {
+  auto b = e.initDigestChunk();
+  b.setRunId(Txt(m.run_id));
+  b.setSeq(m.seq);
+  b.setRecords(capnp::Data::Reader(
+      reinterpret_cast<const kj::byte*>(m.records.data()), m.records.size()));
+}
+
+void Put(w::Envelope::Builder e, const RunFinished& m) {
+  auto b = e.initRunFinished();
+  b.setRunId(Txt(m.run_id));
+  b.setStatus(static_cast<w::RunStatus>(m.status));
+  b.setSummary(Txt(m.summary));
+  b.setError(Txt(m.error));
+  b.setChunkCount(m.chunk_count);
+}
+
+void Put(w::Envelope::Builder e, const Ack& m) {
+  auto b = e.initAck();
+  b.setRunId(Txt(m.run_id));
+  b.setSeq(m.seq);
+}
+
+void Put(w::Envelope::Builder e, const Cancel& m) {
+  auto b = e.initCancel();
+  b.setRunId(Txt(m.run_id));
+  b.setExperiment(Txt(m.experiment));
+}
+
+void Put(w::Envelope::Builder e, const Drain& m) {
+  e.initDrain().setAgentId(Txt(m.agent_id));
+}
+
+void Put(w::Envelope::Builder e, const Submit& m) {
+  e.initSubmit().setPlanJson(Txt(m.plan_json));
+}
+
+void Put(w::Envelope::Builder e, const StatusRequest& m) {
+  e.initStatusRequest().setExperiment(Txt(m.experiment));
+}
+
+void Fill(w::ExperimentProgress::Builder b, const ExperimentProgress& m) {
+  b.setExperiment(Txt(m.experiment));
+  b.setTotal(m.total);
+  b.setSucceeded(m.succeeded);
+  b.setRunning(m.running);
+  b.setPending(m.pending);
+  b.setFailed(m.failed);
+}
+
+void Fill(w::AgentSummary::Builder b, const AgentSummary& m) {
+  b.setAgentId(Txt(m.agent_id));
+  b.setHost(Txt(m.host));
+  b.setHardwareClass(Txt(m.hardware_class));
+  SetTexts(b.initEngines(m.engines.size()), m.engines);
+  b.setState(static_cast<w::AgentState>(m.state));
+  SetTexts(b.initCurrentRuns(m.current_runs.size()), m.current_runs);
+  b.setHeartbeatAgeMs(static_cast<std::uint64_t>(m.heartbeat_age.count()));
+}
+
+void Put(w::Envelope::Builder e, const StatusReply& m) {
+  auto b = e.initStatusReply();
+  auto experiments = b.initExperiments(m.experiments.size());
+  for (unsigned i = 0; i < m.experiments.size(); ++i)
+    Fill(experiments[i], m.experiments[i]);
+  auto agents = b.initAgents(m.agents.size());
+  for (unsigned i = 0; i < m.agents.size(); ++i) Fill(agents[i], m.agents[i]);
+  SetTexts(b.initRecentFailures(m.recent_failures.size()), m.recent_failures);
+}
+
+}  // namespace
+
+std::string Encode(const Message& message) {
+  capnp::MallocMessageBuilder builder;
+  auto envelope = builder.initRoot<w::Envelope>();
+  std::visit([&](const auto& m) { Put(envelope, m); }, message);
+  kj::Array<capnp::word> words = capnp::messageToFlatArray(builder);
+  kj::ArrayPtr<const kj::byte> bytes = words.asBytes();
+  return std::string(reinterpret_cast<const char*>(bytes.begin()),
+                     bytes.size());
+}
+
+}  // namespace orch::protocol

@@ -1,0 +1,17 @@
+// Message names for logs and errors.
+#include "protocol/messages.h"
+
+#include <iterator>
+
+namespace orch::protocol {
+
+const char* MessageName(const Message& message) {
+  static constexpr const char* kNames[] = {
+      "hello",      "welcome",     "reject",        "heartbeat",  "assign",
+      "runStarted", "digestChunk", "runFinished",   "ack",        "cancel",
+      "drain",      "submit",      "statusRequest", "statusReply"};
+  static_assert(std::size(kNames) == std::variant_size_v<Message>);
+  return kNames[message.index()];
+}
+
+}  // namespace orch::protocol

@@ -1,0 +1,194 @@
+// Protocol messages as plain C++ values: what coordinator, agents and the CLI
+// exchange.
+//
+// These mirror protocol/orch.capnp field for field; the wire format never
+// leaves protocol/. A Message holds exactly one message; protocol/codec.h turns
+// it into one frame and back, validating at decode. Field comments give the
+// rules Decode enforces.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace orch::protocol {
+
+// Version spoken by this build. Hello and Welcome carry it; a mismatch is
+// refused.
+inline constexpr std::uint32_t kProtocolVersion = 1;
+
+// Largest frame Decode accepts, in bytes. Digest chunks are sized well below
+// it.
+inline constexpr std::size_t kMaxFrameBytes = std::size_t{16} << 20;
+
+struct KeyValue {
+  std::string key;    // non-empty
+  std::string value;  // may be empty
+  friend bool operator==(const KeyValue&, const KeyValue&) = default;
+};
+
+struct Capabilities {
+  std::vector<std::string> engines;  // engine labels, e.g. "llama.cpp@b8390"
+  std::string hardware_class;        // required: "cpu", "gpu:h100", ...
+  std::int32_t gpus = 0;             // >= 0
+  std::int32_t slots = 1;            // >= 1
+  std::vector<std::string> model_hashes;  // "sha256:<hex>"
+  friend bool operator==(const Capabilities&, const Capabilities&) = default;
+};
+
+// agent -> coordinator, first message on a connection.
+struct Hello {
+  std::uint32_t protocol_version =
+      kProtocolVersion;  // must equal kProtocolVersion
+  std::string agent_id;  // required
+  Capabilities capabilities;
+  std::string fingerprint_id;  // may be empty
+  std::vector<KeyValue> host_facts;
+  std::vector<std::string> running_runs;  // runs still in flight (re-adoption)
+  friend bool operator==(const Hello&, const Hello&) = default;
+};
+
+// coordinator -> agent: Hello accepted.
+struct Welcome {
+  std::uint32_t protocol_version =
+      kProtocolVersion;        // must equal kProtocolVersion
+  std::string coordinator_id;  // required
+  std::chrono::milliseconds heartbeat_interval{0};  // required: > 0
+  friend bool operator==(const Welcome&, const Welcome&) = default;
+};
+
+// coordinator -> agent: Hello refused. Decoded whatever its version.
+struct Reject {
+  std::uint32_t protocol_version = kProtocolVersion;
+  std::string reason;  // required
+  friend bool operator==(const Reject&, const Reject&) = default;
+};
+
+struct Heartbeat {
+  std::string agent_id;  // required
+  std::vector<std::string> running_runs;
+  std::int32_t free_slots = 0;  // >= 0
+  friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
+};
+
+// A job's needs; mirrors planner::Requirements without depending on planner/.
+struct Requirements {
+  std::string engine;
+  std::string hardware;
+  std::int32_t gpus = 0;  // >= 0
+  std::string model;
+  friend bool operator==(const Requirements&, const Requirements&) = default;
+};
+
+// coordinator -> agent: run one job.
+struct Assign {
+  std::string run_id;                // required
+  std::string job_id;                // required
+  std::vector<KeyValue> coordinate;  // axis -> value; axis names non-empty
+  std::string workload;              // required
+  Requirements requirements;
+  std::chrono::milliseconds lease{0};  // required: > 0, counted from receipt
+  std::string workload_spec;           // JSON; may be empty
+  friend bool operator==(const Assign&, const Assign&) = default;
+};
+
+struct RunStarted {
+  std::string run_id;  // required
+  friend bool operator==(const RunStarted&, const RunStarted&) = default;
+};
+
+struct DigestChunk {
+  std::string run_id;  // required
+  std::uint64_t seq =
+      0;  // from 0 within a run; storage is idempotent on (run_id, seq)
+  std::string records;  // opaque bytes (format owned by digest/)
+  friend bool operator==(const DigestChunk&, const DigestChunk&) = default;
+};
+
+enum class RunStatus { kSucceeded, kFailed, kCancelled, kTimedOut };
+
+struct RunFinished {
+  std::string run_id;  // required
+  RunStatus status = RunStatus::kSucceeded;
+  std::string summary;
+  std::string error;  // required when status is kFailed or kTimedOut
+  std::uint64_t chunk_count = 0;  // DigestChunks sent: seq 0 .. chunk_count-1
+  friend bool operator==(const RunFinished&, const RunFinished&) = default;
+};
+
+// Ack of RunFinished uses this seq.
+inline constexpr std::uint64_t kRunFinishedSeq =
+    std::numeric_limits<std::uint64_t>::max();
+
+struct Ack {
+  std::string run_id;  // required
+  std::uint64_t seq = 0;
+  friend bool operator==(const Ack&, const Ack&) = default;
+};
+
+// Exactly one of run_id and experiment is set.
+struct Cancel {
+  std::string run_id;
+  std::string experiment;
+  friend bool operator==(const Cancel&, const Cancel&) = default;
+};
+
+struct Drain {
+  std::string agent_id;  // required
+  friend bool operator==(const Drain&, const Drain&) = default;
+};
+
+struct Submit {
+  std::string plan_json;  // required
+  friend bool operator==(const Submit&, const Submit&) = default;
+};
+
+struct StatusRequest {
+  std::string experiment;  // empty: all experiments
+  friend bool operator==(const StatusRequest&, const StatusRequest&) = default;
+};
+
+enum class AgentState { kConnected, kDraining, kDisconnected };
+
+struct ExperimentProgress {
+  std::string experiment;  // required
+  std::uint32_t total = 0;
+  std::uint32_t succeeded = 0;
+  std::uint32_t running = 0;
+  std::uint32_t pending = 0;
+  std::uint32_t failed = 0;
+  friend bool operator==(const ExperimentProgress&,
+                         const ExperimentProgress&) = default;
+};
+
+struct AgentSummary {
+  std::string agent_id;  // required
+  std::string host;
+  std::string hardware_class;
+  std::vector<std::string> engines;
+  AgentState state = AgentState::kConnected;
+  std::vector<std::string> current_runs;
+  std::chrono::milliseconds heartbeat_age{0};
+  friend bool operator==(const AgentSummary&, const AgentSummary&) = default;
+};
+
+struct StatusReply {
+  std::vector<ExperimentProgress> experiments;
+  std::vector<AgentSummary> agents;
+  std::vector<std::string> recent_failures;  // newest first, "run-id: reason"
+  friend bool operator==(const StatusReply&, const StatusReply&) = default;
+};
+
+// The order matches the Envelope union in orch.capnp.
+using Message = std::variant<Hello, Welcome, Reject, Heartbeat, Assign,
+                             RunStarted, DigestChunk, RunFinished, Ack, Cancel,
+                             Drain, Submit, StatusRequest, StatusReply>;
+
+// "hello", "digestChunk", ...: the Envelope member name, for logs and errors.
+const char* MessageName(const Message& message);
+
+}  // namespace orch::protocol

@@ -1,0 +1,184 @@
+# Wire schema of the orch protocol: coordinator <-> agent and CLI <-> coordinator.
+#
+# One Envelope per transport frame. Evolution rules: field ordinals (@N) are
+# append-only; never renumber, retype or reuse a field; add new union members and
+# fields at the end. A peer that meets a union member it does not know rejects the
+# frame (protocol/codec.h). The protocol version in Hello/Welcome changes only when a
+# change cannot be expressed by appending.
+@0xa99be7451a1c41b8;
+
+$import "/capnp/c++.capnp".namespace("orch::protocol::wire");
+
+# A string key with a string value (host facts, coordinate entries).
+struct KeyValue {
+  key @0 :Text;    # non-empty name, e.g. "cpu.model" or an axis name "kv"
+  value @1 :Text;  # its value as text; may be empty
+}
+
+# What an agent can run. Matched against job requirements by the coordinator.
+struct Capabilities {
+  engines @0 :List(Text);      # engine labels, e.g. "llama.cpp@b8390"
+  hardwareClass @1 :Text;      # required: "cpu", "gpu:h100", ...
+  gpus @2 :Int32;              # GPUs usable by runs; >= 0
+  slots @3 :Int32;             # runs the agent takes at once; >= 1
+  modelHashes @4 :List(Text);  # models on local disk, "sha256:<hex>"
+}
+
+# agent -> coordinator, first message on a connection.
+struct Hello {
+  protocolVersion @0 :UInt32;     # must equal the receiver's version
+  agentId @1 :Text;               # required: stable agent name, unique in the cluster
+  capabilities @2 :Capabilities;  # required
+  fingerprintId @3 :Text;         # id of the host fingerprint; may be empty
+  hostFacts @4 :List(KeyValue);   # flat host facts from the fingerprint
+  runningRuns @5 :List(Text);     # run ids still in flight on the agent (re-adoption)
+}
+
+# coordinator -> agent: Hello accepted.
+struct Welcome {
+  protocolVersion @0 :UInt32;      # must equal the receiver's version
+  coordinatorId @1 :Text;          # required: name of the coordinator instance
+  heartbeatIntervalMs @2 :UInt32;  # required (> 0): how often the agent sends Heartbeat
+}
+
+# coordinator -> agent: Hello refused. Decoded whatever the version, so the reason reaches
+# an agent of another version.
+struct Reject {
+  protocolVersion @0 :UInt32;  # the coordinator's version
+  reason @1 :Text;             # required: human-readable reason, names both versions
+}
+
+# agent -> coordinator, every heartbeat interval.
+struct Heartbeat {
+  agentId @0 :Text;            # required
+  runningRuns @1 :List(Text);  # run ids in flight
+  freeSlots @2 :Int32;         # slots not busy; >= 0
+}
+
+# coordinator -> agent: run one job.
+struct Assign {
+  runId @0 :Text;                  # required: this attempt; unique per assignment
+  jobId @1 :Text;                  # required: job id (hash of the canonical coordinate)
+  coordinate @2 :List(KeyValue);   # axis -> value; axis names non-empty
+  workload @3 :Text;               # required: workload name from the spec
+  requirements @4 :Requirements;   # what the job needs (as matched)
+  leaseMs @5 :UInt64;              # required (> 0): lease length from receipt, milliseconds
+  workloadSpec @6 :Text;           # workload details as JSON; may be empty
+}
+
+# A job's needs; mirrors planner::Requirements.
+struct Requirements {
+  engine @0 :Text;    # engine label
+  hardware @1 :Text;  # hardware class
+  gpus @2 :Int32;     # minimum GPUs; >= 0
+  model @3 :Text;     # "sha256:<hex>" or "synth:<recipe>"
+}
+
+# agent -> coordinator: the driver has started.
+struct RunStarted {
+  runId @0 :Text;  # required
+}
+
+# agent -> coordinator: a batch of digest records of one run.
+struct DigestChunk {
+  runId @0 :Text;    # required
+  seq @1 :UInt64;    # chunk sequence number within the run, from 0; storage is idempotent on (runId, seq)
+  records @2 :Data;  # encoded digest records (format owned by digest/)
+}
+
+enum RunStatus {
+  succeeded @0;  # the driver finished and every chunk was sent
+  failed @1;     # the driver or the agent failed; error says why
+  cancelled @2;  # stopped by Cancel
+  timedOut @3;   # the run exceeded its time limit
+}
+
+# agent -> coordinator: the run is over.
+struct RunFinished {
+  runId @0 :Text;         # required
+  status @1 :RunStatus;   # outcome
+  summary @2 :Text;       # short human summary; may be empty
+  error @3 :Text;         # required when status is failed or timedOut
+  chunkCount @4 :UInt64;  # number of DigestChunks sent (seq 0 .. chunkCount-1)
+}
+
+# coordinator -> agent: chunk (runId, seq) is durable; seq = max uint64 acknowledges RunFinished.
+struct Ack {
+  runId @0 :Text;  # required
+  seq @1 :UInt64;  # acknowledged sequence number
+}
+
+# coordinator -> agent: stop a run; CLI -> coordinator: stop a run or an experiment.
+struct Cancel {
+  runId @0 :Text;       # run to stop; or empty when experiment is set
+  experiment @1 :Text;  # experiment to stop; or empty when runId is set
+}
+
+# CLI -> coordinator, coordinator -> agent: take no new runs, finish the current ones.
+struct Drain {
+  agentId @0 :Text;  # required
+}
+
+# CLI -> coordinator: a plan to run.
+struct Submit {
+  planJson @0 :Text;  # required: the expanded plan as JSON (planner/plan_json.h)
+}
+
+# CLI -> coordinator: ask for progress.
+struct StatusRequest {
+  experiment @0 :Text;  # only this experiment; empty: all
+}
+
+enum AgentState {
+  connected @0;     # registered and taking runs
+  draining @1;      # finishing its runs, taking no new ones
+  disconnected @2;  # heartbeats stopped; its leases run out
+}
+
+# Progress of one experiment.
+struct ExperimentProgress {
+  experiment @0 :Text;  # required
+  total @1 :UInt32;     # jobs in the plan
+  succeeded @2 :UInt32; # jobs with a complete stored run
+  running @3 :UInt32;   # jobs assigned or running
+  pending @4 :UInt32;   # jobs waiting for an agent
+  failed @5 :UInt32;    # jobs out of retries
+}
+
+# One registered agent as the coordinator sees it.
+struct AgentSummary {
+  agentId @0 :Text;             # required
+  host @1 :Text;                # host name
+  hardwareClass @2 :Text;       # from its capabilities
+  engines @3 :List(Text);       # from its capabilities
+  state @4 :AgentState;         # registry state
+  currentRuns @5 :List(Text);   # run ids in flight
+  heartbeatAgeMs @6 :UInt64;    # time since its last heartbeat, milliseconds
+}
+
+# coordinator -> CLI: answer to StatusRequest.
+struct StatusReply {
+  experiments @0 :List(ExperimentProgress);  # in submission order
+  agents @1 :List(AgentSummary);             # sorted by agent id
+  recentFailures @2 :List(Text);             # newest first, "run-id: reason"
+}
+
+# The only top-level message. Exactly one member is set.
+struct Envelope {
+  union {
+    hello @0 :Hello;
+    welcome @1 :Welcome;
+    reject @2 :Reject;
+    heartbeat @3 :Heartbeat;
+    assign @4 :Assign;
+    runStarted @5 :RunStarted;
+    digestChunk @6 :DigestChunk;
+    runFinished @7 :RunFinished;
+    ack @8 :Ack;
+    cancel @9 :Cancel;
+    drain @10 :Drain;
+    submit @11 :Submit;
+    statusRequest @12 :StatusRequest;
+    statusReply @13 :StatusReply;
+  }
+}

@@ -1,0 +1,58 @@
+// Transport: moves opaque frames between named peers. One server (the
+// coordinator) and many clients (agents, the CLI); a client's only peer is the
+// server.
+//
+// Contract shared by every implementation
+// (tests/protocol/transport_contract_test.cc):
+// - A client may Send to kServerPeer at once; frames are queued until
+// connected.
+// - The server sees a client as TransportEvent::kConnected (named by the
+// client's peer
+//   id) before that client's first frame, and as kDisconnected when the client
+//   transport is destroyed. A crashed client is never reported: its heartbeats
+//   stop.
+// - Frames between two peers arrive whole, once, in send order (or not at all
+// when a
+//   peer goes away). Frames are opaque; protocol/codec.h gives them meaning.
+// - The server may Send only to peers it has seen connect and not yet
+// disconnect;
+//   otherwise Send returns kUnavailable and sends nothing.
+// - Neither Send nor Receive blocks. How events arrive (DeliverAll for the
+// memory
+//   network, Wait for ZeroMQ) belongs to each implementation.
+// Not thread-safe: each transport belongs to one thread (the event loop).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace orch::protocol {
+
+// A client's peer id for the server.
+inline constexpr std::string_view kServerPeer = "server";
+
+struct TransportEvent {
+  enum class Kind { kConnected, kFrame, kDisconnected };
+  Kind kind = Kind::kFrame;
+  std::string peer;   // who: a client id on the server, kServerPeer on a client
+  std::string frame;  // the bytes, for kFrame; empty otherwise
+  friend bool operator==(const TransportEvent&,
+                         const TransportEvent&) = default;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  // Queues `frame` for `peer`. kUnavailable for a peer that is not connected,
+  // kInvalidArgument for a client addressing anyone but kServerPeer.
+  virtual Status Send(std::string_view peer, std::string_view frame) = 0;
+
+  // The next event that has arrived, or nullopt. Never blocks.
+  virtual std::optional<TransportEvent> Receive() = 0;
+};
+
+}  // namespace orch::protocol

@@ -1,0 +1,80 @@
+// ZmqAsioDriver: ZeroMQ's notification fd on an Asio stream_descriptor.
+#include "protocol/zmq_asio_driver.h"
+
+// clang-format off
+#include <utility>  // before Boost.Asio under C++20 (Debian 12)
+#include <boost/asio/io_context.hpp>
+// clang-format on
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+
+#include "protocol/zmq_transport.h"
+
+namespace orch::protocol {
+
+struct ZmqAsioDriver::Impl : std::enable_shared_from_this<ZmqAsioDriver::Impl> {
+  Impl(boost::asio::io_context& io, ZmqTransport& transport, Handler on_event)
+      : io(io),
+        transport(transport),
+        on_event(std::move(on_event)),
+        descriptor(io, transport.NativeFd()) {}
+
+  void Wait() {
+    descriptor.async_wait(
+        boost::asio::posix::stream_descriptor::wait_read,
+        [weak = weak_from_this()](const boost::system::error_code& error) {
+          auto self = weak.lock();
+          if (!self || self->stopped || error) return;
+          self->Drain();
+          self->Wait();
+        });
+  }
+
+  void Drain() {
+    drain_posted = false;
+    while (!stopped) {
+      auto event = transport.Receive();
+      if (!event) break;
+      on_event(std::move(*event));
+    }
+  }
+
+  void PostDrain() {
+    if (drain_posted || stopped) return;
+    drain_posted = true;
+    boost::asio::post(io, [weak = weak_from_this()] {
+      if (auto self = weak.lock()) self->Drain();
+    });
+  }
+
+  boost::asio::io_context& io;
+  ZmqTransport& transport;
+  Handler on_event;
+  boost::asio::posix::stream_descriptor descriptor;
+  bool drain_posted = false;
+  bool stopped = false;  // the driver is gone; queued handlers do nothing
+};
+
+ZmqAsioDriver::ZmqAsioDriver(boost::asio::io_context& io,
+                             ZmqTransport& transport, Handler on_event)
+    : impl_(std::make_shared<Impl>(io, transport, std::move(on_event))) {}
+
+ZmqAsioDriver::~ZmqAsioDriver() {
+  impl_->stopped = true;
+  boost::system::error_code ignored;
+  impl_->descriptor.cancel(ignored);
+  impl_->descriptor.release();  // the fd belongs to ZeroMQ
+}
+
+void ZmqAsioDriver::Start() {
+  impl_->Wait();
+  impl_->PostDrain();
+}
+
+Status ZmqAsioDriver::Send(std::string_view peer, std::string_view frame) {
+  Status sent = impl_->transport.Send(peer, frame);
+  impl_->PostDrain();
+  return sent;
+}
+
+}  // namespace orch::protocol

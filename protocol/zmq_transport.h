@@ -1,0 +1,67 @@
+// ZeroMQ transports: a ROUTER for the server (coordinator) and a DEALER per
+// client (agent, CLI), following the contract in protocol/transport.h.
+//
+// On the wire a client sends a one-part "C" message when it starts, two parts
+// "F" + frame per frame, and a one-part "D" when it is destroyed (sent with a
+// short linger); the server sends one part per frame. The client's peer id is
+// its ZeroMQ routing id. The server drops parts over kMaxFrameBytes
+// (ZMQ_MAXMSGSIZE disconnects the sender) and ignores messages of any other
+// shape.
+//
+// Event loop: Wait() polls the one socket (zmq::poll). For an external loop,
+// NativeFd() is ZeroMQ's edge-triggered ZMQ_FD: when it turns readable, call
+// Receive() until it returns nullopt.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "protocol/transport.h"
+
+namespace orch::protocol {
+
+// The ZeroMQ context; inproc:// endpoints connect only within one context.
+// Owns the ZeroMQ I/O thread; must outlive every transport made from it.
+class ZmqContext final {
+ public:
+  ZmqContext();
+  ~ZmqContext();
+  ZmqContext(const ZmqContext&) = delete;
+  ZmqContext& operator=(const ZmqContext&) = delete;
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+class ZmqTransport : public Transport {
+ public:
+  // Blocks up to `timeout` until Receive() may return an event; true when it
+  // may.
+  virtual bool Wait(std::chrono::milliseconds timeout) = 0;
+
+  // The endpoint actually bound or connected ("tcp://127.0.0.1:41234" for a
+  // bind to "tcp://127.0.0.1:*").
+  virtual const std::string& endpoint() const = 0;
+
+  // ZMQ_FD of the socket, for registering with an event loop (see above).
+  virtual int NativeFd() const = 0;
+
+  // Messages from clients that broke the wire rules above, dropped.
+  virtual std::uint64_t dropped() const = 0;
+};
+
+// A ROUTER bound at `endpoint` ("inproc://name", "tcp://127.0.0.1:*").
+Result<std::unique_ptr<ZmqTransport>> BindZmqServer(
+    ZmqContext& context, const std::string& endpoint);
+
+// A DEALER with routing id `self` (non-empty, up to 255 bytes) connected to
+// `endpoint`.
+Result<std::unique_ptr<ZmqTransport>> ConnectZmqClient(
+    ZmqContext& context, const std::string& endpoint, const std::string& self);
+
+}  // namespace orch::protocol

@@ -1,0 +1,75 @@
+// Valid example messages for protocol tests; each test changes only what it is
+// about.
+#pragma once
+
+#include <chrono>
+#include <vector>
+
+#include "protocol/messages.h"
+
+namespace orch::protocol::testing {
+
+inline Hello ValidHello() {
+  Hello m;
+  m.agent_id = "gpu-box-3";
+  m.capabilities = {{"llama.cpp@b8390", "vllm@0.9.1"},
+                    "gpu:h100",
+                    4,
+                    2,
+                    {"sha256:" + std::string(64, 'a')}};
+  m.fingerprint_id = "fp-1234";
+  m.host_facts = {
+      {"cpu.model", "AMD EPYC 9654"}, {"driver", "560.35.03"}, {"empty", ""}};
+  m.running_runs = {"run-7"};
+  return m;
+}
+
+inline Assign ValidAssign() {
+  Assign m;
+  m.run_id = "run-42";
+  m.job_id = "0123456789abcdef0123456789abcdef";
+  m.coordinate = {{"engine", "llama.cpp@b8390"}, {"kv", "q8_0"}, {"tp", "2"}};
+  m.workload = "teacher-forced-1";
+  m.requirements = {"llama.cpp@b8390", "gpu:h100", 2,
+                    "sha256:" + std::string(64, 'b')};
+  m.lease = std::chrono::minutes(10);
+  m.workload_spec = R"({"kind":"teacher_forced","tokens":512})";
+  return m;
+}
+
+inline StatusReply ValidStatusReply() {
+  StatusReply m;
+  m.experiments = {{"exp-1", 30, 10, 3, 16, 1}};
+  m.agents = {{"cpu-1",
+               "node7",
+               "cpu",
+               {"llama.cpp@b8390"},
+               AgentState::kDraining,
+               {"run-9"},
+               std::chrono::milliseconds(1500)}};
+  m.recent_failures = {"run-3: driver exited with status 2"};
+  return m;
+}
+
+// One valid example of every message kind, in Message's order.
+inline std::vector<Message> OneOfEachMessage() {
+  std::string records("\x00\x01\xff binary \x00", 12);
+  return {ValidHello(),
+          Welcome{kProtocolVersion, "coord-1", std::chrono::milliseconds(5000)},
+          Reject{kProtocolVersion,
+                 "agent gpu-box-3 speaks protocol 2, coordinator 1"},
+          Heartbeat{"gpu-box-3", {"run-1", "run-2"}, 0},
+          ValidAssign(),
+          RunStarted{"run-42"},
+          DigestChunk{"run-42", 17, records},
+          RunFinished{"run-42", RunStatus::kFailed, "12 positions",
+                      "driver crashed", 3},
+          Ack{"run-42", 17},
+          Cancel{"", "exp-1"},
+          Drain{"gpu-box-3"},
+          Submit{R"({"jobs":[]})"},
+          StatusRequest{"exp-1"},
+          ValidStatusReply()};
+}
+
+}  // namespace orch::protocol::testing
