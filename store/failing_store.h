@@ -1,0 +1,59 @@
+// FailingStore: wraps a Store and makes chosen writes fail with IoError "disk full",
+// as a full disk would. A failed write never reaches the wrapped store, so tests can
+// check that the caller copes with the error and that the store still holds exactly
+// what it held before. Reads always pass through.
+//
+// Writes are PutPlan, Apply, AppendChunk, FinishRun, PutFingerprint and AppendEvent;
+// they are numbered 1, 2, 3, ... from construction (or the last Reset), failed ones included.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+#include "store/store.h"
+
+namespace orch::store {
+
+class FailingStore final : public Store {
+ public:
+  explicit FailingStore(Store& inner);  // borrows `inner`, which must outlive this
+
+  // Only write number `n` fails (1-based, counted from now).
+  void FailWriteNumber(int64_t n);
+  // Write number `n` and every write after it fail, until Reset.
+  void FailWritesFrom(int64_t n);
+  // Writes pass again; the count restarts.
+  void Reset();
+  int64_t failed_writes() const;
+
+  Result<int> PutPlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) override;
+  Result<PlanRecord> GetPlan(std::string_view plan_id) override;
+  Result<JobRecord> GetJob(std::string_view job_id) override;
+  Result<std::vector<JobRecord>> ListJobs(std::string_view plan_id) override;
+  Status Apply(const StateChange& change) override;
+  Result<RunRecord> GetRun(std::string_view run_id) override;
+  Result<WriteOutcome> AppendChunk(std::string_view run_id, uint64_t seq,
+                                   const std::vector<DigestRecord>& records) override;
+  Result<WriteOutcome> FinishRun(std::string_view run_id, const RunOutcome& outcome,
+                                 const std::optional<JobRecord>& job) override;
+  Status ScanDigests(std::string_view run_id, uint64_t from_position,
+                     const DigestVisitor& visit) override;
+  Result<WriteOutcome> PutFingerprint(std::string_view id, std::string_view json) override;
+  Result<std::string> GetFingerprint(std::string_view id) override;
+  Result<uint64_t> AppendEvent(const EventRecord& event) override;
+  Status ScanEvents(uint64_t from_seq, const EventVisitor& visit) override;
+  Result<StoreState> LoadState() override;
+
+ private:
+  // Counts one write; the injected error when it is to fail, OK otherwise.
+  Status NextWrite(std::string_view what);
+
+  Store& inner_;
+  mutable std::mutex mu_;
+  int64_t writes_ = 0;
+  int64_t fail_from_ = 0;  // 0: none
+  bool fail_only_one_ = false;
+  int64_t failed_ = 0;
+};
+
+}  // namespace orch::store

@@ -1,0 +1,357 @@
+#include "store/kv_store.h"
+
+#include <set>
+#include <utility>
+
+#include "store/codec.h"
+
+namespace orch::store {
+namespace {
+
+Status NotFoundIn(Table table, std::string_view id) {
+  return NotFound(std::string(TableName(table)) + "/" + std::string(id) + " not found");
+}
+
+Status ValidateJob(const JobRecord& job) {
+  ORCH_RETURN_IF_ERROR(ValidateId("job", job.id));
+  return ValidateId("plan", job.plan_id);
+}
+
+Status ValidateRun(const RunRecord& run) {
+  ORCH_RETURN_IF_ERROR(ValidateId("run", run.id));
+  return ValidateId("job", run.job_id);
+}
+
+}  // namespace
+
+KvStore::KvStore(std::unique_ptr<KvEngine> engine, KvStoreOptions options,
+                 uint64_t last_event_seq)
+    : engine_(std::move(engine)), options_(options), last_event_seq_(last_event_seq) {}
+
+Result<std::unique_ptr<Store>> KvStore::Open(std::unique_ptr<KvEngine> engine,
+                                             KvStoreOptions options) {
+  ORCH_ASSIGN_OR_RETURN(std::optional<std::string> last, engine->LastKey(Table::kEvents));
+  uint64_t last_seq = 0;
+  if (last) {
+    if (last->size() != 8) {
+      return Status(StatusCode::kDataLoss,
+                    "open store: malformed key " + DescribeKey(Table::kEvents, *last));
+    }
+    last_seq = ReadBigEndian64(*last);
+  }
+  return std::unique_ptr<Store>(new KvStore(std::move(engine), options, last_seq));
+}
+
+Result<std::optional<PlanRecord>> KvStore::FindPlan(std::string_view plan_id) {
+  ORCH_ASSIGN_OR_RETURN(std::optional<std::string> bytes, engine_->Get(Table::kPlans, plan_id));
+  if (!bytes) return std::optional<PlanRecord>();
+  ORCH_ASSIGN_OR_RETURN(PlanRecord plan, DecodePlan(DescribeKey(Table::kPlans, plan_id), *bytes));
+  return std::optional<PlanRecord>(std::move(plan));
+}
+
+Result<std::optional<JobRecord>> KvStore::FindJob(std::string_view job_id) {
+  ORCH_ASSIGN_OR_RETURN(std::optional<std::string> bytes, engine_->Get(Table::kJobs, job_id));
+  if (!bytes) return std::optional<JobRecord>();
+  ORCH_ASSIGN_OR_RETURN(JobRecord job, DecodeJob(DescribeKey(Table::kJobs, job_id), *bytes));
+  return std::optional<JobRecord>(std::move(job));
+}
+
+Result<std::optional<RunRecord>> KvStore::FindRun(std::string_view run_id) {
+  ORCH_ASSIGN_OR_RETURN(std::optional<std::string> bytes, engine_->Get(Table::kRuns, run_id));
+  if (!bytes) return std::optional<RunRecord>();
+  ORCH_ASSIGN_OR_RETURN(RunRecord run, DecodeRun(DescribeKey(Table::kRuns, run_id), *bytes));
+  return std::optional<RunRecord>(std::move(run));
+}
+
+uint64_t KvStore::AddEvents(KvBatch& batch, const std::vector<EventRecord>& events) {
+  uint64_t seq = last_event_seq_;
+  for (const EventRecord& event : events) {
+    EventRecord stored = event;
+    stored.seq = ++seq;
+    batch.Add(Table::kEvents, EventKey(stored.seq), EncodeEvent(stored));
+  }
+  return events.size();
+}
+
+// --- plans and jobs ---
+
+Result<int> KvStore::PutPlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) {
+  int inserted = 0;
+  Status status = WritePlan(plan, jobs, inserted);
+  if (!status.ok()) return status.WithContext("put plan " + plan.id);
+  return inserted;
+}
+
+Status KvStore::WritePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs,
+                              int& inserted) {
+  ORCH_RETURN_IF_ERROR(ValidateId("plan", plan.id));
+  for (const JobRecord& job : jobs) {
+    ORCH_RETURN_IF_ERROR(ValidateJob(job));
+    if (job.plan_id != plan.id) {
+      return InvalidArgument("job " + job.id + " belongs to plan " + job.plan_id);
+    }
+  }
+  std::lock_guard lock(write_mu_);
+  KvBatch batch;
+  ORCH_ASSIGN_OR_RETURN(std::optional<PlanRecord> stored, FindPlan(plan.id));
+  if (stored && *stored != plan) {
+    return Status(StatusCode::kAlreadyExists, "a different plan is stored under this id");
+  }
+  if (!stored) batch.Add(Table::kPlans, plan.id, EncodePlan(plan));
+  std::set<std::string_view> seen;
+  for (const JobRecord& job : jobs) {
+    if (!seen.insert(job.id).second) continue;
+    ORCH_ASSIGN_OR_RETURN(std::optional<std::string> bytes, engine_->Get(Table::kJobs, job.id));
+    if (bytes) continue;  // stored jobs keep their state
+    batch.Add(Table::kJobs, job.id, EncodeJob(job));
+    batch.Add(Table::kPlanJobs, PlanJobKey(plan.id, job.id), "");
+    ++inserted;
+  }
+  if (batch.puts.empty()) return Status::Ok();
+  return engine_->Write(batch, options_.sync_state);
+}
+
+Result<PlanRecord> KvStore::GetPlan(std::string_view plan_id) {
+  ORCH_RETURN_IF_ERROR(ValidateId("plan", plan_id));
+  ORCH_ASSIGN_OR_RETURN(std::optional<std::string> bytes, engine_->Get(Table::kPlans, plan_id));
+  if (!bytes) return NotFoundIn(Table::kPlans, plan_id);
+  return DecodePlan(DescribeKey(Table::kPlans, plan_id), *bytes);
+}
+
+Result<JobRecord> KvStore::GetJob(std::string_view job_id) {
+  ORCH_RETURN_IF_ERROR(ValidateId("job", job_id));
+  ORCH_ASSIGN_OR_RETURN(std::optional<JobRecord> job, FindJob(job_id));
+  if (!job) return NotFoundIn(Table::kJobs, job_id);
+  return std::move(*job);
+}
+
+Result<std::vector<JobRecord>> KvStore::ListJobs(std::string_view plan_id) {
+  ORCH_RETURN_IF_ERROR(ValidateId("plan", plan_id));
+  std::vector<JobRecord> jobs;
+  Status inner;
+  Status scan = engine_->Scan(
+      Table::kPlanJobs, IdPrefix(plan_id), "", [&](std::string_view key, std::string_view) {
+        std::string_view job_id = JobIdOfPlanJobKey(key, plan_id);
+        Result<std::optional<JobRecord>> job = FindJob(job_id);
+        if (!job.ok()) {
+          inner = job.status();
+        } else if (!job->has_value()) {
+          inner = Status(StatusCode::kDataLoss, "index names missing job " +
+                                                    DescribeKey(Table::kJobs, job_id));
+        } else {
+          jobs.push_back(std::move(**job));
+        }
+        return inner.ok();
+      });
+  if (!scan.ok()) return scan.WithContext("list jobs of plan " + std::string(plan_id));
+  if (!inner.ok()) return inner.WithContext("list jobs of plan " + std::string(plan_id));
+  return jobs;
+}
+
+// --- transitions ---
+
+Status KvStore::Apply(const StateChange& change) {
+  return WriteChange(change).WithContext("apply state change");
+}
+
+Status KvStore::WriteChange(const StateChange& change) {
+  if (change.job) ORCH_RETURN_IF_ERROR(ValidateJob(*change.job));
+  if (change.run) ORCH_RETURN_IF_ERROR(ValidateRun(*change.run));
+  std::lock_guard lock(write_mu_);
+  KvBatch batch;
+  if (change.job) {
+    ORCH_ASSIGN_OR_RETURN(std::optional<JobRecord> stored, FindJob(change.job->id));
+    if (!stored) return NotFoundIn(Table::kJobs, change.job->id);
+    batch.Add(Table::kJobs, change.job->id, EncodeJob(*change.job));
+  }
+  if (change.run) {
+    RunRecord run = *change.run;
+    bool job_in_change = change.job && change.job->id == run.job_id;
+    if (!job_in_change) {
+      ORCH_ASSIGN_OR_RETURN(std::optional<JobRecord> job, FindJob(run.job_id));
+      if (!job) return NotFoundIn(Table::kJobs, run.job_id);
+    }
+    ORCH_ASSIGN_OR_RETURN(std::optional<RunRecord> stored, FindRun(run.id));
+    run.chunks_received = stored ? stored->chunks_received : 0;
+    run.finished = run.finished || (stored && stored->finished);
+    batch.Add(Table::kRuns, run.id, EncodeRun(run));
+  }
+  uint64_t added = AddEvents(batch, change.events);
+  if (batch.puts.empty()) return Status::Ok();
+  ORCH_RETURN_IF_ERROR(engine_->Write(batch, options_.sync_state));
+  last_event_seq_ += added;
+  return Status::Ok();
+}
+
+Result<RunRecord> KvStore::GetRun(std::string_view run_id) {
+  ORCH_RETURN_IF_ERROR(ValidateId("run", run_id));
+  ORCH_ASSIGN_OR_RETURN(std::optional<RunRecord> run, FindRun(run_id));
+  if (!run) return NotFoundIn(Table::kRuns, run_id);
+  return std::move(*run);
+}
+
+// --- ingestion ---
+
+Result<WriteOutcome> KvStore::AppendChunk(std::string_view run_id, uint64_t seq,
+                                          const std::vector<DigestRecord>& records) {
+  auto context = [&] {
+    return "append chunk " + std::to_string(seq) + " of run " + std::string(run_id);
+  };
+  Status valid = ValidateId("run", run_id);
+  if (!valid.ok()) return valid.WithContext(context());
+  std::lock_guard lock(write_mu_);
+  Result<std::optional<RunRecord>> run = FindRun(run_id);
+  if (!run.ok()) return run.status().WithContext(context());
+  if (!run->has_value()) return NotFoundIn(Table::kRuns, run_id).WithContext(context());
+  std::string chunk_key = ChunkKey(run_id, seq);
+  Result<std::optional<std::string>> seen = engine_->Get(Table::kChunks, chunk_key);
+  if (!seen.ok()) return seen.status().WithContext(context());
+  if (seen->has_value()) return WriteOutcome::kDuplicate;
+  RunRecord& updated = **run;
+  if (updated.finished && (updated.chunks_expected < 0 ||
+                           seq >= static_cast<uint64_t>(updated.chunks_expected))) {
+    return Status(StatusCode::kFailedPrecondition,
+                  context() + ": the run finished with " +
+                      std::to_string(updated.chunks_expected) + " chunks");
+  }
+  ++updated.chunks_received;
+  KvBatch batch;
+  batch.puts.reserve(records.size() + 2);
+  for (const DigestRecord& record : records) {
+    batch.AddBorrowed(Table::kDigests, DigestKey(run_id, record.position), record.bytes);
+  }
+  batch.Add(Table::kChunks, std::move(chunk_key),
+            EncodeChunkCount(static_cast<uint32_t>(records.size())));
+  batch.Add(Table::kRuns, std::string(run_id), EncodeRun(updated));
+  Status write = engine_->Write(batch, options_.sync_chunks);
+  if (!write.ok()) return write.WithContext(context());
+  return WriteOutcome::kStored;
+}
+
+Result<WriteOutcome> KvStore::FinishRun(std::string_view run_id, const RunOutcome& outcome,
+                                        const std::optional<JobRecord>& job) {
+  std::string context = "finish run " + std::string(run_id);
+  Status valid = ValidateId("run", run_id);
+  if (valid.ok() && job) valid = ValidateJob(*job);
+  if (!valid.ok()) return valid.WithContext(context);
+  std::lock_guard lock(write_mu_);
+  Result<std::optional<RunRecord>> run = FindRun(run_id);
+  if (!run.ok()) return run.status().WithContext(context);
+  if (!run->has_value()) return NotFoundIn(Table::kRuns, run_id).WithContext(context);
+  RunRecord& updated = **run;
+  if (updated.finished) return WriteOutcome::kDuplicate;
+  KvBatch batch;
+  if (job) {
+    Result<std::optional<JobRecord>> stored = FindJob(job->id);
+    if (!stored.ok()) return stored.status().WithContext(context);
+    if (!stored->has_value()) return NotFoundIn(Table::kJobs, job->id).WithContext(context);
+    batch.Add(Table::kJobs, job->id, EncodeJob(*job));
+  }
+  updated.state = outcome.state;
+  updated.exit_status = outcome.exit_status;
+  updated.error = outcome.error;
+  updated.chunks_expected = outcome.chunks_expected;
+  updated.finished = true;
+  batch.Add(Table::kRuns, std::string(run_id), EncodeRun(updated));
+  Status write = engine_->Write(batch, options_.sync_state);
+  if (!write.ok()) return write.WithContext(context);
+  return WriteOutcome::kStored;
+}
+
+Status KvStore::ScanDigests(std::string_view run_id, uint64_t from_position,
+                            const DigestVisitor& visit) {
+  ORCH_RETURN_IF_ERROR(ValidateId("run", run_id));
+  return engine_
+      ->Scan(Table::kDigests, IdPrefix(run_id), DigestKey(run_id, from_position),
+             [&](std::string_view key, std::string_view value) {
+               return visit(TrailingNumber(key), value);
+             })
+      .WithContext("scan digests of run " + std::string(run_id));
+}
+
+// --- fingerprints ---
+
+Result<WriteOutcome> KvStore::PutFingerprint(std::string_view id, std::string_view json) {
+  std::string context = "put fingerprint " + std::string(id);
+  Status valid = ValidateId("fingerprint", id);
+  if (!valid.ok()) return valid.WithContext(context);
+  std::lock_guard lock(write_mu_);
+  Result<std::optional<std::string>> stored = engine_->Get(Table::kHosts, id);
+  if (!stored.ok()) return stored.status().WithContext(context);
+  if (stored->has_value()) {
+    if (**stored == json) return WriteOutcome::kDuplicate;
+    return Status(StatusCode::kAlreadyExists, context + ": another fingerprint has this id");
+  }
+  KvBatch batch;
+  batch.Add(Table::kHosts, std::string(id), std::string(json));
+  Status write = engine_->Write(batch, options_.sync_state);
+  if (!write.ok()) return write.WithContext(context);
+  return WriteOutcome::kStored;
+}
+
+Result<std::string> KvStore::GetFingerprint(std::string_view id) {
+  ORCH_RETURN_IF_ERROR(ValidateId("fingerprint", id));
+  ORCH_ASSIGN_OR_RETURN(std::optional<std::string> json, engine_->Get(Table::kHosts, id));
+  if (!json) return NotFoundIn(Table::kHosts, id);
+  return std::move(*json);
+}
+
+// --- events ---
+
+Result<uint64_t> KvStore::AppendEvent(const EventRecord& event) {
+  std::lock_guard lock(write_mu_);
+  KvBatch batch;
+  AddEvents(batch, {event});
+  Status write = engine_->Write(batch, options_.sync_state);
+  if (!write.ok()) return write.WithContext("append event " + event.kind);
+  return ++last_event_seq_;
+}
+
+Status KvStore::ScanEvents(uint64_t from_seq, const EventVisitor& visit) {
+  Status inner;
+  Status scan = engine_->Scan(Table::kEvents, "", EventKey(from_seq),
+                              [&](std::string_view key, std::string_view value) {
+                                Result<EventRecord> event =
+                                    DecodeEvent(DescribeKey(Table::kEvents, key), value);
+                                if (!event.ok()) {
+                                  inner = event.status();
+                                  return false;
+                                }
+                                return visit(*event);
+                              });
+  if (!scan.ok()) return scan.WithContext("scan events");
+  return inner.WithContext("scan events");
+}
+
+// --- restart ---
+
+template <typename Record, typename Decode>
+Status KvStore::ScanTable(Table table, Decode decode, std::vector<Record>& out) {
+  Status inner;
+  Status scan = engine_->Scan(table, "", "", [&](std::string_view key, std::string_view value) {
+    Result<Record> record = decode(DescribeKey(table, key), value);
+    if (!record.ok()) {
+      inner = record.status();
+      return false;
+    }
+    out.push_back(std::move(*record));
+    return true;
+  });
+  ORCH_RETURN_IF_ERROR(scan);
+  return inner;
+}
+
+Result<StoreState> KvStore::LoadState() {
+  StoreState state;
+  {
+    std::lock_guard lock(write_mu_);
+    state.last_event_seq = last_event_seq_;
+  }
+  Status status = ScanTable(Table::kPlans, DecodePlan, state.plans);
+  if (status.ok()) status = ScanTable(Table::kJobs, DecodeJob, state.jobs);
+  if (status.ok()) status = ScanTable(Table::kRuns, DecodeRun, state.runs);
+  if (!status.ok()) return status.WithContext("load state");
+  return state;
+}
+
+}  // namespace orch::store

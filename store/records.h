@@ -1,0 +1,127 @@
+// The store's domain records: what the coordinator persists about plans, jobs, runs,
+// digests, fingerprints and events. Plain values; the store owns no behaviour here
+// beyond small predicates. These are the store's own types: the planner and the
+// coordinator translate to and from them (the layers are siblings).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace orch::store {
+
+// Life of a job (one cell x workload x repeat). Terminal: succeeded, failed, cancelled.
+// `lost` means its current run's lease expired; the coordinator decides what follows.
+enum class JobState : uint8_t {
+  kPending = 0,
+  kAssigned,
+  kRunning,
+  kSucceeded,
+  kFailed,
+  kLost,
+  kCancelled,
+};
+inline constexpr uint8_t kMaxJobState = static_cast<uint8_t>(JobState::kCancelled);
+
+// Life of one run (one attempt of a job on one agent).
+enum class RunState : uint8_t {
+  kAssigned = 0,
+  kRunning,
+  kSucceeded,
+  kFailed,
+  kLost,
+  kCancelled,
+};
+inline constexpr uint8_t kMaxRunState = static_cast<uint8_t>(RunState::kCancelled);
+
+std::string_view JobStateName(JobState state);
+std::string_view RunStateName(RunState state);
+
+// An experiment: the expanded plan as its JSON document (planner/plan_json.h writes it).
+struct PlanRecord {
+  std::string id;    // 1..255 bytes
+  std::string name;
+  std::string json;  // opaque to the store
+  friend bool operator==(const PlanRecord&, const PlanRecord&) = default;
+};
+
+struct JobRecord {
+  std::string id;       // 1..255 bytes; a hash of the canonical coordinate
+  std::string plan_id;  // the experiment it belongs to
+  JobState state = JobState::kPending;
+  int32_t attempts = 0;         // runs started so far
+  std::string last_error;       // empty when none
+  std::string current_run_id;   // empty when no run holds the job
+  friend bool operator==(const JobRecord&, const JobRecord&) = default;
+};
+
+struct RunRecord {
+  std::string id;        // 1..255 bytes
+  std::string job_id;
+  std::string agent_id;
+  int64_t lease_expiry_ms = 0;  // milliseconds on the coordinator's clock; time is an input
+  RunState state = RunState::kAssigned;
+  int32_t exit_status = 0;
+  std::string error;
+  std::string host_fingerprint_id;    // key into the fingerprints table; empty if unknown
+  std::string engine_fingerprint_id;  // same
+  int64_t chunks_expected = -1;  // set by FinishRun; -1 while unknown
+  int64_t chunks_received = 0;   // distinct chunk sequence numbers stored (store-maintained)
+  bool finished = false;         // RunFinished stored
+
+  // Complete: RunFinished and every chunk it announced are stored.
+  bool Complete() const {
+    return finished && chunks_expected >= 0 && chunks_received == chunks_expected;
+  }
+  friend bool operator==(const RunRecord&, const RunRecord&) = default;
+};
+
+// One per-position digest of a run. The bytes are opaque to the store.
+struct DigestRecord {
+  uint64_t position = 0;
+  std::string bytes;
+  friend bool operator==(const DigestRecord&, const DigestRecord&) = default;
+};
+
+// An entry of the append-only event log. `seq` is assigned by the store.
+struct EventRecord {
+  uint64_t seq = 0;      // 1, 2, 3, ... in append order; ignored on input
+  int64_t time_ms = 0;   // when it happened, on the caller's clock
+  std::string kind;      // e.g. "job.assigned"
+  std::string subject;   // the id it is about
+  std::string detail;    // free text or JSON
+  friend bool operator==(const EventRecord&, const EventRecord&) = default;
+};
+
+// What RunFinished reports.
+struct RunOutcome {
+  RunState state = RunState::kSucceeded;
+  int32_t exit_status = 0;
+  std::string error;
+  int64_t chunks_expected = 0;  // how many chunks the agent sent: seqs 0..chunks_expected-1
+};
+
+// Whether a write stored something new or found it already stored (idempotent retry).
+enum class WriteOutcome : uint8_t { kStored, kDuplicate };
+
+// One atomic state transition: the job and/or run records to write, and the events
+// that explain it. Absent parts are left unchanged.
+struct StateChange {
+  std::optional<JobRecord> job;
+  std::optional<RunRecord> run;
+  std::vector<EventRecord> events;
+};
+
+// Everything the coordinator needs to rebuild its state after a restart. Digests and
+// events are not included: scan them (Store::ScanDigests, Store::ScanEvents).
+struct StoreState {
+  std::vector<PlanRecord> plans;  // in id order
+  std::vector<JobRecord> jobs;    // in id order
+  std::vector<RunRecord> runs;    // in id order
+  uint64_t last_event_seq = 0;    // 0 when the log is empty
+  friend bool operator==(const StoreState&, const StoreState&) = default;
+};
+
+}  // namespace orch::store

@@ -1,0 +1,34 @@
+// The durable Store: RocksDB with one column family per table of store/keys.h.
+//
+// Includes no RocksDB header; RocksDB links privately to orch_store.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "store/store.h"
+
+namespace orch::store {
+
+struct RocksDbOptions {
+  bool create_if_missing = true;
+  // AppendChunk returns only after its WriteBatch is in the synced WAL, so an
+  // acknowledged chunk survives a power loss. Off only to measure what syncing costs.
+  bool sync_chunks = true;
+  // The same for every other write (plans, transitions, finished runs, events).
+  bool sync_state = true;
+};
+
+// Opens (or creates) the store in directory `path`. One process opens a path at a time
+// (RocksDB's lock; a second open is IoError). Errors name the path.
+Result<std::unique_ptr<Store>> OpenRocksDbStore(const std::string& path,
+                                                const RocksDbOptions& options);
+
+// Overwrites one raw value, bypassing the store's encoding: for repair tools and for
+// tests that damage a record on purpose. The store at `path` must not be open.
+Status WriteRawValueForTesting(const std::string& path, std::string_view table,
+                               std::string_view key, std::string_view value);
+
+}  // namespace orch::store

@@ -1,0 +1,102 @@
+// Store: the coordinator's durable memory, in domain terms.
+//
+// Implementations: OpenRocksDbStore (store/rocksdb_store.h), MakeMemoryStore
+// (store/memory_store.h) and the fault-injecting FailingStore (store/failing_store.h).
+// All pass one contract test suite (tests/store/store_contract_test.cc).
+//
+// Contracts shared by every implementation:
+// - Every mutating call is atomic: it is applied entirely or not at all. A call that
+//   returns an error has changed nothing.
+// - A mutating call that returns OK is durable to the degree the implementation promises
+//   (RocksDB: WAL synced when its options ask, the default).
+// - Ids are 1..255 bytes; others are InvalidArgument.
+// - Stored bytes that do not decode give DataLoss naming the table and key; no crash.
+// - Calls may come from several threads; each call is serialized with the writes.
+//   Visitors run inside the call and must not call back into the store.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "store/records.h"
+
+namespace orch::store {
+
+// Receives digests in position order; returns false to stop the scan early.
+using DigestVisitor = std::function<bool(uint64_t position, std::string_view bytes)>;
+// Receives events in sequence order; returns false to stop early.
+using EventVisitor = std::function<bool(const EventRecord& event)>;
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // --- plans and jobs ---
+
+  // Stores an experiment and its jobs in one write. Idempotent: resubmitting the same
+  // plan inserts only jobs not yet stored; stored jobs keep their state. Returns how many
+  // jobs were inserted. Every job's plan_id must equal plan.id (InvalidArgument); a plan
+  // id already stored with another name or JSON is AlreadyExists.
+  virtual Result<int> PutPlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) = 0;
+  virtual Result<PlanRecord> GetPlan(std::string_view plan_id) = 0;  // NotFound
+  virtual Result<JobRecord> GetJob(std::string_view job_id) = 0;     // NotFound
+  // The jobs of one experiment in job id order; empty for an unknown plan.
+  virtual Result<std::vector<JobRecord>> ListJobs(std::string_view plan_id) = 0;
+
+  // --- transitions ---
+
+  // Writes change.job and/or change.run and appends change.events, in one write.
+  // The job must already exist (NotFound); a run's job must exist (NotFound).
+  // Store-maintained run fields are kept: chunks_received keeps its stored value, and a
+  // finished run stays finished.
+  virtual Status Apply(const StateChange& change) = 0;
+  virtual Result<RunRecord> GetRun(std::string_view run_id) = 0;  // NotFound
+
+  // --- ingestion ---
+
+  // Stores one DigestChunk: its records and the fact that (run_id, seq) arrived, in one
+  // write, durable before OK returns. Idempotent on (run_id, seq): a resent chunk is not
+  // stored again and yields kDuplicate. A record at an already stored position replaces
+  // it. Chunks may arrive after RunFinished (resent after a reconnect) as long as their
+  // seq is below the chunk count it announced; a new chunk beyond it is
+  // FailedPrecondition. NotFound for an unknown run.
+  virtual Result<WriteOutcome> AppendChunk(std::string_view run_id, uint64_t seq,
+                                           const std::vector<DigestRecord>& records) = 0;
+
+  // Stores RunFinished: the outcome, finished = true, and, when given, the job's new
+  // record, in one write. Idempotent: a run already finished is left as it is and yields
+  // kDuplicate. NotFound for an unknown run or job.
+  virtual Result<WriteOutcome> FinishRun(std::string_view run_id, const RunOutcome& outcome,
+                                         const std::optional<JobRecord>& job) = 0;
+
+  // Streams a run's digests with position >= from_position in position order. Memory
+  // use does not depend on the number of digests. An unknown run has none.
+  virtual Status ScanDigests(std::string_view run_id, uint64_t from_position,
+                             const DigestVisitor& visit) = 0;
+
+  // --- fingerprints ---
+
+  // Stores a host or engine fingerprint once. A second put of the same id and JSON is
+  // kDuplicate; the same id with other JSON is AlreadyExists (ids are content hashes).
+  virtual Result<WriteOutcome> PutFingerprint(std::string_view id, std::string_view json) = 0;
+  virtual Result<std::string> GetFingerprint(std::string_view id) = 0;  // NotFound
+
+  // --- events ---
+
+  // Appends one event; returns the sequence number it was given (last + 1).
+  virtual Result<uint64_t> AppendEvent(const EventRecord& event) = 0;
+  // Streams events with seq >= from_seq in order.
+  virtual Status ScanEvents(uint64_t from_seq, const EventVisitor& visit) = 0;
+
+  // --- restart ---
+
+  // Plans, jobs and runs, read in one pass per table. Meant for startup, before writes
+  // begin: tables are not read from one snapshot.
+  virtual Result<StoreState> LoadState() = 0;
+};
+
+}  // namespace orch::store

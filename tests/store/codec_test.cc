@@ -1,0 +1,71 @@
+#include "store/codec.h"
+
+#include <gtest/gtest.h>
+
+namespace orch::store {
+namespace {
+
+RunRecord FullRun() {
+  return {.id = "r1",
+          .job_id = "j1",
+          .agent_id = "agent-a",
+          .lease_expiry_ms = -5,
+          .state = RunState::kLost,
+          .exit_status = -9,
+          .error = "killed",
+          .host_fingerprint_id = "h",
+          .engine_fingerprint_id = "e",
+          .chunks_expected = 1'000'000'000'000,
+          .chunks_received = 3,
+          .finished = true};
+}
+
+TEST(CodecTest, RecordsRoundTrip) {
+  RunRecord run = FullRun();
+  EXPECT_EQ(*DecodeRun("k", EncodeRun(run)), run);
+  JobRecord job{.id = "j", .plan_id = "p", .state = JobState::kCancelled, .attempts = 7,
+                .last_error = "oom", .current_run_id = "r"};
+  EXPECT_EQ(*DecodeJob("k", EncodeJob(job)), job);
+  PlanRecord plan{.id = "p", .name = "n", .json = std::string("{\0}", 3)};
+  EXPECT_EQ(*DecodePlan("k", EncodePlan(plan)), plan);
+  EventRecord event{.seq = 1ull << 63, .time_ms = INT64_MIN, .kind = "k", .subject = "s",
+                    .detail = "d"};
+  EXPECT_EQ(*DecodeEvent("k", EncodeEvent(event)), event);
+}
+
+TEST(CodecTest, EveryTruncationIsDataLossNamingTheKey) {
+  std::string bytes = EncodeRun(FullRun());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    Result<RunRecord> run = DecodeRun("runs/r1", bytes.substr(0, n));
+    ASSERT_EQ(run.status().code(), StatusCode::kDataLoss) << n;
+    EXPECT_NE(run.status().message().find("runs/r1"), std::string::npos);
+  }
+}
+
+TEST(CodecTest, TrailingBytesUnknownVersionAndBadEnumsAreDataLoss) {
+  JobRecord job;
+  job.id = "j";
+  job.plan_id = "p";
+  std::string bytes = EncodeJob(job);
+  EXPECT_EQ(DecodeJob("k", bytes + "x").status().code(), StatusCode::kDataLoss);
+  std::string version = bytes;
+  version[0] = 2;
+  EXPECT_EQ(DecodeJob("k", version).status().code(), StatusCode::kDataLoss);
+  std::string state = bytes;
+  state[1 + 2 + 2] = 99;  // after version, "j" and "p": the state byte
+  EXPECT_EQ(DecodeJob("k", state).status().code(), StatusCode::kDataLoss);
+}
+
+TEST(CodecTest, ArbitraryBytesNeverCrash) {
+  std::string bytes = EncodeRun(FullRun());
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    for (int v : {0x00, 0x7f, 0x80, 0xff}) {
+      std::string damaged = bytes;
+      damaged[i] = static_cast<char>(v);
+      (void)DecodeRun("k", damaged).ok();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace orch::store

@@ -1,0 +1,66 @@
+// What only the RocksDB store does: files on disk, one opener at a time.
+#include "store/rocksdb_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/store/store_harness.h"
+
+namespace orch::store {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(RocksDbStoreTest, SecondOpenOfAnOpenStoreFailsNamingThePath) {
+  TempDir dir;
+  std::string path = (dir.path() / "db").string();
+  Result<std::unique_ptr<Store>> first = OpenRocksDbStore(path, RocksDbOptions{});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  Result<std::unique_ptr<Store>> second = OpenRocksDbStore(path, RocksDbOptions{});
+  EXPECT_EQ(second.status().code(), StatusCode::kIoError);
+  EXPECT_THAT(second.status().message(), HasSubstr(path));
+}
+
+TEST(RocksDbStoreTest, MissingStoreIsAnErrorWithoutCreateIfMissing) {
+  TempDir dir;
+  RocksDbOptions options;
+  options.create_if_missing = false;
+  Result<std::unique_ptr<Store>> store = OpenRocksDbStore((dir.path() / "none").string(), options);
+  EXPECT_FALSE(store.ok());
+}
+
+TEST(RocksDbStoreTest, PathThatIsAFileIsAnError) {
+  TempDir dir;
+  std::string path = (dir.path() / "file").string();
+  std::ofstream(path) << "not a database";
+  Result<std::unique_ptr<Store>> store = OpenRocksDbStore(path, RocksDbOptions{});
+  EXPECT_FALSE(store.ok());
+  EXPECT_THAT(store.status().message(), HasSubstr("open store"));
+}
+
+TEST(RocksDbStoreTest, UnsyncedStoreKeepsChunksAcrossACleanClose) {
+  TempDir dir;
+  std::string path = (dir.path() / "db").string();
+  RocksDbOptions options;
+  options.sync_chunks = false;
+  {
+    std::unique_ptr<Store> store = std::move(OpenRocksDbStore(path, options)).value();
+    JobRecord job;
+    job.id = "j";
+    job.plan_id = "p";
+    ASSERT_TRUE(store->PutPlan({"p", "n", "{}"}, {job}).ok());
+    StateChange change;
+    change.run = RunRecord{};
+    change.run->id = "r";
+    change.run->job_id = "j";
+    ASSERT_TRUE(store->Apply(change).ok());
+    ASSERT_TRUE(store->AppendChunk("r", 0, {{1, "a"}, {2, "b"}}).ok());
+  }
+  std::unique_ptr<Store> store = std::move(OpenRocksDbStore(path, options)).value();
+  EXPECT_EQ(store->GetRun("r")->chunks_received, 1);
+}
+
+}  // namespace
+}  // namespace orch::store

@@ -1,0 +1,431 @@
+// The Store contract, run against every implementation (RocksDB on disk, memory).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "store/failing_store.h"
+#include "tests/store/store_harness.h"
+
+namespace orch::store {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+PlanRecord Plan(const std::string& id) {
+  return {.id = id, .name = "kv-study " + id, .json = R"({"jobs":3})"};
+}
+
+JobRecord Job(const std::string& plan_id, const std::string& id) {
+  JobRecord job;
+  job.id = id;
+  job.plan_id = plan_id;
+  return job;
+}
+
+RunRecord RunOf(const std::string& id, const std::string& job_id) {
+  RunRecord run;
+  run.id = id;
+  run.job_id = job_id;
+  run.agent_id = "agent-a";
+  run.lease_expiry_ms = 60'000;
+  run.state = RunState::kRunning;
+  run.host_fingerprint_id = "host-1";
+  run.engine_fingerprint_id = "engine-1";
+  return run;
+}
+
+RunOutcome Outcome(RunState state, int64_t chunks_expected) {
+  RunOutcome outcome;
+  outcome.state = state;
+  outcome.chunks_expected = chunks_expected;
+  return outcome;
+}
+
+EventRecord Event(const std::string& kind, const std::string& subject) {
+  return {.time_ms = 1'000, .kind = kind, .subject = subject, .detail = "{}"};
+}
+
+std::vector<DigestRecord> Digests(std::initializer_list<uint64_t> positions) {
+  std::vector<DigestRecord> records;
+  for (uint64_t p : positions) records.push_back({p, "digest@" + std::to_string(p)});
+  return records;
+}
+
+class StoreContractTest : public ::testing::TestWithParam<HarnessFactory> {
+ protected:
+  StoreContractTest() : harness_(GetParam().make()) {}
+
+  Store& store() { return harness_->store(); }
+
+  // A plan "exp" with jobs j1..j3 and a run r1 of j1.
+  void SeedPlanAndRun() {
+    ASSERT_TRUE(store().PutPlan(Plan("exp"), {Job("exp", "j1"), Job("exp", "j2"),
+                                              Job("exp", "j3")}).ok());
+    JobRecord assigned = Job("exp", "j1");
+    assigned.state = JobState::kAssigned;
+    assigned.attempts = 1;
+    assigned.current_run_id = "r1";
+    ASSERT_TRUE(store().Apply({.job = assigned, .run = RunOf("r1", "j1"), .events = {}}).ok());
+  }
+
+  std::vector<DigestRecord> ScanAll(const std::string& run_id, uint64_t from = 0) {
+    std::vector<DigestRecord> out;
+    Status status = store().ScanDigests(run_id, from, [&](uint64_t pos, std::string_view b) {
+      out.push_back({pos, std::string(b)});
+      return true;
+    });
+    EXPECT_TRUE(status.ok()) << status.ToString();
+    return out;
+  }
+
+  std::vector<EventRecord> AllEvents(uint64_t from = 0) {
+    std::vector<EventRecord> out;
+    Status status = store().ScanEvents(from, [&](const EventRecord& e) {
+      out.push_back(e);
+      return true;
+    });
+    EXPECT_TRUE(status.ok()) << status.ToString();
+    return out;
+  }
+
+  // Everything observable about the seeded store, for before/after comparisons.
+  struct Snapshot {
+    StoreState state;
+    std::vector<DigestRecord> digests;
+    std::vector<EventRecord> events;
+    friend bool operator==(const Snapshot&, const Snapshot&) = default;
+  };
+  Snapshot Observe() {
+    Result<StoreState> state = store().LoadState();
+    EXPECT_TRUE(state.ok()) << state.status().ToString();
+    return {state.ok() ? *state : StoreState{}, ScanAll("r1"), AllEvents()};
+  }
+
+  std::unique_ptr<StoreHarness> harness_;
+};
+
+TEST_P(StoreContractTest, PutPlanStoresPlanAndItsJobs) {
+  Result<int> inserted = store().PutPlan(Plan("exp"), {Job("exp", "j1"), Job("exp", "j2")});
+  ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
+  EXPECT_EQ(*inserted, 2);
+  EXPECT_EQ(*store().GetPlan("exp"), Plan("exp"));
+  EXPECT_EQ(*store().GetJob("j2"), Job("exp", "j2"));
+}
+
+TEST_P(StoreContractTest, ResubmittedPlanInsertsOnlyNewJobsAndKeepsJobState) {
+  SeedPlanAndRun();
+  Result<int> inserted =
+      store().PutPlan(Plan("exp"), {Job("exp", "j1"), Job("exp", "j3"), Job("exp", "j4")});
+  ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
+  EXPECT_EQ(*inserted, 1);
+  EXPECT_EQ(store().GetJob("j1")->state, JobState::kAssigned);
+  EXPECT_EQ(store().ListJobs("exp")->size(), 4u);
+}
+
+TEST_P(StoreContractTest, PutPlanRejectsAJobOfAnotherPlan) {
+  Result<int> inserted = store().PutPlan(Plan("exp"), {Job("exp", "j1"), Job("other", "j2")});
+  EXPECT_EQ(inserted.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store().GetPlan("exp").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store().GetJob("j1").status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(StoreContractTest, PutPlanRejectsADifferentPlanUnderAStoredId) {
+  ASSERT_TRUE(store().PutPlan(Plan("exp"), {}).ok());
+  PlanRecord changed = Plan("exp");
+  changed.json = "{}";
+  EXPECT_EQ(store().PutPlan(changed, {}).status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(*store().GetPlan("exp"), Plan("exp"));
+}
+
+TEST_P(StoreContractTest, UnknownIdsAreNotFound) {
+  EXPECT_EQ(store().GetPlan("nope").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store().GetJob("nope").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store().GetRun("nope").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store().GetFingerprint("nope").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(store().ListJobs("nope")->empty());
+  EXPECT_TRUE(ScanAll("nope").empty());
+}
+
+TEST_P(StoreContractTest, IdsOutsideOneTo255BytesAreInvalid) {
+  EXPECT_EQ(store().GetJob("").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store().PutPlan(Plan(std::string(256, 'p')), {}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE(store().PutPlan(Plan(std::string(255, 'p')), {}).ok());
+}
+
+TEST_P(StoreContractTest, ListJobsReturnsOneExperimentInJobIdOrder) {
+  ASSERT_TRUE(store().PutPlan(Plan("exp"), {Job("exp", "b"), Job("exp", "a")}).ok());
+  ASSERT_TRUE(store().PutPlan(Plan("ex"), {Job("ex", "c")}).ok());
+  ASSERT_TRUE(store().PutPlan(Plan("exp2"), {Job("exp2", "d")}).ok());
+  Result<std::vector<JobRecord>> jobs = store().ListJobs("exp");
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  EXPECT_THAT(*jobs, ElementsAre(Job("exp", "a"), Job("exp", "b")));
+}
+
+TEST_P(StoreContractTest, ApplyWritesJobRunAndEventsTogether) {
+  SeedPlanAndRun();
+  JobRecord running = *store().GetJob("j1");
+  running.state = JobState::kRunning;
+  RunRecord run = *store().GetRun("r1");
+  run.lease_expiry_ms = 90'000;
+  Status status = store().Apply({.job = running, .run = run,
+                                 .events = {Event("run.started", "r1"), Event("x", "y")}});
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(*store().GetJob("j1"), running);
+  EXPECT_EQ(store().GetRun("r1")->lease_expiry_ms, 90'000);
+  std::vector<EventRecord> events = AllEvents();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].seq, 1u);
+  EXPECT_EQ(events[0].kind, "run.started");
+  EXPECT_EQ(events[1].seq, 2u);
+}
+
+TEST_P(StoreContractTest, ApplyToAnUnknownJobChangesNothing) {
+  SeedPlanAndRun();
+  Snapshot before = Observe();
+  EXPECT_EQ(store().Apply({.job = Job("exp", "ghost"), .run = {}, .events = {Event("e", "s")}})
+                .code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(store().Apply({.job = {}, .run = RunOf("r2", "ghost"), .events = {}}).code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(Observe(), before);
+}
+
+TEST_P(StoreContractTest, ApplyKeepsStoreMaintainedRunFields) {
+  SeedPlanAndRun();
+  ASSERT_TRUE(store().AppendChunk("r1", 0, Digests({0, 1})).ok());
+  ASSERT_TRUE(store().Apply({.job = {}, .run = RunOf("r1", "j1"), .events = {}}).ok());
+  EXPECT_EQ(store().GetRun("r1")->chunks_received, 1);
+}
+
+TEST_P(StoreContractTest, AppendChunkStoresRecordsAndCountsTheChunk) {
+  SeedPlanAndRun();
+  Result<WriteOutcome> outcome = store().AppendChunk("r1", 0, Digests({0, 1, 2}));
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_EQ(*outcome, WriteOutcome::kStored);
+  EXPECT_EQ(ScanAll("r1"), Digests({0, 1, 2}));
+  EXPECT_EQ(store().GetRun("r1")->chunks_received, 1);
+}
+
+TEST_P(StoreContractTest, ResentChunkIsStoredOnceAndReportedDuplicate) {
+  SeedPlanAndRun();
+  ASSERT_TRUE(store().AppendChunk("r1", 7, Digests({0, 1})).ok());
+  Result<WriteOutcome> again = store().AppendChunk("r1", 7, {{0, "changed"}, {5, "new"}});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, WriteOutcome::kDuplicate);
+  EXPECT_EQ(ScanAll("r1"), Digests({0, 1}));
+  EXPECT_EQ(store().GetRun("r1")->chunks_received, 1);
+}
+
+TEST_P(StoreContractTest, ChunkOfAnUnknownRunIsNotFound) {
+  SeedPlanAndRun();
+  EXPECT_EQ(store().AppendChunk("r9", 0, Digests({0})).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(ScanAll("r9").empty());
+}
+
+TEST_P(StoreContractTest, FinishRunRecordsOutcomeAndJobAndIsIdempotent) {
+  SeedPlanAndRun();
+  ASSERT_TRUE(store().AppendChunk("r1", 0, Digests({0})).ok());
+  EXPECT_FALSE(store().GetRun("r1")->Complete());
+  JobRecord done = *store().GetJob("j1");
+  done.state = JobState::kSucceeded;
+  RunOutcome outcome = Outcome(RunState::kSucceeded, 2);
+  Result<WriteOutcome> finished = store().FinishRun("r1", outcome, done);
+  ASSERT_TRUE(finished.ok()) << finished.status().ToString();
+  EXPECT_EQ(*finished, WriteOutcome::kStored);
+  EXPECT_EQ(store().GetJob("j1")->state, JobState::kSucceeded);
+  RunRecord run = *store().GetRun("r1");
+  EXPECT_TRUE(run.finished);
+  EXPECT_EQ(run.state, RunState::kSucceeded);
+  EXPECT_FALSE(run.Complete());  // chunk 1 of 2 is still missing
+  EXPECT_EQ(*store().AppendChunk("r1", 1, Digests({1})), WriteOutcome::kStored);
+  EXPECT_TRUE(store().GetRun("r1")->Complete());
+
+  RunOutcome other = Outcome(RunState::kFailed, 0);
+  other.exit_status = 3;
+  other.error = "late";
+  EXPECT_EQ(*store().FinishRun("r1", other, std::nullopt), WriteOutcome::kDuplicate);
+  EXPECT_EQ(store().GetRun("r1")->state, RunState::kSucceeded);
+}
+
+TEST_P(StoreContractTest, RunIsCompleteWhenAllAnnouncedChunksAndFinishAreStored) {
+  SeedPlanAndRun();
+  ASSERT_TRUE(store().AppendChunk("r1", 0, Digests({0})).ok());
+  ASSERT_TRUE(store().AppendChunk("r1", 1, Digests({1})).ok());
+  RunOutcome outcome = Outcome(RunState::kSucceeded, 2);
+  ASSERT_TRUE(store().FinishRun("r1", outcome, std::nullopt).ok());
+  EXPECT_TRUE(store().GetRun("r1")->Complete());
+}
+
+TEST_P(StoreContractTest, ChunkBeyondTheAnnouncedCountIsRejectedButAResendIsDuplicate) {
+  SeedPlanAndRun();
+  ASSERT_TRUE(store().AppendChunk("r1", 0, Digests({0})).ok());
+  ASSERT_TRUE(store().FinishRun("r1", Outcome(RunState::kSucceeded, 1), std::nullopt).ok());
+  EXPECT_EQ(store().AppendChunk("r1", 1, Digests({1})).status().code(),
+            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(*store().AppendChunk("r1", 0, Digests({0})), WriteOutcome::kDuplicate);
+  EXPECT_EQ(ScanAll("r1"), Digests({0}));
+}
+
+TEST_P(StoreContractTest, DigestsScanInPositionOrderAcrossByteBoundaries) {
+  SeedPlanAndRun();
+  ASSERT_TRUE(store().Apply({.job = {}, .run = RunOf("r10", "j2"), .events = {}}).ok());
+  std::vector<uint64_t> positions = {0,     1,     255,   256,     257,          65535,
+                                     65536, 65537, 1u << 24, 1ull << 32, (1ull << 40) + 3};
+  std::vector<uint64_t> shuffled = positions;
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(42));
+  for (size_t i = 0; i < shuffled.size(); ++i) {
+    ASSERT_TRUE(store().AppendChunk("r1", i, {{shuffled[i], "p" + std::to_string(shuffled[i])}}).ok());
+  }
+  ASSERT_TRUE(store().AppendChunk("r10", 0, Digests({3})).ok());  // id extends "r1"
+
+  std::vector<uint64_t> scanned;
+  for (const DigestRecord& record : ScanAll("r1")) {
+    EXPECT_EQ(record.bytes, "p" + std::to_string(record.position));
+    scanned.push_back(record.position);
+  }
+  EXPECT_EQ(scanned, positions);
+  EXPECT_EQ(ScanAll("r10"), Digests({3}));
+  EXPECT_EQ(ScanAll("r1", 256).front().position, 256u);
+  EXPECT_EQ(ScanAll("r1", 258).front().position, 65535u);
+}
+
+TEST_P(StoreContractTest, DigestScanStopsWhenTheVisitorSaysSo) {
+  SeedPlanAndRun();
+  ASSERT_TRUE(store().AppendChunk("r1", 0, Digests({0, 1, 2, 3})).ok());
+  int visited = 0;
+  ASSERT_TRUE(store().ScanDigests("r1", 0, [&](uint64_t, std::string_view) {
+    return ++visited < 2;
+  }).ok());
+  EXPECT_EQ(visited, 2);
+}
+
+TEST_P(StoreContractTest, FingerprintIsStoredOnce) {
+  EXPECT_EQ(*store().PutFingerprint("host-1", R"({"cpu":"x"})"), WriteOutcome::kStored);
+  EXPECT_EQ(*store().PutFingerprint("host-1", R"({"cpu":"x"})"), WriteOutcome::kDuplicate);
+  EXPECT_EQ(store().PutFingerprint("host-1", R"({"cpu":"y"})").status().code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_EQ(*store().GetFingerprint("host-1"), R"({"cpu":"x"})");
+}
+
+TEST_P(StoreContractTest, EventsGetIncreasingSequenceNumbers) {
+  EXPECT_EQ(*store().AppendEvent(Event("a", "1")), 1u);
+  EXPECT_EQ(*store().AppendEvent(Event("b", "2")), 2u);
+  EXPECT_EQ(*store().AppendEvent(Event("c", "3")), 3u);
+  std::vector<EventRecord> tail = AllEvents(2);
+  ASSERT_EQ(tail.size(), 2u);
+  EXPECT_EQ(tail[0].kind, "b");
+  EXPECT_EQ(tail[1].seq, 3u);
+  EXPECT_EQ(store().LoadState()->last_event_seq, 3u);
+}
+
+TEST_P(StoreContractTest, LoadStateReturnsPlansJobsAndRuns) {
+  SeedPlanAndRun();
+  Result<StoreState> state = store().LoadState();
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  EXPECT_THAT(state->plans, ElementsAre(Plan("exp")));
+  ASSERT_EQ(state->jobs.size(), 3u);
+  EXPECT_EQ(state->jobs[0].current_run_id, "r1");
+  EXPECT_THAT(state->runs, ElementsAre(RunOf("r1", "j1")));
+}
+
+TEST_P(StoreContractTest, ReopenKeepsEverything) {
+  SeedPlanAndRun();
+  ASSERT_TRUE(store().AppendChunk("r1", 0, Digests({0, 300, 70000})).ok());
+  ASSERT_TRUE(store().PutFingerprint("host-1", "{}").ok());
+  ASSERT_TRUE(store().AppendEvent(Event("a", "1")).ok());
+  Snapshot before = Observe();
+
+  harness_->Reopen();
+
+  EXPECT_EQ(Observe(), before);
+  EXPECT_EQ(*store().GetFingerprint("host-1"), "{}");
+  EXPECT_EQ(*store().AppendChunk("r1", 0, Digests({0})), WriteOutcome::kDuplicate);
+  EXPECT_EQ(*store().AppendEvent(Event("b", "2")), 2u);  // the sequence continues
+}
+
+TEST_P(StoreContractTest, CorruptValueIsDataLossNamingTheKey) {
+  SeedPlanAndRun();
+  ASSERT_TRUE(store().AppendEvent(Event("a", "1")).ok());
+  harness_->Corrupt(Table::kRuns, "r1", std::string("\x01\x05r1", 4));
+  Result<RunRecord> run = store().GetRun("r1");
+  EXPECT_EQ(run.status().code(), StatusCode::kDataLoss);
+  EXPECT_THAT(run.status().message(), HasSubstr("runs/r1"));
+  EXPECT_EQ(store().LoadState().status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(store().AppendChunk("r1", 0, Digests({0})).status().code(), StatusCode::kDataLoss);
+
+  harness_->Corrupt(Table::kJobs, "j2", std::string("\x09", 1));
+  EXPECT_EQ(store().ListJobs("exp").status().code(), StatusCode::kDataLoss);
+  harness_->Corrupt(Table::kEvents, EventKey(1), "");
+  EXPECT_EQ(store().ScanEvents(0, [](const EventRecord&) { return true; }).code(),
+            StatusCode::kDataLoss);
+}
+
+// --- atomicity under injected write failures ---
+
+TEST_P(StoreContractTest, FailedWriteOfEachKindChangesNothing) {
+  SeedPlanAndRun();
+  FailingStore failing(store());
+  failing.FailWritesFrom(1);
+  Snapshot before = Observe();
+  JobRecord done = Job("exp", "j1");
+  done.state = JobState::kSucceeded;
+
+  EXPECT_EQ(failing.PutPlan(Plan("exp2"), {Job("exp2", "k1")}).status().code(),
+            StatusCode::kIoError);
+  EXPECT_EQ(failing.Apply({.job = done, .run = RunOf("r1", "j1"), .events = {Event("e", "s")}})
+                .code(),
+            StatusCode::kIoError);
+  Result<WriteOutcome> chunk = failing.AppendChunk("r1", 0, Digests({0, 1}));
+  EXPECT_EQ(chunk.status().code(), StatusCode::kIoError);
+  EXPECT_THAT(chunk.status().message(), HasSubstr("disk full"));
+  EXPECT_EQ(failing.FinishRun("r1", Outcome(RunState::kSucceeded, 0), done).status().code(),
+            StatusCode::kIoError);
+  EXPECT_EQ(failing.PutFingerprint("h", "{}").status().code(), StatusCode::kIoError);
+  EXPECT_EQ(failing.AppendEvent(Event("e", "s")).status().code(), StatusCode::kIoError);
+  EXPECT_EQ(failing.failed_writes(), 6);
+
+  EXPECT_EQ(Observe(), before);
+  EXPECT_EQ(failing.GetFingerprint("h").status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(StoreContractTest, ChunkRetriedAfterAFailedWriteIsStoredOnce) {
+  SeedPlanAndRun();
+  FailingStore failing(store());
+  failing.FailWriteNumber(2);
+  ASSERT_TRUE(failing.AppendChunk("r1", 0, Digests({0})).ok());
+  EXPECT_FALSE(failing.AppendChunk("r1", 1, Digests({1})).ok());  // "disk full"
+  EXPECT_EQ(*failing.AppendChunk("r1", 1, Digests({1})), WriteOutcome::kStored);
+  EXPECT_EQ(*failing.AppendChunk("r1", 1, Digests({1})), WriteOutcome::kDuplicate);
+  EXPECT_EQ(ScanAll("r1"), Digests({0, 1}));
+  EXPECT_EQ(store().GetRun("r1")->chunks_received, 2);
+}
+
+TEST_P(StoreContractTest, EventSequenceHasNoGapAfterAFailedAppend) {
+  FailingStore failing(store());
+  failing.FailWriteNumber(2);
+  EXPECT_EQ(*failing.AppendEvent(Event("a", "1")), 1u);
+  EXPECT_FALSE(failing.AppendEvent(Event("b", "2")).ok());
+  EXPECT_EQ(*failing.AppendEvent(Event("c", "3")), 2u);
+}
+
+TEST_P(StoreContractTest, WritesPassAgainAfterReset) {
+  SeedPlanAndRun();
+  FailingStore failing(store());
+  failing.FailWritesFrom(1);
+  EXPECT_FALSE(failing.AppendEvent(Event("a", "1")).ok());
+  failing.Reset();
+  EXPECT_TRUE(failing.AppendEvent(Event("a", "1")).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(AllStores, StoreContractTest,
+                         ::testing::Values(RocksDbHarnessFactory(), MemoryHarnessFactory()),
+                         [](const ::testing::TestParamInfo<HarnessFactory>& info) {
+                           return info.param.name;
+                         });
+
+}  // namespace
+}  // namespace orch::store
