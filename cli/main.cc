@@ -3,9 +3,15 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "cli/agent_command.h"
+#include "cli/client_commands.h"
 #include "cli/command.h"
+#include "cli/coordinator_command.h"
 #include "cli/fingerprint_command.h"
 #include "cli/plan_command.h"
+#include "cli/report_command.h"
+#include "cli/run_command.h"
+#include "cli/status_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -17,7 +23,15 @@ int main(int argc, char** argv) {
 
   int exit_code = orch::cli::kExitOk;
   orch::cli::RegisterPlanCommand(app, exit_code);
+  orch::cli::RegisterReportCommand(app, exit_code);
+  orch::cli::RegisterRunCommand(app, exit_code);
   orch::cli::RegisterFingerprintCommand(app, exit_code);
+  orch::cli::RegisterAgentCommand(app, exit_code);
+  orch::cli::RegisterCoordinatorCommand(app, exit_code);
+  orch::cli::RegisterSubmitCommand(app, exit_code);
+  orch::cli::RegisterStatusCommand(app, exit_code);
+  orch::cli::RegisterCancelCommand(app, exit_code);
+  orch::cli::RegisterDrainCommand(app, exit_code);
 
   try {
     app.parse(argc, argv);

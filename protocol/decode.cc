@@ -227,7 +227,8 @@ Result<StatusReply> Read(w::StatusReply::Reader r) {
         e.getExperiment()));
     reply.experiments.push_back({Str(e.getExperiment()), e.getTotal(),
                                  e.getSucceeded(), e.getRunning(),
-                                 e.getPending(), e.getFailed()});
+                                 e.getPending(), e.getFailed(),
+                                 std::chrono::milliseconds(e.getEtaMs())});
   }
   auto agents = r.getAgents();
   for (unsigned i = 0; i < agents.size(); ++i) {
@@ -237,6 +238,11 @@ Result<StatusReply> Read(w::StatusReply::Reader r) {
   }
   reply.recent_failures = Texts(r.getRecentFailures());
   return reply;
+}
+
+Result<CommandReply> Read(w::CommandReply::Reader r) {
+  ORCH_RETURN_IF_ERROR(Required("commandReply.message", r.getMessage()));
+  return CommandReply{r.getOk(), Str(r.getMessage())};
 }
 
 template <typename T>
@@ -276,6 +282,8 @@ Result<Message> ReadEnvelope(w::Envelope::Reader e) {
       return Wrap(Read(e.getStatusRequest()));
     case W::STATUS_REPLY:
       return Wrap(Read(e.getStatusReply()));
+    case W::COMMAND_REPLY:
+      return Wrap(Read(e.getCommandReply()));
   }
   return Malformed("unknown message kind " +
                    std::to_string(static_cast<int>(e.which())));

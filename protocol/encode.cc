@@ -136,6 +136,7 @@ void Fill(w::ExperimentProgress::Builder b, const ExperimentProgress& m) {
   b.setRunning(m.running);
   b.setPending(m.pending);
   b.setFailed(m.failed);
+  b.setEtaMs(static_cast<std::uint64_t>(m.eta.count()));
 }
 
 void Fill(w::AgentSummary::Builder b, const AgentSummary& m) {
@@ -156,6 +157,12 @@ void Put(w::Envelope::Builder e, const StatusReply& m) {
   auto agents = b.initAgents(m.agents.size());
   for (unsigned i = 0; i < m.agents.size(); ++i) Fill(agents[i], m.agents[i]);
   SetTexts(b.initRecentFailures(m.recent_failures.size()), m.recent_failures);
+}
+
+void Put(w::Envelope::Builder e, const CommandReply& m) {
+  auto b = e.initCommandReply();
+  b.setOk(m.ok);
+  b.setMessage(Txt(m.message));
 }
 
 }  // namespace

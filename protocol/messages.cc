@@ -9,7 +9,8 @@ const char* MessageName(const Message& message) {
   static constexpr const char* kNames[] = {
       "hello",      "welcome",     "reject",        "heartbeat",  "assign",
       "runStarted", "digestChunk", "runFinished",   "ack",        "cancel",
-      "drain",      "submit",      "statusRequest", "statusReply"};
+      "drain",      "submit",      "statusRequest", "statusReply",
+      "commandReply"};
   static_assert(std::size(kNames) == std::variant_size_v<Message>);
   return kNames[message.index()];
 }

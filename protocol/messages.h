@@ -161,6 +161,7 @@ struct ExperimentProgress {
   std::uint32_t running = 0;
   std::uint32_t pending = 0;
   std::uint32_t failed = 0;
+  std::chrono::milliseconds eta{0};  // until every job is done; 0 when unknown
   friend bool operator==(const ExperimentProgress&,
                          const ExperimentProgress&) = default;
 };
@@ -183,10 +184,18 @@ struct StatusReply {
   friend bool operator==(const StatusReply&, const StatusReply&) = default;
 };
 
+// coordinator -> CLI: answer to Submit, Cancel and Drain.
+struct CommandReply {
+  bool ok = false;
+  std::string message;  // required
+  friend bool operator==(const CommandReply&, const CommandReply&) = default;
+};
+
 // The order matches the Envelope union in orch.capnp.
 using Message = std::variant<Hello, Welcome, Reject, Heartbeat, Assign,
                              RunStarted, DigestChunk, RunFinished, Ack, Cancel,
-                             Drain, Submit, StatusRequest, StatusReply>;
+                             Drain, Submit, StatusRequest, StatusReply,
+                             CommandReply>;
 
 // "hello", "digestChunk", ...: the Envelope member name, for logs and errors.
 const char* MessageName(const Message& message);

@@ -143,6 +143,7 @@ struct ExperimentProgress {
   running @3 :UInt32;   # jobs assigned or running
   pending @4 :UInt32;   # jobs waiting for an agent
   failed @5 :UInt32;    # jobs out of retries
+  etaMs @6 :UInt64;     # estimated time until every job is done, milliseconds; 0 when unknown
 }
 
 # One registered agent as the coordinator sees it.
@@ -163,6 +164,12 @@ struct StatusReply {
   recentFailures @2 :List(Text);             # newest first, "run-id: reason"
 }
 
+# coordinator -> CLI: answer to Submit, Cancel and Drain.
+struct CommandReply {
+  ok @0 :Bool;       # the command was carried out
+  message @1 :Text;  # required: what was done, or why not
+}
+
 # The only top-level message. Exactly one member is set.
 struct Envelope {
   union {
@@ -180,5 +187,6 @@ struct Envelope {
     submit @11 :Submit;
     statusRequest @12 :StatusRequest;
     statusReply @13 :StatusReply;
+    commandReply @14 :CommandReply;
   }
 }

@@ -227,6 +227,8 @@ std::vector<BadField> BadFields() {
                  m.agents[0].state = static_cast<AgentState>(9);
                }),
        "statusReply.agents[0].state"},
+      {"CommandReplyWithoutMessage", CommandReply{false, ""},
+       "commandReply.message"},
   };
 }
 

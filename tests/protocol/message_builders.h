@@ -39,7 +39,7 @@ inline Assign ValidAssign() {
 
 inline StatusReply ValidStatusReply() {
   StatusReply m;
-  m.experiments = {{"exp-1", 30, 10, 3, 16, 1}};
+  m.experiments = {{"exp-1", 30, 10, 3, 16, 1, std::chrono::seconds(90)}};
   m.agents = {{"cpu-1",
                "node7",
                "cpu",
@@ -69,7 +69,8 @@ inline std::vector<Message> OneOfEachMessage() {
           Drain{"gpu-box-3"},
           Submit{R"({"jobs":[]})"},
           StatusRequest{"exp-1"},
-          ValidStatusReply()};
+          ValidStatusReply(),
+          CommandReply{true, "submitted exp-1: 30 jobs, 30 new"}};
 }
 
 }  // namespace orch::protocol::testing

@@ -73,4 +73,8 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
 
 std::string OrchBinary() { return std::string(ORCH_BINARY_DIR) + "/cli/orch"; }
 
+std::string TestDriverBinary() {
+  return std::string(ORCH_BINARY_DIR) + "/tests/support/orch-test-driver";
+}
+
 }  // namespace orch::testing

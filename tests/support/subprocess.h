@@ -21,5 +21,7 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
 
 // Path of the built `orch` binary.
 std::string OrchBinary();
+// Path of the built test driver (tests/support/test_driver.cc), a test double of an engine.
+std::string TestDriverBinary();
 
 }  // namespace orch::testing

@@ -1,0 +1,367 @@
+#include "agent/agent_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <utility>  // before Boost.Asio under C++20 (Debian 12)
+
+#include "agent/driver_job.h"
+#include "agent/driver_run.h"
+#include "protocol/codec.h"
+
+namespace orch::agent {
+namespace {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+
+}  // namespace
+
+struct AgentService::Impl {
+  struct Running {
+    DriverRun run;
+    std::string experiment;
+    std::unique_ptr<Process> process;
+  };
+
+  Impl(asio::io_context& io, ProcessLauncher& launcher, Spool& spool,
+       spdlog::logger& log, AgentServiceOptions options, SendFn send)
+      : io(io),
+        launcher(launcher),
+        spool(spool),
+        log(log),
+        options(std::move(options)),
+        send(std::move(send)),
+        timer(io) {}
+
+  asio::io_context& io;
+  ProcessLauncher& launcher;
+  Spool& spool;
+  spdlog::logger& log;
+  AgentServiceOptions options;
+  SendFn send;
+  asio::steady_timer
+      timer;  // heartbeats, Hello retries, stall checks, shutdown grace
+  std::map<std::string, std::unique_ptr<Running>> runs;
+  std::function<void()> on_stopped;
+  bool welcomed = false;
+  bool draining = false;  // no new work; stop once everything is acknowledged
+  bool stopping = false;  // Stop(): as draining, but with a deadline
+  bool stopped = false;
+  std::chrono::milliseconds heartbeat{1000};
+  Clock::time_point last_progress = Clock::now();  // last ack, or last resend
+  Clock::time_point stop_deadline;
+
+  const std::string& id() const { return options.config.id; }
+
+  void SendMessage(const protocol::Message& message) {
+    Status status = send(protocol::Encode(message));
+    if (!status.ok()) {
+      log.warn(fmt::runtime("send {}: {}"), protocol::MessageName(message),
+               status.message());
+    }
+  }
+
+  void SendFrame(const std::string& frame) {
+    Status status = send(frame);
+    if (!status.ok()) log.warn(fmt::runtime("resend: {}"), status.message());
+  }
+
+  std::vector<std::string> RunIds() const {
+    std::vector<std::string> ids;
+    for (const auto& [run_id, running] : runs) ids.push_back(run_id);
+    return ids;
+  }
+
+  void SayHello() {
+    protocol::Hello hello;
+    hello.agent_id = id();
+    for (const DriverConfig& driver : options.config.drivers) {
+      hello.capabilities.engines.push_back(driver.engine);
+    }
+    hello.capabilities.hardware_class = options.config.hardware;
+    hello.capabilities.gpus = options.config.gpus;
+    hello.capabilities.slots = options.config.slots;
+    hello.capabilities.model_hashes = options.model_hashes;
+    hello.fingerprint_id = options.fingerprint_id;
+    hello.running_runs = RunIds();
+    welcomed = false;
+    SendMessage(hello);
+    Arm(options.hello_retry);
+  }
+
+  void Arm(std::chrono::milliseconds after) {
+    timer.expires_after(after);
+    timer.async_wait([this](const boost::system::error_code& error) {
+      if (!error) OnTimer();
+    });
+  }
+
+  void OnTimer() {
+    if (stopped) return;
+    if (stopping && Clock::now() >= stop_deadline) return Finish();
+    if (!welcomed) return SayHello();
+    if (spool.unacked() > 0 &&
+        Clock::now() - last_progress >= options.resend_after) {
+      log.info(
+          fmt::runtime("no acknowledgement for {} ms with {} messages spooled: "
+                       "registering again"),
+          options.resend_after.count(), spool.unacked());
+      last_progress = Clock::now();
+      return SayHello();
+    }
+    protocol::Heartbeat beat{id(), RunIds(), FreeSlots()};
+    SendMessage(beat);
+    Arm(heartbeat);
+  }
+
+  std::int32_t FreeSlots() const {
+    if (draining || stopping) return 0;
+    return std::max<std::int32_t>(
+        0, options.config.slots - static_cast<std::int32_t>(runs.size()));
+  }
+
+  void OnWelcome(const protocol::Welcome& welcome) {
+    welcomed = true;
+    heartbeat = welcome.heartbeat_interval;
+    last_progress = Clock::now();
+    std::vector<std::string> frames = spool.UnackedFrames();
+    log.info(fmt::runtime("welcomed by {}; resending {} spooled messages"),
+             welcome.coordinator_id, frames.size());
+    for (const std::string& frame : frames) SendFrame(frame);
+    Arm(heartbeat);
+  }
+
+  void Refuse(const protocol::Assign& assign, const std::string& reason) {
+    log.warn(fmt::runtime("run {}: refused: {}"), assign.run_id, reason);
+    protocol::RunFinished finished{
+        assign.run_id, protocol::RunStatus::kFailed, "{}",
+        "agent " + id() + " refused the run: " + reason, 0};
+    Spooled(finished);
+  }
+
+  // Writes `message` to the spool, then sends it. A spool failure still sends
+  // (the coordinator may store it) but is logged: the message is not durable.
+  void Spooled(const protocol::DigestChunk& chunk) {
+    Status status = spool.AddChunk(chunk);
+    if (!status.ok()) log.error(fmt::runtime("spool: {}"), status.message());
+    SendMessage(chunk);
+  }
+  void Spooled(const protocol::RunFinished& finished) {
+    Status status = spool.AddFinished(finished);
+    if (!status.ok()) log.error(fmt::runtime("spool: {}"), status.message());
+    SendMessage(finished);
+  }
+
+  const DriverConfig* DriverFor(const std::string& engine) const {
+    for (const DriverConfig& driver : options.config.drivers) {
+      if (driver.engine == engine) return &driver;
+    }
+    return nullptr;
+  }
+
+  std::string Engines() const {
+    std::string engines;
+    for (const DriverConfig& driver : options.config.drivers) {
+      engines += (engines.empty() ? "" : ", ") + driver.engine;
+    }
+    return engines.empty() ? "none" : engines;
+  }
+
+  void OnAssign(const protocol::Assign& assign) {
+    if (runs.contains(assign.run_id)) return;  // a duplicate Assign
+    if (draining || stopping) return Refuse(assign, "the agent is draining");
+    const DriverConfig* driver = DriverFor(assign.requirements.engine);
+    if (driver == nullptr) {
+      return Refuse(assign, "no driver for engine \"" +
+                                assign.requirements.engine +
+                                "\" (this agent has: " + Engines() + ")");
+    }
+    if (FreeSlots() <= 0) return Refuse(assign, "no free slot");
+    Result<DriverJob> job = BuildDriverJob(assign, options.config.model_dirs);
+    if (!job.ok()) return Refuse(assign, job.status().message());
+    Status begun = spool.BeginRun(assign.run_id);
+    if (!begun.ok()) return Refuse(assign, "spool: " + begun.message());
+    auto running = std::make_unique<Running>(
+        Running{DriverRun(assign.run_id, driver->name, kRecordsPerChunk),
+                job->experiment,
+                {}});
+    Running* raw = running.get();
+    runs[assign.run_id] = std::move(running);
+    SendMessage(protocol::RunStarted{assign.run_id});
+    log.info(fmt::runtime("run {}: job {} on driver {}"), assign.run_id,
+             assign.job_id, driver->name);
+    Launch(*driver, assign.run_id, std::move(job->json), *raw);
+  }
+
+  void Launch(const DriverConfig& driver, const std::string& run_id,
+              std::string job, Running& running) {
+    LaunchRequest request{
+        driver.executable, {}, std::move(job), options.config.run_timeout};
+    ProcessHandlers handlers{
+        [this, run_id](std::string_view bytes) { OnStdout(run_id, bytes); },
+        [this, run_id](ProcessExit exit) { OnExit(run_id, std::move(exit)); }};
+    Result<std::unique_ptr<Process>> process =
+        launcher.Launch(request, std::move(handlers));
+    if (process.ok()) {
+      running.process = std::move(process).value();
+      return;
+    }
+    ProcessExit failed{ProcessExit::Reason::kExited, 127, 0,
+                       process.status().message()};
+    asio::post(io, [this, run_id, failed] { OnExit(run_id, failed); });
+  }
+
+  void OnStdout(const std::string& run_id, std::string_view bytes) {
+    auto it = runs.find(run_id);
+    if (it == runs.end()) return;
+    std::vector<protocol::DigestChunk> chunks;
+    Status status = it->second->run.Feed(bytes, &chunks);
+    for (const protocol::DigestChunk& chunk : chunks) Spooled(chunk);
+    if (!status.ok() && it->second->process) {
+      log.warn(fmt::runtime("run {}: {}; killing the driver"), run_id,
+               status.message());
+      it->second->process->Cancel();
+    }
+  }
+
+  void OnExit(const std::string& run_id, ProcessExit exit) {
+    auto it = runs.find(run_id);
+    if (it == runs.end()) return;
+    DriverRun& run = it->second->run;
+    if (std::optional<protocol::DigestChunk> last = run.Flush()) Spooled(*last);
+    protocol::RunFinished finished = run.Finish(exit);
+    if (finished.status == protocol::RunStatus::kSucceeded) {
+      log.info(fmt::runtime("run {}: succeeded, {} records"), run_id,
+               run.records());
+    } else {
+      log.warn(fmt::runtime("run {}: {}"), run_id, finished.error);
+    }
+    Spooled(finished);
+    // The Process may be the caller: destroy it after this handler returns.
+    std::shared_ptr<Process> process = std::move(it->second->process);
+    runs.erase(it);
+    asio::post(io, [process] {});
+    MaybeStop();
+  }
+
+  void OnAck(const protocol::Ack& ack) {
+    Status status = spool.Ack(ack.run_id, ack.seq);
+    if (!status.ok()) log.warn(fmt::runtime("spool ack: {}"), status.message());
+    last_progress = Clock::now();
+    MaybeStop();
+  }
+
+  void OnCancel(const protocol::Cancel& cancel) {
+    for (auto& [run_id, running] : runs) {
+      bool match = cancel.run_id.empty()
+                       ? running->experiment == cancel.experiment
+                       : run_id == cancel.run_id;
+      if (match && running->process) {
+        log.info(fmt::runtime("run {}: cancelled by the coordinator"), run_id);
+        running->process->Cancel();
+      }
+    }
+  }
+
+  void MaybeStop() {
+    if (stopped || !(draining || stopping) || !runs.empty() ||
+        spool.unacked() > 0)
+      return;
+    Finish();
+  }
+
+  void Finish() {
+    if (stopped) return;
+    stopped = true;
+    timer.cancel();
+    log.info(fmt::runtime("agent {} stopped; {} messages left in the spool"),
+             id(), spool.unacked());
+    if (on_stopped) asio::post(io, on_stopped);
+  }
+
+  void OnMessage(const protocol::Message& message) {
+    if (const auto* welcome = std::get_if<protocol::Welcome>(&message))
+      return OnWelcome(*welcome);
+    if (const auto* reject = std::get_if<protocol::Reject>(&message)) {
+      log.error(fmt::runtime("coordinator rejected agent {}: {}"), id(),
+                reject->reason);
+      welcomed = false;
+      return Arm(options.hello_retry);
+    }
+    if (const auto* assign = std::get_if<protocol::Assign>(&message))
+      return OnAssign(*assign);
+    if (const auto* ack = std::get_if<protocol::Ack>(&message))
+      return OnAck(*ack);
+    if (const auto* cancel = std::get_if<protocol::Cancel>(&message))
+      return OnCancel(*cancel);
+    if (std::holds_alternative<protocol::Drain>(message)) {
+      log.info(fmt::runtime("draining: finishing {} runs"), runs.size());
+      draining = true;
+      return MaybeStop();
+    }
+    log.warn(fmt::runtime("ignoring {} from the coordinator"),
+             protocol::MessageName(message));
+  }
+};
+
+AgentService::AgentService(asio::io_context& io, ProcessLauncher& launcher,
+                           Spool& spool, spdlog::logger& log,
+                           AgentServiceOptions options, SendFn send)
+    : impl_(std::make_unique<Impl>(io, launcher, spool, log, std::move(options),
+                                   std::move(send))) {}
+
+AgentService::~AgentService() = default;
+
+Status AgentService::Start() {
+  for (const std::string& run_id : impl_->spool.UnfinishedRuns()) {
+    protocol::RunFinished finished{
+        run_id, protocol::RunStatus::kFailed, "{}",
+        "agent " + impl_->id() + " restarted while the run was in progress",
+        impl_->spool.ChunkCount(run_id)};
+    ORCH_RETURN_IF_ERROR(impl_->spool.AddFinished(finished));
+  }
+  impl_->SayHello();
+  return Status::Ok();
+}
+
+void AgentService::Reconnect(SendFn send) {
+  impl_->send = std::move(send);
+  impl_->SayHello();
+}
+
+void AgentService::OnEvent(const protocol::TransportEvent& event) {
+  if (event.kind != protocol::TransportEvent::Kind::kFrame || impl_->stopped)
+    return;
+  Result<protocol::Message> message = protocol::Decode(event.frame);
+  if (!message.ok()) {
+    impl_->log.warn(
+        fmt::runtime("dropping a bad frame from the coordinator: {}"),
+        message.status().message());
+    return;
+  }
+  impl_->OnMessage(*message);
+}
+
+void AgentService::Stop() {
+  if (impl_->stopping || impl_->stopped) return;
+  impl_->stopping = true;
+  impl_->stop_deadline = Clock::now() + impl_->options.shutdown_grace;
+  for (auto& [run_id, running] : impl_->runs) {
+    if (running->process) running->process->Cancel();
+  }
+  impl_->Arm(impl_->options.shutdown_grace);
+  impl_->MaybeStop();
+}
+
+void AgentService::SetOnStopped(std::function<void()> on_stopped) {
+  impl_->on_stopped = std::move(on_stopped);
+}
+
+bool AgentService::welcomed() const { return impl_->welcomed; }
+std::size_t AgentService::running() const { return impl_->runs.size(); }
+bool AgentService::stopped() const { return impl_->stopped; }
+
+}  // namespace orch::agent

@@ -1,0 +1,90 @@
+// AgentService: the agent daemon's logic on one event loop (docs/agent.md).
+//
+// It registers with the coordinator (Hello -> Welcome), heartbeats, runs each
+// Assign by spawning the driver whose engine equals requirements.engine, turns
+// the driver's frames into RunStarted / DigestChunk (seq from 0, at most
+// kRecordsPerChunk records) / RunFinished, writes each to the spool before
+// sending it, and drops it from the spool when acknowledged. After every
+// Welcome all unacknowledged messages are resent; when acknowledgements stall
+// for `resend_after` it says Hello again (a restarted coordinator does not know
+// it) and resends after the Welcome. A driver that crashes, hangs or writes
+// garbage fails its run; the agent lives on.
+//
+// Transport is not owned: frames go out through `send`, events come in through
+// OnEvent(). Not thread-safe: everything runs on the io_context's thread.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/config.h"
+#include "agent/process_launcher.h"
+#include "agent/spool.h"
+#include "base/status.h"
+#include "protocol/transport.h"
+
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
+namespace spdlog {
+class logger;
+}  // namespace spdlog
+
+namespace orch::agent {
+
+inline constexpr std::size_t kRecordsPerChunk = 256;
+
+struct AgentServiceOptions {
+  AgentConfig config;
+  std::string fingerprint_id;
+  std::vector<std::string> model_hashes;
+  std::chrono::milliseconds hello_retry{
+      1000};  // Hello again while not welcomed
+  std::chrono::milliseconds resend_after{
+      5000};  // no ack for this long: re-register
+  std::chrono::milliseconds shutdown_grace{
+      5000};  // Stop(): wait this long for acks
+};
+
+class AgentService final {
+ public:
+  using SendFn = std::function<Status(std::string_view frame)>;
+
+  // Borrows io, launcher, spool and log, which must outlive the service.
+  AgentService(boost::asio::io_context& io, ProcessLauncher& launcher,
+               Spool& spool, spdlog::logger& log, AgentServiceOptions options,
+               SendFn send);
+  ~AgentService();
+  AgentService(const AgentService&) = delete;
+  AgentService& operator=(const AgentService&) = delete;
+
+  // Fails the runs an earlier agent left unfinished in the spool, then says
+  // Hello.
+  Status Start();
+  // Frames now go through `send` (a new connection); says Hello again.
+  void Reconnect(SendFn send);
+  // One event from the transport.
+  void OnEvent(const protocol::TransportEvent& event);
+
+  // Stops taking work, cancels running drivers, waits up to shutdown_grace for
+  // the spool to be acknowledged, then calls `on_stopped`. The spool keeps
+  // whatever was not acked.
+  void Stop();
+  // Runs `on_stopped` once when a Drain or Stop has completed.
+  void SetOnStopped(std::function<void()> on_stopped);
+
+  bool welcomed() const;
+  std::size_t running() const;
+  bool stopped() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace orch::agent

@@ -1,0 +1,50 @@
+// AgentConfig: the agent's TOML configuration file (docs/agent.md).
+//
+// Parsing is strict: unknown keys, wrong types and out-of-range values are
+// errors whose message names the file, line and column, the field and the
+// offending value
+// ("agent.toml:4:9: agent.slots: must be >= 1, got 0"). Relative paths
+// (spool_dir, model_dirs) are resolved against the directory holding the config
+// file.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace orch::agent {
+
+// One engine driver executable the agent may spawn.
+struct DriverConfig {
+  std::string name;        // unique within the file
+  std::string executable;  // absolute after parsing
+  std::string engine;  // a job whose requirements.engine equals this runs here
+};
+
+struct AgentConfig {
+  std::string id;
+  std::string coordinator;  // ZeroMQ endpoint, "tcp://host:port"
+  std::int32_t slots = 1;
+  std::string hardware = "cpu";
+  std::int32_t gpus = 0;
+  std::string spool_dir;                // absolute after parsing
+  std::vector<std::string> model_dirs;  // absolute after parsing
+  std::chrono::milliseconds run_timeout{600000};
+  std::vector<DriverConfig> drivers;
+};
+
+// Parses `text`; `file_name` is used in messages, `base_dir` resolves relative
+// paths. Errors: kInvalidArgument naming file:line:col, the field and the
+// value.
+Result<AgentConfig> ParseAgentConfig(std::string_view text,
+                                     const std::string& file_name,
+                                     const std::string& base_dir);
+
+// Reads and parses the file at `path`. kIoError when it cannot be read.
+Result<AgentConfig> LoadAgentConfig(const std::string& path);
+
+}  // namespace orch::agent

@@ -1,0 +1,65 @@
+// The driver output stream (docs/driver-protocol.md): what an engine driver
+// writes on stdout, split into frames and checked for order.
+//
+// Frame = u32 little-endian payload length + u8 type + payload. Order: exactly
+// one hello first, any number of records, then done or error last; nothing may
+// follow. The parser is pure and incremental (bytes arrive in arbitrary pieces)
+// and never trusts the driver: an oversized length, an unknown type, a
+// misplaced frame or a stream that ends mid-frame is a kDataLoss Status that
+// names the defect; it never crashes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace orch::agent {
+
+enum class DriverFrameType : std::uint8_t {
+  kHello = 1,
+  kRecord = 2,
+  kDone = 3,
+  kError = 4
+};
+
+// Largest payload accepted: a full float row of a 4M-token vocabulary fits.
+inline constexpr std::uint32_t kMaxDriverFramePayload = 16u << 20;
+
+struct DriverFrame {
+  DriverFrameType type = DriverFrameType::kHello;
+  std::string payload;
+};
+
+// One frame's bytes; for drivers and tests.
+std::string EncodeDriverFrame(DriverFrameType type, std::string_view payload);
+
+class DriverFrameParser final {
+ public:
+  // Appends the complete frames in `bytes` to `out`. After an error the parser
+  // stays failed and returns the same Status.
+  Status Feed(std::string_view bytes, std::vector<DriverFrame>* out);
+
+  // The driver closed stdout: OK only when the stream ended right after done or
+  // error.
+  Status Finish() const;
+
+  bool saw_hello() const { return saw_hello_; }
+  bool finished() const { return saw_last_; }
+  std::uint64_t frames() const { return frames_; }
+
+ private:
+  Status Fail(std::string message);
+  Status Accept(DriverFrameType type);
+
+  std::string buffer_;
+  Status error_;
+  bool saw_hello_ = false;
+  bool saw_last_ = false;
+  std::uint64_t frames_ = 0;
+};
+
+}  // namespace orch::agent

@@ -1,0 +1,62 @@
+// DriverRun: the pure part of one run. Consumes the driver's stdout bytes and
+// exit, and produces the DigestChunks and the RunFinished the agent must send.
+// No I/O.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/driver_frames.h"
+#include "agent/process_launcher.h"
+#include "base/status.h"
+#include "protocol/chunk_records.h"
+#include "protocol/messages.h"
+
+namespace orch::agent {
+
+class DriverRun final {
+ public:
+  DriverRun(std::string run_id, std::string driver_name,
+            std::size_t records_per_chunk)
+      : run_id_(std::move(run_id)),
+        driver_name_(std::move(driver_name)),
+        records_per_chunk_(records_per_chunk) {}
+
+  // Appends the full chunks completed by `bytes` to `chunks`. A malformed
+  // stream fails the run (the Status says why; the caller kills the driver).
+  Status Feed(std::string_view bytes,
+              std::vector<protocol::DigestChunk>* chunks);
+
+  // The last partial chunk, if any.
+  std::optional<protocol::DigestChunk> Flush();
+
+  // The RunFinished for how the driver ended; chunk_count counts every chunk
+  // produced.
+  protocol::RunFinished Finish(const ProcessExit& exit) const;
+
+  const std::string& run_id() const { return run_id_; }
+  std::uint64_t records() const { return records_; }
+
+ private:
+  Status Take(const DriverFrame& frame,
+              std::vector<protocol::DigestChunk>* chunks);
+  protocol::DigestChunk MakeChunk();
+  std::string Summary(const ProcessExit& exit) const;
+
+  std::string run_id_;
+  std::string driver_name_;
+  std::size_t records_per_chunk_;
+  DriverFrameParser parser_;
+  Status failure_;  // malformed output
+  std::vector<protocol::ChunkRecord> pending_;
+  std::uint64_t next_seq_ = 0;
+  std::uint64_t records_ = 0;
+  std::string hello_;  // JSON payloads as the driver sent them
+  std::string done_;
+  std::string error_;
+};
+
+}  // namespace orch::agent

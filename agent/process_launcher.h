@@ -1,0 +1,74 @@
+// ProcessLauncher: starts one driver process per run and reports its output and
+// exit.
+//
+// The contract (tests/agent/process_launcher_test.cc) for every implementation:
+// - Launch writes `stdin_bytes` to the child's stdin and closes it; each piece
+// of the
+//   child's stdout is handed to `on_stdout` in order; the last ~8 KB of stderr
+//   are kept.
+// - `on_exit` runs exactly once, after the last `on_stdout`, unless the Process
+// is
+//   destroyed first. Callbacks run on the launcher's event loop, never inside
+//   Launch.
+// - Cancel() and the timeout kill the child's whole process group; the exit
+// then says
+//   kCancelled or kTimedOut.
+// - Destroying a Process kills and reaps a child that is still running; no
+// callback runs
+//   afterwards.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace orch::agent {
+
+// Bytes of stderr kept for error reports.
+inline constexpr std::size_t kStderrTailBytes = 8192;
+
+struct LaunchRequest {
+  std::string executable;
+  std::vector<std::string> args;  // argv[1..]
+  std::string stdin_bytes;
+  std::chrono::milliseconds timeout{600000};
+};
+
+struct ProcessExit {
+  enum class Reason { kExited, kSignaled, kTimedOut, kCancelled };
+  Reason reason = Reason::kExited;
+  int exit_code = -1;  // for kExited
+  int signal = 0;      // for kSignaled
+  std::string stderr_tail;
+
+  // "exit status 3", "killed by signal 6 (Aborted)", "timed out", "cancelled".
+  std::string Describe() const;
+};
+
+struct ProcessHandlers {
+  std::function<void(std::string_view)> on_stdout;
+  std::function<void(ProcessExit)> on_exit;
+};
+
+class Process {
+ public:
+  virtual ~Process() = default;
+  // Kills the process group; on_exit follows with kCancelled. Idempotent.
+  virtual void Cancel() = 0;
+};
+
+class ProcessLauncher {
+ public:
+  virtual ~ProcessLauncher() = default;
+  // kIoError / kNotFound when the child cannot be started (no callback runs
+  // then).
+  virtual Result<std::unique_ptr<Process>> Launch(const LaunchRequest& request,
+                                                  ProcessHandlers handlers) = 0;
+};
+
+}  // namespace orch::agent

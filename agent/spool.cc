@@ -1,0 +1,226 @@
+#include "agent/spool.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "protocol/codec.h"
+
+namespace orch::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Hex(const std::string& text) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+std::string SeqName(std::uint64_t seq) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "chunk-%020llu",
+                static_cast<unsigned long long>(seq));
+  return name;
+}
+
+Status Errno(const std::string& what) {
+  return IoError(what + ": " + std::strerror(errno));
+}
+
+Status SyncPath(const std::string& path, int flags) {
+  int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) return Errno("open " + path);
+  int rc = ::fsync(fd);
+  ::close(fd);
+  return rc == 0 ? Status::Ok() : Errno("fsync " + path);
+}
+
+// Writes `bytes` to `path` atomically and durably (temp file, fsync, rename,
+// dir fsync).
+Status WriteDurably(const std::string& path, const std::string& bytes) {
+  std::string temp = path + ".tmp";
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno("create " + temp);
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      Status status = Errno("write " + temp);
+      ::close(fd);
+      return status;
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    Status status = Errno("fsync " + temp);
+    ::close(fd);
+    return status;
+  }
+  ::close(fd);
+  if (::rename(temp.c_str(), path.c_str()) != 0) return Errno("rename " + temp);
+  return SyncPath(fs::path(path).parent_path().string(),
+                  O_RDONLY | O_DIRECTORY);
+}
+
+Result<std::string> ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("cannot read " + path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Spool>> Spool::Open(const std::string& dir) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error)
+    return IoError("create spool directory " + dir + ": " + error.message());
+  std::unique_ptr<Spool> spool(new Spool(dir));
+  ORCH_RETURN_IF_ERROR(spool->Load().WithContext("spool " + dir));
+  return spool;
+}
+
+std::string Spool::RunDir(const std::string& run_id) const {
+  return (fs::path(dir_) / ("run-" + Hex(run_id))).string();
+}
+
+Status Spool::Load() {
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir_, error)) {
+    if (entry.is_directory() &&
+        entry.path().filename().string().starts_with("run-")) {
+      ORCH_RETURN_IF_ERROR(LoadRun(entry.path().string()));
+    }
+  }
+  if (error) return IoError("list " + dir_ + ": " + error.message());
+  return Status::Ok();
+}
+
+Status Spool::LoadRun(const std::string& run_dir) {
+  std::string run_id;
+  ORCH_ASSIGN_OR_RETURN(run_id, ReadAll(run_dir + "/run-id"));
+  RunEntry& run = runs_[run_id];
+  for (const fs::directory_entry& entry : fs::directory_iterator(run_dir)) {
+    std::string name = entry.path().filename().string();
+    if (name.starts_with("chunk-") &&
+        (name.ends_with(".msg") || name.ends_with(".acked"))) {
+      std::uint64_t seq = std::stoull(name.substr(6, 20));
+      run.chunk_count = std::max(run.chunk_count, seq + 1);
+      if (name.ends_with(".acked")) continue;
+      ORCH_ASSIGN_OR_RETURN(std::string frame, ReadAll(entry.path().string()));
+      Result<protocol::Message> message = protocol::Decode(frame);
+      if (!message.ok())
+        return message.status().WithContext(entry.path().string());
+      run.unacked_chunks[seq] = std::move(frame);
+    } else if (name == "finished.msg") {
+      ORCH_ASSIGN_OR_RETURN(std::string frame, ReadAll(entry.path().string()));
+      Result<protocol::Message> message = protocol::Decode(frame);
+      if (!message.ok())
+        return message.status().WithContext(entry.path().string());
+      run.finished = std::move(frame);
+    }
+  }
+  return Status::Ok();
+}
+
+Status Spool::BeginRun(const std::string& run_id) {
+  std::string run_dir = RunDir(run_id);
+  std::error_code error;
+  fs::create_directories(run_dir, error);
+  if (error) return IoError("create " + run_dir + ": " + error.message());
+  ORCH_RETURN_IF_ERROR(WriteDurably(run_dir + "/run-id", run_id));
+  ORCH_RETURN_IF_ERROR(SyncPath(dir_, O_RDONLY | O_DIRECTORY));
+  runs_[run_id];
+  return Status::Ok();
+}
+
+Status Spool::AddChunk(const protocol::DigestChunk& chunk) {
+  if (!runs_.contains(chunk.run_id))
+    ORCH_RETURN_IF_ERROR(BeginRun(chunk.run_id));
+  std::string frame = protocol::Encode(chunk);
+  ORCH_RETURN_IF_ERROR(WriteDurably(
+      RunDir(chunk.run_id) + "/" + SeqName(chunk.seq) + ".msg", frame));
+  RunEntry& run = runs_[chunk.run_id];
+  run.unacked_chunks[chunk.seq] = std::move(frame);
+  run.chunk_count = std::max(run.chunk_count, chunk.seq + 1);
+  return Status::Ok();
+}
+
+Status Spool::AddFinished(const protocol::RunFinished& finished) {
+  if (!runs_.contains(finished.run_id))
+    ORCH_RETURN_IF_ERROR(BeginRun(finished.run_id));
+  std::string frame = protocol::Encode(finished);
+  ORCH_RETURN_IF_ERROR(
+      WriteDurably(RunDir(finished.run_id) + "/finished.msg", frame));
+  runs_[finished.run_id].finished = std::move(frame);
+  return Status::Ok();
+}
+
+Status Spool::Ack(const std::string& run_id, std::uint64_t seq) {
+  auto it = runs_.find(run_id);
+  if (it == runs_.end()) return Status::Ok();
+  std::string run_dir = RunDir(run_id);
+  if (seq == protocol::kRunFinishedSeq) {
+    if (!it->second.finished) return Status::Ok();
+    // RunFinished is stored only after every chunk was, so the whole run is
+    // done.
+    std::error_code error;
+    fs::remove_all(run_dir, error);
+    if (error) return IoError("remove " + run_dir + ": " + error.message());
+    runs_.erase(it);
+    return Status::Ok();
+  }
+  if (it->second.unacked_chunks.erase(seq) == 0) return Status::Ok();
+  std::string path = run_dir + "/" + SeqName(seq);
+  if (::rename((path + ".msg").c_str(), (path + ".acked").c_str()) != 0) {
+    return Errno("rename " + path + ".msg");
+  }
+  if (::truncate((path + ".acked").c_str(), 0) != 0)
+    return Errno("truncate " + path);
+  return Status::Ok();
+}
+
+std::vector<std::string> Spool::UnackedFrames() const {
+  std::vector<std::string> frames;
+  for (const auto& [run_id, run] : runs_) {
+    for (const auto& [seq, frame] : run.unacked_chunks) frames.push_back(frame);
+    if (run.finished) frames.push_back(*run.finished);
+  }
+  return frames;
+}
+
+std::vector<std::string> Spool::UnfinishedRuns() const {
+  std::vector<std::string> runs;
+  for (const auto& [run_id, run] : runs_) {
+    if (!run.finished) runs.push_back(run_id);
+  }
+  return runs;
+}
+
+std::uint64_t Spool::ChunkCount(const std::string& run_id) const {
+  auto it = runs_.find(run_id);
+  return it == runs_.end() ? 0 : it->second.chunk_count;
+}
+
+std::size_t Spool::unacked() const {
+  std::size_t count = 0;
+  for (const auto& [run_id, run] : runs_) {
+    count += run.unacked_chunks.size() + (run.finished ? 1 : 0);
+  }
+  return count;
+}
+
+}  // namespace orch::agent

@@ -1,0 +1,168 @@
+// Coordinator core throughput and memory.
+//
+// BM_DispatchNoOpJobs: 100 agents (one slot each) work through 10,000 no-op
+// jobs: every assignment is followed by the stored, complete run that frees the
+// slot, through the pure core (no store, no network). Baseline in the same run:
+// BM_EncodeAssigns encodes the same number of Assign messages, the least work a
+// real dispatch must do per job. BM_MemoryAgentsAndJobs: RSS growth with 1,000
+// registered agents and 100,000 jobs, with the plan parser's transients and
+// after returning freed memory (malloc_trim).
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "coordinator/coordinator_core.h"
+#include "protocol/codec.h"
+
+namespace orch::coordinator {
+namespace {
+
+constexpr const char* kEngine = "llama.cpp@b8390";
+
+std::string JobId(int i) {
+  char id[33];
+  std::snprintf(id, sizeof id, "%032x", i);
+  return id;
+}
+
+// An orch.plan/1 document with `jobs` jobs of one cell and workload.
+std::string PlanJson(const std::string& name, int jobs) {
+  std::string json =
+      R"({"schema":"orch.plan/1","experiment":{"name":")" + name +
+      R"("},"model":{"name":"m","synth":"llama:vocab=512"},)"
+      R"("workloads":[{"name":"w","kind":"teacher_forced","positions":16}],"jobs":[)";
+  for (int i = 0; i < jobs; ++i) {
+    if (i > 0) json += ",";
+    json +=
+        R"({"id":")" + JobId(i) +
+        R"(","cell":"baseline","workload":"w","repeat":)" + std::to_string(i) +
+        R"(,"coordinate":{"engine":"llama.cpp@b8390","hardware":"cpu","kv":"f16","quant":"q4_0"},)"
+        R"("requirements":{"engine":"llama.cpp@b8390","hardware":"cpu","gpus":0,"model":"synth:llama:vocab=512"}})";
+  }
+  return json + "]}";
+}
+
+protocol::Hello AgentHello(int i) {
+  protocol::Hello hello;
+  hello.agent_id = "agent-" + std::to_string(i);
+  hello.capabilities = {{kEngine}, "cpu", 0, 1, {}};
+  return hello;
+}
+
+std::vector<protocol::Assign> Assigns(const Effects& effects) {
+  std::vector<protocol::Assign> out;
+  for (const Effect& e : effects) {
+    if (auto* send = std::get_if<SendEffect>(&e)) {
+      if (auto* a = std::get_if<protocol::Assign>(&send->message))
+        out.push_back(*a);
+    }
+  }
+  return out;
+}
+
+store::RunRecord Done(const protocol::Assign& assign,
+                      const std::string& agent) {
+  store::RunRecord run;
+  run.id = assign.run_id;
+  run.job_id = assign.job_id;
+  run.agent_id = agent;
+  run.state = store::RunState::kSucceeded;
+  run.finished = true;
+  run.chunks_expected = 0;
+  return run;
+}
+
+constexpr int kAgents = 100;
+constexpr int kJobs = 10'000;
+
+void BM_DispatchNoOpJobs(benchmark::State& state) {
+  std::string plan = PlanJson("bench", kJobs);
+  for (auto _ : state) {
+    CoordinatorCore core(CoordinatorOptions{}, [](std::string_view) {});
+    std::chrono::milliseconds now{1'000'000};
+    core.OnMessage("cli", protocol::Submit{plan}, now);
+    std::vector<std::pair<protocol::Assign, std::string>> work;
+    for (int a = 0; a < kAgents; ++a) {
+      protocol::Hello hello = AgentHello(a);
+      for (auto& assign : Assigns(core.OnMessage(hello.agent_id, hello, now))) {
+        work.emplace_back(std::move(assign), hello.agent_id);
+      }
+    }
+    std::int64_t assigned = static_cast<std::int64_t>(work.size());
+    while (!work.empty()) {
+      auto [assign, agent] = std::move(work.back());
+      work.pop_back();
+      for (auto& next : Assigns(core.OnRunStored(Done(assign, agent), now))) {
+        work.emplace_back(std::move(next), agent);
+        ++assigned;
+      }
+    }
+    if (assigned != kJobs) state.SkipWithError("not every job was assigned");
+  }
+  state.SetItemsProcessed(state.iterations() * kJobs);
+  state.counters["assignments_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * kJobs),
+                         benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_DispatchNoOpJobs)->Unit(benchmark::kMillisecond);
+
+void BM_EncodeAssigns(benchmark::State& state) {
+  protocol::Assign assign;
+  assign.run_id = JobId(7).substr(0, 12) + "-1-abc123";
+  assign.job_id = JobId(7);
+  assign.coordinate = {{"engine", kEngine},
+                       {"hardware", "cpu"},
+                       {"kv", "f16"},
+                       {"quant", "q4_0"}};
+  assign.workload = "w";
+  assign.requirements = {kEngine, "cpu", 0, "synth:llama:vocab=512"};
+  assign.lease = std::chrono::seconds(30);
+  assign.workload_spec = std::string(600, 'x');
+  for (auto _ : state) {
+    for (int i = 0; i < kJobs; ++i)
+      benchmark::DoNotOptimize(protocol::Encode(assign));
+  }
+  state.SetItemsProcessed(state.iterations() * kJobs);
+  state.counters["assignments_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * kJobs),
+                         benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_EncodeAssigns)->Unit(benchmark::kMillisecond);
+
+double RssMiB() {
+  long pages = 0, resident = 0;
+  std::ifstream("/proc/self/statm") >> pages >> resident;
+  return static_cast<double>(resident) *
+         static_cast<double>(sysconf(_SC_PAGESIZE)) / (1 << 20);
+}
+
+void BM_MemoryAgentsAndJobs(benchmark::State& state) {
+  for (auto _ : state) {
+    std::string plan = PlanJson("memory", 100'000);
+    double before = RssMiB();
+    CoordinatorCore core(CoordinatorOptions{}, [](std::string_view) {});
+    std::chrono::milliseconds now{1'000'000};
+    core.OnMessage("cli", protocol::Submit{plan}, now);
+    for (int a = 0; a < 1000; ++a) {
+      protocol::Hello hello = AgentHello(a);
+      benchmark::DoNotOptimize(core.OnMessage(hello.agent_id, hello, now));
+    }
+    state.counters["rss_peak_growth_MiB"] =
+        RssMiB() - before;  // parse transients included
+    malloc_trim(0);
+    state.counters["rss_retained_growth_MiB"] = RssMiB() - before;
+    state.counters["plan_json_MiB"] =
+        static_cast<double>(plan.size()) / (1 << 20);
+  }
+}
+BENCHMARK(BM_MemoryAgentsAndJobs)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+}  // namespace
+}  // namespace orch::coordinator
+
+BENCHMARK_MAIN();

@@ -1,0 +1,129 @@
+#include "cli/agent_command.h"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <csignal>
+#include <iostream>
+#include <memory>
+#include <utility>  // before Boost.Asio under C++20 (Debian 12)
+
+#include "agent/agent_service.h"
+#include "agent/config.h"
+#include "agent/posix_process_launcher.h"
+#include "agent/spool.h"
+#include "cli/command.h"
+#include "fingerprint/canonical_json.h"
+#include "fingerprint/collect.h"
+#include "fingerprint/libgit2_commit_resolver.h"
+#include "fingerprint/memory_hash_cache.h"
+#include "fingerprint/posix_command_runner.h"
+#include "protocol/zmq_asio_driver.h"
+#include "protocol/zmq_transport.h"
+
+namespace orch::cli {
+namespace {
+
+namespace fp = orch::fingerprint;
+
+// The host's fingerprint id, with the configured driver executables as its
+// engines.
+std::string HostFingerprintId(const agent::AgentConfig& config) {
+  const char* env_path = std::getenv("PATH");
+  std::string path =
+      env_path != nullptr ? env_path : "/usr/local/bin:/usr/bin:/bin";
+  auto runner = fp::MakePosixCommandRunner(
+      {.search_path = path, .environment = {"PATH=" + path, "LC_ALL=C"}});
+  auto resolver = fp::MakeLibgit2CommitResolver();
+  fp::MemoryHashCache cache;
+  fp::FileHasher hasher(cache);
+  fp::RootFs root("/");
+  fp::HostProbe host(root);
+  fp::GpuProbe gpus(root, *runner);
+  fp::EngineProbe engines(hasher, *resolver);
+  std::vector<fp::EngineSpec> specs;
+  for (const agent::DriverConfig& driver : config.drivers) {
+    specs.push_back({.name = driver.name, .executable = driver.executable});
+  }
+  return fp::FingerprintId(fp::CollectFingerprint(
+      host, gpus, engines, hasher, {.engines = specs, .models = {}}));
+}
+
+int RunAgent(const std::string& config_path) {
+  auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  spdlog::logger log("agent", sink);
+  Result<agent::AgentConfig> config = agent::LoadAgentConfig(config_path);
+  if (!config.ok()) {
+    std::cerr << "orch agent: " << config.status().message() << "\n";
+    return kExitInvalidInput;
+  }
+  Result<std::unique_ptr<agent::Spool>> spool =
+      agent::Spool::Open(config->spool_dir);
+  if (!spool.ok()) {
+    log.error(fmt::runtime("{}"), spool.status().message());
+    return kExitError;
+  }
+  agent::AgentServiceOptions options;
+  options.config = *config;
+  options.fingerprint_id = HostFingerprintId(*config);
+  log.info(fmt::runtime("agent {}: fingerprint {}, coordinator {}"), config->id,
+           options.fingerprint_id, config->coordinator);
+
+  boost::asio::io_context io;
+  protocol::ZmqContext zmq;
+  Result<std::unique_ptr<protocol::ZmqTransport>> transport =
+      protocol::ConnectZmqClient(zmq, config->coordinator, config->id);
+  if (!transport.ok()) {
+    log.error(fmt::runtime("connect {}: {}"), config->coordinator,
+              transport.status().message());
+    return kExitError;
+  }
+  std::unique_ptr<agent::AgentService>
+      service;  // built below; used by the driver's handler
+  protocol::ZmqAsioDriver driver(io, **transport,
+                                 [&service](protocol::TransportEvent event) {
+                                   if (service) service->OnEvent(event);
+                                 });
+  auto launcher = agent::MakePosixProcessLauncher(io);
+  service = std::make_unique<agent::AgentService>(
+      io, *launcher, **spool, log, options, [&driver](std::string_view frame) {
+        return driver.Send(protocol::kServerPeer, frame);
+      });
+  service->SetOnStopped([&io] { io.stop(); });
+  boost::asio::signal_set signals(io, SIGTERM, SIGINT);
+  signals.async_wait(
+      [&service, &log](const boost::system::error_code& error, int signal) {
+        if (error) return;
+        log.info(fmt::runtime("signal {}: stopping"), signal);
+        service->Stop();
+      });
+  Status started = service->Start();
+  if (!started.ok()) {
+    log.error(fmt::runtime("{}"), started.message());
+    return kExitError;
+  }
+  driver.Start();
+  io.run();
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterAgentCommand(CLI::App& app, int& exit_code) {
+  auto config =
+      std::make_shared<std::string>();  // shared with the callback below
+  CLI::App* cmd = app.add_subcommand(
+      "agent",
+      "Run an agent: register with the coordinator, run assigned jobs through "
+      "the drivers\n"
+      "named in the config file, stream their digests back (spooled to disk "
+      "until\n"
+      "acknowledged). SIGTERM/SIGINT stop it cleanly. See docs/agent.md.");
+  cmd->add_option("--config", *config, "FILE: the agent's TOML configuration")
+      ->required();
+  cmd->callback([config, &exit_code] { exit_code = RunAgent(*config); });
+}
+
+}  // namespace orch::cli

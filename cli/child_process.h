@@ -1,0 +1,47 @@
+// A child process started by the CLI (daemons under `orch run`, or e2e tests): spawned
+// with posix_spawn, output appended to a log file, stopped by pid. The destructor kills a
+// child that is still running (SIGKILL) and reaps it, so no process outlives its owner.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace orch::cli {
+
+class ChildProcess final {
+ public:
+  // Starts argv[0] (looked up on PATH when it has no '/') with stdout and stderr
+  // appended to `log_file`, stdin from /dev/null, in its own process group.
+  static Result<ChildProcess> Start(const std::vector<std::string>& argv,
+                                    const std::string& log_file);
+
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ~ChildProcess();
+
+  pid_t pid() const { return pid_; }
+  bool running() const { return pid_ > 0 && !exit_code_; }
+
+  // Sends `signal` to the child's process group (the child and what it started).
+  void Signal(int signal);
+  // Waits up to `timeout` for the child to exit; its exit code (128 + signal when killed)
+  // or nullopt when it is still running.
+  std::optional<int> WaitFor(std::chrono::milliseconds timeout);
+  // SIGTERM, wait up to `grace`, then SIGKILL and reap. Returns the exit code.
+  int Stop(std::chrono::milliseconds grace);
+
+ private:
+  explicit ChildProcess(pid_t pid) : pid_(pid) {}
+  pid_t pid_ = -1;
+  std::optional<int> exit_code_;
+};
+
+}  // namespace orch::cli

@@ -1,0 +1,161 @@
+#include "cli/client_commands.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <random>
+
+#include "cli/command.h"
+#include "cli/files.h"
+#include "planner/plan.h"
+#include "planner/plan_json.h"
+#include "protocol/codec.h"
+#include "protocol/zmq_transport.h"
+
+namespace orch::cli {
+namespace {
+
+std::string ClientId() {
+  std::random_device device;
+  return "cli-" + std::to_string(device()) + std::to_string(device());
+}
+
+// Prints the coordinator's answer to a command; the exit status follows it.
+int Report(const char* command, const Result<protocol::Message>& reply) {
+  if (!reply.ok()) {
+    std::cerr << "orch " << command << ": " << reply.status().message() << "\n";
+    return kExitError;
+  }
+  const auto* answer = std::get_if<protocol::CommandReply>(&*reply);
+  if (answer == nullptr) {
+    std::cerr << "orch " << command << ": unexpected "
+              << protocol::MessageName(*reply) << " from the coordinator\n";
+    return kExitError;
+  }
+  if (answer->ok) {
+    std::cout << answer->message << "\n";
+  } else {
+    std::cerr << "orch " << command << ": " << answer->message << "\n";
+  }
+  return answer->ok ? kExitOk : kExitError;
+}
+
+int RunSubmit(const std::string& spec, const ClientOptions& options) {
+  Result<std::string> text = ReadFile(spec);
+  if (!text.ok()) {
+    std::cerr << "orch submit: " << text.status().message() << "\n";
+    return kExitError;
+  }
+  FileSourceReader reader(std::filesystem::path(spec).parent_path().string());
+  planner::PlanOutcome outcome = planner::PlanSpec(*text, spec, reader);
+  if (!outcome.plan) {
+    for (const planner::Diagnostic& d : outcome.diagnostics.all()) {
+      std::cerr << d.Format(spec) << "\n";
+    }
+    std::cerr << "orch submit: invalid spec " << spec
+              << "; nothing was submitted\n";
+    return kExitInvalidInput;
+  }
+  return Report(
+      "submit",
+      Request(options, protocol::Submit{planner::PlanToJson(*outcome.plan)}));
+}
+
+}  // namespace
+
+void AddClientOptions(CLI::App& cmd, ClientOptions& options) {
+  const char* env = std::getenv("ORCH_COORDINATOR");
+  options.coordinator =
+      env != nullptr && *env != '\0' ? env : "tcp://127.0.0.1:7700";
+  cmd.add_option("--coordinator", options.coordinator,
+                 "coordinator endpoint (default: $ORCH_COORDINATOR, else "
+                 "tcp://127.0.0.1:7700)");
+  cmd.add_option("--timeout", options.timeout_s,
+                 "seconds to wait for the coordinator (10)")
+      ->check(CLI::PositiveNumber);
+}
+
+Result<protocol::Message> Request(const ClientOptions& options,
+                                  const protocol::Message& request) {
+  protocol::ZmqContext context;
+  Result<std::unique_ptr<protocol::ZmqTransport>> client =
+      protocol::ConnectZmqClient(context, options.coordinator, ClientId());
+  if (!client.ok()) return client.status();
+  ORCH_RETURN_IF_ERROR(
+      (*client)->Send(protocol::kServerPeer, protocol::Encode(request)));
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::seconds(options.timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (!(*client)->Wait(std::max(left, std::chrono::milliseconds(1))))
+      continue;
+    while (auto event = (*client)->Receive()) {
+      if (event->kind != protocol::TransportEvent::Kind::kFrame) continue;
+      Result<protocol::Message> reply = protocol::Decode(event->frame);
+      if (reply.ok()) return reply;
+    }
+  }
+  return Status(StatusCode::kUnavailable,
+                "no answer from the coordinator at " + options.coordinator +
+                    " within " + std::to_string(options.timeout_s) + " s");
+}
+
+void RegisterSubmitCommand(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string spec;
+    ClientOptions client;
+  };
+  auto options = std::make_shared<Options>();  // shared with the callback below
+  CLI::App* cmd = app.add_subcommand(
+      "submit",
+      "Plan a spec (as `orch plan` does) and submit it to the coordinator.\n"
+      "Resubmitting the same plan is harmless: stored jobs keep their state.");
+  cmd->add_option("SPEC", options->spec,
+                  "experiment spec (TOML, see docs/spec.md)")
+      ->required();
+  AddClientOptions(*cmd, options->client);
+  cmd->callback([options, &exit_code] {
+    exit_code = RunSubmit(options->spec, options->client);
+  });
+}
+
+void RegisterCancelCommand(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string experiment;
+    ClientOptions client;
+  };
+  auto options = std::make_shared<Options>();  // shared with the callback below
+  CLI::App* cmd =
+      app.add_subcommand("cancel",
+                         "Cancel an experiment: its unfinished jobs are "
+                         "cancelled and their runs stopped.");
+  cmd->add_option("EXPERIMENT", options->experiment, "experiment name")
+      ->required();
+  AddClientOptions(*cmd, options->client);
+  cmd->callback([options, &exit_code] {
+    exit_code = Report(
+        "cancel",
+        Request(options->client, protocol::Cancel{"", options->experiment}));
+  });
+}
+
+void RegisterDrainCommand(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string agent;
+    ClientOptions client;
+  };
+  auto options = std::make_shared<Options>();  // shared with the callback below
+  CLI::App* cmd = app.add_subcommand("drain",
+                                     "Drain an agent: it takes no new runs, "
+                                     "finishes its current ones and exits.");
+  cmd->add_option("AGENT", options->agent, "agent id")->required();
+  AddClientOptions(*cmd, options->client);
+  cmd->callback([options, &exit_code] {
+    exit_code = Report(
+        "drain", Request(options->client, protocol::Drain{options->agent}));
+  });
+}
+
+}  // namespace orch::cli

@@ -1,0 +1,35 @@
+// The client commands that talk to a running coordinator: `orch submit SPEC`,
+// `orch cancel EXPERIMENT`, `orch drain AGENT` (here) and `orch status`
+// (cli/status_command.h). Each takes --coordinator ENDPOINT (default: the
+// environment variable ORCH_COORDINATOR, else tcp://127.0.0.1:7700) and
+// --timeout SECONDS. Exit status: 0 done, 1 refused or unreachable, 2 invalid
+// input (nothing was sent).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <string>
+
+#include "base/status.h"
+#include "protocol/messages.h"
+
+namespace orch::cli {
+
+void RegisterSubmitCommand(CLI::App& app, int& exit_code);
+void RegisterCancelCommand(CLI::App& app, int& exit_code);
+void RegisterDrainCommand(CLI::App& app, int& exit_code);
+
+struct ClientOptions {
+  std::string coordinator;  // endpoint
+  int timeout_s = 10;
+};
+
+// Adds --coordinator and --timeout to `cmd`, defaulting as above.
+void AddClientOptions(CLI::App& cmd, ClientOptions& options);
+
+// Sends `request` to the coordinator and waits up to the timeout for the first
+// reply it decodes. Unavailable when none comes.
+Result<protocol::Message> Request(const ClientOptions& options,
+                                  const protocol::Message& request);
+
+}  // namespace orch::cli

@@ -1,0 +1,112 @@
+#include "cli/coordinator_command.h"
+
+// clang-format off
+#include <utility>  // before Boost.Asio under C++20 (Debian 12)
+#include <boost/asio.hpp>
+// clang-format on
+
+#include <spdlog/logger.h>
+#include <spdlog/sinks/stdout_sinks.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <random>
+
+#include "cli/command.h"
+#include "cli/files.h"
+#include "coordinator/config.h"
+#include "coordinator/coordinator_daemon.h"
+#include "protocol/zmq_transport.h"
+#include "store/rocksdb_store.h"
+
+namespace orch::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string RandomSalt() {
+  std::random_device device;
+  std::uniform_int_distribution<unsigned> hex(0, 15);
+  std::string salt;
+  for (int i = 0; i < 6; ++i) salt.push_back("0123456789abcdef"[hex(device)]);
+  return salt;
+}
+
+int Fail(const std::string& what) {
+  std::cerr << "orch coordinator: " << what << "\n";
+  return kExitError;
+}
+
+int RunCoordinator(const std::string& config_path) {
+  Result<std::string> text = ReadFile(config_path);
+  if (!text.ok()) return Fail(text.status().message());
+  Result<coordinator::CoordinatorConfig> config =
+      coordinator::ParseCoordinatorConfig(*text, config_path);
+  if (!config.ok()) {
+    std::cerr << "orch coordinator: " << config.status().message() << "\n";
+    return kExitInvalidInput;
+  }
+  config->options.run_id_salt = RandomSalt();
+  auto log = std::make_shared<spdlog::logger>(
+      "coordinator", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  log->flush_on(spdlog::level::info);
+
+  std::error_code error;
+  fs::create_directories(config->data_dir, error);
+  if (error) return Fail("create " + config->data_dir + ": " + error.message());
+  Result<std::unique_ptr<store::Store>> store = store::OpenRocksDbStore(
+      (fs::path(config->data_dir) / "rocksdb").string(), {});
+  if (!store.ok()) return Fail(store.status().message());
+
+  protocol::ZmqContext zmq;
+  Result<std::unique_ptr<protocol::ZmqTransport>> transport =
+      protocol::BindZmqServer(zmq, config->listen);
+  if (!transport.ok())
+    return Fail("listen on " + config->listen + ": " +
+                transport.status().message());
+
+  boost::asio::io_context io;
+  coordinator::CoordinatorDaemon daemon(io, **transport, **store,
+                                        config->options, *log);
+  Status started = daemon.Start();
+  if (!started.ok()) return Fail(started.message());
+  std::string endpoint = (*transport)->endpoint();
+  Status written = WriteFileAtomically(
+      (fs::path(config->data_dir) / "coordinator.endpoint").string(),
+      endpoint + "\n");
+  if (!written.ok()) return Fail(written.message());
+  log->info(fmt::runtime("coordinator {} listening on {}, data in {}"),
+            config->options.id, endpoint, config->data_dir);
+
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& failed, int signal) {
+    if (failed) return;
+    log->info(fmt::runtime("signal {}: shutting down"), signal);
+    daemon.Stop();  // every write so far has completed: each runs to its end on
+                    // this thread
+    io.stop();
+  });
+  io.run();
+  log->info("coordinator stopped");
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterCoordinatorCommand(CLI::App& app, int& exit_code) {
+  auto config =
+      std::make_shared<std::string>();  // shared with the callback below
+  CLI::App* cmd =
+      app.add_subcommand("coordinator",
+                         "Run the coordinator daemon: hands the submitted "
+                         "plans' jobs to agents and stores\n"
+                         "their results (RocksDB under data_dir). Stops "
+                         "cleanly on SIGTERM/SIGINT.");
+  cmd->add_option("--config", *config,
+                  "coordinator config (TOML, see docs/coordinator.md)")
+      ->required();
+  cmd->callback([config, &exit_code] { exit_code = RunCoordinator(*config); });
+}
+
+}  // namespace orch::cli

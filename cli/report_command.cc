@@ -1,0 +1,105 @@
+#include "cli/report_command.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli/command.h"
+#include "cli/files.h"
+#include "report/render.h"
+#include "report/report.h"
+#include "store/rocksdb_store.h"
+
+namespace orch::cli {
+namespace {
+
+struct ReportCommandOptions {
+  std::string experiment;
+  std::string data_dir = "./orch-data";
+  bool json = false;
+  bool csv = false;
+  std::string html;
+};
+
+bool MentionsLock(std::string message) {
+  std::transform(message.begin(), message.end(), message.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return message.find("lock") != std::string::npos;
+}
+
+// The store is only read. A running coordinator holds RocksDB's lock on it.
+Result<std::unique_ptr<store::Store>> OpenStore(const std::string& dir) {
+  if (!std::filesystem::is_directory(dir)) {
+    return NotFound("no store at " + dir + " (give the coordinator's --data-dir)");
+  }
+  store::RocksDbOptions options;
+  options.create_if_missing = false;
+  Result<std::unique_ptr<store::Store>> store = store::OpenRocksDbStore(dir, options);
+  if (!store.ok() && MentionsLock(store.status().message())) {
+    return Status(StatusCode::kUnavailable,
+                  "the store at " + dir +
+                      " is locked by a running coordinator; stop it (orch drain) to read "
+                      "the report, or run the report against a copy of the directory");
+  }
+  return store;
+}
+
+int Fail(const Status& status) {
+  std::cerr << "orch report: " << status.message() << "\n";
+  return status.code() == StatusCode::kNotFound ? kExitInvalidInput : kExitError;
+}
+
+int RunReport(const ReportCommandOptions& options) {
+  Result<std::unique_ptr<store::Store>> store = OpenStore(options.data_dir);
+  if (!store.ok()) return Fail(store.status());
+  Result<report::ExperimentInput> input = report::LoadExperiment(**store, options.experiment);
+  if (!input.ok()) return Fail(input.status());
+  std::unique_ptr<report::RunSource> source = report::MakeStoreRunSource(**store);
+  Result<report::Report> built = report::BuildReport(*input, *source, {});
+  if (!built.ok()) return Fail(built.status());
+  if (!options.html.empty()) {
+    Status written = WriteFileAtomically(options.html, report::RenderHtml(*built));
+    if (!written.ok()) return Fail(written);
+  }
+  if (options.json) {
+    std::cout << report::RenderJson(*built);
+  } else if (options.csv) {
+    std::cout << report::RenderCsv(*built);
+  } else {
+    std::cout << report::RenderText(*built);
+  }
+  if (!options.html.empty())
+    std::cerr << "orch report: HTML report written to " << options.html << "\n";
+  if (built->partial) {
+    std::cerr << "orch report: partial report: " << built->jobs_in_progress
+              << " jobs have not finished\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterReportCommand(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<ReportCommandOptions>();  // shared with the callback below
+  CLI::App* cmd = app.add_subcommand(
+      "report",
+      "Report where and why the configurations of an experiment diverge: repeatability,\n"
+      "each cell against the baseline, flips and near-ties, attribution, fingerprints.\n"
+      "Reads the store directly (docs/report.md). Exit status: 0 ok (also for a partial\n"
+      "report of a running experiment), 2 unknown experiment or store, 1 other error.");
+  cmd->add_option("EXPERIMENT", options->experiment, "experiment name (as submitted)")->required();
+  cmd->add_option("--data-dir", options->data_dir, "the coordinator's store directory")
+      ->capture_default_str();
+  CLI::Option* json =
+      cmd->add_flag("--json", options->json, "print JSON (schema orch.report/1, docs/report.md)");
+  CLI::Option* csv =
+      cmd->add_flag("--csv", options->csv, "print CSV, one row per workload and cell");
+  json->excludes(csv);
+  cmd->add_option("--html", options->html,
+                  "also write a self-contained HTML report with plots to FILE");
+  cmd->callback([options, &exit_code] { exit_code = RunReport(*options); });
+}
+
+}  // namespace orch::cli

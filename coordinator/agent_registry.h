@@ -1,0 +1,63 @@
+// AgentRegistry: the agents that said Hello, what they declared, and whether
+// they are still heard from.
+//
+// An agent is connected from its Hello until it is silent for `agent_timeout`
+// (then disconnected; its runs keep their leases until those expire) or its
+// connection closes. A drained agent takes no new runs. Pure: time is passed
+// in; Expire() reports who went silent and NextDeadline() when the next one
+// would.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/messages.h"
+
+namespace orch::coordinator {
+
+struct AgentEntry {
+  std::string id;    // also its transport peer id
+  std::string host;  // from host facts ("hostname"), may be empty
+  std::string fingerprint_id;
+  protocol::Capabilities capabilities;
+  protocol::AgentState state = protocol::AgentState::kConnected;
+  std::chrono::milliseconds last_heard{0};
+
+  bool TakesWork() const { return state == protocol::AgentState::kConnected; }
+};
+
+class AgentRegistry final {
+ public:
+  explicit AgentRegistry(std::chrono::milliseconds timeout)
+      : timeout_(timeout) {}
+
+  // Registers or refreshes an agent from its Hello; a drained agent stays
+  // drained.
+  AgentEntry& Register(const protocol::Hello& hello,
+                       std::chrono::milliseconds now);
+  AgentEntry* Find(std::string_view id);
+  // Records that the agent was heard from. No-op for an unknown agent.
+  void Heard(std::string_view id, std::chrono::milliseconds now);
+  void Disconnect(std::string_view id);
+
+  // Agents silent for the timeout as of `now`: marked disconnected, ids
+  // returned.
+  std::vector<std::string> Expire(std::chrono::milliseconds now);
+  std::optional<std::chrono::milliseconds> NextDeadline() const;
+
+  const std::map<std::string, AgentEntry, std::less<>>& all() const {
+    return agents_;
+  }
+  std::map<std::string, AgentEntry, std::less<>>& all() { return agents_; }
+
+ private:
+  std::chrono::milliseconds timeout_;
+  std::map<std::string, AgentEntry, std::less<>> agents_;
+};
+
+}  // namespace orch::coordinator

@@ -1,0 +1,118 @@
+#include "coordinator/config.h"
+
+#include <toml++/toml.h>
+
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+namespace orch::coordinator {
+namespace {
+
+std::string Where(const std::string& file, const toml::source_region& at) {
+  return file + ":" + std::to_string(at.begin.line) + ":" +
+         std::to_string(at.begin.column);
+}
+
+Status BadValue(const std::string& file, const toml::node& node,
+                const std::string& field, const std::string& rule) {
+  std::ostringstream value;
+  node.visit([&value](const auto& concrete) { value << concrete; });
+  return InvalidArgument(Where(file, node.source()) + ": coordinator." + field +
+                         " = " + value.str() + ": " + rule);
+}
+
+Status ReadString(const toml::table& t, const std::string& file,
+                  const char* key, std::string& out) {
+  const toml::node* node = t.get(key);
+  if (node == nullptr) return Status::Ok();
+  auto value = node->value<std::string>();
+  if (!value || value->empty())
+    return BadValue(file, *node, key, "expected a non-empty string");
+  out = *value;
+  return Status::Ok();
+}
+
+Status ReadInt(const toml::table& t, const std::string& file, const char* key,
+               std::int64_t min, std::int64_t& out) {
+  const toml::node* node = t.get(key);
+  if (node == nullptr) return Status::Ok();
+  auto value = node->value_exact<std::int64_t>();
+  if (!value || *value < min) {
+    return BadValue(file, *node, key,
+                    "expected an integer >= " + std::to_string(min));
+  }
+  out = *value;
+  return Status::Ok();
+}
+
+Status ReadMillis(const toml::table& t, const std::string& file,
+                  const char* key, std::chrono::milliseconds& out) {
+  std::int64_t ms = out.count();
+  ORCH_RETURN_IF_ERROR(ReadInt(t, file, key, 1, ms));
+  out = std::chrono::milliseconds(ms);
+  return Status::Ok();
+}
+
+Status CheckKeys(const toml::table& t, const std::string& file) {
+  static const std::set<std::string> kKnown = {"id",
+                                               "listen",
+                                               "data_dir",
+                                               "heartbeat_interval_ms",
+                                               "agent_timeout_ms",
+                                               "lease_ms",
+                                               "retry_budget"};
+  for (const auto& [key, node] : t) {
+    if (!kKnown.contains(std::string(key.str()))) {
+      return InvalidArgument(Where(file, node.source()) + ": coordinator." +
+                             std::string(key.str()) + ": unknown key");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<CoordinatorConfig> ReadTable(const toml::table& root,
+                                    const std::string& file) {
+  CoordinatorConfig config;
+  config.data_dir = "orch-data";
+  const toml::table* t = root["coordinator"].as_table();
+  if (t == nullptr) {
+    return InvalidArgument(file +
+                           ":1:1: [coordinator]: required table is missing");
+  }
+  ORCH_RETURN_IF_ERROR(CheckKeys(*t, file));
+  CoordinatorOptions& o = config.options;
+  ORCH_RETURN_IF_ERROR(ReadString(*t, file, "id", o.id));
+  ORCH_RETURN_IF_ERROR(ReadString(*t, file, "listen", config.listen));
+  ORCH_RETURN_IF_ERROR(ReadString(*t, file, "data_dir", config.data_dir));
+  ORCH_RETURN_IF_ERROR(
+      ReadMillis(*t, file, "heartbeat_interval_ms", o.heartbeat_interval));
+  ORCH_RETURN_IF_ERROR(
+      ReadMillis(*t, file, "agent_timeout_ms", o.agent_timeout));
+  ORCH_RETURN_IF_ERROR(ReadMillis(*t, file, "lease_ms", o.lease));
+  std::int64_t budget = o.retry_budget;
+  ORCH_RETURN_IF_ERROR(ReadInt(*t, file, "retry_budget", 1, budget));
+  o.retry_budget = static_cast<std::int32_t>(budget);
+  return config;
+}
+
+}  // namespace
+
+Result<CoordinatorConfig> ParseCoordinatorConfig(std::string_view text,
+                                                 const std::string& file) {
+  toml::table root;
+  try {
+    root = toml::parse(text, file);
+  } catch (const toml::parse_error& e) {
+    return InvalidArgument(Where(file, e.source()) + ": " +
+                           std::string(e.description()));
+  }
+  ORCH_ASSIGN_OR_RETURN(CoordinatorConfig config, ReadTable(root, file));
+  std::filesystem::path dir = std::filesystem::path(file).parent_path();
+  std::filesystem::path data(config.data_dir);
+  if (data.is_relative() && !dir.empty())
+    config.data_dir = (dir / data).string();
+  return config;
+}
+
+}  // namespace orch::coordinator

@@ -1,0 +1,36 @@
+// The coordinator's config file (TOML), documented in docs/coordinator.md:
+//
+//   [coordinator]
+//   id = "coord-1"
+//   listen = "tcp://127.0.0.1:7700"   # "tcp://127.0.0.1:*" picks a free port
+//   data_dir = "orch-data"            # relative to the config file's directory
+//   heartbeat_interval_ms = 1000
+//   agent_timeout_ms = 5000
+//   lease_ms = 30000
+//   retry_budget = 3
+//
+// Every key is optional (defaults as shown). Errors name file:line:column, the
+// field and the value; unknown keys are errors too (a typo must not silently
+// take a default).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "coordinator/options.h"
+
+namespace orch::coordinator {
+
+struct CoordinatorConfig {
+  CoordinatorOptions options;
+  std::string listen = "tcp://127.0.0.1:7700";
+  std::string data_dir;  // absolute, or relative to the working directory
+};
+
+// Parses `text`, read from `file` (named in errors; relative paths resolve
+// against its directory).
+Result<CoordinatorConfig> ParseCoordinatorConfig(std::string_view text,
+                                                 const std::string& file);
+
+}  // namespace orch::coordinator

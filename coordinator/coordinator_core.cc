@@ -1,0 +1,406 @@
+#include "coordinator/coordinator_core.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <utility>
+
+#include "coordinator/matchmaker.h"
+#include "protocol/chunk_records.h"
+
+namespace orch::coordinator {
+namespace {
+
+using store::JobState;
+using store::RunState;
+
+template <typename T>
+void Send(Effects& out, const std::string& peer, T message) {
+  out.push_back(SendEffect{peer, protocol::Message(std::move(message))});
+}
+
+RunState ToRunState(protocol::RunStatus status) {
+  switch (status) {
+    case protocol::RunStatus::kSucceeded:
+      return RunState::kSucceeded;
+    case protocol::RunStatus::kCancelled:
+      return RunState::kCancelled;
+    case protocol::RunStatus::kFailed:
+    case protocol::RunStatus::kTimedOut:
+      break;
+  }
+  return RunState::kFailed;
+}
+
+bool Contains(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+}  // namespace
+
+CoordinatorCore::CoordinatorCore(CoordinatorOptions options, LogSink log)
+    : options_(std::move(options)),
+      log_(std::move(log)),
+      agents_(options_.agent_timeout) {}
+
+// --- events ---
+
+Effects CoordinatorCore::OnMessage(const std::string& peer,
+                                   const protocol::Message& message,
+                                   Millis now) {
+  Effects out;
+  if (auto* m = std::get_if<protocol::Hello>(&message)) {
+    OnHello(peer, *m, now, out);
+  } else if (auto* m = std::get_if<protocol::Heartbeat>(&message)) {
+    OnHeartbeat(peer, *m, now, out);
+  } else if (auto* m = std::get_if<protocol::RunStarted>(&message)) {
+    OnRunStarted(*m, now, out);
+  } else if (auto* m = std::get_if<protocol::DigestChunk>(&message)) {
+    OnChunk(peer, *m, out);
+  } else if (auto* m = std::get_if<protocol::RunFinished>(&message)) {
+    OnFinished(peer, *m, now, out);
+  } else if (auto* m = std::get_if<protocol::Submit>(&message)) {
+    OnSubmit(peer, *m, out);
+    Dispatch(now, out);
+  } else if (auto* m = std::get_if<protocol::StatusRequest>(&message)) {
+    Send(out, peer, Status(m->experiment, now));
+  } else if (auto* m = std::get_if<protocol::Cancel>(&message)) {
+    OnCancel(peer, *m, now, out);
+  } else if (auto* m = std::get_if<protocol::Drain>(&message)) {
+    OnDrain(peer, *m, out);
+  } else {
+    Log("ignoring " + std::string(protocol::MessageName(message)) + " from " +
+        peer + ": not a message the coordinator accepts");
+  }
+  return out;
+}
+
+Effects CoordinatorCore::OnDisconnected(const std::string& peer, Millis) {
+  if (agents_.Find(peer) != nullptr) {
+    agents_.Disconnect(peer);
+    Log("agent " + peer + " disconnected; its runs keep their leases");
+  }
+  return {};
+}
+
+void CoordinatorCore::OnHello(const std::string& peer,
+                              const protocol::Hello& hello, Millis now,
+                              Effects& out) {
+  if (hello.agent_id != peer) {
+    Send(out, peer,
+         protocol::Reject{protocol::kProtocolVersion,
+                          "agent id " + hello.agent_id +
+                              " does not match its connection id " + peer});
+    return;
+  }
+  AgentEntry& agent = agents_.Register(hello, now);
+  Send(out, peer,
+       protocol::Welcome{protocol::kProtocolVersion, options_.id,
+                         options_.heartbeat_interval});
+  for (const std::string& run_id : hello.running_runs) {
+    RunEntry* run = runs_.Find(run_id);
+    if (run == nullptr) {
+      Log("agent " + peer + " lists unknown run " + run_id + "; ignored");
+    } else if (run->InFlight() && run->agent_id == agent.id) {
+      runs_.Renew(*run, now + options_.lease);
+      Log("agent " + peer + " re-adopted run " + run_id);
+    }
+  }
+  ReleaseUnlisted(agent, hello.running_runs, now, out);
+  Dispatch(now, out);
+}
+
+void CoordinatorCore::ReleaseUnlisted(const AgentEntry& agent,
+                                      const std::vector<std::string>& listed,
+                                      Millis now, Effects& out) {
+  for (const std::string& run_id : runs_.InFlightOn(agent.id)) {
+    if (Contains(listed, run_id)) continue;
+    RunEntry* run = runs_.Find(run_id);
+    RunFailed(*run, RunState::kLost,
+              "agent " + agent.id + " reconnected without run " + run_id, now,
+              out);
+  }
+}
+
+void CoordinatorCore::OnHeartbeat(const std::string& peer,
+                                  const protocol::Heartbeat& beat, Millis now,
+                                  Effects& out) {
+  AgentEntry* agent = agents_.Find(peer);
+  if (agent == nullptr || beat.agent_id != peer) {
+    Send(out, peer,
+         protocol::Reject{
+             protocol::kProtocolVersion,
+             "agent " + beat.agent_id + " is not registered: send Hello"});
+    return;
+  }
+  agents_.Heard(peer, now);
+  if (agent->state == protocol::AgentState::kDisconnected) {
+    agent->state = protocol::AgentState::kConnected;
+  }
+  for (const std::string& run_id : beat.running_runs) {
+    RunEntry* run = runs_.Find(run_id);
+    if (run != nullptr && run->InFlight() && run->agent_id == peer) {
+      runs_.Renew(*run, now + options_.lease);
+    }
+  }
+  Dispatch(now, out);
+}
+
+void CoordinatorCore::OnRunStarted(const protocol::RunStarted& started,
+                                   Millis now, Effects& out) {
+  RunEntry* run = runs_.Find(started.run_id);
+  if (run == nullptr || run->state != RunState::kAssigned) {
+    Log("ignoring runStarted for run " + started.run_id +
+        ": unknown or not assigned");
+    return;
+  }
+  runs_.Start(*run);
+  store::StateChange change;
+  change.run = run->ToRecord();
+  JobEntry* job = jobs_.Find(run->job_id);
+  if (job != nullptr && job->current_run == run->id && !job->Terminal()) {
+    job->state = JobState::kRunning;
+    change.job = job->ToRecord(PlanId(*job));
+  }
+  change.events.push_back(Event(now, "run.started", run->id, run->agent_id));
+  out.push_back(ApplyEffect{std::move(change)});
+}
+
+void CoordinatorCore::OnChunk(const std::string& peer,
+                              const protocol::DigestChunk& chunk,
+                              Effects& out) {
+  if (runs_.Find(chunk.run_id) == nullptr) {
+    Log("ignoring digestChunk " + std::to_string(chunk.seq) +
+        " of unknown run " + chunk.run_id);
+    return;
+  }
+  Result<std::vector<protocol::ChunkRecord>> records =
+      protocol::DecodeChunkRecords(chunk.records);
+  if (!records.ok()) {
+    Log("dropping digestChunk " + std::to_string(chunk.seq) + " of run " +
+        chunk.run_id + ": " + records.status().message());
+    return;
+  }
+  AppendChunkEffect effect{chunk.run_id, chunk.seq, {}, peer};
+  effect.records.reserve(records->size());
+  for (protocol::ChunkRecord& record : *records) {
+    effect.records.push_back({record.position, std::move(record.bytes)});
+  }
+  out.push_back(std::move(effect));
+}
+
+void CoordinatorCore::OnFinished(const std::string& peer,
+                                 const protocol::RunFinished& finished, Millis,
+                                 Effects& out) {
+  RunEntry* run = runs_.Find(finished.run_id);
+  if (run == nullptr) {
+    Log("ignoring runFinished of unknown run " + finished.run_id);
+    return;
+  }
+  bool refused = run->state == RunState::kAssigned &&
+                 finished.status == protocol::RunStatus::kFailed &&
+                 finished.chunk_count == 0;
+  JobEntry* job = jobs_.Find(run->job_id);
+  if (refused && job != nullptr && !Contains(job->refused_by, run->agent_id)) {
+    job->refused_by.push_back(run->agent_id);
+    Log("agent " + run->agent_id + " refused job " + job->id + ": " +
+        finished.error);
+  }
+  store::RunOutcome outcome;
+  outcome.state = ToRunState(finished.status);
+  outcome.error = finished.error;
+  outcome.chunks_expected = static_cast<std::int64_t>(finished.chunk_count);
+  out.push_back(FinishRunEffect{finished.run_id, std::move(outcome), peer});
+}
+
+Effects CoordinatorCore::OnRunStored(const store::RunRecord& record,
+                                     Millis now) {
+  Effects out;
+  RunEntry* run = runs_.Find(record.id);
+  if (run == nullptr || !record.finished) return out;
+  JobEntry* job = jobs_.Find(record.job_id);
+  bool current =
+      job != nullptr && job->current_run == record.id && !job->Terminal();
+  if (!current) {
+    if (run->InFlight()) runs_.End(*run, record.state);
+    return out;  // a late or stray result: stored under its own run id, nothing
+                 // more
+  }
+  if (record.state == RunState::kSucceeded) {
+    if (run->InFlight()) runs_.End(*run, record.state);
+    if (record.Complete()) JobSucceeded(*job, *run, now, out);
+  } else {
+    std::string reason = record.error.empty()
+                             ? std::string(store::RunStateName(record.state))
+                             : record.error;
+    RunFailed(*run, record.state,
+              "run " + record.id + " on " + record.agent_id + ": " + reason,
+              now, out);
+  }
+  Dispatch(now, out);
+  return out;
+}
+
+Effects CoordinatorCore::Tick(Millis now) {
+  Effects out;
+  for (const std::string& id : agents_.Expire(now)) {
+    Log("agent " + id +
+        " is silent; marked disconnected, its runs keep their leases");
+  }
+  for (const std::string& run_id : runs_.Expired(now)) {
+    RunEntry* run = runs_.Find(run_id);
+    RunFailed(
+        *run, RunState::kLost,
+        "lease of run " + run_id + " on agent " + run->agent_id + " expired",
+        now, out);
+  }
+  Dispatch(now, out);
+  return out;
+}
+
+std::optional<Millis> CoordinatorCore::NextDeadline() const {
+  std::optional<Millis> leases = runs_.NextExpiry();
+  std::optional<Millis> agents = agents_.NextDeadline();
+  if (!leases) return agents;
+  if (!agents) return leases;
+  return std::min(*leases, *agents);
+}
+
+// --- outcomes ---
+
+void CoordinatorCore::RunFailed(RunEntry& run, RunState state,
+                                const std::string& reason, Millis now,
+                                Effects& out) {
+  bool was_in_flight = run.InFlight();
+  runs_.End(run, state);
+  NoteFailure(run.id, reason);
+  store::StateChange change;
+  if (was_in_flight && state == RunState::kLost) change.run = run.ToRecord();
+  JobEntry* job = jobs_.Find(run.job_id);
+  if (job != nullptr && job->current_run == run.id && !job->Terminal()) {
+    job->last_error = reason;
+    if (job->attempts >= options_.retry_budget) {
+      job->state = JobState::kFailed;
+      job->current_run.clear();
+      job->last_error = "retry budget of " +
+                        std::to_string(options_.retry_budget) +
+                        " runs exhausted; last: " + reason;
+      change.events.push_back(
+          Event(now, "job.failed", job->id, job->last_error));
+    } else {
+      jobs_.Requeue(*job);
+      change.events.push_back(Event(now, "job.requeued", job->id, reason));
+    }
+    change.job = job->ToRecord(PlanId(*job));
+  }
+  if (change.job || change.run) out.push_back(ApplyEffect{std::move(change)});
+}
+
+void CoordinatorCore::JobSucceeded(JobEntry& job, RunEntry& run, Millis now,
+                                   Effects& out) {
+  job.state = JobState::kSucceeded;
+  job.last_error.clear();
+  if (job.plan < durations_.size()) {
+    durations_[job.plan].first += now - run.assigned_at;
+    durations_[job.plan].second += 1;
+  }
+  store::StateChange change;
+  change.job = job.ToRecord(PlanId(job));
+  change.events.push_back(Event(now, "job.succeeded", job.id, run.id));
+  out.push_back(ApplyEffect{std::move(change)});
+}
+
+void CoordinatorCore::NoteFailure(const std::string& run_id,
+                                  const std::string& reason) {
+  Log(reason);
+  recent_failures_.push_front(run_id + ": " + reason);
+  while (recent_failures_.size() > options_.recent_failures)
+    recent_failures_.pop_back();
+}
+
+// --- dispatch ---
+
+void CoordinatorCore::Dispatch(Millis now, Effects& out) {
+  for (auto& [id, agent] : agents_.all()) {
+    if (!agent.TakesWork() ||
+        runs_.CountOn(agent.id) >= agent.capabilities.slots)
+      continue;
+    for (JobTable::Queue& queue : jobs_.queues()) {
+      if (queue.jobs.empty() || !Satisfies(queue.needs, agent.capabilities))
+        continue;
+      while (AssignOne(agent, queue, now, out)) {
+      }
+      if (runs_.CountOn(agent.id) >= agent.capabilities.slots) break;
+    }
+  }
+}
+
+// Assigns the first suitable job of `queue` to `agent`; false when the agent is
+// full or the queue holds nothing it may take.
+bool CoordinatorCore::AssignOne(AgentEntry& agent, JobTable::Queue& queue,
+                                Millis now, Effects& out) {
+  if (runs_.CountOn(agent.id) >= agent.capabilities.slots) return false;
+  std::vector<std::string> skipped;  // refused by this agent: kept in order
+  bool assigned = false;
+  while (!queue.jobs.empty() && !assigned) {
+    std::string id = std::move(queue.jobs.front());
+    queue.jobs.pop_front();
+    JobEntry* job = jobs_.Find(id);
+    if (job == nullptr || job->state != JobState::kPending)
+      continue;  // stale entry
+    if (Contains(job->refused_by, agent.id)) {
+      skipped.push_back(std::move(id));
+      continue;
+    }
+    Assign(*job, agent, now, out);
+    assigned = true;
+  }
+  queue.jobs.insert(queue.jobs.begin(), skipped.begin(), skipped.end());
+  return assigned;
+}
+
+void CoordinatorCore::Assign(JobEntry& job, const AgentEntry& agent, Millis now,
+                             Effects& out) {
+  job.attempts += 1;
+  RunEntry run;
+  run.id = job.id.substr(0, 12) + "-" + std::to_string(job.attempts) + "-" +
+           options_.run_id_salt + std::to_string(++next_run_);
+  run.job_id = job.id;
+  run.agent_id = agent.id;
+  run.lease_expiry = now + options_.lease;
+  run.assigned_at = now;
+  job.state = JobState::kAssigned;
+  job.current_run = run.id;
+
+  const ParsedPlan& plan = catalog_.plan(job.plan);
+  protocol::Assign assign = catalog_.MakeAssign(job.plan, plan.jobs[job.index]);
+  assign.run_id = run.id;
+  assign.lease = options_.lease;
+
+  store::StateChange change;
+  change.job = job.ToRecord(plan.experiment);
+  change.run = run.ToRecord();
+  change.events.push_back(
+      Event(now, "job.assigned", job.id, run.id + " " + agent.id));
+  runs_.Add(std::move(run));
+  out.push_back(ApplyEffect{std::move(change)});
+  Send(out, agent.id, std::move(assign));
+}
+
+// --- helpers ---
+
+store::EventRecord CoordinatorCore::Event(Millis now, std::string kind,
+                                          std::string subject,
+                                          std::string detail) const {
+  store::EventRecord event;
+  event.time_ms = now.count();
+  event.kind = std::move(kind);
+  event.subject = std::move(subject);
+  event.detail = std::move(detail);
+  return event;
+}
+
+const std::string& CoordinatorCore::PlanId(const JobEntry& job) const {
+  return catalog_.plan(job.plan).experiment;
+}
+
+}  // namespace orch::coordinator

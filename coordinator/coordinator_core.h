@@ -1,0 +1,133 @@
+// CoordinatorCore: the coordinator's decisions, as a pure function of events
+// and time.
+//
+// Events in: a message from a peer, a peer's connection closing, a run record
+// the store has just written, the passing of time (Tick), a restart (Restore).
+// Effects out (coordinator/effects.h): messages to send and store writes to
+// make, in order. The core changes its memory as if every effect succeeds; when
+// a store write fails the shell rebuilds the core from the store with Restore.
+// Time is an input: `now` on the coordinator's clock (milliseconds; the shell
+// uses wall-clock time so that stored lease expiries stay meaningful across
+// restarts). NextDeadline() says when Tick is next due.
+//
+// What it decides:
+// - Hello: Welcome (or Reject: agent id that does not match its connection);
+// re-adopts
+//   the runs the agent lists in running_runs and releases its runs it does not
+//   list.
+// - Heartbeat: renews the leases of the runs it lists.
+// - Assign: each pending job goes to a connected, non-draining agent with a
+// free slot
+//   whose capabilities meet the job's requirements (matchmaker.h) and that has
+//   not refused it. Run ids: "<job id, 12 chars>-<attempt>-<salt><counter>".
+// - DigestChunk, RunFinished: stored under their own run id whatever became of
+// the job
+//   (a late result after a lease expired is kept apart); unknown run ids are
+//   logged and ignored. A job succeeds when its current run is complete
+//   (RunFinished and all its chunks stored). A failed, timed-out or lost run
+//   requeues the job while attempts < retry_budget, otherwise fails it with the
+//   reason. A RunFinished{failed} before RunStarted is a refusal: the job
+//   avoids that agent from then on.
+// - Lease expiry: the run is lost, its job requeued or failed as above.
+// - Submit, StatusRequest, Cancel{experiment}, Drain: from the CLI; replies go
+// to the
+//   requesting peer.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "coordinator/agent_registry.h"
+#include "coordinator/effects.h"
+#include "coordinator/job_table.h"
+#include "coordinator/options.h"
+#include "coordinator/plan_catalog.h"
+#include "coordinator/run_table.h"
+#include "protocol/messages.h"
+#include "store/records.h"
+
+namespace orch::coordinator {
+
+class CoordinatorCore final {
+ public:
+  // `log` receives one line per notable event (unknown run ids, refusals, ...);
+  // it must outlive the core.
+  using LogSink = std::function<void(std::string_view line)>;
+  CoordinatorCore(CoordinatorOptions options, LogSink log);
+
+  // Replaces plans, jobs and runs with what the store holds. Agents stay
+  // registered. Runs in flight keep their stored lease, extended to at least
+  // now + agent_timeout so that their agents have time to reconnect and
+  // re-adopt them. Jobs whose current run already finished are decided now.
+  // Plans that no longer parse are logged and skipped.
+  Effects Restore(const store::StoreState& state, Millis now);
+
+  Effects OnMessage(const std::string& peer, const protocol::Message& message,
+                    Millis now);
+  Effects OnDisconnected(const std::string& peer, Millis now);
+  Effects OnRunStored(const store::RunRecord& run, Millis now);
+  Effects Tick(Millis now);
+
+  // When Tick must next run; nullopt when nothing is waiting for time.
+  std::optional<Millis> NextDeadline() const;
+
+  const JobTable& jobs() const { return jobs_; }
+  const AgentRegistry& agents() const { return agents_; }
+  protocol::StatusReply Status(const std::string& experiment, Millis now) const;
+
+ private:
+  void OnHello(const std::string& peer, const protocol::Hello& hello,
+               Millis now, Effects& out);
+  void OnHeartbeat(const std::string& peer, const protocol::Heartbeat& beat,
+                   Millis now, Effects& out);
+  void OnRunStarted(const protocol::RunStarted& started, Millis now,
+                    Effects& out);
+  void OnChunk(const std::string& peer, const protocol::DigestChunk& chunk,
+               Effects& out);
+  void OnFinished(const std::string& peer,
+                  const protocol::RunFinished& finished, Millis now,
+                  Effects& out);
+  void OnSubmit(const std::string& peer, const protocol::Submit& submit,
+                Effects& out);
+  void OnCancel(const std::string& peer, const protocol::Cancel& cancel,
+                Millis now, Effects& out);
+  void OnDrain(const std::string& peer, const protocol::Drain& drain,
+               Effects& out);
+
+  void AddPlanJobs(std::uint32_t plan_index,
+                   const std::vector<store::JobRecord>* stored);
+  void Dispatch(Millis now, Effects& out);
+  bool AssignOne(AgentEntry& agent, JobTable::Queue& queue, Millis now,
+                 Effects& out);
+  void Assign(JobEntry& job, const AgentEntry& agent, Millis now, Effects& out);
+  // The run ended without success: requeue its job or fail it, with `reason`.
+  void RunFailed(RunEntry& run, store::RunState state,
+                 const std::string& reason, Millis now, Effects& out);
+  void JobSucceeded(JobEntry& job, RunEntry& run, Millis now, Effects& out);
+  void ReleaseUnlisted(const AgentEntry& agent,
+                       const std::vector<std::string>& listed, Millis now,
+                       Effects& out);
+  void NoteFailure(const std::string& run_id, const std::string& reason);
+  store::EventRecord Event(Millis now, std::string kind, std::string subject,
+                           std::string detail) const;
+  const std::string& PlanId(const JobEntry& job) const;
+  void Log(const std::string& line) const { log_(line); }
+
+  CoordinatorOptions options_;
+  LogSink log_;
+  PlanCatalog catalog_;
+  JobTable jobs_;
+  RunTable runs_;
+  AgentRegistry agents_;
+  std::deque<std::string> recent_failures_;  // newest first
+  std::uint64_t next_run_ = 0;
+  // Per experiment: sum and count of successful run durations, for the ETA.
+  std::vector<std::pair<Millis, std::uint32_t>> durations_;
+};
+
+}  // namespace orch::coordinator

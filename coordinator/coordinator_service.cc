@@ -1,0 +1,204 @@
+#include "coordinator/coordinator_service.h"
+
+#include <utility>
+
+#include "protocol/codec.h"
+
+namespace orch::coordinator {
+
+CoordinatorService::CoordinatorService(CoordinatorOptions options,
+                                       store::Store& store, Sender send,
+                                       spdlog::logger& log)
+    : core_(options,
+            [&log](std::string_view line) {
+              log.info(fmt::runtime("{}"), line);
+            }),
+      store_(store),
+      send_(std::move(send)),
+      log_(log),
+      max_bad_frames_(options.max_bad_frames) {}
+
+Status CoordinatorService::Start(Millis now) {
+  Result<store::StoreState> state = store_.LoadState();
+  if (!state.ok()) return state.status().WithContext("load coordinator state");
+  log_.info(fmt::runtime("restored {} plans, {} jobs, {} runs from the store"),
+            state->plans.size(), state->jobs.size(), state->runs.size());
+  Perform(core_.Restore(*state, now), now);
+  return Status::Ok();
+}
+
+void CoordinatorService::OnEvent(const protocol::TransportEvent& event,
+                                 Millis now) {
+  using Kind = protocol::TransportEvent::Kind;
+  if (needs_resync_) Resync(now);
+  switch (event.kind) {
+    case Kind::kConnected:
+      log_.debug(fmt::runtime("peer {} connected"), event.peer);
+      break;
+    case Kind::kDisconnected:
+      Perform(core_.OnDisconnected(event.peer, now), now);
+      break;
+    case Kind::kFrame:
+      OnFrame(event.peer, event.frame, now);
+      break;
+  }
+}
+
+void CoordinatorService::Tick(Millis now) {
+  if (needs_resync_) Resync(now);
+  Perform(core_.Tick(now), now);
+}
+
+void CoordinatorService::OnFrame(const std::string& peer,
+                                 const std::string& frame, Millis now) {
+  if (ignored_.contains(peer)) {
+    ++bad_frames_;
+    return;
+  }
+  Result<protocol::Message> message = protocol::Decode(frame);
+  if (message.ok()) {
+    Perform(core_.OnMessage(peer, *message, now), now);
+    return;
+  }
+  if (message.status().code() == StatusCode::kFailedPrecondition) {
+    // Another protocol version: the decoder's message names both.
+    log_.warn(fmt::runtime("rejecting {}: {}"), peer,
+              message.status().message());
+    SendMessage(peer, protocol::Reject{protocol::kProtocolVersion,
+                                       message.status().message()});
+    return;
+  }
+  BadFrame(peer, message.status());
+}
+
+void CoordinatorService::BadFrame(const std::string& peer, const Status& why) {
+  ++bad_frames_;
+  std::int32_t count = ++bad_by_peer_[peer];
+  log_.warn(fmt::runtime("dropping a bad frame from {} ({} so far): {}"), peer,
+            count, why.ToString());
+  if (count >= max_bad_frames_) {
+    ignored_.insert(peer);
+    log_.warn(fmt::runtime("ignoring {} from now on: {} bad frames"), peer,
+              count);
+  }
+}
+
+void CoordinatorService::Perform(Effects effects, Millis now) {
+  for (Effect& effect : effects) {
+    if (!PerformOne(effect, now))
+      return;  // nothing after a failed write happens
+  }
+}
+
+bool CoordinatorService::PerformOne(Effect& effect, Millis now) {
+  if (auto* send = std::get_if<SendEffect>(&effect)) {
+    SendMessage(send->peer, send->message);
+    return true;
+  }
+  if (auto* put = std::get_if<PutPlanEffect>(&effect)) {
+    if (Put(*put)) return true;
+    Resync(now);
+    return false;
+  }
+  if (auto* apply = std::get_if<ApplyEffect>(&effect)) {
+    Status status = store_.Apply(apply->change);
+    if (status.ok()) return true;
+    ++failed_writes_;
+    log_.error(fmt::runtime("store write failed: {}"), status.ToString());
+    Resync(now);
+    return false;
+  }
+  if (auto* chunk = std::get_if<AppendChunkEffect>(&effect))
+    return Append(*chunk, now);
+  return Finish(std::get<FinishRunEffect>(effect), now);
+}
+
+bool CoordinatorService::Put(PutPlanEffect& effect) {
+  Result<int> inserted = store_.PutPlan(effect.plan, effect.jobs);
+  if (!inserted.ok()) {
+    ++failed_writes_;
+    log_.error(fmt::runtime("store plan {}: {}"), effect.plan.id,
+               inserted.status().ToString());
+    SendMessage(effect.peer,
+                protocol::CommandReply{
+                    false, "submit failed: " + inserted.status().message()});
+    return false;
+  }
+  log_.info(fmt::runtime("{} ({} new jobs stored)"), effect.ok_message,
+            *inserted);
+  SendMessage(effect.peer, protocol::CommandReply{true, effect.ok_message});
+  return true;
+}
+
+bool CoordinatorService::Append(AppendChunkEffect& effect, Millis now) {
+  Result<store::WriteOutcome> stored =
+      store_.AppendChunk(effect.run_id, effect.seq, effect.records);
+  if (!stored.ok()) {
+    ++failed_writes_;
+    log_.error(
+        fmt::runtime("chunk {} of run {} not stored, not acknowledged: {}"),
+        effect.seq, effect.run_id, stored.status().ToString());
+    return false;
+  }
+  if (!effect.peer.empty())
+    SendMessage(effect.peer, protocol::Ack{effect.run_id, effect.seq});
+  AfterRunWrite(effect.run_id, now);
+  return true;
+}
+
+bool CoordinatorService::Finish(FinishRunEffect& effect, Millis now) {
+  Result<store::WriteOutcome> stored =
+      store_.FinishRun(effect.run_id, effect.outcome, std::nullopt);
+  if (!stored.ok()) {
+    ++failed_writes_;
+    log_.error(fmt::runtime("end of run {} not stored, not acknowledged: {}"),
+               effect.run_id, stored.status().ToString());
+    return false;
+  }
+  if (!effect.peer.empty()) {
+    SendMessage(effect.peer,
+                protocol::Ack{effect.run_id, protocol::kRunFinishedSeq});
+  }
+  AfterRunWrite(effect.run_id, now);
+  return true;
+}
+
+void CoordinatorService::AfterRunWrite(const std::string& run_id, Millis now) {
+  Result<store::RunRecord> run = store_.GetRun(run_id);
+  if (!run.ok()) {
+    log_.error(fmt::runtime("read back run {}: {}"), run_id,
+               run.status().ToString());
+    return;
+  }
+  Perform(core_.OnRunStored(*run, now), now);
+}
+
+void CoordinatorService::SendMessage(const std::string& peer,
+                                     const protocol::Message& message) {
+  Status sent = send_(peer, protocol::Encode(message));
+  if (!sent.ok()) {
+    log_.warn(fmt::runtime("{} to {} not sent: {}"),
+              protocol::MessageName(message), peer, sent.ToString());
+  }
+}
+
+void CoordinatorService::Resync(Millis now) {
+  if (resyncing_) {
+    needs_resync_ = true;  // the store still fails: try again on the next event
+    return;
+  }
+  resyncing_ = true;
+  Result<store::StoreState> state = store_.LoadState();
+  if (state.ok()) {
+    needs_resync_ = false;
+    log_.warn(fmt::runtime(
+        "rebuilt coordinator state from the store after a failed write"));
+    Perform(core_.Restore(*state, now), now);
+  } else {
+    needs_resync_ = true;
+    log_.error(fmt::runtime("reload state: {}"), state.status().ToString());
+  }
+  resyncing_ = false;
+}
+
+}  // namespace orch::coordinator

@@ -1,0 +1,93 @@
+// CoordinatorService: the shell around CoordinatorCore. It decodes frames,
+// feeds the core, and performs the core's effects against the Store and the
+// network, in order (coordinator/effects.h). It knows nothing of event loops:
+// CoordinatorDaemon drives it on Boost.Asio; tests drive it with a
+// MemoryNetwork and a fake clock.
+//
+// Guarantees:
+// - An Ack{run, seq} is sent only after the store returned OK for that chunk
+// (or found it
+//   already stored); a RunFinished is acknowledged with seq kRunFinishedSeq
+//   likewise.
+// - A failed store write sends nothing that depended on it, leaves the store as
+// it was
+//   (store contract), is logged, and the core is rebuilt from the store; the
+//   service keeps running. A Submit whose write failed is answered
+//   CommandReply{ok = false}.
+// - Bad input: frames that do not decode are counted and logged and dropped; a
+// peer that
+//   sends `max_bad_frames` of them is ignored from then on. A Hello of another
+//   protocol version is answered with Reject naming both versions.
+// Not thread-safe: one thread (the event loop) calls everything.
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "coordinator/coordinator_core.h"
+#include "protocol/transport.h"
+#include "store/store.h"
+
+namespace orch::coordinator {
+
+class CoordinatorService final {
+ public:
+  // Sends one frame to a peer (a Transport::Send, or ZmqAsioDriver::Send on a
+  // loop).
+  using Sender =
+      std::function<Status(std::string_view peer, std::string_view frame)>;
+
+  // Borrows `store` and `log`, which must outlive the service.
+  CoordinatorService(CoordinatorOptions options, store::Store& store,
+                     Sender send, spdlog::logger& log);
+
+  // Rebuilds the core from the store (restart). Errors when the store cannot be
+  // read.
+  Status Start(Millis now);
+
+  void OnEvent(const protocol::TransportEvent& event, Millis now);
+  void Tick(Millis now);
+  std::optional<Millis> NextDeadline() const { return core_.NextDeadline(); }
+
+  const CoordinatorCore& core() const { return core_; }
+  std::uint64_t bad_frames() const { return bad_frames_; }
+  std::uint64_t failed_writes() const { return failed_writes_; }
+  bool ignoring(const std::string& peer) const {
+    return ignored_.contains(peer);
+  }
+
+ private:
+  void OnFrame(const std::string& peer, const std::string& frame, Millis now);
+  void BadFrame(const std::string& peer, const Status& why);
+  void Perform(Effects effects, Millis now);
+  // Performs one effect; false when it was a store write that failed.
+  bool PerformOne(Effect& effect, Millis now);
+  bool Put(PutPlanEffect& effect);
+  bool Append(AppendChunkEffect& effect, Millis now);
+  bool Finish(FinishRunEffect& effect, Millis now);
+  void AfterRunWrite(const std::string& run_id, Millis now);
+  void SendMessage(const std::string& peer, const protocol::Message& message);
+  void Resync(Millis now);
+
+  CoordinatorCore core_;
+  store::Store& store_;
+  Sender send_;
+  spdlog::logger& log_;
+  std::int32_t max_bad_frames_;
+  std::map<std::string, std::int32_t> bad_by_peer_;
+  std::set<std::string> ignored_;
+  std::uint64_t bad_frames_ = 0;
+  std::uint64_t failed_writes_ = 0;
+  bool resyncing_ = false;
+  bool needs_resync_ = false;
+};
+
+}  // namespace orch::coordinator

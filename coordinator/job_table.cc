@@ -1,0 +1,53 @@
+#include "coordinator/job_table.h"
+
+#include "coordinator/matchmaker.h"
+
+namespace orch::coordinator {
+
+store::JobRecord JobEntry::ToRecord(const std::string& plan_id) const {
+  store::JobRecord record;
+  record.id = id;
+  record.plan_id = plan_id;
+  record.state = state;
+  record.attempts = attempts;
+  record.last_error = last_error;
+  record.current_run_id = current_run;
+  return record;
+}
+
+bool JobTable::Add(JobEntry entry, const protocol::Requirements& needs) {
+  entry.queue = QueueFor(needs);
+  auto [it, added] = jobs_.try_emplace(entry.id, std::move(entry));
+  if (added && it->second.state == store::JobState::kPending) {
+    queues_[it->second.queue].jobs.push_back(it->first);
+  }
+  return added;
+}
+
+JobEntry* JobTable::Find(std::string_view id) {
+  auto it = jobs_.find(std::string(id));
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+const JobEntry* JobTable::Find(std::string_view id) const {
+  auto it = jobs_.find(std::string(id));
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+void JobTable::Requeue(JobEntry& job) {
+  job.state = store::JobState::kPending;
+  job.current_run.clear();
+  queues_[job.queue].jobs.push_back(job.id);
+}
+
+std::uint32_t JobTable::QueueFor(const protocol::Requirements& needs) {
+  std::string key = RequirementKey(needs);
+  auto it = queue_by_key_.find(key);
+  if (it != queue_by_key_.end()) return it->second;
+  auto index = static_cast<std::uint32_t>(queues_.size());
+  queues_.push_back({needs, {}});
+  queue_by_key_.emplace(std::move(key), index);
+  return index;
+}
+
+}  // namespace orch::coordinator

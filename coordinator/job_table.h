@@ -1,0 +1,76 @@
+// JobTable: every job the coordinator knows, its state, and the queues of
+// pending jobs.
+//
+// States follow store::JobState: pending -> assigned -> running -> succeeded |
+// failed, with lost/failed runs sending a job back to pending while its retry
+// budget lasts, and cancelled for jobs of a cancelled experiment. Pending jobs
+// wait in one FIFO queue per distinct requirement (matchmaker.h), so dispatch
+// looks at each kind of job once per agent rather than at every job. Queues are
+// cleaned lazily: an entry whose job left pending is skipped when reached.
+// Pure: no clock, no store.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "protocol/messages.h"
+#include "store/records.h"
+
+namespace orch::coordinator {
+
+struct JobEntry {
+  std::string id;
+  std::uint32_t plan = 0;   // index into PlanCatalog
+  std::uint32_t index = 0;  // index into that plan's jobs
+  std::uint32_t queue = 0;  // its pending queue
+  store::JobState state = store::JobState::kPending;
+  std::int32_t attempts = 0;  // runs started so far
+  std::string last_error;
+  std::string current_run;              // empty when no run holds the job
+  std::vector<std::string> refused_by;  // agents that refused it
+
+  bool Terminal() const {
+    return state == store::JobState::kSucceeded ||
+           state == store::JobState::kFailed ||
+           state == store::JobState::kCancelled;
+  }
+  store::JobRecord ToRecord(const std::string& plan_id) const;
+};
+
+class JobTable final {
+ public:
+  // Adds a job (state as given); a pending one joins the queue for `needs`. A
+  // job id already present is left as it is; returns false then.
+  bool Add(JobEntry entry, const protocol::Requirements& needs);
+
+  JobEntry* Find(std::string_view id);
+  const JobEntry* Find(std::string_view id) const;
+
+  // Moves a job back to pending at the end of its queue.
+  void Requeue(JobEntry& job);
+
+  struct Queue {
+    protocol::Requirements needs;
+    std::deque<std::string> jobs;  // may hold stale entries (see above)
+  };
+  std::vector<Queue>& queues() { return queues_; }
+
+  // Every job, in no particular order.
+  const std::unordered_map<std::string, JobEntry>& all() const { return jobs_; }
+  std::unordered_map<std::string, JobEntry>& all() { return jobs_; }
+  std::size_t size() const { return jobs_.size(); }
+
+ private:
+  std::uint32_t QueueFor(const protocol::Requirements& needs);
+
+  std::unordered_map<std::string, JobEntry> jobs_;
+  std::vector<Queue> queues_;
+  std::map<std::string, std::uint32_t, std::less<>> queue_by_key_;
+};
+
+}  // namespace orch::coordinator

@@ -1,0 +1,30 @@
+// CoordinatorOptions: the knobs of the coordinator core, as read from the
+// [coordinator] table of its config file (coordinator/config.h). Durations
+// carry their unit.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace orch::coordinator {
+
+struct CoordinatorOptions {
+  std::string id = "coord-1";  // named in Welcome
+  std::chrono::milliseconds heartbeat_interval{
+      1000};  // agents heartbeat this often
+  std::chrono::milliseconds agent_timeout{
+      5000};  // silent this long: agent is lost
+  std::chrono::milliseconds lease{
+      30000};                     // a run's lease, renewed by heartbeats
+  std::int32_t retry_budget = 3;  // runs per job before it fails for good
+  // Mixed into run ids so that ids from two coordinator lifetimes never
+  // collide.
+  std::string run_id_salt = "0";
+  // Bad frames a peer may send before it is ignored for good.
+  std::int32_t max_bad_frames = 10;
+  // How many failures StatusReply lists.
+  std::size_t recent_failures = 20;
+};
+
+}  // namespace orch::coordinator

@@ -1,0 +1,169 @@
+#include "coordinator/plan_catalog.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "base/sha256.h"
+#include "coordinator/matchmaker.h"
+
+namespace orch::coordinator {
+namespace {
+
+using nlohmann::json;
+
+Status Field(const std::string& field, const std::string& rule) {
+  return InvalidArgument("plan." + field + ": " + rule);
+}
+
+Result<std::string> Text(const json& object, const char* key,
+                         const std::string& at) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_string() ||
+      it->get<std::string>().empty()) {
+    return Field(at + key, "required non-empty string");
+  }
+  return it->get<std::string>();
+}
+
+std::string ScalarText(const json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+Result<protocol::Requirements> ReadRequirements(const json& job,
+                                                const std::string& at) {
+  auto it = job.find("requirements");
+  if (it == job.end() || !it->is_object())
+    return Field(at + "requirements", "required object");
+  const json& r = *it;
+  protocol::Requirements needs;
+  needs.engine = r.value("engine", "");
+  needs.hardware = r.value("hardware", "");
+  needs.gpus = r.value("gpus", 0);
+  needs.model = r.value("model", "");
+  if (needs.gpus < 0) return Field(at + "requirements.gpus", "must be >= 0");
+  return needs;
+}
+
+// Adds the plan's workloads; returns name -> index.
+Result<std::map<std::string, std::uint32_t>> ReadWorkloads(const json& doc,
+                                                           ParsedPlan& plan) {
+  auto it = doc.find("workloads");
+  if (it == doc.end() || !it->is_array())
+    return Field("workloads", "required array");
+  std::map<std::string, std::uint32_t> index;
+  for (const json& w : *it) {
+    ORCH_ASSIGN_OR_RETURN(std::string name, Text(w, "name", "workloads[]."));
+    index[name] = static_cast<std::uint32_t>(plan.workload_names.size());
+    plan.workload_names.push_back(name);
+    plan.workload_json.push_back(w.dump());
+  }
+  return index;
+}
+
+Status ReadJobs(const json& doc,
+                const std::map<std::string, std::uint32_t>& workloads,
+                ParsedPlan& plan) {
+  auto it = doc.find("jobs");
+  if (it == doc.end() || !it->is_array())
+    return Field("jobs", "required array");
+  std::map<std::string, std::uint32_t> interned;
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json& j = (*it)[i];
+    std::string at = "jobs[" + std::to_string(i) + "].";
+    if (!j.is_object()) return Field(at, "must be an object");
+    ORCH_ASSIGN_OR_RETURN(std::string id, Text(j, "id", at));
+    ORCH_ASSIGN_OR_RETURN(std::string workload, Text(j, "workload", at));
+    auto w = workloads.find(workload);
+    if (w == workloads.end())
+      return Field(at + "workload", "unknown workload " + workload);
+    ORCH_ASSIGN_OR_RETURN(protocol::Requirements needs,
+                          ReadRequirements(j, at));
+    auto [slot, added] = interned.try_emplace(
+        RequirementKey(needs),
+        static_cast<std::uint32_t>(plan.requirements.size()));
+    if (added) plan.requirements.push_back(needs);
+    plan.jobs.push_back({std::move(id), w->second, slot->second, j.dump()});
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ParsedPlan> ParsePlanJson(std::string_view text) {
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object())
+    return InvalidArgument("plan: not a JSON object");
+  if (doc.value("schema", "") != "orch.plan/1") {
+    return Field("schema", "expected \"orch.plan/1\"");
+  }
+  ParsedPlan plan;
+  auto experiment = doc.find("experiment");
+  if (experiment == doc.end() || !experiment->is_object()) {
+    return Field("experiment", "required object");
+  }
+  ORCH_ASSIGN_OR_RETURN(plan.experiment,
+                        Text(*experiment, "name", "experiment."));
+  plan.json_sha256 = Sha256Hex(text);
+  plan.model_json = doc.value("model", json::object()).dump();
+  ORCH_ASSIGN_OR_RETURN(auto workloads, ReadWorkloads(doc, plan));
+  ORCH_RETURN_IF_ERROR(ReadJobs(doc, workloads, plan));
+  return plan;
+}
+
+store::PlanRecord ToPlanRecord(const ParsedPlan& plan, std::string_view json) {
+  return {plan.experiment, plan.experiment, std::string(json)};
+}
+
+std::vector<store::JobRecord> ToJobRecords(const ParsedPlan& plan) {
+  std::vector<store::JobRecord> jobs;
+  jobs.reserve(plan.jobs.size());
+  for (const PlannedJob& job : plan.jobs) {
+    store::JobRecord record;
+    record.id = job.id;
+    record.plan_id = plan.experiment;
+    jobs.push_back(std::move(record));
+  }
+  return jobs;
+}
+
+std::uint32_t PlanCatalog::Add(ParsedPlan plan) {
+  for (std::uint32_t i = 0; i < plans_.size(); ++i) {
+    if (plans_[i]->experiment == plan.experiment) {
+      *plans_[i] = std::move(plan);
+      return i;
+    }
+  }
+  plans_.push_back(std::make_unique<ParsedPlan>(std::move(plan)));
+  return static_cast<std::uint32_t>(plans_.size() - 1);
+}
+
+const ParsedPlan* PlanCatalog::Find(std::string_view experiment) const {
+  for (const auto& plan : plans_) {
+    if (plan->experiment == experiment) return plan.get();
+  }
+  return nullptr;
+}
+
+protocol::Assign PlanCatalog::MakeAssign(std::uint32_t plan_index,
+                                         const PlannedJob& job) const {
+  const ParsedPlan& plan = *plans_[plan_index];
+  protocol::Assign assign;
+  assign.job_id = job.id;
+  assign.workload = plan.workload_names[job.workload];
+  assign.requirements = plan.requirements[job.requirement];
+  json parsed = json::parse(job.job_json, nullptr, false);
+  if (parsed.is_object() && parsed.contains("coordinate") &&
+      parsed["coordinate"].is_object()) {
+    for (const auto& [axis, value] : parsed["coordinate"].items()) {
+      assign.coordinate.push_back({axis, ScalarText(value)});
+    }
+  }
+  json experiment_name = plan.experiment;
+  assign.workload_spec = "{\"experiment\":" + experiment_name.dump() +
+                         ",\"job\":" + job.job_json +
+                         ",\"workload\":" + plan.workload_json[job.workload] +
+                         ",\"model\":" + plan.model_json + "}";
+  return assign;
+}
+
+}  // namespace orch::coordinator

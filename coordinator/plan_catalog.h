@@ -1,0 +1,77 @@
+// PlanCatalog: the submitted experiments as the coordinator needs them to hand
+// out jobs.
+//
+// Reads the orch.plan/1 JSON (docs/plan-json.md) that `orch submit` sends and
+// that the store keeps, and holds per experiment what an Assign carries: each
+// job's coordinate, workload and requirements, and the workload_spec JSON
+// {"experiment", "job", "workload", "model"}. Requirements are interned: jobs
+// point at one shared copy. The catalog never changes a job's state (JobTable
+// does).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "protocol/messages.h"
+#include "store/records.h"
+
+namespace orch::coordinator {
+
+// One job of a plan, as parsed.
+struct PlannedJob {
+  std::string id;
+  std::uint32_t workload = 0;     // index into ParsedPlan::workload_names
+  std::uint32_t requirement = 0;  // index into ParsedPlan::requirements
+  std::string job_json;           // the job object of the plan, compact JSON
+};
+
+struct ParsedPlan {
+  std::string experiment;  // the plan's id in the store and its name
+  std::string
+      json_sha256;  // of the document as submitted (the store keeps the text)
+  std::string model_json;  // compact
+  std::vector<std::string> workload_names;
+  std::vector<std::string>
+      workload_json;  // compact, parallel to workload_names
+  std::vector<protocol::Requirements> requirements;
+  std::vector<PlannedJob> jobs;  // in plan order
+};
+
+// Parses and checks an orch.plan/1 document. InvalidArgument naming the field
+// otherwise.
+Result<ParsedPlan> ParsePlanJson(std::string_view json);
+
+// The store records for a parsed plan (`json`: its text): the plan and every
+// job as pending.
+store::PlanRecord ToPlanRecord(const ParsedPlan& plan, std::string_view json);
+std::vector<store::JobRecord> ToJobRecords(const ParsedPlan& plan);
+
+// What an Assign needs to know about one job.
+struct JobTemplate {
+  const ParsedPlan* plan = nullptr;  // owned by the catalog
+  const PlannedJob* job = nullptr;
+};
+
+class PlanCatalog final {
+ public:
+  // Adds an experiment; replaces one of the same name. Returns its index.
+  std::uint32_t Add(ParsedPlan plan);
+  const ParsedPlan* Find(std::string_view experiment) const;
+  const ParsedPlan& plan(std::uint32_t index) const { return *plans_[index]; }
+  std::uint32_t size() const {
+    return static_cast<std::uint32_t>(plans_.size());
+  }
+
+  // The Assign for `job` of plan `plan_index`, without run id and lease.
+  protocol::Assign MakeAssign(std::uint32_t plan_index,
+                              const PlannedJob& job) const;
+
+ private:
+  std::vector<std::unique_ptr<ParsedPlan>> plans_;  // stable addresses
+};
+
+}  // namespace orch::coordinator

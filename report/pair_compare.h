@@ -1,0 +1,94 @@
+// One run against a reference run of the same workload, streamed position by position:
+// the digest library's per-position metrics (digest/position_compare.h) aggregated as
+// digest::Summarize defines them (docs/metrics.md), plus what a report adds: the top-1
+// flips with the reference's top-1 minus top-2 logit margin, flip clusters, a binned
+// position plot, a hash of each stream (for repeatability) and, for generate workloads,
+// the generated tokens' common prefix.
+//
+// Memory does not depend on the number of positions: flips and clusters are listed up to
+// a cap (their totals are always counted), the plot has at most kPlotBins bins, and the
+// KLD order statistics use report/kld_quantiles.h.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "digest/stream_compare.h"
+#include "report/run_source.h"
+
+namespace orch::report {
+
+// Flips whose positions are at most kClusterGap apart belong to one cluster.
+inline constexpr std::uint64_t kClusterGap = 8;
+inline constexpr std::size_t kMaxListedFlips = 1000;
+inline constexpr std::size_t kMaxListedClusters = 200;
+inline constexpr std::size_t kPlotBins = 512;
+
+// A position where the two sides' argmax differ.
+struct Flip {
+  std::uint64_t position = 0;
+  std::int32_t reference_token = -1;  // the reference's argmax
+  std::int32_t other_token = -1;
+  // The reference's top-1 minus top-2 logit; NaN when its digest holds one token only.
+  double margin = std::numeric_limits<double>::quiet_NaN();
+  double abs_top1_logit_delta = std::numeric_limits<double>::quiet_NaN();
+  bool near_tie = false;  // set by the report against its noise band (report.h)
+};
+
+struct FlipCluster {
+  std::uint64_t first = 0;  // positions of its first and last flip
+  std::uint64_t last = 0;
+  std::uint64_t flips = 0;
+};
+
+// Bin i covers positions [i * bin_width, (i + 1) * bin_width). Widths double as the
+// stream grows so that there are never more than kPlotBins bins.
+struct PositionPlot {
+  std::uint64_t bin_width = 1;
+  std::vector<double> max_kld;       // NaN where no position of the bin was scored
+  std::vector<std::uint32_t> flips;  // top-1 flips in the bin
+};
+
+// A differing pair of generated tokens.
+struct TokenDifference {
+  std::uint64_t index = 0;  // 0-based index into the generated tokens
+  std::int32_t reference_token = -1;
+  std::int32_t other_token = -1;
+};
+
+struct PairResult {
+  digest::StreamSummary summary;  // as digest::Summarize defines it
+  bool kld_quantiles_approximate = false;
+  std::uint64_t flip_count = 0;
+  std::vector<Flip> flips;  // the first kMaxListedFlips, in position order
+  std::uint64_t cluster_count = 0;
+  std::vector<FlipCluster> clusters;  // the first kMaxListedClusters
+  PositionPlot plot;
+  std::uint64_t reference_hash = 0;  // of the whole stream: row hashes and tokens
+  std::uint64_t other_hash = 0;
+  // Generated tokens (records with output_token >= 0), for generate workloads.
+  std::uint64_t reference_generated = 0;
+  std::uint64_t other_generated = 0;
+  std::uint64_t generated_common_prefix = 0;
+  std::optional<TokenDifference> first_token_difference;
+  bool bit_identical() const {
+    return reference_hash == other_hash && summary.reference_length == summary.other_length;
+  }
+};
+
+struct PairOptions {
+  // Generate workloads: compare distributions only while both sides generated the same
+  // tokens (the position of the first differing token included: its history is shared).
+  bool stop_metrics_at_token_divergence = false;
+};
+
+// Errors: the source's, and the digest library's when the runs are not comparable
+// (vocabulary sizes or teacher-forced targets differ), with the position.
+Result<PairResult> ComparePair(RunSource& source, std::string_view reference_run,
+                               std::string_view other_run, const PairOptions& options);
+
+}  // namespace orch::report

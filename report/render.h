@@ -1,0 +1,26 @@
+// Renderings of a Report (report.h). Columns and fields are documented in docs/report.md.
+// All are pure: a Report in, text out.
+#pragma once
+
+#include <string>
+
+#include "report/report.h"
+
+namespace orch::report {
+
+// Terminal tables shaped like the seed study's result tables.
+std::string RenderText(const Report& report);
+
+// Schema "orch.report/1": one JSON object, pretty-printed, trailing newline.
+std::string RenderJson(const Report& report);
+
+// One header line, then one row per workload and cell (the baseline first). RFC 4180
+// quoting; NaN and absent values are empty fields.
+std::string RenderCsv(const Report& report);
+
+// One self-contained HTML document (no scripts, no external resources): the tables, one
+// inline SVG plot per compared cell (KLD and top-1 flips against position), and the
+// fingerprint differences.
+std::string RenderHtml(const Report& report);
+
+}  // namespace orch::report

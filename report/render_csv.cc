@@ -1,0 +1,144 @@
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "report/render.h"
+
+namespace orch::report {
+namespace {
+
+constexpr const char* kColumns[] = {"experiment",
+                                    "partial",
+                                    "workload",
+                                    "kind",
+                                    "cell",
+                                    "axis",
+                                    "value",
+                                    "status",
+                                    "reason",
+                                    "reference_run",
+                                    "run",
+                                    "runs_planned",
+                                    "runs_available",
+                                    "unique_streams",
+                                    "repeats_bit_identical",
+                                    "repeats_first_difference",
+                                    "repeat_noise",
+                                    "bit_identical",
+                                    "compared",
+                                    "common_prefix",
+                                    "first_divergence",
+                                    "first_flip_position",
+                                    "first_flip_reference_token",
+                                    "first_flip_other_token",
+                                    "top1_agreement",
+                                    "kld_mean",
+                                    "kld_median",
+                                    "kld_p99",
+                                    "kld_max",
+                                    "rms_delta_p",
+                                    "ppl_reference",
+                                    "ppl_other",
+                                    "ppl_ratio",
+                                    "flips",
+                                    "near_tie_flips",
+                                    "clusters",
+                                    "noise_band",
+                                    "generated_common_prefix",
+                                    "generated_reference_tokens",
+                                    "generated_first_difference",
+                                    "generated_reference_token",
+                                    "generated_other_token"};
+
+std::string Quote(const std::string& field) {
+  if (field.find_first_of(",\"\n\r") == std::string::npos) return field;
+  std::string out = "\"";
+  for (char c : field) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string Num(double v) {
+  if (std::isnan(v)) return "";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.10g", v);
+  return buffer;
+}
+
+template <typename T>
+std::string Opt(const std::optional<T>& v) {
+  return v ? std::to_string(*v) : "";
+}
+
+std::string Bool(bool b) { return b ? "true" : "false"; }
+
+std::vector<std::string> Row(const Report& r, const WorkloadReport& w, const CellReport& c) {
+  const bool compared = c.status == CellStatus::kCompared && !c.cell.is_baseline();
+  const PairResult& p = c.result;
+  const digest::StreamSummary& s = p.summary;
+  auto when = [compared](std::string v) { return compared ? v : std::string(); };
+  std::optional<std::uint64_t> flip_position;
+  if (compared && !p.flips.empty()) flip_position = p.flips[0].position;
+  const auto& d = p.first_token_difference;
+  const bool generate = w.workload.kind == WorkloadKind::kGenerate;
+  return {r.experiment,
+          Bool(r.partial),
+          w.workload.name,
+          generate ? "generate" : "teacher_forced",
+          c.cell.label,
+          c.cell.axis,
+          c.cell.value,
+          std::string(CellStatusName(c.status)),
+          c.reason,
+          c.reference_run,
+          c.other_run,
+          std::to_string(c.repeats.planned),
+          std::to_string(c.repeats.available),
+          c.repeats.available > 0 ? std::to_string(c.repeats.unique_streams) : "",
+          c.repeats.available > 0 ? Bool(c.repeats.bit_identical()) : "",
+          Opt(c.repeats.first_difference),
+          Num(c.repeats.noise),
+          when(Bool(p.bit_identical())),
+          when(std::to_string(s.compared)),
+          when(std::to_string(s.common_prefix)),
+          when(Opt(s.first_divergence)),
+          Opt(flip_position),
+          flip_position ? std::to_string(p.flips[0].reference_token) : "",
+          flip_position ? std::to_string(p.flips[0].other_token) : "",
+          when(Num(s.top1_agreement)),
+          when(Num(s.kld.mean)),
+          when(Num(s.kld.median)),
+          when(Num(s.kld.p99)),
+          when(Num(s.kld.max)),
+          when(Num(s.rms_delta_p)),
+          when(Num(s.ppl_reference)),
+          when(Num(s.ppl_other)),
+          when(Num(s.ppl_ratio)),
+          when(std::to_string(p.flip_count)),
+          when(std::to_string(c.near_tie_flips)),
+          when(std::to_string(p.cluster_count)),
+          when(Num(c.noise_band)),
+          compared && generate ? std::to_string(p.generated_common_prefix) : "",
+          compared && generate ? std::to_string(p.reference_generated) : "",
+          compared && d ? std::to_string(d->index) : "",
+          compared && d ? std::to_string(d->reference_token) : "",
+          compared && d ? std::to_string(d->other_token) : ""};
+}
+
+void Write(const std::vector<std::string>& row, std::ostringstream& out) {
+  for (std::size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << Quote(row[i]);
+  out << "\n";
+}
+
+}  // namespace
+
+std::string RenderCsv(const Report& report) {
+  std::ostringstream out;
+  Write(std::vector<std::string>(std::begin(kColumns), std::end(kColumns)), out);
+  for (const WorkloadReport& w : report.workloads) {
+    Write(Row(report, w, w.baseline), out);
+    for (const CellReport& c : w.cells) Write(Row(report, w, c), out);
+  }
+  return out.str();
+}
+
+}  // namespace orch::report

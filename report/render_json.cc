@@ -1,0 +1,200 @@
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "report/render.h"
+
+namespace orch::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json Num(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+template <typename T>
+Json Opt(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
+
+Json TokenJson(const std::optional<Token>& t) {
+  if (!t) return nullptr;
+  return Json{{"id", t->id}, {"text", t->text ? Json(*t->text) : Json(nullptr)}};
+}
+
+Json RepeatsJson(const Repeatability& r) {
+  return Json{{"planned", r.planned},
+              {"available", r.available},
+              {"unique_streams", r.unique_streams},
+              {"bit_identical", r.bit_identical()},
+              {"first_difference", Opt(r.first_difference)},
+              {"generated_common_prefix", Opt(r.generated_common_prefix)},
+              {"generated_length", Opt(r.generated_length)},
+              {"noise", Num(r.noise)},
+              {"runs", r.run_ids}};
+}
+
+Json FlipsJson(const CellReport& c) {
+  Json listed = Json::array();
+  for (const Flip& f : c.result.flips) {
+    listed.push_back({{"position", f.position},
+                      {"reference_token", f.reference_token},
+                      {"other_token", f.other_token},
+                      {"margin", Num(f.margin)},
+                      {"abs_top1_logit_delta", Num(f.abs_top1_logit_delta)},
+                      {"near_tie", f.near_tie}});
+  }
+  Json clusters = Json::array();
+  for (const FlipCluster& k : c.result.clusters) {
+    clusters.push_back({{"first", k.first}, {"last", k.last}, {"flips", k.flips}});
+  }
+  Json first = nullptr;
+  if (c.first_flip_reference) {
+    first = {{"position", c.result.flips[0].position},
+             {"reference", TokenJson(c.first_flip_reference)},
+             {"other", TokenJson(c.first_flip_other)}};
+  }
+  return Json{
+      {"first_flip", first},
+      {"flips",
+       {{"count", c.result.flip_count}, {"near_tie_listed", c.near_tie_flips}, {"listed", listed}}},
+      {"clusters", {{"count", c.result.cluster_count}, {"listed", clusters}}}};
+}
+
+Json GeneratedJson(const CellReport& c) {
+  const PairResult& r = c.result;
+  Json first = nullptr;
+  if (r.first_token_difference) {
+    first = {{"index", r.first_token_difference->index},
+             {"reference", TokenJson(c.generated_reference)},
+             {"other", TokenJson(c.generated_other)}};
+  }
+  return Json{{"reference_tokens", r.reference_generated},
+              {"other_tokens", r.other_generated},
+              {"common_prefix", r.generated_common_prefix},
+              {"first_difference", first}};
+}
+
+Json ComparisonJson(const CellReport& c) {
+  const digest::StreamSummary& s = c.result.summary;
+  Json j{{"reference_length", s.reference_length},
+         {"other_length", s.other_length},
+         {"compared", s.compared},
+         {"bit_identical", c.result.bit_identical()},
+         {"first_divergence", Opt(s.first_divergence)},
+         {"common_prefix", s.common_prefix},
+         {"identical_rows", s.identical_rows},
+         {"scored", s.scored},
+         {"top1_agreement", Num(s.top1_agreement)},
+         {"same_top_p", Num(s.same_top_p)},
+         {"kld",
+          {{"count", s.kld.count},
+           {"exact_count", s.kld.exact_count},
+           {"mean", Num(s.kld.mean)},
+           {"median", Num(s.kld.median)},
+           {"p99", Num(s.kld.p99)},
+           {"max", Num(s.kld.max)},
+           {"approximate_quantiles", c.result.kld_quantiles_approximate}}},
+         {"target_count", s.target_count},
+         {"mean_delta_p", Num(s.mean_delta_p)},
+         {"rms_delta_p", Num(s.rms_delta_p)},
+         {"ppl_reference", Num(s.ppl_reference)},
+         {"ppl_other", Num(s.ppl_other)},
+         {"ppl_ratio", Num(s.ppl_ratio)},
+         {"mean_abs_top1_logit_delta", Num(s.mean_abs_top1_logit_delta)},
+         {"max_abs_top1_logit_delta", Num(s.max_abs_top1_logit_delta)},
+         {"noise_band",
+          {{"repeat_noise", Num(c.repeat_noise)},
+           {"perturbation", Num(c.perturbation)},
+           {"band", Num(c.noise_band)}}}};
+  j.update(FlipsJson(c));
+  j["generated"] = GeneratedJson(c);
+  Json kld = Json::array();
+  for (double v : c.result.plot.max_kld) kld.push_back(Num(v));
+  j["plot"] = {
+      {"bin_width", c.result.plot.bin_width}, {"max_kld", kld}, {"flips", c.result.plot.flips}};
+  return j;
+}
+
+Json FingerprintsJson(const CellReport& c) {
+  Json out = Json::array();
+  for (const FingerprintComparison& f : c.fingerprints) {
+    Json diffs = Json::array();
+    for (const fingerprint::FieldDifference& d : f.differences) {
+      diffs.push_back({{"group", fingerprint::DiffGroupName(d.group)},
+                       {"field", d.field},
+                       {"reference", Opt(d.a)},
+                       {"other", Opt(d.b)}});
+    }
+    out.push_back({{"kind", f.kind},
+                   {"reference", f.reference_id},
+                   {"other", f.other_id},
+                   {"same", f.same},
+                   {"note", f.note.empty() ? Json(nullptr) : Json(f.note)},
+                   {"differences", diffs}});
+  }
+  return out;
+}
+
+Json CellJson(const CellReport& c) {
+  Json j{{"label", c.cell.label},
+         {"axis", c.cell.axis.empty() ? Json(nullptr) : Json(c.cell.axis)},
+         {"value", c.cell.axis.empty() ? Json(nullptr) : Json(c.cell.value)},
+         {"status", std::string(CellStatusName(c.status))},
+         {"reason", c.reason.empty() ? Json(nullptr) : Json(c.reason)},
+         {"repeats", RepeatsJson(c.repeats)}};
+  if (c.cell.axis.empty()) return j;
+  j["reference_run"] = c.reference_run.empty() ? Json(nullptr) : Json(c.reference_run);
+  j["reference_repeat"] = c.reference_repeat;
+  j["run"] = c.other_run.empty() ? Json(nullptr) : Json(c.other_run);
+  j["comparison"] = c.status == CellStatus::kCompared ? ComparisonJson(c) : Json(nullptr);
+  j["fingerprints"] = FingerprintsJson(c);
+  return j;
+}
+
+Json RanksJson(const std::vector<AxisRank>& ranks) {
+  Json out = Json::array();
+  for (const AxisRank& r : ranks) {
+    out.push_back({{"axis", r.axis},
+                   {"cell", r.cell},
+                   {"workload", r.workload},
+                   {"kld_mean", Num(r.kld_mean)},
+                   {"top1_disagreement", Num(r.top1_disagreement)}});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderJson(const Report& report) {
+  Json workloads = Json::array();
+  for (const WorkloadReport& w : report.workloads) {
+    Json cells = Json::array();
+    for (const CellReport& c : w.cells) cells.push_back(CellJson(c));
+    workloads.push_back(
+        {{"name", w.workload.name},
+         {"kind", w.workload.kind == WorkloadKind::kGenerate ? "generate" : "teacher_forced"},
+         {"reference", w.baseline.status == CellStatus::kCompared
+                           ? Json{{"cell", w.baseline.cell.label},
+                                  {"repeat", 0},
+                                  {"run", w.baseline.reference_run}}
+                           : Json(nullptr)},
+         {"baseline", CellJson(w.baseline)},
+         {"cells", cells}});
+  }
+  Json doc{
+      {"schema", "orch.report/1"},
+      {"experiment", report.experiment},
+      {"partial", report.partial},
+      {"jobs",
+       {{"total", report.jobs_total},
+        {"succeeded", report.jobs_succeeded},
+        {"failed", report.jobs_failed},
+        {"in_progress", report.jobs_in_progress}}},
+      {"rules",
+       {{"cluster_gap", kClusterGap}, {"near_tie", "margin <= max(repeat_noise, perturbation)"}}},
+      {"workloads", workloads},
+      {"attribution",
+       {{"by_kld", RanksJson(report.by_kld)}, {"by_top1", RanksJson(report.by_top1)}}}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace orch::report

@@ -1,0 +1,340 @@
+#include "report/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "report/fingerprint_pairs.h"
+
+namespace orch::report {
+namespace {
+
+// What one planned job contributes: a finished complete run, nothing yet, or a failure.
+struct JobOutcome {
+  enum Kind { kDone, kInProgress, kFailed } kind = kInProgress;
+  const store::RunRecord* run = nullptr;  // kDone only; borrowed from the input
+  std::string reason;                     // kFailed only
+};
+
+bool Usable(const store::RunRecord& run) {
+  return run.state == store::RunState::kSucceeded && run.Complete();
+}
+
+bool Terminal(store::JobState state) {
+  return state == store::JobState::kSucceeded || state == store::JobState::kFailed ||
+         state == store::JobState::kCancelled;
+}
+
+std::string FailureReason(const store::JobRecord& job,
+                          const std::vector<const store::RunRecord*>& runs) {
+  if (!job.last_error.empty()) return job.last_error;
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+    if (!(*it)->error.empty()) return (*it)->error;
+  }
+  return "job " + std::string(store::JobStateName(job.state));
+}
+
+// Indexes the input: jobs by id and runs by job.
+class Experiment {
+ public:
+  explicit Experiment(const ExperimentInput& input) {
+    for (const store::JobRecord& job : input.jobs) jobs_[job.id] = &job;
+    for (const store::RunRecord& run : input.runs) runs_[run.job_id].push_back(&run);
+  }
+
+  JobOutcome Resolve(const std::string& job_id) const {
+    auto job = jobs_.find(job_id);
+    if (job == jobs_.end()) return {};
+    static const std::vector<const store::RunRecord*> kNone;
+    auto runs_it = runs_.find(job_id);
+    const auto& runs = runs_it == runs_.end() ? kNone : runs_it->second;
+    const store::RunRecord* chosen = nullptr;
+    for (const store::RunRecord* run : runs) {
+      if (!Usable(*run)) continue;
+      if (chosen == nullptr || run->id == job->second->current_run_id) chosen = run;
+    }
+    if (chosen != nullptr) return {JobOutcome::kDone, chosen, ""};
+    if (Terminal(job->second->state)) {
+      return {JobOutcome::kFailed, nullptr, FailureReason(*job->second, runs)};
+    }
+    return {};
+  }
+
+ private:
+  std::unordered_map<std::string, const store::JobRecord*> jobs_;
+  std::unordered_map<std::string, std::vector<const store::RunRecord*>> runs_;
+};
+
+// The runs of one cell and workload, by repeat.
+struct CellRuns {
+  int planned = 0;
+  int failed = 0;
+  int in_progress = 0;
+  std::string first_failure;
+  std::vector<const store::RunRecord*> done;  // by repeat index
+};
+
+Token MakeToken(std::int32_t id, const ReportOptions& options) {
+  Token token{id, std::nullopt};
+  if (options.decoder != nullptr && id >= 0) token.text = options.decoder->Decode(id);
+  return token;
+}
+
+double OrZero(double v) { return std::isnan(v) ? 0.0 : v; }
+
+class Builder {
+ public:
+  Builder(const ExperimentInput& input, const PlanView& plan, RunSource& source,
+          const ReportOptions& options)
+      : experiment_(input), plan_(plan), source_(source), options_(options) {}
+
+  Report Build() {
+    Report report;
+    report.experiment = plan_.experiment;
+    CountJobs(report);
+    for (const PlannedWorkload& workload : plan_.workloads) {
+      report.workloads.push_back(BuildWorkload(workload));
+    }
+    Rank(report);
+    return report;
+  }
+
+ private:
+  void CountJobs(Report& report) const {
+    for (const PlannedJob& job : plan_.jobs) {
+      ++report.jobs_total;
+      JobOutcome outcome = experiment_.Resolve(job.id);
+      if (outcome.kind == JobOutcome::kDone) ++report.jobs_succeeded;
+      if (outcome.kind == JobOutcome::kFailed) ++report.jobs_failed;
+      if (outcome.kind == JobOutcome::kInProgress) ++report.jobs_in_progress;
+    }
+    report.partial = report.jobs_in_progress > 0;
+  }
+
+  CellRuns Gather(const std::string& cell, const std::string& workload) const {
+    std::map<int, const PlannedJob*> by_repeat;
+    for (const PlannedJob& job : plan_.jobs) {
+      if (job.cell == cell && job.workload == workload) by_repeat[job.repeat] = &job;
+    }
+    CellRuns runs;
+    for (const auto& [repeat, job] : by_repeat) {
+      ++runs.planned;
+      JobOutcome outcome = experiment_.Resolve(job->id);
+      if (outcome.kind == JobOutcome::kDone) runs.done.push_back(outcome.run);
+      if (outcome.kind == JobOutcome::kInProgress) ++runs.in_progress;
+      if (outcome.kind == JobOutcome::kFailed) {
+        if (runs.failed++ == 0) runs.first_failure = outcome.reason;
+      }
+    }
+    return runs;
+  }
+
+  // Fills status, reason and repeatability; false when the cell has no usable run.
+  bool Prepare(const CellRuns& runs, const PlannedWorkload& workload, CellReport& cell) {
+    cell.repeats.planned = runs.planned;
+    if (runs.done.empty()) {
+      if (runs.in_progress > 0) {
+        cell.status = CellStatus::kInProgress;
+        cell.reason = std::to_string(runs.in_progress) + " of " + std::to_string(runs.planned) +
+                      " runs not finished";
+      } else {
+        cell.status = CellStatus::kFailed;
+        cell.reason = "all " + std::to_string(runs.planned) +
+                      (runs.planned == 1 ? " run failed: " : " runs failed: ") + runs.first_failure;
+      }
+      return false;
+    }
+    Status status = Repeats(runs, workload, cell.repeats);
+    if (!status.ok()) {
+      cell.status = CellStatus::kError;
+      cell.reason = status.message();
+      return false;
+    }
+    cell.status = CellStatus::kCompared;
+    return true;
+  }
+
+  Status Repeats(const CellRuns& runs, const PlannedWorkload& workload, Repeatability& out) {
+    out.available = static_cast<int>(runs.done.size());
+    out.unique_streams = 1;
+    for (const store::RunRecord* run : runs.done) out.run_ids.push_back(run->id);
+    std::set<std::uint64_t> hashes;
+    PairOptions options{workload.kind == WorkloadKind::kGenerate};
+    for (std::size_t i = 1; i < runs.done.size(); ++i) {
+      ORCH_ASSIGN_OR_RETURN(PairResult r,
+                            ComparePair(source_, runs.done[0]->id, runs.done[i]->id, options));
+      hashes.insert(r.reference_hash);
+      hashes.insert(r.other_hash);
+      if (!r.bit_identical()) {
+        std::uint64_t at = r.summary.first_divergence.value_or(r.summary.compared);
+        out.first_difference = std::min(out.first_difference.value_or(at), at);
+      }
+      out.noise = std::max(out.noise, OrZero(r.summary.max_abs_top1_logit_delta));
+      if (workload.kind == WorkloadKind::kGenerate) {
+        out.generated_length = r.reference_generated;
+        out.generated_common_prefix =
+            std::min(out.generated_common_prefix.value_or(r.generated_common_prefix),
+                     r.generated_common_prefix);
+      }
+    }
+    if (!hashes.empty()) out.unique_streams = static_cast<int>(hashes.size());
+    return Status();
+  }
+
+  WorkloadReport BuildWorkload(const PlannedWorkload& workload) {
+    WorkloadReport out;
+    out.workload = workload;
+    const PlannedCell* baseline_cell = nullptr;
+    for (const PlannedCell& c : plan_.cells) {
+      if (c.is_baseline()) baseline_cell = &c;
+    }
+    out.baseline.cell = baseline_cell != nullptr ? *baseline_cell : PlannedCell{"baseline", "", ""};
+    CellRuns baseline_runs = Gather(out.baseline.cell.label, workload.name);
+    bool has_baseline = Prepare(baseline_runs, workload, out.baseline);
+    if (has_baseline) out.baseline.reference_run = baseline_runs.done[0]->id;
+    for (const PlannedCell& c : plan_.cells) {
+      if (c.is_baseline()) continue;
+      CellRuns runs = Gather(c.label, workload.name);
+      if (runs.planned == 0) continue;  // the axis does not apply to this workload
+      CellReport cell;
+      cell.cell = c;
+      if (!Prepare(runs, workload, cell)) {
+        out.cells.push_back(std::move(cell));
+        continue;
+      }
+      if (!has_baseline) {
+        cell.status = CellStatus::kNoBaseline;
+        cell.reason = "baseline: " + out.baseline.reason;
+      } else {
+        CompareCell(*baseline_runs.done[0], *runs.done[0], out.baseline, workload, cell);
+      }
+      out.cells.push_back(std::move(cell));
+    }
+    return out;
+  }
+
+  void CompareCell(const store::RunRecord& reference, const store::RunRecord& other,
+                   const CellReport& baseline, const PlannedWorkload& workload, CellReport& cell) {
+    cell.reference_run = reference.id;
+    cell.reference_repeat = 0;
+    cell.other_run = other.id;
+    PairOptions options{workload.kind == WorkloadKind::kGenerate};
+    Result<PairResult> result = ComparePair(source_, reference.id, other.id, options);
+    if (!result.ok()) {
+      cell.status = CellStatus::kError;
+      cell.reason = result.status().message();
+      return;
+    }
+    cell.result = std::move(*result);
+    ClassifyFlips(baseline, cell);
+    if (!cell.result.flips.empty()) {
+      cell.first_flip_reference = MakeToken(cell.result.flips[0].reference_token, options_);
+      cell.first_flip_other = MakeToken(cell.result.flips[0].other_token, options_);
+    }
+    if (const auto& d = cell.result.first_token_difference) {
+      cell.generated_reference = MakeToken(d->reference_token, options_);
+      cell.generated_other = MakeToken(d->other_token, options_);
+    }
+    cell.fingerprints = CompareFingerprints(source_, reference, other);
+  }
+
+  static void ClassifyFlips(const CellReport& baseline, CellReport& cell) {
+    cell.repeat_noise = std::max(baseline.repeats.noise, cell.repeats.noise);
+    cell.perturbation = OrZero(cell.result.summary.mean_abs_top1_logit_delta);
+    cell.noise_band = std::max(cell.repeat_noise, cell.perturbation);
+    for (Flip& flip : cell.result.flips) {
+      flip.near_tie = !std::isnan(flip.margin) && flip.margin <= cell.noise_band;
+      if (flip.near_tie) ++cell.near_tie_flips;
+    }
+  }
+
+  static void Rank(Report& report) {
+    std::map<std::string, AxisRank> by_kld, by_top1;
+    for (const WorkloadReport& w : report.workloads) {
+      if (w.workload.kind != WorkloadKind::kTeacherForced) continue;
+      for (const CellReport& c : w.cells) {
+        if (c.status != CellStatus::kCompared) continue;
+        AxisRank rank{c.cell.axis, c.cell.label, w.workload.name, c.result.summary.kld.mean,
+                      1.0 - c.result.summary.top1_agreement};
+        Keep(by_kld, rank, &AxisRank::kld_mean);
+        Keep(by_top1, rank, &AxisRank::top1_disagreement);
+      }
+    }
+    report.by_kld = Sorted(by_kld, &AxisRank::kld_mean);
+    report.by_top1 = Sorted(by_top1, &AxisRank::top1_disagreement);
+  }
+
+  static void Keep(std::map<std::string, AxisRank>& ranks, const AxisRank& rank,
+                   double AxisRank::*key) {
+    auto [it, inserted] = ranks.emplace(rank.axis, rank);
+    if (!inserted && (std::isnan(it->second.*key) || rank.*key > it->second.*key)) {
+      it->second = rank;
+    }
+  }
+
+  static std::vector<AxisRank> Sorted(const std::map<std::string, AxisRank>& ranks,
+                                      double AxisRank::*key) {
+    std::vector<AxisRank> out;
+    for (const auto& [axis, rank] : ranks) out.push_back(rank);
+    std::stable_sort(out.begin(), out.end(), [key](const AxisRank& a, const AxisRank& b) {
+      if (std::isnan(a.*key)) return false;
+      return std::isnan(b.*key) || a.*key > b.*key;
+    });
+    return out;
+  }
+
+  Experiment experiment_;
+  const PlanView& plan_;
+  RunSource& source_;
+  const ReportOptions& options_;
+};
+
+}  // namespace
+
+std::string_view CellStatusName(CellStatus status) {
+  switch (status) {
+    case CellStatus::kCompared:
+      return "compared";
+    case CellStatus::kFailed:
+      return "failed";
+    case CellStatus::kInProgress:
+      return "in_progress";
+    case CellStatus::kNoBaseline:
+      return "no_baseline";
+    case CellStatus::kError:
+      return "error";
+  }
+  return "unknown";
+}
+
+Result<Report> BuildReport(const ExperimentInput& input, RunSource& source,
+                           const ReportOptions& options) {
+  Result<PlanView> plan = ParsePlanView(input.plan.json);
+  if (!plan.ok()) return plan.status().WithContext("experiment " + input.plan.id);
+  return Builder(input, *plan, source, options).Build();
+}
+
+Result<ExperimentInput> LoadExperiment(store::Store& store, std::string_view experiment) {
+  ExperimentInput input;
+  Result<store::PlanRecord> plan = store.GetPlan(experiment);
+  if (!plan.ok()) {
+    if (plan.status().code() == StatusCode::kNotFound) {
+      return NotFound("experiment \"" + std::string(experiment) +
+                      "\" not found: no plan of that name was submitted to this store");
+    }
+    return plan.status().WithContext("load experiment " + std::string(experiment));
+  }
+  input.plan = std::move(*plan);
+  ORCH_ASSIGN_OR_RETURN(input.jobs, store.ListJobs(experiment));
+  ORCH_ASSIGN_OR_RETURN(store::StoreState state, store.LoadState());
+  std::set<std::string> job_ids;
+  for (const store::JobRecord& job : input.jobs) job_ids.insert(job.id);
+  for (store::RunRecord& run : state.runs) {
+    if (job_ids.count(run.job_id) > 0) input.runs.push_back(std::move(run));
+  }
+  return input;
+}
+
+}  // namespace orch::report

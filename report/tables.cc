@@ -1,0 +1,214 @@
+#include "report/tables.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "fingerprint/flatten.h"
+
+namespace orch::report {
+namespace {
+
+std::string Count(std::uint64_t n) { return std::to_string(n); }
+
+std::string StatusText(const CellReport& cell) {
+  if (cell.status == CellStatus::kCompared) return "ok";
+  return std::string(CellStatusName(cell.status)) + ": " + cell.reason;
+}
+
+// The PPL of the baseline as every compared cell of the workload saw it.
+double BaselinePpl(const WorkloadReport& w) {
+  for (const CellReport& c : w.cells) {
+    if (c.status == CellStatus::kCompared) return c.result.summary.ppl_reference;
+  }
+  return std::nan("");
+}
+
+std::string FirstFlip(const CellReport& c) {
+  if (!c.first_flip_reference) return "none";
+  return "position " + Count(c.result.flips[0].position) + ": " +
+         FormatToken(*c.first_flip_reference) + " / " + FormatToken(*c.first_flip_other);
+}
+
+std::string RepeatResult(const WorkloadReport& w, const CellReport& c) {
+  if (c.status != CellStatus::kCompared) return StatusText(c);
+  const Repeatability& r = c.repeats;
+  if (r.available == 1) return "single run";
+  std::string text =
+      r.bit_identical() ? "bit-identical" : "differs from position " + Count(*r.first_difference);
+  if (w.workload.kind == WorkloadKind::kGenerate && r.generated_common_prefix) {
+    text += "; generated tokens " + Count(*r.generated_common_prefix) + " / " +
+            Count(r.generated_length.value_or(0)) + " identical";
+  }
+  return text;
+}
+
+void AddRepeatRow(const WorkloadReport& w, const CellReport& c, Table& t) {
+  t.rows.push_back({c.cell.label,
+                    std::to_string(c.repeats.available) + " / " + std::to_string(c.repeats.planned),
+                    c.repeats.available > 0 ? std::to_string(c.repeats.unique_streams) + " / " +
+                                                  std::to_string(c.repeats.available)
+                                            : "-",
+                    RepeatResult(w, c), FormatNumber(c.repeats.noise, 4)});
+}
+
+}  // namespace
+
+std::string FormatNumber(double value, int digits) {
+  if (std::isnan(value)) return "-";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+  return buffer;
+}
+
+std::string FormatPercent(double fraction) {
+  if (std::isnan(fraction)) return "-";
+  return FormatNumber(100.0 * fraction, 3) + "%";
+}
+
+std::string FormatToken(const Token& token) {
+  std::string out = std::to_string(token.id);
+  if (token.text) out += " \"" + *token.text + "\"";
+  return out;
+}
+
+std::string StatusLine(const Report& r) {
+  std::string line = "experiment " + r.experiment + ": " + std::to_string(r.jobs_total) +
+                     " jobs, " + std::to_string(r.jobs_succeeded) + " succeeded, " +
+                     std::to_string(r.jobs_failed) + " failed, " +
+                     std::to_string(r.jobs_in_progress) + " not finished";
+  if (r.partial) line += " -- PARTIAL REPORT: the experiment is still running";
+  return line;
+}
+
+std::string ReferenceLine(const WorkloadReport& w) {
+  if (w.baseline.status != CellStatus::kCompared) {
+    return "reference: none (baseline " + StatusText(w.baseline) + ")";
+  }
+  return "reference: baseline repeat 0 (run " + w.baseline.reference_run + ")";
+}
+
+Table RepeatabilityTable(const WorkloadReport& w) {
+  Table t{"Repeatability (same coordinate rerun)",
+          {"cell", "runs", "unique streams", "result", "noise |dlogit|"},
+          {}};
+  AddRepeatRow(w, w.baseline, t);
+  for (const CellReport& c : w.cells) {
+    if (c.repeats.planned > 1) AddRepeatRow(w, c, t);
+  }
+  return t;
+}
+
+Table CellTable(const WorkloadReport& w) {
+  Table t{"Cells against the baseline (teacher-forced)",
+          {"changed", "PPL, baseline " + FormatNumber(BaselinePpl(w), 4), "PPL ratio", "KLD mean",
+           "KLD median", "KLD p99", "KLD max", "RMS dp", "top-1 agreement", "common prefix",
+           "first flip", "flips (near-tie)", "clusters", "status"},
+          {}};
+  for (const CellReport& c : w.cells) {
+    if (c.status != CellStatus::kCompared) {
+      std::vector<std::string> row(t.header.size(), "-");
+      row.front() = c.cell.label;
+      row.back() = StatusText(c);
+      t.rows.push_back(std::move(row));
+      continue;
+    }
+    const digest::StreamSummary& s = c.result.summary;
+    t.rows.push_back(
+        {c.cell.label, FormatNumber(s.ppl_other, 4), FormatNumber(s.ppl_ratio, 4),
+         FormatNumber(s.kld.mean, 5), FormatNumber(s.kld.median, 5), FormatNumber(s.kld.p99, 5),
+         FormatNumber(s.kld.max, 5), FormatPercent(s.rms_delta_p), FormatPercent(s.top1_agreement),
+         c.result.bit_identical() ? "bit-identical"
+                                  : Count(s.common_prefix) + " / " + Count(s.compared),
+         FirstFlip(c), Count(c.result.flip_count) + " (" + Count(c.near_tie_flips) + ")",
+         Count(c.result.cluster_count), "ok"});
+  }
+  return t;
+}
+
+Table GenerateTable(const WorkloadReport& w) {
+  Table t{"Generated tokens against the baseline",
+          {"changed", "same-coordinate repeats", "common prefix", "first divergence", "status"},
+          {}};
+  for (const CellReport& c : w.cells) {
+    if (c.status != CellStatus::kCompared) {
+      t.rows.push_back({c.cell.label, "-", "-", "-", StatusText(c)});
+      continue;
+    }
+    const PairResult& r = c.result;
+    std::string repeats = c.repeats.available <= 1 ? "single run" : RepeatResult(w, c);
+    std::string divergence = "none";
+    if (r.first_token_difference) {
+      divergence = "token " + Count(r.first_token_difference->index + 1) + ": " +
+                   FormatToken(*c.generated_reference) + " / " + FormatToken(*c.generated_other);
+    }
+    t.rows.push_back(
+        {c.cell.label, repeats,
+         Count(r.generated_common_prefix) + " / " + Count(r.reference_generated) + " tokens",
+         divergence, "ok"});
+  }
+  return t;
+}
+
+Table FlipTable(const WorkloadReport& w, std::size_t per_cell) {
+  Table t{"Top-1 flips (margin = baseline top-1 minus top-2 logit)",
+          {"cell", "position", "baseline token", "cell token", "margin", "noise band", "near-tie"},
+          {}};
+  for (const CellReport& c : w.cells) {
+    for (std::size_t i = 0; i < c.result.flips.size() && i < per_cell; ++i) {
+      const Flip& f = c.result.flips[i];
+      t.rows.push_back({c.cell.label, Count(f.position), std::to_string(f.reference_token),
+                        std::to_string(f.other_token), FormatNumber(f.margin, 4),
+                        FormatNumber(c.noise_band, 4), f.near_tie ? "yes" : "no"});
+    }
+  }
+  return t;
+}
+
+Table ClusterTable(const WorkloadReport& w, std::size_t per_cell) {
+  Table t{"Flip clusters (flips at most " + Count(kClusterGap) + " positions apart)",
+          {"cell", "positions", "flips"},
+          {}};
+  for (const CellReport& c : w.cells) {
+    for (std::size_t i = 0; i < c.result.clusters.size() && i < per_cell; ++i) {
+      const FlipCluster& k = c.result.clusters[i];
+      t.rows.push_back({c.cell.label, Count(k.first) + "-" + Count(k.last), Count(k.flips)});
+    }
+  }
+  return t;
+}
+
+Table FingerprintTable(const WorkloadReport& w) {
+  Table t{"Fingerprint differences (baseline run vs cell run)",
+          {"cell", "fingerprint", "field", "baseline", "cell"},
+          {}};
+  for (const CellReport& c : w.cells) {
+    for (const FingerprintComparison& f : c.fingerprints) {
+      if (f.same || (f.reference_id.empty() && f.other_id.empty())) continue;
+      if (!f.note.empty()) {
+        t.rows.push_back({c.cell.label, f.kind, "-", f.note, ""});
+        continue;
+      }
+      for (const fingerprint::FieldDifference& d : f.differences) {
+        t.rows.push_back({c.cell.label, f.kind, d.field, fingerprint::DisplayValue(d.a),
+                          fingerprint::DisplayValue(d.b)});
+      }
+    }
+  }
+  return t;
+}
+
+Table AttributionTable(const Report& r) {
+  Table t{"Attribution: axes ranked (teacher-forced workloads, strongest cell per axis)",
+          {"rank", "by KLD mean", "KLD mean", "by top-1 disagreement", "disagreement"},
+          {}};
+  for (std::size_t i = 0; i < r.by_kld.size(); ++i) {
+    const AxisRank& k = r.by_kld[i];
+    const AxisRank& d = r.by_top1[i];
+    t.rows.push_back({std::to_string(i + 1), k.cell + " (" + k.workload + ")",
+                      FormatNumber(k.kld_mean, 5), d.cell + " (" + d.workload + ")",
+                      FormatPercent(d.top1_disagreement)});
+  }
+  return t;
+}
+
+}  // namespace orch::report

@@ -1,0 +1,38 @@
+// The report's tables as rows of text, shared by the terminal and HTML renderings so
+// that both show the same columns (docs/report.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report/report.h"
+
+namespace orch::report {
+
+struct Table {
+  std::string title;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+
+// "-" for NaN, else fixed `digits` after the point.
+std::string FormatNumber(double value, int digits);
+// 0.95238 -> "95.238%"; "-" for NaN.
+std::string FormatPercent(double fraction);
+// "17" or "17 \"math\"".
+std::string FormatToken(const Token& token);
+
+// The status line: experiment, job counts, and whether the report is partial.
+std::string StatusLine(const Report& report);
+// "reference: baseline repeat 0 (run R)", or why there is none.
+std::string ReferenceLine(const WorkloadReport& workload);
+
+Table RepeatabilityTable(const WorkloadReport& workload);
+Table CellTable(const WorkloadReport& workload);      // teacher-forced
+Table GenerateTable(const WorkloadReport& workload);  // generate
+Table FlipTable(const WorkloadReport& workload, std::size_t per_cell);
+Table ClusterTable(const WorkloadReport& workload, std::size_t per_cell);
+Table FingerprintTable(const WorkloadReport& workload);
+Table AttributionTable(const Report& report);
+
+}  // namespace orch::report

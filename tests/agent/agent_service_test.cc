@@ -1,0 +1,330 @@
+// The agent service against a scripted coordinator on the in-memory network.
+#include "agent/agent_service.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <filesystem>
+#include <utility>  // before Boost.Asio under C++20 (Debian 12)
+
+#include "agent/driver_frames.h"
+#include "agent/posix_process_launcher.h"
+#include "agent/scripted_process_launcher.h"
+#include "digest/record_codec.h"
+#include "protocol/chunk_records.h"
+#include "protocol/codec.h"
+#include "protocol/memory_network.h"
+
+namespace orch::agent {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+namespace proto = orch::protocol;
+
+std::string TestDriver() {
+  return std::string(ORCH_BINARY_DIR) + "/tests/support/orch-test-driver";
+}
+
+std::string DriverOutput(int records) {
+  std::string out =
+      EncodeDriverFrame(DriverFrameType::kHello, R"({"engine":"scripted"})");
+  for (int i = 0; i < records; ++i) {
+    digest::PositionRecord record;
+    record.position = static_cast<std::uint64_t>(i);
+    out += EncodeDriverFrame(DriverFrameType::kRecord,
+                             digest::EncodePositionRecord(record));
+  }
+  return out + EncodeDriverFrame(DriverFrameType::kDone, "{}");
+}
+
+ProcessScript Succeeds(int records) {
+  return {
+      {DriverOutput(records)}, {ProcessExit::Reason::kExited, 0, 0, ""}, false};
+}
+
+proto::Assign MakeAssign(const std::string& run_id,
+                         const std::string& engine = "test-engine@1",
+                         std::vector<proto::KeyValue> coordinate = {}) {
+  proto::Assign assign;
+  assign.run_id = run_id;
+  assign.job_id = "job-" + run_id;
+  assign.coordinate = std::move(coordinate);
+  assign.workload = "w";
+  assign.requirements.engine = engine;
+  assign.lease = 30s;
+  assign.workload_spec = R"({"experiment":"exp","workload":{"name":"w"}})";
+  return assign;
+}
+
+class AgentServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    spool_dir_ =
+        (std::filesystem::temp_directory_path() /
+         ("orch-agent-test-" + std::to_string(::getpid()) + "-" +
+          ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+            .string();
+    std::filesystem::remove_all(spool_dir_);
+    server_ = std::move(network_.Bind("coord")).value();
+    spool_ = std::move(Spool::Open(spool_dir_)).value();
+    options_.config.id = "agent-1";
+    options_.config.slots = 1;
+    options_.config.drivers = {{"test", TestDriver(), "test-engine@1"}};
+    options_.config.run_timeout = 10s;
+    options_.fingerprint_id = "fp-1";
+  }
+  void TearDown() override {
+    service_.reset();
+    client_.reset();
+    std::filesystem::remove_all(spool_dir_);
+  }
+
+  void StartAgent(ProcessLauncher& launcher) {
+    client_ = std::move(network_.Connect("coord", "agent-1")).value();
+    service_ = std::make_unique<AgentService>(
+        io_, launcher, *spool_, logger_, options_,
+        [this](std::string_view frame) {
+          return client_->Send(proto::kServerPeer, frame);
+        });
+    ASSERT_TRUE(service_->Start().ok());
+  }
+
+  // Moves frames both ways and runs the loop once; collects what the
+  // coordinator got.
+  void Pump() {
+    network_.DeliverAll();
+    while (auto event = client_->Receive()) service_->OnEvent(*event);
+    if (io_.stopped()) io_.restart();
+    io_.run_for(5ms);
+    network_.DeliverAll();
+    while (auto event = server_->Receive()) {
+      if (event->kind != proto::TransportEvent::Kind::kFrame) continue;
+      Result<proto::Message> message = proto::Decode(event->frame);
+      ASSERT_TRUE(message.ok()) << message.status().ToString();
+      received_.push_back(*message);
+    }
+  }
+
+  // Pumps until a message of type T arrives (at most 10 s); returns it.
+  template <typename T>
+  std::optional<T> Expect() {
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      for (std::size_t i = 0; i < received_.size(); ++i) {
+        if (const T* found = std::get_if<T>(&received_[i])) {
+          T value = *found;
+          received_.erase(received_.begin() + static_cast<std::ptrdiff_t>(i));
+          return value;
+        }
+      }
+      Pump();
+    }
+    ADD_FAILURE() << "timed out waiting for a message";
+    return std::nullopt;
+  }
+
+  void Send(const proto::Message& message) {
+    ASSERT_TRUE(server_->Send("agent-1", proto::Encode(message)).ok());
+  }
+
+  void Welcome() {
+    ASSERT_TRUE(Expect<proto::Hello>().has_value());
+    Send(proto::Welcome{proto::kProtocolVersion, "coord-1", 60s});
+  }
+
+  boost::asio::io_context io_;
+  proto::MemoryNetwork network_;
+  std::unique_ptr<proto::Transport> server_;
+  std::unique_ptr<proto::Transport> client_;
+  std::string spool_dir_;
+  std::unique_ptr<Spool> spool_;
+  spdlog::logger logger_{"agent-test",
+                         std::make_shared<spdlog::sinks::null_sink_mt>()};
+  AgentServiceOptions options_;
+  std::unique_ptr<AgentService> service_;
+  std::vector<proto::Message> received_;
+};
+
+TEST_F(AgentServiceTest, HelloAssignChunksFinish) {
+  ScriptedProcessLauncher launcher(io_);
+  launcher.Push(Succeeds(300));
+  StartAgent(launcher);
+  std::optional<proto::Hello> hello = Expect<proto::Hello>();
+  ASSERT_TRUE(hello.has_value());
+  EXPECT_EQ(hello->agent_id, "agent-1");
+  EXPECT_EQ(hello->capabilities.engines,
+            std::vector<std::string>{"test-engine@1"});
+  EXPECT_EQ(hello->fingerprint_id, "fp-1");
+  Send(proto::Welcome{proto::kProtocolVersion, "coord-1", 60s});
+  Send(MakeAssign("run-1"));
+  ASSERT_TRUE(Expect<proto::RunStarted>().has_value());
+  std::optional<proto::DigestChunk> first = Expect<proto::DigestChunk>();
+  std::optional<proto::DigestChunk> second = Expect<proto::DigestChunk>();
+  std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
+  ASSERT_TRUE(first && second && finished);
+  EXPECT_EQ(first->seq, 0u);
+  EXPECT_EQ(second->seq, 1u);
+  EXPECT_EQ(proto::DecodeChunkRecords(first->records)->size(),
+            kRecordsPerChunk);
+  EXPECT_EQ(proto::DecodeChunkRecords(second->records)->size(),
+            300 - kRecordsPerChunk);
+  EXPECT_EQ(finished->status, proto::RunStatus::kSucceeded) << finished->error;
+  EXPECT_EQ(finished->chunk_count, 2u);
+  EXPECT_THAT(launcher.launched()[0].stdin_bytes,
+              HasSubstr(R"("run_id":"run-1")"));
+  EXPECT_EQ(spool_->unacked(), 3u);
+  Send(proto::Ack{"run-1", 0});
+  Send(proto::Ack{"run-1", 1});
+  Send(proto::Ack{"run-1", proto::kRunFinishedSeq});
+  Pump();
+  EXPECT_EQ(spool_->unacked(), 0u);
+}
+
+TEST_F(AgentServiceTest, RefusesAJobForAnEngineItHasNoDriverFor) {
+  ScriptedProcessLauncher launcher(io_);
+  StartAgent(launcher);
+  Welcome();
+  Send(MakeAssign("run-1", "vllm@0.9"));
+  std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
+  ASSERT_TRUE(finished.has_value());
+  EXPECT_EQ(finished->status, proto::RunStatus::kFailed);
+  EXPECT_THAT(finished->error, HasSubstr("no driver for engine \"vllm@0.9\""));
+  EXPECT_TRUE(launcher.launched().empty());
+}
+
+TEST_F(AgentServiceTest, ResendsUnackedMessagesAfterReconnect) {
+  ScriptedProcessLauncher launcher(io_);
+  launcher.Push(Succeeds(3));
+  StartAgent(launcher);
+  Welcome();
+  Send(MakeAssign("run-1"));
+  ASSERT_TRUE(Expect<proto::RunFinished>().has_value());
+  Send(proto::Ack{"run-1", 0});
+  Pump();
+  received_.clear();
+  // The connection goes away; a new one is made.
+  client_.reset();
+  network_.DeliverAll();
+  while (server_->Receive()) {
+  }
+  client_ = std::move(network_.Connect("coord", "agent-1")).value();
+  service_->Reconnect([this](std::string_view frame) {
+    return client_->Send(proto::kServerPeer, frame);
+  });
+  Welcome();
+  std::optional<proto::RunFinished> again = Expect<proto::RunFinished>();
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->run_id, "run-1");
+  for (const proto::Message& message : received_) {
+    EXPECT_FALSE(std::holds_alternative<proto::DigestChunk>(
+        message));  // chunk 0 was acked
+  }
+}
+
+TEST_F(AgentServiceTest,
+       RestartedAgentFailsItsUnfinishedRunAndResendsTheSpool) {
+  ASSERT_TRUE(spool_->BeginRun("old-run").ok());
+  ASSERT_TRUE(
+      spool_->AddChunk({"old-run", 0, proto::EncodeChunkRecords({})}).ok());
+  spool_ = std::move(Spool::Open(spool_dir_)).value();  // as after a restart
+  ScriptedProcessLauncher launcher(io_);
+  StartAgent(launcher);
+  Welcome();
+  std::optional<proto::DigestChunk> chunk = Expect<proto::DigestChunk>();
+  std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
+  ASSERT_TRUE(chunk && finished);
+  EXPECT_EQ(chunk->run_id, "old-run");
+  EXPECT_EQ(finished->status, proto::RunStatus::kFailed);
+  EXPECT_THAT(finished->error, HasSubstr("restarted"));
+  EXPECT_EQ(finished->chunk_count, 1u);
+}
+
+TEST_F(AgentServiceTest, DriverCrashFailsTheRunAndTheAgentLivesOn) {
+  auto launcher = MakePosixProcessLauncher(io_);
+  StartAgent(*launcher);
+  Welcome();
+  Send(MakeAssign("run-1", "test-engine@1", {{"knob.behaviour", "crash"}}));
+  std::optional<proto::RunFinished> crashed = Expect<proto::RunFinished>();
+  ASSERT_TRUE(crashed.has_value());
+  EXPECT_EQ(crashed->status, proto::RunStatus::kFailed);
+  EXPECT_THAT(crashed->error, HasSubstr("killed by signal 6"));
+  EXPECT_THAT(crashed->error, HasSubstr("crashing after 2 records"));
+  received_.clear();
+  Send(MakeAssign("run-2", "test-engine@1", {{"knob.positions", "5"}}));
+  std::optional<proto::RunFinished> ok = Expect<proto::RunFinished>();
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ(ok->run_id, "run-2");
+  EXPECT_EQ(ok->status, proto::RunStatus::kSucceeded) << ok->error;
+  EXPECT_THAT(ok->summary, HasSubstr("orch-test-driver"));
+}
+
+TEST_F(AgentServiceTest, CancelKillsTheDriverAndReportsCancelled) {
+  ScriptedProcessLauncher launcher(io_);
+  launcher.Push({{DriverOutput(0).substr(0, 10)}, {}, /*hang=*/true});
+  StartAgent(launcher);
+  Welcome();
+  Send(MakeAssign("run-1"));
+  ASSERT_TRUE(Expect<proto::RunStarted>().has_value());
+  Send(proto::Cancel{"run-1", ""});
+  std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
+  ASSERT_TRUE(finished.has_value());
+  EXPECT_EQ(finished->status, proto::RunStatus::kCancelled);
+}
+
+TEST_F(AgentServiceTest, DrainFinishesRunsWaitsForAcksAndStops) {
+  ScriptedProcessLauncher launcher(io_);
+  launcher.Push(Succeeds(1));
+  StartAgent(launcher);
+  bool stopped = false;
+  service_->SetOnStopped([&stopped] { stopped = true; });
+  Welcome();
+  Send(MakeAssign("run-1"));
+  Send(proto::Drain{"agent-1"});
+  std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
+  ASSERT_TRUE(finished.has_value());
+  Pump();
+  EXPECT_FALSE(stopped);  // still unacknowledged
+  Send(proto::Ack{"run-1", 0});
+  Send(proto::Ack{"run-1", proto::kRunFinishedSeq});
+  for (int i = 0; i < 20 && !stopped; ++i) Pump();
+  EXPECT_TRUE(stopped);
+  Send(MakeAssign("run-2"));
+  Pump();
+  EXPECT_EQ(launcher.launched().size(), 1u);
+}
+
+TEST_F(AgentServiceTest, RegistersAgainAndResendsWhenAcksStall) {
+  options_.resend_after = 50ms;
+  ScriptedProcessLauncher launcher(io_);
+  launcher.Push(Succeeds(1));
+  StartAgent(launcher);
+  ASSERT_TRUE(Expect<proto::Hello>().has_value());
+  Send(proto::Welcome{proto::kProtocolVersion, "coord-1", 10ms});
+  Send(MakeAssign("run-1"));
+  ASSERT_TRUE(Expect<proto::RunFinished>().has_value());
+  received_.clear();
+  // No Ack comes (say the coordinator restarted): the agent says Hello again.
+  Welcome();
+  std::optional<proto::RunFinished> again = Expect<proto::RunFinished>();
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->run_id, "run-1");
+}
+
+TEST_F(AgentServiceTest, MalformedDriverOutputFailsTheRun) {
+  auto launcher = MakePosixProcessLauncher(io_);
+  StartAgent(*launcher);
+  Welcome();
+  Send(MakeAssign("run-1", "test-engine@1", {{"knob.behaviour", "garbage"}}));
+  std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
+  ASSERT_TRUE(finished.has_value());
+  EXPECT_EQ(finished->status, proto::RunStatus::kFailed);
+  EXPECT_THAT(finished->error, HasSubstr("after done"));
+}
+
+}  // namespace
+}  // namespace orch::agent

@@ -1,0 +1,118 @@
+#include "agent/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace orch::agent {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr std::string_view kValid = R"(
+[agent]
+id = "agent-1"
+coordinator = "tcp://127.0.0.1:7700"
+slots = 2
+hardware = "gpu:h100"
+gpus = 1
+spool_dir = "spool-agent-1"
+model_dirs = ["models", "/abs/models"]
+run_timeout_ms = 5000
+
+[[drivers]]
+name = "test"
+executable = "bin/orch-test-driver"
+engine = "test-engine@1"
+)";
+
+TEST(AgentConfigTest, ParsesEveryFieldAndResolvesRelativePaths) {
+  Result<AgentConfig> config =
+      ParseAgentConfig(kValid, "agent.toml", "/etc/orch");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->id, "agent-1");
+  EXPECT_EQ(config->coordinator, "tcp://127.0.0.1:7700");
+  EXPECT_EQ(config->slots, 2);
+  EXPECT_EQ(config->hardware, "gpu:h100");
+  EXPECT_EQ(config->gpus, 1);
+  EXPECT_EQ(config->spool_dir, "/etc/orch/spool-agent-1");
+  EXPECT_EQ(config->model_dirs,
+            (std::vector<std::string>{"/etc/orch/models", "/abs/models"}));
+  EXPECT_EQ(config->run_timeout, std::chrono::milliseconds(5000));
+  ASSERT_EQ(config->drivers.size(), 1u);
+  EXPECT_EQ(config->drivers[0].executable, "/etc/orch/bin/orch-test-driver");
+  EXPECT_EQ(config->drivers[0].engine, "test-engine@1");
+}
+
+TEST(AgentConfigTest, DefaultsOptionalFields) {
+  Result<AgentConfig> config = ParseAgentConfig(
+      "[agent]\nid = \"a\"\ncoordinator = \"tcp://127.0.0.1:1\"\n", "a.toml",
+      "/d");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->slots, 1);
+  EXPECT_EQ(config->hardware, "cpu");
+  EXPECT_EQ(config->spool_dir, "/d/spool-a");
+  EXPECT_TRUE(config->drivers.empty());
+}
+
+TEST(AgentConfigTest, ErrorNamesFileLineColumnFieldAndValue) {
+  Result<AgentConfig> config =
+      ParseAgentConfig("[agent]\nid = \"a\"\ncoordinator = \"x\"\nslots = 0\n",
+                       "agent.toml", "/d");
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(config.status().message(),
+              HasSubstr("agent.toml:4:9: agent.slots"));
+  EXPECT_THAT(config.status().message(), HasSubstr("got 0"));
+}
+
+TEST(AgentConfigTest, RejectsWrongTypes) {
+  Result<AgentConfig> config = ParseAgentConfig(
+      "[agent]\nid = 7\ncoordinator = \"x\"\n", "agent.toml", "/d");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(config.status().message(),
+              HasSubstr("agent.toml:2:6: agent.id: must be a string, got 7"));
+}
+
+TEST(AgentConfigTest, RejectsUnknownKeys) {
+  Result<AgentConfig> config =
+      ParseAgentConfig("[agent]\nid = \"a\"\ncoordinator = \"x\"\nslot = 2\n",
+                       "agent.toml", "/d");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(config.status().message(),
+              HasSubstr("agent.toml:4:8: agent.slot: unknown key"));
+}
+
+TEST(AgentConfigTest, RejectsMissingRequiredFields) {
+  Result<AgentConfig> config =
+      ParseAgentConfig("[agent]\nid = \"a\"\n", "agent.toml", "/d");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(config.status().message(),
+              HasSubstr("agent.coordinator: required"));
+  EXPECT_FALSE(ParseAgentConfig("", "agent.toml", "/d").ok());
+}
+
+TEST(AgentConfigTest, RejectsDriversWithoutEngineAndDuplicateNames) {
+  std::string base = "[agent]\nid = \"a\"\ncoordinator = \"x\"\n";
+  Result<AgentConfig> missing = ParseAgentConfig(
+      base + "[[drivers]]\nname = \"t\"\nexecutable = \"/bin/t\"\n",
+      "agent.toml", "/d");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(),
+              HasSubstr("drivers[0].engine: required"));
+  std::string driver =
+      "[[drivers]]\nname = \"t\"\nexecutable = \"/bin/t\"\nengine = \"e\"\n";
+  Result<AgentConfig> duplicate =
+      ParseAgentConfig(base + driver + driver, "agent.toml", "/d");
+  ASSERT_FALSE(duplicate.ok());
+  EXPECT_THAT(duplicate.status().message(),
+              HasSubstr("drivers[1].name: duplicate"));
+}
+
+TEST(AgentConfigTest, ReportsTomlSyntaxErrorsWithPosition) {
+  Result<AgentConfig> config = ParseAgentConfig("[agent\n", "agent.toml", "/d");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(config.status().message(), HasSubstr("agent.toml:1:"));
+}
+
+}  // namespace
+}  // namespace orch::agent

@@ -1,0 +1,111 @@
+#include "agent/driver_run.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "digest/record_codec.h"
+#include "protocol/chunk_records.h"
+
+namespace orch::agent {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string RecordFrame(std::uint64_t position) {
+  digest::PositionRecord record;
+  record.position = position;
+  record.digest.vocab_size = 4;
+  return EncodeDriverFrame(DriverFrameType::kRecord,
+                           digest::EncodePositionRecord(record));
+}
+
+std::string Hello() {
+  return EncodeDriverFrame(DriverFrameType::kHello, R"({"engine":"e"})");
+}
+std::string Done() {
+  return EncodeDriverFrame(DriverFrameType::kDone, R"({"positions":3})");
+}
+
+ProcessExit Exited(int code, std::string tail = "") {
+  return ProcessExit{ProcessExit::Reason::kExited, code, 0, std::move(tail)};
+}
+
+TEST(DriverRunTest, CutsChunksWithSequenceNumbersAndSucceeds) {
+  DriverRun run("run-1", "test", 2);
+  std::vector<protocol::DigestChunk> chunks;
+  ASSERT_TRUE(run.Feed(Hello() + RecordFrame(0) + RecordFrame(1) +
+                           RecordFrame(2) + Done(),
+                       &chunks)
+                  .ok());
+  ASSERT_EQ(chunks.size(), 1u);
+  std::optional<protocol::DigestChunk> last = run.Flush();
+  ASSERT_TRUE(last.has_value());
+  EXPECT_EQ(chunks[0].seq, 0u);
+  EXPECT_EQ(last->seq, 1u);
+  Result<std::vector<protocol::ChunkRecord>> records =
+      protocol::DecodeChunkRecords(last->records);
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 1u);
+  EXPECT_EQ((*records)[0].position, 2u);
+  protocol::RunFinished finished = run.Finish(Exited(0));
+  EXPECT_EQ(finished.status, protocol::RunStatus::kSucceeded);
+  EXPECT_EQ(finished.chunk_count, 2u);
+  EXPECT_THAT(finished.summary, HasSubstr(R"("engine":"e")"));
+}
+
+TEST(DriverRunTest, TypedErrorFailsTheRunWithCodeAndMessage) {
+  DriverRun run("run-1", "test", 256);
+  std::vector<protocol::DigestChunk> chunks;
+  ASSERT_TRUE(
+      run.Feed(Hello() + EncodeDriverFrame(
+                             DriverFrameType::kError,
+                             R"({"code":"model_missing","message":"no file"})"),
+               &chunks)
+          .ok());
+  protocol::RunFinished finished = run.Finish(Exited(3));
+  EXPECT_EQ(finished.status, protocol::RunStatus::kFailed);
+  EXPECT_THAT(finished.error, HasSubstr("model_missing: no file"));
+}
+
+TEST(DriverRunTest, CrashReportsSignalAndLogTail) {
+  DriverRun run("run-1", "test", 256);
+  std::vector<protocol::DigestChunk> chunks;
+  ASSERT_TRUE(run.Feed(Hello() + RecordFrame(0), &chunks).ok());
+  ProcessExit exit{ProcessExit::Reason::kSignaled, -1, 6, "boom\n"};
+  protocol::RunFinished finished = run.Finish(exit);
+  EXPECT_EQ(finished.status, protocol::RunStatus::kFailed);
+  EXPECT_THAT(finished.error, HasSubstr("killed by signal 6"));
+  EXPECT_THAT(finished.error, HasSubstr("boom"));
+}
+
+TEST(DriverRunTest, MalformedRecordFailsTheRun) {
+  DriverRun run("run-1", "test", 256);
+  std::vector<protocol::DigestChunk> chunks;
+  Status status = run.Feed(
+      Hello() + EncodeDriverFrame(DriverFrameType::kRecord, "xx"), &chunks);
+  EXPECT_FALSE(status.ok());
+  protocol::RunFinished finished =
+      run.Finish({ProcessExit::Reason::kCancelled, -1, 0, ""});
+  EXPECT_EQ(finished.status, protocol::RunStatus::kFailed);
+  EXPECT_THAT(finished.error, HasSubstr("record 0"));
+}
+
+TEST(DriverRunTest, CleanExitWithoutDoneFails) {
+  DriverRun run("run-1", "test", 256);
+  std::vector<protocol::DigestChunk> chunks;
+  ASSERT_TRUE(run.Feed(Hello(), &chunks).ok());
+  protocol::RunFinished finished = run.Finish(Exited(0));
+  EXPECT_EQ(finished.status, protocol::RunStatus::kFailed);
+  EXPECT_THAT(finished.error, HasSubstr("without done"));
+}
+
+TEST(DriverRunTest, TimeoutAndCancelAreTheirOwnStatuses) {
+  DriverRun run("run-1", "test", 256);
+  EXPECT_EQ(run.Finish({ProcessExit::Reason::kTimedOut, -1, 0, "t"}).status,
+            protocol::RunStatus::kTimedOut);
+  EXPECT_EQ(run.Finish({ProcessExit::Reason::kCancelled, -1, 0, ""}).status,
+            protocol::RunStatus::kCancelled);
+}
+
+}  // namespace
+}  // namespace orch::agent

@@ -1,0 +1,161 @@
+// The real launcher with the test driver: ok, crash, hang + timeout (process
+// group killed), error exit, cancel, missing executable.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <boost/asio/io_context.hpp>
+#include <cerrno>
+#include <optional>
+#include <thread>
+#include <utility>  // before Boost.Asio under C++20 (Debian 12)
+
+#include "agent/driver_frames.h"
+#include "agent/posix_process_launcher.h"
+#include "agent/scripted_process_launcher.h"
+
+namespace orch::agent {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+std::string TestDriver() {
+  return std::string(ORCH_BINARY_DIR) + "/tests/support/orch-test-driver";
+}
+
+std::string Job(const std::string& behaviour, int positions = 4) {
+  return R"({"job_id":"job-1","coordinate":{"knob.positions":")" +
+         std::to_string(positions) + R"(","knob.behaviour":")" + behaviour +
+         R"("}})";
+}
+
+struct Outcome {
+  std::string out;
+  std::optional<ProcessExit> exit;
+};
+
+class ProcessLauncherTest : public ::testing::Test {
+ protected:
+  // Launches, then runs the loop until the exit is reported or 10 s pass.
+  Outcome Run(const LaunchRequest& request, bool cancel_after_start = false) {
+    Outcome outcome;
+    auto launcher = MakePosixProcessLauncher(io_);
+    Result<std::unique_ptr<Process>> process = launcher->Launch(
+        request,
+        {[&outcome](std::string_view bytes) { outcome.out.append(bytes); },
+         [&outcome](ProcessExit exit) { outcome.exit = std::move(exit); }});
+    EXPECT_TRUE(process.ok()) << process.status().ToString();
+    if (!process.ok()) return outcome;
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    bool cancelled = false;
+    while (!outcome.exit && std::chrono::steady_clock::now() < deadline) {
+      io_.run_for(20ms);
+      if (cancel_after_start && !cancelled && !outcome.out.empty()) {
+        (*process)->Cancel();
+        cancelled = true;
+      }
+    }
+    return outcome;
+  }
+
+  boost::asio::io_context io_;
+};
+
+TEST_F(ProcessLauncherTest, RunsTheDriverAndCollectsItsFrames) {
+  Outcome outcome = Run({TestDriver(), {}, Job("ok", 3), 10s});
+  ASSERT_TRUE(outcome.exit.has_value());
+  EXPECT_EQ(outcome.exit->reason, ProcessExit::Reason::kExited);
+  EXPECT_EQ(outcome.exit->exit_code, 0);
+  EXPECT_THAT(outcome.exit->stderr_tail, HasSubstr("3 positions"));
+  DriverFrameParser parser;
+  std::vector<DriverFrame> frames;
+  ASSERT_TRUE(parser.Feed(outcome.out, &frames).ok());
+  EXPECT_TRUE(parser.Finish().ok());
+  EXPECT_EQ(frames.size(), 5u);  // hello, 3 records, done
+}
+
+TEST_F(ProcessLauncherTest, ReportsACrashWithItsSignalAndLogTail) {
+  Outcome outcome = Run({TestDriver(), {}, Job("crash"), 10s});
+  ASSERT_TRUE(outcome.exit.has_value());
+  EXPECT_EQ(outcome.exit->reason, ProcessExit::Reason::kSignaled);
+  EXPECT_EQ(outcome.exit->signal, SIGABRT);
+  EXPECT_THAT(outcome.exit->stderr_tail, HasSubstr("crashing after 2 records"));
+}
+
+TEST_F(ProcessLauncherTest, TimeoutKillsTheWholeProcessGroup) {
+  Outcome outcome = Run({TestDriver(), {}, Job("hang"), 500ms});
+  ASSERT_TRUE(outcome.exit.has_value());
+  EXPECT_EQ(outcome.exit->reason, ProcessExit::Reason::kTimedOut);
+  std::string tail = outcome.exit->stderr_tail;
+  auto at = tail.find("grandchild pid ");
+  ASSERT_NE(at, std::string::npos) << tail;
+  pid_t grandchild = std::stoi(tail.substr(at + 15));
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (::kill(grandchild, 0) == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);  // bounded poll: init reaps the orphan
+  }
+  EXPECT_EQ(::kill(grandchild, 0), -1);
+  EXPECT_EQ(errno, ESRCH);
+}
+
+TEST_F(ProcessLauncherTest, ReportsAnErrorExit) {
+  Outcome outcome = Run({TestDriver(), {}, Job("exit3"), 10s});
+  ASSERT_TRUE(outcome.exit.has_value());
+  EXPECT_EQ(outcome.exit->reason, ProcessExit::Reason::kExited);
+  EXPECT_EQ(outcome.exit->exit_code, 3);
+  EXPECT_EQ(outcome.exit->Describe(), "exit status 3");
+}
+
+TEST_F(ProcessLauncherTest, CancelKillsARunningDriver) {
+  Outcome outcome =
+      Run({TestDriver(), {}, Job("hang"), 30s}, /*cancel_after_start=*/true);
+  ASSERT_TRUE(outcome.exit.has_value());
+  EXPECT_EQ(outcome.exit->reason, ProcessExit::Reason::kCancelled);
+}
+
+TEST_F(ProcessLauncherTest, MissingExecutableFailsAtLaunch) {
+  auto launcher = MakePosixProcessLauncher(io_);
+  Result<std::unique_ptr<Process>> process =
+      launcher->Launch({"/nonexistent/driver", {}, "", 1s},
+                       {[](std::string_view) {}, [](ProcessExit) {}});
+  ASSERT_FALSE(process.ok());
+  EXPECT_EQ(process.status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(ProcessLauncherTest, DestroyingAProcessKillsItWithoutCallbacks) {
+  auto launcher = MakePosixProcessLauncher(io_);
+  bool exited = false;
+  {
+    Result<std::unique_ptr<Process>> process = launcher->Launch(
+        {TestDriver(), {}, Job("hang"), 30s},
+        {[](std::string_view) {}, [&exited](ProcessExit) { exited = true; }});
+    ASSERT_TRUE(process.ok());
+    io_.run_for(50ms);
+  }
+  io_.run_for(50ms);
+  EXPECT_FALSE(exited);
+}
+
+TEST(ScriptedProcessLauncherTest, PlaysTheScriptAndRecordsTheRequest) {
+  boost::asio::io_context io;
+  ScriptedProcessLauncher launcher(io);
+  launcher.Push({{"ab", "c"}, {ProcessExit::Reason::kExited, 0, 0, ""}, false});
+  std::string out;
+  std::optional<ProcessExit> exit;
+  Result<std::unique_ptr<Process>> process =
+      launcher.Launch({"/bin/driver", {}, "job", 1s},
+                      {[&out](std::string_view bytes) { out.append(bytes); },
+                       [&exit](ProcessExit e) { exit = e; }});
+  ASSERT_TRUE(process.ok());
+  io.run_for(50ms);
+  EXPECT_EQ(out, "abc");
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_EQ(launcher.launched()[0].stdin_bytes, "job");
+  EXPECT_FALSE(
+      launcher.Launch({"/bin/driver", {}, "", 1s}, {}).ok());  // no script left
+}
+
+}  // namespace
+}  // namespace orch::agent

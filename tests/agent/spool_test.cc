@@ -1,0 +1,109 @@
+#include "agent/spool.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "protocol/codec.h"
+
+namespace orch::agent {
+namespace {
+
+class SpoolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (std::filesystem::temp_directory_path() /
+            ("orch-spool-test-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+               .string();
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<Spool> Open() {
+    Result<std::unique_ptr<Spool>> spool = Spool::Open(dir_);
+    EXPECT_TRUE(spool.ok()) << spool.status().ToString();
+    return spool.ok() ? std::move(spool).value() : nullptr;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(SpoolTest, KeepsUnackedMessagesAcrossReopen) {
+  {
+    auto spool = Open();
+    ASSERT_TRUE(spool->BeginRun("run/1").ok());
+    ASSERT_TRUE(spool->AddChunk({"run/1", 0, "a"}).ok());
+    ASSERT_TRUE(spool->AddChunk({"run/1", 1, "b"}).ok());
+    ASSERT_TRUE(spool
+                    ->AddFinished(
+                        {"run/1", protocol::RunStatus::kSucceeded, "{}", "", 2})
+                    .ok());
+  }
+  auto spool = Open();
+  std::vector<std::string> frames = spool->UnackedFrames();
+  ASSERT_EQ(frames.size(), 3u);
+  Result<protocol::Message> first = protocol::Decode(frames[0]);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(std::get<protocol::DigestChunk>(*first),
+            (protocol::DigestChunk{"run/1", 0, "a"}));
+  EXPECT_TRUE(std::holds_alternative<protocol::RunFinished>(
+      *protocol::Decode(frames[2])));
+  EXPECT_EQ(spool->ChunkCount("run/1"), 2u);
+}
+
+TEST_F(SpoolTest, AckRemovesMessagesDurablyAndKeepsTheChunkCount) {
+  {
+    auto spool = Open();
+    ASSERT_TRUE(spool->AddChunk({"r", 0, "a"}).ok());
+    ASSERT_TRUE(spool->AddChunk({"r", 1, "b"}).ok());
+    ASSERT_TRUE(spool->Ack("r", 0).ok());
+    ASSERT_TRUE(spool->Ack("r", 0).ok());      // duplicate ack
+    ASSERT_TRUE(spool->Ack("other", 3).ok());  // unknown run
+  }
+  auto spool = Open();
+  EXPECT_EQ(spool->unacked(), 1u);
+  EXPECT_EQ(spool->ChunkCount("r"), 2u);
+  EXPECT_EQ(spool->UnfinishedRuns(), std::vector<std::string>{"r"});
+}
+
+TEST_F(SpoolTest, AckOfRunFinishedRemovesTheRun) {
+  {
+    auto spool = Open();
+    ASSERT_TRUE(spool->AddChunk({"r", 0, "a"}).ok());
+    ASSERT_TRUE(
+        spool->AddFinished({"r", protocol::RunStatus::kSucceeded, "{}", "", 1})
+            .ok());
+    ASSERT_TRUE(spool->Ack("r", 0).ok());
+    ASSERT_TRUE(spool->Ack("r", protocol::kRunFinishedSeq).ok());
+    EXPECT_EQ(spool->unacked(), 0u);
+  }
+  auto spool = Open();
+  EXPECT_EQ(spool->unacked(), 0u);
+  EXPECT_TRUE(spool->UnfinishedRuns().empty());
+}
+
+TEST_F(SpoolTest, BegunRunWithoutMessagesIsUnfinishedAfterReopen) {
+  { ASSERT_TRUE(Open()->BeginRun("r").ok()); }
+  EXPECT_EQ(Open()->UnfinishedRuns(), std::vector<std::string>{"r"});
+}
+
+TEST_F(SpoolTest, CorruptFileIsReportedNotTrusted) {
+  {
+    auto spool = Open();
+    ASSERT_TRUE(spool->AddChunk({"r", 0, "a"}).ok());
+  }
+  for (const auto& run : std::filesystem::directory_iterator(dir_)) {
+    for (const auto& file : std::filesystem::directory_iterator(run.path())) {
+      if (file.path().extension() == ".msg")
+        std::filesystem::resize_file(file.path(), 3);
+    }
+  }
+  Result<std::unique_ptr<Spool>> spool = Spool::Open(dir_);
+  ASSERT_FALSE(spool.ok());
+  EXPECT_EQ(spool.status().code(), StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace orch::agent

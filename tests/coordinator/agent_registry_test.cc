@@ -1,0 +1,40 @@
+#include "coordinator/agent_registry.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace orch::coordinator {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::ElementsAre;
+
+protocol::Hello HelloFrom(const std::string& id) {
+  protocol::Hello hello;
+  hello.agent_id = id;
+  hello.capabilities.hardware_class = "cpu";
+  hello.host_facts = {{"hostname", "node7"}};
+  return hello;
+}
+
+TEST(AgentRegistryTest, ExpiresAgentsSilentForTheTimeout) {
+  AgentRegistry agents(milliseconds(5000));
+  agents.Register(HelloFrom("a"), milliseconds(0));
+  agents.Register(HelloFrom("b"), milliseconds(1000));
+  EXPECT_EQ(agents.NextDeadline(), milliseconds(5000));
+  agents.Heard("b", milliseconds(4000));
+  EXPECT_THAT(agents.Expire(milliseconds(5000)), ElementsAre("a"));
+  EXPECT_EQ(agents.NextDeadline(), milliseconds(9000));
+  EXPECT_EQ(agents.Find("a")->state, protocol::AgentState::kDisconnected);
+  EXPECT_EQ(agents.Find("b")->host, "node7");
+}
+
+TEST(AgentRegistryTest, ADrainedAgentStaysDrainedWhenItReconnects) {
+  AgentRegistry agents(milliseconds(5000));
+  agents.Register(HelloFrom("a"), milliseconds(0)).state =
+      protocol::AgentState::kDraining;
+  EXPECT_FALSE(agents.Register(HelloFrom("a"), milliseconds(10)).TakesWork());
+}
+
+}  // namespace
+}  // namespace orch::coordinator

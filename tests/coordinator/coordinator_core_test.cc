@@ -1,0 +1,230 @@
+// The pure core with a fake clock: events in, effects out.
+#include "coordinator/coordinator_core.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/coordinator/coordinator_fixture.h"
+
+namespace orch::coordinator {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::kEngine;
+using testing::PlanJson;
+using ::testing::SizeIs;
+using testing::SmallSpec;
+using testing::TestOptions;
+
+class CoreTest : public ::testing::Test {
+ protected:
+  CoreTest()
+      : core_(TestOptions(),
+              [this](std::string_view line) { log_.emplace_back(line); }) {}
+
+  Effects Submit(const std::string& spec) {
+    return core_.OnMessage("cli", protocol::Submit{PlanJson(spec)}, now_);
+  }
+  Effects Hello(const std::string& agent, int slots = 1,
+                std::vector<std::string> engines = {kEngine},
+                std::vector<std::string> running = {}) {
+    protocol::Hello hello;
+    hello.agent_id = agent;
+    hello.capabilities = {std::move(engines), "cpu", 0, slots, {}};
+    hello.running_runs = std::move(running);
+    return core_.OnMessage(agent, hello, now_);
+  }
+  static std::vector<protocol::Assign> Assigns(const Effects& effects,
+                                               const std::string& to = "") {
+    std::vector<protocol::Assign> out;
+    for (const Effect& e : effects) {
+      auto* send = std::get_if<SendEffect>(&e);
+      if (send == nullptr || (!to.empty() && send->peer != to)) continue;
+      if (auto* a = std::get_if<protocol::Assign>(&send->message))
+        out.push_back(*a);
+    }
+    return out;
+  }
+  // What the store would hand back after storing RunFinished with all chunks.
+  store::RunRecord Finished(const protocol::Assign& assign,
+                            const std::string& agent, store::RunState state,
+                            std::string error = "") {
+    store::RunRecord run;
+    run.id = assign.run_id;
+    run.job_id = assign.job_id;
+    run.agent_id = agent;
+    run.state = state;
+    run.error = std::move(error);
+    run.finished = true;
+    run.chunks_expected = 0;
+    return run;
+  }
+
+  std::vector<std::string> log_;
+  std::chrono::milliseconds now_{50'000};
+  CoordinatorCore core_;
+};
+
+TEST_F(CoreTest, SubmitStoresThePlanBeforeAnythingIsAssigned) {
+  Effects effects = Submit(SmallSpec("exp", 2));
+  ASSERT_THAT(effects, SizeIs(1));
+  auto* put = std::get_if<PutPlanEffect>(&effects[0]);
+  ASSERT_NE(put, nullptr);
+  EXPECT_EQ(put->plan.id, "exp");
+  EXPECT_THAT(put->jobs, SizeIs(2));
+  EXPECT_EQ(put->peer, "cli");
+}
+
+TEST_F(CoreTest, AnInvalidPlanIsRefusedWithTheReason) {
+  Effects effects =
+      core_.OnMessage("cli", protocol::Submit{"{\"schema\":\"x\"}"}, now_);
+  ASSERT_THAT(effects, SizeIs(1));
+  auto reply = std::get<protocol::CommandReply>(
+      std::get<SendEffect>(effects[0]).message);
+  EXPECT_FALSE(reply.ok);
+  EXPECT_THAT(reply.message, HasSubstr("plan.schema"));
+}
+
+TEST_F(CoreTest, AssignsOnlyToAgentsThatMeetTheRequirements) {
+  Submit(SmallSpec("exp", 1));
+  EXPECT_THAT(Assigns(Hello("wrong-engine", 1, {"vllm@0.9"})), SizeIs(0));
+  Effects effects = Hello("right-engine");
+  auto assigns = Assigns(effects, "right-engine");
+  ASSERT_THAT(assigns, SizeIs(1));
+  // The assignment is written to the store before the Assign is sent.
+  ASSERT_THAT(effects, SizeIs(3));  // Welcome, Apply, Assign
+  EXPECT_TRUE(std::holds_alternative<ApplyEffect>(effects[1]));
+  EXPECT_EQ(std::get<ApplyEffect>(effects[1]).change.run->id,
+            assigns[0].run_id);
+}
+
+TEST_F(CoreTest, FillsEverySlotAndNoMore) {
+  Submit(SmallSpec("exp", 5));
+  EXPECT_THAT(Assigns(Hello("agent-1", 3)), SizeIs(3));
+  EXPECT_THAT(Assigns(core_.Tick(now_)), SizeIs(0));
+  EXPECT_THAT(Assigns(Hello("agent-2", 3)), SizeIs(2));
+}
+
+TEST_F(CoreTest, RunIdsAreUniqueAndNameTheJobAndAttempt) {
+  Submit(SmallSpec("exp", 2));
+  auto assigns = Assigns(Hello("agent-1", 2));
+  ASSERT_THAT(assigns, SizeIs(2));
+  EXPECT_NE(assigns[0].run_id, assigns[1].run_id);
+  EXPECT_EQ(assigns[0].run_id.substr(0, 12), assigns[0].job_id.substr(0, 12));
+  EXPECT_THAT(assigns[0].run_id, HasSubstr("-1-"));
+}
+
+TEST_F(CoreTest, NextDeadlineIsTheEarliestLeaseOrAgentTimeout) {
+  EXPECT_EQ(core_.NextDeadline(), std::nullopt);
+  Submit(SmallSpec());
+  Hello("agent-1");
+  EXPECT_EQ(core_.NextDeadline(), now_ + TestOptions().agent_timeout);
+}
+
+TEST_F(CoreTest, ASilentAgentIsDisconnectedAndGetsNoNewWork) {
+  Hello("agent-1");
+  now_ += std::chrono::milliseconds(5000);
+  core_.Tick(now_);
+  EXPECT_EQ(core_.agents().all().at("agent-1").state,
+            protocol::AgentState::kDisconnected);
+  EXPECT_THAT(Assigns(Submit(SmallSpec())), SizeIs(0));
+}
+
+TEST_F(CoreTest, ARefusedJobGoesToAnotherAgent) {
+  Submit(SmallSpec());
+  auto first = Assigns(Hello("picky"));
+  ASSERT_THAT(first, SizeIs(1));
+  Effects finish = core_.OnMessage(
+      "picky",
+      protocol::RunFinished{first[0].run_id, protocol::RunStatus::kFailed, "",
+                            "no model", 0},
+      now_);
+  ASSERT_THAT(finish, SizeIs(1));
+  EXPECT_TRUE(std::holds_alternative<FinishRunEffect>(finish[0]));
+  Effects stored = core_.OnRunStored(
+      Finished(first[0], "picky", store::RunState::kFailed, "no model"), now_);
+  EXPECT_THAT(Assigns(stored),
+              SizeIs(0));  // not back to the agent that refused it
+  auto second = Assigns(Hello("willing"));
+  ASSERT_THAT(second, SizeIs(1));
+  EXPECT_EQ(second[0].job_id, first[0].job_id);
+}
+
+TEST_F(CoreTest, ASucceededRunCompletesItsJob) {
+  Submit(SmallSpec());
+  auto assign = Assigns(Hello("agent-1")).at(0);
+  core_.OnMessage("agent-1", protocol::RunStarted{assign.run_id}, now_);
+  now_ += std::chrono::milliseconds(4000);
+  Effects effects = core_.OnRunStored(
+      Finished(assign, "agent-1", store::RunState::kSucceeded), now_);
+  ASSERT_THAT(effects, SizeIs(1));
+  const auto& change = std::get<ApplyEffect>(effects[0]).change;
+  EXPECT_EQ(change.job->state, store::JobState::kSucceeded);
+  EXPECT_EQ(change.events.at(0).kind, "job.succeeded");
+}
+
+TEST_F(CoreTest, ARunMissingChunksDoesNotCompleteItsJob) {
+  Submit(SmallSpec());
+  auto assign = Assigns(Hello("agent-1")).at(0);
+  store::RunRecord run =
+      Finished(assign, "agent-1", store::RunState::kSucceeded);
+  run.chunks_expected = 2;
+  run.chunks_received = 1;
+  EXPECT_THAT(core_.OnRunStored(run, now_), SizeIs(0));
+  run.chunks_received = 2;
+  EXPECT_THAT(core_.OnRunStored(run, now_), SizeIs(1));
+}
+
+TEST_F(CoreTest, AHelloWithoutItsRunsReleasesThem) {
+  Submit(SmallSpec());
+  auto assign = Assigns(Hello("agent-1")).at(0);
+  Effects effects = Hello("agent-1");  // restarted, lists nothing
+  auto again = Assigns(effects);
+  ASSERT_THAT(again, SizeIs(1));
+  EXPECT_EQ(again[0].job_id, assign.job_id);
+  EXPECT_NE(again[0].run_id, assign.run_id);
+}
+
+TEST_F(CoreTest, AHelloFromAnotherConnectionIdIsRejected) {
+  protocol::Hello hello;
+  hello.agent_id = "agent-1";
+  hello.capabilities.hardware_class = "cpu";
+  Effects effects = core_.OnMessage("impostor", hello, now_);
+  ASSERT_THAT(effects, SizeIs(1));
+  auto reject =
+      std::get<protocol::Reject>(std::get<SendEffect>(effects[0]).message);
+  EXPECT_THAT(reject.reason, HasSubstr("does not match"));
+}
+
+TEST_F(CoreTest, AHeartbeatFromAnUnregisteredAgentAsksForHello) {
+  Effects effects =
+      core_.OnMessage("agent-1", protocol::Heartbeat{"agent-1", {}, 1}, now_);
+  ASSERT_THAT(effects, SizeIs(1));
+  auto reject =
+      std::get<protocol::Reject>(std::get<SendEffect>(effects[0]).message);
+  EXPECT_THAT(reject.reason, HasSubstr("send Hello"));
+}
+
+TEST_F(CoreTest, StatusReportsProgressAgentsAndEta) {
+  Submit(SmallSpec("exp", 3));
+  auto assigns = Assigns(Hello("agent-1", 2));
+  now_ += std::chrono::milliseconds(10'000);
+  core_.OnRunStored(
+      Finished(assigns[0], "agent-1", store::RunState::kSucceeded), now_);
+  protocol::StatusReply status = core_.Status("", now_);
+  ASSERT_THAT(status.experiments, SizeIs(1));
+  const auto& progress = status.experiments[0];
+  EXPECT_EQ(progress.total, 3u);
+  EXPECT_EQ(progress.succeeded, 1u);
+  EXPECT_EQ(progress.running, 2u);  // the freed slot took the third job
+  EXPECT_EQ(progress.pending, 0u);
+  EXPECT_EQ(progress.eta, std::chrono::milliseconds(10'000));
+  ASSERT_THAT(status.agents, SizeIs(1));
+  EXPECT_THAT(status.agents[0].current_runs, SizeIs(2));
+  EXPECT_EQ(status.agents[0].heartbeat_age, std::chrono::milliseconds(10'000));
+  EXPECT_THAT(status.agents[0].engines, ElementsAre(kEngine));
+}
+
+}  // namespace
+}  // namespace orch::coordinator

@@ -1,0 +1,426 @@
+// In-process integration: CoordinatorService + MemoryNetwork + memory store +
+// fake clock
+// + scripted agents speaking the protocol messages.
+#include "coordinator/coordinator_service.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/coordinator/coordinator_fixture.h"
+
+namespace orch::coordinator {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+using namespace testing;  // NOLINT: the fixture's builders
+
+std::string OnlyJobId(store::Store& store, const std::string& experiment) {
+  auto jobs = store.ListJobs(experiment);
+  EXPECT_TRUE(jobs.ok());
+  EXPECT_THAT(*jobs, SizeIs(1));
+  return jobs->empty() ? "" : (*jobs)[0].id;
+}
+
+protocol::Assign OnlyAssign(ScriptedPeer& agent) {
+  auto assigns = OfKind<protocol::Assign>(agent.Take());
+  EXPECT_THAT(assigns, SizeIs(1));
+  return assigns.empty() ? protocol::Assign{} : assigns[0];
+}
+
+int CountDigests(store::Store& store, const std::string& run) {
+  int n = 0;
+  Status scanned = store.ScanDigests(run, 0, [&](uint64_t, std::string_view) {
+    ++n;
+    return true;
+  });
+  EXPECT_TRUE(scanned.ok());
+  return n;
+}
+
+TEST(CoordinatorServiceTest, SubmitAssignRunFinish) {
+  CoordinatorHarness h;
+  EXPECT_TRUE(h.Submit(SmallSpec()).ok);
+  auto agent = h.Peer("agent-1");
+  agent->Hello();
+  h.Pump();
+  std::vector<protocol::Message> got = agent->Take();
+  ASSERT_THAT(OfKind<protocol::Welcome>(got), SizeIs(1));
+  auto assigns = OfKind<protocol::Assign>(got);
+  ASSERT_THAT(assigns, SizeIs(1));
+  const protocol::Assign& assign = assigns[0];
+  EXPECT_EQ(assign.requirements.engine, kEngine);
+  EXPECT_THAT(assign.workload_spec, HasSubstr("\"experiment\":\"exp\""));
+  EXPECT_THAT(assign.workload_spec, HasSubstr("\"workload\":{"));
+
+  agent->Send(protocol::RunStarted{assign.run_id});
+  agent->Chunk(assign.run_id, 0);
+  agent->Chunk(assign.run_id, 1);
+  agent->Finish(assign.run_id, 2);
+  h.Pump();
+  auto acks = OfKind<protocol::Ack>(agent->Take());
+  ASSERT_THAT(acks, SizeIs(3));
+  EXPECT_EQ(acks[2].seq, protocol::kRunFinishedSeq);
+
+  auto job = h.store().GetJob(assign.job_id);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->state, store::JobState::kSucceeded);
+  auto run = h.store().GetRun(assign.run_id);
+  ASSERT_TRUE(run.ok());
+  EXPECT_TRUE(run->Complete());
+  EXPECT_EQ(CountDigests(h.store(), assign.run_id), 4);
+}
+
+TEST(CoordinatorServiceTest, ResubmittingTheSamePlanIsIdempotent) {
+  CoordinatorHarness h;
+  EXPECT_TRUE(h.Submit(SmallSpec("exp", 3)).ok);
+  protocol::CommandReply again = h.Submit(SmallSpec("exp", 3));
+  EXPECT_TRUE(again.ok);
+  EXPECT_THAT(again.message, HasSubstr("already submitted"));
+  protocol::CommandReply changed = h.Submit(SmallSpec("exp", 2));
+  EXPECT_FALSE(changed.ok);
+  EXPECT_THAT(changed.message, HasSubstr("another plan"));
+}
+
+TEST(CoordinatorServiceTest, LostAgentsRunIsReassignedAfterItsLeaseExpires) {
+  CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(SmallSpec()).ok);
+  auto first = h.Peer("agent-1");
+  first->Hello();
+  h.Pump();
+  protocol::Assign lost = OnlyAssign(*first);
+  auto second = h.Peer("agent-2");
+  second->Hello();
+  h.Pump();
+  EXPECT_THAT(OfKind<protocol::Assign>(second->Take()), SizeIs(0));
+
+  // agent-1 goes silent; agent-2 keeps heartbeating until the lease has run
+  // out.
+  for (int i = 0; i < 31; ++i) {
+    second->Send(protocol::Heartbeat{"agent-2", {}, 1});
+    h.Advance(milliseconds(1000));
+  }
+  protocol::Assign retry = OnlyAssign(*second);
+  EXPECT_EQ(retry.job_id, lost.job_id);
+  EXPECT_NE(retry.run_id, lost.run_id);
+  EXPECT_EQ(h.store().GetRun(lost.run_id)->state, store::RunState::kLost);
+  EXPECT_EQ(h.store().GetJob(lost.job_id)->attempts, 2);
+}
+
+TEST(CoordinatorServiceTest, HeartbeatsKeepALeaseAlive) {
+  CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(SmallSpec()).ok);
+  auto agent = h.Peer("agent-1");
+  agent->Hello();
+  h.Pump();
+  protocol::Assign assign = OnlyAssign(*agent);
+  for (int i = 0; i < 60; ++i) {
+    agent->Send(protocol::Heartbeat{"agent-1", {assign.run_id}, 0});
+    h.Advance(milliseconds(1000));
+  }
+  EXPECT_EQ(h.store().GetJob(assign.job_id)->state, store::JobState::kAssigned);
+  EXPECT_EQ(h.store().GetJob(assign.job_id)->attempts, 1);
+}
+
+TEST(CoordinatorServiceTest, JobFailsWithTheReasonWhenTheRetryBudgetIsSpent) {
+  CoordinatorOptions options = TestOptions();
+  options.retry_budget = 2;
+  CoordinatorHarness h(options);
+  ASSERT_TRUE(h.Submit(SmallSpec()).ok);
+  auto agent = h.Peer("agent-1");
+  agent->Hello();
+  h.Pump();
+  std::string job_id;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    protocol::Assign assign = OnlyAssign(*agent);
+    job_id = assign.job_id;
+    agent->Send(protocol::RunStarted{assign.run_id});
+    agent->Finish(assign.run_id, 0, protocol::RunStatus::kFailed,
+                  "driver crashed: signal 11");
+    h.Pump();
+  }
+  EXPECT_THAT(OfKind<protocol::Assign>(agent->Take()), SizeIs(0));
+  auto job = h.store().GetJob(job_id);
+  EXPECT_EQ(job->state, store::JobState::kFailed);
+  EXPECT_THAT(job->last_error, HasSubstr("retry budget of 2 runs exhausted"));
+  EXPECT_THAT(job->last_error, HasSubstr("driver crashed: signal 11"));
+
+  auto cli = h.Peer("cli");
+  cli->Send(protocol::StatusRequest{});
+  h.Pump();
+  auto status = OfKind<protocol::StatusReply>(cli->Take());
+  ASSERT_THAT(status, SizeIs(1));
+  ASSERT_THAT(status[0].experiments, SizeIs(1));
+  EXPECT_EQ(status[0].experiments[0].failed, 1u);
+  ASSERT_FALSE(status[0].recent_failures.empty());
+  EXPECT_THAT(status[0].recent_failures[0], HasSubstr("driver crashed"));
+}
+
+TEST(CoordinatorServiceTest, ADuplicateChunkIsStoredOnceAndAcknowledgedTwice) {
+  CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(SmallSpec()).ok);
+  auto agent = h.Peer("agent-1");
+  agent->Hello();
+  h.Pump();
+  protocol::Assign assign = OnlyAssign(*agent);
+  agent->Chunk(assign.run_id, 0);
+  agent->Chunk(assign.run_id, 0);
+  agent->Finish(assign.run_id, 1);
+  agent->Finish(assign.run_id, 1);
+  h.Pump();
+  EXPECT_THAT(OfKind<protocol::Ack>(agent->Take()), SizeIs(4));
+  auto run = h.store().GetRun(assign.run_id);
+  EXPECT_EQ(run->chunks_received, 1);
+  EXPECT_TRUE(run->Complete());
+  EXPECT_EQ(CountDigests(h.store(), assign.run_id), 2);
+  EXPECT_EQ(h.store().GetJob(assign.job_id)->state,
+            store::JobState::kSucceeded);
+}
+
+TEST(CoordinatorServiceTest, ALateResultAfterReassignmentIsKeptApart) {
+  CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(SmallSpec()).ok);
+  auto first = h.Peer("agent-1");
+  first->Hello();
+  h.Pump();
+  protocol::Assign stale = OnlyAssign(*first);
+  h.Advance(
+      milliseconds(31000));  // the lease runs out; nobody else is connected yet
+  auto second = h.Peer("agent-2");
+  second->Hello();
+  h.Pump();
+  protocol::Assign current = OnlyAssign(*second);
+  ASSERT_EQ(current.job_id, stale.job_id);
+
+  // agent-1 comes back and delivers its whole, late result.
+  first->Chunk(stale.run_id, 0, 3);
+  first->Finish(stale.run_id, 1);
+  h.Pump();
+  EXPECT_THAT(OfKind<protocol::Ack>(first->Take()), SizeIs(2));
+  EXPECT_TRUE(h.store().GetRun(stale.run_id)->Complete());
+  auto job = h.store().GetJob(current.job_id);
+  EXPECT_EQ(job->current_run_id, current.run_id);
+  EXPECT_NE(job->state, store::JobState::kSucceeded);
+  EXPECT_EQ(CountDigests(h.store(), current.run_id), 0);
+
+  second->Chunk(current.run_id, 0);
+  second->Finish(current.run_id, 1);
+  h.Pump();
+  EXPECT_EQ(h.store().GetJob(current.job_id)->state,
+            store::JobState::kSucceeded);
+  EXPECT_EQ(CountDigests(h.store(), current.run_id), 2);
+  EXPECT_EQ(CountDigests(h.store(), stale.run_id), 3);
+}
+
+TEST(CoordinatorServiceTest, RejectsAnotherProtocolVersionNamingBoth) {
+  CoordinatorHarness h;
+  auto agent = h.Peer("agent-9");
+  protocol::Hello hello;
+  hello.protocol_version = 7;
+  hello.agent_id = "agent-9";
+  hello.capabilities.hardware_class = "cpu";
+  agent->Send(hello);
+  h.Pump();
+  auto rejects = OfKind<protocol::Reject>(agent->Take());
+  ASSERT_THAT(rejects, SizeIs(1));
+  EXPECT_THAT(rejects[0].reason, HasSubstr("version 7"));
+  EXPECT_THAT(
+      rejects[0].reason,
+      HasSubstr("version " + std::to_string(protocol::kProtocolVersion)));
+}
+
+TEST(CoordinatorServiceTest, RestartReadoptsARunInFlight) {
+  CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(SmallSpec()).ok);
+  auto agent = h.Peer("agent-1");
+  agent->Hello();
+  h.Pump();
+  protocol::Assign assign = OnlyAssign(*agent);
+  agent->Send(protocol::RunStarted{assign.run_id});
+  agent->Chunk(assign.run_id, 0);
+  h.Pump();
+  agent->Take();
+
+  h.Restart();
+  agent->Hello({assign.run_id});
+  h.Pump();
+  auto got = agent->Take();
+  EXPECT_THAT(OfKind<protocol::Welcome>(got), SizeIs(1));
+  EXPECT_THAT(OfKind<protocol::Assign>(got), SizeIs(0));
+  agent->Chunk(assign.run_id, 1);
+  agent->Finish(assign.run_id, 2);
+  h.Pump();
+  auto job = h.store().GetJob(assign.job_id);
+  EXPECT_EQ(job->state, store::JobState::kSucceeded);
+  EXPECT_EQ(job->attempts, 1);
+}
+
+TEST(CoordinatorServiceTest, RestartRequeuesARunWhoseAgentNeverReturns) {
+  CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(SmallSpec()).ok);
+  auto gone = h.Peer("agent-1");
+  gone->Hello();
+  h.Pump();
+  protocol::Assign assign = OnlyAssign(*gone);
+  h.Restart();
+  auto other = h.Peer("agent-2");
+  other->Hello();
+  h.Pump();
+  EXPECT_THAT(OfKind<protocol::Assign>(other->Take()),
+              SizeIs(0));  // the lease holds
+  for (int i = 0; i < 31; ++i) {
+    other->Send(protocol::Heartbeat{"agent-2", {}, 1});
+    h.Advance(milliseconds(1000));
+  }
+  EXPECT_EQ(OnlyAssign(*other).job_id, assign.job_id);
+}
+
+TEST(CoordinatorServiceTest, AChunkThatCannotBeStoredIsNotAcknowledged) {
+  CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(SmallSpec()).ok);
+  auto agent = h.Peer("agent-1");
+  agent->Hello();
+  h.Pump();
+  protocol::Assign assign = OnlyAssign(*agent);
+  h.failing().FailWriteNumber(1);  // disk full for the next write: the chunk
+  agent->Chunk(assign.run_id, 0);
+  h.Pump();
+  EXPECT_THAT(OfKind<protocol::Ack>(agent->Take()), SizeIs(0));
+  EXPECT_EQ(h.store().GetRun(assign.run_id)->chunks_received, 0);
+  EXPECT_EQ(h.service().failed_writes(), 1u);
+
+  agent->Chunk(assign.run_id, 0);  // resent after the disk has room again
+  agent->Finish(assign.run_id, 1);
+  h.Pump();
+  EXPECT_THAT(OfKind<protocol::Ack>(agent->Take()), SizeIs(2));
+  EXPECT_EQ(h.store().GetJob(assign.job_id)->state,
+            store::JobState::kSucceeded);
+}
+
+TEST(CoordinatorServiceTest, AJobWriteThatFailsAfterItsRunFinishedIsRedoneFromTheStore) {
+  CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(SmallSpec()).ok);
+  auto agent = h.Peer("agent-1");
+  agent->Hello();
+  h.Pump();
+  protocol::Assign assign = OnlyAssign(*agent);
+  h.failing().FailWriteNumber(2);  // 1: FinishRun (stored), 2: the job's success
+  agent->Finish(assign.run_id, 0);
+  h.Pump();
+  EXPECT_THAT(OfKind<protocol::Ack>(agent->Take()), SizeIs(1));
+  EXPECT_EQ(h.service().failed_writes(), 1u);
+  // Rebuilt from the store, the core saw the finished run and decided the job again.
+  EXPECT_EQ(h.store().GetJob(assign.job_id)->state, store::JobState::kSucceeded);
+}
+
+TEST(CoordinatorServiceTest, ASubmitThatCannotBeStoredFailsAndChangesNothing) {
+  CoordinatorHarness h;
+  h.failing().FailWriteNumber(1);
+  protocol::CommandReply reply = h.Submit(SmallSpec());
+  EXPECT_FALSE(reply.ok);
+  EXPECT_THAT(reply.message, HasSubstr("disk full"));
+  EXPECT_TRUE(h.store().ListJobs("exp")->empty());
+  auto agent = h.Peer("agent-1");
+  agent->Hello();
+  h.Pump();
+  EXPECT_THAT(OfKind<protocol::Assign>(agent->Take()), SizeIs(0));
+  EXPECT_TRUE(h.Submit(SmallSpec()).ok);
+  h.Pump();
+  EXPECT_THAT(OfKind<protocol::Assign>(agent->Take()), SizeIs(1));
+}
+
+TEST(CoordinatorServiceTest,
+     AFailedAssignmentWriteSendsNoAssignAndRetriesLater) {
+  CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(SmallSpec()).ok);
+  h.failing().FailWritesFrom(1);
+  auto agent = h.Peer("agent-1");
+  agent->Hello();
+  h.Pump();
+  EXPECT_THAT(OfKind<protocol::Assign>(agent->Take()), SizeIs(0));
+  std::string job_id = OnlyJobId(h.store(), "exp");
+  EXPECT_EQ(h.store().GetJob(job_id)->state, store::JobState::kPending);
+  h.failing().Reset();
+  agent->Send(protocol::Heartbeat{"agent-1", {}, 1});
+  h.Pump();
+  EXPECT_THAT(OfKind<protocol::Assign>(agent->Take()), SizeIs(1));
+  EXPECT_EQ(h.store().GetJob(job_id)->state, store::JobState::kAssigned);
+}
+
+TEST(CoordinatorServiceTest, BadFramesAreCountedAndAnAbusivePeerIsIgnored) {
+  CoordinatorHarness h;  // max_bad_frames = 3
+  auto peer = h.Peer("noisy");
+  for (int i = 0; i < 3; ++i) peer->SendRaw("not a frame at all");
+  h.Pump();
+  EXPECT_EQ(h.service().bad_frames(), 3u);
+  EXPECT_TRUE(h.service().ignoring("noisy"));
+  peer->Send(protocol::StatusRequest{});
+  h.Pump();
+  EXPECT_THAT(peer->Take(), SizeIs(0));
+  auto polite = h.Peer("polite");
+  polite->Send(protocol::StatusRequest{});
+  h.Pump();
+  EXPECT_THAT(OfKind<protocol::StatusReply>(polite->Take()), SizeIs(1));
+}
+
+TEST(CoordinatorServiceTest, UnknownRunIdsAreIgnored) {
+  CoordinatorHarness h;
+  auto agent = h.Peer("agent-1");
+  agent->Hello();
+  agent->Chunk("no-such-run", 0);
+  agent->Finish("no-such-run", 1);
+  h.Pump();
+  EXPECT_THAT(OfKind<protocol::Ack>(agent->Take()), SizeIs(0));
+  EXPECT_EQ(h.store().GetRun("no-such-run").status().code(),
+            StatusCode::kNotFound);
+}
+
+TEST(CoordinatorServiceTest, CancelStopsAnExperimentsRuns) {
+  CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(SmallSpec("exp", 2)).ok);
+  auto agent = h.Peer("agent-1");
+  agent->Hello();
+  h.Pump();
+  protocol::Assign assign = OnlyAssign(*agent);
+  auto cli = h.Peer("cli");
+  cli->Send(protocol::Cancel{"", "exp"});
+  h.Pump();
+  auto replies = OfKind<protocol::CommandReply>(cli->Take());
+  ASSERT_THAT(replies, SizeIs(1));
+  EXPECT_TRUE(replies[0].ok);
+  EXPECT_THAT(replies[0].message, HasSubstr("2 jobs cancelled"));
+  auto cancels = OfKind<protocol::Cancel>(agent->Take());
+  ASSERT_THAT(cancels, SizeIs(1));
+  EXPECT_EQ(cancels[0].run_id, assign.run_id);
+  auto jobs = h.store().ListJobs("exp");
+  ASSERT_TRUE(jobs.ok());
+  for (const auto& job : *jobs) {
+    EXPECT_EQ(job.state, store::JobState::kCancelled);
+  }
+}
+
+TEST(CoordinatorServiceTest, DrainStopsNewAssignments) {
+  CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(SmallSpec("exp", 2)).ok);
+  auto agent = h.Peer("agent-1");
+  agent->Hello();
+  h.Pump();
+  protocol::Assign assign = OnlyAssign(*agent);
+  auto cli = h.Peer("cli");
+  cli->Send(protocol::Drain{"agent-1"});
+  h.Pump();
+  EXPECT_TRUE(OfKind<protocol::CommandReply>(cli->Take()).at(0).ok);
+  EXPECT_THAT(OfKind<protocol::Drain>(agent->Take()), SizeIs(1));
+  agent->Finish(assign.run_id, 0);
+  h.Pump();
+  EXPECT_THAT(OfKind<protocol::Assign>(agent->Take()), SizeIs(0));
+  cli->Send(protocol::StatusRequest{});
+  h.Pump();
+  auto status = OfKind<protocol::StatusReply>(cli->Take()).at(0);
+  EXPECT_EQ(status.agents.at(0).state, protocol::AgentState::kDraining);
+  EXPECT_EQ(status.experiments.at(0).succeeded, 1u);
+  EXPECT_EQ(status.experiments.at(0).pending, 1u);
+}
+
+}  // namespace
+}  // namespace orch::coordinator

@@ -1,0 +1,59 @@
+#include "coordinator/plan_catalog.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/coordinator/coordinator_fixture.h"
+
+namespace orch::coordinator {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::PlanJson;
+using testing::SmallSpec;
+
+TEST(PlanCatalogTest, ReadsThePlannersJson) {
+  Result<ParsedPlan> plan = ParsePlanJson(PlanJson(SmallSpec("exp", 3)));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->experiment, "exp");
+  EXPECT_EQ(plan->jobs.size(), 3u);
+  ASSERT_EQ(plan->requirements.size(), 1u);  // interned: all three share one
+  EXPECT_EQ(plan->requirements[0].engine, "llama.cpp@v0.4.0");
+  EXPECT_EQ(plan->requirements[0].hardware, "cpu");
+}
+
+TEST(PlanCatalogTest, AssignCarriesCoordinateAndWorkloadSpec) {
+  PlanCatalog catalog;
+  std::uint32_t index =
+      catalog.Add(ParsePlanJson(PlanJson(SmallSpec())).value());
+  const ParsedPlan& plan = catalog.plan(index);
+  protocol::Assign assign = catalog.MakeAssign(index, plan.jobs[0]);
+  EXPECT_EQ(assign.job_id, plan.jobs[0].id);
+  EXPECT_EQ(assign.workload, "readme");
+  EXPECT_FALSE(assign.coordinate.empty());
+  nlohmann::json spec = nlohmann::json::parse(assign.workload_spec);
+  EXPECT_EQ(spec["experiment"], "exp");
+  EXPECT_EQ(spec["job"]["id"], plan.jobs[0].id);
+  EXPECT_EQ(spec["workload"]["name"], "readme");
+  EXPECT_TRUE(spec["model"].contains("synth"));
+}
+
+TEST(PlanCatalogTest, RefusesDocumentsThatAreNotPlansNamingTheField) {
+  EXPECT_THAT(ParsePlanJson("[1,2]").status().message(),
+              HasSubstr("not a JSON object"));
+  EXPECT_THAT(ParsePlanJson("{\"schema\":\"orch.plan/9\"}").status().message(),
+              HasSubstr("plan.schema"));
+  std::string no_jobs =
+      R"({"schema":"orch.plan/1","experiment":{"name":"e"},"workloads":[]})";
+  EXPECT_THAT(ParsePlanJson(no_jobs).status().message(),
+              HasSubstr("plan.jobs"));
+  std::string bad_job = R"({"schema":"orch.plan/1","experiment":{"name":"e"},
+      "workloads":[{"name":"w"}],"jobs":[{"id":"j","workload":"x","requirements":{}}]})";
+  EXPECT_THAT(ParsePlanJson(bad_job).status().message(),
+              HasSubstr("jobs[0].workload"));
+}
+
+}  // namespace
+}  // namespace orch::coordinator

@@ -1,0 +1,120 @@
+// End to end with the real binaries on 127.0.0.1: a coordinator daemon, agent daemons
+// and the test driver, real ZeroMQ, real RocksDB, real processes killed with SIGKILL.
+// Every wait is bounded; every process is stopped by pid (LocalCluster).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "store/rocksdb_store.h"
+#include "tests/e2e/local_cluster.h"
+
+namespace orch::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int kJobs = 30;
+constexpr int kPositions = 40;
+
+int Count(const std::optional<nlohmann::json>& progress, const char* field) {
+  return progress ? progress->value(field, -1) : -1;
+}
+
+// Opens the store the coordinator left behind and checks, for every job of the
+// experiment: it succeeded, exactly one of its runs is complete, and that run holds every
+// position once (no acknowledged chunk lost, nothing duplicated).
+void ExpectEveryJobHasExactlyOneCompleteRun(const LocalCluster& cluster,
+                                            const std::string& experiment) {
+  Result<std::unique_ptr<store::Store>> opened =
+      store::OpenRocksDbStore((cluster.data_dir() / "rocksdb").string(), store::RocksDbOptions{});
+  if (!opened.ok()) {
+    opened = store::OpenRocksDbStore(cluster.data_dir().string(), store::RocksDbOptions{});
+  }
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  store::Store& db = **opened;
+  Result<store::StoreState> state = db.LoadState();
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  std::map<std::string, int> complete_runs;
+  for (const store::RunRecord& run : state->runs) {
+    if (run.Complete() && run.state == store::RunState::kSucceeded) ++complete_runs[run.job_id];
+  }
+  int jobs = 0;
+  for (const store::JobRecord& job : state->jobs) {
+    if (job.plan_id != experiment) continue;
+    ++jobs;
+    EXPECT_EQ(job.state, store::JobState::kSucceeded) << job.id;
+    EXPECT_EQ(complete_runs[job.id], 1) << job.id;
+    std::set<std::uint64_t> positions;
+    int records = 0;
+    Status scanned = db.ScanDigests(job.current_run_id, 0, [&](std::uint64_t position, std::string_view) {
+      positions.insert(position);
+      ++records;
+      return true;
+    });
+    EXPECT_TRUE(scanned.ok()) << scanned.ToString();
+    EXPECT_EQ(records, kPositions) << job.id;
+    EXPECT_EQ(positions.size(), static_cast<std::size_t>(kPositions)) << job.id;
+  }
+  EXPECT_EQ(jobs, kJobs);
+}
+
+void Submit(LocalCluster& cluster, const std::string& experiment, int delay_ms) {
+  std::ofstream(cluster.dir() / "spec.toml") << TestEngineSpec(experiment, kJobs, kPositions, delay_ms);
+  ProcessResult r = cluster.Client({"submit", (cluster.dir() / "spec.toml").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << cluster.Logs();
+}
+
+TEST(ClusterTest, KillingAnAgentMidRunLosesNoJob) {
+  LocalCluster cluster("agent-kill");
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator("tcp://127.0.0.1:*"));
+  for (const char* id : {"a1", "a2", "a3"}) ASSERT_NO_FATAL_FAILURE(cluster.StartAgent(id));
+  ASSERT_NO_FATAL_FAILURE(Submit(cluster, "e2e-agent-kill", 10));
+
+  bool midway = LocalCluster::WaitUntil(
+      [&] {
+        auto p = cluster.Progress("e2e-agent-kill");
+        return Count(p, "succeeded") >= 3 && Count(p, "running") >= 1;
+      },
+      60s);
+  ASSERT_TRUE(midway) << cluster.Logs();
+  cluster.agent("a2").Signal(SIGKILL);
+
+  bool done = LocalCluster::WaitUntil(
+      [&] { return Count(cluster.Progress("e2e-agent-kill"), "succeeded") == kJobs; }, 120s);
+  ASSERT_TRUE(done) << cluster.Status().value_or(nlohmann::json()).dump() << cluster.Logs();
+  EXPECT_EQ(Count(cluster.Progress("e2e-agent-kill"), "failed"), 0);
+  EXPECT_EQ(cluster.coordinator().Stop(10s), 0);
+  ExpectEveryJobHasExactlyOneCompleteRun(cluster, "e2e-agent-kill");
+}
+
+TEST(ClusterTest, RestartedCoordinatorFinishesThePlanFromItsStore) {
+  LocalCluster cluster("coord-kill");
+  std::string listen = "tcp://127.0.0.1:" + std::to_string(LocalCluster::FreePort());
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator(listen));
+  for (const char* id : {"a1", "a2", "a3"}) ASSERT_NO_FATAL_FAILURE(cluster.StartAgent(id));
+  ASSERT_NO_FATAL_FAILURE(Submit(cluster, "e2e-coord-kill", 10));
+
+  bool midway = LocalCluster::WaitUntil(
+      [&] {
+        auto p = cluster.Progress("e2e-coord-kill");
+        return Count(p, "succeeded") >= 5 && Count(p, "running") >= 1;
+      },
+      60s);
+  ASSERT_TRUE(midway) << cluster.Logs();
+  cluster.coordinator().Signal(SIGKILL);
+  ASSERT_TRUE(cluster.coordinator().WaitFor(10s).has_value());
+
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator(listen));
+  bool done = LocalCluster::WaitUntil(
+      [&] { return Count(cluster.Progress("e2e-coord-kill"), "succeeded") == kJobs; }, 120s);
+  ASSERT_TRUE(done) << cluster.Status().value_or(nlohmann::json()).dump() << cluster.Logs();
+  EXPECT_EQ(cluster.coordinator().Stop(10s), 0);
+  ExpectEveryJobHasExactlyOneCompleteRun(cluster, "e2e-coord-kill");
+}
+
+}  // namespace
+}  // namespace orch::testing

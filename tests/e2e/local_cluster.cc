@@ -1,0 +1,151 @@
+#include "tests/e2e/local_cluster.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace orch::testing {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string Tail(const std::string& text, std::size_t bytes) {
+  return text.size() <= bytes ? text : text.substr(text.size() - bytes);
+}
+
+}  // namespace
+
+LocalCluster::LocalCluster(const std::string& name) {
+  dir_ = fs::temp_directory_path() / ("orch-e2e-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir_);
+  fs::create_directories(dir_);
+}
+
+LocalCluster::~LocalCluster() {
+  for (auto& [id, agent] : agents_) agent->Stop(std::chrono::seconds(5));
+  if (coordinator_) coordinator_->Stop(std::chrono::seconds(5));
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir_);
+}
+
+void LocalCluster::StartCoordinator(const std::string& listen) {
+  std::ofstream(dir_ / "coordinator.toml")
+      << "[coordinator]\nid = \"coord-e2e\"\nlisten = \"" << listen
+      << "\"\ndata_dir = \"orch-data\"\nheartbeat_interval_ms = 200\n"
+         "agent_timeout_ms = 1500\nlease_ms = 3000\nretry_budget = 5\n";
+  fs::remove(data_dir() / "coordinator.endpoint");
+  Result<cli::ChildProcess> child = cli::ChildProcess::Start(
+      {OrchBinary(), "coordinator", "--config", (dir_ / "coordinator.toml").string()},
+      (dir_ / "coordinator.log").string());
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  coordinator_ = std::make_unique<cli::ChildProcess>(std::move(child).value());
+  fs::path endpoint_file = data_dir() / "coordinator.endpoint";
+  bool up = WaitUntil([&] { return fs::exists(endpoint_file) && !Slurp(endpoint_file).empty(); },
+                      std::chrono::seconds(20));
+  ASSERT_TRUE(up) << "coordinator did not write its endpoint\n" << Logs();
+  endpoint_ = Slurp(endpoint_file);
+  while (!endpoint_.empty() && std::isspace(static_cast<unsigned char>(endpoint_.back()))) {
+    endpoint_.pop_back();
+  }
+}
+
+void LocalCluster::StartAgent(const std::string& id) {
+  fs::path config = dir_ / ("agent-" + id + ".toml");
+  std::ofstream(config) << "[agent]\nid = \"" << id << "\"\ncoordinator = \"" << endpoint_
+                        << "\"\nslots = 1\nhardware = \"cpu\"\ngpus = 0\nspool_dir = \"spool-"
+                        << id << "\"\nmodel_dirs = []\nrun_timeout_ms = 60000\n\n"
+                        << "[[drivers]]\nname = \"test\"\nexecutable = \"" << TestDriverBinary()
+                        << "\"\nengine = \"test-engine@1\"\n";
+  Result<cli::ChildProcess> child = cli::ChildProcess::Start(
+      {OrchBinary(), "agent", "--config", config.string()},
+      (dir_ / ("agent-" + id + ".log")).string());
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  agents_[id] = std::make_unique<cli::ChildProcess>(std::move(child).value());
+}
+
+ProcessResult LocalCluster::Client(std::vector<std::string> args) {
+  args.insert(args.begin(), OrchBinary());
+  args.push_back("--coordinator");
+  args.push_back(endpoint_);
+  return RunProcess(args, std::chrono::seconds(30), dir_.string());
+}
+
+std::optional<nlohmann::json> LocalCluster::Status() {
+  ProcessResult r = Client({"status", "--json"});
+  if (r.exit_code != 0) return std::nullopt;
+  nlohmann::json status = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  if (status.is_discarded()) return std::nullopt;
+  return status;
+}
+
+std::optional<nlohmann::json> LocalCluster::Progress(const std::string& experiment) {
+  std::optional<nlohmann::json> status = Status();
+  if (!status || !status->contains("experiments")) return std::nullopt;
+  for (const nlohmann::json& e : (*status)["experiments"]) {
+    if (e.value("experiment", "") == experiment) return e;
+  }
+  return std::nullopt;
+}
+
+bool LocalCluster::WaitUntil(const std::function<bool()>& done,
+                             std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return done();
+}
+
+std::string LocalCluster::Logs() const {
+  std::string out;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    if (entry.path().extension() != ".log") continue;
+    out += "---- " + entry.path().filename().string() + "\n" + Tail(Slurp(entry.path()), 3000);
+  }
+  return out;
+}
+
+int LocalCluster::FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string TestEngineSpec(const std::string& name, int jobs, int positions, int delay_ms) {
+  std::string variants;
+  for (int v = 1; v <= jobs - 2; ++v) variants += (v > 1 ? ", " : "") + std::to_string(v);
+  std::ostringstream spec;
+  spec << "[experiment]\nname = \"" << name << "\"\n\n"
+       << "[model]\nsynth = \"llama:vocab=512,embd=64,layers=2,heads=2,kv_heads=1,ff=128\"\n\n"
+       << "[[workloads]]\nname = \"w\"\nkind = \"teacher_forced\"\ntext = \"hello\"\n"
+       << "positions = " << positions << "\n\n"
+       << "[baseline]\nengine = \"test-engine@1\"\nquant = \"f32\"\nkv = \"f16\"\n"
+       << "attention = \"off\"\ntp = 1\nhardware = \"cpu\"\nknob.positions = " << positions
+       << "\nknob.delay_ms = " << delay_ms << "\nknob.variant = 0\n\n"
+       << "[alternatives]\nknob.variant = [" << variants << "]\n\n"
+       << "[repeats]\nbaseline = 2\ncells = 1\n";
+  return spec.str();
+}
+
+}  // namespace orch::testing

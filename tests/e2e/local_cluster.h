@@ -1,0 +1,69 @@
+// A real orch cluster on 127.0.0.1 for end-to-end tests: the `orch` binary started as a
+// coordinator daemon and agent daemons (child processes, each in its own process group,
+// logs in the cluster's temp dir), driven through the CLI. Everything it starts it stops
+// by pid when it is destroyed; its temp dir is removed unless the test failed.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/child_process.h"
+#include "tests/support/subprocess.h"
+
+namespace orch::testing {
+
+class LocalCluster {
+ public:
+  explicit LocalCluster(const std::string& name);
+  ~LocalCluster();
+
+  const std::filesystem::path& dir() const { return dir_; }
+  std::filesystem::path data_dir() const { return dir_ / "orch-data"; }
+
+  // Writes coordinator.toml and starts `orch coordinator`; waits for its endpoint file.
+  // `listen` "tcp://127.0.0.1:*" picks a free port; a fixed port survives restarts.
+  void StartCoordinator(const std::string& listen);
+  cli::ChildProcess& coordinator() { return *coordinator_; }
+  const std::string& endpoint() const { return endpoint_; }
+
+  // Writes agent-ID.toml (the test driver as engine "test-engine@1") and starts it.
+  void StartAgent(const std::string& id);
+  cli::ChildProcess& agent(const std::string& id) { return *agents_.at(id); }
+
+  // Runs `orch ARGS... --coordinator ENDPOINT` to completion.
+  ProcessResult Client(std::vector<std::string> args);
+  // `orch status --json`, parsed; nullopt when the command failed.
+  std::optional<nlohmann::json> Status();
+  // Counts for one experiment from Status(): {"total", "succeeded", "failed", ...}.
+  std::optional<nlohmann::json> Progress(const std::string& experiment);
+
+  // Polls `done` every 100 ms until it holds or `timeout` passes.
+  static bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout);
+
+  // The last lines of every daemon log, for failure messages.
+  std::string Logs() const;
+
+  // A free TCP port on 127.0.0.1 (bound and released; good enough for tests).
+  static int FreePort();
+
+ private:
+  std::filesystem::path dir_;
+  std::string endpoint_;
+  std::unique_ptr<cli::ChildProcess> coordinator_;
+  std::map<std::string, std::unique_ptr<cli::ChildProcess>> agents_;
+};
+
+// A spec with `jobs` teacher-forced jobs on the test engine: 2 baseline repeats plus
+// jobs - 2 cells of knob.variant, each emitting `positions` records with `delay_ms`
+// between them.
+std::string TestEngineSpec(const std::string& name, int jobs, int positions, int delay_ms);
+
+}  // namespace orch::testing

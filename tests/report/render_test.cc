@@ -1,0 +1,121 @@
+#include "report/render.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "store/memory_store.h"
+#include "store/rocksdb_store.h"
+#include "tests/report/report_fixture.h"
+
+namespace orch::report {
+namespace {
+
+Report StandardReport() {
+  auto store = store::MakeMemoryStore();
+  testing::BuildStandardExperiment(*store);
+  Result<ExperimentInput> input = LoadExperiment(*store, "standard");
+  EXPECT_TRUE(input.ok()) << input.status().ToString();
+  std::unique_ptr<RunSource> source = MakeStoreRunSource(*store);
+  Result<Report> report = BuildReport(*input, *source, {});
+  EXPECT_TRUE(report.ok()) << report.status().ToString();
+  return std::move(report).value();
+}
+
+std::string GoldenPath(const std::string& name) {
+  return std::string(ORCH_SOURCE_DIR) + "/tests/report/testdata/" + name;
+}
+
+// Compares with the golden file; ORCH_UPDATE_GOLDEN=1 rewrites it instead.
+void ExpectGolden(const std::string& name, const std::string& actual) {
+  if (std::getenv("ORCH_UPDATE_GOLDEN") != nullptr) {
+    std::ofstream(GoldenPath(name), std::ios::binary) << actual;
+    return;
+  }
+  std::ifstream in(GoldenPath(name), std::ios::binary);
+  ASSERT_TRUE(in) << "missing golden " << GoldenPath(name);
+  std::stringstream expected;
+  expected << in.rdbuf();
+  EXPECT_EQ(actual, expected.str()) << "rerun with ORCH_UPDATE_GOLDEN=1 to accept";
+}
+
+std::size_t Count(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST(RenderTest, JsonMatchesGolden) {
+  ExpectGolden("standard.report.json", RenderJson(StandardReport()));
+}
+
+TEST(RenderTest, CsvMatchesGolden) {
+  ExpectGolden("standard.report.csv", RenderCsv(StandardReport()));
+}
+
+TEST(RenderTest, TextMatchesGolden) {
+  ExpectGolden("standard.report.txt", RenderText(StandardReport()));
+}
+
+TEST(RenderTest, CsvHasOneRowPerWorkloadAndCellWithAFixedColumnCount) {
+  const std::string csv = RenderCsv(StandardReport());
+  // Header + wiki (baseline + 3 cells) + gen (baseline + 1 cell).
+  EXPECT_EQ(Count(csv, "\n"), 7u);
+  std::istringstream lines(csv);
+  std::string header;
+  std::getline(lines, header);
+  EXPECT_EQ(Count(header, ","), 41u);
+}
+
+TEST(RenderTest, TextShowsTheFailedCellWithItsReason) {
+  const std::string text = RenderText(StandardReport());
+  EXPECT_NE(text.find("kv=q8_0"), std::string::npos);
+  EXPECT_NE(text.find(testing::kStandardFailure), std::string::npos);
+  EXPECT_NE(text.find("reference: baseline repeat 0 (run run-b0)"), std::string::npos);
+}
+
+TEST(RenderTest, HtmlHasOneInlinePlotPerComparedCellAndNoExternalResource) {
+  const std::string html = RenderHtml(StandardReport());
+  // attention=on and quant=q8_0 (wiki), sampler.seed=43 (gen); the failed cell has none.
+  EXPECT_EQ(Count(html, "<svg"), 3u);
+  EXPECT_EQ(Count(html, "</svg>"), 3u);
+  EXPECT_EQ(html.find("http:"), std::string::npos);
+  EXPECT_EQ(html.find("https:"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_NE(html.find("host.cpu.model_name"), std::string::npos);
+  EXPECT_NE(html.find(testing::kStandardFailure), std::string::npos);
+}
+
+}  // namespace
+}  // namespace orch::report
+
+namespace orch::report {
+namespace {
+
+// The same experiment in a RocksDB store (as `orch report` reads it) gives the same report.
+TEST(RenderTest, RocksDbStoreGivesTheSameJsonAsTheMemoryStore) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("orch-report-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  {
+    Result<std::unique_ptr<store::Store>> store = store::OpenRocksDbStore(dir.string(), {});
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    testing::BuildStandardExperiment(**store);
+    Result<ExperimentInput> input = LoadExperiment(**store, "standard");
+    ASSERT_TRUE(input.ok()) << input.status().ToString();
+    std::unique_ptr<RunSource> source = MakeStoreRunSource(**store);
+    Result<Report> report = BuildReport(*input, *source, {});
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_EQ(RenderJson(*report), RenderJson(StandardReport()));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace orch::report

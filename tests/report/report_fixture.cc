@@ -1,0 +1,260 @@
+#include "tests/report/report_fixture.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "digest/row_digest.h"
+
+namespace orch::report::testing {
+namespace {
+
+double LogSumExp(const std::vector<float>& row) {
+  double m = -INFINITY;
+  for (float x : row) m = std::max(m, static_cast<double>(x));
+  double s = 0.0;
+  for (float x : row) s += std::exp(static_cast<double>(x) - m);
+  return m + std::log(s);
+}
+
+store::JobRecord JobWith(store::Store& store, const std::string& job_id, store::JobState state) {
+  Result<store::JobRecord> job = store.GetJob(job_id);
+  EXPECT_TRUE(job.ok()) << job.status().ToString();
+  store::JobRecord out = *job;
+  out.state = state;
+  ++out.attempts;
+  return out;
+}
+
+void StartRun(store::Store& store, const std::string& job_id, const std::string& run_id,
+              const std::string& host, const std::string& engine) {
+  store::RunRecord run;
+  run.id = run_id;
+  run.job_id = job_id;
+  run.agent_id = "agent-1";
+  run.state = store::RunState::kRunning;
+  run.host_fingerprint_id = host;
+  run.engine_fingerprint_id = engine;
+  store::JobRecord job = JobWith(store, job_id, store::JobState::kRunning);
+  job.current_run_id = run_id;
+  ASSERT_TRUE(store.Apply({job, run, {}}).ok());
+}
+
+std::vector<store::DigestRecord> Encode(const std::vector<digest::PositionRecord>& records) {
+  std::vector<store::DigestRecord> out;
+  for (const digest::PositionRecord& r : records) {
+    out.push_back({r.position, digest::EncodePositionRecord(r)});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<float> TwoPeakRow(std::int32_t top, std::int32_t second, double margin) {
+  std::vector<float> row(kVocab, 0.0f);
+  row[static_cast<std::size_t>(top)] = static_cast<float>(1.0 + margin);
+  row[static_cast<std::size_t>(second)] = 1.0f;
+  return row;
+}
+
+digest::PositionRecord MakeRecord(std::uint64_t position, const std::vector<float>& row,
+                                  std::int32_t target, bool full, std::int32_t output_token) {
+  digest::PositionRecord record;
+  record.position = position;
+  record.input_token = static_cast<std::int32_t>(position % kVocab);
+  record.output_token = output_token;
+  digest::DigestOptions options{4, target};
+  Status status = digest::ComputeRowDigest(row, options, &record.digest);
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  if (full) record.full_row = row;
+  return record;
+}
+
+double ReferenceKld(const std::vector<float>& p, const std::vector<float>& q) {
+  const double lp = LogSumExp(p), lq = LogSumExp(q);
+  double kld = 0.0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const double log_p = p[i] - lp, log_q = q[i] - lq;
+    kld += std::exp(log_p) * (log_p - log_q);
+  }
+  return kld;
+}
+
+double ReferenceNll(const std::vector<float>& row, std::int32_t target) {
+  return LogSumExp(row) - row[static_cast<std::size_t>(target)];
+}
+
+ExperimentBuilder::ExperimentBuilder(std::string name) : name_(std::move(name)) {}
+
+ExperimentBuilder& ExperimentBuilder::Workload(const std::string& name, const std::string& kind) {
+  workloads_.emplace_back(name, kind);
+  return *this;
+}
+
+ExperimentBuilder& ExperimentBuilder::Cell(const std::string& label) {
+  cells_.push_back(label);
+  return *this;
+}
+
+std::string ExperimentBuilder::Job(const std::string& cell, const std::string& workload,
+                                   int repeat) {
+  jobs_.push_back({cell, workload, repeat});
+  return "job-" + std::to_string(jobs_.size());
+}
+
+std::string ExperimentBuilder::PlanJson() const {
+  std::string json = "{\"schema\": \"orch.plan/1\", \"experiment\": {\"name\": \"" + name_ +
+                     "\", \"description\": \"\"},\n \"workloads\": [";
+  for (std::size_t i = 0; i < workloads_.size(); ++i) {
+    json += std::string(i ? ", " : "") + "{\"name\": \"" + workloads_[i].first +
+            "\", \"kind\": \"" + workloads_[i].second + "\"}";
+  }
+  json += "],\n \"cells\": [";
+  for (std::size_t i = 0; i < cells_.size(); ++i) {
+    const std::string& label = cells_[i];
+    const auto eq = label.find('=');
+    json +=
+        std::string(i ? ", " : "") + "{\"label\": \"" + label +
+        "\", \"axis\": " + (eq == std::string::npos ? "null" : "\"" + label.substr(0, eq) + "\"") +
+        ", \"value\": " + (eq == std::string::npos ? "null" : "\"" + label.substr(eq + 1) + "\"") +
+        "}";
+  }
+  json += "],\n \"jobs\": [";
+  for (std::size_t i = 0; i < jobs_.size(); ++i) {
+    json += std::string(i ? ",\n  " : "") + "{\"id\": \"job-" + std::to_string(i + 1) +
+            "\", \"cell\": \"" + jobs_[i].cell + "\", \"workload\": \"" + jobs_[i].workload +
+            "\", \"repeat\": " + std::to_string(jobs_[i].repeat) + "}";
+  }
+  return json + "]}\n";
+}
+
+void ExperimentBuilder::Submit(store::Store& store) const {
+  std::vector<store::JobRecord> jobs;
+  for (std::size_t i = 0; i < jobs_.size(); ++i) {
+    store::JobRecord job;
+    job.id = "job-" + std::to_string(i + 1);
+    job.plan_id = name_;
+    jobs.push_back(job);
+  }
+  Result<int> stored = store.PutPlan({name_, name_, PlanJson()}, jobs);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+}
+
+void AddSucceededRun(store::Store& store, const std::string& job_id, const std::string& run_id,
+                     const std::vector<digest::PositionRecord>& records,
+                     const std::string& host_fingerprint, const std::string& engine_fingerprint) {
+  StartRun(store, job_id, run_id, host_fingerprint, engine_fingerprint);
+  ASSERT_TRUE(store.AppendChunk(run_id, 0, Encode(records)).ok());
+  store::RunOutcome outcome{store::RunState::kSucceeded, 0, "", 1};
+  store::JobRecord job = JobWith(store, job_id, store::JobState::kSucceeded);
+  --job.attempts;
+  ASSERT_TRUE(store.FinishRun(run_id, outcome, job).ok());
+}
+
+void AddFailedRun(store::Store& store, const std::string& job_id, const std::string& run_id,
+                  const std::string& error) {
+  StartRun(store, job_id, run_id, "", "");
+  store::RunOutcome outcome{store::RunState::kFailed, 3, error, 0};
+  store::JobRecord job = JobWith(store, job_id, store::JobState::kFailed);
+  --job.attempts;
+  job.last_error = error;
+  job.current_run_id.clear();
+  ASSERT_TRUE(store.FinishRun(run_id, outcome, job).ok());
+}
+
+void AddRunningRun(store::Store& store, const std::string& job_id, const std::string& run_id,
+                   const std::vector<digest::PositionRecord>& records) {
+  StartRun(store, job_id, run_id, "", "");
+  if (records.empty()) return;
+  ASSERT_TRUE(store.AppendChunk(run_id, 0, Encode(records)).ok());
+}
+
+}  // namespace orch::report::testing
+
+#include "fingerprint/canonical_json.h"
+
+namespace orch::report::testing {
+namespace {
+
+std::int32_t Top(std::uint64_t i) { return static_cast<std::int32_t>(i % kVocab); }
+std::int32_t Second(std::uint64_t i) { return static_cast<std::int32_t>((i + 1) % kVocab); }
+
+double BaselineMargin(std::uint64_t i) {
+  if (i == 10) return 0.2;
+  if (i == 30) return 3.0;
+  return 2.0;
+}
+
+std::vector<digest::PositionRecord> Records(std::vector<float> (*row)(std::uint64_t)) {
+  std::vector<digest::PositionRecord> out;
+  for (std::uint64_t i = 0; i < kStandardPositions; ++i) {
+    out.push_back(MakeRecord(i, row(i), TargetAt(i), /*full=*/true));
+  }
+  return out;
+}
+
+std::vector<float> RepeatRow(std::uint64_t i) {
+  return i == 20 ? TwoPeakRow(Top(i), Second(i), 2.5) : BaselineRow(i);
+}
+
+std::vector<float> QuantRow(std::uint64_t i) {
+  for (std::uint64_t f : {3, 5, 9, 25, 34, 36}) {
+    if (i == f) return TwoPeakRow(Second(i), Top(i), BaselineMargin(i));
+  }
+  return BaselineRow(i);
+}
+
+std::vector<digest::PositionRecord> Generated(const std::vector<std::int32_t>& tokens) {
+  std::vector<digest::PositionRecord> out;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::int32_t other = (tokens[i] + 1) % static_cast<std::int32_t>(kVocab);
+    out.push_back(MakeRecord(i, TwoPeakRow(tokens[i], other, 2.0), digest::kNoTarget,
+                             /*full=*/false, tokens[i]));
+  }
+  return out;
+}
+
+std::string FingerprintJson(const std::string& cpu) {
+  fingerprint::Fingerprint fp;
+  fp.host.cpu.model_name = fingerprint::Probed<std::string>::Known(cpu);
+  return fingerprint::ToCanonicalJson(fp);
+}
+
+}  // namespace
+
+std::vector<float> BaselineRow(std::uint64_t i) {
+  return TwoPeakRow(Top(i), Second(i), BaselineMargin(i));
+}
+
+std::vector<float> AttentionRow(std::uint64_t i) {
+  if (i == 10 || i == 30) return TwoPeakRow(Second(i), Top(i), BaselineMargin(i));
+  return BaselineRow(i);
+}
+
+std::int32_t TargetAt(std::uint64_t i) { return static_cast<std::int32_t>(i % kVocab); }
+
+void BuildStandardExperiment(store::Store& store) {
+  ExperimentBuilder plan("standard");
+  plan.Workload("wiki", "teacher_forced").Workload("gen", "generate");
+  plan.Cell("baseline").Cell("attention=on").Cell("quant=q8_0").Cell("kv=q8_0");
+  plan.Cell("sampler.seed=43");
+  const std::string b0 = plan.Job("baseline", "wiki", 0), b1 = plan.Job("baseline", "wiki", 1);
+  const std::string att = plan.Job("attention=on", "wiki", 0);
+  const std::string quant = plan.Job("quant=q8_0", "wiki", 0);
+  const std::string kv = plan.Job("kv=q8_0", "wiki", 0);
+  const std::string g0 = plan.Job("baseline", "gen", 0), g1 = plan.Job("baseline", "gen", 1);
+  const std::string seed = plan.Job("sampler.seed=43", "gen", 0);
+  plan.Submit(store);
+  ASSERT_TRUE(store.PutFingerprint("fp-a", FingerprintJson("Intel N150")).ok());
+  ASSERT_TRUE(store.PutFingerprint("fp-b", FingerprintJson("AMD EPYC 9654")).ok());
+  AddSucceededRun(store, b0, "run-b0", Records(BaselineRow), "fp-a", "");
+  AddSucceededRun(store, b1, "run-b1", Records(RepeatRow), "fp-a", "");
+  AddSucceededRun(store, att, "run-att", Records(AttentionRow), "fp-b", "");
+  AddSucceededRun(store, quant, "run-quant", Records(QuantRow), "fp-a", "");
+  AddFailedRun(store, kv, "run-kv", kStandardFailure);
+  AddSucceededRun(store, g0, "run-g0", Generated({1, 2, 3, 4, 5, 6}));
+  AddSucceededRun(store, g1, "run-g1", Generated({1, 2, 3, 4, 5, 6}));
+  AddSucceededRun(store, seed, "run-seed", Generated({1, 2, 7, 0, 1, 2}));
+}
+
+}  // namespace orch::report::testing

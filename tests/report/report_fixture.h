@@ -1,0 +1,90 @@
+// Builders for report tests: hand-made logit rows, their digest records, and experiments
+// (plan JSON, jobs, runs, digests) written into a memory store.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "digest/record_codec.h"
+#include "store/store.h"
+
+namespace orch::report::testing {
+
+inline constexpr std::uint32_t kVocab = 8;
+
+// A row of kVocab logits, all 0 except `top` = 1 + margin and `second` = 1.
+std::vector<float> TwoPeakRow(std::int32_t top, std::int32_t second, double margin);
+
+// The record of `row` at `position` with its digest (top-4, target `target`) and, when
+// `full`, the row itself.
+digest::PositionRecord MakeRecord(std::uint64_t position, const std::vector<float>& row,
+                                  std::int32_t target, bool full, std::int32_t output_token = -1);
+
+// softmax-based reference values computed directly in double precision.
+double ReferenceKld(const std::vector<float>& p, const std::vector<float>& q);
+double ReferenceNll(const std::vector<float>& row, std::int32_t target);
+
+struct PlannedJobSpec {
+  std::string cell;  // "baseline" or "axis=value"
+  std::string workload;
+  int repeat = 0;
+};
+
+// One experiment in a memory store. Jobs get ids "job-<n>" in the order they are added.
+class ExperimentBuilder {
+ public:
+  explicit ExperimentBuilder(std::string name);
+
+  // kind: "teacher_forced" or "generate".
+  ExperimentBuilder& Workload(const std::string& name, const std::string& kind);
+  ExperimentBuilder& Cell(const std::string& label);  // "baseline" or "axis=value"
+  // Returns the job id.
+  std::string Job(const std::string& cell, const std::string& workload, int repeat);
+
+  std::string PlanJson() const;
+  // Stores the plan and its jobs (pending).
+  void Submit(store::Store& store) const;
+
+ private:
+  std::string name_;
+  std::vector<std::pair<std::string, std::string>> workloads_;
+  std::vector<std::string> cells_;
+  std::vector<PlannedJobSpec> jobs_;
+};
+
+// A run of `job_id` that succeeded with `records` (one chunk) and fingerprint ids.
+void AddSucceededRun(store::Store& store, const std::string& job_id, const std::string& run_id,
+                     const std::vector<digest::PositionRecord>& records,
+                     const std::string& host_fingerprint = "",
+                     const std::string& engine_fingerprint = "");
+// A run that failed with `error`; the job is marked failed with it.
+void AddFailedRun(store::Store& store, const std::string& job_id, const std::string& run_id,
+                  const std::string& error);
+// A run still running, with `records` received so far.
+void AddRunningRun(store::Store& store, const std::string& job_id, const std::string& run_id,
+                   const std::vector<digest::PositionRecord>& records);
+
+}  // namespace orch::report::testing
+
+namespace orch::report::testing {
+
+// The experiment most tests read, named "standard", 40 teacher-forced positions:
+// - wiki (teacher_forced): baseline x2 (repeat 1 moves the top logit at position 20 by
+//   0.5), attention=on (flips at 10, margin 0.2, and 30, margin 3.0), quant=q8_0 (flips
+//   at 3, 5, 9, 25, 34, 36), kv=q8_0 (its only run failed: kStandardFailure).
+// - gen (generate, 6 tokens): baseline x2 identical; sampler.seed=43 differs from
+//   token index 2 (3 vs 7).
+// Every record carries its full row, so KLDs are exact. Fingerprints: host fp-a for the
+// baseline, fp-b for attention=on (another CPU model).
+inline constexpr const char* kStandardFailure = "driver exited with status 3: out of memory";
+inline constexpr int kStandardPositions = 40;
+void BuildStandardExperiment(store::Store& store);
+
+// Rows of the standard experiment.
+std::vector<float> BaselineRow(std::uint64_t position);
+std::vector<float> AttentionRow(std::uint64_t position);
+std::int32_t TargetAt(std::uint64_t position);
+
+}  // namespace orch::report::testing

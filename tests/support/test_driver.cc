@@ -1,0 +1,153 @@
+// orch-test-driver: a deterministic test double that speaks the driver protocol
+// (docs/driver-protocol.md). It is not an engine: its hello names
+// "orch-test-driver", and its rows are pseudo-random numbers seeded by the job
+// id, never model outputs.
+//
+// Knobs, read from the job's coordinate (values are strings):
+//   knob.positions  records to emit (default 4)
+//   knob.behaviour  ok (default) | crash (abort after half the records) | hang
+//   (emit half,
+//                   start a sleeping grandchild in the same process group, then
+//                   sleep) | error (typed error frame, exit 3) | exit3 (exit 3
+//                   without done) | garbage (bytes after done)
+//   knob.delay_ms   sleep before each record (default 0)
+// Exit codes: 0 ok, 2 the job could not be read, 3 engine error.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/driver_frames.h"
+#include "digest/record_codec.h"
+#include "digest/row_digest.h"
+
+namespace {
+
+using nlohmann::json;
+using orch::agent::DriverFrameType;
+
+constexpr std::size_t kVocab = 64;
+
+void Write(DriverFrameType type, const std::string& payload) {
+  std::string frame = orch::agent::EncodeDriverFrame(type, payload);
+  std::fwrite(frame.data(), 1, frame.size(), stdout);
+  std::fflush(stdout);
+}
+
+std::string Knob(const json& job, const std::string& name,
+                 const std::string& fallback) {
+  const json& coordinate = job["coordinate"];
+  auto it = coordinate.find(name);
+  return it != coordinate.end() && it->is_string() ? it->get<std::string>()
+                                                   : fallback;
+}
+
+std::uint64_t Seed(const std::string& text) {
+  std::uint64_t hash = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
+
+std::string Record(const std::string& job_id, std::uint64_t position) {
+  std::uint64_t state = Seed(job_id) ^ (position * 0x9e3779b97f4a7c15ull);
+  std::vector<float> row(kVocab);
+  for (float& logit : row) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    logit =
+        static_cast<float>(state >> 40) / static_cast<float>(1u << 24) * 10.0f -
+        5.0f;
+  }
+  orch::digest::PositionRecord record;
+  record.position = position;
+  record.input_token = static_cast<std::int32_t>(position % kVocab);
+  orch::digest::DigestOptions options{.top_k = 8};
+  if (!orch::digest::ComputeRowDigest(row, options, &record.digest).ok())
+    std::abort();
+  return orch::digest::EncodePositionRecord(record);
+}
+
+void Hello() {
+  json hello = {{"engine", "orch-test-driver"},
+                {"version", "1"},
+                {"commit", "none"},
+                {"build", {{"kind", "test double"}}},
+                {"kernel_path", "none"},
+                {"hardware", "none"}};
+  Write(DriverFrameType::kHello, hello.dump());
+}
+
+}  // namespace
+
+int main() {
+  std::string input((std::istreambuf_iterator<char>(std::cin)),
+                    std::istreambuf_iterator<char>());
+  json job = json::parse(input, nullptr, /*allow_exceptions=*/false);
+  Hello();
+  if (!job.is_object() || !job.contains("job_id") ||
+      !job["job_id"].is_string() || !job.contains("coordinate") ||
+      !job["coordinate"].is_object()) {
+    Write(DriverFrameType::kError,
+          json{{"code", "invalid_job"},
+               {"message", "the job is not a valid job document"}}
+              .dump());
+    std::fprintf(stderr, "orch-test-driver: invalid job\n");
+    return 2;
+  }
+  std::string job_id = job["job_id"].get<std::string>();
+  std::uint64_t positions =
+      std::strtoull(Knob(job, "knob.positions", "4").c_str(), nullptr, 10);
+  std::string behaviour = Knob(job, "knob.behaviour", "ok");
+  auto delay = std::chrono::milliseconds(
+      std::atoi(Knob(job, "knob.delay_ms", "0").c_str()));
+  std::fprintf(stderr,
+               "orch-test-driver: job %s, %llu positions, behaviour %s\n",
+               job_id.c_str(), static_cast<unsigned long long>(positions),
+               behaviour.c_str());
+  if (behaviour == "error") {
+    Write(DriverFrameType::kError,
+          json{{"code", "engine_error"},
+               {"message", "the test driver was told to fail"}}
+              .dump());
+    return 3;
+  }
+  bool partial = behaviour == "crash" || behaviour == "hang";
+  std::uint64_t emit = partial ? positions / 2 : positions;
+  for (std::uint64_t position = 0; position < emit; ++position) {
+    if (delay.count() > 0) std::this_thread::sleep_for(delay);
+    Write(DriverFrameType::kRecord, Record(job_id, position));
+  }
+  if (behaviour == "crash") {
+    std::fprintf(stderr, "orch-test-driver: crashing after %llu records\n",
+                 static_cast<unsigned long long>(emit));
+    std::fflush(stderr);
+    std::abort();
+  }
+  if (behaviour == "hang") {
+    pid_t child = fork();
+    if (child == 0) {
+      for (;;) pause();
+    }
+    std::fprintf(stderr, "orch-test-driver: hanging; grandchild pid %d\n",
+                 static_cast<int>(child));
+    std::fflush(stderr);
+    for (;;) pause();
+  }
+  if (behaviour == "exit3") {
+    std::fprintf(stderr, "orch-test-driver: exiting 3 without done\n");
+    return 3;
+  }
+  Write(DriverFrameType::kDone, json{{"positions", emit}}.dump());
+  if (behaviour == "garbage") {
+    std::fwrite("junk", 1, 4, stdout);
+    std::fflush(stdout);
+  }
+  return 0;
+}
