@@ -56,7 +56,7 @@ int RunCoordinator(const std::string& config_path) {
   fs::create_directories(config->data_dir, error);
   if (error) return Fail("create " + config->data_dir + ": " + error.message());
   Result<std::unique_ptr<store::Store>> store = store::OpenRocksDbStore(
-      (fs::path(config->data_dir) / "rocksdb").string(), {});
+      store::RocksDbPathInDataDir(config->data_dir), {});
   if (!store.ok()) return Fail(store.status().message());
 
   protocol::ZmqContext zmq;

@@ -30,9 +30,10 @@ bool MentionsLock(std::string message) {
 }
 
 // The store is only read. A running coordinator holds RocksDB's lock on it.
-Result<std::unique_ptr<store::Store>> OpenStore(const std::string& dir) {
+Result<std::unique_ptr<store::Store>> OpenStore(const std::string& data_dir) {
+  std::string dir = store::RocksDbPathInDataDir(data_dir);
   if (!std::filesystem::is_directory(dir)) {
-    return NotFound("no store at " + dir + " (give the coordinator's --data-dir)");
+    return NotFound("no store at " + dir + " (give the coordinator's data directory as --data-dir)");
   }
   store::RocksDbOptions options;
   options.create_if_missing = false;
@@ -90,7 +91,8 @@ void RegisterReportCommand(CLI::App& app, int& exit_code) {
       "Reads the store directly (docs/report.md). Exit status: 0 ok (also for a partial\n"
       "report of a running experiment), 2 unknown experiment or store, 1 other error.");
   cmd->add_option("EXPERIMENT", options->experiment, "experiment name (as submitted)")->required();
-  cmd->add_option("--data-dir", options->data_dir, "the coordinator's store directory")
+  cmd->add_option("--data-dir", options->data_dir,
+                  "the coordinator's data directory (its store is DIR/rocksdb)")
       ->capture_default_str();
   CLI::Option* json =
       cmd->add_flag("--json", options->json, "print JSON (schema orch.report/1, docs/report.md)");

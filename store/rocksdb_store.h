@@ -21,6 +21,12 @@ struct RocksDbOptions {
   bool sync_state = true;
 };
 
+// Where a coordinator's data directory keeps its store: DATA_DIR/rocksdb. The coordinator
+// opens it there; `orch report --data-dir DATA_DIR` reads it there.
+inline std::string RocksDbPathInDataDir(const std::string& data_dir) {
+  return data_dir.empty() || data_dir.back() == '/' ? data_dir + "rocksdb" : data_dir + "/rocksdb";
+}
+
 // Opens (or creates) the store in directory `path`. One process opens a path at a time
 // (RocksDB's lock; a second open is IoError). Errors name the path.
 Result<std::unique_ptr<Store>> OpenRocksDbStore(const std::string& path,

@@ -29,11 +29,8 @@ int Count(const std::optional<nlohmann::json>& progress, const char* field) {
 // position once (no acknowledged chunk lost, nothing duplicated).
 void ExpectEveryJobHasExactlyOneCompleteRun(const LocalCluster& cluster,
                                             const std::string& experiment) {
-  Result<std::unique_ptr<store::Store>> opened =
-      store::OpenRocksDbStore((cluster.data_dir() / "rocksdb").string(), store::RocksDbOptions{});
-  if (!opened.ok()) {
-    opened = store::OpenRocksDbStore(cluster.data_dir().string(), store::RocksDbOptions{});
-  }
+  Result<std::unique_ptr<store::Store>> opened = store::OpenRocksDbStore(
+      store::RocksDbPathInDataDir(cluster.data_dir().string()), store::RocksDbOptions{});
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   store::Store& db = **opened;
   Result<store::StoreState> state = db.LoadState();

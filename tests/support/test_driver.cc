@@ -1,7 +1,8 @@
 // orch-test-driver: a deterministic test double that speaks the driver protocol
 // (docs/driver-protocol.md). It is not an engine: its hello names
-// "orch-test-driver", and its rows are pseudo-random numbers seeded by the job
-// id, never model outputs.
+// "orch-test-driver", and its rows are pseudo-random numbers seeded by the job's
+// coordinate, never model outputs. Like a real engine on one exact configuration,
+// repeats of one coordinate give bit-identical rows.
 //
 // Knobs, read from the job's coordinate (values are strings):
 //   knob.positions  records to emit (default 4)
@@ -56,8 +57,8 @@ std::uint64_t Seed(const std::string& text) {
   return hash;
 }
 
-std::string Record(const std::string& job_id, std::uint64_t position) {
-  std::uint64_t state = Seed(job_id) ^ (position * 0x9e3779b97f4a7c15ull);
+std::string Record(const std::string& seed_text, std::uint64_t position) {
+  std::uint64_t state = Seed(seed_text) ^ (position * 0x9e3779b97f4a7c15ull);
   std::vector<float> row(kVocab);
   for (float& logit : row) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
@@ -122,7 +123,7 @@ int main() {
   std::uint64_t emit = partial ? positions / 2 : positions;
   for (std::uint64_t position = 0; position < emit; ++position) {
     if (delay.count() > 0) std::this_thread::sleep_for(delay);
-    Write(DriverFrameType::kRecord, Record(job_id, position));
+    Write(DriverFrameType::kRecord, Record(job["coordinate"].dump(), position));
   }
   if (behaviour == "crash") {
     std::fprintf(stderr, "orch-test-driver: crashing after %llu records\n",

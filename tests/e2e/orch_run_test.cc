@@ -1,0 +1,51 @@
+// `orch run` end to end: the command starts its own coordinator and agents as child
+// processes, runs a plan with the test driver, stops them, and `orch report` reads the
+// result from the store they left.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/e2e/local_cluster.h"
+
+namespace orch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+TEST(OrchRunTest, RunsAPlanOnThisMachineAndReportsIt) {
+  fs::path dir = fs::temp_directory_path() / ("orch-run-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "spec.toml") << TestEngineSpec("e2e-run", 6, 12, 0);
+  std::string data = (dir / "data").string();
+
+  ProcessResult run = RunProcess({OrchBinary(), "run", (dir / "spec.toml").string(), "--agents",
+                                  "2", "--data-dir", data, "--timeout", "120", "--driver",
+                                  "test-engine@1=" + TestDriverBinary()},
+                                 std::chrono::seconds(150));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("[6/6] succeeded 6, running 0, pending 0, failed 0"));
+
+  ProcessResult report = RunProcess({OrchBinary(), "report", "e2e-run", "--data-dir", data,
+                                     "--html", (dir / "report.html").string()});
+  ASSERT_EQ(report.exit_code, 0) << report.out << report.err;
+  // The baseline repeats ran one exact coordinate: bit-identical, like a real engine.
+  EXPECT_THAT(report.out, HasSubstr("bit-identical"));
+  EXPECT_THAT(report.out, HasSubstr("knob.variant=4"));
+  std::ifstream html(dir / "report.html");
+  std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(page, HasSubstr("<svg"));
+
+  ProcessResult missing_driver =
+      RunProcess({OrchBinary(), "run", (dir / "spec.toml").string(), "--data-dir", data});
+  EXPECT_EQ(missing_driver.exit_code, 2);
+  EXPECT_THAT(missing_driver.err, HasSubstr("no driver for engine(s) test-engine@1"));
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace orch::testing
