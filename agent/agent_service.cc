@@ -86,6 +86,7 @@ struct AgentService::Impl {
     hello.capabilities.slots = options.config.slots;
     hello.capabilities.model_hashes = options.model_hashes;
     hello.fingerprint_id = options.fingerprint_id;
+    hello.fingerprint_json = options.fingerprint_json;
     hello.running_runs = RunIds();
     welcomed = false;
     SendMessage(hello);

@@ -42,6 +42,7 @@ inline constexpr std::size_t kRecordsPerChunk = 256;
 struct AgentServiceOptions {
   AgentConfig config;
   std::string fingerprint_id;
+  std::string fingerprint_json;  // canonical JSON of fingerprint_id, sent in Hello
   std::vector<std::string> model_hashes;
   std::chrono::milliseconds hello_retry{
       1000};  // Hello again while not welcomed

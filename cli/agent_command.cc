@@ -28,9 +28,9 @@ namespace {
 
 namespace fp = orch::fingerprint;
 
-// The host's fingerprint id, with the configured driver executables as its
-// engines.
-std::string HostFingerprintId(const agent::AgentConfig& config) {
+// The host's fingerprint (canonical JSON), with the configured driver executables as
+// its engines.
+std::string HostFingerprintJson(const agent::AgentConfig& config) {
   const char* env_path = std::getenv("PATH");
   std::string path =
       env_path != nullptr ? env_path : "/usr/local/bin:/usr/bin:/bin";
@@ -47,7 +47,7 @@ std::string HostFingerprintId(const agent::AgentConfig& config) {
   for (const agent::DriverConfig& driver : config.drivers) {
     specs.push_back({.name = driver.name, .executable = driver.executable});
   }
-  return fp::FingerprintId(fp::CollectFingerprint(
+  return fp::ToCanonicalJson(fp::CollectFingerprint(
       host, gpus, engines, hasher, {.engines = specs, .models = {}}));
 }
 
@@ -67,7 +67,8 @@ int RunAgent(const std::string& config_path) {
   }
   agent::AgentServiceOptions options;
   options.config = *config;
-  options.fingerprint_id = HostFingerprintId(*config);
+  options.fingerprint_json = HostFingerprintJson(*config);
+  options.fingerprint_id = fp::FingerprintIdOfJson(options.fingerprint_json);
   log.info(fmt::runtime("agent {}: fingerprint {}, coordinator {}"), config->id,
            options.fingerprint_id, config->coordinator);
 

@@ -93,6 +93,9 @@ void CoordinatorCore::OnHello(const std::string& peer,
     return;
   }
   AgentEntry& agent = agents_.Register(hello, now);
+  if (!hello.fingerprint_id.empty() && !hello.fingerprint_json.empty()) {
+    out.push_back(PutFingerprintEffect{hello.fingerprint_id, hello.fingerprint_json});
+  }
   Send(out, peer,
        protocol::Welcome{protocol::kProtocolVersion, options_.id,
                          options_.heartbeat_interval});
@@ -366,6 +369,7 @@ void CoordinatorCore::Assign(JobEntry& job, const AgentEntry& agent, Millis now,
            options_.run_id_salt + std::to_string(++next_run_);
   run.job_id = job.id;
   run.agent_id = agent.id;
+  run.host_fingerprint_id = agent.fingerprint_id;
   run.lease_expiry = now + options_.lease;
   run.assigned_at = now;
   job.state = JobState::kAssigned;

@@ -110,6 +110,15 @@ bool CoordinatorService::PerformOne(Effect& effect, Millis now) {
   }
   if (auto* chunk = std::get_if<AppendChunkEffect>(&effect))
     return Append(*chunk, now);
+  if (auto* fingerprint = std::get_if<PutFingerprintEffect>(&effect)) {
+    Result<store::WriteOutcome> stored =
+        store_.PutFingerprint(fingerprint->id, fingerprint->json);
+    if (!stored.ok()) {
+      log_.warn(fmt::runtime("store fingerprint {}: {}"), fingerprint->id,
+                stored.status().ToString());
+    }
+    return true;
+  }
   return Finish(std::get<FinishRunEffect>(effect), now);
 }
 

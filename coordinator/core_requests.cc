@@ -200,6 +200,7 @@ Effects CoordinatorCore::Restore(const store::StoreState& state, Millis now) {
         record.id,
         record.job_id,
         record.agent_id,
+        record.host_fingerprint_id,
         std::max(Millis(record.lease_expiry_ms), now + options_.agent_timeout),
         record.state,
         now};

@@ -51,8 +51,15 @@ struct FinishRunEffect {
   std::string peer;  // who gets Ack{run_id, kRunFinishedSeq}
 };
 
+// Store an agent's host fingerprint once (the store keeps one copy per id). A
+// failure is logged; runs still refer to the id.
+struct PutFingerprintEffect {
+  std::string id;
+  std::string json;
+};
+
 using Effect = std::variant<SendEffect, PutPlanEffect, ApplyEffect,
-                            AppendChunkEffect, FinishRunEffect>;
+                            AppendChunkEffect, FinishRunEffect, PutFingerprintEffect>;
 using Effects = std::vector<Effect>;
 
 }  // namespace orch::coordinator

@@ -9,6 +9,7 @@ store::RunRecord RunEntry::ToRecord() const {
   record.id = id;
   record.job_id = job_id;
   record.agent_id = agent_id;
+  record.host_fingerprint_id = host_fingerprint_id;
   record.lease_expiry_ms = lease_expiry.count();
   record.state = state;
   return record;

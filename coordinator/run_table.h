@@ -29,6 +29,7 @@ struct RunEntry {
   std::string id;
   std::string job_id;
   std::string agent_id;
+  std::string host_fingerprint_id;  // the fingerprint the agent registered with
   Millis lease_expiry{0};
   store::RunState state = store::RunState::kAssigned;
   Millis assigned_at{0};

@@ -310,7 +310,11 @@ Result<Fingerprint> ParseFingerprintJson(std::string_view json_text) {
 }
 
 std::string FingerprintId(const Fingerprint& fingerprint) {
-  return "fp-" + Sha256Hex(ToCanonicalJson(fingerprint)).substr(0, 32);
+  return FingerprintIdOfJson(ToCanonicalJson(fingerprint));
+}
+
+std::string FingerprintIdOfJson(std::string_view canonical_json) {
+  return "fp-" + Sha256Hex(canonical_json).substr(0, 32);
 }
 
 }  // namespace orch::fingerprint

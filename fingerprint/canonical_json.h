@@ -24,5 +24,7 @@ Result<Fingerprint> ParseFingerprintJson(std::string_view json_text);
 
 // "fp-" + the first 32 hex digits of SHA-256(ToCanonicalJson(fingerprint)).
 std::string FingerprintId(const Fingerprint& fingerprint);
+// The same id from the canonical JSON text itself (what ToCanonicalJson returned).
+std::string FingerprintIdOfJson(std::string_view canonical_json);
 
 }  // namespace orch::fingerprint

@@ -101,7 +101,8 @@ Result<Hello> Read(w::Hello::Reader r) {
   ORCH_ASSIGN_OR_RETURN(auto facts, Pairs("hello.hostFacts", r.getHostFacts()));
   return Hello{r.getProtocolVersion(),  Str(r.getAgentId()),
                std::move(capabilities), Str(r.getFingerprintId()),
-               std::move(facts),        Texts(r.getRunningRuns())};
+               std::move(facts),        Texts(r.getRunningRuns()),
+               Str(r.getFingerprintJson())};
 }
 
 Result<Welcome> Read(w::Welcome::Reader r) {

@@ -46,6 +46,7 @@ void Put(w::Envelope::Builder e, const Hello& m) {
   b.setFingerprintId(Txt(m.fingerprint_id));
   SetPairs(b.initHostFacts(m.host_facts.size()), m.host_facts);
   SetTexts(b.initRunningRuns(m.running_runs.size()), m.running_runs);
+  b.setFingerprintJson(Txt(m.fingerprint_json));
 }
 
 void Put(w::Envelope::Builder e, const Welcome& m) {

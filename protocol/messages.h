@@ -49,6 +49,7 @@ struct Hello {
   std::string fingerprint_id;  // may be empty
   std::vector<KeyValue> host_facts;
   std::vector<std::string> running_runs;  // runs still in flight (re-adoption)
+  std::string fingerprint_json;  // canonical JSON whose id is fingerprint_id; may be empty
   friend bool operator==(const Hello&, const Hello&) = default;
 };
 

@@ -32,6 +32,7 @@ struct Hello {
   fingerprintId @3 :Text;         # id of the host fingerprint; may be empty
   hostFacts @4 :List(KeyValue);   # flat host facts from the fingerprint
   runningRuns @5 :List(Text);     # run ids still in flight on the agent (re-adoption)
+  fingerprintJson @6 :Text;       # canonical JSON of that fingerprint; may be empty
 }
 
 # coordinator -> agent: Hello accepted.

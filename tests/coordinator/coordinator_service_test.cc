@@ -71,6 +71,26 @@ TEST(CoordinatorServiceTest, SubmitAssignRunFinish) {
   EXPECT_EQ(CountDigests(h.store(), assign.run_id), 4);
 }
 
+TEST(CoordinatorServiceTest, StoresTheAgentsFingerprintOnceAndStampsItsRuns) {
+  CoordinatorHarness h;
+  EXPECT_TRUE(h.Submit(SmallSpec()).ok);
+  auto agent = h.Peer("agent-1");
+  protocol::Hello hello;
+  hello.agent_id = "agent-1";
+  hello.capabilities = {{kEngine}, "cpu", 0, 1, {}};
+  hello.fingerprint_id = "fp-0123";
+  hello.fingerprint_json = "{\"host\":{\"cpu\":\"x\"}}";
+  agent->Send(hello);
+  agent->Send(hello);  // a reconnect: stored once, not an error
+  h.Pump();
+  auto assigns = OfKind<protocol::Assign>(agent->Take());
+  ASSERT_FALSE(assigns.empty());
+  Result<std::string> stored = h.store().GetFingerprint("fp-0123");
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(*stored, hello.fingerprint_json);
+  EXPECT_EQ(h.store().GetRun(assigns[0].run_id)->host_fingerprint_id, "fp-0123");
+}
+
 TEST(CoordinatorServiceTest, ResubmittingTheSamePlanIsIdempotent) {
   CoordinatorHarness h;
   EXPECT_TRUE(h.Submit(SmallSpec("exp", 3)).ok);

@@ -45,6 +45,11 @@ void ExpectEveryJobHasExactlyOneCompleteRun(const LocalCluster& cluster,
     ++jobs;
     EXPECT_EQ(job.state, store::JobState::kSucceeded) << job.id;
     EXPECT_EQ(complete_runs[job.id], 1) << job.id;
+    // Every run names the host fingerprint its agent registered, stored once.
+    Result<store::RunRecord> run = db.GetRun(job.current_run_id);
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    EXPECT_TRUE(run->host_fingerprint_id.starts_with("fp-")) << run->host_fingerprint_id;
+    EXPECT_TRUE(db.GetFingerprint(run->host_fingerprint_id).ok()) << run->host_fingerprint_id;
     std::set<std::uint64_t> positions;
     int records = 0;
     Status scanned = db.ScanDigests(job.current_run_id, 0, [&](std::uint64_t position, std::string_view) {

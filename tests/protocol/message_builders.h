@@ -18,6 +18,7 @@ inline Hello ValidHello() {
                     2,
                     {"sha256:" + std::string(64, 'a')}};
   m.fingerprint_id = "fp-1234";
+  m.fingerprint_json = "{\"host\":{}}";
   m.host_facts = {
       {"cpu.model", "AMD EPYC 9654"}, {"driver", "560.35.03"}, {"empty", ""}};
   m.running_runs = {"run-7"};
