@@ -15,6 +15,7 @@
 #include "fingerprint/libgit2_commit_resolver.h"
 #include "fingerprint/memory_hash_cache.h"
 #include "fingerprint/posix_command_runner.h"
+#include "store/rocksdb_store.h"
 
 namespace orch::cli {
 namespace {
@@ -34,6 +35,7 @@ struct DiffOptions {
   std::string a;
   std::string b;
   bool json = false;
+  std::string data_dir;  // where ids that are not files are looked up
 };
 
 std::string Env(const char* name) {
@@ -147,8 +149,28 @@ int RunFingerprint(const FingerprintOptions& options) {
   return kExitOk;
 }
 
-Result<fp::Fingerprint> LoadFingerprint(const std::string& path) {
-  Result<std::string> text = ReadFile(path);
+// A fingerprint file, or with a data directory an id stored by the coordinator.
+Result<std::string> FingerprintText(const std::string& name, const std::string& data_dir,
+                                    std::unique_ptr<store::Store>& db) {
+  if (data_dir.empty() || std::filesystem::exists(name)) return ReadFile(name);
+  if (!db) {
+    store::RocksDbOptions options;
+    options.create_if_missing = false;
+    Result<std::unique_ptr<store::Store>> opened =
+        store::OpenRocksDbStore(store::RocksDbPathInDataDir(data_dir), options);
+    if (!opened.ok()) return opened.status();
+    db = std::move(opened).value();
+  }
+  Result<std::string> stored = db->GetFingerprint(name);
+  if (!stored.ok()) {
+    return NotFound(name + " is neither a file nor a fingerprint stored in " + data_dir);
+  }
+  return stored;
+}
+
+Result<fp::Fingerprint> LoadFingerprint(const std::string& path, const std::string& data_dir,
+                                        std::unique_ptr<store::Store>& db) {
+  Result<std::string> text = FingerprintText(path, data_dir, db);
   if (!text.ok()) return text.status();
   Result<fp::Fingerprint> fingerprint = fp::ParseFingerprintJson(*text);
   if (!fingerprint.ok()) return fingerprint.status().WithContext(path);
@@ -156,8 +178,9 @@ Result<fp::Fingerprint> LoadFingerprint(const std::string& path) {
 }
 
 int RunDiff(const DiffOptions& options) {
-  Result<fp::Fingerprint> a = LoadFingerprint(options.a);
-  Result<fp::Fingerprint> b = a.ok() ? LoadFingerprint(options.b) : a;
+  std::unique_ptr<store::Store> db;  // opened on the first stored id
+  Result<fp::Fingerprint> a = LoadFingerprint(options.a, options.data_dir, db);
+  Result<fp::Fingerprint> b = a.ok() ? LoadFingerprint(options.b, options.data_dir, db) : a;
   for (const Result<fp::Fingerprint>* loaded : {&a, &b}) {
     if (loaded->ok()) continue;
     std::cerr << "orch fingerprint diff: " << loaded->status().message() << "\n";
@@ -175,8 +198,12 @@ void RegisterDiff(CLI::App& fingerprint, int& exit_code) {
       "List the fields two fingerprints differ in, grouped (hardware, gpu_driver, engine,\n"
       "model), with both values. A and B are files written by `orch fingerprint --json`.\n"
       "Exit status: 0 compared (identical or not), 2 unreadable or malformed input.");
-  cmd->add_option("A", options->a, "first fingerprint JSON file")->required();
-  cmd->add_option("B", options->b, "second fingerprint JSON file")->required();
+  cmd->add_option("A", options->a, "first fingerprint: a JSON file, or a stored id with --data-dir")
+      ->required();
+  cmd->add_option("B", options->b, "second fingerprint: a JSON file, or a stored id with --data-dir")
+      ->required();
+  cmd->add_option("--data-dir", options->data_dir,
+                  "a coordinator's data directory: look up ids (fp-...) in its store");
   cmd->add_flag("--json", options->json, "print the differences as JSON");
   cmd->callback([options, &exit_code] { exit_code = RunDiff(*options); });
 }

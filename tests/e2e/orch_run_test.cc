@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "store/rocksdb_store.h"
 #include "tests/e2e/local_cluster.h"
 
 namespace orch::testing {
@@ -39,6 +40,24 @@ TEST(OrchRunTest, RunsAPlanOnThisMachineAndReportsIt) {
   std::ifstream html(dir / "report.html");
   std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
   EXPECT_THAT(page, HasSubstr("<svg"));
+
+  // The agents' host fingerprint is stored once; `fingerprint diff` finds it by id.
+  std::string id;
+  {
+    Result<std::unique_ptr<store::Store>> db =
+        store::OpenRocksDbStore(store::RocksDbPathInDataDir(data), store::RocksDbOptions{});
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    Result<store::StoreState> state = (*db)->LoadState();
+    ASSERT_TRUE(state.ok() && !state->runs.empty());
+    id = state->runs.front().host_fingerprint_id;
+  }
+  ProcessResult same = RunProcess({OrchBinary(), "fingerprint", "diff", id, id, "--data-dir", data});
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_THAT(same.out, HasSubstr("identical"));
+  ProcessResult unknown =
+      RunProcess({OrchBinary(), "fingerprint", "diff", id, "fp-nope", "--data-dir", data});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("fp-nope is neither a file nor a fingerprint stored in"));
 
   ProcessResult missing_driver =
       RunProcess({OrchBinary(), "run", (dir / "spec.toml").string(), "--data-dir", data});
