@@ -8,6 +8,7 @@
 #include <utility>  // before Boost.Asio under C++20 (Debian 12)
 
 #include "agent/driver_job.h"
+#include "fingerprint/canonical_json.h"
 #include "agent/driver_run.h"
 #include "protocol/codec.h"
 
@@ -52,6 +53,7 @@ struct AgentService::Impl {
   bool stopped = false;
   std::chrono::milliseconds heartbeat{1000};
   Clock::time_point last_progress = Clock::now();  // last ack, or last resend
+  Clock::time_point last_fingerprint_check = Clock::now();
   Clock::time_point stop_deadline;
 
   const std::string& id() const { return options.config.id; }
@@ -113,9 +115,28 @@ struct AgentService::Impl {
       last_progress = Clock::now();
       return SayHello();
     }
+    if (FingerprintChanged()) return SayHello();
     protocol::Heartbeat beat{id(), RunIds(), FreeSlots()};
     SendMessage(beat);
     Arm(heartbeat);
+  }
+
+  // Rechecks the fingerprint when it is due; true (with the new one adopted) when it
+  // changed since the last Hello.
+  bool FingerprintChanged() {
+    if (!options.fingerprint_json_provider ||
+        Clock::now() - last_fingerprint_check < options.fingerprint_check) {
+      return false;
+    }
+    last_fingerprint_check = Clock::now();
+    std::string json = options.fingerprint_json_provider();
+    if (json.empty() || json == options.fingerprint_json) return false;
+    std::string id = fingerprint::FingerprintIdOfJson(json);
+    log.info(fmt::runtime("fingerprint changed: {} -> {}; registering again"),
+             options.fingerprint_id, id);
+    options.fingerprint_json = std::move(json);
+    options.fingerprint_id = std::move(id);
+    return true;
   }
 
   std::int32_t FreeSlots() const {

@@ -50,6 +50,11 @@ struct AgentServiceOptions {
       5000};  // no ack for this long: re-register
   std::chrono::milliseconds shutdown_grace{
       5000};  // Stop(): wait this long for acks
+  // Recomputes the host fingerprint (canonical JSON). When set, the agent calls it
+  // every `fingerprint_check` while registered and, when the fingerprint changed (a
+  // driver was upgraded, say), registers again with the new one. Runs on the loop.
+  std::function<std::string()> fingerprint_json_provider;
+  std::chrono::milliseconds fingerprint_check{60000};
 };
 
 class AgentService final {

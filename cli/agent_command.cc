@@ -69,6 +69,7 @@ int RunAgent(const std::string& config_path) {
   options.config = *config;
   options.fingerprint_json = HostFingerprintJson(*config);
   options.fingerprint_id = fp::FingerprintIdOfJson(options.fingerprint_json);
+  options.fingerprint_json_provider = [config = *config] { return HostFingerprintJson(config); };
   log.info(fmt::runtime("agent {}: fingerprint {}, coordinator {}"), config->id,
            options.fingerprint_id, config->coordinator);
 

@@ -1,4 +1,5 @@
 // The agent service against a scripted coordinator on the in-memory network.
+#include "base/sha256.h"
 #include "agent/agent_service.h"
 
 #include <gmock/gmock.h>
@@ -313,6 +314,25 @@ TEST_F(AgentServiceTest, RegistersAgainAndResendsWhenAcksStall) {
   std::optional<proto::RunFinished> again = Expect<proto::RunFinished>();
   ASSERT_TRUE(again.has_value());
   EXPECT_EQ(again->run_id, "run-1");
+}
+
+TEST_F(AgentServiceTest, RegistersAgainWithANewFingerprintWhenItChanges) {
+  options_.fingerprint_json = "{\"engines\":\"v1\"}";
+  options_.fingerprint_check = 20ms;
+  std::string current = options_.fingerprint_json;
+  options_.fingerprint_json_provider = [&current] { return current; };
+  ScriptedProcessLauncher launcher(io_);
+  StartAgent(launcher);
+  std::optional<proto::Hello> first = Expect<proto::Hello>();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->fingerprint_json, "{\"engines\":\"v1\"}");
+  Send(proto::Welcome{proto::kProtocolVersion, "coord-1", 10ms});
+  ASSERT_TRUE(Expect<proto::Heartbeat>().has_value());  // unchanged: just heartbeats
+  current = "{\"engines\":\"v2\"}";                    // say a driver was upgraded
+  std::optional<proto::Hello> again = Expect<proto::Hello>();
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->fingerprint_json, current);
+  EXPECT_EQ(again->fingerprint_id, "fp-" + Sha256Hex(current).substr(0, 32));
 }
 
 TEST_F(AgentServiceTest, MalformedDriverOutputFailsTheRun) {
