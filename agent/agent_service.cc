@@ -28,10 +28,12 @@ struct AgentService::Impl {
   };
 
   Impl(asio::io_context& io, ProcessLauncher& launcher, Spool& spool,
-       spdlog::logger& log, AgentServiceOptions options, SendFn send)
+       ModelResolver& models, spdlog::logger& log, AgentServiceOptions options,
+       SendFn send)
       : io(io),
         launcher(launcher),
         spool(spool),
+        models(models),
         log(log),
         options(std::move(options)),
         send(std::move(send)),
@@ -40,6 +42,7 @@ struct AgentService::Impl {
   asio::io_context& io;
   ProcessLauncher& launcher;
   Spool& spool;
+  ModelResolver& models;
   spdlog::logger& log;
   AgentServiceOptions options;
   SendFn send;
@@ -202,7 +205,9 @@ struct AgentService::Impl {
                                 "\" (this agent has: " + Engines() + ")");
     }
     if (FreeSlots() <= 0) return Refuse(assign, "no free slot");
-    Result<DriverJob> job = BuildDriverJob(assign, options.config.model_dirs);
+    // Resolving may hash or generate a model file on this thread (see
+    // agent/model_resolver.h).
+    Result<DriverJob> job = BuildDriverJob(assign, models);
     if (!job.ok()) return Refuse(assign, job.status().message());
     Status begun = spool.BeginRun(assign.run_id);
     if (!begun.ok()) return Refuse(assign, "spool: " + begun.message());
@@ -330,10 +335,11 @@ struct AgentService::Impl {
 };
 
 AgentService::AgentService(asio::io_context& io, ProcessLauncher& launcher,
-                           Spool& spool, spdlog::logger& log,
-                           AgentServiceOptions options, SendFn send)
-    : impl_(std::make_unique<Impl>(io, launcher, spool, log, std::move(options),
-                                   std::move(send))) {}
+                           Spool& spool, ModelResolver& models,
+                           spdlog::logger& log, AgentServiceOptions options,
+                           SendFn send)
+    : impl_(std::make_unique<Impl>(io, launcher, spool, models, log,
+                                   std::move(options), std::move(send))) {}
 
 AgentService::~AgentService() = default;
 

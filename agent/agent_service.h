@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "agent/config.h"
+#include "agent/model_resolver.h"
 #include "agent/process_launcher.h"
 #include "agent/spool.h"
 #include "base/status.h"
@@ -61,10 +62,11 @@ class AgentService final {
  public:
   using SendFn = std::function<Status(std::string_view frame)>;
 
-  // Borrows io, launcher, spool and log, which must outlive the service.
+  // Borrows io, launcher, spool, models and log, which must outlive the
+  // service. `models` resolves each Assign's model requirement.
   AgentService(boost::asio::io_context& io, ProcessLauncher& launcher,
-               Spool& spool, spdlog::logger& log, AgentServiceOptions options,
-               SendFn send);
+               Spool& spool, ModelResolver& models, spdlog::logger& log,
+               AgentServiceOptions options, SendFn send);
   ~AgentService();
   AgentService(const AgentService&) = delete;
   AgentService& operator=(const AgentService&) = delete;

@@ -103,10 +103,10 @@ std::string Resolve(const std::string& base_dir, const std::string& path) {
 
 Status ParseAgentTable(const Fields& f, const toml::table& agent,
                        const std::string& base_dir, AgentConfig& config) {
-  ORCH_RETURN_IF_ERROR(
-      f.CheckKeys(agent, "agent",
-                  {"id", "coordinator", "slots", "hardware", "gpus",
-                   "spool_dir", "model_dirs", "run_timeout_ms"}));
+  ORCH_RETURN_IF_ERROR(f.CheckKeys(
+      agent, "agent",
+      {"id", "coordinator", "slots", "hardware", "gpus", "spool_dir",
+       "model_dirs", "model_cache", "run_timeout_ms"}));
   ORCH_ASSIGN_OR_RETURN(config.id,
                         f.String(agent, "agent", "id", std::nullopt));
   ORCH_ASSIGN_OR_RETURN(config.coordinator,
@@ -121,6 +121,9 @@ Status ParseAgentTable(const Fields& f, const toml::table& agent,
   ORCH_ASSIGN_OR_RETURN(std::string spool, f.String(agent, "agent", "spool_dir",
                                                     "spool-" + config.id));
   config.spool_dir = Resolve(base_dir, spool);
+  ORCH_ASSIGN_OR_RETURN(std::string cache,
+                        f.String(agent, "agent", "model_cache", "model-cache"));
+  config.model_cache = Resolve(base_dir, cache);
   ORCH_ASSIGN_OR_RETURN(std::int64_t timeout,
                         f.Int(agent, "agent", "run_timeout_ms", 600000, 1));
   config.run_timeout = std::chrono::milliseconds(timeout);

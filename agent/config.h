@@ -4,8 +4,8 @@
 // errors whose message names the file, line and column, the field and the
 // offending value
 // ("agent.toml:4:9: agent.slots: must be >= 1, got 0"). Relative paths
-// (spool_dir, model_dirs) are resolved against the directory holding the config
-// file.
+// (spool_dir, model_dirs, model_cache) are resolved against the directory
+// holding the config file.
 #pragma once
 
 #include <chrono>
@@ -33,6 +33,9 @@ struct AgentConfig {
   std::int32_t gpus = 0;
   std::string spool_dir;                // absolute after parsing
   std::vector<std::string> model_dirs;  // absolute after parsing
+  // Generated models (synth recipes) and the drivers' quantized variants go
+  // here; absolute after parsing. Created on first use.
+  std::string model_cache;
   std::chrono::milliseconds run_timeout{600000};
   std::vector<DriverConfig> drivers;
 };

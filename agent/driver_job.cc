@@ -1,28 +1,11 @@
 #include "agent/driver_job.h"
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
 namespace orch::agent {
 namespace {
 
 using nlohmann::json;
-
-std::string ResolveModel(const std::string& requirement,
-                         const std::vector<std::string>& model_dirs) {
-  if (requirement.empty()) return "";
-  std::error_code error;
-  if (std::filesystem::path(requirement).is_absolute()) {
-    return std::filesystem::is_regular_file(requirement, error) ? requirement
-                                                                : "";
-  }
-  for (const std::string& dir : model_dirs) {
-    std::filesystem::path candidate = std::filesystem::path(dir) / requirement;
-    if (std::filesystem::is_regular_file(candidate, error))
-      return candidate.string();
-  }
-  return "";
-}
 
 std::string StringField(const json& object, const char* key) {
   auto it = object.find(key);
@@ -32,7 +15,7 @@ std::string StringField(const json& object, const char* key) {
 }  // namespace
 
 Result<DriverJob> BuildDriverJob(const protocol::Assign& assign,
-                                 const std::vector<std::string>& model_dirs) {
+                                 ModelResolver& models) {
   json spec = json::object();
   if (!assign.workload_spec.empty()) {
     spec =
@@ -42,6 +25,8 @@ Result<DriverJob> BuildDriverJob(const protocol::Assign& assign,
                              ": workload_spec is not a JSON object");
     }
   }
+  ORCH_ASSIGN_OR_RETURN(ResolvedModel resolved,
+                        models.Resolve(assign.requirements.model));
   json coordinate = json::object();
   for (const protocol::KeyValue& kv : assign.coordinate)
     coordinate[kv.key] = kv.value;
@@ -59,7 +44,9 @@ Result<DriverJob> BuildDriverJob(const protocol::Assign& assign,
       {"workload", workload},
       {"model",
        {{"requirement", assign.requirements.model},
-        {"path", ResolveModel(assign.requirements.model, model_dirs)},
+        {"path", resolved.path},
+        {"sha256", resolved.sha256},
+        {"cache_dir", models.cache_dir()},
         {"spec", model}}},
       {"capture", capture},
       {"requirements",

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/model_resolver.h"
 #include "base/status.h"
 #include "protocol/messages.h"
 
@@ -17,9 +18,10 @@ struct DriverJob {
 };
 
 // kInvalidArgument when workload_spec is present but not a JSON object. The
-// model requirement is looked up as a file name in `model_dirs` (first match
-// wins); an empty resolved path tells the driver the model is missing.
+// model requirement is resolved through `models` (which may generate a synth
+// model into its cache); an empty resolved path tells the driver the model is
+// missing. Errors from `models` are returned as they are.
 Result<DriverJob> BuildDriverJob(const protocol::Assign& assign,
-                                 const std::vector<std::string>& model_dirs);
+                                 ModelResolver& models);
 
 }  // namespace orch::agent

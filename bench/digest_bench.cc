@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "digest/row_digest.h"
+#include "digest/row_pass.h"
 #include "digest/stream_compare.h"
 #include "tests/digest/synthetic_rows.h"
 
@@ -53,9 +54,32 @@ void BM_DigestRow(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * row.size() * sizeof(float));
 }
 
+// One instruction-set variant of the pass (0 baseline SSE2, 1 AVX2, 2
+// AVX-512); BM_DigestRow uses the widest this CPU has. All give the same bits.
+void BM_DigestRowWith(benchmark::State& state) {
+  const auto isa = static_cast<internal::VectorIsa>(state.range(0));
+  if (!internal::VectorIsaAvailable(isa)) {
+    state.SkipWithError("instruction set not available on this CPU");
+    return;
+  }
+  const std::vector<float> row =
+      BenchRow(static_cast<std::size_t>(state.range(1)));
+  RowDigest digest;
+  for (auto _ : state) {
+    const Status status =
+        internal::ComputeRowDigestWith(isa, row, {kDefaultTopK, 17}, &digest);
+    benchmark::DoNotOptimize(status.ok());
+    benchmark::DoNotOptimize(digest.logsumexp);
+  }
+  state.SetBytesProcessed(state.iterations() * row.size() * sizeof(float));
+}
+
 BENCHMARK(BM_CopyRow)->Arg(32000)->Arg(152064);
 BENCHMARK(BM_SumRow)->Arg(32000)->Arg(152064);
 BENCHMARK(BM_DigestRow)->Arg(32000)->Arg(152064);
+BENCHMARK(BM_DigestRowWith)
+    ->ArgNames({"isa", "vocab"})
+    ->ArgsProduct({{0, 1, 2}, {32000, 152064}});
 
 constexpr std::size_t kPositions = 100000;
 constexpr std::size_t kDistinctRows = 64;

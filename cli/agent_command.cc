@@ -6,17 +6,20 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <csignal>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <utility>  // before Boost.Asio under C++20 (Debian 12)
 
 #include "agent/agent_service.h"
 #include "agent/config.h"
+#include "agent/model_resolver.h"
 #include "agent/posix_process_launcher.h"
 #include "agent/spool.h"
 #include "cli/command.h"
 #include "fingerprint/canonical_json.h"
 #include "fingerprint/collect.h"
+#include "fingerprint/file_hash_cache.h"
 #include "fingerprint/libgit2_commit_resolver.h"
 #include "fingerprint/memory_hash_cache.h"
 #include "fingerprint/posix_command_runner.h"
@@ -51,6 +54,20 @@ std::string HostFingerprintJson(const agent::AgentConfig& config) {
       host, gpus, engines, hasher, {.engines = specs, .models = {}}));
 }
 
+// The agent's own persistent hash cache, in its model cache folder (one file
+// per agent id: a cache file has one writer). An in-memory one when it cannot
+// be opened: a cache only saves time.
+std::unique_ptr<fp::HashCache> OpenAgentHashCache(
+    const agent::AgentConfig& config, spdlog::logger& log) {
+  std::error_code error;
+  std::filesystem::create_directories(config.model_cache, error);
+  std::string path = config.model_cache + "/file-sha256-" + config.id + ".tsv";
+  Result<std::unique_ptr<fp::HashCache>> cache = fp::OpenFileHashCache(path);
+  if (cache.ok()) return std::move(cache).value();
+  log.warn(fmt::runtime("hash cache not used: {}"), cache.status().message());
+  return std::make_unique<fp::MemoryHashCache>();
+}
+
 int RunAgent(const std::string& config_path) {
   auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   spdlog::logger log("agent", sink);
@@ -65,6 +82,10 @@ int RunAgent(const std::string& config_path) {
     log.error(fmt::runtime("{}"), spool.status().message());
     return kExitError;
   }
+  std::unique_ptr<fp::HashCache> hashes = OpenAgentHashCache(*config, log);
+  agent::ModelResolver models(
+      {.model_dirs = config->model_dirs, .cache_dir = config->model_cache},
+      *hashes, log);
   agent::AgentServiceOptions options;
   options.config = *config;
   options.fingerprint_json = HostFingerprintJson(*config);
@@ -90,7 +111,8 @@ int RunAgent(const std::string& config_path) {
                                  });
   auto launcher = agent::MakePosixProcessLauncher(io);
   service = std::make_unique<agent::AgentService>(
-      io, *launcher, **spool, log, options, [&driver](std::string_view frame) {
+      io, *launcher, **spool, models, log, options,
+      [&driver](std::string_view frame) {
         return driver.Send(protocol::kServerPeer, frame);
       });
   service->SetOnStopped([&io] { io.stop(); });

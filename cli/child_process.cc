@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <thread>
 
@@ -35,6 +36,26 @@ Result<ChildProcess> ChildProcess::Start(const std::vector<std::string>& argv,
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return IoError("cannot start " + argv[0] + ": " + std::strerror(rc));
   return ChildProcess(pid);
+}
+
+Result<int> RunToExit(const std::vector<std::string>& argv) {
+  if (argv.empty()) return InvalidArgument("no program to start");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, 2, 1);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return IoError("cannot start " + argv[0] + ": " + std::strerror(rc));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return IoError("wait for " + argv[0] + ": " + std::strerror(errno));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept

@@ -44,4 +44,10 @@ class ChildProcess final {
   std::optional<int> exit_code_;
 };
 
+// Runs argv[0] (looked up on PATH when it has no '/') to completion in the foreground:
+// stdin from /dev/null, its stdout onto this process's stderr (so a command's own stdout
+// stays clean for --json), its stderr inherited. Returns its exit code, 128 + signal when
+// a signal killed it. Errors: IoError when it cannot be started.
+Result<int> RunToExit(const std::vector<std::string>& argv);
+
 }  // namespace orch::cli

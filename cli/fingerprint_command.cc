@@ -7,10 +7,10 @@
 
 #include "cli/command.h"
 #include "cli/files.h"
+#include "cli/hash_cache.h"
 #include "fingerprint/canonical_json.h"
 #include "fingerprint/collect.h"
 #include "fingerprint/diff.h"
-#include "fingerprint/file_hash_cache.h"
 #include "fingerprint/fingerprint_text.h"
 #include "fingerprint/libgit2_commit_resolver.h"
 #include "fingerprint/memory_hash_cache.h"
@@ -100,25 +100,6 @@ Result<std::vector<fp::EngineSpec>> BuildEngineSpecs(const FingerprintOptions& o
   return engines;
 }
 
-// The persistent hash cache ($XDG_CACHE_HOME or ~/.cache, orch/file-sha256.tsv), or an
-// in-memory one when that cannot be opened: a cache only saves time.
-std::unique_ptr<fp::HashCache> OpenHashCache(const std::string& requested) {
-  std::string path = requested;
-  if (path.empty()) {
-    std::string base = !Env("XDG_CACHE_HOME").empty() ? Env("XDG_CACHE_HOME")
-                       : !Env("HOME").empty()        ? Env("HOME") + "/.cache"
-                                                     : "";
-    if (base.empty()) return std::make_unique<fp::MemoryHashCache>();
-    path = base + "/orch/file-sha256.tsv";
-    std::error_code ignored;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
-  }
-  Result<std::unique_ptr<fp::HashCache>> cache = fp::OpenFileHashCache(path);
-  if (cache.ok()) return std::move(cache).value();
-  std::cerr << "orch fingerprint: hash cache not used: " << cache.status().message() << "\n";
-  return std::make_unique<fp::MemoryHashCache>();
-}
-
 int RunFingerprint(const FingerprintOptions& options) {
   Result<std::vector<fp::EngineSpec>> engines = BuildEngineSpecs(options);
   if (!engines.ok()) {
@@ -131,7 +112,8 @@ int RunFingerprint(const FingerprintOptions& options) {
   auto resolver = fp::MakeLibgit2CommitResolver();
   bool hashes = !options.models.empty() || !engines->empty();
   std::unique_ptr<fp::HashCache> cache =
-      hashes ? OpenHashCache(options.hash_cache) : std::make_unique<fp::MemoryHashCache>();
+      hashes ? OpenHashCache(options.hash_cache, "orch fingerprint")
+             : std::make_unique<fp::MemoryHashCache>();
   fp::FileHasher hasher(*cache);
   fp::RootFs root("/");
   fp::HostProbe host(root);

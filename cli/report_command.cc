@@ -10,6 +10,7 @@
 #include "cli/files.h"
 #include "report/render.h"
 #include "report/report.h"
+#include "report/summary_token_decoder.h"
 #include "store/rocksdb_store.h"
 
 namespace orch::cli {
@@ -58,7 +59,10 @@ int RunReport(const ReportCommandOptions& options) {
   Result<report::ExperimentInput> input = report::LoadExperiment(**store, options.experiment);
   if (!input.ok()) return Fail(input.status());
   std::unique_ptr<report::RunSource> source = report::MakeStoreRunSource(**store);
-  Result<report::Report> built = report::BuildReport(*input, *source, {});
+  // Token text comes from what the drivers reported with the runs (none: ids only).
+  std::unique_ptr<report::TokenDecoder> decoder = report::MakeSummaryTokenDecoder(input->runs);
+  Result<report::Report> built =
+      report::BuildReport(*input, *source, report::ReportOptions{decoder.get()});
   if (!built.ok()) return Fail(built.status());
   if (!options.html.empty()) {
     Status written = WriteFileAtomically(options.html, report::RenderHtml(*built));

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -16,6 +17,7 @@
 
 #include "cli/child_process.h"
 #include "cli/command.h"
+#include "cli/driver_lookup.h"
 #include "cli/files.h"
 #include "planner/plan.h"
 
@@ -59,17 +61,43 @@ Result<std::map<std::string, std::string>> ParseDrivers(const std::vector<std::s
   return drivers;
 }
 
-// Every engine the plan needs must have a driver here.
-Status CheckDrivers(const planner::Plan& plan, const std::map<std::string, std::string>& drivers) {
-  std::set<std::string> missing;
-  for (const planner::Cell& cell : plan.cells) {
-    if (drivers.count(cell.requirements.engine) == 0) missing.insert(cell.requirements.engine);
+// The driver of a llama.cpp engine found where orch looks by default, else nullopt;
+// `looked` gets the places tried.
+std::optional<std::string> DefaultDriver(const std::string& engine,
+                                         std::vector<std::string>& looked) {
+  std::optional<std::string> release = LlamaCppRelease(engine);
+  if (!release) return std::nullopt;
+  looked = DefaultDriverCandidates(ExecutableDir(), *release);
+  for (const std::string& candidate : looked) {
+    if (std::error_code ec; fs::is_regular_file(candidate, ec)) return candidate;
   }
-  if (missing.empty()) return Status::Ok();
-  std::string list;
-  for (const std::string& e : missing) list += (list.empty() ? "" : ", ") + e;
-  return InvalidArgument("no driver for engine(s) " + list +
-                         "; pass --driver ENGINE=EXECUTABLE for each");
+  return std::nullopt;
+}
+
+// Every engine the plan needs gets a driver: its --driver flag, else for llama.cpp@REL
+// orch-driver-llamacpp-REL next to orch or in the build tree. The error names every
+// engine left without one, where orch looked, and the flag that gives it.
+Status ResolveDrivers(const planner::Plan& plan, std::map<std::string, std::string>& drivers) {
+  std::set<std::string> engines;
+  for (const planner::Cell& cell : plan.cells) engines.insert(cell.requirements.engine);
+  std::string problems;
+  for (const std::string& engine : engines) {
+    if (drivers.count(engine) > 0) continue;
+    std::vector<std::string> looked;
+    if (std::optional<std::string> found = DefaultDriver(engine, looked)) {
+      drivers[engine] = *found;
+      std::cout << "orch run: " << engine << " runs with " << *found << "\n";
+      continue;
+    }
+    problems += (problems.empty() ? "" : "\n") + ("no driver for engine " + engine + ": ");
+    if (!looked.empty()) {
+      problems += "looked for " + looked[0] + " and " + looked[1] + "; build target " +
+                  fs::path(looked[0]).filename().string() + " (docs/drivers.md) or ";
+    }
+    problems += "pass --driver " + engine + "=EXECUTABLE";
+  }
+  if (problems.empty()) return Status::Ok();
+  return InvalidArgument(problems);
 }
 
 void WriteCoordinatorConfig(const fs::path& path, const fs::path& data_dir) {
@@ -155,11 +183,18 @@ int Fail(const Status& status, int code) {
   return code;
 }
 
+// Prints progress until every job of `experiment` is finished, the coordinator exits, or
+// `timeout_s` passes.
 int WatchUntilFinished(const std::string& experiment, const fs::path& run_dir,
-                       const std::string& endpoint, int timeout_s) {
+                       const std::string& endpoint, int timeout_s, ChildProcess& coordinator) {
   Progress last;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   while (std::chrono::steady_clock::now() < deadline) {
+    if (std::optional<int> code = coordinator.WaitFor(0ms)) {
+      std::cerr << "orch run: the coordinator exited (status " << *code << "); see "
+                << (run_dir / "coordinator.log").string() << "\n";
+      return kExitError;
+    }
     std::optional<Progress> p = ReadProgress(experiment, run_dir, endpoint);
     if (p && !(*p == last)) {
       std::cout << "[" << p->succeeded + p->failed << "/" << p->total << "] succeeded "
@@ -187,7 +222,9 @@ int RunLocal(const RunOptions& options) {
   }
   Result<std::map<std::string, std::string>> drivers = ParseDrivers(options.drivers);
   if (!drivers.ok()) return Fail(drivers.status(), kExitInvalidInput);
-  if (Status s = CheckDrivers(*outcome.plan, *drivers); !s.ok()) return Fail(s, kExitInvalidInput);
+  if (Status s = ResolveDrivers(*outcome.plan, *drivers); !s.ok()) {
+    return Fail(s, kExitInvalidInput);
+  }
 
   fs::path data_dir = fs::absolute(options.data_dir);
   fs::path run_dir = data_dir / "local";
@@ -218,7 +255,8 @@ int RunLocal(const RunOptions& options) {
       RunClient({"submit", options.spec, "--coordinator", *endpoint}, run_dir);
   if (!submitted.ok()) return Fail(submitted.status(), kExitError);
   std::cout << *submitted;
-  return WatchUntilFinished(outcome.plan->spec.name, run_dir, *endpoint, options.timeout_s);
+  return WatchUntilFinished(outcome.plan->spec.name, run_dir, *endpoint, options.timeout_s,
+                            *system.coordinator_);
 }
 
 }  // namespace
@@ -236,7 +274,9 @@ void RegisterRunCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--data-dir", options->data_dir,
                   "coordinator data (RocksDB), configs and logs (default ./orch-data)");
   cmd->add_option("--driver", options->drivers,
-                  "ENGINE=EXECUTABLE: the driver agents run for jobs of ENGINE (repeatable)");
+                  "ENGINE=EXECUTABLE: the driver agents run for jobs of ENGINE (repeatable); "
+                  "default for llama.cpp@REL: orch-driver-llamacpp-REL next to orch, else in "
+                  "../drivers/llamacpp/ from it (the build tree)");
   cmd->add_option("--hardware", options->hardware, "hardware class of the local agents (default cpu)");
   cmd->add_option("--timeout", options->timeout_s, "give up after this many seconds (default 3600)")
       ->check(CLI::PositiveNumber);

@@ -212,6 +212,7 @@ void CoordinatorCore::OnFinished(const std::string& peer,
   outcome.state = ToRunState(finished.status);
   outcome.error = finished.error;
   outcome.chunks_expected = static_cast<std::int64_t>(finished.chunk_count);
+  outcome.summary = finished.summary;
   out.push_back(FinishRunEffect{finished.run_id, std::move(outcome), peer});
 }
 

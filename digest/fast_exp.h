@@ -1,19 +1,25 @@
-// Branch-free e^t for t <= 0 in single precision, scalar and 4-lane.
+// Branch-free e^t for t <= 0 in single precision, scalar and in vector lanes.
 //
 // Used by the row digest's online logsumexp/entropy, where one exponential per
 // logit is the whole cost. Contract: for t in [kExpCutoff, 0] the relative
 // error is below 2e-7 (about 2 ulp; Cephes expf polynomial with Cody-Waite
 // reduction); for t below kExpCutoff, including -inf, and for NaN the result is
 // exactly 0 (e^-80 < 2e-35, which no row sum can notice). Positive t gives an
-// unspecified value without undefined behaviour; callers flag such rows. Both
+// unspecified value without undefined behaviour; callers flag such rows. All
 // forms perform the same float operations in the same order (the library is
-// built with -ffp-contract=off), so a lane of ExpNonPositive4 equals
-// ExpNonPositive bit for bit and the result depends only on t, never on the
-// CPU.
+// built with -ffp-contract=off), so a lane of ExpNonPositive4 or
+// ExpNonPositiveLanes equals ExpNonPositive bit for bit and the result depends
+// only on t, never on the CPU or on how many lanes it shares an instruction
+// with.
 #pragma once
 
 #include <bit>
 #include <cstdint>
+
+// Vectors wider than SSE pass by value differently with and without AVX; these
+// functions are always inlined, so no such call exists.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace orch::digest {
 
@@ -34,7 +40,7 @@ inline constexpr float kLn2Lo = -2.12194440e-4f;
 
 // e^r for |r| <= ln(2) / 2; works on float and Float4 alike.
 template <typename T>
-inline T ExpPolynomial(T r) {
+[[gnu::always_inline]] inline T ExpPolynomial(T r) {
   const T r2 = r * r;
   T p = r * 1.9875691500e-4f + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
@@ -59,17 +65,25 @@ inline float ExpNonPositive(float t) {
   return std::bit_cast<float>(scaled & keep);  // e^r * 2^n, or 0
 }
 
-inline Float4 ExpNonPositive4(Float4 t) {
+// ExpNonPositive lane by lane for any float vector F (4, 8, 16 lanes) with
+// unsigned twin U.
+template <typename F, typename U>
+[[gnu::always_inline]] inline F ExpNonPositiveLanes(F t) {
   using namespace internal;
-  const Uint4 keep =
-      reinterpret_cast<Uint4>(t >= kExpCutoff);  // lanes of ~0 or 0
-  const Float4 x = reinterpret_cast<Float4>(reinterpret_cast<Uint4>(t) & keep);
-  const Float4 shifted = x * kLog2e + kRoundMagic;
-  const Float4 n = shifted - kRoundMagic;
-  const Uint4 n_bits = reinterpret_cast<Uint4>(shifted) - kRoundMagicBits;
-  const Float4 p = ExpPolynomial((x - n * kLn2Hi) - n * kLn2Lo);
-  const Uint4 scaled = reinterpret_cast<Uint4>(p) + (n_bits << 23);
-  return reinterpret_cast<Float4>(scaled & keep);
+  const U keep = reinterpret_cast<U>(t >= kExpCutoff);  // lanes of ~0 or 0
+  const F x = reinterpret_cast<F>(reinterpret_cast<U>(t) & keep);
+  const F shifted = x * kLog2e + kRoundMagic;
+  const F n = shifted - kRoundMagic;
+  const U n_bits = reinterpret_cast<U>(shifted) - kRoundMagicBits;
+  const F p = ExpPolynomial((x - n * kLn2Hi) - n * kLn2Lo);
+  const U scaled = reinterpret_cast<U>(p) + (n_bits << 23);
+  return reinterpret_cast<F>(scaled & keep);
+}
+
+[[gnu::always_inline]] inline Float4 ExpNonPositive4(Float4 t) {
+  return ExpNonPositiveLanes<Float4, Uint4>(t);
 }
 
 }  // namespace orch::digest
+
+#pragma GCC diagnostic pop

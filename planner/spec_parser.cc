@@ -4,7 +4,7 @@
 
 #include "base/sha256.h"
 #include "planner/spec_sections.h"
-#include "planner/synth_recipe.h"
+#include "model/synth_recipe.h"
 
 namespace orch::planner {
 namespace {
@@ -85,8 +85,9 @@ void ParseModel(const toml::table& root, TomlFields& f, Spec& spec) {
   } else if (file) {
     model.file = *file;
     model.sha256 = Sha256Field(*t, "model", f).value_or("");
-  } else if (Result<SynthRecipe> recipe = ParseSynthRecipe(*synth); recipe.ok()) {
-    model.synth = CanonicalRecipe(*recipe);
+  } else if (Result<orch::model::SynthRecipe> recipe = orch::model::ParseSynthRecipe(*synth);
+             recipe.ok()) {
+    model.synth = orch::model::CanonicalRecipe(*recipe);
   } else {
     f.diagnostics().Error(PosOf(*t->get("synth")), "model.synth",
                           recipe.status().message() + " in " + Quote(*synth));

@@ -48,7 +48,11 @@ constexpr const char* kColumns[] = {"experiment",
                                     "generated_reference_tokens",
                                     "generated_first_difference",
                                     "generated_reference_token",
-                                    "generated_other_token"};
+                                    "generated_other_token",
+                                    "first_flip_reference_text",
+                                    "first_flip_other_text",
+                                    "generated_reference_text",
+                                    "generated_other_text"};
 
 std::string Quote(const std::string& field) {
   if (field.find_first_of(",\"\n\r") == std::string::npos) return field;
@@ -70,6 +74,11 @@ std::string Opt(const std::optional<T>& v) {
 }
 
 std::string Bool(bool b) { return b ? "true" : "false"; }
+
+// A token's text as the decoder gave it; empty when unknown.
+std::string Text(const std::optional<Token>& token) {
+  return token && token->text ? *token->text : std::string();
+}
 
 std::vector<std::string> Row(const Report& r, const WorkloadReport& w, const CellReport& c) {
   const bool compared = c.status == CellStatus::kCompared && !c.cell.is_baseline();
@@ -121,7 +130,11 @@ std::vector<std::string> Row(const Report& r, const WorkloadReport& w, const Cel
           compared && generate ? std::to_string(p.reference_generated) : "",
           compared && d ? std::to_string(d->index) : "",
           compared && d ? std::to_string(d->reference_token) : "",
-          compared && d ? std::to_string(d->other_token) : ""};
+          compared && d ? std::to_string(d->other_token) : "",
+          flip_position ? Text(c.first_flip_reference) : "",
+          flip_position ? Text(c.first_flip_other) : "",
+          compared && d ? Text(c.generated_reference) : "",
+          compared && d ? Text(c.generated_other) : ""};
 }
 
 void Write(const std::vector<std::string>& row, std::ostringstream& out) {

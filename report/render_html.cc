@@ -11,7 +11,7 @@ namespace {
 
 constexpr int kPlotWidth = 960;
 constexpr int kPlotHeight = 200;
-constexpr int kMarginLeft = 70;
+constexpr int kMarginLeft = 80;
 constexpr int kMarginTop = 24;
 constexpr int kFlipBand = 16;  // the strip at the top where flips are marked
 constexpr int kInnerWidth = kPlotWidth - kMarginLeft - 10;
@@ -59,9 +59,38 @@ void WriteTable(const Table& t, std::ostringstream& out) {
   out << "</table>\n";
 }
 
+// A short number for an axis label: 4 significant digits ("2.183", "0.02691", "3.2e-06").
+std::string Short(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.4g", v);
+  return buffer;
+}
+
+// The legend above the frame, the value labels right-aligned left of it and the
+// position labels below it.
+void WriteAxes(const PositionPlot& plot, double top, std::ostringstream& out) {
+  constexpr int kLabelX = kMarginLeft - 6;
+  const int bars_top = kMarginTop + kFlipBand, base = kMarginTop + kInnerHeight;
+  const std::uint64_t end = plot.bin_width * plot.max_kld.size();
+  out << "\n<g font-size=\"12\" fill=\"#222\">"
+      << "<text x=\"" << kMarginLeft << "\" y=\"" << kMarginTop - 8
+      << "\">blue: largest KLD in each bin of " << plot.bin_width
+      << (plot.bin_width == 1 ? " position" : " positions")
+      << "; red: bins with top-1 flips</text>\n<g text-anchor=\"end\">"
+      << "<text x=\"" << kLabelX << "\" y=\"" << kMarginTop + 9 << "\">flips</text>"
+      << "<text x=\"" << kLabelX << "\" y=\"" << bars_top + 10 << "\">" << Short(top)
+      << "</text><text x=\"" << kLabelX << "\" y=\"" << (bars_top + base) / 2 + 4
+      << "\">KLD</text><text x=\"" << kLabelX << "\" y=\"" << base << "\">0</text>"
+      << "<text x=\"" << kMarginLeft + kInnerWidth << "\" y=\"" << base + 16 << "\">" << end
+      << "</text></g>\n<text x=\"" << kMarginLeft << "\" y=\"" << base + 16
+      << "\" text-anchor=\"middle\">0</text><text x=\"" << kMarginLeft + kInnerWidth / 2
+      << "\" y=\"" << base + 16 << "\" text-anchor=\"middle\">position</text></g>\n";
+}
+
 // KLD per bin as bars (linear scale, 0 to the largest bin maximum) and a red tick per
-// bin with top-1 flips, against position.
-void WritePlot(const CellReport& c, std::ostringstream& out) {
+// bin with top-1 flips, against position. The svg element carries data-workload and
+// data-cell, the names by which a reader (or a test) finds the plot of a cell.
+void WritePlot(const std::string& workload, const CellReport& c, std::ostringstream& out) {
   const PositionPlot& plot = c.result.plot;
   const double bins = static_cast<double>(std::max<std::size_t>(plot.max_kld.size(), 1));
   double top = 0.0;
@@ -70,11 +99,15 @@ void WritePlot(const CellReport& c, std::ostringstream& out) {
   }
   const double bar = kInnerWidth / bins;
   const int base = kMarginTop + kInnerHeight;
-  out << "<svg class=\"plot\" width=\"" << kPlotWidth << "\" height=\"" << kPlotHeight
+  out << "<svg class=\"plot\" data-workload=\"" << Escape(workload) << "\" data-cell=\""
+      << Escape(c.cell.label) << "\" width=\"" << kPlotWidth << "\" height=\"" << kPlotHeight
       << "\" viewBox=\"0 0 " << kPlotWidth << ' ' << kPlotHeight << "\" role=\"img\">\n"
       << "<title>" << Escape(c.cell.label) << ": KLD and top-1 flips by position</title>\n"
       << "<rect x=\"" << kMarginLeft << "\" y=\"" << kMarginTop << "\" width=\"" << kInnerWidth
-      << "\" height=\"" << kInnerHeight << "\" fill=\"#fafafa\" stroke=\"#999\"/>\n";
+      << "\" height=\"" << kInnerHeight << "\" fill=\"#fafafa\" stroke=\"#999\"/>"
+      << "<line x1=\"" << kMarginLeft << "\" y1=\"" << kMarginTop + kFlipBand - 2 << "\" x2=\""
+      << kMarginLeft + kInnerWidth << "\" y2=\"" << kMarginTop + kFlipBand - 2
+      << "\" stroke=\"#ddd\"/>\n";
   for (std::size_t i = 0; i < plot.max_kld.size(); ++i) {
     const double x = kMarginLeft + bar * static_cast<double>(i);
     const double v = plot.max_kld[i];
@@ -89,15 +122,8 @@ void WritePlot(const CellReport& c, std::ostringstream& out) {
           << "\" fill=\"#c0392b\"/>";
     }
   }
-  const std::uint64_t end = plot.bin_width * plot.max_kld.size();
-  out << "\n<text x=\"4\" y=\"" << kMarginTop + 12 << "\" font-size=\"11\">flips</text>"
-      << "<text x=\"4\" y=\"" << kMarginTop + kFlipBand + 12 << "\" font-size=\"11\">KLD "
-      << Escape(FormatNumber(top, 4)) << "</text>"
-      << "<text x=\"4\" y=\"" << base << "\" font-size=\"11\">0</text>"
-      << "<text x=\"" << kMarginLeft << "\" y=\"" << base + 16
-      << "\" font-size=\"11\">position 0</text>"
-      << "<text x=\"" << kMarginLeft + kInnerWidth << "\" y=\"" << base + 16
-      << "\" font-size=\"11\" text-anchor=\"end\">" << end << "</text>\n</svg>\n";
+  WriteAxes(plot, top, out);
+  out << "</svg>\n";
 }
 
 void WriteWorkload(const WorkloadReport& w, std::ostringstream& out) {
@@ -110,7 +136,7 @@ void WriteWorkload(const WorkloadReport& w, std::ostringstream& out) {
   for (const CellReport& c : w.cells) {
     if (c.status != CellStatus::kCompared) continue;
     out << "<h3>" << Escape(c.cell.label) << " against baseline repeat 0</h3>\n";
-    WritePlot(c, out);
+    WritePlot(w.workload.name, c, out);
   }
   if (!generate) {
     WriteTable(FlipTable(w, kMaxListedFlips), out);
@@ -129,7 +155,8 @@ std::string RenderHtml(const Report& report) {
       << "body{font-family:sans-serif;margin:2em;color:#222}"
       << "table{border-collapse:collapse;margin:.5em 0 1.5em}"
       << "th,td{border:1px solid #ccc;padding:2px 8px;font-size:13px;text-align:left}"
-      << "th{background:#eee}.partial{color:#c0392b;font-weight:bold}\n"
+      << "th{background:#eee}svg.plot{display:block;max-width:100%;height:auto}"
+      << ".partial{color:#c0392b;font-weight:bold}\n"
       << "</style>\n</head>\n<body>\n<h1>orch report: " << Escape(report.experiment) << "</h1>\n<p"
       << (report.partial ? " class=\"partial\"" : "") << ">" << Escape(StatusLine(report))
       << "</p>\n";

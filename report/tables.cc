@@ -10,6 +10,28 @@ namespace {
 
 std::string Count(std::uint64_t n) { return std::to_string(n); }
 
+// C-style escapes for quotes, backslashes and control characters; other bytes as they are.
+std::string Escaped(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += {'\\', c};
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::string StatusText(const CellReport& cell) {
   if (cell.status == CellStatus::kCompared) return "ok";
   return std::string(CellStatusName(cell.status)) + ": " + cell.reason;
@@ -67,7 +89,7 @@ std::string FormatPercent(double fraction) {
 
 std::string FormatToken(const Token& token) {
   std::string out = std::to_string(token.id);
-  if (token.text) out += " \"" + *token.text + "\"";
+  if (token.text) out += " \"" + Escaped(*token.text) + "\"";
   return out;
 }
 

@@ -19,7 +19,8 @@ struct Table {
 std::string FormatNumber(double value, int digits);
 // 0.95238 -> "95.238%"; "-" for NaN.
 std::string FormatPercent(double fraction);
-// "17" or "17 \"math\"".
+// "17" or "17 \"math\"": the text in quotes, with quotes, backslashes and control
+// characters escaped C-style (a newline token shows as "\n"), so a table row stays one line.
 std::string FormatToken(const Token& token);
 
 // The status line: experiment, job counts, and whether the report is partial.

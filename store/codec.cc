@@ -5,7 +5,9 @@
 namespace orch::store {
 namespace {
 
-constexpr uint8_t kVersion = 1;
+// Version 2 added RunRecord::summary; every other record is laid out as in version 1.
+constexpr uint8_t kVersion = 2;
+constexpr uint8_t kOldestVersion = 1;
 
 class Writer {
  public:
@@ -40,8 +42,10 @@ class Writer {
 class Reader {
  public:
   explicit Reader(std::string_view in) : in_(in) {
-    if (Byte() != kVersion) Fail("unknown format version");
+    version_ = Byte();
+    if (version_ < kOldestVersion || version_ > kVersion) Fail("unknown format version");
   }
+  uint8_t version() const { return version_; }
   uint64_t U64() {
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
@@ -97,6 +101,7 @@ class Reader {
   }
 
   std::string_view in_;
+  uint8_t version_ = 0;
   size_t pos_ = 0;
   std::string error_;
 };
@@ -132,6 +137,7 @@ std::string EncodeRun(const RunRecord& run) {
       .I64(run.chunks_expected)
       .I64(run.chunks_received)
       .Byte(run.finished ? 1 : 0)
+      .Str(run.summary)
       .Take();
 }
 
@@ -187,6 +193,7 @@ Result<RunRecord> DecodeRun(std::string_view key, std::string_view bytes) {
   run.chunks_expected = r.I64();
   run.chunks_received = r.I64();
   run.finished = r.Flag();
+  if (r.version() >= 2) run.summary = r.Str();
   ORCH_RETURN_IF_ERROR(r.Finish(key));
   return run;
 }

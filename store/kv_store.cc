@@ -174,6 +174,7 @@ Status KvStore::WriteChange(const StateChange& change) {
     ORCH_ASSIGN_OR_RETURN(std::optional<RunRecord> stored, FindRun(run.id));
     run.chunks_received = stored ? stored->chunks_received : 0;
     run.finished = run.finished || (stored && stored->finished);
+    run.summary = stored ? stored->summary : std::string();
     batch.Add(Table::kRuns, run.id, EncodeRun(run));
   }
   uint64_t added = AddEvents(batch, change.events);
@@ -251,6 +252,7 @@ Result<WriteOutcome> KvStore::FinishRun(std::string_view run_id, const RunOutcom
   updated.exit_status = outcome.exit_status;
   updated.error = outcome.error;
   updated.chunks_expected = outcome.chunks_expected;
+  updated.summary = outcome.summary;
   updated.finished = true;
   batch.Add(Table::kRuns, std::string(run_id), EncodeRun(updated));
   Status write = engine_->Write(batch, options_.sync_state);

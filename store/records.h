@@ -70,6 +70,10 @@ struct RunRecord {
   int64_t chunks_expected = -1;  // set by FinishRun; -1 while unknown
   int64_t chunks_received = 0;   // distinct chunk sequence numbers stored (store-maintained)
   bool finished = false;         // RunFinished stored
+  // What RunFinished reported about the run (the agent's JSON: the driver's hello and done
+  // frames, the exit). Opaque to the store; set by FinishRun only, kept by Apply; empty
+  // until finished and for records written before summaries were stored.
+  std::string summary;
 
   // Complete: RunFinished and every chunk it announced are stored.
   bool Complete() const {
@@ -101,6 +105,7 @@ struct RunOutcome {
   int32_t exit_status = 0;
   std::string error;
   int64_t chunks_expected = 0;  // how many chunks the agent sent: seqs 0..chunks_expected-1
+  std::string summary;          // RunFinished's summary, stored as RunRecord::summary
 };
 
 // Whether a write stored something new or found it already stored (idempotent retry).

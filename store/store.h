@@ -51,8 +51,8 @@ class Store {
 
   // Writes change.job and/or change.run and appends change.events, in one write.
   // The job must already exist (NotFound); a run's job must exist (NotFound).
-  // Store-maintained run fields are kept: chunks_received keeps its stored value, and a
-  // finished run stays finished.
+  // Store-maintained run fields are kept: chunks_received and summary keep their stored
+  // values, and a finished run stays finished.
   virtual Status Apply(const StateChange& change) = 0;
   virtual Result<RunRecord> GetRun(std::string_view run_id) = 0;  // NotFound
 
@@ -67,9 +67,9 @@ class Store {
   virtual Result<WriteOutcome> AppendChunk(std::string_view run_id, uint64_t seq,
                                            const std::vector<DigestRecord>& records) = 0;
 
-  // Stores RunFinished: the outcome, finished = true, and, when given, the job's new
-  // record, in one write. Idempotent: a run already finished is left as it is and yields
-  // kDuplicate. NotFound for an unknown run or job.
+  // Stores RunFinished: the outcome (with its summary), finished = true, and, when given,
+  // the job's new record, in one write. Idempotent: a run already finished is left as it
+  // is and yields kDuplicate. NotFound for an unknown run or job.
   virtual Result<WriteOutcome> FinishRun(std::string_view run_id, const RunOutcome& outcome,
                                          const std::optional<JobRecord>& job) = 0;
 

@@ -10,12 +10,14 @@
 
 #include <boost/asio/io_context.hpp>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <utility>  // before Boost.Asio under C++20 (Debian 12)
 
 #include "agent/driver_frames.h"
 #include "agent/posix_process_launcher.h"
 #include "agent/scripted_process_launcher.h"
 #include "digest/record_codec.h"
+#include "fingerprint/memory_hash_cache.h"
 #include "protocol/chunk_records.h"
 #include "protocol/codec.h"
 #include "protocol/memory_network.h"
@@ -78,17 +80,22 @@ class AgentServiceTest : public ::testing::Test {
     options_.config.drivers = {{"test", TestDriver(), "test-engine@1"}};
     options_.config.run_timeout = 10s;
     options_.fingerprint_id = "fp-1";
+    model_cache_ = spool_dir_ + "-models";
+    std::filesystem::remove_all(model_cache_);
+    models_ = std::make_unique<ModelResolver>(
+        ModelResolverOptions{{}, model_cache_}, hashes_, logger_);
   }
   void TearDown() override {
     service_.reset();
     client_.reset();
     std::filesystem::remove_all(spool_dir_);
+    std::filesystem::remove_all(model_cache_);
   }
 
   void StartAgent(ProcessLauncher& launcher) {
     client_ = std::move(network_.Connect("coord", "agent-1")).value();
     service_ = std::make_unique<AgentService>(
-        io_, launcher, *spool_, logger_, options_,
+        io_, launcher, *spool_, *models_, logger_, options_,
         [this](std::string_view frame) {
           return client_->Send(proto::kServerPeer, frame);
         });
@@ -146,6 +153,9 @@ class AgentServiceTest : public ::testing::Test {
   std::unique_ptr<Spool> spool_;
   spdlog::logger logger_{"agent-test",
                          std::make_shared<spdlog::sinks::null_sink_mt>()};
+  fingerprint::MemoryHashCache hashes_;
+  std::string model_cache_;
+  std::unique_ptr<ModelResolver> models_;
   AgentServiceOptions options_;
   std::unique_ptr<AgentService> service_;
   std::vector<proto::Message> received_;
@@ -195,6 +205,42 @@ TEST_F(AgentServiceTest, RefusesAJobForAnEngineItHasNoDriverFor) {
   ASSERT_TRUE(finished.has_value());
   EXPECT_EQ(finished->status, proto::RunStatus::kFailed);
   EXPECT_THAT(finished->error, HasSubstr("no driver for engine \"vllm@0.9\""));
+  EXPECT_TRUE(launcher.launched().empty());
+}
+
+TEST_F(AgentServiceTest, GivesTheDriverAGeneratedModelForASynthRequirement) {
+  ScriptedProcessLauncher launcher(io_);
+  launcher.Push(Succeeds(1));
+  StartAgent(launcher);
+  Welcome();
+  proto::Assign assign = MakeAssign("run-1");
+  assign.requirements.model = "synth:llama:vocab=300,embd=32,layers=1,ff=32";
+  Send(assign);
+  std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
+  ASSERT_TRUE(finished.has_value());
+  EXPECT_EQ(finished->status, proto::RunStatus::kSucceeded) << finished->error;
+  ASSERT_EQ(launcher.launched().size(), 1u);
+  nlohmann::json job =
+      nlohmann::json::parse(launcher.launched()[0].stdin_bytes);
+  std::string path = job["model"]["path"];
+  EXPECT_EQ(std::filesystem::path(path).parent_path(), model_cache_);
+  EXPECT_TRUE(std::filesystem::is_regular_file(path));
+  EXPECT_EQ(job["model"]["sha256"].get<std::string>().size(), 64u);
+  EXPECT_EQ(job["model"]["cache_dir"], model_cache_);
+}
+
+TEST_F(AgentServiceTest, RefusesAJobWhoseSynthRecipeIsInvalid) {
+  ScriptedProcessLauncher launcher(io_);
+  StartAgent(launcher);
+  Welcome();
+  proto::Assign assign = MakeAssign("run-1");
+  assign.requirements.model = "synth:llama:vocab=7";
+  Send(assign);
+  std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
+  ASSERT_TRUE(finished.has_value());
+  EXPECT_EQ(finished->status, proto::RunStatus::kFailed);
+  EXPECT_THAT(finished->error,
+              HasSubstr("model synth:llama:vocab=7: synth key vocab"));
   EXPECT_TRUE(launcher.launched().empty());
 }
 

@@ -17,6 +17,7 @@ hardware = "gpu:h100"
 gpus = 1
 spool_dir = "spool-agent-1"
 model_dirs = ["models", "/abs/models"]
+model_cache = "/var/cache/orch-models"
 run_timeout_ms = 5000
 
 [[drivers]]
@@ -37,6 +38,7 @@ TEST(AgentConfigTest, ParsesEveryFieldAndResolvesRelativePaths) {
   EXPECT_EQ(config->spool_dir, "/etc/orch/spool-agent-1");
   EXPECT_EQ(config->model_dirs,
             (std::vector<std::string>{"/etc/orch/models", "/abs/models"}));
+  EXPECT_EQ(config->model_cache, "/var/cache/orch-models");
   EXPECT_EQ(config->run_timeout, std::chrono::milliseconds(5000));
   ASSERT_EQ(config->drivers.size(), 1u);
   EXPECT_EQ(config->drivers[0].executable, "/etc/orch/bin/orch-test-driver");
@@ -51,7 +53,16 @@ TEST(AgentConfigTest, DefaultsOptionalFields) {
   EXPECT_EQ(config->slots, 1);
   EXPECT_EQ(config->hardware, "cpu");
   EXPECT_EQ(config->spool_dir, "/d/spool-a");
+  EXPECT_EQ(config->model_cache, "/d/model-cache");
   EXPECT_TRUE(config->drivers.empty());
+}
+
+TEST(AgentConfigTest, ExampleConfigParses) {
+  Result<AgentConfig> config =
+      LoadAgentConfig(std::string(ORCH_SOURCE_DIR) + "/examples/agent.toml");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->model_cache,
+            std::string(ORCH_SOURCE_DIR) + "/examples/model-cache");
 }
 
 TEST(AgentConfigTest, ErrorNamesFileLineColumnFieldAndValue) {

@@ -151,6 +151,22 @@ TEST_F(CoreTest, ARefusedJobGoesToAnotherAgent) {
   EXPECT_EQ(second[0].job_id, first[0].job_id);
 }
 
+TEST_F(CoreTest, RunFinishedIsStoredWithItsSummary) {
+  Submit(SmallSpec());
+  auto assign = Assigns(Hello("agent-1")).at(0);
+  core_.OnMessage("agent-1", protocol::RunStarted{assign.run_id}, now_);
+  Effects finish = core_.OnMessage(
+      "agent-1",
+      protocol::RunFinished{assign.run_id, protocol::RunStatus::kSucceeded,
+                            R"({"done":{"token_text":{"5":"math"}}})", "", 2},
+      now_);
+  ASSERT_THAT(finish, SizeIs(1));
+  auto* effect = std::get_if<FinishRunEffect>(&finish[0]);
+  ASSERT_NE(effect, nullptr);
+  EXPECT_EQ(effect->outcome.summary, R"({"done":{"token_text":{"5":"math"}}})");
+  EXPECT_EQ(effect->outcome.chunks_expected, 2);
+}
+
 TEST_F(CoreTest, ASucceededRunCompletesItsJob) {
   Submit(SmallSpec());
   auto assign = Assigns(Hello("agent-1")).at(0);

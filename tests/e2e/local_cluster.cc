@@ -63,12 +63,20 @@ void LocalCluster::StartCoordinator(const std::string& listen) {
 }
 
 void LocalCluster::StartAgent(const std::string& id) {
+  StartAgent(id, {{"test", "test-engine@1", TestDriverBinary()}});
+}
+
+void LocalCluster::StartAgent(const std::string& id, const std::vector<Driver>& drivers) {
   fs::path config = dir_ / ("agent-" + id + ".toml");
-  std::ofstream(config) << "[agent]\nid = \"" << id << "\"\ncoordinator = \"" << endpoint_
-                        << "\"\nslots = 1\nhardware = \"cpu\"\ngpus = 0\nspool_dir = \"spool-"
-                        << id << "\"\nmodel_dirs = []\nrun_timeout_ms = 60000\n\n"
-                        << "[[drivers]]\nname = \"test\"\nexecutable = \"" << TestDriverBinary()
-                        << "\"\nengine = \"test-engine@1\"\n";
+  std::ofstream out(config);
+  out << "[agent]\nid = \"" << id << "\"\ncoordinator = \"" << endpoint_
+      << "\"\nslots = 1\nhardware = \"cpu\"\ngpus = 0\nspool_dir = \"spool-" << id
+      << "\"\nmodel_dirs = []\nmodel_cache = \"model-cache\"\nrun_timeout_ms = 60000\n";
+  for (const Driver& d : drivers) {
+    out << "\n[[drivers]]\nname = \"" << d.name << "\"\nexecutable = \"" << d.executable
+        << "\"\nengine = \"" << d.engine << "\"\n";
+  }
+  out.close();
   Result<cli::ChildProcess> child = cli::ChildProcess::Start(
       {OrchBinary(), "agent", "--config", config.string()},
       (dir_ / ("agent-" + id + ".log")).string());
@@ -130,6 +138,15 @@ int LocalCluster::FreePort() {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   ::close(fd);
   return ntohs(addr.sin_port);
+}
+
+std::string LlamaCppDriverBinary(const std::string& release) {
+  return std::string(ORCH_BINARY_DIR) + "/drivers/llamacpp/orch-driver-llamacpp-" + release;
+}
+
+std::vector<LocalCluster::Driver> LlamaCppDrivers() {
+  return {{"llamacpp-v0.4.0", "llama.cpp@v0.4.0", LlamaCppDriverBinary("v0.4.0")},
+          {"llamacpp-b8390", "llama.cpp@b8390", LlamaCppDriverBinary("b8390")}};
 }
 
 std::string TestEngineSpec(const std::string& name, int jobs, int positions, int delay_ms) {

@@ -36,6 +36,14 @@ class LocalCluster {
 
   // Writes agent-ID.toml (the test driver as engine "test-engine@1") and starts it.
   void StartAgent(const std::string& id);
+  // The same with `drivers` instead of the test driver (e.g. LlamaCppDrivers()). The
+  // agent's model cache is DIR/model-cache, shared by every agent of the cluster.
+  struct Driver {
+    std::string name;        // unique within the agent, e.g. "llamacpp-v0.4.0"
+    std::string engine;      // e.g. "llama.cpp@v0.4.0"
+    std::string executable;  // absolute path
+  };
+  void StartAgent(const std::string& id, const std::vector<Driver>& drivers);
   cli::ChildProcess& agent(const std::string& id) { return *agents_.at(id); }
 
   // Runs `orch ARGS... --coordinator ENDPOINT` to completion.
@@ -60,6 +68,12 @@ class LocalCluster {
   std::unique_ptr<cli::ChildProcess> coordinator_;
   std::map<std::string, std::unique_ptr<cli::ChildProcess>> agents_;
 };
+
+// The llama.cpp drivers of this build tree, release v0.4.0 and b8390, as engines
+// "llama.cpp@v0.4.0" and "llama.cpp@b8390".
+std::vector<LocalCluster::Driver> LlamaCppDrivers();
+// The built orch-driver-llamacpp-RELEASE.
+std::string LlamaCppDriverBinary(const std::string& release);
 
 // A spec with `jobs` teacher-forced jobs on the test engine: 2 baseline repeats plus
 // jobs - 2 cells of knob.variant, each emitting `positions` records with `delay_ms`

@@ -62,7 +62,27 @@ TEST(OrchRunTest, RunsAPlanOnThisMachineAndReportsIt) {
   ProcessResult missing_driver =
       RunProcess({OrchBinary(), "run", (dir / "spec.toml").string(), "--data-dir", data});
   EXPECT_EQ(missing_driver.exit_code, 2);
-  EXPECT_THAT(missing_driver.err, HasSubstr("no driver for engine(s) test-engine@1"));
+  EXPECT_THAT(missing_driver.err, HasSubstr("no driver for engine test-engine@1: pass --driver "
+                                            "test-engine@1=EXECUTABLE"));
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
+TEST(OrchRunTest, ALlamaCppEngineWithoutADriverNamesWhereItLookedAndTheFlag) {
+  fs::path dir = fs::temp_directory_path() / ("orch-run-nodriver-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string spec = TestEngineSpec("e2e-no-driver", 3, 4, 0);
+  spec.replace(spec.find("test-engine@1"), 13, "llama.cpp@no-such-release");
+  std::ofstream(dir / "spec.toml") << spec;
+  ProcessResult run = RunProcess({OrchBinary(), "run", (dir / "spec.toml").string(), "--data-dir",
+                                  (dir / "data").string()});
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+  std::string exe_dir = fs::path(OrchBinary()).parent_path().string();
+  EXPECT_THAT(run.err, HasSubstr("no driver for engine llama.cpp@no-such-release: looked for " +
+                                 exe_dir + "/orch-driver-llamacpp-no-such-release and "));
+  EXPECT_THAT(run.err, HasSubstr("/drivers/llamacpp/orch-driver-llamacpp-no-such-release"));
+  EXPECT_THAT(run.err, HasSubstr("pass --driver llama.cpp@no-such-release=EXECUTABLE"));
+  EXPECT_FALSE(fs::exists(dir / "data")) << "nothing is started without every driver";
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 

@@ -68,7 +68,7 @@ TEST(RenderTest, CsvHasOneRowPerWorkloadAndCellWithAFixedColumnCount) {
   std::istringstream lines(csv);
   std::string header;
   std::getline(lines, header);
-  EXPECT_EQ(Count(header, ","), 41u);
+  EXPECT_EQ(Count(header, ","), 45u);
 }
 
 TEST(RenderTest, TextShowsTheFailedCellWithItsReason) {

@@ -145,7 +145,7 @@ void AddSucceededRun(store::Store& store, const std::string& job_id, const std::
                      const std::string& host_fingerprint, const std::string& engine_fingerprint) {
   StartRun(store, job_id, run_id, host_fingerprint, engine_fingerprint);
   ASSERT_TRUE(store.AppendChunk(run_id, 0, Encode(records)).ok());
-  store::RunOutcome outcome{store::RunState::kSucceeded, 0, "", 1};
+  store::RunOutcome outcome{store::RunState::kSucceeded, 0, "", 1, ""};
   store::JobRecord job = JobWith(store, job_id, store::JobState::kSucceeded);
   --job.attempts;
   ASSERT_TRUE(store.FinishRun(run_id, outcome, job).ok());
@@ -154,7 +154,7 @@ void AddSucceededRun(store::Store& store, const std::string& job_id, const std::
 void AddFailedRun(store::Store& store, const std::string& job_id, const std::string& run_id,
                   const std::string& error) {
   StartRun(store, job_id, run_id, "", "");
-  store::RunOutcome outcome{store::RunState::kFailed, 3, error, 0};
+  store::RunOutcome outcome{store::RunState::kFailed, 3, error, 0, ""};
   store::JobRecord job = JobWith(store, job_id, store::JobState::kFailed);
   --job.attempts;
   job.last_error = error;

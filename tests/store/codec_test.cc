@@ -17,7 +17,8 @@ RunRecord FullRun() {
           .engine_fingerprint_id = "e",
           .chunks_expected = 1'000'000'000'000,
           .chunks_received = 3,
-          .finished = true};
+          .finished = true,
+          .summary = R"({"done":{"token_text":{"7":"math"}}})"};
 }
 
 TEST(CodecTest, RecordsRoundTrip) {
@@ -49,11 +50,26 @@ TEST(CodecTest, TrailingBytesUnknownVersionAndBadEnumsAreDataLoss) {
   std::string bytes = EncodeJob(job);
   EXPECT_EQ(DecodeJob("k", bytes + "x").status().code(), StatusCode::kDataLoss);
   std::string version = bytes;
-  version[0] = 2;
+  version[0] = 3;
   EXPECT_EQ(DecodeJob("k", version).status().code(), StatusCode::kDataLoss);
   std::string state = bytes;
   state[1 + 2 + 2] = 99;  // after version, "j" and "p": the state byte
   EXPECT_EQ(DecodeJob("k", state).status().code(), StatusCode::kDataLoss);
+}
+
+TEST(CodecTest, RunRecordsOfFormatVersion1DecodeWithoutASummary) {
+  // Version 1 wrote every run field but the summary, which came with version 2.
+  RunRecord run = FullRun();
+  std::string v2 = EncodeRun(run);
+  std::string summary = run.summary;
+  std::string v1 = v2.substr(0, v2.size() - summary.size() - 1);  // 1: the length varint
+  v1[0] = 1;
+  run.summary.clear();
+  Result<RunRecord> decoded = DecodeRun("runs/r1", v1);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(*decoded, run);
+  EXPECT_EQ(DecodeRun("runs/r1", v1 + std::string(1, '\0')).status().code(),
+            StatusCode::kDataLoss);  // a version-1 record has nothing after `finished`
 }
 
 TEST(CodecTest, ArbitraryBytesNeverCrash) {

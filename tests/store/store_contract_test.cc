@@ -201,6 +201,22 @@ TEST_P(StoreContractTest, ApplyKeepsStoreMaintainedRunFields) {
   EXPECT_EQ(store().GetRun("r1")->chunks_received, 1);
 }
 
+TEST_P(StoreContractTest, FinishRunStoresTheSummaryAndApplyKeepsIt) {
+  SeedPlanAndRun();
+  RunOutcome outcome = Outcome(RunState::kSucceeded, 0);
+  outcome.summary = R"({"done":{"token_text":{"3":" math"}}})";
+  ASSERT_TRUE(store().FinishRun("r1", outcome, std::nullopt).ok());
+  EXPECT_EQ(store().GetRun("r1")->summary, outcome.summary);
+  RunRecord rewritten = RunOf("r1", "j1");
+  rewritten.summary = "ignored";
+  ASSERT_TRUE(store().Apply({.job = {}, .run = rewritten, .events = {}}).ok());
+  EXPECT_EQ(store().GetRun("r1")->summary, outcome.summary);
+  Result<StoreState> state = store().LoadState();
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  ASSERT_EQ(state->runs.size(), 1u);
+  EXPECT_EQ(state->runs[0].summary, outcome.summary);
+}
+
 TEST_P(StoreContractTest, AppendChunkStoresRecordsAndCountsTheChunk) {
   SeedPlanAndRun();
   Result<WriteOutcome> outcome = store().AppendChunk("r1", 0, Digests({0, 1, 2}));

@@ -24,7 +24,8 @@ bool Drain(int fd, std::string& sink) {
 }  // namespace
 
 ProcessResult RunProcess(const std::vector<std::string>& argv,
-                         std::chrono::milliseconds timeout, const std::string& working_dir) {
+                         std::chrono::milliseconds timeout, const std::string& working_dir,
+                         const std::string& stdin_path) {
   int out_pipe[2], err_pipe[2];
   ORCH_CHECK(::pipe2(out_pipe, O_CLOEXEC) == 0 && ::pipe2(err_pipe, O_CLOEXEC) == 0);
   posix_spawn_file_actions_t actions;
@@ -32,6 +33,8 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
   if (!working_dir.empty()) posix_spawn_file_actions_addchdir_np(&actions, working_dir.c_str());
+  if (!stdin_path.empty())
+    posix_spawn_file_actions_addopen(&actions, 0, stdin_path.c_str(), O_RDONLY, 0);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

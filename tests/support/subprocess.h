@@ -15,9 +15,11 @@ struct ProcessResult {
   std::string err;
 };
 
+// `stdin_path`: a file the child reads as stdin (empty: the caller's stdin).
 ProcessResult RunProcess(const std::vector<std::string>& argv,
                          std::chrono::milliseconds timeout = std::chrono::seconds(60),
-                         const std::string& working_dir = "");
+                         const std::string& working_dir = "",
+                         const std::string& stdin_path = "");
 
 // Path of the built `orch` binary.
 std::string OrchBinary();

@@ -1,9 +1,9 @@
-#include "planner/synth_recipe.h"
+#include "model/synth_recipe.h"
 
 #include <charconv>
 #include <vector>
 
-namespace orch::planner {
+namespace orch::model {
 namespace {
 
 struct IntKey {
@@ -106,4 +106,4 @@ std::string CanonicalRecipe(const SynthRecipe& recipe) {
   return out + "type=" + recipe.type;
 }
 
-}  // namespace orch::planner
+}  // namespace orch::model

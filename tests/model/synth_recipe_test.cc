@@ -1,8 +1,8 @@
-#include "planner/synth_recipe.h"
+#include "model/synth_recipe.h"
 
 #include <gtest/gtest.h>
 
-namespace orch::planner {
+namespace orch::model {
 namespace {
 
 TEST(SynthRecipeTest, FillsDefaultsAndCanonicalisesKeyOrder) {
@@ -34,4 +34,4 @@ TEST(SynthRecipeTest, RejectsUnknownKeysArchitecturesAndShapes) {
 }
 
 }  // namespace
-}  // namespace orch::planner
+}  // namespace orch::model

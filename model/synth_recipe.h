@@ -12,7 +12,7 @@
 
 #include "base/status.h"
 
-namespace orch::planner {
+namespace orch::model {
 
 struct SynthRecipe {
   std::string arch = "llama";
@@ -33,4 +33,4 @@ Result<SynthRecipe> ParseSynthRecipe(std::string_view text);
 // "llama:vocab=1024,embd=128,layers=4,heads=4,kv_heads=2,ff=384,ctx=512,seed=1,type=f32"
 std::string CanonicalRecipe(const SynthRecipe& recipe);
 
-}  // namespace orch::planner
+}  // namespace orch::model

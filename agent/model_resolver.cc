@@ -1,0 +1,182 @@
+#include "agent/model_resolver.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "base/sha256.h"
+#include "fingerprint/file_hasher.h"
+#include "fingerprint/memory_hash_cache.h"
+#include "model/atomic_file.h"
+#include "model/synth_model.h"
+#include "model/synth_recipe.h"
+
+namespace orch::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kSidecarSuffix = ".sha256";
+
+std::string Lowercase(std::string_view text) {
+  std::string out(text);
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The hash a sidecar records (first word of its first line), if well-formed.
+std::optional<std::string> ReadSidecar(const std::string& path) {
+  std::ifstream in(path);
+  std::string hex;
+  if (!(in >> hex) || !IsSha256Hex(hex)) return std::nullopt;
+  return Lowercase(hex);
+}
+
+// Reads the whole file, bypassing any cache.
+Result<std::string> HashUncached(const std::string& path) {
+  fingerprint::MemoryHashCache empty;
+  ORCH_ASSIGN_OR_RETURN(fingerprint::FileHash hash,
+                        fingerprint::FileHasher(empty).Hash(path));
+  return hash.sha256;
+}
+
+// Files orch itself keeps next to models: never candidates for a hash lookup.
+bool IsBookkeeping(const std::string& name) {
+  return name.starts_with(".") || name.ends_with(kSidecarSuffix) ||
+         name.ends_with(".tsv") || name.find(".tmp.") != std::string::npos;
+}
+
+// Regular files directly in `dir`, by name (so the first match is stable).
+std::vector<std::string> FilesIn(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
+    std::error_code ignored;
+    if (entry.is_regular_file(ignored) &&
+        !IsBookkeeping(entry.path().filename().string())) {
+      files.push_back(entry.path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+ModelResolver::ModelResolver(ModelResolverOptions options,
+                             fingerprint::HashCache& hashes,
+                             spdlog::logger& log)
+    : options_(std::move(options)), hashes_(hashes), log_(log) {}
+
+Result<ResolvedModel> ModelResolver::Resolve(const std::string& requirement) {
+  if (requirement.empty()) return ResolvedModel{};
+  Result<ResolvedModel> resolved = requirement.starts_with("synth:")
+                                       ? ResolveSynth(requirement)
+                                   : requirement.starts_with("sha256:")
+                                       ? ResolveSha256(requirement.substr(7))
+                                       : ResolveName(requirement);
+  if (!resolved.ok())
+    return resolved.status().WithContext("model " + requirement);
+  return resolved;
+}
+
+Result<ResolvedModel> ModelResolver::ResolveSynth(
+    std::string_view recipe_text) {
+  ORCH_ASSIGN_OR_RETURN(model::SynthRecipe recipe,
+                        model::ParseSynthRecipe(recipe_text));
+  std::error_code error;
+  fs::create_directories(options_.cache_dir, error);
+  if (error) {
+    return IoError("model cache " + options_.cache_dir + ": " +
+                   error.message());
+  }
+  std::string path =
+      (fs::path(options_.cache_dir) / model::SynthModelFileName(recipe))
+          .string();
+  if (std::optional<ResolvedModel> cached = VerifiedCacheFile(path))
+    return *cached;
+  ORCH_ASSIGN_OR_RETURN(model::FileDigest digest,
+                        model::WriteSynthModelHashed(recipe, path));
+  std::string sidecar =
+      digest.sha256 + "  " + fs::path(path).filename().string() + "\n";
+  ORCH_RETURN_IF_ERROR(
+      model::WriteFileAtomically(path + std::string(kSidecarSuffix), sidecar)
+          .status());
+  log_.info(fmt::runtime("model cache: generated {} ({} bytes, sha256 {}) for "
+                         "synth:{}"),
+            path, digest.bytes, digest.sha256, model::CanonicalRecipe(recipe));
+  return ResolvedModel{path, digest.sha256};
+}
+
+std::optional<ResolvedModel> ModelResolver::VerifiedCacheFile(
+    const std::string& path) {
+  std::error_code error;
+  if (!fs::exists(path, error)) return std::nullopt;
+  std::optional<std::string> recorded =
+      ReadSidecar(path + std::string(kSidecarSuffix));
+  if (!recorded) {
+    log_.warn(fmt::runtime("model cache: {} has no readable {} sidecar; "
+                           "regenerating it"),
+              path, kSidecarSuffix);
+    return std::nullopt;
+  }
+  Result<std::string> actual = HashUncached(path);
+  if (actual.ok() && *actual == *recorded) return ResolvedModel{path, *actual};
+  log_.warn(fmt::runtime("model cache: {} does not match its recorded SHA-256 "
+                         "(recorded {}, found {}); regenerating it"),
+            path, *recorded, actual.ok() ? *actual : actual.status().message());
+  return std::nullopt;
+}
+
+Result<ResolvedModel> ModelResolver::ResolveSha256(std::string_view hex) {
+  if (!IsSha256Hex(hex)) {
+    return InvalidArgument("expected 64 hex digits after sha256:, got \"" +
+                           std::string(hex) + "\"");
+  }
+  std::string wanted = Lowercase(hex);
+  fingerprint::FileHasher hasher(hashes_);
+  std::vector<std::string> dirs = options_.model_dirs;
+  dirs.push_back(options_.cache_dir);
+  for (const std::string& dir : dirs) {
+    for (const std::string& file : FilesIn(dir)) {
+      Result<fingerprint::FileHash> hash = hasher.Hash(file);
+      if (!hash.ok()) {
+        log_.warn(fmt::runtime("model lookup: skipping {}"),
+                  hash.status().message());
+        continue;
+      }
+      if (hash->sha256 == wanted) return ResolvedModel{file, wanted};
+    }
+  }
+  log_.info(fmt::runtime("model lookup: no file with SHA-256 {} in model_dirs "
+                         "or {}"),
+            wanted, options_.cache_dir);
+  return ResolvedModel{};
+}
+
+Result<ResolvedModel> ModelResolver::ResolveName(const std::string& name) {
+  std::error_code error;
+  std::string found;
+  if (fs::path(name).is_absolute()) {
+    if (fs::is_regular_file(name, error)) found = name;
+  } else {
+    for (const std::string& dir : options_.model_dirs) {
+      fs::path candidate = fs::path(dir) / name;
+      if (fs::is_regular_file(candidate, error)) {
+        found = candidate.string();
+        break;
+      }
+    }
+  }
+  if (found.empty()) return ResolvedModel{};
+  ORCH_ASSIGN_OR_RETURN(fingerprint::FileHash hash,
+                        fingerprint::FileHasher(hashes_).Hash(found));
+  return ResolvedModel{found, hash.sha256};
+}
+
+}  // namespace orch::agent

@@ -1,0 +1,77 @@
+// ModelResolver: turns a job's model requirement into a file on this machine
+// (docs/agent.md, "Models").
+//
+// Requirements come in three forms (docs/spec.md, "Jobs and requirements"):
+//   synth:RECIPE  the recipe's generated GGUF, kept in the model cache as
+//                 synth-<16 hex of SHA-256 of the canonical recipe>.gguf and
+//                 generated (atomically) when missing. A sidecar FILE.sha256
+//                 (`sha256sum` format) records its hash; every reuse hashes the
+//                 file again and regenerates it, with a warning, when it does
+//                 not match (or the sidecar is missing or unreadable).
+//   sha256:HEX    the first regular file in model_dirs, then the model cache,
+//                 whose SHA-256 is HEX (hashes come through the HashCache, so
+//                 an unchanged file is read once). None: not found.
+//   NAME          a file name looked up in model_dirs (first match wins), or an
+//                 absolute path.
+// "Not found" is not an error: the resolved path is empty and the driver
+// answers model_missing.
+//
+// Hashing and generation run synchronously on the caller's thread (the
+// agent's event loop): fine for generated models of a few MB and for cached
+// hashes; hashing a multi-GB file the first time blocks the loop for its
+// duration and should move to a worker pool.
+//
+// Not thread-safe. Two agents may share a cache folder: files are written to a
+// temporary name and renamed, and equal recipes give equal bytes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "fingerprint/hash_cache.h"
+
+namespace spdlog {
+class logger;
+}  // namespace spdlog
+
+namespace orch::agent {
+
+struct ResolvedModel {
+  std::string path;    // absolute; empty when this machine has no such model
+  std::string sha256;  // lowercase hex of the file at `path`; empty with it
+};
+
+struct ModelResolverOptions {
+  std::vector<std::string> model_dirs;  // absolute
+  std::string cache_dir;                // absolute; created on first use
+};
+
+class ModelResolver final {
+ public:
+  // Borrows `hashes` and `log`, which must outlive the resolver.
+  ModelResolver(ModelResolverOptions options, fingerprint::HashCache& hashes,
+                spdlog::logger& log);
+
+  // Errors name the requirement: kInvalidArgument for a malformed recipe or
+  // hash, kIoError when the cache cannot be written or a found file cannot be
+  // read.
+  Result<ResolvedModel> Resolve(const std::string& requirement);
+
+  const std::string& cache_dir() const { return options_.cache_dir; }
+
+ private:
+  Result<ResolvedModel> ResolveSynth(std::string_view recipe_text);
+  Result<ResolvedModel> ResolveSha256(std::string_view hex);
+  Result<ResolvedModel> ResolveName(const std::string& name);
+  // The cached file at `path` when its sidecar vouches for it, else nullopt.
+  std::optional<ResolvedModel> VerifiedCacheFile(const std::string& path);
+
+  ModelResolverOptions options_;
+  fingerprint::HashCache& hashes_;
+  spdlog::logger& log_;
+};
+
+}  // namespace orch::agent

@@ -1,0 +1,27 @@
+// Where orch finds an engine's driver executable when the user names none: the
+// llama.cpp driver of release REL is `orch-driver-llamacpp-REL`, installed next to the orch
+// executable or built in the build tree's drivers/llamacpp/ folder (docs/drivers.md).
+// Used by `orch run` (engines `llama.cpp@REL`) and `orch model quantize --engine REL`.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace orch::cli {
+
+// Where to look for the driver of llama.cpp `release`, in order: next to the orch
+// executable (an install), then the build tree's drivers/llamacpp/ folder. `exe_dir` is
+// the folder holding the orch executable.
+std::vector<std::string> DefaultDriverCandidates(const std::string& exe_dir,
+                                                 const std::string& release);
+
+// "b8390" for the engine "llama.cpp@b8390"; nullopt for another engine or a release that
+// is not a plain name (letters, digits, '.', '-', '_'; it becomes part of a file name).
+std::optional<std::string> LlamaCppRelease(std::string_view engine);
+
+// The folder of the running executable (/proc/self/exe), "." when it cannot be read.
+std::string ExecutableDir();
+
+}  // namespace orch::cli

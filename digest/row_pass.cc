@@ -1,0 +1,352 @@
+#include "digest/row_pass.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack: no allocation
+#include <xxhash.h>
+
+#include "digest/fast_exp.h"
+
+// Vectors wider than SSE pass by value differently with and without AVX; the
+// helpers below that take them are internal and always inlined.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ORCH_DIGEST_X86_VARIANTS 1
+#else
+#define ORCH_DIGEST_X86_VARIANTS 0
+#endif
+
+namespace orch::digest::internal {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "the row hash is defined over little-endian float bytes");
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+// 8 KiB of floats: a block stays in L1 while it is hashed, scanned and
+// exponentiated.
+constexpr std::size_t kBlockSize = 2048;
+
+// Four doubles: the running sums' lanes.
+using Double4 = double __attribute__((vector_size(32)));
+
+// A vector of N floats with its integer twins (GCC/Clang vector extension;
+// spelled out per width, as the extension takes no dependent sizes).
+template <std::size_t N>
+struct Lanes;
+
+template <>
+struct Lanes<4> {
+  static constexpr std::size_t kCount = 4;
+  using Float = Float4;
+  using Int = Int4;
+  using Uint = Uint4;
+  using Double = double __attribute__((vector_size(32)));
+};
+
+template <>
+struct Lanes<8> {
+  static constexpr std::size_t kCount = 8;
+  using Float = float __attribute__((vector_size(32)));
+  using Int = std::int32_t __attribute__((vector_size(32)));
+  using Uint = std::uint32_t __attribute__((vector_size(32)));
+  using Double = double __attribute__((vector_size(64)));
+};
+
+template <>
+struct Lanes<16> {
+  static constexpr std::size_t kCount = 16;
+  using Float = float __attribute__((vector_size(64)));
+  using Int = std::int32_t __attribute__((vector_size(64)));
+  using Uint = std::uint32_t __attribute__((vector_size(64)));
+  using Double = double __attribute__((vector_size(128)));
+};
+
+template <typename V>
+[[gnu::always_inline]] inline V Load(const float* from) {
+  V v;
+  std::memcpy(&v, from, sizeof(v));
+  return v;
+}
+
+// The 4-lane pieces of a vector, lowest lanes first.
+template <typename Piece, typename V>
+struct Pieces {
+  static constexpr std::size_t kCount = sizeof(V) / sizeof(Piece);
+  Piece piece[kCount];
+};
+
+template <typename Piece, typename V>
+[[gnu::always_inline]] inline Pieces<Piece, V> Split(V v) {
+  Pieces<Piece, V> pieces;
+  std::memcpy(&pieces, &v, sizeof(v));
+  return pieces;
+}
+
+// Largest non-NaN value of a block (-inf when none) and whether it holds a NaN.
+struct BlockScan {
+  float max = kNegInf;
+  bool has_nan = false;
+};
+
+// The maximum ignores NaN, and equal non-NaN floats differ only in the sign of
+// zero, which no output depends on (x - (+0) and x - (-0) give the same
+// exponential, and a maximum of +-0 ranks and rescales alike), so the lane
+// count of the scan does not show in the digest.
+template <typename L>
+[[gnu::always_inline]] inline BlockScan ScanBlock(std::span<const float> block) {
+  using Float = typename L::Float;
+  Float max = Float{} + kNegInf;
+  typename L::Int nan = {};
+  std::size_t i = 0;
+  for (; i + L::kCount <= block.size(); i += L::kCount) {
+    const Float x = Load<Float>(&block[i]);
+    max = x > max ? x : max;  // NaN lanes keep the old maximum
+    nan |= x != x;
+  }
+  BlockScan scan;
+  for (std::size_t lane = 0; lane < L::kCount; ++lane) {
+    scan.max = max[lane] > scan.max ? max[lane] : scan.max;
+    scan.has_nan |= nan[lane] != 0;
+  }
+  for (; i < block.size(); ++i) {
+    scan.max = block[i] > scan.max ? block[i] : scan.max;
+    scan.has_nan |= block[i] != block[i];
+  }
+  return scan;
+}
+
+// The k largest offered logits, kept sorted (logit descending, earlier offer
+// first on ties) in a caller-owned buffer. Offers must come in increasing id
+// order.
+class TopK {
+ public:
+  explicit TopK(std::span<TokenLogit> buffer) : buffer_(buffer) {}
+
+  std::size_t size() const { return size_; }
+
+  // Offers every element of a block whose ids start at `first_id`. Vectors
+  // with no element above a full list's threshold are skipped, which only
+  // saves Offer calls that would reject: the threshold never falls.
+  template <typename L>
+  [[gnu::always_inline]] void OfferBlock(std::span<const float> block,
+                                         std::int32_t first_id,
+                                         float block_max) {
+    if (Full() && !(block_max > buffer_.back().logit)) return;
+    std::size_t i = 0;
+    for (; i + L::kCount <= block.size(); i += L::kCount) {
+      if (Full() && !AnyAbove<L>(&block[i], buffer_.back().logit)) continue;
+      for (std::size_t j = i; j < i + L::kCount; ++j) {
+        Offer(Id(first_id, j), block[j]);
+      }
+    }
+    for (; i < block.size(); ++i) Offer(Id(first_id, i), block[i]);
+  }
+
+ private:
+  bool Full() const { return size_ == buffer_.size(); }
+
+  static std::int32_t Id(std::int32_t first_id, std::size_t offset) {
+    return first_id + static_cast<std::int32_t>(offset);
+  }
+
+  // Whether one of the L::kCount floats at `x` exceeds `threshold` (NaN does
+  // not).
+  template <typename L>
+  [[gnu::always_inline]] static bool AnyAbove(const float* x, float threshold) {
+    const auto above = Split<Int4>(Load<typename L::Float>(x) > threshold);
+    Int4 any = above.piece[0];
+    for (std::size_t p = 1; p < above.kCount; ++p) any |= above.piece[p];
+    return (any[0] | any[1] | any[2] | any[3]) != 0;
+  }
+
+  void Offer(std::int32_t id, float logit) {
+    if (logit != logit) return;  // NaN never ranks
+    if (Full() && !(logit > buffer_.back().logit)) return;
+    std::size_t pos = Full() ? size_ - 1 : size_++;
+    while (pos > 0 && buffer_[pos - 1].logit < logit) {
+      buffer_[pos] = buffer_[pos - 1];
+      --pos;
+    }
+    buffer_[pos] = {id, logit};
+  }
+
+  std::span<TokenLogit> buffer_;
+  std::size_t size_ = 0;
+};
+
+// Online softmax statistics relative to the running maximum m:
+// sum = sum_i e^(x_i - m), weighted = sum_i e^(x_i - m) * (x_i - m).
+// Rescaled once per block when the maximum grows, so each logit costs one exp.
+class SoftmaxAccumulator {
+ public:
+  template <typename L>
+  [[gnu::always_inline]] void AddBlock(std::span<const float> block,
+                                       float block_max) {
+    if (!(block_max > kNegInf) || std::isinf(block_max)) return;
+    if (block_max > max_) Rescale(block_max);
+    AccumulateLanes<L>(block);
+  }
+
+  double LogSumExp() const { return max_ + std::log(sum_); }
+
+  // H = -sum p_i log p_i = log(sum) - weighted / sum, clamped at 0 against
+  // rounding.
+  double Entropy() const {
+    return std::max(0.0, std::log(sum_) - weighted_ / sum_);
+  }
+
+ private:
+  void Rescale(float new_max) {
+    if (max_ > kNegInf) {
+      const double shift = static_cast<double>(new_max) - max_;
+      const double scale = std::exp(-shift);
+      weighted_ = scale * (weighted_ - shift * sum_);
+      sum_ *= scale;
+    }
+    max_ = new_max;
+  }
+
+  // Adds e^t and e^t * t for t = x - max_ into four double lanes: element j of
+  // the block goes to lane j % 4 in increasing j (the last size % 4 elements go
+  // to lane 0), and the lanes are summed pairwise at the end. That order is
+  // part of the digest's definition; a wide vector keeps it by adding its
+  // 4-lane pieces in turn. Elements below kExpCutoff add 0.
+  template <typename L>
+  [[gnu::always_inline]] void AccumulateLanes(std::span<const float> block) {
+    Double4 sum4 = {}, weighted4 = {};
+    std::size_t i = 0;
+    for (; i + L::kCount <= block.size(); i += L::kCount) {
+      AccumulateVector<L>(&block[i], &sum4, &weighted4);
+    }
+    for (; i + 4 <= block.size(); i += 4) {
+      AccumulateVector<Lanes<4>>(&block[i], &sum4, &weighted4);
+    }
+    for (; i < block.size(); ++i) {
+      const float t = block[i] - max_;
+      const float e = ExpNonPositive(t);
+      sum4[0] += e;
+      weighted4[0] += t >= kExpCutoff ? e * t : 0.0f;
+    }
+    sum_ += (sum4[0] + sum4[1]) + (sum4[2] + sum4[3]);
+    weighted_ += (weighted4[0] + weighted4[1]) + (weighted4[2] + weighted4[3]);
+  }
+
+  template <typename L>
+  [[gnu::always_inline]] void AccumulateVector(const float* x, Double4* sum4,
+                                               Double4* weighted4) const {
+    using Float = typename L::Float;
+    using Uint = typename L::Uint;
+    const Float t = Load<Float>(x) - max_;
+    const Float e = ExpNonPositiveLanes<Float, Uint>(t);
+    const Uint kept = reinterpret_cast<Uint>(t >= kExpCutoff);
+    const Float w =
+        e * reinterpret_cast<Float>(reinterpret_cast<Uint>(t) & kept);
+    AddPieces(__builtin_convertvector(e, typename L::Double), sum4,
+              std::make_index_sequence<L::kCount / 4>());
+    AddPieces(__builtin_convertvector(w, typename L::Double), weighted4,
+              std::make_index_sequence<L::kCount / 4>());
+  }
+
+  // *acc += lanes 0-3 of v, then lanes 4-7, and so on.
+  template <typename D, std::size_t... kPiece>
+  [[gnu::always_inline]] static void AddPieces(
+      D v, Double4* acc, std::index_sequence<kPiece...>) {
+    ((*acc += __builtin_shufflevector(v, v, 4 * kPiece, 4 * kPiece + 1,
+                                      4 * kPiece + 2, 4 * kPiece + 3)),
+     ...);
+  }
+
+  float max_ = kNegInf;
+  double sum_ = 0.0;
+  double weighted_ = 0.0;
+};
+
+template <typename L>
+[[gnu::always_inline]] inline RowPass RunPass(std::span<const float> row,
+                                              std::span<TokenLogit> top) {
+  XXH3_state_t hash_state;
+  XXH3_128bits_reset(&hash_state);
+  TopK top_k(top);
+  SoftmaxAccumulator softmax;
+  RowPass pass;
+  for (std::size_t begin = 0; begin < row.size(); begin += kBlockSize) {
+    const auto block =
+        row.subspan(begin, std::min(kBlockSize, row.size() - begin));
+    XXH3_128bits_update(&hash_state, block.data(), block.size_bytes());
+    const BlockScan scan = ScanBlock<L>(block);
+    pass.has_nan |= scan.has_nan;
+    top_k.OfferBlock<L>(block, static_cast<std::int32_t>(begin), scan.max);
+    softmax.AddBlock<L>(block, scan.max);
+  }
+  const XXH128_hash_t hash = XXH3_128bits_digest(&hash_state);
+  pass.hash = {hash.low64, hash.high64};
+  pass.top_count = top_k.size();
+  pass.logsumexp = softmax.LogSumExp();
+  pass.entropy = softmax.Entropy();
+  return pass;
+}
+
+RowPass RunBaselinePass(std::span<const float> row, std::span<TokenLogit> top) {
+  return RunPass<Lanes<4>>(row, top);
+}
+
+#if ORCH_DIGEST_X86_VARIANTS
+// Same source, compiled for wider registers. Neither target enables FMA, and
+// the library is built with -ffp-contract=off besides.
+[[gnu::target("avx2")]] RowPass RunAvx2Pass(std::span<const float> row,
+                                            std::span<TokenLogit> top) {
+  return RunPass<Lanes<8>>(row, top);
+}
+
+[[gnu::target("avx512f")]] RowPass RunAvx512Pass(std::span<const float> row,
+                                                 std::span<TokenLogit> top) {
+  return RunPass<Lanes<16>>(row, top);
+}
+#endif
+
+}  // namespace
+
+bool VectorIsaAvailable(VectorIsa isa) {
+  switch (isa) {
+    case VectorIsa::kBaseline:
+      return true;
+#if ORCH_DIGEST_X86_VARIANTS
+    case VectorIsa::kAvx2:
+      return __builtin_cpu_supports("avx2");
+    case VectorIsa::kAvx512:
+      return __builtin_cpu_supports("avx512f");
+#else
+    case VectorIsa::kAvx2:
+    case VectorIsa::kAvx512:
+      return false;
+#endif
+  }
+  return false;
+}
+
+VectorIsa BestVectorIsa() {
+  for (const VectorIsa isa : {VectorIsa::kAvx512, VectorIsa::kAvx2}) {
+    if (VectorIsaAvailable(isa)) return isa;
+  }
+  return VectorIsa::kBaseline;
+}
+
+RowPass RunRowPass(VectorIsa isa, std::span<const float> row,
+                   std::span<TokenLogit> top) {
+#if ORCH_DIGEST_X86_VARIANTS
+  if (isa == VectorIsa::kAvx512) return RunAvx512Pass(row, top);
+  if (isa == VectorIsa::kAvx2) return RunAvx2Pass(row, top);
+#endif
+  (void)isa;
+  return RunBaselinePass(row, top);
+}
+
+}  // namespace orch::digest::internal

@@ -1,0 +1,138 @@
+#include "drivers/llamacpp/cpu_backend.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "ggml-backend.h"
+#include "llama.h"
+
+namespace orch::drivers::llamacpp {
+namespace {
+
+constexpr std::string_view kPrefix = "libggml-cpu-";
+constexpr std::string_view kSuffix = ".so";
+
+int VariantScoreOf(const std::string& path) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return 0;
+  using ScoreFn = int (*)();
+  auto score = reinterpret_cast<ScoreFn>(dlsym(handle, "ggml_backend_score"));
+  int value = score != nullptr ? score() : 0;
+  dlclose(handle);
+  return value;
+}
+
+std::string Names(const std::vector<VariantScore>& variants, bool runnable) {
+  std::string text;
+  for (const VariantScore& v : variants) {
+    if ((v.score > 0) != runnable) continue;
+    text += (text.empty() ? "" : ", ") + v.variant;
+  }
+  return text.empty() ? "none" : text;
+}
+
+std::vector<std::string> DeviceNames() {
+  std::vector<std::string> devices;
+  for (std::size_t i = 0; i < ggml_backend_dev_count(); ++i) {
+    ggml_backend_dev_t device = ggml_backend_dev_get(i);
+    devices.push_back(std::string(ggml_backend_dev_name(device)) + ": " +
+                      ggml_backend_dev_description(device));
+  }
+  return devices;
+}
+
+// GPU and other accelerator backends of the build (libggml-cuda.so, ...).
+void LoadAcceleratorBackends(const std::string& dir) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("libggml-", 0) != 0 || name.rfind(kPrefix, 0) == 0 ||
+        name == "libggml-base.so" || !name.ends_with(kSuffix))
+      continue;
+    ggml_backend_load(entry.path().c_str());
+  }
+}
+
+}  // namespace
+
+std::string EngineLibraryDir() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&llama_backend_init), &info) == 0 ||
+      info.dli_fname == nullptr)
+    return "";
+  return std::filesystem::path(info.dli_fname).parent_path().string();
+}
+
+std::vector<VariantScore> ScoreCpuVariants(const std::string& dir) {
+  std::vector<VariantScore> variants;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(kPrefix, 0) != 0 || !name.ends_with(kSuffix)) continue;
+    std::string variant = name.substr(
+        kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+    variants.push_back({variant, entry.path().string(),
+                        VariantScoreOf(entry.path().string())});
+  }
+  std::sort(variants.begin(), variants.end(),
+            [](const VariantScore& a, const VariantScore& b) {
+              return a.variant < b.variant;
+            });
+  return variants;
+}
+
+Result<LoadedBackend> LoadCpuBackend(const std::string& name) {
+  const std::string dir = EngineLibraryDir();
+  // A named variant that runs here needs only its own file scored.
+  if (name != "best") {
+    std::string path = dir + "/" + std::string(kPrefix) + name + std::string(kSuffix);
+    int score = VariantScoreOf(path);
+    if (score > 0 && ggml_backend_load(path.c_str()) != nullptr) {
+      LoadAcceleratorBackends(dir);
+      return LoadedBackend{name, path, score, DeviceNames()};
+    }
+  }
+  std::vector<VariantScore> variants = ScoreCpuVariants(dir);
+  LoadedBackend loaded;
+  if (variants.empty()) {
+    // A build with the CPU backend linked in (a user's own llama.cpp build).
+    if (name != "best") {
+      return Status(StatusCode::kFailedPrecondition, "cpu_backend = \"" + name + "\": the engine in " + dir +
+                      " has no CPU kernel variant files (libggml-cpu-*.so)");
+    }
+    LoadAcceleratorBackends(dir);
+    loaded.devices = DeviceNames();
+    return loaded;
+  }
+  const VariantScore* chosen = nullptr;
+  for (const VariantScore& v : variants) {
+    if (name == "best" ? (v.score > 0 && (chosen == nullptr || v.score > chosen->score))
+                       : v.variant == name)
+      chosen = &v;
+  }
+  if (chosen == nullptr && name != "best") {
+    return Status(StatusCode::kFailedPrecondition, "cpu_backend = \"" + name + "\": no libggml-cpu-" + name +
+                    ".so in " + dir + " (variants: " + Names(variants, true) +
+                    ", " + Names(variants, false) + ")");
+  }
+  if (chosen == nullptr || chosen->score == 0) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "cpu_backend = \"" + name +
+                      "\" cannot run on this CPU (score 0); variants that can: " +
+                      Names(variants, true));
+  }
+  if (ggml_backend_load(chosen->path.c_str()) == nullptr) {
+    return Internal("cpu_backend = \"" + name + "\": loading " + chosen->path +
+                    " failed");
+  }
+  LoadAcceleratorBackends(dir);
+  loaded.variant = chosen->variant;
+  loaded.path = chosen->path;
+  loaded.score = chosen->score;
+  loaded.devices = DeviceNames();
+  return loaded;
+}
+
+}  // namespace orch::drivers::llamacpp

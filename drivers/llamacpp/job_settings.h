@@ -1,0 +1,126 @@
+// The llama.cpp driver's reading of a job document (docs/driver-protocol.md):
+// every coordinate axis mapped to the engine setting it controls, checked before
+// any engine work.
+//
+// Pure: no llama.cpp header, no I/O. Compiled once and shared by every engine
+// build's driver. Type names stay strings here ("q8_0", "f16"); the engine layer
+// maps them to ggml/llama enums and rejects what its build lacks.
+//
+// Axis -> setting (docs/drivers.md):
+//   quant        weight type of the model file to run (quantized from the base if
+//                the resolved file has another type)
+//   kv           "T" or "K/V": type_k / type_v of the KV cache
+//   attention    off | on | auto: flash_attn_type
+//   cpu_backend  "best" or one CPU kernel variant name (libggml-cpu-NAME.so)
+//   repack       on | off: use_extra_bufts (repacked weight layouts, e.g. AMX)
+//   threads, batch, ubatch, ctx: n_threads(_batch), n_batch, n_ubatch, n_ctx
+//   hardware     "cpu" (no offload) or "gpu..." (every layer offloaded)
+//   tp           devices the layers are split over (gpu only)
+//   sampler.*    generate workloads: temperature, top_k, top_p, min_p,
+//                repeat_penalty, repeat_last_n, seed, order
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+
+namespace orch::drivers::llamacpp {
+
+enum class FlashAttention { kOff, kOn, kAuto };
+
+struct CaptureSettings {
+  std::uint32_t top_k = 20;
+  std::int64_t full_every = 0;                            // 0 = never
+  std::vector<std::pair<std::int64_t, std::int64_t>> full_windows;  // [begin, end)
+
+  // Whether the whole logit row at `position` is kept.
+  bool WantsFullRow(std::int64_t position) const;
+};
+
+struct SamplerSettings {
+  double temperature = 0.8;
+  std::int32_t top_k = 40;
+  double top_p = 0.95;
+  double min_p = 0.05;
+  double repeat_penalty = 1.0;
+  std::int32_t repeat_last_n = 64;
+  std::uint32_t seed = 0;
+  // Samplers applied before the final draw, in order. Names: penalties, top_k,
+  // top_p, min_p, temperature.
+  std::vector<std::string> order = {"penalties", "top_k", "top_p", "min_p",
+                                    "temperature"};
+  bool greedy() const { return temperature <= 0.0; }
+};
+
+struct WorkloadSettings {
+  enum class Kind { kTeacherForced, kGenerate };
+  Kind kind = Kind::kTeacherForced;
+  std::string name;
+  // teacher_forced: text to tokenize, or explicit token ids (has_tokens).
+  std::string text;
+  std::vector<std::int32_t> tokens;
+  bool has_tokens = false;
+  std::int64_t positions = 0;  // teacher_forced: positions evaluated (at most)
+  // generate
+  std::string prompt;
+  std::int64_t max_tokens = 0;
+};
+
+struct JobSettings {
+  std::string run_id;
+  std::string job_id;
+  std::string engine;  // requirements.engine, e.g. "llama.cpp@b8390"
+
+  std::string model_requirement;
+  std::string model_path;    // empty: the agent has no such model
+  std::string model_sha256;  // of model_path, when the agent computed it
+  std::string cache_dir;     // where quantized variants are kept; may be empty
+  // Weight type wanted ("q4_0"); empty when the coordinate has no quant axis.
+  std::string quant;
+  // Type of the file at model_path when known from the plan (synth recipes and
+  // pinned variants), else empty and read from the file.
+  std::string model_type;
+
+  std::string type_k = "f16";
+  std::string type_v = "f16";
+  FlashAttention attention = FlashAttention::kAuto;
+  std::string cpu_backend = "best";
+  bool repack = true;
+  std::int32_t threads = 0;  // 0 = hardware concurrency
+  std::int32_t batch = 0;    // 0 = the whole prompt in one batch
+  std::int32_t ubatch = 0;   // 0 = engine default
+  std::int32_t ctx = 0;      // 0 = enough for the workload
+  std::string hardware = "cpu";
+  std::int32_t tp = 1;
+
+  WorkloadSettings workload;
+  CaptureSettings capture;
+  SamplerSettings sampler;
+
+  bool gpu() const { return hardware.rfind("gpu", 0) == 0; }
+};
+
+// The KV cache types this driver knows; an engine build may still lack one.
+bool IsKnownCacheType(std::string_view type);
+// ggml's quantized types: the V half of these needs flash attention.
+bool IsQuantizedCacheType(std::string_view type);
+// Weight types `quantize` accepts ("f32", "f16", "bf16", "q8_0", "q4_0", ...).
+bool IsKnownWeightType(std::string_view type);
+
+// Parses a job document. Errors, each naming the field and the value:
+//   kInvalidArgument      the document or a field is malformed (invalid_job)
+//   kFailedPrecondition   the coordinate cannot run on llama.cpp, e.g. a
+//                         quantized V cache without flash attention
+//                         (invalid_combination)
+Result<JobSettings> ParseJob(std::string_view json_text);
+
+// The driver protocol's error code for a Status from the driver:
+// kInvalidArgument -> invalid_job, kFailedPrecondition -> invalid_combination,
+// kNotFound -> model_missing, kDataLoss -> sha256_mismatch, else engine_error.
+std::string_view ErrorCodeFor(const Status& status);
+
+}  // namespace orch::drivers::llamacpp

@@ -1,0 +1,310 @@
+#include "drivers/llamacpp/llama_session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "digest/row_digest.h"
+#include "drivers/llamacpp/llama_types.h"
+#include "llama.h"
+
+namespace orch::drivers::llamacpp {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MillisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::int32_t Threads(const JobSettings& settings) {
+  if (settings.threads > 0) return settings.threads;
+  return static_cast<std::int32_t>(
+      std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// One sequence, positions [first, first + count), logits requested at every
+// position when `all_logits`, else only at the last.
+struct Batch {
+  explicit Batch(std::int32_t capacity) : batch(llama_batch_init(capacity, 0, 1)) {}
+  ~Batch() { llama_batch_free(batch); }
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+
+  void Fill(const std::vector<std::int32_t>& tokens, std::size_t first,
+            std::size_t count, bool all_logits) {
+    batch.n_tokens = static_cast<std::int32_t>(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      batch.token[i] = tokens[first + i];
+      batch.pos[i] = static_cast<llama_pos>(first + i);
+      batch.n_seq_id[i] = 1;
+      batch.seq_id[i][0] = 0;
+      batch.logits[i] = all_logits || i + 1 == count;
+    }
+  }
+
+  llama_batch batch;
+};
+
+struct SamplerDeleter {
+  void operator()(llama_sampler* sampler) const { llama_sampler_free(sampler); }
+};
+using SamplerPtr = std::unique_ptr<llama_sampler, SamplerDeleter>;
+
+llama_sampler* Penalties(const llama_vocab* vocab, const SamplerSettings& s) {
+#if ORCH_LLAMA_PENALTIES_TAKE_VOCAB
+  return llama_sampler_init_penalties(llama_vocab_n_tokens(vocab),
+                                      s.repeat_last_n,
+                                      static_cast<float>(s.repeat_penalty),
+                                      0.0f, 0.0f);
+#else
+  (void)vocab;
+  return llama_sampler_init_penalties(s.repeat_last_n,
+                                      static_cast<float>(s.repeat_penalty),
+                                      0.0f, 0.0f);
+#endif
+}
+
+// The coordinate's chain: the samplers in `order`, then the seeded draw; or
+// greedy (argmax after penalties) at temperature 0.
+SamplerPtr BuildSampler(const llama_vocab* vocab, const SamplerSettings& s) {
+  SamplerPtr chain(llama_sampler_chain_init(llama_sampler_chain_default_params()));
+  for (const std::string& name : s.order) {
+    if (name == "penalties" && s.repeat_penalty != 1.0) {
+      llama_sampler_chain_add(chain.get(), Penalties(vocab, s));
+    } else if (s.greedy()) {
+      continue;  // truncation and temperature do not move the argmax
+    } else if (name == "top_k" && s.top_k > 0) {
+      llama_sampler_chain_add(chain.get(), llama_sampler_init_top_k(s.top_k));
+    } else if (name == "top_p" && s.top_p < 1.0) {
+      llama_sampler_chain_add(
+          chain.get(), llama_sampler_init_top_p(static_cast<float>(s.top_p), 1));
+    } else if (name == "min_p" && s.min_p > 0.0) {
+      llama_sampler_chain_add(
+          chain.get(), llama_sampler_init_min_p(static_cast<float>(s.min_p), 1));
+    } else if (name == "temperature") {
+      llama_sampler_chain_add(
+          chain.get(), llama_sampler_init_temp(static_cast<float>(s.temperature)));
+    }
+  }
+  llama_sampler_chain_add(chain.get(), s.greedy()
+                                           ? llama_sampler_init_greedy()
+                                           : llama_sampler_init_dist(s.seed));
+  return chain;
+}
+
+}  // namespace
+
+LlamaSession::LlamaSession(llama_model* model, const JobSettings& settings)
+    : model_(model), settings_(settings) {
+  n_vocab_ = llama_vocab_n_tokens(llama_model_get_vocab(model_));
+}
+
+LlamaSession::~LlamaSession() {
+  if (context_ != nullptr) llama_free(context_);
+  llama_model_free(model_);
+}
+
+Result<std::unique_ptr<LlamaSession>> LlamaSession::Open(
+    const std::string& model_path, const JobSettings& settings) {
+  llama_model_params params = llama_model_default_params();
+  params.n_gpu_layers = settings.gpu() ? 999 : 0;
+  params.use_extra_bufts = settings.repack;
+  if (settings.gpu()) {
+    params.split_mode =
+        settings.tp > 1 ? LLAMA_SPLIT_MODE_LAYER : LLAMA_SPLIT_MODE_NONE;
+  }
+  llama_model* model = llama_model_load_from_file(model_path.c_str(), params);
+  if (model == nullptr) {
+    return Internal("llama.cpp could not load the model " + model_path +
+                    " (see the log above)");
+  }
+  std::unique_ptr<LlamaSession> session(new LlamaSession(model, settings));
+  return session;
+}
+
+Status LlamaSession::CreateContext(std::int64_t tokens_needed) {
+  std::int64_t n_ctx = settings_.ctx > 0
+                           ? settings_.ctx
+                           : std::max<std::int64_t>(256, (tokens_needed + 255) / 256 * 256);
+  if (tokens_needed > n_ctx) {
+    return InvalidArgument("coordinate.ctx = " + std::to_string(n_ctx) +
+                           " is smaller than the workload's " +
+                           std::to_string(tokens_needed) + " tokens");
+  }
+  llama_context_params params = llama_context_default_params();
+  params.n_ctx = static_cast<std::uint32_t>(n_ctx);
+  params.n_batch = static_cast<std::uint32_t>(
+      settings_.batch > 0 ? settings_.batch : n_ctx);
+  params.n_ubatch = settings_.ubatch > 0
+                        ? static_cast<std::uint32_t>(settings_.ubatch)
+                        : std::min(params.n_ubatch, params.n_batch);
+  params.n_threads = params.n_threads_batch = Threads(settings_);
+  params.flash_attn_type = FlashAttentionType(settings_.attention);
+  ORCH_ASSIGN_OR_RETURN(params.type_k, CacheType("kv", settings_.type_k));
+  ORCH_ASSIGN_OR_RETURN(params.type_v, CacheType("kv", settings_.type_v));
+  params.no_perf = true;
+  context_ = llama_init_from_model(model_, params);
+  if (context_ == nullptr) {
+    return Internal("llama.cpp refused the context (kv " + settings_.type_k +
+                    "/" + settings_.type_v + ", n_ctx " + std::to_string(n_ctx) +
+                    "); see the log above");
+  }
+  n_batch_ = params.n_batch;
+  return Status::Ok();
+}
+
+std::string LlamaSession::Describe() const {
+  if (context_ == nullptr) return "";
+  return "n_ctx=" + std::to_string(llama_n_ctx(context_)) +
+         " n_batch=" + std::to_string(llama_n_batch(context_)) +
+         " n_ubatch=" + std::to_string(llama_n_ubatch(context_)) +
+         " type_k=" + settings_.type_k + " type_v=" + settings_.type_v;
+}
+
+Result<std::vector<std::int32_t>> LlamaSession::Tokenize(
+    const std::string& text) const {
+  const llama_vocab* vocab = llama_model_get_vocab(model_);
+  auto length = static_cast<std::int32_t>(text.size());
+  std::int32_t needed = -llama_tokenize(vocab, text.data(), length, nullptr, 0,
+                                        /*add_special=*/true,
+                                        /*parse_special=*/false);
+  std::vector<std::int32_t> tokens(static_cast<std::size_t>(std::max(needed, 0)));
+  std::int32_t got = llama_tokenize(vocab, text.data(), length, tokens.data(),
+                                    static_cast<std::int32_t>(tokens.size()),
+                                    true, false);
+  if (got < 0) return Internal("tokenizing the workload text failed");
+  tokens.resize(static_cast<std::size_t>(got));
+  return tokens;
+}
+
+std::string LlamaSession::Piece(std::int32_t token) const {
+  char buffer[256];
+  std::int32_t n = llama_token_to_piece(llama_model_get_vocab(model_), token,
+                                        buffer, sizeof(buffer), 0, false);
+  return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : "";
+}
+
+Status LlamaSession::DigestRow(std::int64_t position, const float* row,
+                               std::int32_t input_token,
+                               std::int32_t output_token, std::int32_t target,
+                               const RecordSink& sink,
+                               WorkloadSummary* summary) {
+  if (row == nullptr)
+    return Internal("llama.cpp returned no logits at position " +
+                    std::to_string(position));
+  std::span<const float> logits(row, static_cast<std::size_t>(n_vocab_));
+  digest::DigestOptions options{.top_k = settings_.capture.top_k,
+                                .target_id = target};
+  record_.position = static_cast<std::uint64_t>(position);
+  record_.input_token = input_token;
+  record_.output_token = output_token;
+  ORCH_RETURN_IF_ERROR(digest::ComputeRowDigest(logits, options, &record_.digest));
+  if (settings_.capture.WantsFullRow(position)) {
+    record_.full_row.assign(logits.begin(), logits.end());
+  } else {
+    record_.full_row.clear();
+  }
+  for (std::int32_t id : {input_token, output_token, record_.digest.argmax})
+    if (id >= 0) summary->token_text.emplace(id, std::string());
+  if (!record_.digest.is_distribution()) {
+    if (summary->nan_rows++ == 0) summary->first_nan_position = position;
+  }
+  ++summary->positions;
+  return sink(record_);
+}
+
+void LlamaSession::AddTokenTexts(WorkloadSummary* summary) const {
+  for (auto& [id, text] : summary->token_text) text = Piece(id);
+}
+
+Result<WorkloadSummary> LlamaSession::Run(const RecordSink& sink) {
+  Result<WorkloadSummary> summary =
+      settings_.workload.kind == WorkloadSettings::Kind::kGenerate
+          ? Generate(sink)
+          : TeacherForce(sink);
+  if (summary.ok()) AddTokenTexts(&*summary);
+  return summary;
+}
+
+Result<WorkloadSummary> LlamaSession::TeacherForce(const RecordSink& sink) {
+  std::vector<std::int32_t> tokens = settings_.workload.tokens;
+  if (!settings_.workload.has_tokens) {
+    ORCH_ASSIGN_OR_RETURN(tokens, Tokenize(settings_.workload.text));
+  }
+  if (settings_.workload.positions > 0 &&
+      tokens.size() > static_cast<std::size_t>(settings_.workload.positions))
+    tokens.resize(static_cast<std::size_t>(settings_.workload.positions));
+  if (tokens.empty()) return InvalidArgument("workload: no tokens to evaluate");
+  for (std::int32_t token : tokens) {
+    if (token >= n_vocab_) {
+      return InvalidArgument("workload.tokens: id " + std::to_string(token) +
+                             " is outside the model's vocabulary of " +
+                             std::to_string(n_vocab_));
+    }
+  }
+  ORCH_RETURN_IF_ERROR(CreateContext(static_cast<std::int64_t>(tokens.size())));
+  WorkloadSummary summary;
+  auto start = Clock::now();
+  Batch batch(static_cast<std::int32_t>(n_batch_));
+  for (std::size_t first = 0; first < tokens.size(); first += n_batch_) {
+    std::size_t count = std::min<std::size_t>(n_batch_, tokens.size() - first);
+    batch.Fill(tokens, first, count, /*all_logits=*/true);
+    if (int rc = llama_decode(context_, batch.batch); rc != 0) {
+      return Internal("llama_decode failed with " + std::to_string(rc) +
+                      " at positions " + std::to_string(first) + "..");
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      std::size_t position = first + i;
+      std::int32_t target = position + 1 < tokens.size() ? tokens[position + 1]
+                                                         : digest::kNoTarget;
+      ORCH_RETURN_IF_ERROR(DigestRow(
+          static_cast<std::int64_t>(position),
+          llama_get_logits_ith(context_, static_cast<std::int32_t>(i)),
+          tokens[position], -1, target, sink, &summary));
+    }
+  }
+  summary.eval_ms = MillisecondsSince(start);
+  return summary;
+}
+
+Result<WorkloadSummary> LlamaSession::Generate(const RecordSink& sink) {
+  ORCH_ASSIGN_OR_RETURN(std::vector<std::int32_t> tokens,
+                        Tokenize(settings_.workload.prompt));
+  if (tokens.empty()) return InvalidArgument("workload.prompt: no tokens");
+  const std::int64_t max_tokens = settings_.workload.max_tokens;
+  ORCH_RETURN_IF_ERROR(
+      CreateContext(static_cast<std::int64_t>(tokens.size()) + max_tokens));
+  const llama_vocab* vocab = llama_model_get_vocab(model_);
+  SamplerPtr sampler = BuildSampler(vocab, settings_.sampler);
+  WorkloadSummary summary;
+  auto start = Clock::now();
+  Batch batch(static_cast<std::int32_t>(std::max<std::size_t>(n_batch_, 1)));
+  std::size_t fed = 0;
+  for (std::int64_t step = 0; step < max_tokens; ++step) {
+    for (std::size_t first = fed; first < tokens.size(); first += n_batch_) {
+      std::size_t count = std::min<std::size_t>(n_batch_, tokens.size() - first);
+      batch.Fill(tokens, first, count, /*all_logits=*/false);
+      if (int rc = llama_decode(context_, batch.batch); rc != 0) {
+        return Internal("llama_decode failed with " + std::to_string(rc) +
+                        " at generation step " + std::to_string(step));
+      }
+    }
+    fed = tokens.size();
+    const float* row = llama_get_logits_ith(context_, -1);
+    // The sampler works on its own copy of the row: the digest is of the raw
+    // logits.
+    std::int32_t input = tokens.back();
+    std::int32_t next = llama_sampler_sample(sampler.get(), context_, -1);
+    ORCH_RETURN_IF_ERROR(
+        DigestRow(step, row, input, next, digest::kNoTarget, sink, &summary));
+    summary.generated_ids.push_back(next);
+    summary.generated_text += Piece(next);
+    if (llama_vocab_is_eog(vocab, next)) break;
+    tokens.push_back(next);
+  }
+  summary.eval_ms = MillisecondsSince(start);
+  return summary;
+}
+
+}  // namespace orch::drivers::llamacpp

@@ -1,0 +1,141 @@
+#include "drivers/llamacpp/model_file.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "base/sha256.h"
+#include "drivers/llamacpp/llama_types.h"
+#include "gguf.h"
+#include "llama.h"
+
+namespace orch::drivers::llamacpp {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct GgufDeleter {
+  void operator()(gguf_context* context) const { gguf_free(context); }
+};
+
+std::string CacheDir(const JobSettings& settings) {
+  if (!settings.cache_dir.empty()) return settings.cache_dir;
+  return (fs::temp_directory_path() / "orch-model-cache").string();
+}
+
+Result<std::string> ExpectedSha256(const JobSettings& settings) {
+  const std::string& requirement = settings.model_requirement;
+  if (requirement.rfind("sha256:", 0) != 0) return std::string();
+  std::string expected = requirement.substr(7);
+  if (!IsSha256Hex(expected)) {
+    return InvalidArgument("model.requirement: \"" + requirement +
+                           "\" is not sha256: followed by 64 hex digits");
+  }
+  for (char& c : expected)
+    if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
+  return expected;
+}
+
+}  // namespace
+
+Result<std::string> Sha256OfFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot open " + path);
+  Sha256 hasher;
+  std::string block(1 << 20, '\0');
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    hasher.Update(std::string_view(block.data(), static_cast<std::size_t>(in.gcount())));
+  }
+  if (in.bad()) return IoError("reading " + path + " failed");
+  return ToHex(hasher.Finish());
+}
+
+Result<std::string> GgufWeightType(const std::string& path) {
+  gguf_init_params params{/*no_alloc=*/true, /*ctx=*/nullptr};
+  std::unique_ptr<gguf_context, GgufDeleter> gguf(
+      gguf_init_from_file(path.c_str(), params));
+  if (gguf == nullptr)
+    return InvalidArgument("model " + path + " is not a readable GGUF file");
+  std::int64_t key = gguf_find_key(gguf.get(), "general.file_type");
+  if (key < 0 || gguf_get_kv_type(gguf.get(), key) != GGUF_TYPE_UINT32)
+    return std::string();
+  return FileTypeName(gguf_get_val_u32(gguf.get(), key));
+}
+
+Status QuantizeModel(const std::string& in, const std::string& out,
+                     const std::string& type, int threads) {
+  ORCH_ASSIGN_OR_RETURN(llama_ftype ftype, FileType(type));
+  std::error_code error;
+  if (!fs::is_regular_file(in, error))
+    return InvalidArgument("quantize: no model file " + in);
+  ORCH_RETURN_IF_ERROR(GgufWeightType(in).status());  // a GGUF file at all?
+  fs::path target(out);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), error);
+  std::string temp = out + ".tmp." + std::to_string(getpid());
+  llama_model_quantize_params params = llama_model_quantize_default_params();
+  params.ftype = ftype;
+  params.nthread = threads;
+  if (llama_model_quantize(in.c_str(), temp.c_str(), &params) != 0) {
+    fs::remove(temp, error);
+    return Internal("llama_model_quantize " + in + " -> " + type +
+                    " failed (see the log above)");
+  }
+  fs::rename(temp, out, error);
+  if (error) {
+    fs::remove(temp, error);
+    return IoError("quantize: cannot move the result to " + out + ": " +
+                   error.message());
+  }
+  return Status::Ok();
+}
+
+Result<PreparedModel> PrepareModel(const JobSettings& settings,
+                                   const std::string& engine_release) {
+  if (settings.model_path.empty()) {
+    return NotFound("model \"" + settings.model_requirement +
+                    "\" is not on this agent (searched its model_dirs)");
+  }
+  std::error_code error;
+  if (!fs::is_regular_file(settings.model_path, error))
+    return NotFound("model file " + settings.model_path + " does not exist");
+  ORCH_ASSIGN_OR_RETURN(std::string expected, ExpectedSha256(settings));
+  PreparedModel model{settings.model_path, settings.model_sha256,
+                      settings.model_type, "", false};
+  if (!expected.empty() || model.sha256.empty()) {
+    ORCH_ASSIGN_OR_RETURN(model.sha256, Sha256OfFile(model.path));
+  }
+  if (!expected.empty() && model.sha256 != expected) {
+    return Status(StatusCode::kDataLoss,
+                  "model " + model.path + " has sha256 " + model.sha256 +
+                      ", the job requires " + expected);
+  }
+  // The plan usually knows the type; reading the metadata costs a parse of the
+  // whole vocabulary, which the model load repeats.
+  if (model.type.empty()) {
+    ORCH_ASSIGN_OR_RETURN(model.type, GgufWeightType(model.path));
+  }
+  if (settings.quant.empty() || settings.quant == model.type) return model;
+  if (model.type.empty()) {
+    return InvalidArgument("model " + model.path +
+                           " does not record its weight type, so it cannot be "
+                           "quantized to quant = \"" + settings.quant +
+                           "\"; pin the file as model.variants." + settings.quant);
+  }
+  std::string name = model.sha256.substr(0, 16) + "-" + settings.quant + "-" +
+                     engine_release + ".gguf";
+  std::string out = (fs::path(CacheDir(settings)) / name).string();
+  PreparedModel quantized{out, "", settings.quant, model.path,
+                          fs::is_regular_file(out, error)};
+  if (!quantized.cache_hit) {
+    ORCH_RETURN_IF_ERROR(QuantizeModel(model.path, out, settings.quant,
+                                       settings.threads > 0 ? settings.threads : 0));
+  }
+  ORCH_ASSIGN_OR_RETURN(quantized.sha256, Sha256OfFile(out));
+  return quantized;
+}
+
+}  // namespace orch::drivers::llamacpp

@@ -1,0 +1,44 @@
+// The model file a job runs: checked against its SHA-256, and quantized to the
+// coordinate's weight type with the linked engine when the resolved file has
+// another type. Quantized files are cached in the job's cache_dir under a name
+// made of the source's SHA-256, the type and the engine release, and written
+// atomically (temp file + rename), so concurrent runs and crashes never leave a
+// partial file under the final name.
+#pragma once
+
+#include <string>
+
+#include "base/status.h"
+#include "drivers/llamacpp/job_settings.h"
+
+namespace orch::drivers::llamacpp {
+
+// SHA-256 (lowercase hex) of a file's bytes. kNotFound / kIoError.
+Result<std::string> Sha256OfFile(const std::string& path);
+
+// The weight type recorded in a GGUF file (general.file_type) as a quant name,
+// "" when the file does not record one. kInvalidArgument when `path` is not a
+// GGUF file.
+Result<std::string> GgufWeightType(const std::string& path);
+
+// Runs llama_model_quantize(in -> out, type), writing out atomically.
+// kInvalidArgument for an unknown type or an unreadable input; kInternal when
+// the engine fails.
+Status QuantizeModel(const std::string& in, const std::string& out,
+                     const std::string& type, int threads);
+
+struct PreparedModel {
+  std::string path;       // the file to load
+  std::string sha256;     // of `path`
+  std::string type;       // its weight type ("" when unknown)
+  std::string source;     // the file it was quantized from; empty if none
+  bool cache_hit = false;  // the quantized file already existed
+};
+
+// Errors before any engine work: kNotFound (no model path: model_missing),
+// kDataLoss (a sha256: requirement whose file differs: sha256_mismatch),
+// kInvalidArgument (not a GGUF file; unknown type to quantize from).
+Result<PreparedModel> PrepareModel(const JobSettings& settings,
+                                   const std::string& engine_release);
+
+}  // namespace orch::drivers::llamacpp

@@ -1,0 +1,215 @@
+#include "agent/model_resolver.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "base/sha256.h"
+#include "fingerprint/memory_hash_cache.h"
+#include "model/synth_model.h"
+#include "model/synth_recipe.h"
+
+namespace orch::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+constexpr std::string_view kRecipe =
+    "synth:llama:vocab=300,embd=32,layers=1,ff=32";
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::uint64_t Inode(const std::string& path) {
+  struct stat info {};
+  return ::stat(path.c_str(), &info) == 0 ? info.st_ino : 0;
+}
+
+class ModelResolverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("orch-model-resolver-test-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "models-a");
+    fs::create_directories(root_ / "models-b");
+    options_ = {{(root_ / "models-a").string(), (root_ / "models-b").string()},
+                (root_ / "cache").string()};
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  ModelResolver Resolver() { return ModelResolver(options_, hashes_, log_); }
+
+  std::string Write(const std::string& relative, const std::string& content) {
+    fs::path path = root_ / relative;
+    std::ofstream(path, std::ios::binary) << content;
+    return path.string();
+  }
+
+  std::string ExpectedSynthPath() const {
+    model::SynthRecipe recipe = model::ParseSynthRecipe(kRecipe).value();
+    return (fs::path(options_.cache_dir) / model::SynthModelFileName(recipe))
+        .string();
+  }
+
+  fs::path root_;
+  ModelResolverOptions options_;
+  fingerprint::MemoryHashCache hashes_;
+  std::ostringstream log_text_;
+  spdlog::logger log_{
+      "test", std::make_shared<spdlog::sinks::ostream_sink_st>(log_text_)};
+};
+
+TEST_F(ModelResolverTest, GeneratesASynthModelIntoTheCacheWithASidecar) {
+  ModelResolver resolver = Resolver();
+  Result<ResolvedModel> model = resolver.Resolve(std::string(kRecipe));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_EQ(model->path, ExpectedSynthPath());
+  std::string bytes = Slurp(model->path);
+  EXPECT_EQ(model->sha256, Sha256Hex(bytes));
+  EXPECT_EQ(
+      Slurp(model->path + ".sha256"),
+      model->sha256 + "  " + fs::path(model->path).filename().string() + "\n");
+  EXPECT_THAT(log_text_.str(), HasSubstr("generated " + model->path));
+  EXPECT_EQ(resolver.cache_dir(), options_.cache_dir);
+}
+
+TEST_F(ModelResolverTest, ReusesAVerifiedCachedFile) {
+  ModelResolver resolver = Resolver();
+  ResolvedModel first = resolver.Resolve(std::string(kRecipe)).value();
+  std::uint64_t inode = Inode(first.path);
+  log_text_.str("");
+  ResolvedModel second = resolver.Resolve(std::string(kRecipe)).value();
+  EXPECT_EQ(second.path, first.path);
+  EXPECT_EQ(second.sha256, first.sha256);
+  EXPECT_EQ(Inode(second.path), inode);  // not rewritten
+  EXPECT_EQ(log_text_.str(), "");
+}
+
+TEST_F(ModelResolverTest, RegeneratesACorruptedCachedFile) {
+  ModelResolver resolver = Resolver();
+  ResolvedModel first = resolver.Resolve(std::string(kRecipe)).value();
+  std::string good = Slurp(first.path);
+  {
+    std::fstream file(first.path,
+                      std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(good.size() - 7));
+    file.put(static_cast<char>(good[good.size() - 7] ^ 0x01));
+  }
+  ResolvedModel second = resolver.Resolve(std::string(kRecipe)).value();
+  EXPECT_EQ(second.sha256, first.sha256);
+  EXPECT_EQ(Slurp(second.path), good);
+  EXPECT_THAT(log_text_.str(),
+              HasSubstr("does not match its recorded SHA-256"));
+}
+
+TEST_F(ModelResolverTest, RegeneratesACachedFileWithoutSidecar) {
+  ModelResolver resolver = Resolver();
+  ResolvedModel first = resolver.Resolve(std::string(kRecipe)).value();
+  fs::remove(first.path + ".sha256");
+  std::uint64_t inode = Inode(first.path);
+  ResolvedModel second = resolver.Resolve(std::string(kRecipe)).value();
+  EXPECT_EQ(second.sha256, first.sha256);
+  EXPECT_NE(Inode(second.path), inode);
+  EXPECT_TRUE(fs::exists(first.path + ".sha256"));
+  EXPECT_THAT(log_text_.str(), HasSubstr("has no readable .sha256 sidecar"));
+}
+
+TEST_F(ModelResolverTest, InvalidRecipeIsAnErrorNamingTheRequirement) {
+  Result<ResolvedModel> model = Resolver().Resolve("synth:llama:layers=0");
+  EXPECT_EQ(model.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(model.status().message(),
+              HasSubstr("model synth:llama:layers=0: synth key layers"));
+  EXPECT_FALSE(fs::exists(options_.cache_dir));
+}
+
+TEST_F(ModelResolverTest, UnwritableCacheIsAnIoErrorNamingTheRequirement) {
+  Write("cache", "a file where the cache folder should be");
+  Result<ResolvedModel> model = Resolver().Resolve(std::string(kRecipe));
+  EXPECT_EQ(model.status().code(), StatusCode::kIoError);
+  EXPECT_THAT(model.status().message(),
+              HasSubstr("model " + std::string(kRecipe) + ": model cache " +
+                        options_.cache_dir));
+}
+
+TEST_F(ModelResolverTest, FindsAFileByItsSha256) {
+  Write("models-a/one.gguf", "one");
+  std::string two = Write("models-b/two.gguf", "two");
+  std::string hex = Sha256Hex("two");
+  ResolvedModel model = Resolver().Resolve("sha256:" + hex).value();
+  EXPECT_EQ(model.path, two);
+  EXPECT_EQ(model.sha256, hex);
+  std::string upper = hex;
+  for (char& c : upper) c = static_cast<char>(std::toupper(c));
+  EXPECT_EQ(Resolver().Resolve("sha256:" + upper)->path, two);
+}
+
+TEST_F(ModelResolverTest, Sha256LookupGoesThroughTheHashCache) {
+  std::string one = Write("models-a/one.gguf", "one");
+  ModelResolver resolver = Resolver();
+  ASSERT_EQ(resolver.Resolve("sha256:" + Sha256Hex("one"))->path, one);
+  EXPECT_EQ(hashes_.size(), 1u);  // remembered by identity
+  // A cache entry is trusted for an unchanged file: the file is not read again.
+  struct stat info {};
+  ASSERT_EQ(::stat(one.c_str(), &info), 0);
+  fingerprint::FileIdentity identity{
+      one, static_cast<std::uint64_t>(info.st_size),
+      info.st_mtim.tv_sec * 1'000'000'000 + info.st_mtim.tv_nsec, info.st_ino,
+      info.st_dev};
+  ASSERT_TRUE(hashes_.Put(identity, std::string(64, 'a')).ok());
+  EXPECT_EQ(resolver.Resolve("sha256:" + std::string(64, 'a'))->path, one);
+}
+
+TEST_F(ModelResolverTest, FindsGeneratedModelsInTheCacheBySha256) {
+  ModelResolver resolver = Resolver();
+  ResolvedModel generated = resolver.Resolve(std::string(kRecipe)).value();
+  ResolvedModel found = resolver.Resolve("sha256:" + generated.sha256).value();
+  EXPECT_EQ(found.path, generated.path);
+}
+
+TEST_F(ModelResolverTest, UnknownSha256ResolvesToNoFile) {
+  Write("models-a/one.gguf", "one");
+  Result<ResolvedModel> model =
+      Resolver().Resolve("sha256:" + Sha256Hex("other"));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_EQ(model->path, "");
+  EXPECT_EQ(model->sha256, "");
+}
+
+TEST_F(ModelResolverTest, MalformedSha256IsAnError) {
+  Result<ResolvedModel> model = Resolver().Resolve("sha256:abc");
+  EXPECT_EQ(model.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      model.status().message(),
+      "model sha256:abc: expected 64 hex digits after sha256:, got \"abc\"");
+}
+
+TEST_F(ModelResolverTest, OtherRequirementsAreFileNamesInModelDirs) {
+  Write("models-a/m.gguf", "first");
+  Write("models-b/m.gguf", "second");
+  std::string only_b = Write("models-b/n.gguf", "n");
+  ModelResolver resolver = Resolver();
+  ResolvedModel first = resolver.Resolve("m.gguf").value();
+  EXPECT_EQ(first.path, (root_ / "models-a/m.gguf").string());
+  EXPECT_EQ(first.sha256, Sha256Hex("first"));
+  EXPECT_EQ(resolver.Resolve("n.gguf")->path, only_b);
+  EXPECT_EQ(resolver.Resolve(only_b)->path, only_b);  // an absolute path
+  EXPECT_EQ(resolver.Resolve("missing.gguf")->path, "");
+  EXPECT_EQ(resolver.Resolve("")->path, "");
+}
+
+}  // namespace
+}  // namespace orch::agent

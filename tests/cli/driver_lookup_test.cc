@@ -1,0 +1,37 @@
+// Where orch looks for a driver when none is given (orch run, orch model quantize).
+#include "cli/driver_lookup.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace orch::cli {
+namespace {
+
+TEST(DriverLookupTest, AnEngineOfLlamaCppNamesItsRelease) {
+  EXPECT_EQ(LlamaCppRelease("llama.cpp@b8390"), "b8390");
+  EXPECT_EQ(LlamaCppRelease("llama.cpp@v0.4.0"), "v0.4.0");
+  EXPECT_EQ(LlamaCppRelease("llama.cpp@my-cuda_1"), "my-cuda_1");
+}
+
+TEST(DriverLookupTest, OtherEnginesAndReleasesThatAreNoPlainNameHaveNone) {
+  for (const char* engine : {"vllm@0.9", "test-engine@1", "llama.cpp@", "llama.cpp@../x",
+                             "llama.cpp@.hidden", "llama.cpp@a/b", "b8390", "llama.cpp"}) {
+    EXPECT_EQ(LlamaCppRelease(engine), std::nullopt) << engine;
+  }
+}
+
+TEST(DriverLookupTest, CandidatesAreNextToOrchThenInTheBuildTree) {
+  EXPECT_EQ(DefaultDriverCandidates("/work/build/cli", "v0.4.0"),
+            (std::vector<std::string>{"/work/build/cli/orch-driver-llamacpp-v0.4.0",
+                                      "/work/build/drivers/llamacpp/orch-driver-llamacpp-v0.4.0"}));
+}
+
+TEST(DriverLookupTest, ExecutableDirIsTheFolderOfThisProgram) {
+  std::filesystem::path dir = ExecutableDir();
+  EXPECT_TRUE(dir.is_absolute()) << dir;
+  EXPECT_TRUE(std::filesystem::is_directory(dir)) << dir;
+}
+
+}  // namespace
+}  // namespace orch::cli

@@ -1,0 +1,140 @@
+#include "tests/drivers/llamacpp/driver_harness.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <fstream>
+#include <iterator>
+
+#include "agent/driver_frames.h"
+#include "tests/support/subprocess.h"
+
+namespace orch::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void DecodeFrames(const std::string& bytes, DriverOutput* output) {
+  agent::DriverFrameParser parser;
+  std::vector<agent::DriverFrame> frames;
+  Status status = parser.Feed(bytes, &frames);
+  if (status.ok()) status = parser.Finish();
+  if (!status.ok()) output->stream_error = status.ToString();
+  for (const agent::DriverFrame& frame : frames) {
+    switch (frame.type) {
+      case agent::DriverFrameType::kHello:
+        output->hello = json::parse(frame.payload);
+        break;
+      case agent::DriverFrameType::kDone:
+        output->done = json::parse(frame.payload);
+        break;
+      case agent::DriverFrameType::kError:
+        output->error = json::parse(frame.payload);
+        break;
+      case agent::DriverFrameType::kRecord: {
+        Result<digest::PositionRecord> record =
+            digest::DecodePositionRecord(frame.payload);
+        if (!record.ok()) {
+          output->stream_error = record.status().ToString();
+        } else {
+          output->records.push_back(std::move(*record));
+        }
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<digest::RowDigest> DriverOutput::Digests() const {
+  std::vector<digest::RowDigest> digests;
+  for (const auto& record : records) digests.push_back(record.digest);
+  return digests;
+}
+
+std::vector<std::int32_t> DriverOutput::InputTokens() const {
+  std::vector<std::int32_t> tokens;
+  for (const auto& record : records) tokens.push_back(record.input_token);
+  return tokens;
+}
+
+std::string LlamaDriverBinary(const std::string& release) {
+  return std::string(ORCH_BINARY_DIR) + "/drivers/llamacpp/orch-driver-llamacpp-" +
+         release;
+}
+
+DriverOutput RunLlamaDriver(const std::string& release, const json& job,
+                            const std::string& dir) {
+  static std::atomic<int> counter{0};
+  std::string path = dir + "/job-" + std::to_string(counter++) + ".json";
+  std::ofstream(path) << job.dump();
+  ProcessResult result = RunProcess({LlamaDriverBinary(release)},
+                                    std::chrono::seconds(120), "", path);
+  DriverOutput output;
+  output.exit_code = result.exit_code;
+  output.log = result.err;
+  DecodeFrames(result.out, &output);
+  return output;
+}
+
+void SynthModel(const std::string& recipe, const std::string& path) {
+  ProcessResult result =
+      RunProcess({OrchBinary(), "model", "synth", recipe, "-o", path});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+}
+
+json TeacherForcedJob(const std::string& model_path, const std::string& cache_dir,
+                      const json& overrides, int positions) {
+  json coordinate = {{"engine", "llama.cpp@v0.4.0"}, {"quant", "f32"},
+                     {"kv", "f16"},       {"attention", "off"},
+                     {"tp", "1"},         {"hardware", "cpu"},
+                     {"threads", "1"},    {"cpu_backend", "best"}};
+  for (const auto& [axis, value] : overrides.items()) coordinate[axis] = value;
+  json capture = {{"top_k", 20}, {"full_every", 0}, {"full_windows", json::array()}};
+  return {{"run_id", "test-run"},
+          {"job_id", "test-job"},
+          {"experiment", "driver-test"},
+          {"coordinate", coordinate},
+          {"workload",
+           {{"name", "readme"},
+            {"kind", "teacher_forced"},
+            {"positions", positions},
+            {"text", ReadFile(std::string(ORCH_SOURCE_DIR) +
+                              "/examples/texts/readme.txt")},
+            {"capture", capture}}},
+          {"model",
+           {{"requirement",
+             "synth:llama:vocab=1024,embd=128,layers=4,heads=4,kv_heads=2,ff=384,"
+             "ctx=512,seed=1,type=f32"},
+            {"path", model_path},
+            {"cache_dir", cache_dir},
+            {"spec", json::object()}}},
+          {"capture", capture},
+          {"requirements",
+           {{"engine", coordinate["engine"]}, {"hardware", "cpu"}, {"gpus", 0}}}};
+}
+
+StreamView::StreamView(const DriverOutput& output) {
+  digests = output.Digests();
+  for (const auto& record : output.records) {
+    if (!record.full_row.empty())
+      full_rows.push_back({record.position, record.full_row});
+  }
+}
+
+digest::StreamSummary Compare(const DriverOutput& reference,
+                              const DriverOutput& other) {
+  StreamView p(reference), q(other);
+  Result<digest::StreamComparison> comparison =
+      digest::CompareStreams(p.stream(), q.stream());
+  EXPECT_TRUE(comparison.ok()) << comparison.status().ToString();
+  return comparison.ok() ? comparison->summary : digest::StreamSummary{};
+}
+
+}  // namespace orch::testing

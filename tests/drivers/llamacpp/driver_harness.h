@@ -1,0 +1,55 @@
+// Runs a real orch-driver-llamacpp-RELEASE on a job document and decodes its
+// frames, for tests of the driver against the real engine.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "digest/record_codec.h"
+#include "digest/stream_compare.h"
+
+namespace orch::testing {
+
+struct DriverOutput {
+  int exit_code = -1;
+  std::string stream_error;  // empty when the frames were well formed
+  nlohmann::json hello;
+  nlohmann::json done;   // null unless the run ended with done
+  nlohmann::json error;  // null unless the run ended with an error frame
+  std::vector<digest::PositionRecord> records;
+  std::string log;  // stderr
+
+  std::vector<digest::RowDigest> Digests() const;
+  std::vector<std::int32_t> InputTokens() const;
+};
+
+std::string LlamaDriverBinary(const std::string& release);
+
+// Writes `job` to `dir`/job-N.json and runs the driver on it.
+DriverOutput RunLlamaDriver(const std::string& release,
+                            const nlohmann::json& job, const std::string& dir);
+
+// Generates the synth model `recipe` with `orch model synth` into `path`.
+void SynthModel(const std::string& recipe, const std::string& path);
+
+// A teacher-forced job over the example README text on `model_path`: the
+// coordinate has every axis at the example baseline (f32 weights, f16 KV,
+// attention off, best CPU variant, 1 thread); `overrides` replaces axes.
+nlohmann::json TeacherForcedJob(const std::string& model_path,
+                                const std::string& cache_dir,
+                                const nlohmann::json& overrides,
+                                int positions = 128);
+
+// Owns the stream views for CompareStreams.
+struct StreamView {
+  explicit StreamView(const DriverOutput& output);
+  std::vector<digest::RowDigest> digests;
+  std::vector<digest::FullRow> full_rows;
+  digest::DigestStream stream() const { return {digests, full_rows}; }
+};
+
+digest::StreamSummary Compare(const DriverOutput& reference,
+                              const DriverOutput& other);
+
+}  // namespace orch::testing

@@ -1,0 +1,397 @@
+// The llama.cpp driver on the real engine (both installed builds) and a
+// generated model: what changes the logits' bits and what does not, the typed
+// errors, and the digests against exact values on real rows.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "digest/kl_divergence.h"
+#include "tests/drivers/llamacpp/driver_harness.h"
+#include "tests/support/subprocess.h"
+
+namespace orch::testing {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr char kRecipe[] =
+    "llama:vocab=1024,embd=128,layers=4,heads=4,kv_heads=2,ff=384,ctx=512,seed=1";
+
+class LlamaCppDriverTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(fs::temp_directory_path() /
+                           ("orch-llamacpp-test-" + std::to_string(getpid())));
+    fs::create_directories(*dir_);
+    SynthModel(kRecipe, Model());
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*dir_);
+    delete dir_;
+  }
+  static std::string Model() { return *dir_ + "/tiny.gguf"; }
+  static std::string Cache() { return *dir_ + "/cache"; }
+
+  static DriverOutput Run(const json& overrides, const std::string& release = "v0.4.0",
+                          int positions = 128) {
+    json job = TeacherForcedJob(Model(), Cache(), overrides, positions);
+    return RunLlamaDriver(release, job, *dir_);
+  }
+
+  // Runs and expects a clean, complete stream.
+  static DriverOutput RunOk(const json& overrides, const std::string& release = "v0.4.0",
+                            int positions = 128) {
+    DriverOutput output = Run(overrides, release, positions);
+    EXPECT_EQ(output.exit_code, 0) << output.log;
+    EXPECT_EQ(output.stream_error, "");
+    EXPECT_TRUE(output.done.is_object()) << output.error.dump();
+    return output;
+  }
+
+  static std::string* dir_;
+};
+
+std::string* LlamaCppDriverTest::dir_ = nullptr;
+
+bool AllRowsIdentical(const DriverOutput& a, const DriverOutput& b) {
+  if (a.records.size() != b.records.size()) return false;
+  for (std::size_t i = 0; i < a.records.size(); ++i)
+    if (!(a.records[i].digest.hash == b.records[i].digest.hash)) return false;
+  return true;
+}
+
+TEST_F(LlamaCppDriverTest, RerunOfOneCoordinateIsBitIdenticalAtEveryPosition) {
+  DriverOutput first = RunOk({});
+  DriverOutput second = RunOk({});
+  ASSERT_EQ(first.records.size(), 128u);
+  EXPECT_TRUE(AllRowsIdentical(first, second));
+  EXPECT_EQ(first.InputTokens(), second.InputTokens());
+  EXPECT_EQ(first.done["positions"], 128);
+  EXPECT_EQ(first.done["nan_rows"], 0);
+}
+
+TEST_F(LlamaCppDriverTest, RecordsCarryTokensTargetsAndPositionsInOrder) {
+  DriverOutput output = RunOk({});
+  ASSERT_EQ(output.records.size(), 128u);
+  for (std::size_t i = 0; i < output.records.size(); ++i) {
+    const auto& record = output.records[i];
+    EXPECT_EQ(record.position, i);
+    EXPECT_EQ(record.output_token, -1);
+    EXPECT_EQ(record.digest.vocab_size, 1024u);
+    EXPECT_EQ(record.digest.top.size(), 20u);
+    EXPECT_TRUE(record.digest.is_distribution());
+    std::int32_t next = i + 1 < output.records.size()
+                            ? output.records[i + 1].input_token
+                            : -1;
+    EXPECT_EQ(record.digest.target_id, next) << "position " << i;
+  }
+  // The text of every input token and argmax, for reports.
+  const json& text = output.done["token_text"];
+  for (const auto& record : output.records) {
+    EXPECT_TRUE(text.contains(std::to_string(record.input_token))) << record.position;
+    EXPECT_TRUE(text.contains(std::to_string(record.digest.argmax))) << record.position;
+  }
+  // Not every position predicts the same thing: the model computes.
+  EXPECT_NE(output.records[5].digest.hash, output.records[6].digest.hash);
+}
+
+TEST_F(LlamaCppDriverTest, FullRowsFollowTheCapturePolicyAndMatchTheirDigest) {
+  json job = TeacherForcedJob(Model(), Cache(), {}, 40);
+  job["capture"] = {{"top_k", 5}, {"full_every", 16}, {"full_windows", {{3, 5}}}};
+  DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_);
+  ASSERT_EQ(output.exit_code, 0) << output.log;
+  std::vector<std::uint64_t> full;
+  for (const auto& record : output.records) {
+    EXPECT_EQ(record.digest.top.size(), 5u);
+    if (record.full_row.empty()) continue;
+    full.push_back(record.position);
+    EXPECT_EQ(digest::HashRow(record.full_row), record.digest.hash);
+  }
+  EXPECT_EQ(full, (std::vector<std::uint64_t>{0, 3, 4, 16, 32}));
+}
+
+TEST_F(LlamaCppDriverTest, BothEngineBuildsRunAndEachReportsItsOwnVersion) {
+  DriverOutput v040 = RunOk({{"engine", "llama.cpp@v0.4.0"}}, "v0.4.0");
+  DriverOutput b8390 = RunOk({{"engine", "llama.cpp@b8390"}}, "b8390");
+  EXPECT_EQ(v040.hello["engine"], "llama.cpp");
+  EXPECT_EQ(v040.hello["version"], "v0.4.0");
+  EXPECT_EQ(b8390.hello["version"], "b8390");
+  EXPECT_NE(v040.hello["commit"], b8390.hello["commit"]);
+  EXPECT_EQ(v040.hello["commit"].get<std::string>().size(), 40u);
+  EXPECT_NE(v040.hello["build"]["library_dir"], b8390.hello["build"]["library_dir"]);
+  EXPECT_EQ(v040.records.size(), b8390.records.size());
+  EXPECT_EQ(v040.InputTokens(), b8390.InputTokens());
+}
+
+TEST_F(LlamaCppDriverTest, FlashAttentionOnChangesTheBits) {
+  DriverOutput off = RunOk({{"attention", "off"}});
+  DriverOutput on = RunOk({{"attention", "on"}});
+  digest::StreamSummary summary = Compare(off, on);
+  EXPECT_TRUE(summary.first_divergence.has_value());
+  EXPECT_LT(summary.identical_rows, summary.compared);
+  EXPECT_EQ(off.InputTokens(), on.InputTokens());
+}
+
+TEST_F(LlamaCppDriverTest, Q4WeightsMoveTheDistributionFurtherThanFlashAttention) {
+  DriverOutput base = RunOk({{"quant", "f32"}});
+  DriverOutput q4 = RunOk({{"quant", "q4_0"}});
+  DriverOutput flash = RunOk({{"attention", "on"}});
+  digest::StreamSummary weights = Compare(base, q4);
+  digest::StreamSummary attention = Compare(base, flash);
+  EXPECT_LT(weights.top1_agreement, 0.90);
+  EXPECT_GT(weights.kld.mean, attention.kld.mean);
+  EXPECT_EQ(q4.done["model"]["type"], "q4_0");
+  EXPECT_EQ(q4.done["model"]["quantized_from"], Model());
+  EXPECT_EQ(base.InputTokens(), q4.InputTokens());
+}
+
+TEST_F(LlamaCppDriverTest, QuantizedModelIsCachedBySha256AndReused) {
+  DriverOutput first = RunOk({{"quant", "q5_0"}}, "v0.4.0", 8);
+  DriverOutput second = RunOk({{"quant", "q5_0"}}, "v0.4.0", 8);
+  EXPECT_FALSE(first.done["model"]["cache_hit"].get<bool>());
+  EXPECT_TRUE(second.done["model"]["cache_hit"].get<bool>());
+  EXPECT_EQ(first.done["model"]["sha256"], second.done["model"]["sha256"]);
+  std::string path = second.done["model"]["path"];
+  EXPECT_EQ(fs::path(path).parent_path(), fs::path(Cache()));
+  EXPECT_TRUE(AllRowsIdentical(first, second));
+}
+
+TEST_F(LlamaCppDriverTest, CpuVariantChangesTheBitsWithQ8Weights) {
+  // x64 runs everywhere; the other side is the best variant this CPU can run
+  // besides x64, so the test holds on any x86-64 machine.
+  ProcessResult variants =
+      RunProcess({LlamaDriverBinary("v0.4.0"), "variants"});
+  ASSERT_EQ(variants.exit_code, 0) << variants.err;
+  std::string other;
+  int best = 0;
+  for (const json& v : json::parse(variants.out)) {
+    if (v["variant"] != "x64" && v["score"].get<int>() > best) {
+      best = v["score"].get<int>();
+      other = v["variant"];
+    }
+  }
+  ASSERT_FALSE(other.empty()) << "this CPU runs no variant besides x64";
+  DriverOutput x64 = RunOk({{"quant", "q8_0"}, {"cpu_backend", "x64"}});
+  DriverOutput fast = RunOk({{"quant", "q8_0"}, {"cpu_backend", other}});
+  EXPECT_EQ(x64.hello["kernel_path"], "cpu: x64");
+  EXPECT_EQ(fast.hello["kernel_path"], "cpu: " + other);
+  EXPECT_FALSE(AllRowsIdentical(x64, fast)) << "x64 vs " << other;
+  EXPECT_EQ(x64.InputTokens(), fast.InputTokens());
+}
+
+TEST_F(LlamaCppDriverTest, QuantizedVCacheWithoutFlashAttentionIsATypedError) {
+  DriverOutput output = Run({{"kv", "q8_0/q8_0"}, {"attention", "off"}});
+  EXPECT_EQ(output.exit_code, 2) << output.log;
+  EXPECT_EQ(output.stream_error, "");
+  EXPECT_EQ(output.error["code"], "invalid_combination");
+  EXPECT_NE(output.error["message"].get<std::string>().find("flash attention"),
+            std::string::npos);
+  EXPECT_TRUE(output.records.empty());
+}
+
+TEST_F(LlamaCppDriverTest, QuantizedKCacheWithFlashAttentionRunsAndChangesBits) {
+  DriverOutput f16 = RunOk({{"attention", "on"}});
+  DriverOutput q8 = RunOk({{"kv", "q8_0/q8_0"}, {"attention", "on"}});
+  EXPECT_FALSE(AllRowsIdentical(f16, q8));
+  EXPECT_NE(q8.done["context"].get<std::string>().find("type_v=q8_0"),
+            std::string::npos);
+}
+
+TEST_F(LlamaCppDriverTest, UnknownCpuVariantIsATypedError) {
+  DriverOutput output = Run({{"cpu_backend", "pentium4"}});
+  EXPECT_EQ(output.exit_code, 2);
+  EXPECT_EQ(output.error["code"], "invalid_combination");
+  EXPECT_NE(output.error["message"].get<std::string>().find("pentium4"),
+            std::string::npos);
+}
+
+TEST_F(LlamaCppDriverTest, MissingModelIsATypedErrorBeforeAnyWork) {
+  json job = TeacherForcedJob("", Cache(), {});
+  DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_);
+  EXPECT_EQ(output.exit_code, 2);
+  EXPECT_EQ(output.error["code"], "model_missing");
+  EXPECT_TRUE(output.records.empty());
+}
+
+TEST_F(LlamaCppDriverTest, Sha256MismatchIsATypedErrorBeforeAnyWork) {
+  json job = TeacherForcedJob(Model(), Cache(), {});
+  job["model"]["requirement"] = "sha256:" + std::string(64, 'a');
+  DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_);
+  EXPECT_EQ(output.exit_code, 2);
+  EXPECT_EQ(output.error["code"], "sha256_mismatch");
+  EXPECT_NE(output.error["message"].get<std::string>().find(std::string(64, 'a')),
+            std::string::npos);
+  EXPECT_TRUE(output.records.empty());
+}
+
+TEST_F(LlamaCppDriverTest, MalformedModelFileIsAnErrorNotACrash) {
+  std::string bad = *dir_ + "/bad.gguf";
+  std::ofstream(bad) << "GGUF this is not a model";
+  json job = TeacherForcedJob(bad, Cache(), {{"quant", "q4_0"}});
+  DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_);
+  EXPECT_EQ(output.exit_code, 2) << output.log;
+  EXPECT_EQ(output.stream_error, "");
+  EXPECT_NE(output.error["message"].get<std::string>().find(bad), std::string::npos);
+  // Without quantization the engine itself refuses it: still a typed error.
+  job = TeacherForcedJob(bad, Cache(), {});
+  job["model"]["requirement"] = "bad.gguf";
+  DriverOutput load = RunLlamaDriver("v0.4.0", job, *dir_);
+  EXPECT_EQ(load.exit_code, 2) << load.log;
+  EXPECT_EQ(load.stream_error, "");
+  EXPECT_EQ(load.error["code"], "invalid_job");
+  EXPECT_NE(load.error["message"].get<std::string>().find(bad), std::string::npos);
+}
+
+TEST_F(LlamaCppDriverTest, InvalidJobDocumentIsATypedError) {
+  json job = TeacherForcedJob(Model(), Cache(), {{"kv", "f17"}});
+  DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_);
+  EXPECT_EQ(output.exit_code, 2);
+  EXPECT_EQ(output.error["code"], "invalid_job");
+  EXPECT_NE(output.error["message"].get<std::string>().find("f17"), std::string::npos);
+}
+
+TEST_F(LlamaCppDriverTest, ThreadsDoNotChangeTheBitsButUbatchOneDoes) {
+  DriverOutput one = RunOk({{"threads", "1"}}, "v0.4.0", 64);
+  DriverOutput two = RunOk({{"threads", "2"}}, "v0.4.0", 64);
+  DriverOutput ubatch = RunOk({{"ubatch", "1"}}, "v0.4.0", 64);
+  EXPECT_TRUE(AllRowsIdentical(one, two));
+  EXPECT_FALSE(AllRowsIdentical(one, ubatch));
+}
+
+// Exact KL from full rows against the top-k estimate from the digests of the
+// same real rows (f32 vs q8_0 weights). With k = the vocabulary the estimate
+// is exact; with k = 20 it is a lower bound whose error docs/metrics.md
+// states by P's mass outside the top-k.
+struct KldErrors {
+  int rows = 0;
+  double worst_relative_error = 0;
+  double mean_relative_error = 0;
+  double min_tail = 1, max_tail = 0;
+  double worst_excess = 0;  // max(approx - exact): rounding of the estimate
+};
+
+KldErrors CompareKld(const DriverOutput& p, const DriverOutput& q) {
+  KldErrors errors;
+  for (std::size_t i = 0; i < p.records.size() && i < q.records.size(); ++i) {
+    const auto& a = p.records[i];
+    const auto& b = q.records[i];
+    Result<double> exact = digest::ExactKlDivergence(a.full_row, b.full_row);
+    EXPECT_TRUE(exact.ok()) << "position " << i;
+    if (!exact.ok() || *exact < 1e-9) continue;
+    double approx = digest::TopKKlDivergence(a.digest, b.digest);
+    errors.worst_excess = std::max(errors.worst_excess, approx - *exact);
+    double tail = 1.0;
+    for (const auto& t : a.digest.top) tail -= std::exp(t.logit - a.digest.logsumexp);
+    double relative = std::abs(*exact - approx) / *exact;
+    errors.worst_relative_error = std::max(errors.worst_relative_error, relative);
+    errors.mean_relative_error += relative;
+    errors.min_tail = std::min(errors.min_tail, tail);
+    errors.max_tail = std::max(errors.max_tail, tail);
+    ++errors.rows;
+  }
+  if (errors.rows > 0) errors.mean_relative_error /= errors.rows;
+  return errors;
+}
+
+TEST_F(LlamaCppDriverTest, TopKKlDivergenceStaysWithinTheDocumentedBoundOnRealRows) {
+  auto run = [](const std::string& quant, std::uint32_t k) {
+    json job = TeacherForcedJob(Model(), Cache(), {{"quant", quant}}, 64);
+    job["capture"]["full_every"] = 1;
+    job["capture"]["top_k"] = k;
+    DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_);
+    EXPECT_EQ(output.records.size(), 64u) << output.log;
+    return output;
+  };
+  KldErrors whole = CompareKld(run("f32", 1024), run("q8_0", 1024));
+  EXPECT_GT(whole.rows, 32);
+  std::cout << "top-1024 (whole rows): worst rel. error " << whole.worst_relative_error
+            << ", worst excess " << whole.worst_excess << "\n";
+  // docs/metrics.md: with every token in its bucket the estimate is the exact
+  // value up to the rounding of the two logsumexps (about 1e-7 nats).
+  EXPECT_LT(whole.worst_excess, 1e-6);
+  EXPECT_LT(whole.worst_relative_error, 0.01);
+  KldErrors top20 = CompareKld(run("f32", 20), run("q8_0", 20));
+  EXPECT_GT(top20.rows, 32);
+  std::cout << "top-20 on real rows: " << top20.rows << " rows, P tail "
+            << top20.min_tail << " .. " << top20.max_tail << ", mean rel. error "
+            << top20.mean_relative_error << ", worst " << top20.worst_relative_error
+            << "\n";
+  // docs/metrics.md, real rows of the generated model: flat rows (P's tail
+  // above 90%), where k = 20 sees only a few percent of the divergence; still a
+  // lower bound up to rounding.
+  EXPECT_GT(top20.min_tail, 0.90);
+  EXPECT_LT(top20.worst_excess, 1e-6);
+  EXPECT_LE(top20.worst_relative_error, 0.99);
+}
+
+json GenerateJob(const std::string& model, const std::string& cache,
+                 const json& sampler) {
+  json job = TeacherForcedJob(model, cache, sampler);
+  job["workload"] = {{"name", "reasoning"},
+                     {"kind", "generate"},
+                     {"prompt", "Question: what is 17 times 23?\nAnswer:"},
+                     {"max_tokens", 24},
+                     {"capture", job["capture"]}};
+  return job;
+}
+
+TEST_F(LlamaCppDriverTest, GenerationWithOneSeedReproducesAndAnotherSeedDiffers) {
+  json sampler = {{"sampler.temperature", "1.0"}, {"sampler.top_k", "0"},
+                  {"sampler.top_p", "1.0"}, {"sampler.min_p", "0.0"},
+                  {"sampler.seed", "42"}};
+  DriverOutput a = RunLlamaDriver("v0.4.0", GenerateJob(Model(), Cache(), sampler), *dir_);
+  DriverOutput b = RunLlamaDriver("v0.4.0", GenerateJob(Model(), Cache(), sampler), *dir_);
+  sampler["sampler.seed"] = "43";
+  DriverOutput c = RunLlamaDriver("v0.4.0", GenerateJob(Model(), Cache(), sampler), *dir_);
+  ASSERT_EQ(a.exit_code, 0) << a.log;
+  ASSERT_EQ(c.exit_code, 0) << c.log;
+  EXPECT_EQ(a.done["generated_ids"], b.done["generated_ids"]);
+  EXPECT_EQ(a.done["generated_text"], b.done["generated_text"]);
+  EXPECT_NE(a.done["generated_ids"], c.done["generated_ids"]);
+  ASSERT_FALSE(a.records.empty());
+  EXPECT_EQ(a.records.size(), a.done["generated_ids"].size());
+  for (std::size_t i = 0; i < a.records.size(); ++i) {
+    EXPECT_EQ(a.records[i].output_token, a.done["generated_ids"][i].get<int>());
+    if (i > 0) {
+      EXPECT_EQ(a.records[i].input_token, a.records[i - 1].output_token);
+    }
+  }
+  // The first step sees the same prompt whatever the seed: same logits.
+  EXPECT_EQ(a.records[0].digest.hash, c.records[0].digest.hash);
+}
+
+TEST_F(LlamaCppDriverTest, GreedyGenerationFollowsTheArgmax) {
+  json sampler = {{"sampler.temperature", "0"}, {"sampler.seed", "7"}};
+  DriverOutput output =
+      RunLlamaDriver("v0.4.0", GenerateJob(Model(), Cache(), sampler), *dir_);
+  ASSERT_EQ(output.exit_code, 0) << output.log;
+  ASSERT_FALSE(output.records.empty());
+  for (const auto& record : output.records)
+    EXPECT_EQ(record.output_token, record.digest.argmax) << record.position;
+}
+
+TEST_F(LlamaCppDriverTest, QuantizeCommandWritesALoadableFileOfTheType) {
+  std::string out = *dir_ + "/q8.gguf";
+  ProcessResult result =
+      RunProcess({LlamaDriverBinary("b8390"), "quantize", Model(), out, "q8_0"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  json job = TeacherForcedJob(out, Cache(), {{"quant", "q8_0"}}, 8);
+  job["model"]["requirement"] = "q8.gguf";  // the type is read from the file
+  DriverOutput output = RunLlamaDriver("b8390", job, *dir_);
+  EXPECT_EQ(output.exit_code, 0) << output.log;
+  EXPECT_EQ(output.done["model"]["type"], "q8_0");
+  EXPECT_EQ(output.done["model"]["quantized_from"], "");
+  ProcessResult bad =
+      RunProcess({LlamaDriverBinary("b8390"), "quantize", Model(), out, "q9_9"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("q9_9"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace orch::testing

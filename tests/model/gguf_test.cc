@@ -1,0 +1,117 @@
+// The GGUF writer and reader against each other, plus byte-level checks of the layout.
+#include <gtest/gtest.h>
+
+#include "base/bytes.h"
+#include "model/gguf_reader.h"
+#include "model/gguf_writer.h"
+
+namespace orch::model {
+namespace {
+
+// A complete file: the header, then each tensor's data (bytes of value i+1) and padding.
+std::string FileOf(const GgufWriter& writer) {
+  std::string out = writer.Header();
+  for (std::size_t i = 0; i < writer.tensors().size(); ++i) {
+    out.append(writer.tensors()[i].bytes, static_cast<char>(i + 1));
+    out.append(writer.PaddingAfter(i), '\0');
+  }
+  return out;
+}
+
+GgufWriter Sample() {
+  GgufWriter w;
+  w.AddString("general.architecture", "llama");
+  w.AddU32("llama.block_count", 4);
+  w.AddI32("test.negative", -7);
+  w.AddF32("test.eps", 1e-5f);
+  w.AddBool("test.flag", true);
+  w.AddStringArray("tokenizer.ggml.tokens", {"a", "Ġthe", ""});
+  w.AddI32Array("tokenizer.ggml.token_type", {1, 3});
+  w.AddF32Array("test.scores", {0.5f, -1.0f});
+  w.AddTensor("token_embd.weight", {3, 5}, GgmlType::kF32);  // 60 bytes
+  w.AddTensor("norm.weight", {7}, GgmlType::kF16);             // 14 bytes
+  w.AddTensor("out.weight", {2, 2}, GgmlType::kBF16);          // 8 bytes
+  return w;
+}
+
+TEST(GgufTest, HeaderStartsWithMagicVersionAndCounts) {
+  std::string header = Sample().Header();
+  ByteReader reader(header);
+  std::string_view magic;
+  std::uint32_t version = 0;
+  std::uint64_t tensors = 0;
+  std::uint64_t kvs = 0;
+  ASSERT_TRUE(reader.ReadBytes(4, &magic) && reader.ReadU32(&version) &&
+              reader.ReadU64(&tensors) && reader.ReadU64(&kvs));
+  EXPECT_EQ(magic, "GGUF");
+  EXPECT_EQ(version, 3u);
+  EXPECT_EQ(tensors, 3u);
+  EXPECT_EQ(kvs, 9u);  // 8 keys plus general.alignment
+  EXPECT_EQ(header.size() % 32, 0u);
+}
+
+TEST(GgufTest, ReaderReturnsWhatTheWriterWrote) {
+  std::string file = FileOf(Sample());
+  Result<GgufFile> parsed = ParseGguf(file);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->Find("general.architecture")->text, "llama");
+  EXPECT_EQ(parsed->Find("llama.block_count")->type, GgufValueType::kU32);
+  EXPECT_EQ(parsed->Find("llama.block_count")->integer, 4);
+  EXPECT_EQ(parsed->Find("test.negative")->integer, -7);
+  EXPECT_FLOAT_EQ(static_cast<float>(parsed->Find("test.eps")->real), 1e-5f);
+  EXPECT_EQ(parsed->Find("test.flag")->integer, 1);
+  const GgufValue* tokens = parsed->Find("tokenizer.ggml.tokens");
+  ASSERT_EQ(tokens->items.size(), 3u);
+  EXPECT_EQ(tokens->array_type, GgufValueType::kString);
+  EXPECT_EQ(tokens->items[1].text, "Ġthe");
+  EXPECT_EQ(parsed->Find("tokenizer.ggml.token_type")->items[1].integer, 3);
+  EXPECT_EQ(parsed->Find("test.scores")->items[1].real, -1.0);
+  EXPECT_EQ(parsed->Find("general.alignment")->integer, 32);
+  EXPECT_EQ(parsed->metadata.back().first, "general.alignment");
+}
+
+TEST(GgufTest, TensorsAreAlignedAndPaddedTo32Bytes) {
+  GgufWriter writer = Sample();
+  std::string file = FileOf(writer);
+  Result<GgufFile> parsed = ParseGguf(file);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ASSERT_EQ(parsed->tensors.size(), 3u);
+  const GgufTensorInfo& embd = parsed->tensors[0];
+  EXPECT_EQ(embd.name, "token_embd.weight");
+  EXPECT_EQ(embd.ne, (std::vector<std::uint64_t>{3, 5}));
+  EXPECT_EQ(embd.type, GgmlType::kF32);
+  EXPECT_EQ(embd.offset, 0u);
+  EXPECT_EQ(parsed->tensors[1].offset, 64u);  // 60 bytes padded to 64
+  EXPECT_EQ(parsed->tensors[1].type, GgmlType::kF16);
+  EXPECT_EQ(parsed->tensors[2].offset, 96u);  // 14 bytes padded to 32
+  EXPECT_EQ(parsed->tensors[2].type, GgmlType::kBF16);
+  EXPECT_EQ(parsed->data_offset, writer.Header().size());
+  EXPECT_EQ(file.size(), writer.FileBytes());
+  EXPECT_EQ(file.size(), parsed->data_offset + 128);
+  EXPECT_EQ(file[parsed->data_offset + 64], 2);  // the second tensor's first byte
+  EXPECT_EQ(writer.PaddingAfter(0), 4u);
+}
+
+TEST(GgufTest, ReaderRejectsMalformedFiles) {
+  std::string file = FileOf(Sample());
+  EXPECT_EQ(ParseGguf("GGML" + file.substr(4)).status().message(),
+            "gguf: not a GGUF file (bad magic)");
+  std::string v2 = file;
+  v2[4] = 2;
+  EXPECT_EQ(ParseGguf(v2).status().message(), "gguf: version 2, expected 3");
+  EXPECT_EQ(ParseGguf(file.substr(0, 40)).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(ParseGguf(file.substr(0, file.size() - 40)).status().message(),
+            "gguf: tensor out.weight extends past the end of the file");
+}
+
+TEST(GgufTest, TensorDataBytesKnowsBlockQuantizedTypes) {
+  EXPECT_EQ(TensorDataBytes(0, 10), 40u);
+  EXPECT_EQ(TensorDataBytes(30, 10), 20u);
+  EXPECT_EQ(TensorDataBytes(2, 64), 36u);  // q4_0: 2 blocks of 18 bytes
+  EXPECT_EQ(TensorDataBytes(8, 64), 68u);  // q8_0: 2 blocks of 34 bytes
+  EXPECT_EQ(TensorDataBytes(8, 33), std::nullopt);
+  EXPECT_EQ(TensorDataBytes(12, 256), std::nullopt);  // q4_K: not known here
+}
+
+}  // namespace
+}  // namespace orch::model
