@@ -101,7 +101,8 @@ struct BlockScan {
 // exponential, and a maximum of +-0 ranks and rescales alike), so the lane
 // count of the scan does not show in the digest.
 template <typename L>
-[[gnu::always_inline]] inline BlockScan ScanBlock(std::span<const float> block) {
+[[gnu::always_inline]] inline BlockScan ScanBlock(
+    std::span<const float> block) {
   using Float = typename L::Float;
   Float max = Float{} + kNegInf;
   typename L::Int nan = {};
@@ -257,8 +258,8 @@ class SoftmaxAccumulator {
 
   // *acc += lanes 0-3 of v, then lanes 4-7, and so on.
   template <typename D, std::size_t... kPiece>
-  [[gnu::always_inline]] static void AddPieces(
-      D v, Double4* acc, std::index_sequence<kPiece...>) {
+  [[gnu::always_inline]] static void AddPieces(D v, Double4* acc,
+                                               std::index_sequence<kPiece...>) {
     ((*acc += __builtin_shufflevector(v, v, 4 * kPiece, 4 * kPiece + 1,
                                       4 * kPiece + 2, 4 * kPiece + 3)),
      ...);

@@ -28,10 +28,9 @@ constexpr float kTiny = std::numeric_limits<float>::denorm_min();
 
 // Sizes around the 4- and 16-lane strides and the 2048-logit block, plus the
 // two vocabularies the benchmark targets.
-constexpr std::size_t kVocabSizes[] = {1,    2,    3,    4,    5,     7,
-                                       15,   16,   17,   31,   33,    63,
-                                       100,  1000, 2047, 2048, 2049,  4095,
-                                       4097, 6145, 8191, 32000, 32003, 152064};
+constexpr std::size_t kVocabSizes[] = {
+    1,   2,    3,    4,    5,    7,    15,   16,   17,   31,    33,    63,
+    100, 1000, 2047, 2048, 2049, 4095, 4097, 6145, 8191, 32000, 32003, 152064};
 constexpr std::uint32_t kTopKs[] = {1, 2, 3, 7, 20, 64, 1000, kMaxTopK};
 constexpr internal::VectorIsa kIsas[] = {internal::VectorIsa::kBaseline,
                                          internal::VectorIsa::kAvx2,
@@ -80,7 +79,8 @@ class StabilityHarness {
     for (const std::uint32_t k : {kTopKs[Below(std::size(kTopKs))],
                                   static_cast<std::uint32_t>(1 + Below(40))}) {
       const std::int32_t target =
-          Below(4) == 0 ? kNoTarget : static_cast<std::int32_t>(Below(row.size()));
+          Below(4) == 0 ? kNoTarget
+                        : static_cast<std::int32_t>(Below(row.size()));
       const DigestOptions options{k, target};
       const RowDigest expected = testing::ReferenceRowDigest(row, options);
       const std::string what = kind + " vocab " + std::to_string(row.size()) +
@@ -101,7 +101,8 @@ class StabilityHarness {
 
   // Overwrites about `fraction` of the row's entries with `value`.
   void Sprinkle(std::vector<float>* row, double fraction, float value) {
-    const std::size_t count = 1 + static_cast<std::size_t>(fraction * row->size());
+    const std::size_t count =
+        1 + static_cast<std::size_t>(fraction * row->size());
     for (std::size_t i = 0; i < count; ++i) (*row)[Below(row->size())] = value;
   }
 
@@ -112,8 +113,9 @@ class StabilityHarness {
 
 TEST(RowDigestStabilityTest, ReportsWhichVariantsThisCpuRuns) {
   for (const internal::VectorIsa isa : kIsas) {
-    std::printf("vector variant %d: %s\n", static_cast<int>(isa),
-                internal::VectorIsaAvailable(isa) ? "tested" : "not on this CPU");
+    std::printf(
+        "vector variant %d: %s\n", static_cast<int>(isa),
+        internal::VectorIsaAvailable(isa) ? "tested" : "not on this CPU");
   }
   EXPECT_TRUE(internal::VectorIsaAvailable(internal::VectorIsa::kBaseline));
 }
@@ -141,7 +143,8 @@ TEST(RowDigestStabilityTest, MatchesReleasedDigestOnTiesAndPlateaus) {
   StabilityHarness h(303);
   for (const std::size_t vocab : kVocabSizes) {
     std::vector<float> row = h.gen().Row(vocab, 2.0, 0.0);
-    for (float& x : row) x = std::round(x * 2.0f) / 2.0f;  // few distinct values
+    for (float& x : row)
+      x = std::round(x * 2.0f) / 2.0f;  // few distinct values
     h.Check(row, "quantised");
     h.Check(std::vector<float>(vocab, 1.5f), "constant");
     h.Check(std::vector<float>(vocab, 0.0f), "zeros");
@@ -197,7 +200,8 @@ TEST(RowDigestStabilityTest, MatchesReleasedDigestOnExtremeMagnitudes) {
     h.Sprinkle(&tiny, 0.1, kTiny);
     h.Check(tiny, "subnormal");
     std::vector<float> cutoff(vocab);
-    for (float& x : cutoff) x = -70.0f - 20.0f * static_cast<float>(h.gen().Uniform());
+    for (float& x : cutoff)
+      x = -70.0f - 20.0f * static_cast<float>(h.gen().Uniform());
     h.Check(cutoff, "around the exp cutoff");  // t on both sides of -80
     std::vector<float> wide = h.gen().Row(vocab, 300.0, 0.0);
     h.Check(wide, "wide");
