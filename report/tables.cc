@@ -82,6 +82,15 @@ std::string FormatNumber(double value, int digits) {
   return buffer;
 }
 
+std::string FormatKld(double value) {
+  if (std::isnan(value) || value == 0.0 || std::fabs(value) >= 1e-3) {
+    return FormatNumber(value, 5);
+  }
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.2e", value);
+  return buffer;
+}
+
 std::string FormatPercent(double fraction) {
   if (std::isnan(fraction)) return "-";
   return FormatNumber(100.0 * fraction, 3) + "%";
@@ -137,8 +146,8 @@ Table CellTable(const WorkloadReport& w) {
     const digest::StreamSummary& s = c.result.summary;
     t.rows.push_back(
         {c.cell.label, FormatNumber(s.ppl_other, 4), FormatNumber(s.ppl_ratio, 4),
-         FormatNumber(s.kld.mean, 5), FormatNumber(s.kld.median, 5), FormatNumber(s.kld.p99, 5),
-         FormatNumber(s.kld.max, 5), FormatPercent(s.rms_delta_p), FormatPercent(s.top1_agreement),
+         FormatKld(s.kld.mean), FormatKld(s.kld.median), FormatKld(s.kld.p99),
+         FormatKld(s.kld.max), FormatPercent(s.rms_delta_p), FormatPercent(s.top1_agreement),
          c.result.bit_identical() ? "bit-identical"
                                   : Count(s.common_prefix) + " / " + Count(s.compared),
          FirstFlip(c), Count(c.result.flip_count) + " (" + Count(c.near_tie_flips) + ")",
@@ -227,7 +236,7 @@ Table AttributionTable(const Report& r) {
     const AxisRank& k = r.by_kld[i];
     const AxisRank& d = r.by_top1[i];
     t.rows.push_back({std::to_string(i + 1), k.cell + " (" + k.workload + ")",
-                      FormatNumber(k.kld_mean, 5), d.cell + " (" + d.workload + ")",
+                      FormatKld(k.kld_mean), d.cell + " (" + d.workload + ")",
                       FormatPercent(d.top1_disagreement)});
   }
   return t;

@@ -17,6 +17,10 @@ struct Table {
 
 // "-" for NaN, else fixed `digits` after the point.
 std::string FormatNumber(double value, int digits);
+// A KLD in nats: 5 digits after the point ("0.06170"), but 3 significant digits in
+// exponent form below 0.001 ("2.29e-06"), so a small nonzero divergence never prints as
+// zero; "0.00000" only for exact zero; "-" for NaN.
+std::string FormatKld(double value);
 // 0.95238 -> "95.238%"; "-" for NaN.
 std::string FormatPercent(double fraction);
 // "17" or "17 \"math\"": the text in quotes, with quotes, backslashes and control

@@ -1,10 +1,11 @@
 // Value encoding of the store's records: compact, versioned binary.
 //
 // Every encoded record starts with a format version byte (currently 2; version 1 lacks
-// RunRecord::summary and is still read), then its fields in declaration order: strings as a varint length and the bytes, integers as varints
-// (signed ones zigzag-encoded), enums and flags as one byte. A decoder accepts only the
-// versions it knows, checks enum ranges and that every byte is consumed; anything else
-// is DataLoss naming the table and key. Digest bytes and fingerprint JSON are stored raw.
+// RunRecord::summary and is still read), then its fields in declaration order: strings
+// as a varint length and the bytes, integers as varints (signed ones zigzag-encoded),
+// enums and flags as one byte. A decoder accepts only the versions it knows, checks enum
+// ranges and that every byte is consumed; anything else is DataLoss naming the table and
+// key. Digest bytes and fingerprint JSON are stored raw.
 #pragma once
 
 #include <cstdint>

@@ -22,9 +22,10 @@ TEST(DriverLookupTest, OtherEnginesAndReleasesThatAreNoPlainNameHaveNone) {
 }
 
 TEST(DriverLookupTest, CandidatesAreNextToOrchThenInTheBuildTree) {
-  EXPECT_EQ(DefaultDriverCandidates("/work/build/cli", "v0.4.0"),
-            (std::vector<std::string>{"/work/build/cli/orch-driver-llamacpp-v0.4.0",
-                                      "/work/build/drivers/llamacpp/orch-driver-llamacpp-v0.4.0"}));
+  EXPECT_EQ(DefaultDriverCandidates("/src/orch/build/cli", "v0.4.0"),
+            (std::vector<std::string>{
+                "/src/orch/build/cli/orch-driver-llamacpp-v0.4.0",
+                "/src/orch/build/drivers/llamacpp/orch-driver-llamacpp-v0.4.0"}));
 }
 
 TEST(DriverLookupTest, ExecutableDirIsTheFolderOfThisProgram) {

@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "report/tables.h"
 #include "store/memory_store.h"
 #include "store/rocksdb_store.h"
 #include "tests/report/report_fixture.h"
@@ -90,6 +92,21 @@ TEST(RenderTest, HtmlHasOneInlinePlotPerComparedCellAndNoExternalResource) {
   EXPECT_EQ(html.find("<link"), std::string::npos);
   EXPECT_NE(html.find("host.cpu.model_name"), std::string::npos);
   EXPECT_NE(html.find(testing::kStandardFailure), std::string::npos);
+}
+
+TEST(FormatKldTest, SmallNonzeroDivergencesKeepTheirMagnitude) {
+  EXPECT_EQ(FormatKld(0.0617030506), "0.06170");
+  EXPECT_EQ(FormatKld(0.000694), "6.94e-04");
+  EXPECT_EQ(FormatKld(2.29e-06), "2.29e-06");
+  EXPECT_EQ(FormatKld(0.0), "0.00000");
+  EXPECT_EQ(FormatKld(std::nan("")), "-");
+}
+
+TEST(FormatTokenTest, EscapesQuotesBackslashesAndControlCharacters) {
+  EXPECT_EQ(FormatToken({17, std::nullopt}), "17");
+  EXPECT_EQ(FormatToken({17, " math"}), "17 \" math\"");
+  EXPECT_EQ(FormatToken({5, std::string("a\"b\\c\n\t\x01\x7f") + "\xc3\xa9"}),
+            "5 \"a\\\"b\\\\c\\n\\t\\x01\\x7f\xc3\xa9\"");
 }
 
 }  // namespace

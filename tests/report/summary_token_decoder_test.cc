@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include "report/render.h"
-#include "report/tables.h"
 #include "store/memory_store.h"
 #include "tests/report/report_fixture.h"
 
@@ -119,13 +118,6 @@ TEST_F(SummaryTokenTextReportTest, TheFirstDifferingGeneratedTokenShowsBothTexts
   // A newline token is escaped so that the table row stays one line.
   EXPECT_THAT(RenderText(report_), HasSubstr("token 3: 3 \" arithmetic\" / 7 \"\\n\""));
   EXPECT_THAT(RenderCsv(report_), HasSubstr(", arithmetic,\"\n\"\n"));
-}
-
-TEST(FormatTokenTest, EscapesQuotesBackslashesAndControlCharacters) {
-  EXPECT_EQ(FormatToken({17, std::nullopt}), "17");
-  EXPECT_EQ(FormatToken({17, " math"}), "17 \" math\"");
-  EXPECT_EQ(FormatToken({5, std::string("a\"b\\c\n\t\x01\x7f") + "\xc3\xa9"}),
-            "5 \"a\\\"b\\\\c\\n\\t\\x01\\x7f\xc3\xa9\"");
 }
 
 }  // namespace

@@ -97,6 +97,9 @@ TEST_F(LlamaCppDriverTest, RecordsCarryTokensTargetsAndPositionsInOrder) {
     EXPECT_TRUE(text.contains(std::to_string(record.input_token))) << record.position;
     EXPECT_TRUE(text.contains(std::to_string(record.digest.argmax))) << record.position;
   }
+  // Partial UTF-8 pieces of byte tokens are kept as \xNN, never U+FFFD.
+  for (const auto& [id, piece] : text.items())
+    EXPECT_EQ(piece.get<std::string>().find("\xEF\xBF\xBD"), std::string::npos) << id;
   // Not every position predicts the same thing: the model computes.
   EXPECT_NE(output.records[5].digest.hash, output.records[6].digest.hash);
 }
