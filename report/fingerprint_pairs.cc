@@ -1,5 +1,7 @@
 #include "report/fingerprint_pairs.h"
 
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "fingerprint/canonical_json.h"
@@ -35,14 +37,65 @@ FingerprintComparison ComparePair(RunSource& source, std::string kind,
   return out;
 }
 
+// The driver's hello from a run summary ({"hello": {...}, ...}); null when absent.
+nlohmann::json HelloOf(const std::string& summary) {
+  nlohmann::json parsed = nlohmann::json::parse(summary, nullptr, false);
+  if (!parsed.is_object() || !parsed.contains("hello") || !parsed["hello"].is_object())
+    return nullptr;
+  return parsed["hello"];
+}
+
+// Object members flattened to "a.b" paths; anything else is one value (compact JSON).
+void Flatten(const nlohmann::json& value, const std::string& path,
+             std::map<std::string, std::string>* out) {
+  if (!value.is_object()) {
+    (*out)[path] = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return;
+  }
+  for (const auto& [key, member] : value.items()) Flatten(member, path + "." + key, out);
+}
+
+FingerprintComparison CompareHellos(const store::RunRecord& reference,
+                                    const store::RunRecord& other) {
+  FingerprintComparison out;
+  out.kind = "engine";
+  nlohmann::json a = HelloOf(reference.summary);
+  nlohmann::json b = HelloOf(other.summary);
+  if (a.is_null() && b.is_null()) {
+    out.note = "not recorded for either run";
+    return out;
+  }
+  out.reference_id = out.other_id = "driver hello";
+  std::map<std::string, std::string> fields_a, fields_b;
+  if (!a.is_null()) Flatten(a, "hello", &fields_a);
+  if (!b.is_null()) Flatten(b, "hello", &fields_b);
+  std::map<std::string, std::string> all = fields_a;
+  all.insert(fields_b.begin(), fields_b.end());
+  for (const auto& [field, unused] : all) {
+    auto in_a = fields_a.find(field);
+    auto in_b = fields_b.find(field);
+    std::optional<std::string> va, vb;
+    if (in_a != fields_a.end()) va = in_a->second;
+    if (in_b != fields_b.end()) vb = in_b->second;
+    if (va != vb)
+      out.differences.push_back({fingerprint::DiffGroup::kEngine, field, va, vb});
+  }
+  out.same = out.differences.empty();
+  return out;
+}
+
 }  // namespace
 
 std::vector<FingerprintComparison> CompareFingerprints(RunSource& source,
                                                        const store::RunRecord& reference,
                                                        const store::RunRecord& other) {
-  return {
-      ComparePair(source, "host", reference.host_fingerprint_id, other.host_fingerprint_id),
-      ComparePair(source, "engine", reference.engine_fingerprint_id, other.engine_fingerprint_id)};
+  FingerprintComparison engine =
+      reference.engine_fingerprint_id.empty() && other.engine_fingerprint_id.empty()
+          ? CompareHellos(reference, other)
+          : ComparePair(source, "engine", reference.engine_fingerprint_id,
+                        other.engine_fingerprint_id);
+  return {ComparePair(source, "host", reference.host_fingerprint_id, other.host_fingerprint_id),
+          std::move(engine)};
 }
 
 }  // namespace orch::report

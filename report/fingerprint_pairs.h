@@ -11,7 +11,10 @@
 namespace orch::report {
 
 // Two entries, "host" then "engine". An id that is empty, not stored, or whose JSON does
-// not parse gives an entry with a note and no differences; never an error.
+// not parse gives an entry with a note and no differences; never an error. When neither
+// run has an engine fingerprint id, the engine entry compares what each run's driver
+// reported in its hello (stored in the run's summary: engine version, commit, kernel path,
+// backend file, devices), fields named "hello.FIELD"; ids are then "driver hello".
 std::vector<FingerprintComparison> CompareFingerprints(RunSource& source,
                                                        const store::RunRecord& reference,
                                                        const store::RunRecord& other);
