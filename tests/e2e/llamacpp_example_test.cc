@@ -148,6 +148,17 @@ void ExpectTheEngineCellRanTheOtherBuildAndMatchesBitForBit(const Example& e) {
   EXPECT_EQ(e.Cell(kTeacherForced, "engine=llama.cpp@b8390")["comparison"]["bit_identical"], true);
   EXPECT_EQ(
       e.Cell(kGenerate, "engine=llama.cpp@b8390")["comparison"]["generated"]["common_prefix"], 64);
+  // The report names the engine difference: the hellos' version field.
+  bool names_version = false;
+  for (const json& pair : e.Cell(kTeacherForced, "engine=llama.cpp@b8390")["fingerprints"]) {
+    if (pair["kind"] != "engine") continue;
+    for (const json& d : pair["differences"]) {
+      if (d["field"] == "hello.version" && d["reference"] == "\"v0.4.0\"" &&
+          d["other"] == "\"b8390\"")
+        names_version = true;
+    }
+  }
+  EXPECT_TRUE(names_version) << e.Cell(kTeacherForced, "engine=llama.cpp@b8390")["fingerprints"];
 }
 
 void ExpectTheHtmlReportHasOnePlotPerComparedCell(const Example& e) {
