@@ -27,10 +27,6 @@ namespace orch::drivers::llamacpp {
 
 using RecordSink = std::function<Status(const digest::PositionRecord&)>;
 
-// `bytes` as valid UTF-8: well-formed sequences kept, every other byte written
-// as the four characters \xNN (a byte-level token's piece is often a partial
-// UTF-8 sequence; reports show it instead of U+FFFD).
-std::string PrintableText(std::string_view bytes);
 
 struct WorkloadSummary {
   std::int64_t positions = 0;

@@ -4,10 +4,11 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "base/sha256.h"
+#include "fingerprint/file_hasher.h"
+#include "fingerprint/memory_hash_cache.h"
 #include "drivers/llamacpp/llama_types.h"
 #include "gguf.h"
 #include "llama.h"
@@ -42,16 +43,10 @@ Result<std::string> ExpectedSha256(const JobSettings& settings) {
 }  // namespace
 
 Result<std::string> Sha256OfFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot open " + path);
-  Sha256 hasher;
-  std::string block(1 << 20, '\0');
-  while (in) {
-    in.read(block.data(), static_cast<std::streamsize>(block.size()));
-    hasher.Update(std::string_view(block.data(), static_cast<std::size_t>(in.gcount())));
-  }
-  if (in.bad()) return IoError("reading " + path + " failed");
-  return ToHex(hasher.Finish());
+  fingerprint::MemoryHashCache cache;  // one run hashes a file at most twice
+  ORCH_ASSIGN_OR_RETURN(fingerprint::FileHash hash,
+                        fingerprint::FileHasher(cache).Hash(path));
+  return hash.sha256;
 }
 
 Result<std::string> GgufWeightType(const std::string& path) {
