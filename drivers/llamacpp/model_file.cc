@@ -100,7 +100,10 @@ Result<PreparedModel> PrepareModel(const JobSettings& settings,
   ORCH_ASSIGN_OR_RETURN(std::string expected, ExpectedSha256(settings));
   PreparedModel model{settings.model_path, settings.model_sha256,
                       settings.model_type, "", false};
-  if (!expected.empty() || model.sha256.empty()) {
+  // The agent sends the hash it resolved the file by (from its hash cache, keyed
+  // by the file's identity); reading a multi-GB model again would double the
+  // I/O. Without one, the driver hashes the file itself.
+  if (model.sha256.empty()) {
     ORCH_ASSIGN_OR_RETURN(model.sha256, Sha256OfFile(model.path));
   }
   if (!expected.empty() && model.sha256 != expected) {

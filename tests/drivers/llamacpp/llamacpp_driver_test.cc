@@ -233,6 +233,17 @@ TEST_F(LlamaCppDriverTest, Sha256MismatchIsATypedErrorBeforeAnyWork) {
   EXPECT_TRUE(output.records.empty());
 }
 
+TEST_F(LlamaCppDriverTest, Sha256SentByTheAgentIsComparedWithTheRequirement) {
+  json job = TeacherForcedJob(Model(), Cache(), {});
+  job["model"]["requirement"] = "sha256:" + std::string(64, 'b');
+  job["model"]["sha256"] = std::string(64, 'c');
+  DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_);
+  EXPECT_EQ(output.exit_code, 2);
+  EXPECT_EQ(output.error["code"], "sha256_mismatch");
+  EXPECT_NE(output.error["message"].get<std::string>().find(std::string(64, 'c')),
+            std::string::npos);
+}
+
 TEST_F(LlamaCppDriverTest, MalformedModelFileIsAnErrorNotACrash) {
   std::string bad = *dir_ + "/bad.gguf";
   std::ofstream(bad) << "GGUF this is not a model";
