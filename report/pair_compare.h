@@ -1,9 +1,10 @@
 // One run against a reference run of the same workload, streamed position by position:
 // the digest library's per-position metrics (digest/position_compare.h) aggregated as
 // digest::Summarize defines them (docs/metrics.md), plus what a report adds: the top-1
-// flips with the reference's top-1 minus top-2 logit margin, flip clusters, a binned
-// position plot, a hash of each stream (for repeatability) and, for generate workloads,
-// the generated tokens' common prefix.
+// flips with the reference's top-1 minus top-2 logit margin and the input tokens before
+// them, flip clusters, the KLD statistics of exact and top-k bound positions apart, a
+// binned position plot (report/position_plot.h), a hash of each stream (for
+// repeatability) and, for generate workloads, the generated tokens' common prefix.
 //
 // Memory does not depend on the number of positions: flips and clusters are listed up to
 // a cap (their totals are always counted), the plot has at most kPlotBins bins, and the
@@ -18,7 +19,9 @@
 
 #include "base/status.h"
 #include "digest/stream_compare.h"
+#include "report/position_plot.h"
 #include "report/run_source.h"
+#include "report/summary_accumulator.h"
 
 namespace orch::report {
 
@@ -26,7 +29,8 @@ namespace orch::report {
 inline constexpr std::uint64_t kClusterGap = 8;
 inline constexpr std::size_t kMaxListedFlips = 1000;
 inline constexpr std::size_t kMaxListedClusters = 200;
-inline constexpr std::size_t kPlotBins = 512;
+// Input tokens kept before each listed flip (the flip's own position included).
+inline constexpr std::size_t kFlipContext = 4;
 
 // A position where the two sides' argmax differ.
 struct Flip {
@@ -37,20 +41,15 @@ struct Flip {
   double margin = std::numeric_limits<double>::quiet_NaN();
   double abs_top1_logit_delta = std::numeric_limits<double>::quiet_NaN();
   bool near_tie = false;  // set by the report against its noise band (report.h)
+  // The reference's input tokens at positions position-kFlipContext+1 .. position, oldest
+  // first (fewer at the start of the stream): the text the flipped prediction follows.
+  std::vector<std::int32_t> context;
 };
 
 struct FlipCluster {
   std::uint64_t first = 0;  // positions of its first and last flip
   std::uint64_t last = 0;
   std::uint64_t flips = 0;
-};
-
-// Bin i covers positions [i * bin_width, (i + 1) * bin_width). Widths double as the
-// stream grows so that there are never more than kPlotBins bins.
-struct PositionPlot {
-  std::uint64_t bin_width = 1;
-  std::vector<double> max_kld;       // NaN where no position of the bin was scored
-  std::vector<std::uint32_t> flips;  // top-1 flips in the bin
 };
 
 // A differing pair of generated tokens.
@@ -63,6 +62,8 @@ struct TokenDifference {
 struct PairResult {
   digest::StreamSummary summary;  // as digest::Summarize defines it
   bool kld_quantiles_approximate = false;
+  KldSummary kld_exact;  // positions with both full rows
+  KldSummary kld_bound;  // positions with a top-k bound only
   std::uint64_t flip_count = 0;
   std::vector<Flip> flips;  // the first kMaxListedFlips, in position order
   std::uint64_t cluster_count = 0;

@@ -24,6 +24,44 @@ std::string ValueText(const Json& value) {
   return value.dump();
 }
 
+std::optional<std::uint64_t> Count(const Json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number_integer() || it->get<std::int64_t>() <= 0) {
+    return std::nullopt;
+  }
+  return it->get<std::uint64_t>();
+}
+
+void ParseRequest(const Json& w, PlannedWorkload& workload) {
+  if (workload.kind == WorkloadKind::kGenerate) {
+    workload.max_tokens = Count(w, "max_tokens");
+  } else {
+    workload.positions = Count(w, "positions");
+  }
+  const Json capture = w.value("capture", Json::object());
+  if (!capture.is_object()) return;
+  workload.top_k = static_cast<int>(Count(capture, "top_k").value_or(0));
+  workload.full_every = Count(capture, "full_every").value_or(0);
+}
+
+// The model and baseline are shown, never required: a plan without them still reports.
+void ParseModelAndBaseline(const Json& doc, PlanView& view) {
+  const Json model = doc.value("model", Json::object());
+  if (model.is_object()) {
+    view.model.name = model.value("name", std::string());
+    if (model.contains("sha256") && model["sha256"].is_string()) {
+      view.model.id = "sha256:" + model["sha256"].get<std::string>();
+    } else if (model.contains("synth") && model["synth"].is_string()) {
+      view.model.id = "synth:" + model["synth"].get<std::string>();
+    }
+  }
+  const Json baseline = doc.value("baseline", Json::object());
+  if (!baseline.is_object()) return;
+  for (const auto& [axis, value] : baseline.items()) {
+    view.baseline.emplace_back(axis, ValueText(value));
+  }
+}
+
 Status ParseWorkloads(const Json& doc, PlanView& view) {
   auto it = doc.find("workloads");
   if (it == doc.end() || !it->is_array()) return Field("workloads", "required array");
@@ -35,6 +73,7 @@ Status ParseWorkloads(const Json& doc, PlanView& view) {
     ORCH_ASSIGN_OR_RETURN(workload.name, Text(w, "name", at));
     ORCH_ASSIGN_OR_RETURN(std::string kind, Text(w, "kind", at));
     workload.kind = kind == "generate" ? WorkloadKind::kGenerate : WorkloadKind::kTeacherForced;
+    ParseRequest(w, workload);
     view.workloads.push_back(std::move(workload));
   }
   return Status();
@@ -93,6 +132,7 @@ Result<PlanView> ParsePlanView(std::string_view json) {
     return Field("experiment", "required object");
   }
   ORCH_ASSIGN_OR_RETURN(view.experiment, Text(*experiment, "name", "experiment."));
+  ParseModelAndBaseline(doc, view);
   ORCH_RETURN_IF_ERROR(ParseWorkloads(doc, view));
   ORCH_RETURN_IF_ERROR(ParseCells(doc, view));
   ORCH_RETURN_IF_ERROR(ParseJobs(doc, view));

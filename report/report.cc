@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "report/attribution.h"
 #include "report/fingerprint_pairs.h"
 
 namespace orch::report {
@@ -88,16 +89,17 @@ class Builder {
  public:
   Builder(const ExperimentInput& input, const PlanView& plan, RunSource& source,
           const ReportOptions& options)
-      : experiment_(input), plan_(plan), source_(source), options_(options) {}
+      : input_(input), experiment_(input), plan_(plan), source_(source), options_(options) {}
 
   Report Build() {
     Report report;
     report.experiment = plan_.experiment;
     CountJobs(report);
+    report.provenance = CollectProvenance(plan_, input_.runs, source_);
     for (const PlannedWorkload& workload : plan_.workloads) {
       report.workloads.push_back(BuildWorkload(workload));
     }
-    Rank(report);
+    RankAxes(report);
     return report;
   }
 
@@ -131,9 +133,26 @@ class Builder {
     return runs;
   }
 
+  // The baseline's own extent and warnings; false (status kError) when its run is unreadable.
+  bool MeasureBaseline(const store::RunRecord& run, const PlannedWorkload& workload,
+                       CellReport& baseline) {
+    baseline.reference_run = run.id;
+    Result<RunExtent> extent = MeasureRun(source_, run.id, run.summary);
+    if (!extent.ok()) {
+      baseline.status = CellStatus::kError;
+      baseline.reason = extent.status().message();
+      return false;
+    }
+    baseline.extent = *extent;
+    baseline.warnings = RunWarnings(workload, "baseline run", baseline.extent);
+    return true;
+  }
+
   // Fills status, reason and repeatability; false when the cell has no usable run.
   bool Prepare(const CellRuns& runs, const PlannedWorkload& workload, CellReport& cell) {
     cell.repeats.planned = runs.planned;
+    cell.requested = workload.kind == WorkloadKind::kGenerate ? workload.max_tokens
+                                                                : workload.positions;
     if (runs.done.empty()) {
       if (runs.in_progress > 0) {
         cell.status = CellStatus::kInProgress;
@@ -193,7 +212,7 @@ class Builder {
     out.baseline.cell = baseline_cell != nullptr ? *baseline_cell : PlannedCell{"baseline", "", ""};
     CellRuns baseline_runs = Gather(out.baseline.cell.label, workload.name);
     bool has_baseline = Prepare(baseline_runs, workload, out.baseline);
-    if (has_baseline) out.baseline.reference_run = baseline_runs.done[0]->id;
+    if (has_baseline) has_baseline = MeasureBaseline(*baseline_runs.done[0], workload, out.baseline);
     for (const PlannedCell& c : plan_.cells) {
       if (c.is_baseline()) continue;
       CellRuns runs = Gather(c.label, workload.name);
@@ -229,15 +248,41 @@ class Builder {
     }
     cell.result = std::move(*result);
     ClassifyFlips(baseline, cell);
-    if (!cell.result.flips.empty()) {
-      cell.first_flip_reference = MakeToken(cell.result.flips[0].reference_token, options_);
-      cell.first_flip_other = MakeToken(cell.result.flips[0].other_token, options_);
-    }
+    DecodeFlips(cell);
+    Warn(other, baseline, workload, cell);
     if (const auto& d = cell.result.first_token_difference) {
       cell.generated_reference = MakeToken(d->reference_token, options_);
       cell.generated_other = MakeToken(d->other_token, options_);
     }
     cell.fingerprints = CompareFingerprints(source_, reference, other);
+  }
+
+  void DecodeFlips(CellReport& cell) const {
+    for (const Flip& flip : cell.result.flips) {
+      FlipTokens tokens{MakeToken(flip.reference_token, options_),
+                        MakeToken(flip.other_token, options_), {}};
+      for (std::int32_t id : flip.context) tokens.context.push_back(MakeToken(id, options_));
+      cell.flip_tokens.push_back(std::move(tokens));
+    }
+    if (cell.flip_tokens.empty()) return;
+    cell.first_flip_reference = cell.flip_tokens[0].reference;
+    cell.first_flip_other = cell.flip_tokens[0].other;
+  }
+
+  // The cell run's extent (from the comparison) and the warnings of both sides.
+  static void Warn(const store::RunRecord& other, const CellReport& baseline,
+                   const PlannedWorkload& workload, CellReport& cell) {
+    const PairResult& r = cell.result;
+    cell.extent = {r.summary.other_length, r.other_generated, ParseGenerationStop(other.summary)};
+    if (auto compared = ComparedWarning(workload, r.summary)) {
+      cell.warnings.push_back(*compared);
+    }
+    if (workload.kind != WorkloadKind::kGenerate) return;
+    auto add = [&cell](const std::vector<Warning>& more) {
+      cell.warnings.insert(cell.warnings.end(), more.begin(), more.end());
+    };
+    add(RunWarnings(workload, "baseline run", baseline.extent));
+    add(RunWarnings(workload, "cell run", cell.extent));
   }
 
   static void ClassifyFlips(const CellReport& baseline, CellReport& cell) {
@@ -250,41 +295,7 @@ class Builder {
     }
   }
 
-  static void Rank(Report& report) {
-    std::map<std::string, AxisRank> by_kld, by_top1;
-    for (const WorkloadReport& w : report.workloads) {
-      if (w.workload.kind != WorkloadKind::kTeacherForced) continue;
-      for (const CellReport& c : w.cells) {
-        if (c.status != CellStatus::kCompared) continue;
-        AxisRank rank{c.cell.axis, c.cell.label, w.workload.name, c.result.summary.kld.mean,
-                      1.0 - c.result.summary.top1_agreement};
-        Keep(by_kld, rank, &AxisRank::kld_mean);
-        Keep(by_top1, rank, &AxisRank::top1_disagreement);
-      }
-    }
-    report.by_kld = Sorted(by_kld, &AxisRank::kld_mean);
-    report.by_top1 = Sorted(by_top1, &AxisRank::top1_disagreement);
-  }
-
-  static void Keep(std::map<std::string, AxisRank>& ranks, const AxisRank& rank,
-                   double AxisRank::*key) {
-    auto [it, inserted] = ranks.emplace(rank.axis, rank);
-    if (!inserted && (std::isnan(it->second.*key) || rank.*key > it->second.*key)) {
-      it->second = rank;
-    }
-  }
-
-  static std::vector<AxisRank> Sorted(const std::map<std::string, AxisRank>& ranks,
-                                      double AxisRank::*key) {
-    std::vector<AxisRank> out;
-    for (const auto& [axis, rank] : ranks) out.push_back(rank);
-    std::stable_sort(out.begin(), out.end(), [key](const AxisRank& a, const AxisRank& b) {
-      if (std::isnan(a.*key)) return false;
-      return std::isnan(b.*key) || a.*key > b.*key;
-    });
-    return out;
-  }
-
+  const ExperimentInput& input_;
   Experiment experiment_;
   const PlanView& plan_;
   RunSource& source_;

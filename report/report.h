@@ -18,7 +18,10 @@
 #include "fingerprint/diff.h"
 #include "report/pair_compare.h"
 #include "report/plan_view.h"
+#include "report/provenance.h"
+#include "report/run_extent.h"
 #include "report/run_source.h"
+#include "report/warnings.h"
 #include "store/records.h"
 #include "store/store.h"
 
@@ -65,6 +68,13 @@ struct Repeatability {
   std::vector<std::string> run_ids;  // by repeat index, available runs only
 };
 
+// The tokens of one listed flip (report/pair_compare.h Flip), decoded.
+struct FlipTokens {
+  Token reference;
+  Token other;
+  std::vector<Token> context;  // the reference's input tokens up to the flip, oldest first
+};
+
 enum class CellStatus { kCompared, kFailed, kInProgress, kNoBaseline, kError };
 std::string_view CellStatusName(CellStatus status);
 
@@ -94,7 +104,13 @@ struct CellReport {
   std::uint64_t near_tie_flips = 0;  // among the listed flips
   std::optional<Token> first_flip_reference, first_flip_other;
   std::optional<Token> generated_reference, generated_other;  // first differing pair
+  std::vector<FlipTokens> flip_tokens;  // one per listed flip (result.flips)
   std::vector<FingerprintComparison> fingerprints;
+  // What the plan requested of this workload (positions or max_tokens), how far this
+  // cell's run got, and the warnings of report/warnings.h (both sides' for a cell).
+  std::optional<std::uint64_t> requested;
+  RunExtent extent;
+  std::vector<Warning> warnings;
 };
 
 struct WorkloadReport {
@@ -107,7 +123,9 @@ struct AxisRank {
   std::string axis;
   std::string cell;
   std::string workload;
+  // The cell's exact KLD mean when it has exact positions, else its bound mean.
   double kld_mean = std::numeric_limits<double>::quiet_NaN();
+  std::string kld_method;  // "exact" or "bound": which one kld_mean is
   double top1_disagreement = std::numeric_limits<double>::quiet_NaN();
 };
 
@@ -118,6 +136,7 @@ struct Report {
   int jobs_succeeded = 0;
   int jobs_failed = 0;
   int jobs_in_progress = 0;
+  Provenance provenance;
   std::vector<WorkloadReport> workloads;
   // Teacher-forced workloads; one entry per axis (its strongest cell), strongest first.
   std::vector<AxisRank> by_kld;

@@ -1,0 +1,64 @@
+// The streaming counterpart of digest::Summarize (docs/metrics.md): the same sums over the
+// compared positions, added one position at a time, in memory that does not depend on the
+// number of positions. It also keeps the KLD statistics of the two methods apart: exact
+// positions (both full rows kept) and top-k bound positions (a lower bound of the exact
+// value), because a mean over both mixes two different measurements.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
+#include "digest/position_compare.h"
+#include "digest/stream_compare.h"
+#include "report/kld_quantiles.h"
+
+namespace orch::report {
+
+// KLD statistics of the positions of one method, nats; NaN when count is 0.
+struct KldSummary {
+  std::uint64_t count = 0;
+  double mean = std::numeric_limits<double>::quiet_NaN();
+  double median = std::numeric_limits<double>::quiet_NaN();
+  double p99 = std::numeric_limits<double>::quiet_NaN();
+  double max = std::numeric_limits<double>::quiet_NaN();
+  bool approximate_quantiles = false;  // report/kld_quantiles.h moved to its histogram
+};
+
+// Which positions StreamSummary::kld covers: "exact", "bound", "mixed" (both kinds: its
+// mean is not one measurement) or "none".
+std::string_view KldMethodName(const digest::KldStats& kld);
+
+class SummaryAccumulator {
+ public:
+  void Add(const digest::PositionComparison& c);
+
+  struct Result {
+    digest::StreamSummary summary;  // kld over every scored position, as digest defines it
+    bool kld_quantiles_approximate = false;
+    KldSummary exact;
+    KldSummary bound;
+  };
+  Result Finish(std::uint64_t reference_length, std::uint64_t other_length) const;
+
+ private:
+  // Sums and order statistics of one set of KLD values.
+  struct KldSums {
+    std::uint64_t count = 0;
+    double sum = 0.0;
+    double max = 0.0;
+    KldQuantiles quantiles;
+    void Add(double kld);
+    KldSummary Finish() const;
+  };
+  void AddTarget(const digest::PositionComparison& c);
+  void FinishTarget(digest::StreamSummary& s) const;
+
+  digest::StreamSummary s_;
+  std::uint64_t compared_ = 0, same_top1_ = 0, scored_same_top1_ = 0;
+  KldSums all_, exact_, bound_;
+  double dp_sum_ = 0.0, dp2_sum_ = 0.0, nll_p_ = 0.0, nll_q_ = 0.0;
+  double top1_sum_ = 0.0, top1_max_ = 0.0;
+};
+
+}  // namespace orch::report
