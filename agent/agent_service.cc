@@ -5,6 +5,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <utility>  // before Boost.Asio under C++20 (Debian 12)
 
 #include "agent/driver_job.h"
@@ -39,6 +40,11 @@ struct AgentService::Impl {
         send(std::move(send)),
         timer(io) {}
 
+  ~Impl() {
+    alive.reset();  // a scan that completes now posts a handler that does nothing
+    if (workers) workers->join();
+  }
+
   asio::io_context& io;
   ProcessLauncher& launcher;
   Spool& spool;
@@ -58,6 +64,12 @@ struct AgentService::Impl {
   Clock::time_point last_progress = Clock::now();  // last ack, or last resend
   Clock::time_point last_fingerprint_check = Clock::now();
   Clock::time_point stop_deadline;
+  // Model scans (options.model_scan) run here, one at a time.
+  std::unique_ptr<asio::thread_pool> workers;
+  std::shared_ptr<bool> alive = std::make_shared<bool>(true);
+  bool scanning = false;
+  bool scanned_once = false;
+  Clock::time_point last_scan = Clock::now();
 
   const std::string& id() const { return options.config.id; }
 
@@ -119,6 +131,10 @@ struct AgentService::Impl {
       return SayHello();
     }
     if (FingerprintChanged()) return SayHello();
+    if (options.model_scan && !scanning &&
+        Clock::now() - last_scan >= options.model_rescan) {
+      StartScan();
+    }
     protocol::Heartbeat beat{id(), RunIds(), FreeSlots()};
     SendMessage(beat);
     Arm(heartbeat);
@@ -140,6 +156,32 @@ struct AgentService::Impl {
     options.fingerprint_json = std::move(json);
     options.fingerprint_id = std::move(id);
     return true;
+  }
+
+  // Hashes the model folders on the worker thread; OnScanned gets the result on
+  // the loop.
+  void StartScan() {
+    if (!workers) workers = std::make_unique<asio::thread_pool>(1);
+    scanning = true;
+    std::weak_ptr<bool> token = alive;
+    asio::post(*workers, [this, token] {
+      std::vector<std::string> hashes = options.model_scan();
+      asio::post(io, [this, token, hashes = std::move(hashes)]() mutable {
+        if (!token.expired()) OnScanned(std::move(hashes));
+      });
+    });
+  }
+
+  void OnScanned(std::vector<std::string> hashes) {
+    scanning = false;
+    last_scan = Clock::now();
+    bool first = !scanned_once;
+    scanned_once = true;
+    if (stopped || (!first && hashes == options.model_hashes)) return;
+    log.info(fmt::runtime("{} model files offered ({} before); registering"),
+             hashes.size(), options.model_hashes.size());
+    options.model_hashes = std::move(hashes);
+    SayHello();
   }
 
   std::int32_t FreeSlots() const {
@@ -351,13 +393,20 @@ Status AgentService::Start() {
         impl_->spool.ChunkCount(run_id)};
     ORCH_RETURN_IF_ERROR(impl_->spool.AddFinished(finished));
   }
+  if (impl_->options.model_scan) {
+    impl_->log.info(fmt::runtime("hashing the model files in {} model_dirs "
+                                 "entries before registering"),
+                    impl_->options.config.model_dirs.size());
+    impl_->StartScan();  // Hello follows the first scan
+    return Status::Ok();
+  }
   impl_->SayHello();
   return Status::Ok();
 }
 
 void AgentService::Reconnect(SendFn send) {
   impl_->send = std::move(send);
-  impl_->SayHello();
+  if (!impl_->options.model_scan || impl_->scanned_once) impl_->SayHello();
 }
 
 void AgentService::OnEvent(const protocol::TransportEvent& event) {

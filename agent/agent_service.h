@@ -8,7 +8,8 @@
 // Welcome all unacknowledged messages are resent; when acknowledgements stall
 // for `resend_after` it says Hello again (a restarted coordinator does not know
 // it) and resends after the Welcome. A driver that crashes, hangs or writes
-// garbage fails its run; the agent lives on.
+// garbage fails its run; the agent lives on. The model files it advertises are
+// hashed on a worker thread (options.model_scan) while the loop goes on.
 //
 // Transport is not owned: frames go out through `send`, events come in through
 // OnEvent(). Not thread-safe: everything runs on the io_context's thread.
@@ -56,6 +57,12 @@ struct AgentServiceOptions {
   // driver was upgraded, say), registers again with the new one. Runs on the loop.
   std::function<std::string()> fingerprint_json_provider;
   std::chrono::milliseconds fingerprint_check{60000};
+  // Lists the model files the agent holds ("sha256:<hex>", agent/model_inventory.h).
+  // When set it replaces `model_hashes`: it runs on a worker thread, never on the
+  // loop (hashing a new 20 GB file takes minutes), first before the first Hello and
+  // then every `model_rescan`; a changed set is announced with a new Hello.
+  std::function<std::vector<std::string>()> model_scan;
+  std::chrono::milliseconds model_rescan{30000};
 };
 
 class AgentService final {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "agent/model_inventory.h"
 #include "base/sha256.h"
 #include "fingerprint/file_hasher.h"
 #include "fingerprint/memory_hash_cache.h"
@@ -43,27 +44,6 @@ Result<std::string> HashUncached(const std::string& path) {
   ORCH_ASSIGN_OR_RETURN(fingerprint::FileHash hash,
                         fingerprint::FileHasher(empty).Hash(path));
   return hash.sha256;
-}
-
-// Files orch itself keeps next to models: never candidates for a hash lookup.
-bool IsBookkeeping(const std::string& name) {
-  return name.starts_with(".") || name.ends_with(kSidecarSuffix) ||
-         name.ends_with(".tsv") || name.find(".tmp.") != std::string::npos;
-}
-
-// Regular files directly in `dir`, by name (so the first match is stable).
-std::vector<std::string> FilesIn(const std::string& dir) {
-  std::vector<std::string> files;
-  std::error_code error;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
-    std::error_code ignored;
-    if (entry.is_regular_file(ignored) &&
-        !IsBookkeeping(entry.path().filename().string())) {
-      files.push_back(entry.path().string());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
 }
 
 }  // namespace
@@ -143,7 +123,7 @@ Result<ResolvedModel> ModelResolver::ResolveSha256(std::string_view hex) {
   std::vector<std::string> dirs = options_.model_dirs;
   dirs.push_back(options_.cache_dir);
   for (const std::string& dir : dirs) {
-    for (const std::string& file : FilesIn(dir)) {
+    for (const std::string& file : ModelFilesIn(dir)) {
       Result<fingerprint::FileHash> hash = hasher.Hash(file);
       if (!hash.ok()) {
         log_.warn(fmt::runtime("model lookup: skipping {}"),

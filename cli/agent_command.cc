@@ -13,6 +13,7 @@
 
 #include "agent/agent_service.h"
 #include "agent/config.h"
+#include "agent/model_inventory.h"
 #include "agent/model_resolver.h"
 #include "agent/posix_process_launcher.h"
 #include "agent/spool.h"
@@ -21,6 +22,7 @@
 #include "fingerprint/collect.h"
 #include "fingerprint/file_hash_cache.h"
 #include "fingerprint/libgit2_commit_resolver.h"
+#include "fingerprint/locked_hash_cache.h"
 #include "fingerprint/memory_hash_cache.h"
 #include "fingerprint/posix_command_runner.h"
 #include "protocol/zmq_asio_driver.h"
@@ -82,15 +84,21 @@ int RunAgent(const std::string& config_path) {
     log.error(fmt::runtime("{}"), spool.status().message());
     return kExitError;
   }
-  std::unique_ptr<fp::HashCache> hashes = OpenAgentHashCache(*config, log);
+  std::unique_ptr<fp::HashCache> cache = OpenAgentHashCache(*config, log);
+  fp::LockedHashCache hashes(*cache);  // shared by the model scans' thread
   agent::ModelResolver models(
       {.model_dirs = config->model_dirs, .cache_dir = config->model_cache},
-      *hashes, log);
+      hashes, log);
   agent::AgentServiceOptions options;
   options.config = *config;
   options.fingerprint_json = HostFingerprintJson(*config);
   options.fingerprint_id = fp::FingerprintIdOfJson(options.fingerprint_json);
   options.fingerprint_json_provider = [config = *config] { return HostFingerprintJson(config); };
+  if (!config->model_dirs.empty()) {
+    options.model_scan = [dirs = config->model_dirs, &hashes, &log] {
+      return agent::ScanModelHashes(dirs, hashes, log);
+    };
+  }
   log.info(fmt::runtime("agent {}: fingerprint {}, coordinator {}"), config->id,
            options.fingerprint_id, config->coordinator);
 

@@ -1,5 +1,7 @@
 #include "coordinator/agent_registry.h"
 
+#include <algorithm>
+
 namespace orch::coordinator {
 namespace {
 
@@ -11,6 +13,27 @@ std::string HostOf(const protocol::Hello& hello) {
 }
 
 }  // namespace
+
+void AgentEntry::NotePositions(std::chrono::milliseconds now,
+                               std::uint32_t count) {
+  recent_positions.emplace_back(now, count);
+  while (now - recent_positions.front().first > kRateWindow)
+    recent_positions.pop_front();
+}
+
+// Over the time since the oldest chunk in the window (at least one second), so
+// that a run of a few seconds is not diluted by the whole window.
+double AgentEntry::PositionsPerSecond(std::chrono::milliseconds now) const {
+  std::uint64_t total = 0;
+  std::chrono::milliseconds oldest = now;
+  for (const auto& [at, count] : recent_positions) {
+    if (now - at > kRateWindow) continue;
+    total += count;
+    oldest = std::min(oldest, at);
+  }
+  auto span = std::max(now - oldest, std::chrono::milliseconds(1000));
+  return total == 0 ? 0.0 : total * 1000.0 / static_cast<double>(span.count());
+}
 
 AgentEntry& AgentRegistry::Register(const protocol::Hello& hello,
                                     std::chrono::milliseconds now) {
@@ -27,6 +50,11 @@ AgentEntry& AgentRegistry::Register(const protocol::Hello& hello,
 }
 
 AgentEntry* AgentRegistry::Find(std::string_view id) {
+  auto it = agents_.find(id);
+  return it == agents_.end() ? nullptr : &it->second;
+}
+
+const AgentEntry* AgentRegistry::Find(std::string_view id) const {
   auto it = agents_.find(id);
   return it == agents_.end() ? nullptr : &it->second;
 }

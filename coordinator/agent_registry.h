@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,9 +28,18 @@ struct AgentEntry {
   protocol::Capabilities capabilities;
   protocol::AgentState state = protocol::AgentState::kConnected;
   std::chrono::milliseconds last_heard{0};
+  // Digest records received per chunk over the last kRateWindow, oldest first.
+  std::deque<std::pair<std::chrono::milliseconds, std::uint32_t>> recent_positions;
 
   bool TakesWork() const { return state == protocol::AgentState::kConnected; }
+  // Records `count` positions received at `now` and forgets what left the window.
+  void NotePositions(std::chrono::milliseconds now, std::uint32_t count);
+  // Positions per second over the window ending at `now` (0 when none).
+  double PositionsPerSecond(std::chrono::milliseconds now) const;
 };
+
+// The window of AgentEntry::PositionsPerSecond.
+inline constexpr std::chrono::milliseconds kRateWindow{30000};
 
 class AgentRegistry final {
  public:
@@ -41,6 +51,7 @@ class AgentRegistry final {
   AgentEntry& Register(const protocol::Hello& hello,
                        std::chrono::milliseconds now);
   AgentEntry* Find(std::string_view id);
+  const AgentEntry* Find(std::string_view id) const;
   // Records that the agent was heard from. No-op for an unknown agent.
   void Heard(std::string_view id, std::chrono::milliseconds now);
   void Disconnect(std::string_view id);

@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "coordinator/failure_kind.h"
 #include "coordinator/matchmaker.h"
 #include "protocol/chunk_records.h"
 
@@ -35,6 +36,11 @@ bool Contains(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
 }
 
+bool RefusedBy(const JobEntry& job, const std::string& agent) {
+  return std::any_of(job.refusals.begin(), job.refusals.end(),
+                     [&](const Refusal& r) { return r.agent == agent; });
+}
+
 }  // namespace
 
 CoordinatorCore::CoordinatorCore(CoordinatorOptions options, LogSink log)
@@ -55,18 +61,20 @@ Effects CoordinatorCore::OnMessage(const std::string& peer,
   } else if (auto* m = std::get_if<protocol::RunStarted>(&message)) {
     OnRunStarted(*m, now, out);
   } else if (auto* m = std::get_if<protocol::DigestChunk>(&message)) {
-    OnChunk(peer, *m, out);
+    OnChunk(peer, *m, now, out);
   } else if (auto* m = std::get_if<protocol::RunFinished>(&message)) {
     OnFinished(peer, *m, now, out);
   } else if (auto* m = std::get_if<protocol::Submit>(&message)) {
-    OnSubmit(peer, *m, out);
+    OnSubmit(peer, *m, now, out);
     Dispatch(now, out);
   } else if (auto* m = std::get_if<protocol::StatusRequest>(&message)) {
-    Send(out, peer, Status(m->experiment, now));
+    Send(out, peer, Status(*m, now));
   } else if (auto* m = std::get_if<protocol::Cancel>(&message)) {
     OnCancel(peer, *m, now, out);
   } else if (auto* m = std::get_if<protocol::Drain>(&message)) {
     OnDrain(peer, *m, out);
+  } else if (auto* m = std::get_if<protocol::Retry>(&message)) {
+    OnRetry(peer, *m, now, out);
   } else {
     Log("ignoring " + std::string(protocol::MessageName(message)) + " from " +
         peer + ": not a message the coordinator accepts");
@@ -169,9 +177,10 @@ void CoordinatorCore::OnRunStarted(const protocol::RunStarted& started,
 }
 
 void CoordinatorCore::OnChunk(const std::string& peer,
-                              const protocol::DigestChunk& chunk,
+                              const protocol::DigestChunk& chunk, Millis now,
                               Effects& out) {
-  if (runs_.Find(chunk.run_id) == nullptr) {
+  RunEntry* run = runs_.Find(chunk.run_id);
+  if (run == nullptr) {
     Log("ignoring digestChunk " + std::to_string(chunk.seq) +
         " of unknown run " + chunk.run_id);
     return;
@@ -182,6 +191,9 @@ void CoordinatorCore::OnChunk(const std::string& peer,
     Log("dropping digestChunk " + std::to_string(chunk.seq) + " of run " +
         chunk.run_id + ": " + records.status().message());
     return;
+  }
+  if (AgentEntry* agent = agents_.Find(run->agent_id)) {
+    agent->NotePositions(now, static_cast<std::uint32_t>(records->size()));
   }
   AppendChunkEffect effect{chunk.run_id, chunk.seq, {}, peer};
   effect.records.reserve(records->size());
@@ -203,8 +215,8 @@ void CoordinatorCore::OnFinished(const std::string& peer,
                  finished.status == protocol::RunStatus::kFailed &&
                  finished.chunk_count == 0;
   JobEntry* job = jobs_.Find(run->job_id);
-  if (refused && job != nullptr && !Contains(job->refused_by, run->agent_id)) {
-    job->refused_by.push_back(run->agent_id);
+  if (refused && job != nullptr && !RefusedBy(*job, run->agent_id)) {
+    job->refusals.push_back({run->agent_id, finished.error});
     Log("agent " + run->agent_id + " refused job " + job->id + ": " +
         finished.error);
   }
@@ -236,9 +248,10 @@ Effects CoordinatorCore::OnRunStored(const store::RunRecord& record,
     std::string reason = record.error.empty()
                              ? std::string(store::RunStateName(record.state))
                              : record.error;
+    std::optional<std::string> code = DeterministicErrorCode(record.summary);
     RunFailed(*run, record.state,
               "run " + record.id + " on " + record.agent_id + ": " + reason,
-              now, out);
+              now, out, code ? Retry::kNever : Retry::kWhileBudgetLasts);
   }
   Dispatch(now, out);
   return out;
@@ -273,7 +286,7 @@ std::optional<Millis> CoordinatorCore::NextDeadline() const {
 
 void CoordinatorCore::RunFailed(RunEntry& run, RunState state,
                                 const std::string& reason, Millis now,
-                                Effects& out) {
+                                Effects& out, Retry retry) {
   bool was_in_flight = run.InFlight();
   runs_.End(run, state);
   NoteFailure(run.id, reason);
@@ -282,7 +295,13 @@ void CoordinatorCore::RunFailed(RunEntry& run, RunState state,
   JobEntry* job = jobs_.Find(run.job_id);
   if (job != nullptr && job->current_run == run.id && !job->Terminal()) {
     job->last_error = reason;
-    if (job->attempts >= options_.retry_budget) {
+    if (retry == Retry::kNever) {
+      job->state = JobState::kFailed;
+      job->current_run.clear();
+      job->last_error = reason + " (not retried: the same job fails the same way)";
+      change.events.push_back(
+          Event(now, "job.failed", job->id, job->last_error));
+    } else if (job->attempts >= options_.retry_budget) {
       job->state = JobState::kFailed;
       job->current_run.clear();
       job->last_error = "retry budget of " +
@@ -351,7 +370,7 @@ bool CoordinatorCore::AssignOne(AgentEntry& agent, JobTable::Queue& queue,
     JobEntry* job = jobs_.Find(id);
     if (job == nullptr || job->state != JobState::kPending)
       continue;  // stale entry
-    if (Contains(job->refused_by, agent.id)) {
+    if (RefusedBy(*job, agent.id)) {
       skipped.push_back(std::move(id));
       continue;
     }

@@ -40,12 +40,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "coordinator/agent_registry.h"
 #include "coordinator/effects.h"
 #include "coordinator/job_table.h"
 #include "coordinator/options.h"
+#include "coordinator/pending_reason.h"
 #include "coordinator/plan_catalog.h"
 #include "coordinator/run_table.h"
 #include "protocol/messages.h"
@@ -78,7 +80,8 @@ class CoordinatorCore final {
 
   const JobTable& jobs() const { return jobs_; }
   const AgentRegistry& agents() const { return agents_; }
-  protocol::StatusReply Status(const std::string& experiment, Millis now) const;
+  protocol::StatusReply Status(const protocol::StatusRequest& request,
+                               Millis now) const;
 
  private:
   void OnHello(const std::string& peer, const protocol::Hello& hello,
@@ -88,16 +91,35 @@ class CoordinatorCore final {
   void OnRunStarted(const protocol::RunStarted& started, Millis now,
                     Effects& out);
   void OnChunk(const std::string& peer, const protocol::DigestChunk& chunk,
-               Effects& out);
+               Millis now, Effects& out);
   void OnFinished(const std::string& peer,
                   const protocol::RunFinished& finished, Millis now,
                   Effects& out);
   void OnSubmit(const std::string& peer, const protocol::Submit& submit,
-                Effects& out);
+                Millis now, Effects& out);
   void OnCancel(const std::string& peer, const protocol::Cancel& cancel,
                 Millis now, Effects& out);
   void OnDrain(const std::string& peer, const protocol::Drain& drain,
                Effects& out);
+  void OnRetry(const std::string& peer, const protocol::Retry& retry,
+               Millis now, Effects& out);
+  // Ends `job` as cancelled (its run, if in flight, too; its agent is told).
+  void CancelJob(JobEntry& job, const std::string& experiment,
+                 const std::string& why, Millis now, Effects& out);
+  // A resubmitted plan with other jobs: adopts the new plan, keeps the jobs it
+  // still lists, adds the new ones, forgets (and cancels) the ones it drops.
+  void ReplacePlan(const std::string& peer, const ParsedPlan& existing,
+                   ParsedPlan parsed, const std::string& plan_json,
+                   Millis now, Effects& out);
+  // Pending reasons per requirement queue, computed once per StatusReply.
+  using ReasonCache = std::unordered_map<std::uint32_t, PendingReason>;
+  PendingReason WhyPending(const JobEntry& job, ReasonCache& cache) const;
+  protocol::ExperimentProgress Progress(
+      std::uint32_t plan, const protocol::StatusRequest& request, Millis now,
+      ReasonCache& cache, std::vector<protocol::JobStatus>& jobs) const;
+  void FillJobStatus(const JobEntry& job, const PlannedJob& planned,
+                     const std::string& experiment, Millis now,
+                     protocol::JobStatus& status) const;
 
   void AddPlanJobs(std::uint32_t plan_index,
                    const std::vector<store::JobRecord>* stored);
@@ -105,9 +127,12 @@ class CoordinatorCore final {
   bool AssignOne(AgentEntry& agent, JobTable::Queue& queue, Millis now,
                  Effects& out);
   void Assign(JobEntry& job, const AgentEntry& agent, Millis now, Effects& out);
-  // The run ended without success: requeue its job or fail it, with `reason`.
+  // The run ended without success: requeue its job (kWhileBudgetLasts, while
+  // attempts < retry_budget) or fail it, with `reason`.
+  enum class Retry { kWhileBudgetLasts, kNever };
   void RunFailed(RunEntry& run, store::RunState state,
-                 const std::string& reason, Millis now, Effects& out);
+                 const std::string& reason, Millis now, Effects& out,
+                 Retry retry = Retry::kWhileBudgetLasts);
   void JobSucceeded(JobEntry& job, RunEntry& run, Millis now, Effects& out);
   void ReleaseUnlisted(const AgentEntry& agent,
                        const std::vector<std::string>& listed, Millis now,

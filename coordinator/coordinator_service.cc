@@ -123,7 +123,9 @@ bool CoordinatorService::PerformOne(Effect& effect, Millis now) {
 }
 
 bool CoordinatorService::Put(PutPlanEffect& effect) {
-  Result<int> inserted = store_.PutPlan(effect.plan, effect.jobs);
+  Result<int> inserted = effect.replace
+                             ? store_.ReplacePlan(effect.plan, effect.jobs)
+                             : store_.PutPlan(effect.plan, effect.jobs);
   if (!inserted.ok()) {
     ++failed_writes_;
     log_.error(fmt::runtime("store plan {}: {}"), effect.plan.id,

@@ -2,6 +2,7 @@
 // and the rebuild from the store after a restart. Events from agents are in
 // coordinator_core.cc.
 #include <algorithm>
+#include <set>
 #include <unordered_map>
 #include <utility>
 
@@ -22,7 +23,8 @@ void Reply(Effects& out, const std::string& peer, bool ok,
 }  // namespace
 
 void CoordinatorCore::OnSubmit(const std::string& peer,
-                               const protocol::Submit& submit, Effects& out) {
+                               const protocol::Submit& submit, Millis now,
+                               Effects& out) {
   Result<ParsedPlan> parsed = ParsePlanJson(submit.plan_json);
   if (!parsed.ok()) {
     Reply(out, peer, false, "submit refused: " + parsed.status().message());
@@ -30,10 +32,8 @@ void CoordinatorCore::OnSubmit(const std::string& peer,
   }
   const ParsedPlan* existing = catalog_.Find(parsed->experiment);
   if (existing != nullptr && existing->json_sha256 != parsed->json_sha256) {
-    Reply(out, peer, false,
-          "submit refused: experiment " + parsed->experiment +
-              " already exists with another plan; rename the experiment");
-    return;
+    return ReplacePlan(peer, *existing, std::move(parsed).value(),
+                       submit.plan_json, now, out);
   }
   std::string message = "experiment " + parsed->experiment + ": " +
                         std::to_string(parsed->jobs.size()) + " jobs";
@@ -47,6 +47,50 @@ void CoordinatorCore::OnSubmit(const std::string& peer,
     AddPlanJobs(index, nullptr);
   }
   out.push_back(std::move(effect));
+}
+
+void CoordinatorCore::ReplacePlan(const std::string& peer,
+                                  const ParsedPlan& existing, ParsedPlan parsed,
+                                  const std::string& plan_json, Millis now,
+                                  Effects& out) {
+  const char* changed = existing.model_json != parsed.model_json ? "model"
+                        : existing.baseline_json != parsed.baseline_json
+                            ? "baseline"
+                            : nullptr;
+  if (changed != nullptr) {
+    Reply(out, peer, false,
+          "submit refused: experiment " + parsed.experiment +
+              " already exists with another " + changed +
+              "; an experiment's model and baseline cannot change (its "
+              "finished runs were made with them): give the spec a new "
+              "experiment name");
+    return;
+  }
+  std::set<std::string_view> listed;
+  for (const PlannedJob& job : parsed.jobs) listed.insert(job.id);
+  std::vector<std::string> dropped;
+  for (const PlannedJob& job : existing.jobs) {
+    if (!listed.contains(job.id)) dropped.push_back(job.id);
+  }
+  int added = 0;
+  for (const PlannedJob& job : parsed.jobs) added += jobs_.Find(job.id) == nullptr;
+  PutPlanEffect effect{ToPlanRecord(parsed, plan_json), ToJobRecords(parsed),
+                       peer, "", /*replace=*/true};
+  effect.ok_message = "experiment " + parsed.experiment + ": " +
+                      std::to_string(parsed.jobs.size()) + " jobs, updated: " +
+                      std::to_string(added) + " added, " +
+                      std::to_string(dropped.size()) +
+                      " no longer in the spec dropped, finished jobs kept";
+  std::string experiment = parsed.experiment;
+  out.push_back(std::move(effect));
+  for (const std::string& id : dropped) {
+    JobEntry* job = jobs_.Find(id);
+    if (job != nullptr && !job->Terminal())
+      CancelJob(*job, experiment, "dropped from the edited spec", now, out);
+    jobs_.Remove(id);
+  }
+  std::uint32_t index = catalog_.Add(std::move(parsed));
+  AddPlanJobs(index, nullptr);
 }
 
 void CoordinatorCore::AddPlanJobs(std::uint32_t plan_index,
@@ -74,6 +118,11 @@ void CoordinatorCore::AddPlanJobs(std::uint32_t plan_index,
                   entry.state == JobState::kRunning;
       if (held) entry.current_run = record.current_run_id;
     }
+    if (JobEntry* known = jobs_.Find(entry.id); known != nullptr) {
+      known->plan = plan_index;  // a resubmitted, edited plan
+      known->index = i;
+      continue;
+    }
     jobs_.Add(std::move(entry), plan.requirements[plan.jobs[i].requirement]);
   }
 }
@@ -92,27 +141,66 @@ void CoordinatorCore::OnCancel(const std::string& peer,
   for (const PlannedJob& planned : plan->jobs) {
     JobEntry* job = jobs_.Find(planned.id);
     if (job == nullptr || job->Terminal()) continue;
-    store::StateChange change;
-    if (RunEntry* run = runs_.Find(job->current_run);
-        run != nullptr && run->InFlight()) {
-      runs_.End(*run, RunState::kCancelled);
-      change.run = run->ToRecord();
-      const AgentEntry* agent = agents_.Find(run->agent_id);
-      if (agent != nullptr &&
-          agent->state != protocol::AgentState::kDisconnected) {
-        out.push_back(SendEffect{agent->id, protocol::Cancel{run->id, ""}});
-      }
-    }
-    job->state = JobState::kCancelled;
-    job->current_run.clear();
-    change.job = job->ToRecord(plan->experiment);
-    change.events.push_back(Event(now, "job.cancelled", job->id, "by request"));
-    out.push_back(ApplyEffect{std::move(change)});
+    CancelJob(*job, plan->experiment, "by request", now, out);
     ++cancelled;
   }
   Reply(out, peer, true,
         "experiment " + plan->experiment + ": " + std::to_string(cancelled) +
-            " jobs cancelled");
+            " jobs cancelled (orch retry " + plan->experiment +
+            " --cancelled runs them again)");
+}
+
+void CoordinatorCore::CancelJob(JobEntry& job, const std::string& experiment,
+                                const std::string& why, Millis now,
+                                Effects& out) {
+  store::StateChange change;
+  if (RunEntry* run = runs_.Find(job.current_run);
+      run != nullptr && run->InFlight()) {
+    runs_.End(*run, RunState::kCancelled);
+    change.run = run->ToRecord();
+    const AgentEntry* agent = agents_.Find(run->agent_id);
+    if (agent != nullptr &&
+        agent->state != protocol::AgentState::kDisconnected) {
+      out.push_back(SendEffect{agent->id, protocol::Cancel{run->id, ""}});
+    }
+  }
+  job.state = JobState::kCancelled;
+  job.current_run.clear();
+  job.last_error = "cancelled " + why;
+  change.job = job.ToRecord(experiment);
+  change.events.push_back(Event(now, "job.cancelled", job.id, why));
+  out.push_back(ApplyEffect{std::move(change)});
+}
+
+void CoordinatorCore::OnRetry(const std::string& peer,
+                              const protocol::Retry& retry, Millis now,
+                              Effects& out) {
+  const ParsedPlan* plan = catalog_.Find(retry.experiment);
+  if (plan == nullptr) {
+    Reply(out, peer, false, "no experiment " + retry.experiment);
+    return;
+  }
+  int again = 0;
+  for (const PlannedJob& planned : plan->jobs) {
+    JobEntry* job = jobs_.Find(planned.id);
+    bool wanted = job != nullptr &&
+                  ((retry.failed && job->state == JobState::kFailed) ||
+                   (retry.cancelled && job->state == JobState::kCancelled));
+    if (!wanted) continue;
+    job->attempts = 0;
+    job->last_error.clear();
+    job->refusals.clear();
+    jobs_.Requeue(*job);
+    store::StateChange change;
+    change.job = job->ToRecord(plan->experiment);
+    change.events.push_back(Event(now, "job.retried", job->id, "by request"));
+    out.push_back(ApplyEffect{std::move(change)});
+    ++again;
+  }
+  Reply(out, peer, true,
+        "experiment " + plan->experiment + ": " + std::to_string(again) +
+            " jobs queued again");
+  Dispatch(now, out);
 }
 
 void CoordinatorCore::OnDrain(const std::string& peer,
@@ -131,50 +219,116 @@ void CoordinatorCore::OnDrain(const std::string& peer,
             std::to_string(runs_.CountOn(agent->id)) + " in flight");
 }
 
-protocol::StatusReply CoordinatorCore::Status(const std::string& experiment,
-                                              Millis now) const {
+namespace {
+
+void Count(JobState state, bool runnable, protocol::ExperimentProgress& p) {
+  switch (state) {
+    case JobState::kSucceeded:
+      ++p.succeeded;
+      break;
+    case JobState::kAssigned:
+    case JobState::kRunning:
+      ++p.running;
+      break;
+    case JobState::kFailed:
+      ++p.failed;
+      break;
+    case JobState::kCancelled:
+      ++p.cancelled;
+      break;
+    case JobState::kPending:
+    case JobState::kLost:
+      ++p.pending;
+      p.unrunnable += runnable ? 0 : 1;
+      break;
+  }
+}
+
+}  // namespace
+
+PendingReason CoordinatorCore::WhyPending(const JobEntry& job,
+                                          ReasonCache& cache) const {
+  auto busy = [this](std::string_view agent) { return runs_.CountOn(agent); };
+  const protocol::Requirements& needs = jobs_.queues()[job.queue].needs;
+  if (!job.refusals.empty()) return ExplainPending(needs, job.refusals, agents_, busy);
+  auto [it, added] = cache.try_emplace(job.queue);
+  if (added) it->second = ExplainPending(needs, {}, agents_, busy);
+  return it->second;
+}
+
+void CoordinatorCore::FillJobStatus(const JobEntry& job,
+                                    const PlannedJob& planned,
+                                    const std::string& experiment, Millis now,
+                                    protocol::JobStatus& status) const {
+  status.job_id = job.id;
+  status.experiment = experiment;
+  status.cell = planned.cell;
+  status.workload = catalog_.plan(job.plan).workload_names[planned.workload];
+  status.repeat = planned.repeat;
+  status.state = store::JobStateName(job.state);
+  status.attempts = job.attempts;
+  if (job.state == JobState::kFailed || job.state == JobState::kCancelled)
+    status.reason = job.last_error;
+  const RunEntry* run = runs_.Find(job.current_run);
+  if (run == nullptr || !run->InFlight()) return;
+  status.run_id = run->id;
+  status.agent_id = run->agent_id;
+  if (const AgentEntry* agent = agents_.Find(run->agent_id)) status.host = agent->host;
+  status.elapsed = std::max(Millis(0), now - run->assigned_at);
+}
+
+protocol::ExperimentProgress CoordinatorCore::Progress(
+    std::uint32_t p, const protocol::StatusRequest& request, Millis now,
+    ReasonCache& cache, std::vector<protocol::JobStatus>& jobs) const {
+  const ParsedPlan& plan = catalog_.plan(p);
+  protocol::ExperimentProgress progress;
+  progress.experiment = plan.experiment;
+  progress.total = static_cast<std::uint32_t>(plan.jobs.size());
+  for (const PlannedJob& planned : plan.jobs) {
+    const JobEntry* job = jobs_.Find(planned.id);
+    if (job == nullptr) continue;
+    bool pending = job->state == JobState::kPending || job->state == JobState::kLost;
+    PendingReason why = pending ? WhyPending(*job, cache) : PendingReason{};
+    Count(job->state, why.runnable, progress);
+    bool running = job->state == JobState::kAssigned || job->state == JobState::kRunning;
+    if (!request.all_jobs && !running && why.runnable) continue;
+    protocol::JobStatus& status = jobs.emplace_back();
+    FillJobStatus(*job, planned, plan.experiment, now, status);
+    if (pending) status.reason = why.text;
+    status.runnable = why.runnable;
+  }
+  auto [total, count] = p < durations_.size()
+                            ? durations_[p]
+                            : std::pair<Millis, std::uint32_t>{};
+  std::uint32_t left = progress.pending + progress.running;
+  if (left == 0) {
+    progress.eta_known = true;  // done: nothing left
+  } else if (count > 0 && progress.running > 0) {
+    progress.eta = total / count * left / progress.running;
+    progress.eta_known = true;
+  }
+  return progress;
+}
+
+protocol::StatusReply CoordinatorCore::Status(
+    const protocol::StatusRequest& request, Millis now) const {
   protocol::StatusReply reply;
+  ReasonCache cache;
   for (std::uint32_t p = 0; p < catalog_.size(); ++p) {
-    const ParsedPlan& plan = catalog_.plan(p);
-    if (!experiment.empty() && plan.experiment != experiment) continue;
-    protocol::ExperimentProgress progress;
-    progress.experiment = plan.experiment;
-    progress.total = static_cast<std::uint32_t>(plan.jobs.size());
-    for (const PlannedJob& planned : plan.jobs) {
-      const JobEntry* job = jobs_.Find(planned.id);
-      JobState state = job == nullptr ? JobState::kPending : job->state;
-      switch (state) {
-        case JobState::kSucceeded:
-          ++progress.succeeded;
-          break;
-        case JobState::kAssigned:
-        case JobState::kRunning:
-          ++progress.running;
-          break;
-        case JobState::kFailed:
-        case JobState::kCancelled:
-          ++progress.failed;
-          break;
-        case JobState::kPending:
-        case JobState::kLost:
-          ++progress.pending;
-          break;
-      }
-    }
-    auto [total, count] = p < durations_.size()
-                              ? durations_[p]
-                              : std::pair<Millis, std::uint32_t>{};
-    std::uint32_t left = progress.pending + progress.running;
-    if (count > 0 && progress.running > 0 && left > 0) {
-      progress.eta = total / count * left / progress.running;
-    }
-    reply.experiments.push_back(std::move(progress));
+    if (!request.experiment.empty() &&
+        catalog_.plan(p).experiment != request.experiment)
+      continue;
+    reply.experiments.push_back(Progress(p, request, now, cache, reply.jobs));
   }
   for (const auto& [id, agent] : agents_.all()) {
-    reply.agents.push_back({id, agent.host, agent.capabilities.hardware_class,
-                            agent.capabilities.engines, agent.state,
-                            runs_.InFlightOn(id),
-                            std::max(Millis(0), now - agent.last_heard)});
+    protocol::AgentSummary& summary = reply.agents.emplace_back();
+    summary = {id, agent.host, agent.capabilities.hardware_class,
+               agent.capabilities.engines, agent.state, runs_.InFlightOn(id),
+               std::max(Millis(0), now - agent.last_heard)};
+    summary.positions_per_second = agent.PositionsPerSecond(now);
+    summary.slots = agent.capabilities.slots;
+    summary.model_count =
+        static_cast<std::uint32_t>(agent.capabilities.model_hashes.size());
   }
   reply.recent_failures.assign(recent_failures_.begin(),
                                recent_failures_.end());

@@ -32,6 +32,8 @@ struct PutPlanEffect {
   std::vector<store::JobRecord> jobs;
   std::string peer;
   std::string ok_message;
+  // An edited plan of a stored experiment (Store::ReplacePlan), not a new one.
+  bool replace = false;
 };
 
 struct ApplyEffect {

@@ -40,6 +40,8 @@ void JobTable::Requeue(JobEntry& job) {
   queues_[job.queue].jobs.push_back(job.id);
 }
 
+void JobTable::Remove(std::string_view id) { jobs_.erase(std::string(id)); }
+
 std::uint32_t JobTable::QueueFor(const protocol::Requirements& needs) {
   std::string key = RequirementKey(needs);
   auto it = queue_by_key_.find(key);

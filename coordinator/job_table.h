@@ -23,6 +23,12 @@
 
 namespace orch::coordinator {
 
+// An agent's refusal of a job (RunFinished{failed} before RunStarted).
+struct Refusal {
+  std::string agent;
+  std::string reason;
+};
+
 struct JobEntry {
   std::string id;
   std::uint32_t plan = 0;   // index into PlanCatalog
@@ -32,7 +38,7 @@ struct JobEntry {
   std::int32_t attempts = 0;  // runs started so far
   std::string last_error;
   std::string current_run;              // empty when no run holds the job
-  std::vector<std::string> refused_by;  // agents that refused it
+  std::vector<Refusal> refusals;  // agents that refused it, first refusal each
 
   bool Terminal() const {
     return state == store::JobState::kSucceeded ||
@@ -53,12 +59,15 @@ class JobTable final {
 
   // Moves a job back to pending at the end of its queue.
   void Requeue(JobEntry& job);
+  // Forgets a job (its queue entry goes stale). No-op for an unknown id.
+  void Remove(std::string_view id);
 
   struct Queue {
     protocol::Requirements needs;
     std::deque<std::string> jobs;  // may hold stale entries (see above)
   };
   std::vector<Queue>& queues() { return queues_; }
+  const std::vector<Queue>& queues() const { return queues_; }
 
   // Every job, in no particular order.
   const std::unordered_map<std::string, JobEntry>& all() const { return jobs_; }

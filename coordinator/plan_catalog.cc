@@ -82,7 +82,14 @@ Status ReadJobs(const json& doc,
         RequirementKey(needs),
         static_cast<std::uint32_t>(plan.requirements.size()));
     if (added) plan.requirements.push_back(needs);
-    plan.jobs.push_back({std::move(id), w->second, slot->second, j.dump()});
+    std::string cell = j.contains("cell") && j["cell"].is_string()
+                           ? j["cell"].get<std::string>()
+                           : "";
+    std::uint32_t repeat = j.contains("repeat") && j["repeat"].is_number_unsigned()
+                               ? j["repeat"].get<std::uint32_t>()
+                               : 0;
+    plan.jobs.push_back({std::move(id), std::move(cell), repeat, w->second,
+                         slot->second, j.dump()});
   }
   return Status::Ok();
 }
@@ -105,6 +112,7 @@ Result<ParsedPlan> ParsePlanJson(std::string_view text) {
                         Text(*experiment, "name", "experiment."));
   plan.json_sha256 = Sha256Hex(text);
   plan.model_json = doc.value("model", json::object()).dump();
+  plan.baseline_json = doc.contains("baseline") ? doc["baseline"].dump() : "null";
   ORCH_ASSIGN_OR_RETURN(auto workloads, ReadWorkloads(doc, plan));
   ORCH_RETURN_IF_ERROR(ReadJobs(doc, workloads, plan));
   return plan;

@@ -24,6 +24,8 @@ namespace orch::coordinator {
 // One job of a plan, as parsed.
 struct PlannedJob {
   std::string id;
+  std::string cell;         // "baseline", "kv=q8_0"; may be empty
+  std::uint32_t repeat = 0;
   std::uint32_t workload = 0;     // index into ParsedPlan::workload_names
   std::uint32_t requirement = 0;  // index into ParsedPlan::requirements
   std::string job_json;           // the job object of the plan, compact JSON
@@ -33,7 +35,8 @@ struct ParsedPlan {
   std::string experiment;  // the plan's id in the store and its name
   std::string
       json_sha256;  // of the document as submitted (the store keeps the text)
-  std::string model_json;  // compact
+  std::string model_json;     // compact
+  std::string baseline_json;  // compact; "null" when the plan has none
   std::vector<std::string> workload_names;
   std::vector<std::string>
       workload_json;  // compact, parallel to workload_names

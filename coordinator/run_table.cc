@@ -30,6 +30,11 @@ RunEntry* RunTable::Find(std::string_view id) {
   return it == runs_.end() ? nullptr : &it->second;
 }
 
+const RunEntry* RunTable::Find(std::string_view id) const {
+  auto it = runs_.find(std::string(id));
+  return it == runs_.end() ? nullptr : &it->second;
+}
+
 void RunTable::Renew(RunEntry& run, Millis expiry) {
   ORCH_CHECK(run.InFlight())
       << "renewing the lease of run " << run.id << " not in flight";

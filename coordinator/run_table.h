@@ -46,6 +46,7 @@ class RunTable final {
   // Adds a run; an in-flight one holds its lease from now on.
   void Add(RunEntry run);
   RunEntry* Find(std::string_view id);
+  const RunEntry* Find(std::string_view id) const;
 
   // Sets the run's lease to expire at `expiry`. Precondition: the run is in
   // flight.

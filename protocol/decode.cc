@@ -200,7 +200,7 @@ Result<Submit> Read(w::Submit::Reader r) {
 }
 
 Result<StatusRequest> Read(w::StatusRequest::Reader r) {
-  return StatusRequest{Str(r.getExperiment())};
+  return StatusRequest{Str(r.getExperiment()), r.getAllJobs()};
 }
 
 Result<AgentSummary> ReadAgent(const std::string& field,
@@ -208,13 +208,41 @@ Result<AgentSummary> ReadAgent(const std::string& field,
   ORCH_RETURN_IF_ERROR(Required(field + ".agentId", r.getAgentId()));
   ORCH_RETURN_IF_ERROR(
       EnumInRange(field + ".state", r.getState(), w::AgentState::DISCONNECTED));
-  return AgentSummary{Str(r.getAgentId()),
-                      Str(r.getHost()),
-                      Str(r.getHardwareClass()),
-                      Texts(r.getEngines()),
-                      static_cast<AgentState>(r.getState()),
-                      Texts(r.getCurrentRuns()),
-                      std::chrono::milliseconds(r.getHeartbeatAgeMs())};
+  AgentSummary agent{Str(r.getAgentId()),
+                     Str(r.getHost()),
+                     Str(r.getHardwareClass()),
+                     Texts(r.getEngines()),
+                     static_cast<AgentState>(r.getState()),
+                     Texts(r.getCurrentRuns()),
+                     std::chrono::milliseconds(r.getHeartbeatAgeMs())};
+  agent.positions_per_second = r.getPositionsPerSecond();
+  agent.slots = r.getSlots();
+  agent.model_count = r.getModelCount();
+  return agent;
+}
+
+Result<ExperimentProgress> ReadProgress(const std::string& field,
+                                        w::ExperimentProgress::Reader e) {
+  ORCH_RETURN_IF_ERROR(Required(field + ".experiment", e.getExperiment()));
+  ExperimentProgress progress{Str(e.getExperiment()), e.getTotal(),
+                              e.getSucceeded(),       e.getRunning(),
+                              e.getPending(),         e.getFailed(),
+                              std::chrono::milliseconds(e.getEtaMs())};
+  progress.cancelled = e.getCancelled();
+  progress.eta_known = e.getEtaKnown();
+  progress.unrunnable = e.getUnrunnable();
+  return progress;
+}
+
+Result<JobStatus> ReadJob(const std::string& field, w::JobStatus::Reader j) {
+  ORCH_RETURN_IF_ERROR(Required(field + ".jobId", j.getJobId()));
+  return JobStatus{Str(j.getJobId()),   Str(j.getExperiment()),
+                   Str(j.getCell()),    Str(j.getWorkload()),
+                   j.getRepeat(),       Str(j.getState()),
+                   Str(j.getAgentId()), Str(j.getHost()),
+                   j.getAttempts(),     std::chrono::milliseconds(j.getElapsedMs()),
+                   Str(j.getReason()),  j.getRunnable(),
+                   Str(j.getRunId())};
 }
 
 Result<StatusReply> Read(w::StatusReply::Reader r) {
@@ -222,14 +250,10 @@ Result<StatusReply> Read(w::StatusReply::Reader r) {
   StatusReply reply;
   auto experiments = r.getExperiments();
   for (unsigned i = 0; i < experiments.size(); ++i) {
-    auto e = experiments[i];
-    ORCH_RETURN_IF_ERROR(Required(
-        "statusReply.experiments[" + std::to_string(i) + "].experiment",
-        e.getExperiment()));
-    reply.experiments.push_back({Str(e.getExperiment()), e.getTotal(),
-                                 e.getSucceeded(), e.getRunning(),
-                                 e.getPending(), e.getFailed(),
-                                 std::chrono::milliseconds(e.getEtaMs())});
+    std::string field = "statusReply.experiments[" + std::to_string(i) + "]";
+    ORCH_ASSIGN_OR_RETURN(ExperimentProgress progress,
+                          ReadProgress(field, experiments[i]));
+    reply.experiments.push_back(std::move(progress));
   }
   auto agents = r.getAgents();
   for (unsigned i = 0; i < agents.size(); ++i) {
@@ -238,7 +262,21 @@ Result<StatusReply> Read(w::StatusReply::Reader r) {
     reply.agents.push_back(std::move(agent));
   }
   reply.recent_failures = Texts(r.getRecentFailures());
+  auto jobs = r.getJobs();
+  for (unsigned i = 0; i < jobs.size(); ++i) {
+    std::string field = "statusReply.jobs[" + std::to_string(i) + "]";
+    ORCH_ASSIGN_OR_RETURN(JobStatus job, ReadJob(field, jobs[i]));
+    reply.jobs.push_back(std::move(job));
+  }
   return reply;
+}
+
+Result<Retry> Read(w::Retry::Reader r) {
+  ORCH_RETURN_IF_ERROR(Required("retry.experiment", r.getExperiment()));
+  if (!r.getFailed() && !r.getCancelled()) {
+    return FieldError("retry", "at least one of failed and cancelled must be set");
+  }
+  return Retry{Str(r.getExperiment()), r.getFailed(), r.getCancelled()};
 }
 
 Result<CommandReply> Read(w::CommandReply::Reader r) {
@@ -285,6 +323,8 @@ Result<Message> ReadEnvelope(w::Envelope::Reader e) {
       return Wrap(Read(e.getStatusReply()));
     case W::COMMAND_REPLY:
       return Wrap(Read(e.getCommandReply()));
+    case W::RETRY:
+      return Wrap(Read(e.getRetry()));
   }
   return Malformed("unknown message kind " +
                    std::to_string(static_cast<int>(e.which())));

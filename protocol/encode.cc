@@ -127,7 +127,9 @@ void Put(w::Envelope::Builder e, const Submit& m) {
 }
 
 void Put(w::Envelope::Builder e, const StatusRequest& m) {
-  e.initStatusRequest().setExperiment(Txt(m.experiment));
+  auto b = e.initStatusRequest();
+  b.setExperiment(Txt(m.experiment));
+  b.setAllJobs(m.all_jobs);
 }
 
 void Fill(w::ExperimentProgress::Builder b, const ExperimentProgress& m) {
@@ -138,6 +140,9 @@ void Fill(w::ExperimentProgress::Builder b, const ExperimentProgress& m) {
   b.setPending(m.pending);
   b.setFailed(m.failed);
   b.setEtaMs(static_cast<std::uint64_t>(m.eta.count()));
+  b.setCancelled(m.cancelled);
+  b.setEtaKnown(m.eta_known);
+  b.setUnrunnable(m.unrunnable);
 }
 
 void Fill(w::AgentSummary::Builder b, const AgentSummary& m) {
@@ -148,6 +153,25 @@ void Fill(w::AgentSummary::Builder b, const AgentSummary& m) {
   b.setState(static_cast<w::AgentState>(m.state));
   SetTexts(b.initCurrentRuns(m.current_runs.size()), m.current_runs);
   b.setHeartbeatAgeMs(static_cast<std::uint64_t>(m.heartbeat_age.count()));
+  b.setPositionsPerSecond(m.positions_per_second);
+  b.setSlots(m.slots);
+  b.setModelCount(m.model_count);
+}
+
+void Fill(w::JobStatus::Builder b, const JobStatus& m) {
+  b.setJobId(Txt(m.job_id));
+  b.setExperiment(Txt(m.experiment));
+  b.setCell(Txt(m.cell));
+  b.setWorkload(Txt(m.workload));
+  b.setRepeat(m.repeat);
+  b.setState(Txt(m.state));
+  b.setAgentId(Txt(m.agent_id));
+  b.setHost(Txt(m.host));
+  b.setAttempts(m.attempts);
+  b.setElapsedMs(static_cast<std::uint64_t>(m.elapsed.count()));
+  b.setReason(Txt(m.reason));
+  b.setRunnable(m.runnable);
+  b.setRunId(Txt(m.run_id));
 }
 
 void Put(w::Envelope::Builder e, const StatusReply& m) {
@@ -158,6 +182,15 @@ void Put(w::Envelope::Builder e, const StatusReply& m) {
   auto agents = b.initAgents(m.agents.size());
   for (unsigned i = 0; i < m.agents.size(); ++i) Fill(agents[i], m.agents[i]);
   SetTexts(b.initRecentFailures(m.recent_failures.size()), m.recent_failures);
+  auto jobs = b.initJobs(m.jobs.size());
+  for (unsigned i = 0; i < m.jobs.size(); ++i) Fill(jobs[i], m.jobs[i]);
+}
+
+void Put(w::Envelope::Builder e, const Retry& m) {
+  auto b = e.initRetry();
+  b.setExperiment(Txt(m.experiment));
+  b.setFailed(m.failed);
+  b.setCancelled(m.cancelled);
 }
 
 void Put(w::Envelope::Builder e, const CommandReply& m) {

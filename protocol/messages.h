@@ -150,6 +150,9 @@ struct Submit {
 
 struct StatusRequest {
   std::string experiment;  // empty: all experiments
+  // Every job in StatusReply::jobs; otherwise only running jobs and pending jobs
+  // that no connected agent can run.
+  bool all_jobs = false;
   friend bool operator==(const StatusRequest&, const StatusRequest&) = default;
 };
 
@@ -162,7 +165,10 @@ struct ExperimentProgress {
   std::uint32_t running = 0;
   std::uint32_t pending = 0;
   std::uint32_t failed = 0;
-  std::chrono::milliseconds eta{0};  // until every job is done; 0 when unknown
+  std::chrono::milliseconds eta{0};  // until every job is done (see eta_known)
+  std::uint32_t cancelled = 0;       // not counted in failed
+  bool eta_known = false;            // false: no estimate yet
+  std::uint32_t unrunnable = 0;      // pending jobs no connected agent can run
   friend bool operator==(const ExperimentProgress&,
                          const ExperimentProgress&) = default;
 };
@@ -175,14 +181,43 @@ struct AgentSummary {
   AgentState state = AgentState::kConnected;
   std::vector<std::string> current_runs;
   std::chrono::milliseconds heartbeat_age{0};
+  double positions_per_second = 0;  // digest records stored/s over the last 30 s
+  std::int32_t slots = 1;
+  std::uint32_t model_count = 0;  // model files it advertised
   friend bool operator==(const AgentSummary&, const AgentSummary&) = default;
+};
+
+struct JobStatus {
+  std::string job_id;  // required
+  std::string experiment;
+  std::string cell;
+  std::string workload;
+  std::uint32_t repeat = 0;
+  std::string state;  // store::JobStateName
+  std::string agent_id;
+  std::string host;
+  std::int32_t attempts = 0;
+  std::chrono::milliseconds elapsed{0};
+  std::string reason;  // pending: why it waits; failed: why it failed
+  bool runnable = true;
+  std::string run_id;
+  friend bool operator==(const JobStatus&, const JobStatus&) = default;
 };
 
 struct StatusReply {
   std::vector<ExperimentProgress> experiments;
   std::vector<AgentSummary> agents;
   std::vector<std::string> recent_failures;  // newest first, "run-id: reason"
+  std::vector<JobStatus> jobs;               // plan order
   friend bool operator==(const StatusReply&, const StatusReply&) = default;
+};
+
+// CLI -> coordinator: run failed and/or cancelled jobs of an experiment again.
+struct Retry {
+  std::string experiment;  // required
+  bool failed = true;
+  bool cancelled = false;
+  friend bool operator==(const Retry&, const Retry&) = default;
 };
 
 // coordinator -> CLI: answer to Submit, Cancel and Drain.
@@ -196,7 +231,7 @@ struct CommandReply {
 using Message = std::variant<Hello, Welcome, Reject, Heartbeat, Assign,
                              RunStarted, DigestChunk, RunFinished, Ack, Cancel,
                              Drain, Submit, StatusRequest, StatusReply,
-                             CommandReply>;
+                             CommandReply, Retry>;
 
 // "hello", "digestChunk", ...: the Envelope member name, for logs and errors.
 const char* MessageName(const Message& message);

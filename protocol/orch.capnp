@@ -128,6 +128,8 @@ struct Submit {
 # CLI -> coordinator: ask for progress.
 struct StatusRequest {
   experiment @0 :Text;  # only this experiment; empty: all
+  allJobs @1 :Bool;     # list every job in StatusReply.jobs; otherwise only running jobs
+                        # and pending jobs that no connected agent can run
 }
 
 enum AgentState {
@@ -144,7 +146,10 @@ struct ExperimentProgress {
   running @3 :UInt32;   # jobs assigned or running
   pending @4 :UInt32;   # jobs waiting for an agent
   failed @5 :UInt32;    # jobs out of retries
-  etaMs @6 :UInt64;     # estimated time until every job is done, milliseconds; 0 when unknown
+  etaMs @6 :UInt64;     # estimated time until every job is done, milliseconds (see etaKnown)
+  cancelled @7 :UInt32; # jobs cancelled (not counted in failed)
+  etaKnown @8 :Bool;    # etaMs is an estimate; false: unknown (no finished run to go by)
+  unrunnable @9 :UInt32;  # pending jobs that no connected agent can run
 }
 
 # One registered agent as the coordinator sees it.
@@ -156,6 +161,26 @@ struct AgentSummary {
   state @4 :AgentState;         # registry state
   currentRuns @5 :List(Text);   # run ids in flight
   heartbeatAgeMs @6 :UInt64;    # time since its last heartbeat, milliseconds
+  positionsPerSecond @7 :Float64;  # digest records stored per second over the last 30 s
+  slots @8 :Int32;              # runs it takes at once
+  modelCount @9 :UInt32;        # model files it advertised (modelHashes)
+}
+
+# One job as the coordinator sees it (orch status --jobs).
+struct JobStatus {
+  jobId @0 :Text;        # required
+  experiment @1 :Text;
+  cell @2 :Text;         # "baseline", "kv=q8_0", ...
+  workload @3 :Text;
+  repeat @4 :UInt32;
+  state @5 :Text;        # pending, assigned, running, succeeded, failed, cancelled
+  agentId @6 :Text;      # agent holding its current run; empty when none
+  host @7 :Text;         # that agent's host
+  attempts @8 :Int32;    # runs started so far
+  elapsedMs @9 :UInt64;  # since its current run was assigned; 0 when none
+  reason @10 :Text;      # pending: why it waits; failed: why it failed; else empty
+  runnable @11 :Bool;    # false: no connected agent can ever run it as things stand
+  runId @12 :Text;       # its current run; empty when none
 }
 
 # coordinator -> CLI: answer to StatusRequest.
@@ -163,6 +188,15 @@ struct StatusReply {
   experiments @0 :List(ExperimentProgress);  # in submission order
   agents @1 :List(AgentSummary);             # sorted by agent id
   recentFailures @2 :List(Text);             # newest first, "run-id: reason"
+  jobs @3 :List(JobStatus);                  # see StatusRequest.allJobs; plan order
+}
+
+# CLI -> coordinator: run an experiment's failed and/or cancelled jobs again (fresh retry
+# budget). Answered with CommandReply.
+struct Retry {
+  experiment @0 :Text;  # required
+  failed @1 :Bool;      # retry failed jobs
+  cancelled @2 :Bool;   # retry cancelled jobs
 }
 
 # coordinator -> CLI: answer to Submit, Cancel and Drain.
@@ -189,5 +223,6 @@ struct Envelope {
     statusRequest @12 :StatusRequest;
     statusReply @13 :StatusReply;
     commandReply @14 :CommandReply;
+    retry @15 :Retry;
   }
 }

@@ -44,6 +44,11 @@ Result<int> FailingStore::PutPlan(const PlanRecord& plan, const std::vector<JobR
   return inner_.PutPlan(plan, jobs);
 }
 
+Result<int> FailingStore::ReplacePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) {
+  ORCH_RETURN_IF_ERROR(NextWrite("replace plan"));
+  return inner_.ReplacePlan(plan, jobs);
+}
+
 Status FailingStore::Apply(const StateChange& change) {
   ORCH_RETURN_IF_ERROR(NextWrite("apply state change"));
   return inner_.Apply(change);

@@ -3,7 +3,7 @@
 // check that the caller copes with the error and that the store still holds exactly
 // what it held before. Reads always pass through.
 //
-// Writes are PutPlan, Apply, AppendChunk, FinishRun, PutFingerprint and AppendEvent;
+// Writes are PutPlan, ReplacePlan, Apply, AppendChunk, FinishRun, PutFingerprint and AppendEvent;
 // they are numbered 1, 2, 3, ... from construction (or the last Reset), failed ones included.
 #pragma once
 
@@ -27,6 +27,7 @@ class FailingStore final : public Store {
   int64_t failed_writes() const;
 
   Result<int> PutPlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) override;
+  Result<int> ReplacePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) override;
   Result<PlanRecord> GetPlan(std::string_view plan_id) override;
   Result<JobRecord> GetJob(std::string_view job_id) override;
   Result<std::vector<JobRecord>> ListJobs(std::string_view plan_id) override;

@@ -77,13 +77,20 @@ uint64_t KvStore::AddEvents(KvBatch& batch, const std::vector<EventRecord>& even
 
 Result<int> KvStore::PutPlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) {
   int inserted = 0;
-  Status status = WritePlan(plan, jobs, inserted);
+  Status status = WritePlan(plan, jobs, /*replace=*/false, inserted);
   if (!status.ok()) return status.WithContext("put plan " + plan.id);
   return inserted;
 }
 
+Result<int> KvStore::ReplacePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) {
+  int inserted = 0;
+  Status status = WritePlan(plan, jobs, /*replace=*/true, inserted);
+  if (!status.ok()) return status.WithContext("replace plan " + plan.id);
+  return inserted;
+}
+
 Status KvStore::WritePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs,
-                              int& inserted) {
+                          bool replace, int& inserted) {
   ORCH_RETURN_IF_ERROR(ValidateId("plan", plan.id));
   for (const JobRecord& job : jobs) {
     ORCH_RETURN_IF_ERROR(ValidateJob(job));
@@ -94,10 +101,11 @@ Status KvStore::WritePlan(const PlanRecord& plan, const std::vector<JobRecord>& 
   std::lock_guard lock(write_mu_);
   KvBatch batch;
   ORCH_ASSIGN_OR_RETURN(std::optional<PlanRecord> stored, FindPlan(plan.id));
-  if (stored && *stored != plan) {
+  bool other_name = stored && stored->name != plan.name;
+  if (stored && *stored != plan && (!replace || other_name)) {
     return Status(StatusCode::kAlreadyExists, "a different plan is stored under this id");
   }
-  if (!stored) batch.Add(Table::kPlans, plan.id, EncodePlan(plan));
+  if (!stored || *stored != plan) batch.Add(Table::kPlans, plan.id, EncodePlan(plan));
   std::set<std::string_view> seen;
   for (const JobRecord& job : jobs) {
     if (!seen.insert(job.id).second) continue;

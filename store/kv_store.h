@@ -26,6 +26,7 @@ class KvStore final : public Store {
                                              KvStoreOptions options);
 
   Result<int> PutPlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) override;
+  Result<int> ReplacePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) override;
   Result<PlanRecord> GetPlan(std::string_view plan_id) override;
   Result<JobRecord> GetJob(std::string_view job_id) override;
   Result<std::vector<JobRecord>> ListJobs(std::string_view plan_id) override;
@@ -50,7 +51,7 @@ class KvStore final : public Store {
   Result<std::optional<PlanRecord>> FindPlan(std::string_view plan_id);
   Result<std::optional<JobRecord>> FindJob(std::string_view job_id);
   Result<std::optional<RunRecord>> FindRun(std::string_view run_id);
-  Status WritePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs,
+  Status WritePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs, bool replace,
                        int& inserted);
   Status WriteChange(const StateChange& change);
   // Adds the events with sequence numbers after last_event_seq_; returns how many.

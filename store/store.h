@@ -42,6 +42,10 @@ class Store {
   // jobs were inserted. Every job's plan_id must equal plan.id (InvalidArgument); a plan
   // id already stored with another name or JSON is AlreadyExists.
   virtual Result<int> PutPlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) = 0;
+  // As PutPlan, but the plan may already be stored with other JSON, which it replaces (an
+  // edited spec resubmitted under the same name). Stored jobs keep their state, whether
+  // or not the new plan lists them. AlreadyExists only when the stored name differs.
+  virtual Result<int> ReplacePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) = 0;
   virtual Result<PlanRecord> GetPlan(std::string_view plan_id) = 0;  // NotFound
   virtual Result<JobRecord> GetJob(std::string_view job_id) = 0;     // NotFound
   // The jobs of one experiment in job id order; empty for an unknown plan.

@@ -8,12 +8,16 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <filesystem>
+#include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <utility>  // before Boost.Asio under C++20 (Debian 12)
 
 #include "agent/driver_frames.h"
+#include "agent/model_inventory.h"
 #include "agent/posix_process_launcher.h"
 #include "agent/scripted_process_launcher.h"
 #include "digest/record_codec.h"
@@ -390,6 +394,57 @@ TEST_F(AgentServiceTest, MalformedDriverOutputFailsTheRun) {
   ASSERT_TRUE(finished.has_value());
   EXPECT_EQ(finished->status, proto::RunStatus::kFailed);
   EXPECT_THAT(finished->error, HasSubstr("after done"));
+}
+
+}  // namespace
+}  // namespace orch::agent
+
+namespace orch::agent {
+namespace {
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+TEST_F(AgentServiceTest, AdvertisesTheSha256OfEveryFileInItsModelDirs) {
+  std::string dir = spool_dir_ + "-model-dir";
+  std::filesystem::create_directories(dir);
+  WriteFile(dir + "/tiny.gguf", "GGUF model bytes");
+  WriteFile(dir + "/tiny.gguf.sha256", "bookkeeping, not a model");
+  options_.config.model_dirs = {dir};
+  options_.model_scan = [this, dir] { return ScanModelHashes({dir}, hashes_, logger_); };
+  ScriptedProcessLauncher launcher(io_);
+  StartAgent(launcher);
+  std::optional<proto::Hello> hello = Expect<proto::Hello>();
+  ASSERT_TRUE(hello.has_value());
+  EXPECT_EQ(hello->capabilities.model_hashes,
+            std::vector<std::string>{"sha256:" + Sha256Hex("GGUF model bytes")});
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(AgentServiceTest, HeartbeatsGoOnWhileModelsAreHashedAndANewSetIsAnnounced) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<int> scans{0};
+  options_.model_rescan = 0ms;
+  options_.model_scan = [&scans, released]() -> std::vector<std::string> {
+    if (scans++ == 0) return {};
+    released.wait();  // a slow hash of a big new file
+    return {"sha256:" + std::string(64, 'c')};
+  };
+  ScriptedProcessLauncher launcher(io_);
+  StartAgent(launcher);
+  ASSERT_TRUE(Expect<proto::Hello>().has_value());
+  Send(proto::Welcome{proto::kProtocolVersion, "coord-1", 20ms});
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(Expect<proto::Heartbeat>().has_value()) << "heartbeat " << i;
+  }
+  EXPECT_GE(scans.load(), 2) << "a rescan is running";
+  release.set_value();
+  std::optional<proto::Hello> again = Expect<proto::Hello>();
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->capabilities.model_hashes,
+            std::vector<std::string>{"sha256:" + std::string(64, 'c')});
 }
 
 }  // namespace

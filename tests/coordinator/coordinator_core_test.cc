@@ -228,7 +228,7 @@ TEST_F(CoreTest, StatusReportsProgressAgentsAndEta) {
   now_ += std::chrono::milliseconds(10'000);
   core_.OnRunStored(
       Finished(assigns[0], "agent-1", store::RunState::kSucceeded), now_);
-  protocol::StatusReply status = core_.Status("", now_);
+  protocol::StatusReply status = core_.Status({}, now_);
   ASSERT_THAT(status.experiments, SizeIs(1));
   const auto& progress = status.experiments[0];
   EXPECT_EQ(progress.total, 3u);

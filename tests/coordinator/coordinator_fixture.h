@@ -135,8 +135,9 @@ class ScriptedPeer {
   }
   void Finish(const std::string& run, std::uint64_t chunks,
               protocol::RunStatus status = protocol::RunStatus::kSucceeded,
-              std::string error = "") {
-    Send(protocol::RunFinished{run, status, "{}", std::move(error), chunks});
+              std::string error = "", std::string summary = "{}") {
+    Send(protocol::RunFinished{run, status, std::move(summary),
+                               std::move(error), chunks});
   }
 
  private:
@@ -212,6 +213,22 @@ class CoordinatorHarness {
     cli->Disconnect();
     Pump();
     return replies.empty() ? protocol::CommandReply{} : replies[0];
+  }
+
+  // Sends `request` from a CLI peer and returns its one reply of type T.
+  template <typename T>
+  T Ask(const protocol::Message& request) {
+    auto cli = Peer("cli-ask");
+    cli->Send(request);
+    Pump();
+    auto replies = OfKind<T>(cli->Take());
+    EXPECT_EQ(replies.size(), 1u);
+    cli->Disconnect();
+    Pump();
+    return replies.empty() ? T{} : replies[0];
+  }
+  protocol::StatusReply AllJobs() {
+    return Ask<protocol::StatusReply>(protocol::StatusRequest{"", true});
   }
 
   store::Store& store() { return failing_; }

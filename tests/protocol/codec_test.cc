@@ -227,6 +227,12 @@ std::vector<BadField> BadFields() {
                  m.agents[0].state = static_cast<AgentState>(9);
                }),
        "statusReply.agents[0].state"},
+      {"StatusReplyWithUnnamedJob",
+       Changed(ValidStatusReply(),
+               [](StatusReply& m) { m.jobs[0].job_id.clear(); }),
+       "statusReply.jobs[0].jobId"},
+      {"RetryWithoutExperiment", Retry{"", true, false}, "retry.experiment"},
+      {"RetryOfNothing", Retry{"e", false, false}, "retry"},
       {"CommandReplyWithoutMessage", CommandReply{false, ""},
        "commandReply.message"},
   };

@@ -41,6 +41,9 @@ inline Assign ValidAssign() {
 inline StatusReply ValidStatusReply() {
   StatusReply m;
   m.experiments = {{"exp-1", 30, 10, 3, 16, 1, std::chrono::seconds(90)}};
+  m.experiments[0].cancelled = 2;
+  m.experiments[0].eta_known = true;
+  m.experiments[0].unrunnable = 4;
   m.agents = {{"cpu-1",
                "node7",
                "cpu",
@@ -48,6 +51,21 @@ inline StatusReply ValidStatusReply() {
                AgentState::kDraining,
                {"run-9"},
                std::chrono::milliseconds(1500)}};
+  m.agents[0].positions_per_second = 1234.5;
+  m.agents[0].slots = 3;
+  m.agents[0].model_count = 2;
+  JobStatus job;
+  job.job_id = "0123456789abcdef0123456789abcdef";
+  job.experiment = "exp-1";
+  job.cell = "kv=q8_0";
+  job.workload = "readme-128";
+  job.repeat = 1;
+  job.state = "pending";
+  job.attempts = 2;
+  job.elapsed = std::chrono::milliseconds(700);
+  job.reason = "no agent offers engine llama.cpp@b8391 (offered: llama.cpp@b8390)";
+  job.runnable = false;
+  m.jobs = {job};
   m.recent_failures = {"run-3: driver exited with status 2"};
   return m;
 }
@@ -69,9 +87,10 @@ inline std::vector<Message> OneOfEachMessage() {
           Cancel{"", "exp-1"},
           Drain{"gpu-box-3"},
           Submit{R"({"jobs":[]})"},
-          StatusRequest{"exp-1"},
+          StatusRequest{"exp-1", true},
           ValidStatusReply(),
-          CommandReply{true, "submitted exp-1: 30 jobs, 30 new"}};
+          CommandReply{true, "submitted exp-1: 30 jobs, 30 new"},
+          Retry{"exp-1", true, true}};
 }
 
 }  // namespace orch::protocol::testing

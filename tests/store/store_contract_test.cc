@@ -140,6 +140,27 @@ TEST_P(StoreContractTest, PutPlanRejectsADifferentPlanUnderAStoredId) {
   EXPECT_EQ(*store().GetPlan("exp"), Plan("exp"));
 }
 
+TEST_P(StoreContractTest, ReplacePlanStoresTheNewJsonAndKeepsStoredJobs) {
+  SeedPlanAndRun();
+  PlanRecord edited = Plan("exp");
+  edited.json = R"({"edited":true})";
+  Result<int> inserted = store().ReplacePlan(edited, {Job("exp", "j1"), Job("exp", "j5")});
+  ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
+  EXPECT_EQ(*inserted, 1);
+  EXPECT_EQ(store().GetPlan("exp")->json, edited.json);
+  EXPECT_EQ(store().GetJob("j1")->state, JobState::kAssigned);
+  EXPECT_TRUE(store().GetJob("j2").ok());  // not listed any more, still stored
+  EXPECT_TRUE(store().GetJob("j5").ok());
+}
+
+TEST_P(StoreContractTest, ReplacePlanRefusesAnotherNameUnderAStoredId) {
+  ASSERT_TRUE(store().PutPlan(Plan("exp"), {}).ok());
+  PlanRecord renamed = Plan("exp");
+  renamed.name = "other";
+  EXPECT_EQ(store().ReplacePlan(renamed, {}).status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(*store().GetPlan("exp"), Plan("exp"));
+}
+
 TEST_P(StoreContractTest, UnknownIdsAreNotFound) {
   EXPECT_EQ(store().GetPlan("nope").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(store().GetJob("nope").status().code(), StatusCode::kNotFound);
