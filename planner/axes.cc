@@ -44,6 +44,8 @@ constexpr std::array kAxes = {
     AxisDef{"sampler.min_p", kFloat, kGen, false, false, 0, 1, "min-p"},
     AxisDef{"sampler.repeat_penalty", kFloat, kGen, false, false, 0, 100,
             "repeat penalty (1 = off)"},
+    AxisDef{"sampler.repeat_last_n", kInt, kGen, false, false, -1, 1 << 24,
+            "tokens the repeat penalty looks back over (0 = none, -1 = the context)"},
     AxisDef{"sampler.order", kString, kGen, false, false, 0, 0,
             "sampler chain order, e.g. \"top_k,top_p,min_p,temperature\""},
 };

@@ -2,124 +2,118 @@
 
 #include <algorithm>
 
-#include "planner/axes.h"
+#include "base/check.h"
 #include "planner/diagnostics.h"
 
 namespace orch::planner {
 namespace {
 
-// Cache types whose V half needs flash attention in llama.cpp (ggml quantized types).
-bool IsQuantizedCacheType(std::string_view type) {
-  return type != "f32" && type != "f16" && type != "bf16";
-}
-
-std::string_view VHalf(std::string_view kv) {
-  std::size_t slash = kv.find('/');
-  return slash == std::string_view::npos ? kv : kv.substr(slash + 1);
-}
-
-std::string Text(const Coordinate& c, const std::string& axis) {
-  auto it = c.find(axis);
-  return it == c.end() ? "" : it->second.ToText();
-}
-
-std::vector<CapabilityProblem> LlamaCppCombinations(const Coordinate& c) {
-  std::vector<CapabilityProblem> problems;
-  std::string kv = Text(c, "kv");
-  std::string attention = Text(c, "attention");
-  if (IsQuantizedCacheType(VHalf(kv)) && attention == "off") {
-    problems.push_back(
-        {{"kv", "attention"},
-         "kv = " + Quote(kv) + " quantizes the V cache, which llama.cpp supports only with "
-         "flash attention, but attention = \"off\"; use attention = \"on\" for this cell, "
-         "or keep the V half unquantized (e.g. kv = \"" +
-             std::string(kv.substr(0, kv.find('/'))) + "/f16\")"});
-  }
-  auto tp = c.find("tp");
-  bool on_cpu = Text(c, "hardware").starts_with("cpu");
-  if (tp != c.end() && tp->second.is_int() && tp->second.as_int() > 1 && on_cpu) {
-    problems.push_back({{"tp", "hardware"},
-                        "tp = " + tp->second.ToText() + " splits the model over devices, "
-                        "which llama.cpp cannot do on hardware = " +
-                            Quote(Text(c, "hardware")) +
-                            "; use tp = 1 on CPU, or a \"gpu:...\" hardware class"});
-  }
-  return problems;
-}
-
-const std::vector<std::string_view> kGgmlCacheTypes = {
-    "f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"};
-
-// `restricted` axes with their accepted values, plus `open` axes that take any value.
-std::vector<AxisSupport> Axes(std::vector<AxisSupport> restricted,
-                              std::initializer_list<std::string_view> open) {
-  for (std::string_view axis : open) restricted.push_back({axis, {}});
-  return restricted;
-}
-
-const std::vector<EngineCapabilities>& Tables() {
-  static const std::vector<EngineCapabilities> kTables = {
-      {"llama.cpp",
-       Axes({{"quant", {"f32",    "f16",    "bf16",   "q8_0",   "q6_k",   "q5_k_m",
-                        "q5_k_s", "q5_0",   "q5_1",   "q4_k_m", "q4_k_s", "q4_0",
-                        "q4_1",   "q3_k_l", "q3_k_m", "q3_k_s", "q2_k",   "iq4_nl",
-                        "iq4_xs", "tq1_0",  "tq2_0"}},
-             {"kv", kGgmlCacheTypes},
-             {"attention", {"off", "on", "auto"}},
-             {"cpu_backend",
-              {"best", "x64", "sse42", "sandybridge", "ivybridge", "piledriver", "haswell",
-               "alderlake", "skylakex", "cannonlake", "cascadelake", "cooperlake", "icelake",
-               "zen4", "sapphirerapids"}}},
-            {"engine", "tp", "hardware", "threads", "batch", "ubatch", "ctx", "repack",
-             "chat_template", "sampler.seed", "sampler.temperature", "sampler.top_k",
-             "sampler.top_p", "sampler.min_p", "sampler.repeat_penalty", "sampler.order"}),
-       &LlamaCppCombinations},
-      {"vllm",
-       Axes({{"quant", {"bf16", "fp16", "fp32", "fp8", "w8a16", "w8a8", "w4a16", "nvfp4",
-                        "mxfp4", "awq", "gptq", "bitsandbytes", "gguf"}},
-             // int8/int4 are the KV dtypes of the forum study's patched build.
-             {"kv", {"auto", "bf16", "fp16", "fp8", "fp8_e4m3", "fp8_e5m2", "int8", "int4"}},
-             {"attention", {"auto", "triton", "flash_attn", "flash_attn_2", "flash_attn_3",
-                            "flashinfer", "xformers", "torch_sdpa", "flex_attention"}}},
-            {"engine", "tp", "hardware", "ctx", "chat_template", "sampler.seed",
-             "sampler.temperature", "sampler.top_k", "sampler.top_p", "sampler.min_p",
-             "sampler.repeat_penalty"}),
-       nullptr},
-  };
-  return kTables;
-}
-
-const AxisSupport* FindSupport(const EngineCapabilities& engine, std::string_view axis) {
-  for (const AxisSupport& s : engine.axes) {
-    if (s.axis == axis) return &s;
-  }
-  return nullptr;
-}
-
-bool Accepts(const AxisSupport& support, std::string_view value) {
-  if (support.values.empty()) return true;
-  return std::find(support.values.begin(), support.values.end(), value) !=
-         support.values.end();
-}
-
-std::string List(const std::vector<std::string_view>& values) {
+std::string Join(const std::vector<std::string>& values) {
   std::string out;
-  for (std::string_view v : values) out += (out.empty() ? "" : ", ") + std::string(v);
+  for (const std::string& v : values) out += (out.empty() ? "" : ", ") + v;
   return out;
 }
 
-void CheckValue(const EngineCapabilities& engine, const AxisSupport& support,
-                const AxisValue& value, std::vector<CapabilityProblem>& problems) {
-  if (!value.is_string()) return;
-  std::string_view text = value.as_string();
-  bool ok = support.axis == "kv"
-                ? Accepts(support, text.substr(0, text.find('/'))) && Accepts(support, VHalf(text))
-                : Accepts(support, text);
-  if (ok) return;
-  problems.push_back({{std::string(support.axis)},
-                      std::string(engine.family) + " does not support " +
-                          std::string(support.axis) + " = " + Quote(value) + "; expected one of " +
-                          List(support.values)});
+bool Listed(const DeclaredAxis& axis, std::string_view value) {
+  return axis.values.empty() ||
+         std::find(axis.values.begin(), axis.values.end(), value) != axis.values.end();
+}
+
+// Every piece of `text` split at `separator` is a declared value.
+bool AllListed(const DeclaredAxis& axis, std::string_view text, char separator) {
+  for (std::size_t begin = 0; begin <= text.size();) {
+    std::size_t end = std::min(text.find(separator, begin), text.size());
+    if (!Listed(axis, text.substr(begin, end - begin))) return false;
+    begin = end + 1;
+  }
+  return true;
+}
+
+bool AcceptsString(const DeclaredAxis& axis, std::string_view text) {
+  if (axis.pair) return AllListed(axis, text, '/');
+  if (axis.list) return AllListed(axis, text, ',');
+  if (!axis.chars.empty() && text.find_first_not_of(axis.chars) != std::string_view::npos)
+    return false;
+  return Listed(axis, text);
+}
+
+std::string Expected(const DeclaredAxis& axis) {
+  if (!axis.chars.empty()) return "expected characters from " + axis.chars;
+  if (axis.pair) return "expected T or \"K/V\" with T one of " + Join(axis.values);
+  if (axis.list) return "expected a comma list of " + Join(axis.values);
+  return "expected one of " + Join(axis.values);
+}
+
+std::string TypeName(DeclaredType type) {
+  switch (type) {
+    case DeclaredType::kString: return "a string";
+    case DeclaredType::kInteger: return "an integer";
+    case DeclaredType::kNumber: return "a number";
+    case DeclaredType::kBoolean: return "a boolean";
+  }
+  return "?";
+}
+
+bool TypeMatches(DeclaredType declared, const AxisValue& value) {
+  switch (declared) {
+    case DeclaredType::kString: return value.is_string();
+    case DeclaredType::kInteger: return value.is_int();
+    case DeclaredType::kNumber: return value.is_int() || value.is_float();
+    case DeclaredType::kBoolean: return value.is_bool();
+  }
+  return false;
+}
+
+std::optional<std::string> ValueProblem(const AcceptedValues& accepted, const AxisValue& value) {
+  const DeclaredAxis& axis = *accepted.declared;
+  if (!TypeMatches(axis.type, value))
+    return "declares " + axis.name + " as " + TypeName(axis.type) + ", got " + Quote(value);
+  if (value.is_string()) {
+    if (AcceptsString(axis, value.as_string())) return std::nullopt;
+    return "does not support " + axis.name + " = " + Quote(value) + "; " + Expected(axis);
+  }
+  if (!value.is_int() && !value.is_float()) return std::nullopt;
+  double v = value.is_int() ? static_cast<double>(value.as_int()) : value.as_float();
+  if (v >= accepted.min && v <= accepted.max) return std::nullopt;
+  return "accepts " + axis.name + " in [" + FormatDouble(accepted.min) + ", " +
+         FormatDouble(accepted.max) + "], got " + value.ToText();
+}
+
+std::optional<CapabilityProblem> CheckAxis(const EngineCapabilities& engine,
+                                           const std::string& axis, const AxisValue& value) {
+  std::optional<AcceptedValues> accepted = AcceptedFor(engine, axis);
+  if (!accepted) {
+    return CapabilityProblem{{axis},
+                             engine.family + " has no axis " + Quote(axis) +
+                                 "; remove it for this engine, or pass it as knob." + axis +
+                                 " if the driver understands it",
+                             ProblemKind::kUnknownAxis};
+  }
+  std::optional<std::string> problem = ValueProblem(*accepted, value);
+  if (!problem) return std::nullopt;
+  return CapabilityProblem{{axis}, engine.family + " " + *problem, ProblemKind::kValue};
+}
+
+std::optional<CapabilityProblem> CheckRule(const CombinationRule& rule, const Coordinate& c) {
+  auto when = c.find(rule.when.axis);
+  auto needs = c.find(rule.needs.axis);
+  if (when == c.end() || needs == c.end()) return std::nullopt;
+  if (!Holds(rule.when, when->second) || Holds(rule.needs, needs->second)) return std::nullopt;
+  return CapabilityProblem{{rule.when.axis, rule.needs.axis},
+                           rule.when.axis + " = " + Quote(when->second) + " needs " +
+                               DescribeCondition(rule.needs) + ", but " + rule.needs.axis +
+                               " = " + Quote(needs->second) + ": " + rule.reason,
+                           ProblemKind::kCombination};
+}
+
+std::vector<EngineCapabilities> ParseEmbedded() {
+  std::vector<EngineCapabilities> out;
+  for (std::string_view text : EmbeddedDeclarations()) {
+    Result<EngineCapabilities> caps = ParseCapabilityDeclaration(text);
+    ORCH_CHECK(caps.ok()) << "embedded " << caps.status().ToString();
+    out.push_back(std::move(*caps));
+  }
+  return out;
 }
 
 }  // namespace
@@ -129,10 +123,22 @@ std::string_view EngineFamily(std::string_view engine) {
 }
 
 const EngineCapabilities* FindEngineCapabilities(std::string_view family) {
-  for (const EngineCapabilities& table : Tables()) {
-    if (table.family == family) return &table;
+  static const std::vector<EngineCapabilities> kEngines = ParseEmbedded();
+  for (const EngineCapabilities& engine : kEngines) {
+    if (engine.family == family) return &engine;
   }
   return nullptr;
+}
+
+std::optional<AcceptedValues> AcceptedFor(const EngineCapabilities& engine,
+                                          std::string_view axis) {
+  const DeclaredAxis* declared = engine.FindAxis(axis);
+  const AxisDef* def = FindAxis(axis);
+  if (declared == nullptr || def == nullptr) return std::nullopt;
+  AcceptedValues accepted{def, declared, def->min, def->max};
+  if (declared->min) accepted.min = std::max(accepted.min, *declared->min);
+  if (declared->max) accepted.max = std::min(accepted.max, *declared->max);
+  return accepted;
 }
 
 std::vector<CapabilityProblem> CheckCoordinate(const EngineCapabilities& engine,
@@ -140,19 +146,10 @@ std::vector<CapabilityProblem> CheckCoordinate(const EngineCapabilities& engine,
   std::vector<CapabilityProblem> problems;
   for (const auto& [axis, value] : coordinate) {
     if (axis.starts_with(kKnobPrefix)) continue;
-    const AxisSupport* support = FindSupport(engine, axis);
-    if (support == nullptr) {
-      problems.push_back({{axis}, std::string(engine.family) + " has no axis " + Quote(axis) +
-                                      "; remove it for this engine, or pass it as knob." +
-                                      axis + " if the driver understands it"});
-      continue;
-    }
-    CheckValue(engine, *support, value, problems);
+    if (auto problem = CheckAxis(engine, axis, value)) problems.push_back(std::move(*problem));
   }
-  if (engine.check_combination != nullptr) {
-    for (CapabilityProblem& p : engine.check_combination(coordinate)) {
-      problems.push_back(std::move(p));
-    }
+  for (const CombinationRule& rule : engine.rules) {
+    if (auto problem = CheckRule(rule, coordinate)) problems.push_back(std::move(*problem));
   }
   return problems;
 }

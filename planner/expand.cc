@@ -3,6 +3,7 @@
 #include <set>
 
 #include "planner/axes.h"
+#include "planner/context_check.h"
 #include "planner/job_id.h"
 #include "planner/plan.h"
 
@@ -80,6 +81,18 @@ std::string CellField(const Spec& spec, const Cell& cell, const CapabilityProble
          "]";
 }
 
+void WarnUndeclaredEngine(const Spec& spec, const Cell& cell, const std::string& engine,
+                          Diagnostics& diagnostics) {
+  SourcePos pos = cell.is_baseline() ? spec.FindAxis("engine")->baseline_pos
+                                     : spec.axes[cell.axis].alternative_pos[cell.alternative];
+  std::string field =
+      cell.is_baseline() ? "baseline.engine" : CellField(spec, cell, {{"engine"}, ""});
+  diagnostics.Warning(pos, field,
+                      "orch has no capability table for engine " + Quote(engine) +
+                          "; its values are not checked here (no capability declaration "
+                          "of its driver is built into orch)");
+}
+
 // Problems of the baseline are reported once; a cell reports only what it adds.
 void CheckCells(const Spec& spec, const std::vector<Cell>& cells, Diagnostics& diagnostics) {
   std::set<std::string> baseline_problems;
@@ -89,14 +102,8 @@ void CheckCells(const Spec& spec, const std::vector<Cell>& cells, Diagnostics& d
     if (engine.empty()) return;  // no baseline engine: already reported by the parser
     const EngineCapabilities* caps = FindEngineCapabilities(EngineFamily(engine));
     if (caps == nullptr) {
-      if (warned_engines.insert(engine).second) {
-        SourcePos pos = cell.is_baseline() ? spec.FindAxis("engine")->baseline_pos
-                                           : spec.axes[cell.axis].alternative_pos[cell.alternative];
-        diagnostics.Warning(pos, cell.is_baseline() ? "baseline.engine" : CellField(spec, cell, {{"engine"}, ""}),
-                            "orch has no capability table for engine " + Quote(engine) +
-                                "; its values are not checked here (its driver declares "
-                                "capabilities when it registers)");
-      }
+      if (warned_engines.insert(engine).second)
+        WarnUndeclaredEngine(spec, cell, engine, diagnostics);
       continue;
     }
     for (const CapabilityProblem& problem : CheckCoordinate(*caps, cell.coordinate)) {
@@ -153,6 +160,7 @@ PlanOutcome Expand(Spec spec, Diagnostics diagnostics) {
   out.diagnostics = std::move(diagnostics);
   std::vector<Cell> cells = MakeCells(spec);
   CheckCells(spec, cells, out.diagnostics);
+  CheckContextFits(spec, cells, out.diagnostics);
   if (out.diagnostics.has_errors()) return out;
   WarnUnusedSamplerAxes(spec, out.diagnostics);
   Plan plan;

@@ -6,6 +6,9 @@
 //   orch-driver-llamacpp-RELEASE quantize IN OUT TYPE [THREADS]
 //   orch-driver-llamacpp-RELEASE variants         CPU kernel variants + scores (JSON)
 //   orch-driver-llamacpp-RELEASE version          the hello object (JSON)
+//   orch-driver-llamacpp-RELEASE capabilities --json
+//                                                 axes, values and invalid
+//                                                 combinations (capabilities.h)
 //
 // Frames go to the original stdout; file descriptor 1 is pointed at stderr
 // before the engine loads, so nothing the engine prints can corrupt them.
@@ -22,6 +25,7 @@
 
 #include "agent/driver_frames.h"
 #include "digest/record_codec.h"
+#include "drivers/llamacpp/capabilities.h"
 #include "drivers/llamacpp/cpu_backend.h"
 #include "drivers/llamacpp/job_settings.h"
 #include "drivers/llamacpp/llama_session.h"
@@ -251,8 +255,9 @@ void Usage(const char* self) {
       "       %s quantize IN OUT TYPE [THREADS]\n"
       "       %s variants        CPU kernel variants and their scores here\n"
       "       %s version         engine version, commit and build (JSON)\n"
+      "       %s capabilities --json   axes, values, invalid combinations\n"
       "llama.cpp %s, commit %s\n",
-      self, self, self, self, ORCH_LLAMACPP_RELEASE, ORCH_LLAMACPP_COMMIT);
+      self, self, self, self, self, ORCH_LLAMACPP_RELEASE, ORCH_LLAMACPP_COMMIT);
 }
 
 }  // namespace
@@ -264,6 +269,11 @@ int main(int argc, char** argv) {
   if (command == "variants") return Variants();
   if (command == "version") {
     std::cout << HelloObject(nullptr).dump(1) << "\n";
+    return 0;
+  }
+  if (command == "capabilities" &&
+      (argc == 2 || (argc == 3 && std::string(argv[2]) == "--json"))) {
+    std::cout << llamacpp::CapabilitiesJson();
     return 0;
   }
   if (command == "--help" || command == "-h" || command == "help") {

@@ -1,32 +1,16 @@
 #include "drivers/llamacpp/job_settings.h"
 
 #include <algorithm>
-#include <array>
-#include <charconv>
 #include <limits>
 #include <nlohmann/json.hpp>
+
+#include "base/check.h"
+#include "drivers/llamacpp/job_axes.h"
 
 namespace orch::drivers::llamacpp {
 namespace {
 
 using nlohmann::json;
-
-constexpr std::array<std::string_view, 9> kCacheTypes = {
-    "f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"};
-constexpr std::array<std::string_view, 6> kQuantizedCacheTypes = {
-    "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"};
-constexpr std::array<std::string_view, 19> kWeightTypes = {
-    "f32",    "f16",    "bf16",   "q8_0",   "q4_0",  "q4_1",   "q5_0",
-    "q5_1",   "iq4_nl", "q2_k",   "q3_k_s", "q3_k_m", "q3_k_l", "q4_k_s",
-    "q4_k_m", "q5_k_s", "q5_k_m", "q6_k",   "iq4_xs"};
-constexpr std::array<std::string_view, 5> kSamplerNames = {
-    "penalties", "top_k", "top_p", "min_p", "temperature"};
-
-template <std::size_t N>
-bool Contains(const std::array<std::string_view, N>& list,
-              std::string_view value) {
-  return std::find(list.begin(), list.end(), value) != list.end();
-}
 
 std::string Lower(std::string text) {
   for (char& c : text)
@@ -41,180 +25,69 @@ std::string AxisText(const json& value) {
   return value.dump();
 }
 
-Result<std::int64_t> ParseInteger(const std::string& field,
-                                  const std::string& text, std::int64_t min,
-                                  std::int64_t max) {
-  std::int64_t value = 0;
-  auto [end, error] =
-      std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() ||
-      value < min || value > max) {
-    return InvalidArgument("coordinate." + field + ": expected an integer in [" +
-                           std::to_string(min) + ", " + std::to_string(max) +
-                           "], got \"" + text + "\"");
+FlashAttention AttentionOf(const std::string& mode) {
+  if (mode == "off") return FlashAttention::kOff;
+  return mode == "on" ? FlashAttention::kOn : FlashAttention::kAuto;
+}
+
+std::string_view AttentionName(FlashAttention mode) {
+  switch (mode) {
+    case FlashAttention::kOff: return "off";
+    case FlashAttention::kOn: return "on";
+    case FlashAttention::kAuto: break;
   }
-  return value;
+  return "auto";
 }
 
-Result<double> ParseReal(const std::string& field, const std::string& text) {
-  double value = 0;
-  auto [end, error] =
-      std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() ||
-      !(value == value)) {
-    return InvalidArgument("coordinate." + field + ": expected a number, got \"" +
-                           text + "\"");
-  }
-  return value;
-}
-
-Result<bool> ParseSwitch(const std::string& field, const std::string& text) {
-  std::string value = Lower(text);
-  if (value == "on" || value == "true" || value == "1") return true;
-  if (value == "off" || value == "false" || value == "0") return false;
-  return InvalidArgument("coordinate." + field +
-                         ": expected on or off, got \"" + text + "\"");
-}
-
-Status ParseKv(const std::string& text, JobSettings* settings) {
-  std::string value = Lower(text);
-  std::size_t slash = value.find('/');
-  settings->type_k = value.substr(0, slash);
-  settings->type_v = slash == std::string::npos ? value : value.substr(slash + 1);
-  for (const std::string& half : {settings->type_k, settings->type_v}) {
-    if (!IsKnownCacheType(half)) {
-      return InvalidArgument(
-          "coordinate.kv: unknown cache type \"" + half + "\" in \"" + text +
-          "\" (expected T or K/V with T one of f32, f16, bf16, q8_0, q4_0, "
-          "q4_1, q5_0, q5_1, iq4_nl)");
-    }
-  }
-  return Status::Ok();
-}
-
-Status ParseAttention(const std::string& text, JobSettings* settings) {
-  std::string value = Lower(text);
-  if (value == "off" || value == "false") {
-    settings->attention = FlashAttention::kOff;
-  } else if (value == "on" || value == "true" || value == "flash") {
-    settings->attention = FlashAttention::kOn;
-  } else if (value == "auto") {
-    settings->attention = FlashAttention::kAuto;
-  } else {
-    return InvalidArgument("coordinate.attention: expected off, on or auto, got \"" +
-                           text + "\"");
-  }
-  return Status::Ok();
-}
-
-Status ParseSamplerOrder(const std::string& text, SamplerSettings* sampler) {
-  sampler->order.clear();
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    std::size_t end = text.find(',', begin);
-    if (end == std::string::npos) end = text.size();
-    std::string name = Lower(text.substr(begin, end - begin));
-    if (!Contains(kSamplerNames, name)) {
-      return InvalidArgument(
-          "coordinate.sampler.order: unknown sampler \"" + name + "\" in \"" +
-          text + "\" (expected a comma list of penalties, top_k, top_p, min_p, "
-          "temperature)");
-    }
-    sampler->order.push_back(name);
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> items;
+  for (std::size_t begin = 0; begin <= text.size();) {
+    std::size_t end = std::min(text.find(',', begin), text.size());
+    items.push_back(text.substr(begin, end - begin));
     begin = end + 1;
   }
-  return Status::Ok();
+  return items;
 }
 
-Status ApplySamplerAxis(const std::string& axis, const std::string& text,
-                        SamplerSettings* sampler) {
-  const std::string field = "sampler." + axis;
-  if (axis == "order") return ParseSamplerOrder(text, sampler);
-  if (axis == "seed") {
-    ORCH_ASSIGN_OR_RETURN(std::int64_t seed,
-                          ParseInteger(field, text, 0, 0xffffffffll));
-    sampler->seed = static_cast<std::uint32_t>(seed);
-    return Status::Ok();
-  }
-  if (axis == "top_k" || axis == "repeat_last_n") {
-    ORCH_ASSIGN_OR_RETURN(std::int64_t value,
-                          ParseInteger(field, text, -1, 1 << 30));
-    (axis == "top_k" ? sampler->top_k : sampler->repeat_last_n) =
-        static_cast<std::int32_t>(value);
-    return Status::Ok();
-  }
-  ORCH_ASSIGN_OR_RETURN(double value, ParseReal(field, text));
-  if (axis == "temperature") {
-    sampler->temperature = value;
-  } else if (axis == "top_p") {
-    sampler->top_p = value;
-  } else if (axis == "min_p") {
-    sampler->min_p = value;
-  } else if (axis == "repeat_penalty") {
-    sampler->repeat_penalty = value;
-  } else {
-    return InvalidArgument("coordinate." + field +
-                           ": not a sampler setting this driver knows");
-  }
-  return Status::Ok();
+void AssignSampler(const std::string& axis, const AxisReading& r, SamplerSettings* s) {
+  auto narrow = static_cast<std::int32_t>(r.integer);
+  if (axis == "order") s->order = SplitList(r.text);
+  if (axis == "seed") s->seed = static_cast<std::uint32_t>(r.integer);
+  if (axis == "top_k") s->top_k = narrow;
+  if (axis == "repeat_last_n") s->repeat_last_n = narrow;
+  if (axis == "temperature") s->temperature = r.number;
+  if (axis == "top_p") s->top_p = r.number;
+  if (axis == "min_p") s->min_p = r.number;
+  if (axis == "repeat_penalty") s->repeat_penalty = r.number;
 }
 
-Status ApplyCountAxis(const std::string& axis, const std::string& text,
-                      JobSettings* settings) {
-  std::int64_t min = axis == "tp" ? 1 : 0;
-  ORCH_ASSIGN_OR_RETURN(std::int64_t value,
-                        ParseInteger(axis, text, min, 1 << 24));
-  auto narrow = static_cast<std::int32_t>(value);
-  if (axis == "threads") settings->threads = narrow;
-  if (axis == "batch") settings->batch = narrow;
-  if (axis == "ubatch") settings->ubatch = narrow;
-  if (axis == "ctx") settings->ctx = narrow;
-  if (axis == "tp") settings->tp = narrow;
-  return Status::Ok();
+// Stores one checked value (job_axes.h) in the setting it controls.
+void Assign(const std::string& axis, const AxisReading& r, JobSettings* s) {
+  auto narrow = static_cast<std::int32_t>(r.integer);
+  std::size_t slash = r.text.find('/');
+  if (axis == "quant") s->quant = r.text;
+  if (axis == "kv") s->type_k = r.text.substr(0, slash);
+  if (axis == "kv") s->type_v = r.text.substr(slash + 1);
+  if (axis == "attention") s->attention = AttentionOf(r.text);
+  if (axis == "cpu_backend") s->cpu_backend = r.text;
+  if (axis == "repack") s->repack = r.integer != 0;
+  if (axis == "hardware") s->hardware = r.text;
+  if (axis == "threads") s->threads = narrow;
+  if (axis == "batch") s->batch = narrow;
+  if (axis == "ubatch") s->ubatch = narrow;
+  if (axis == "ctx") s->ctx = narrow;
+  if (axis == "tp") s->tp = narrow;
+  if (axis.rfind("sampler.", 0) == 0) AssignSampler(axis.substr(8), r, &s->sampler);
 }
 
-// One coordinate axis. Axes the driver does not act on (engine, free knobs,
-// chat_template under teacher forcing) are accepted and ignored.
+// One coordinate axis. Axes that are no llama.cpp setting (free knobs) are
+// accepted and ignored.
 Status ApplyAxis(const std::string& axis, const std::string& text,
                  JobSettings* settings) {
-  if (axis == "quant") {
-    settings->quant = Lower(text);
-    if (!IsKnownWeightType(settings->quant)) {
-      return InvalidArgument("coordinate.quant: unknown weight type \"" + text +
-                             "\" (expected f32, f16, bf16, q8_0, q4_0, q4_k_m, ...)");
-    }
-    return Status::Ok();
-  }
-  if (axis == "kv") return ParseKv(text, settings);
-  if (axis == "attention") return ParseAttention(text, settings);
-  if (axis == "cpu_backend") {
-    settings->cpu_backend = Lower(text);
-    bool plain = !settings->cpu_backend.empty() &&
-                 std::all_of(settings->cpu_backend.begin(),
-                             settings->cpu_backend.end(), [](char c) {
-                               return (c >= 'a' && c <= 'z') ||
-                                      (c >= '0' && c <= '9') || c == '_';
-                             });
-    if (!plain) {
-      return InvalidArgument("coordinate.cpu_backend: expected \"best\" or a "
-                             "variant name like haswell, got \"" + text + "\"");
-    }
-    return Status::Ok();
-  }
-  if (axis == "repack") {
-    ORCH_ASSIGN_OR_RETURN(settings->repack, ParseSwitch(axis, text));
-    return Status::Ok();
-  }
-  if (axis == "hardware") {
-    settings->hardware = Lower(text);
-    return Status::Ok();
-  }
-  if (axis == "threads" || axis == "batch" || axis == "ubatch" ||
-      axis == "ctx" || axis == "tp") {
-    return ApplyCountAxis(axis, text, settings);
-  }
-  if (axis.rfind("sampler.", 0) == 0)
-    return ApplySamplerAxis(axis.substr(8), text, &settings->sampler);
+  const JobAxis* def = FindJobAxis(axis);
+  if (def == nullptr) return Status::Ok();
+  ORCH_ASSIGN_OR_RETURN(AxisReading reading, ReadAxisValue(*def, text));
+  Assign(axis, reading, settings);
   return Status::Ok();
 }
 
@@ -353,19 +226,30 @@ Status ParseModel(const json& model, JobSettings* out) {
   return Status::Ok();
 }
 
+// The value of a rule's axis as the settings hold it (defaults included).
+std::string SettingText(const JobSettings& s, std::string_view axis) {
+  if (axis == "kv") return s.type_k + "/" + s.type_v;
+  if (axis == "attention") return std::string(AttentionName(s.attention));
+  if (axis == "tp") return std::to_string(s.tp);
+  if (axis == "hardware") return s.hardware;
+  ORCH_CHECK(false) << "combination rule on axis " << axis << ", which SettingText lacks";
+  return "";
+}
+
+std::string Shown(std::string_view axis, const std::string& text) {
+  bool number = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  return std::string(axis) + " = " + (number ? text : "\"" + text + "\"");
+}
+
 Status CheckCombination(const JobSettings& settings) {
-  if (IsQuantizedCacheType(settings.type_v) &&
-      settings.attention != FlashAttention::kOn) {
+  for (const CombinationRule& rule : CombinationRules()) {
+    std::string when = SettingText(settings, rule.when.axis);
+    std::string needs = SettingText(settings, rule.needs.axis);
+    if (!Holds(rule.when, when) || Holds(rule.needs, needs)) continue;
     return Status(StatusCode::kFailedPrecondition,
-                  "kv = \"" + settings.type_k + "/" + settings.type_v +
-                      "\" quantizes the V cache, which llama.cpp supports only "
-                      "with flash attention; set attention = \"on\"");
-  }
-  if (settings.tp > 1 && !settings.gpu()) {
-    return Status(StatusCode::kFailedPrecondition,
-                  "tp = " + std::to_string(settings.tp) +
-                      " on hardware = \"" + settings.hardware +
-                      "\": llama.cpp splits layers only across GPUs");
+                  Shown(rule.when.axis, when) + " needs " + DescribeCondition(rule.needs) +
+                      ", got " + Shown(rule.needs.axis, needs) + ": " +
+                      std::string(rule.reason));
   }
   return Status::Ok();
 }
@@ -380,13 +264,12 @@ bool CaptureSettings::WantsFullRow(std::int64_t position) const {
 }
 
 bool IsKnownCacheType(std::string_view type) {
-  return Contains(kCacheTypes, type);
-}
-bool IsQuantizedCacheType(std::string_view type) {
-  return Contains(kQuantizedCacheTypes, type);
+  const std::vector<std::string_view>& types = FindJobAxis("kv")->values;
+  return std::find(types.begin(), types.end(), type) != types.end();
 }
 bool IsKnownWeightType(std::string_view type) {
-  return Contains(kWeightTypes, type);
+  const std::vector<std::string_view>& types = FindJobAxis("quant")->values;
+  return std::find(types.begin(), types.end(), type) != types.end();
 }
 
 Result<JobSettings> ParseJob(std::string_view json_text) {

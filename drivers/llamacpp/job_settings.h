@@ -1,6 +1,7 @@
 // The llama.cpp driver's reading of a job document (docs/driver-protocol.md):
 // every coordinate axis mapped to the engine setting it controls, checked before
-// any engine work.
+// any engine work against the axis table of job_axes.h (which is also what the
+// driver declares to the planner, so the two cannot disagree).
 //
 // Pure: no llama.cpp header, no I/O. Compiled once and shared by every engine
 // build's driver. Type names stay strings here ("q8_0", "f16"); the engine layer
@@ -106,8 +107,6 @@ struct JobSettings {
 
 // The KV cache types this driver knows; an engine build may still lack one.
 bool IsKnownCacheType(std::string_view type);
-// ggml's quantized types: the V half of these needs flash attention.
-bool IsQuantizedCacheType(std::string_view type);
 // Weight types `quantize` accepts ("f32", "f16", "bf16", "q8_0", "q4_0", ...).
 bool IsKnownWeightType(std::string_view type);
 

@@ -89,10 +89,42 @@ TEST(ExpandTest, InvalidCombinationNamesBothAxesAtTheAlternative) {
   std::string text = Replace(ValidSpecText(), "kv = [\"q8_0/f16\"]", "kv = [\"q4_0\"]");
   EXPECT_THAT(ErrorsOf(text),
               ElementsAre(At(text, "\"q4_0\"]") +
-                          ": error: alternatives.kv[0]: cell kv=q4_0: kv = \"q4_0\" quantizes "
-                          "the V cache, which llama.cpp supports only with flash attention, but "
-                          "attention = \"off\"; use attention = \"on\" for this cell, or keep "
-                          "the V half unquantized (e.g. kv = \"q4_0/f16\")"));
+                          ": error: alternatives.kv[0]: cell kv=q4_0: kv = \"q4_0\" needs "
+                          "attention = \"on\", but attention = \"off\": llama.cpp supports a "
+                          "quantized V cache only with flash attention; a K/V pair with an "
+                          "unquantized V half (e.g. \"q8_0/f16\") runs without it"));
+}
+
+TEST(ExpandTest, QuantizedVCacheWithAutoAttentionIsRefused) {
+  std::string text = Replace(ValidSpecText(), "attention = \"off\"", "attention = \"auto\"");
+  text = Replace(text, "kv = [\"q8_0/f16\"]", "kv = [\"q4_0\"]");
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(At(text, "\"q4_0\"]") +
+                          ": error: alternatives.kv[0]: cell kv=q4_0: kv = \"q4_0\" needs "
+                          "attention = \"on\", but attention = \"auto\": llama.cpp supports a "
+                          "quantized V cache only with flash attention; a K/V pair with an "
+                          "unquantized V half (e.g. \"q8_0/f16\") runs without it"));
+}
+
+TEST(ExpandTest, WeightTypeTheDriverLacksIsRefusedAtItsAlternative) {
+  std::string text = Replace(ValidSpecText(), "quant = [\"q8_0\", \"f16\"]",
+                             "quant = [\"q8_0\", \"tq1_0\"]");
+  std::vector<std::string> errors = ErrorsOf(text);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0], ::testing::StartsWith(
+                             At(text, "\"tq1_0\"") +
+                             ": error: alternatives.quant[1]: cell quant=tq1_0: llama.cpp does "
+                             "not support quant = \"tq1_0\"; expected one of f32, f16, bf16,"));
+}
+
+TEST(ExpandTest, SeedAboveTheDriversUint32IsRefused) {
+  std::string text = Replace(ValidSpecText(), "sampler.seed = 42", "sampler.seed = 4294967296");
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(At(text, "4294967296") +
+                          ": error: baseline.sampler.seed: llama.cpp accepts sampler.seed in "
+                          "[0, 4294967295], got 4294967296"));
+  EXPECT_THAT(ErrorsOf(Replace(ValidSpecText(), "sampler.seed = 42", "sampler.seed = 4294967295")),
+              ::testing::IsEmpty());
 }
 
 TEST(ExpandTest, BaselineProblemIsReportedOnceNotPerCell) {
@@ -110,8 +142,8 @@ TEST(ExpandTest, UnknownEngineIsAllowedWithOneWarning) {
   EXPECT_THAT(Messages(outcome),
               ElementsAre(At(text, "\"sglang") +
                           ": warning: baseline.engine: orch has no capability table for engine "
-                          "\"sglang@0.5\"; its values are not checked here (its driver declares "
-                          "capabilities when it registers)"));
+                          "\"sglang@0.5\"; its values are not checked here (no capability "
+                          "declaration of its driver is built into orch)"));
   EXPECT_EQ(outcome.plan->warnings.size(), 1u);
 }
 
