@@ -52,7 +52,23 @@ constexpr const char* kColumns[] = {"experiment",
                                     "first_flip_reference_text",
                                     "first_flip_other_text",
                                     "generated_reference_text",
-                                    "generated_other_text"};
+                                    "generated_other_text",
+                                    "requested",
+                                    "run_positions",
+                                    "generated_tokens",
+                                    "stop",
+                                    "kld_method",
+                                    "kld_exact_count",
+                                    "kld_exact_mean",
+                                    "kld_exact_median",
+                                    "kld_exact_p99",
+                                    "kld_exact_max",
+                                    "kld_bound_count",
+                                    "kld_bound_mean",
+                                    "kld_bound_median",
+                                    "kld_bound_p99",
+                                    "kld_bound_max",
+                                    "warnings"};
 
 std::string Quote(const std::string& field) {
   if (field.find_first_of(",\"\n\r") == std::string::npos) return field;
@@ -137,9 +153,38 @@ std::vector<std::string> Row(const Report& r, const WorkloadReport& w, const Cel
           compared && d ? Text(c.generated_other) : ""};
 }
 
+// requested .. warnings: the extent of the cell's run, the KLD method split, the warnings.
+std::vector<std::string> HonestyFields(const WorkloadReport& w, const CellReport& c) {
+  const bool has_run = c.status == CellStatus::kCompared;
+  const bool compared = has_run && !c.cell.is_baseline();
+  const bool generate = w.workload.kind == WorkloadKind::kGenerate;
+  auto when = [compared](std::string v) { return compared ? v : std::string(); };
+  std::vector<std::string> out{
+      Opt(c.requested), has_run ? std::to_string(c.extent.positions) : "",
+      has_run && generate ? std::to_string(c.extent.generated_tokens()) : "",
+      c.extent.stop.reason.value_or(""),
+      when(std::string(KldMethodName(c.result.summary.kld)))};
+  for (const KldSummary* k : {&c.result.kld_exact, &c.result.kld_bound}) {
+    out.insert(out.end(), {when(std::to_string(k->count)), when(Num(k->mean)),
+                           when(Num(k->median)), when(Num(k->p99)), when(Num(k->max))});
+  }
+  std::string warnings;
+  for (const Warning& warning : c.warnings) {
+    warnings += (warnings.empty() ? "" : "; ") + warning.kind + ": " + warning.message;
+  }
+  out.push_back(warnings);
+  return out;
+}
+
 void Write(const std::vector<std::string>& row, std::ostringstream& out) {
   for (std::size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << Quote(row[i]);
   out << "\n";
+}
+
+std::vector<std::string> FullRow(const Report& r, const WorkloadReport& w, const CellReport& c) {
+  std::vector<std::string> row = Row(r, w, c);
+  for (std::string& field : HonestyFields(w, c)) row.push_back(std::move(field));
+  return row;
 }
 
 }  // namespace
@@ -148,8 +193,8 @@ std::string RenderCsv(const Report& report) {
   std::ostringstream out;
   Write(std::vector<std::string>(std::begin(kColumns), std::end(kColumns)), out);
   for (const WorkloadReport& w : report.workloads) {
-    Write(Row(report, w, w.baseline), out);
-    for (const CellReport& c : w.cells) Write(Row(report, w, c), out);
+    Write(FullRow(report, w, w.baseline), out);
+    for (const CellReport& c : w.cells) Write(FullRow(report, w, c), out);
   }
   return out.str();
 }

@@ -32,15 +32,25 @@ Json RepeatsJson(const Repeatability& r) {
               {"runs", r.run_ids}};
 }
 
+Json ContextJson(const FlipTokens& tokens) {
+  Json out = Json::array();
+  for (const Token& t : tokens.context) out.push_back(TokenJson(t));
+  return out;
+}
+
 Json FlipsJson(const CellReport& c) {
   Json listed = Json::array();
-  for (const Flip& f : c.result.flips) {
+  for (std::size_t i = 0; i < c.result.flips.size(); ++i) {
+    const Flip& f = c.result.flips[i];
     listed.push_back({{"position", f.position},
                       {"reference_token", f.reference_token},
                       {"other_token", f.other_token},
                       {"margin", Num(f.margin)},
                       {"abs_top1_logit_delta", Num(f.abs_top1_logit_delta)},
-                      {"near_tie", f.near_tie}});
+                      {"near_tie", f.near_tie},
+                      {"reference", TokenJson(c.flip_tokens[i].reference)},
+                      {"other", TokenJson(c.flip_tokens[i].other)},
+                      {"context", ContextJson(c.flip_tokens[i])}});
   }
   Json clusters = Json::array();
   for (const FlipCluster& k : c.result.clusters) {
@@ -73,6 +83,30 @@ Json GeneratedJson(const CellReport& c) {
               {"first_difference", first}};
 }
 
+Json KldJson(const KldSummary& k) {
+  return Json{{"count", k.count},
+              {"mean", Num(k.mean)},
+              {"median", Num(k.median)},
+              {"p99", Num(k.p99)},
+              {"max", Num(k.max)},
+              {"approximate_quantiles", k.approximate_quantiles}};
+}
+
+Json Series(const std::vector<double>& values) {
+  Json out = Json::array();
+  for (double v : values) out.push_back(Num(v));
+  return out;
+}
+
+Json PlotJson(const PositionPlot& plot) {
+  return Json{{"bin_width", plot.bin_width},
+              {"max_kld", Series(plot.max_kld)},
+              {"flips", plot.flips},
+              {"max_exact_kld", Series(plot.max_exact_kld)},
+              {"max_bound_kld", Series(plot.max_bound_kld)},
+              {"min_margin", Series(plot.min_margin)}};
+}
+
 Json ComparisonJson(const CellReport& c) {
   const digest::StreamSummary& s = c.result.summary;
   Json j{{"reference_length", s.reference_length},
@@ -92,7 +126,10 @@ Json ComparisonJson(const CellReport& c) {
            {"median", Num(s.kld.median)},
            {"p99", Num(s.kld.p99)},
            {"max", Num(s.kld.max)},
-           {"approximate_quantiles", c.result.kld_quantiles_approximate}}},
+           {"approximate_quantiles", c.result.kld_quantiles_approximate},
+           {"method", std::string(KldMethodName(s.kld))}}},
+         {"kld_exact", KldJson(c.result.kld_exact)},
+         {"kld_bound", KldJson(c.result.kld_bound)},
          {"target_count", s.target_count},
          {"mean_delta_p", Num(s.mean_delta_p)},
          {"rms_delta_p", Num(s.rms_delta_p)},
@@ -107,10 +144,7 @@ Json ComparisonJson(const CellReport& c) {
            {"band", Num(c.noise_band)}}}};
   j.update(FlipsJson(c));
   j["generated"] = GeneratedJson(c);
-  Json kld = Json::array();
-  for (double v : c.result.plot.max_kld) kld.push_back(Num(v));
-  j["plot"] = {
-      {"bin_width", c.result.plot.bin_width}, {"max_kld", kld}, {"flips", c.result.plot.flips}};
+  j["plot"] = PlotJson(c.result.plot);
   return j;
 }
 
@@ -134,13 +168,31 @@ Json FingerprintsJson(const CellReport& c) {
   return out;
 }
 
+// How far this cell's run got; null when it has no compared run.
+Json ExtentJson(const CellReport& c) {
+  if (c.status != CellStatus::kCompared) return nullptr;
+  return Json{{"positions", c.extent.positions},
+              {"generated", c.extent.generated},
+              {"generated_tokens", c.extent.generated_tokens()},
+              {"stop", Opt(c.extent.stop.reason)}};
+}
+
+Json WarningsJson(const std::vector<Warning>& warnings) {
+  Json out = Json::array();
+  for (const Warning& w : warnings) out.push_back({{"kind", w.kind}, {"message", w.message}});
+  return out;
+}
+
 Json CellJson(const CellReport& c) {
   Json j{{"label", c.cell.label},
          {"axis", c.cell.axis.empty() ? Json(nullptr) : Json(c.cell.axis)},
          {"value", c.cell.axis.empty() ? Json(nullptr) : Json(c.cell.value)},
          {"status", std::string(CellStatusName(c.status))},
          {"reason", c.reason.empty() ? Json(nullptr) : Json(c.reason)},
-         {"repeats", RepeatsJson(c.repeats)}};
+         {"repeats", RepeatsJson(c.repeats)},
+         {"requested", Opt(c.requested)},
+         {"extent", ExtentJson(c)},
+         {"warnings", WarningsJson(c.warnings)}};
   if (c.cell.axis.empty()) return j;
   j["reference_run"] = c.reference_run.empty() ? Json(nullptr) : Json(c.reference_run);
   j["reference_repeat"] = c.reference_repeat;
@@ -157,9 +209,26 @@ Json RanksJson(const std::vector<AxisRank>& ranks) {
                    {"cell", r.cell},
                    {"workload", r.workload},
                    {"kld_mean", Num(r.kld_mean)},
+                   {"kld_method", r.kld_method},
                    {"top1_disagreement", Num(r.top1_disagreement)}});
   }
   return out;
+}
+
+Json SeenJson(const std::vector<SeenValue>& values) {
+  Json out = Json::array();
+  for (const SeenValue& v : values) out.push_back({{"value", v.value}, {"cells", v.cells}});
+  return out;
+}
+
+Json ProvenanceJson(const Provenance& p) {
+  Json baseline = Json::object();
+  for (const auto& [axis, value] : p.baseline) baseline[axis] = value;
+  return Json{{"model", {{"name", p.model_name}, {"id", p.model_id}}},
+              {"model_files", SeenJson(p.model_files)},
+              {"baseline", baseline},
+              {"hosts", SeenJson(p.hosts)},
+              {"engines", SeenJson(p.engines)}};
 }
 
 }  // namespace
@@ -192,6 +261,7 @@ std::string RenderJson(const Report& report) {
       {"rules",
        {{"cluster_gap", kClusterGap}, {"near_tie", "margin <= max(repeat_noise, perturbation)"}}},
       {"workloads", workloads},
+      {"provenance", ProvenanceJson(report.provenance)},
       {"attribution",
        {{"by_kld", RanksJson(report.by_kld)}, {"by_top1", RanksJson(report.by_top1)}}}};
   return doc.dump(2) + "\n";

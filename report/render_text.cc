@@ -44,14 +44,17 @@ void WriteTable(const Table& t, std::ostringstream& out) {
 std::string RenderText(const Report& report) {
   std::ostringstream out;
   out << StatusLine(report) << "\n";
+  for (const std::string& line : ProvenanceLines(report)) out << line << "\n";
   for (const WorkloadReport& w : report.workloads) {
     const bool generate = w.workload.kind == WorkloadKind::kGenerate;
     out << "\n== workload " << w.workload.name << " (" << (generate ? "generate" : "teacher-forced")
         << ") ==\n"
         << ReferenceLine(w) << "\n";
+    WriteTable(WarningTable(w), out);
     WriteTable(RepeatabilityTable(w), out);
     WriteTable(generate ? GenerateTable(w) : CellTable(w), out);
     if (!generate) {
+      WriteTable(KldTable(w), out);
       WriteTable(FlipTable(w, kFlipsShown), out);
       WriteTable(ClusterTable(w, kClustersShown), out);
     }

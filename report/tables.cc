@@ -73,7 +73,53 @@ void AddRepeatRow(const WorkloadReport& w, const CellReport& c, Table& t) {
                     RepeatResult(w, c), FormatNumber(c.repeats.noise, 4)});
 }
 
+std::vector<const CellReport*> WithBaseline(const WorkloadReport& w) {
+  std::vector<const CellReport*> out{&w.baseline};
+  for (const CellReport& c : w.cells) out.push_back(&c);
+  return out;
+}
+
+std::string Context(const FlipTokens& k) {
+  std::string out = "\"";
+  for (const Token& token : k.context) out += TokenText(token);
+  return out + "\"";
+}
+
+std::string Joined(const std::vector<SeenValue>& values, bool with_cells) {
+  std::string out;
+  for (const SeenValue& v : values) {
+    out += (out.empty() ? "" : "; ") + v.value;
+    if (!with_cells) continue;
+    std::string cells;
+    for (const std::string& c : v.cells) cells += (cells.empty() ? "" : ", ") + c;
+    out += " [" + cells + "]";
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string TokenText(const Token& token) {
+  return token.text ? Escaped(*token.text) : "<" + std::to_string(token.id) + ">";
+}
+
+std::vector<std::string> ProvenanceLines(const Report& r) {
+  const Provenance& p = r.provenance;
+  std::vector<std::string> lines;
+  auto line = [&lines](const std::string& name, const std::string& value) {
+    if (!value.empty()) lines.push_back(name + ": " + value);
+  };
+  line("model", p.model_name + (p.model_id.empty() ? "" : " (" + p.model_id + ")"));
+  line("model files", Joined(p.model_files, true));
+  std::string baseline;
+  for (const auto& [axis, value] : p.baseline) {
+    baseline += (baseline.empty() ? "" : ", ") + axis + "=" + value;
+  }
+  line("baseline", baseline);
+  line("hosts", Joined(p.hosts, true));
+  line("engine builds", Joined(p.engines, true));
+  return lines;
+}
 
 std::string FormatNumber(double value, int digits) {
   if (std::isnan(value)) return "-";
@@ -131,8 +177,8 @@ Table RepeatabilityTable(const WorkloadReport& w) {
 
 Table CellTable(const WorkloadReport& w) {
   Table t{"Cells against the baseline (teacher-forced)",
-          {"changed", "PPL, baseline " + FormatNumber(BaselinePpl(w), 4), "PPL ratio", "KLD mean",
-           "KLD median", "KLD p99", "KLD max", "RMS dp", "top-1 agreement", "common prefix",
+          {"changed", "PPL, baseline " + FormatNumber(BaselinePpl(w), 4), "PPL ratio",
+           "KLD exact mean", "KLD bound mean", "RMS dp", "top-1 agreement", "common prefix",
            "first flip", "flips (near-tie)", "clusters", "status"},
           {}};
   for (const CellReport& c : w.cells) {
@@ -146,8 +192,8 @@ Table CellTable(const WorkloadReport& w) {
     const digest::StreamSummary& s = c.result.summary;
     t.rows.push_back(
         {c.cell.label, FormatNumber(s.ppl_other, 4), FormatNumber(s.ppl_ratio, 4),
-         FormatKld(s.kld.mean), FormatKld(s.kld.median), FormatKld(s.kld.p99),
-         FormatKld(s.kld.max), FormatPercent(s.rms_delta_p), FormatPercent(s.top1_agreement),
+         FormatKld(c.result.kld_exact.mean), FormatKld(c.result.kld_bound.mean),
+         FormatPercent(s.rms_delta_p), FormatPercent(s.top1_agreement),
          c.result.bit_identical() ? "bit-identical"
                                   : Count(s.common_prefix) + " / " + Count(s.compared),
          FirstFlip(c), Count(c.result.flip_count) + " (" + Count(c.near_tie_flips) + ")",
@@ -181,15 +227,48 @@ Table GenerateTable(const WorkloadReport& w) {
 }
 
 Table FlipTable(const WorkloadReport& w, std::size_t per_cell) {
-  Table t{"Top-1 flips (margin = baseline top-1 minus top-2 logit)",
-          {"cell", "position", "baseline token", "cell token", "margin", "noise band", "near-tie"},
+  Table t{"Top-1 flips (context: the input text up to the flipped prediction; margin: "
+          "baseline top-1 minus top-2 logit)",
+          {"cell", "position", "context", "baseline token", "cell token", "margin",
+           "noise band", "near-tie"},
           {}};
   for (const CellReport& c : w.cells) {
     for (std::size_t i = 0; i < c.result.flips.size() && i < per_cell; ++i) {
       const Flip& f = c.result.flips[i];
-      t.rows.push_back({c.cell.label, Count(f.position), std::to_string(f.reference_token),
-                        std::to_string(f.other_token), FormatNumber(f.margin, 4),
+      const FlipTokens& k = c.flip_tokens[i];
+      t.rows.push_back({c.cell.label, Count(f.position), Context(k), FormatToken(k.reference),
+                        FormatToken(k.other), FormatNumber(f.margin, 4),
                         FormatNumber(c.noise_band, 4), f.near_tie ? "yes" : "no"});
+    }
+  }
+  return t;
+}
+
+Table KldTable(const WorkloadReport& w) {
+  Table t{"KL divergence by method (exact: both full rows kept; bound: top-k lower bound of "
+          "the exact value)",
+          {"changed", "exact positions", "exact mean", "exact median", "exact p99", "exact max",
+           "bound positions", "bound mean", "bound median", "bound p99", "bound max"},
+          {}};
+  for (const CellReport& c : w.cells) {
+    if (c.status != CellStatus::kCompared) continue;
+    std::vector<std::string> row{c.cell.label};
+    for (const KldSummary* k : {&c.result.kld_exact, &c.result.kld_bound}) {
+      row.insert(row.end(), {Count(k->count), FormatKld(k->mean), FormatKld(k->median),
+                             FormatKld(k->p99), FormatKld(k->max)});
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+Table WarningTable(const WorkloadReport& w) {
+  Table t{"Warnings (what was compared is less than what the plan requested)",
+          {"cell", "kind", "warning"},
+          {}};
+  for (const CellReport* c : WithBaseline(w)) {
+    for (const Warning& warning : c->warnings) {
+      t.rows.push_back({c->cell.label, warning.kind, warning.message});
     }
   }
   return t;
@@ -236,7 +315,7 @@ Table AttributionTable(const Report& r) {
     const AxisRank& k = r.by_kld[i];
     const AxisRank& d = r.by_top1[i];
     t.rows.push_back({std::to_string(i + 1), k.cell + " (" + k.workload + ")",
-                      FormatKld(k.kld_mean), d.cell + " (" + d.workload + ")",
+                      FormatKld(k.kld_mean) + " (" + k.kld_method + ")", d.cell + " (" + d.workload + ")",
                       FormatPercent(d.top1_disagreement)});
   }
   return t;

@@ -32,9 +32,19 @@ std::string StatusLine(const Report& report);
 // "reference: baseline repeat 0 (run R)", or why there is none.
 std::string ReferenceLine(const WorkloadReport& workload);
 
+// "model: NAME (ID)", "model files: ...", "baseline: axis=value, ...", "hosts: ...",
+// "engine builds: ...": one line each, empty ones left out.
+std::vector<std::string> ProvenanceLines(const Report& report);
+// A token's text for reading in context: the text as it is (escaped as FormatToken does),
+// or "<ID>" when unknown.
+std::string TokenText(const Token& token);
+
+Table WarningTable(const WorkloadReport& workload);
 Table RepeatabilityTable(const WorkloadReport& workload);
 Table CellTable(const WorkloadReport& workload);      // teacher-forced
 Table GenerateTable(const WorkloadReport& workload);  // generate
+// Exact and top-k bound KLD statistics apart, one row per compared cell (teacher-forced).
+Table KldTable(const WorkloadReport& workload);
 Table FlipTable(const WorkloadReport& workload, std::size_t per_cell);
 Table ClusterTable(const WorkloadReport& workload, std::size_t per_cell);
 Table FingerprintTable(const WorkloadReport& workload);

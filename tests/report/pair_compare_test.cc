@@ -86,6 +86,83 @@ TEST(PairCompareTest, StreamingSummaryEqualsTheDigestLibraryAcrossChunkBoundarie
   for (const digest::PositionComparison& c : expected->positions) flips += c.same_top1 ? 0 : 1;
   EXPECT_EQ(got->flip_count, flips);
   EXPECT_LE(got->plot.max_kld.size(), kPlotBins);
+
+  // The exact positions (every 7th) and the top-k bound positions, summarized apart.
+  double exact_sum = 0.0, bound_sum = 0.0, exact_max = 0.0;
+  std::uint64_t exact_n = 0, bound_n = 0;
+  for (const digest::PositionComparison& c : expected->positions) {
+    if (c.kld_method == digest::KldMethod::kExact) {
+      exact_sum += c.kld;
+      exact_max = std::max(exact_max, c.kld);
+      ++exact_n;
+    } else if (c.kld_method == digest::KldMethod::kTopK) {
+      bound_sum += c.kld;
+      ++bound_n;
+    }
+  }
+  EXPECT_EQ(KldMethodName(s.kld), "mixed");
+  EXPECT_EQ(got->kld_exact.count, exact_n);
+  EXPECT_EQ(got->kld_exact.count, (n + 6) / 7);
+  EXPECT_EQ(got->kld_bound.count, bound_n);
+  ExpectSame(got->kld_exact.mean, exact_sum / static_cast<double>(exact_n));
+  ExpectSame(got->kld_exact.max, exact_max);
+  ExpectSame(got->kld_bound.mean, bound_sum / static_cast<double>(bound_n));
+}
+
+// Where the full row was kept the plot says so: that bin's value is in the exact series,
+// the others in the bound series, never one series that spikes at the capture points.
+TEST(PairCompareTest, PlotKeepsExactAndBoundPositionsInSeparateSeriesWithTheMargin) {
+  std::vector<digest::PositionRecord> a, b;
+  for (std::uint64_t i = 0; i < 8; ++i) {
+    const bool full = i % 4 == 0;
+    a.push_back(testing::MakeRecord(i, testing::TwoPeakRow(0, 1, 1.0 + 0.1 * i), 0, full));
+    b.push_back(testing::MakeRecord(i, testing::TwoPeakRow(0, 1, 1.5 + 0.1 * i), 0, full));
+  }
+  testing::ExperimentBuilder plan("e");
+  plan.Workload("w", "teacher_forced").Cell("baseline").Cell("x=1");
+  const std::string j0 = plan.Job("baseline", "w", 0), j1 = plan.Job("x=1", "w", 0);
+  auto store = store::MakeMemoryStore();
+  plan.Submit(*store);
+  testing::AddSucceededRun(*store, j0, "a", a);
+  testing::AddSucceededRun(*store, j1, "b", b);
+  auto source = MakeStoreRunSource(*store);
+  Result<PairResult> got = ComparePair(*source, "a", "b", {});
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  const PositionPlot& plot = got->plot;
+  ASSERT_EQ(plot.max_kld.size(), 8u);
+  for (std::size_t i = 0; i < 8; ++i) {
+    const bool exact = i % 4 == 0;
+    EXPECT_EQ(std::isnan(plot.max_exact_kld[i]), !exact) << i;
+    EXPECT_EQ(std::isnan(plot.max_bound_kld[i]), exact) << i;
+    EXPECT_EQ(plot.max_kld[i], exact ? plot.max_exact_kld[i] : plot.max_bound_kld[i]) << i;
+    EXPECT_NEAR(plot.min_margin[i], 1.0 + 0.1 * static_cast<double>(i), 1e-6) << i;
+  }
+  EXPECT_EQ(got->kld_exact.count, 2u);
+  EXPECT_EQ(got->kld_bound.count, 6u);
+}
+
+TEST(PairCompareTest, AFlipKeepsTheReferenceInputTokensBeforeIt) {
+  std::vector<digest::PositionRecord> a, b;
+  for (std::uint64_t i = 0; i < 6; ++i) {
+    a.push_back(testing::MakeRecord(i, testing::TwoPeakRow(0, 1, 1.0), 0, false));
+    const bool flip = i == 5 || i == 1;
+    b.push_back(testing::MakeRecord(
+        i, flip ? testing::TwoPeakRow(1, 0, 1.0) : testing::TwoPeakRow(0, 1, 1.0), 0, false));
+  }
+  testing::ExperimentBuilder plan("e");
+  plan.Workload("w", "teacher_forced").Cell("baseline").Cell("x=1");
+  const std::string j0 = plan.Job("baseline", "w", 0), j1 = plan.Job("x=1", "w", 0);
+  auto store = store::MakeMemoryStore();
+  plan.Submit(*store);
+  testing::AddSucceededRun(*store, j0, "a", a);
+  testing::AddSucceededRun(*store, j1, "b", b);
+  auto source = MakeStoreRunSource(*store);
+  Result<PairResult> got = ComparePair(*source, "a", "b", {});
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->flips.size(), 2u);
+  // MakeRecord's input token at position i is i % kVocab.
+  EXPECT_EQ(got->flips[0].context, (std::vector<std::int32_t>{0, 1}));
+  EXPECT_EQ(got->flips[1].context, (std::vector<std::int32_t>{2, 3, 4, 5}));
 }
 
 TEST(PairCompareTest, PlotKeepsAtMostTheBinLimitByWideningBins) {

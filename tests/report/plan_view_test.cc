@@ -24,6 +24,41 @@ TEST(PlanViewTest, ReadsThePlannerGoldenPlan) {
   EXPECT_EQ(view->jobs[1].repeat, 1);
 }
 
+TEST(PlanViewTest, ReadsWhatEachWorkloadRequestsAndCaptures) {
+  std::ifstream in(std::string(ORCH_SOURCE_DIR) + "/tests/cli/testdata/seed-replication.plan.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  Result<PlanView> view = ParsePlanView(text.str());
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  const PlannedWorkload& readme = view->workloads[0];
+  EXPECT_EQ(readme.positions, 128u);
+  EXPECT_EQ(readme.max_tokens, std::nullopt);
+  EXPECT_EQ(readme.top_k, 20);
+  EXPECT_EQ(readme.full_every, 32u);
+  const PlannedWorkload& reasoning = view->workloads[1];
+  EXPECT_EQ(reasoning.max_tokens, 64u);
+  EXPECT_EQ(reasoning.positions, std::nullopt);
+  EXPECT_EQ(reasoning.full_every, 0u);
+}
+
+TEST(PlanViewTest, ReadsTheModelAndTheBaselineCoordinate) {
+  Result<PlanView> view = ParsePlanView(R"({"schema": "orch.plan/1",
+    "experiment": {"name": "e"}, "workloads": [], "cells": [], "jobs": [],
+    "model": {"name": "qwen", "sha256": "ab12"},
+    "baseline": {"engine": "llama.cpp@v0.4.0", "tp": 1, "attention": "off"}})");
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  EXPECT_EQ(view->model.name, "qwen");
+  EXPECT_EQ(view->model.id, "sha256:ab12");
+  using Pair = std::pair<std::string, std::string>;
+  EXPECT_EQ(view->baseline, (std::vector<Pair>{
+                                {"attention", "off"}, {"engine", "llama.cpp@v0.4.0"}, {"tp", "1"}}));
+  Result<PlanView> synth = ParsePlanView(R"({"schema": "orch.plan/1",
+    "experiment": {"name": "e"}, "workloads": [], "cells": [], "jobs": [],
+    "model": {"name": "tiny", "synth": "llama:vocab=1024"}})");
+  ASSERT_TRUE(synth.ok());
+  EXPECT_EQ(synth->model.id, "synth:llama:vocab=1024");
+}
+
 TEST(PlanViewTest, FormatsNonStringAxisValuesAsJson) {
   Result<PlanView> view = ParsePlanView(R"({"schema": "orch.plan/1",
     "experiment": {"name": "e"}, "workloads": [],

@@ -70,7 +70,7 @@ TEST(RenderTest, CsvHasOneRowPerWorkloadAndCellWithAFixedColumnCount) {
   std::istringstream lines(csv);
   std::string header;
   std::getline(lines, header);
-  EXPECT_EQ(Count(header, ","), 45u);
+  EXPECT_EQ(Count(header, ","), 61u);
 }
 
 TEST(RenderTest, TextShowsTheFailedCellWithItsReason) {
@@ -92,6 +92,44 @@ TEST(RenderTest, HtmlHasOneInlinePlotPerComparedCellAndNoExternalResource) {
   EXPECT_EQ(html.find("<link"), std::string::npos);
   EXPECT_NE(html.find("host.cpu.model_name"), std::string::npos);
   EXPECT_NE(html.find(testing::kStandardFailure), std::string::npos);
+}
+
+// The standard experiment's generate workload requests 8 tokens and every run stored 6
+// without a stop reason: each rendering says so.
+TEST(RenderTest, EveryRenderingFlagsGenerationsShorterThanRequested) {
+  const Report report = StandardReport();
+  const std::string message =
+      "baseline run generated 6 of 8 requested tokens (its driver gave no stop reason)";
+  EXPECT_NE(RenderText(report).find(message), std::string::npos);
+  EXPECT_NE(RenderCsv(report).find("generation_short: " + message), std::string::npos);
+  const std::string json = RenderJson(report);
+  EXPECT_NE(json.find("\"kind\": \"generation_short\""), std::string::npos);
+  EXPECT_NE(json.find(message), std::string::npos);
+  const std::string html = RenderHtml(report);
+  EXPECT_NE(html.find("<li class=\"warning\" data-kind=\"generation_short\">"),
+            std::string::npos);
+  EXPECT_NE(html.find(message), std::string::npos);
+}
+
+// Exact and bound KLD are named apart: wiki is all exact (full rows everywhere), gen all
+// top-k bound (no full rows).
+TEST(RenderTest, EveryRenderingNamesExactAndBoundKldApart) {
+  const Report report = StandardReport();
+  const std::string text = RenderText(report);
+  EXPECT_NE(text.find("KLD exact mean"), std::string::npos);
+  EXPECT_NE(text.find("KLD bound mean"), std::string::npos);
+  EXPECT_NE(text.find("KL divergence by method"), std::string::npos);
+  EXPECT_NE(text.find("0.18088 (exact)"), std::string::npos);  // attribution names it
+  const std::string json = RenderJson(report);
+  EXPECT_NE(json.find("\"method\": \"exact\""), std::string::npos);
+  EXPECT_NE(json.find("\"method\": \"bound\""), std::string::npos);
+  EXPECT_NE(json.find("\"kld_exact\": {"), std::string::npos);
+  EXPECT_NE(json.find("\"kld_bound\": {"), std::string::npos);
+  const std::string csv = RenderCsv(report);
+  EXPECT_NE(csv.find("kld_method,kld_exact_count,kld_exact_mean"), std::string::npos);
+  EXPECT_NE(csv.find(",exact,40,0.1808849227,"), std::string::npos);
+  EXPECT_NE(csv.find(",bound,0,,,,,3,"), std::string::npos);
+  EXPECT_NE(RenderHtml(report).find("KL divergence by method"), std::string::npos);
 }
 
 TEST(FormatKldTest, SmallNonzeroDivergencesKeepTheirMagnitude) {

@@ -86,9 +86,36 @@ double ReferenceNll(const std::vector<float>& row, std::int32_t target) {
 
 ExperimentBuilder::ExperimentBuilder(std::string name) : name_(std::move(name)) {}
 
-ExperimentBuilder& ExperimentBuilder::Workload(const std::string& name, const std::string& kind) {
-  workloads_.emplace_back(name, kind);
+ExperimentBuilder& ExperimentBuilder::Workload(const std::string& name, const std::string& kind,
+                                               int requested, int full_every) {
+  workloads_.push_back({name, kind, requested, full_every});
   return *this;
+}
+
+ExperimentBuilder& ExperimentBuilder::Model(const std::string& name, const std::string& sha256) {
+  model_json_ = "{\"name\": \"" + name + "\", \"sha256\": \"" + sha256 + "\"}";
+  return *this;
+}
+
+ExperimentBuilder& ExperimentBuilder::Baseline(const std::string& axis, const std::string& value) {
+  baseline_.emplace_back(axis, value);
+  return *this;
+}
+
+std::string ExperimentBuilder::WorkloadsJson() const {
+  std::string json;
+  for (std::size_t i = 0; i < workloads_.size(); ++i) {
+    const PlannedWorkloadSpec& w = workloads_[i];
+    json += std::string(i ? ", " : "") + "{\"name\": \"" + w.name + "\", \"kind\": \"" +
+            w.kind + "\"";
+    if (w.requested > 0) {
+      json += std::string(", \"") + (w.kind == "generate" ? "max_tokens" : "positions") +
+              "\": " + std::to_string(w.requested);
+    }
+    json += ", \"capture\": {\"top_k\": 4, \"full_every\": " + std::to_string(w.full_every) +
+            "}}";
+  }
+  return json;
 }
 
 ExperimentBuilder& ExperimentBuilder::Cell(const std::string& label) {
@@ -104,12 +131,17 @@ std::string ExperimentBuilder::Job(const std::string& cell, const std::string& w
 
 std::string ExperimentBuilder::PlanJson() const {
   std::string json = "{\"schema\": \"orch.plan/1\", \"experiment\": {\"name\": \"" + name_ +
-                     "\", \"description\": \"\"},\n \"workloads\": [";
-  for (std::size_t i = 0; i < workloads_.size(); ++i) {
-    json += std::string(i ? ", " : "") + "{\"name\": \"" + workloads_[i].first +
-            "\", \"kind\": \"" + workloads_[i].second + "\"}";
+                     "\", \"description\": \"\"},\n";
+  if (!model_json_.empty()) json += " \"model\": " + model_json_ + ",\n";
+  if (!baseline_.empty()) {
+    json += " \"baseline\": {";
+    for (std::size_t i = 0; i < baseline_.size(); ++i) {
+      json += std::string(i ? ", " : "") + "\"" + baseline_[i].first + "\": \"" +
+              baseline_[i].second + "\"";
+    }
+    json += "},\n";
   }
-  json += "],\n \"cells\": [";
+  json += " \"workloads\": [" + WorkloadsJson() + "],\n \"cells\": [";
   for (std::size_t i = 0; i < cells_.size(); ++i) {
     const std::string& label = cells_[i];
     const auto eq = label.find('=');
@@ -146,6 +178,18 @@ void AddSucceededRun(store::Store& store, const std::string& job_id, const std::
   StartRun(store, job_id, run_id, host_fingerprint, engine_fingerprint);
   ASSERT_TRUE(store.AppendChunk(run_id, 0, Encode(records)).ok());
   store::RunOutcome outcome{store::RunState::kSucceeded, 0, "", 1, ""};
+  store::JobRecord job = JobWith(store, job_id, store::JobState::kSucceeded);
+  --job.attempts;
+  ASSERT_TRUE(store.FinishRun(run_id, outcome, job).ok());
+}
+
+void AddSucceededRunWithSummary(store::Store& store, const std::string& job_id,
+                                const std::string& run_id,
+                                const std::vector<digest::PositionRecord>& records,
+                                const std::string& summary, const std::string& host_fingerprint) {
+  StartRun(store, job_id, run_id, host_fingerprint, "");
+  ASSERT_TRUE(store.AppendChunk(run_id, 0, Encode(records)).ok());
+  store::RunOutcome outcome{store::RunState::kSucceeded, 0, "", 1, summary};
   store::JobRecord job = JobWith(store, job_id, store::JobState::kSucceeded);
   --job.attempts;
   ASSERT_TRUE(store.FinishRun(run_id, outcome, job).ok());
@@ -235,7 +279,8 @@ std::int32_t TargetAt(std::uint64_t i) { return static_cast<std::int32_t>(i % kV
 
 void BuildStandardExperiment(store::Store& store) {
   ExperimentBuilder plan("standard");
-  plan.Workload("wiki", "teacher_forced").Workload("gen", "generate");
+  plan.Workload("wiki", "teacher_forced", kStandardPositions)
+      .Workload("gen", "generate", kStandardMaxTokens);
   plan.Cell("baseline").Cell("attention=on").Cell("quant=q8_0").Cell("kv=q8_0");
   plan.Cell("sampler.seed=43");
   const std::string b0 = plan.Job("baseline", "wiki", 0), b1 = plan.Job("baseline", "wiki", 1);

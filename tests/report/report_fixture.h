@@ -37,8 +37,13 @@ class ExperimentBuilder {
  public:
   explicit ExperimentBuilder(std::string name);
 
-  // kind: "teacher_forced" or "generate".
-  ExperimentBuilder& Workload(const std::string& name, const std::string& kind);
+  // kind: "teacher_forced" or "generate". `requested` > 0 becomes the workload's
+  // `positions` (teacher_forced) or `max_tokens` (generate); `full_every` its capture's.
+  ExperimentBuilder& Workload(const std::string& name, const std::string& kind,
+                              int requested = 0, int full_every = 0);
+  // The plan's model ({"name", "sha256"}) and baseline coordinate; absent unless set.
+  ExperimentBuilder& Model(const std::string& name, const std::string& sha256);
+  ExperimentBuilder& Baseline(const std::string& axis, const std::string& value);
   ExperimentBuilder& Cell(const std::string& label);  // "baseline" or "axis=value"
   // Returns the job id.
   std::string Job(const std::string& cell, const std::string& workload, int repeat);
@@ -48,8 +53,15 @@ class ExperimentBuilder {
   void Submit(store::Store& store) const;
 
  private:
+  struct PlannedWorkloadSpec {
+    std::string name, kind;
+    int requested = 0, full_every = 0;
+  };
+  std::string WorkloadsJson() const;
   std::string name_;
-  std::vector<std::pair<std::string, std::string>> workloads_;
+  std::string model_json_;
+  std::vector<std::pair<std::string, std::string>> baseline_;
+  std::vector<PlannedWorkloadSpec> workloads_;
   std::vector<std::string> cells_;
   std::vector<PlannedJobSpec> jobs_;
 };
@@ -59,6 +71,12 @@ void AddSucceededRun(store::Store& store, const std::string& job_id, const std::
                      const std::vector<digest::PositionRecord>& records,
                      const std::string& host_fingerprint = "",
                      const std::string& engine_fingerprint = "");
+// The same with the run summary the agent would store ({"hello": ..., "done": ...}).
+void AddSucceededRunWithSummary(store::Store& store, const std::string& job_id,
+                                const std::string& run_id,
+                                const std::vector<digest::PositionRecord>& records,
+                                const std::string& summary,
+                                const std::string& host_fingerprint = "");
 // A run that failed with `error`; the job is marked failed with it.
 void AddFailedRun(store::Store& store, const std::string& job_id, const std::string& run_id,
                   const std::string& error);
@@ -74,12 +92,14 @@ namespace orch::report::testing {
 // - wiki (teacher_forced): baseline x2 (repeat 1 moves the top logit at position 20 by
 //   0.5), attention=on (flips at 10, margin 0.2, and 30, margin 3.0), quant=q8_0 (flips
 //   at 3, 5, 9, 25, 34, 36), kv=q8_0 (its only run failed: kStandardFailure).
-// - gen (generate, 6 tokens): baseline x2 identical; sampler.seed=43 differs from
+// - gen (generate, max_tokens kStandardMaxTokens, every run 6 tokens and no stop reason, so
+//   every run is flagged as short): baseline x2 identical; sampler.seed=43 differs from
 //   token index 2 (3 vs 7).
 // Every record carries its full row, so KLDs are exact. Fingerprints: host fp-a for the
 // baseline, fp-b for attention=on (another CPU model).
 inline constexpr const char* kStandardFailure = "driver exited with status 3: out of memory";
-inline constexpr int kStandardPositions = 40;
+inline constexpr int kStandardPositions = 40;  // requested and stored
+inline constexpr int kStandardMaxTokens = 8;
 void BuildStandardExperiment(store::Store& store);
 
 // Rows of the standard experiment.

@@ -105,8 +105,27 @@ TEST_F(SummaryTokenTextReportTest, TheFirstFlipShowsBothTokensDecoded) {
                 "id": 3,
                 "text": " arithmetic"
               })"));
-  EXPECT_THAT(RenderCsv(report_), HasSubstr(", math, arithmetic,,\n"));
+  EXPECT_THAT(RenderCsv(report_), HasSubstr(", math, arithmetic,,,"));
   EXPECT_THAT(RenderHtml(report_), HasSubstr("2 &quot; math&quot; / 3 &quot; arithmetic&quot;"));
+}
+
+// The flip table shows each flip's tokens with their text, after the input tokens that led
+// to it (positions 7..10 of the standard experiment: input ids 7 "\n", 0 "A", 1 (unknown),
+// 2 " math").
+TEST_F(SummaryTokenTextReportTest, TheFlipTableShowsTokenTextWithItsContext) {
+  const std::string text = RenderText(report_);
+  EXPECT_THAT(text, HasSubstr("attention=on  10        \"\\nA<1> math\"  "));
+  EXPECT_THAT(text, HasSubstr("  2 \" math\"        3 \" arithmetic\"  0.2000"));
+  const std::string json = RenderJson(report_);
+  EXPECT_THAT(json, HasSubstr(R"("context": [
+                    {
+                      "id": 7,
+                      "text": "\n"
+                    },
+                    {
+                      "id": 0,
+                      "text": "A"
+                    },)"));
 }
 
 TEST_F(SummaryTokenTextReportTest, TheFirstDifferingGeneratedTokenShowsBothTexts) {
@@ -117,7 +136,7 @@ TEST_F(SummaryTokenTextReportTest, TheFirstDifferingGeneratedTokenShowsBothTexts
   EXPECT_EQ(seed.generated_other->text, "\n");
   // A newline token is escaped so that the table row stays one line.
   EXPECT_THAT(RenderText(report_), HasSubstr("token 3: 3 \" arithmetic\" / 7 \"\\n\""));
-  EXPECT_THAT(RenderCsv(report_), HasSubstr(", arithmetic,\"\n\"\n"));
+  EXPECT_THAT(RenderCsv(report_), HasSubstr(", arithmetic,\"\n\","));
 }
 
 }  // namespace

@@ -1,0 +1,33 @@
+// The inline SVG plot of one compared cell in the HTML report (docs/report.md, "--html"):
+// per bin of positions the top-k bound KLD as bars and the exact KLD (both full rows) as
+// dots, on the value scale shared by every plot of the workload (report/plot_scale.h);
+// top-1 flips in a strip above; the baseline's top-1 minus top-2 margin in a track below,
+// near-tie bins marked. A cell whose stream equals the baseline's says "bit identical".
+// Pure: a cell in, markup out.
+#pragma once
+
+#include <sstream>
+#include <string>
+
+#include "report/plot_scale.h"
+#include "report/report.h"
+
+namespace orch::report {
+
+struct WorkloadScales {
+  PlotScale kld;     // over every compared cell's exact and bound bin maxima
+  PlotScale margin;  // linear, over the baseline margins the cells saw
+};
+
+// The scales shared by the plots of `workload`'s compared cells.
+WorkloadScales ScalesOf(const WorkloadReport& workload);
+
+// Appends one <svg class="plot"> element with data-workload, data-cell, data-scale ("log"
+// or "linear"), data-kld-low and data-kld-high.
+void WritePlot(const std::string& workload, const CellReport& cell, const WorkloadScales& scales,
+               std::ostringstream& out);
+
+// `text` with &, <, > and " escaped for HTML text and attribute values.
+std::string EscapeHtml(const std::string& text);
+
+}  // namespace orch::report
