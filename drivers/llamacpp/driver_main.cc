@@ -175,6 +175,9 @@ json DoneObject(const llamacpp::JobSettings& settings,
   if (settings.workload.kind == llamacpp::WorkloadSettings::Kind::kGenerate) {
     done["generated_ids"] = summary.generated_ids;
     done["generated_text"] = summary.generated_text;
+    done["stop"] = summary.stop;  // "eos" or "max_tokens"
+    done["generated_tokens"] = summary.generated_ids.size();
+    done["max_tokens"] = settings.workload.max_tokens;
   }
   return done;
 }

@@ -301,9 +301,13 @@ Result<WorkloadSummary> LlamaSession::Generate(const RecordSink& sink) {
         DigestRow(step, row, input, next, digest::kNoTarget, sink, &summary));
     summary.generated_ids.push_back(next);
     summary.generated_text += Piece(next);
-    if (llama_vocab_is_eog(vocab, next)) break;
+    if (llama_vocab_is_eog(vocab, next)) {
+      summary.stop = "eos";
+      break;
+    }
     tokens.push_back(next);
   }
+  if (summary.stop.empty()) summary.stop = "max_tokens";
   summary.eval_ms = MillisecondsSince(start);
   return summary;
 }

@@ -34,6 +34,9 @@ struct WorkloadSummary {
   std::int64_t first_nan_position = -1;
   std::vector<std::int32_t> generated_ids;
   std::string generated_text;
+  // Generation only: why it stopped, "eos" (the model emitted an end-of-generation
+  // token, which is the last generated id) or "max_tokens" (the workload's limit).
+  std::string stop;
   // Text of every token a record names as input, argmax or output, so a report
   // can show tokens without the model's tokenizer (raw bytes; may be partial
   // UTF-8 for byte-level tokens).
