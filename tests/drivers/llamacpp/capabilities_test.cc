@@ -158,11 +158,32 @@ TEST(LlamaCppCapabilitiesTest, PlannerKnowsEveryDeclaredAxis) {
     EXPECT_TRUE(planner::AcceptedFor(Planner(), axis.name).has_value()) << axis.name;
 }
 
-// Each sample in each context (attention off/on/auto x cpu/gpu): when the
-// planner finds no problem, ParseJob accepts; when the planner finds one, it
-// is a combination and ParseJob refuses it as invalid_combination.
+struct Tally {
+  int accepted = 0;
+  int combinations = 0;
+};
+
+// When the planner finds no problem in `c`, ParseJob accepts it; when the
+// planner finds one, it is a combination and ParseJob refuses it as
+// invalid_combination.
+void ExpectDriverAgrees(const Coordinate& c, Tally& tally) {
+  std::vector<planner::CapabilityProblem> problems = CheckCoordinate(Planner(), c);
+  Result<JobSettings> job = ParseJob(JobWith(c).dump());
+  if (problems.empty()) {
+    EXPECT_TRUE(job.ok()) << Describe(c) << ": " << job.status().ToString();
+    ++tally.accepted;
+    return;
+  }
+  ++tally.combinations;
+  EXPECT_EQ(problems[0].kind, ProblemKind::kCombination) << problems[0].message;
+  ASSERT_FALSE(job.ok()) << Describe(c) << " planner: " << problems[0].message;
+  EXPECT_EQ(ErrorCodeFor(job.status()), "invalid_combination") << Describe(c);
+}
+
+// Each accepted value of each axis, in each context: attention off/on/auto on
+// CPU and on GPU.
 TEST(LlamaCppCapabilitiesTest, DriverAcceptsEveryValueThePlannerAccepts) {
-  int accepted = 0, combinations = 0;
+  Tally tally;
   for (const planner::DeclaredAxis& axis : Planner().axes) {
     std::vector<AxisValue> samples = AcceptedSamples(axis.name);
     EXPECT_FALSE(samples.empty()) << axis.name;
@@ -171,23 +192,13 @@ TEST(LlamaCppCapabilitiesTest, DriverAcceptsEveryValueThePlannerAccepts) {
         for (const char* hardware : {"cpu", "gpu:h100"}) {
           Coordinate c = Base(attention, hardware);
           c[axis.name] = sample;
-          std::vector<planner::CapabilityProblem> problems = CheckCoordinate(Planner(), c);
-          Result<JobSettings> job = ParseJob(JobWith(c).dump());
-          if (problems.empty()) {
-            EXPECT_TRUE(job.ok()) << Describe(c) << ": " << job.status().ToString();
-            ++accepted;
-            continue;
-          }
-          ++combinations;
-          EXPECT_EQ(problems[0].kind, ProblemKind::kCombination) << problems[0].message;
-          ASSERT_FALSE(job.ok()) << Describe(c) << " planner: " << problems[0].message;
-          EXPECT_EQ(ErrorCodeFor(job.status()), "invalid_combination") << Describe(c);
+          ExpectDriverAgrees(c, tally);
         }
       }
     }
   }
-  EXPECT_GT(accepted, 500);
-  EXPECT_GT(combinations, 50);
+  EXPECT_GT(tally.accepted, 500);
+  EXPECT_GT(tally.combinations, 50);
 }
 
 TEST(LlamaCppCapabilitiesTest, PlannerAndDriverRefuseTheSameThreeExamples) {
