@@ -249,7 +249,7 @@ struct AgentService::Impl {
     if (FreeSlots() <= 0) return Refuse(assign, "no free slot");
     // Resolving may hash or generate a model file on this thread (see
     // agent/model_resolver.h).
-    Result<DriverJob> job = BuildDriverJob(assign, models);
+    Result<DriverJob> job = BuildDriverJob(assign, models, options.config.driver_threads);
     if (!job.ok()) return Refuse(assign, job.status().message());
     Status begun = spool.BeginRun(assign.run_id);
     if (!begun.ok()) return Refuse(assign, "spool: " + begun.message());

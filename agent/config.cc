@@ -106,7 +106,7 @@ Status ParseAgentTable(const Fields& f, const toml::table& agent,
   ORCH_RETURN_IF_ERROR(f.CheckKeys(
       agent, "agent",
       {"id", "coordinator", "slots", "hardware", "gpus", "spool_dir",
-       "model_dirs", "model_cache", "run_timeout_ms"}));
+       "model_dirs", "model_cache", "run_timeout_ms", "driver_threads"}));
   ORCH_ASSIGN_OR_RETURN(config.id,
                         f.String(agent, "agent", "id", std::nullopt));
   ORCH_ASSIGN_OR_RETURN(config.coordinator,
@@ -127,6 +127,9 @@ Status ParseAgentTable(const Fields& f, const toml::table& agent,
   ORCH_ASSIGN_OR_RETURN(std::int64_t timeout,
                         f.Int(agent, "agent", "run_timeout_ms", 600000, 1));
   config.run_timeout = std::chrono::milliseconds(timeout);
+  ORCH_ASSIGN_OR_RETURN(std::int64_t threads,
+                        f.Int(agent, "agent", "driver_threads", 0, 0));
+  config.driver_threads = static_cast<std::int32_t>(threads);
   if (const toml::node* dirs = agent.get("model_dirs")) {
     if (!dirs->is_array()) {
       return f.Error(

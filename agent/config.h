@@ -37,6 +37,10 @@ struct AgentConfig {
   // here; absolute after parsing. Created on first use.
   std::string model_cache;
   std::chrono::milliseconds run_timeout{600000};
+  // CPU threads a driver uses when the job's coordinate has no `threads` axis
+  // (sent as the job's resources.threads); 0: the driver's default (all cores).
+  // Lets several agents share a machine without oversubscribing it.
+  std::int32_t driver_threads = 0;
   std::vector<DriverConfig> drivers;
 };
 

@@ -15,7 +15,8 @@ std::string StringField(const json& object, const char* key) {
 }  // namespace
 
 Result<DriverJob> BuildDriverJob(const protocol::Assign& assign,
-                                 ModelResolver& models) {
+                                 ModelResolver& models,
+                                 std::int32_t driver_threads) {
   json spec = json::object();
   if (!assign.workload_spec.empty()) {
     spec =
@@ -54,6 +55,7 @@ Result<DriverJob> BuildDriverJob(const protocol::Assign& assign,
         {"hardware", assign.requirements.hardware},
         {"gpus", assign.requirements.gpus}}},
   };
+  if (driver_threads > 0) document["resources"] = {{"threads", driver_threads}};
   return DriverJob{StringField(spec, "experiment"), document.dump()};
 }
 

@@ -20,8 +20,10 @@ struct DriverJob {
 // kInvalidArgument when workload_spec is present but not a JSON object. The
 // model requirement is resolved through `models` (which may generate a synth
 // model into its cache); an empty resolved path tells the driver the model is
-// missing. Errors from `models` are returned as they are.
+// missing. Errors from `models` are returned as they are. `driver_threads` > 0
+// adds "resources": {"threads": N} (AgentConfig::driver_threads).
 Result<DriverJob> BuildDriverJob(const protocol::Assign& assign,
-                                 ModelResolver& models);
+                                 ModelResolver& models,
+                                 std::int32_t driver_threads);
 
 }  // namespace orch::agent

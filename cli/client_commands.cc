@@ -141,6 +141,30 @@ void RegisterCancelCommand(CLI::App& app, int& exit_code) {
   });
 }
 
+void RegisterRetryCommand(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string experiment;
+    bool failed = false;
+    bool cancelled = false;
+    ClientOptions client;
+  };
+  auto options = std::make_shared<Options>();  // shared with the callback below
+  CLI::App* cmd = app.add_subcommand(
+      "retry",
+      "Run an experiment's failed and cancelled jobs again, each with a fresh retry\n"
+      "budget (--failed or --cancelled: only those).");
+  cmd->add_option("EXPERIMENT", options->experiment, "experiment name")->required();
+  cmd->add_flag("--failed", options->failed, "retry the failed jobs");
+  cmd->add_flag("--cancelled", options->cancelled, "retry the cancelled jobs");
+  AddClientOptions(*cmd, options->client);
+  cmd->callback([options, &exit_code] {
+    bool both = !options->failed && !options->cancelled;
+    protocol::Retry retry{options->experiment, both || options->failed,
+                          both || options->cancelled};
+    exit_code = Report("retry", Request(options->client, retry));
+  });
+}
+
 void RegisterDrainCommand(CLI::App& app, int& exit_code) {
   struct Options {
     std::string agent;

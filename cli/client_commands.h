@@ -1,5 +1,6 @@
 // The client commands that talk to a running coordinator: `orch submit SPEC`,
-// `orch cancel EXPERIMENT`, `orch drain AGENT` (here) and `orch status`
+// `orch cancel EXPERIMENT`, `orch retry EXPERIMENT`, `orch drain AGENT` (here),
+// `orch status` and `orch experiments`
 // (cli/status_command.h). Each takes --coordinator ENDPOINT (default: the
 // environment variable ORCH_COORDINATOR, else tcp://127.0.0.1:7700) and
 // --timeout SECONDS. Exit status: 0 done, 1 refused or unreachable, 2 invalid
@@ -18,6 +19,7 @@ namespace orch::cli {
 void RegisterSubmitCommand(CLI::App& app, int& exit_code);
 void RegisterCancelCommand(CLI::App& app, int& exit_code);
 void RegisterDrainCommand(CLI::App& app, int& exit_code);
+void RegisterRetryCommand(CLI::App& app, int& exit_code);
 
 struct ClientOptions {
   std::string coordinator;  // endpoint

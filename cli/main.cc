@@ -32,7 +32,9 @@ int main(int argc, char** argv) {
   orch::cli::RegisterCoordinatorCommand(app, exit_code);
   orch::cli::RegisterSubmitCommand(app, exit_code);
   orch::cli::RegisterStatusCommand(app, exit_code);
+  orch::cli::RegisterExperimentsCommand(app, exit_code);
   orch::cli::RegisterCancelCommand(app, exit_code);
+  orch::cli::RegisterRetryCommand(app, exit_code);
   orch::cli::RegisterDrainCommand(app, exit_code);
 
   try {

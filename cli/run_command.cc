@@ -1,11 +1,12 @@
 #include "cli/run_command.h"
 
 #include <signal.h>
-#include <unistd.h>
 
+#include <csignal>
+
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -13,13 +14,14 @@
 #include <set>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
-#include "cli/child_process.h"
+#include "cli/client_commands.h"
 #include "cli/command.h"
 #include "cli/driver_lookup.h"
 #include "cli/files.h"
+#include "cli/local_system.h"
+#include "cli/status_text.h"
 #include "planner/plan.h"
+#include "planner/plan_json.h"
 
 namespace orch::cli {
 namespace {
@@ -29,23 +31,45 @@ using namespace std::chrono_literals;
 
 struct RunOptions {
   std::string spec;
-  int agents = 2;
+  int agents = 0;  // 0: sized to the machine
   std::string data_dir = "orch-data";
-  std::vector<std::string> drivers;  // ENGINE=EXECUTABLE
+  std::vector<std::string> drivers;     // ENGINE=EXECUTABLE
+  std::vector<std::string> model_dirs;  // --model-dir
   std::string hardware = "cpu";
   int timeout_s = 3600;
 };
 
-struct Progress {
-  int total = -1, succeeded = 0, running = 0, pending = 0, failed = 0;
-  bool operator==(const Progress&) const = default;
-  bool finished() const { return total >= 0 && succeeded + failed >= total; }
-};
+// The signal that asked `orch run` to stop (SIGINT, SIGTERM), 0 while none did.
+// A global because a signal handler can reach nothing else; only RunLocal reads it.
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+void OnStopSignal(int signal) { g_stop_signal = signal; }
+
+// Without SA_RESTART, so that a sleep or wait returns at once.
+void InstallStopSignals() {
+  struct sigaction action = {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// Sleeps up to `duration`, returning early when a stop signal arrives.
+void Pause(std::chrono::milliseconds duration) {
+  auto until = std::chrono::steady_clock::now() + duration;
+  while (g_stop_signal == 0 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(20ms);
+}
 
 std::string SelfPath() {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   return ec ? "orch" : self.string();
+}
+
+int Fail(const std::string& message, int code) {
+  std::cerr << "orch run: " << message << "\n";
+  return code;
 }
 
 // ENGINE=EXECUTABLE flags as a map; the error names the flag.
@@ -100,163 +124,236 @@ Status ResolveDrivers(const planner::Plan& plan, std::map<std::string, std::stri
   return InvalidArgument(problems);
 }
 
-void WriteCoordinatorConfig(const fs::path& path, const fs::path& data_dir) {
-  std::ofstream(path) << "[coordinator]\nid = \"local\"\nlisten = \"tcp://127.0.0.1:*\"\n"
-                      << "data_dir = " << nlohmann::json(data_dir.string()).dump() << "\n";
-}
-
-void WriteAgentConfig(const fs::path& path, const std::string& id, const std::string& endpoint,
-                      const RunOptions& options, const std::map<std::string, std::string>& drivers) {
-  std::ofstream out(path);
-  out << "[agent]\nid = \"" << id << "\"\ncoordinator = \"" << endpoint << "\"\nslots = 1\n"
-      << "hardware = " << nlohmann::json(options.hardware).dump() << "\ngpus = 0\n"
-      << "spool_dir = " << nlohmann::json((path.parent_path() / ("spool-" + id)).string()).dump()
-      << "\n";
-  int n = 0;
-  for (const auto& [engine, exe] : drivers) {
-    out << "\n[[drivers]]\nname = \"driver" << n++ << "\"\nexecutable = "
-        << nlohmann::json(exe).dump() << "\nengine = " << nlohmann::json(engine).dump() << "\n";
-  }
-}
-
-// Runs `orch ARGS` to completion and returns its stdout (stderr goes to `log`).
-Result<std::string> RunClient(std::vector<std::string> args, const fs::path& run_dir) {
-  fs::path out = run_dir / "client.out";
-  fs::remove(out);
-  args.insert(args.begin(), SelfPath());
-  std::string command_log = (run_dir / "client.log").string();
-  // The child writes stdout and stderr to one file; clients print JSON on stdout only
-  // when asked, so the command's exit code decides and the file is its output.
-  Result<ChildProcess> child = ChildProcess::Start(args, out.string());
-  if (!child.ok()) return child.status();
-  std::optional<int> code = child->WaitFor(60s);
-  Result<std::string> text = ReadFile(out.string());
-  std::ofstream(command_log, std::ios::app) << (text.ok() ? *text : "");
-  if (!code || *code != 0) {
-    return Status(StatusCode::kUnavailable, "orch " + args[1] + " failed: " +
-                                                (text.ok() ? *text : text.status().message()));
-  }
-  return text;
-}
-
-std::optional<Progress> ReadProgress(const std::string& experiment, const fs::path& run_dir,
-                                     const std::string& endpoint) {
-  Result<std::string> out = RunClient({"status", "--json", "--coordinator", endpoint}, run_dir);
-  if (!out.ok()) return std::nullopt;
-  nlohmann::json status = nlohmann::json::parse(*out, nullptr, false);
-  if (status.is_discarded() || !status.contains("experiments")) return std::nullopt;
-  for (const nlohmann::json& e : status["experiments"]) {
-    if (e.value("experiment", "") != experiment) continue;
-    return Progress{e.value("total", 0), e.value("succeeded", 0), e.value("running", 0),
-                    e.value("pending", 0), e.value("failed", 0)};
-  }
-  return std::nullopt;
-}
-
-Result<std::string> WaitForEndpoint(const fs::path& file, ChildProcess& coordinator) {
-  for (int i = 0; i < 300; ++i) {
-    Result<std::string> text = ReadFile(file.string());
-    if (text.ok() && !text->empty()) {
-      std::string endpoint = *text;
-      while (!endpoint.empty() && std::isspace(static_cast<unsigned char>(endpoint.back()))) {
-        endpoint.pop_back();
-      }
-      return endpoint;
+// The model files the spec names ([model] file and its variants), resolved
+// against the spec's folder; missing ones are reported and left out.
+std::vector<std::string> SpecModelFiles(const planner::Spec& spec, const fs::path& spec_dir) {
+  std::vector<std::string> files;
+  auto add = [&](const std::string& file) {
+    if (file.empty()) return;
+    fs::path path = fs::path(file).is_absolute() ? fs::path(file) : spec_dir / file;
+    std::error_code ec;
+    if (fs::is_regular_file(path, ec)) {
+      files.push_back(fs::absolute(path).lexically_normal().string());
+    } else {
+      std::cout << "orch run: the spec's model file " << path.string()
+                << " is not here; its jobs need an agent that holds it\n";
     }
-    if (coordinator.WaitFor(100ms)) break;
-  }
-  return Status(StatusCode::kUnavailable, "the coordinator did not start; see its log");
+  };
+  add(spec.model.file);
+  for (const auto& [quant, variant] : spec.model.variants) add(variant.file);
+  return files;
 }
 
-class LocalSystem {
- public:
-  ~LocalSystem() {
-    for (ChildProcess& agent : agents_) agent.Stop(10s);
-    if (coordinator_) coordinator_->Stop(10s);
-  }
-  std::unique_ptr<ChildProcess> coordinator_;
-  std::vector<ChildProcess> agents_;
+// How many agents, and how many threads each driver uses, so that agents x
+// threads fits the cores: a spec that sets `threads` decides the threads; else
+// each agent gets an equal share.
+struct Sizing {
+  int agents = 1;
+  int threads = 0;  // 0: the spec's threads axis decides
+  std::string why;
 };
 
-int Fail(const Status& status, int code) {
-  std::cerr << "orch run: " << status.message() << "\n";
-  return code;
+Sizing SizeAgents(const planner::Plan& plan, int requested) {
+  int cores = std::max(1u, std::thread::hardware_concurrency());
+  int jobs = static_cast<int>(plan.jobs.size());
+  const planner::Axis* threads = plan.spec.FindAxis("threads");
+  Sizing size;
+  if (threads != nullptr && threads->baseline.is_int()) {
+    std::int64_t most = threads->baseline.as_int();
+    for (const planner::AxisValue& v : threads->alternatives)
+      if (v.is_int()) most = std::max(most, v.as_int());
+    int per = static_cast<int>(std::max<std::int64_t>(1, most));
+    size.agents = requested > 0 ? requested : std::clamp(cores / per, 1, std::max(1, jobs));
+    size.why = std::to_string(size.agents) + " agents x " + std::to_string(per) +
+               " threads (the spec's threads) on " + std::to_string(cores) + " cores";
+    return size;
+  }
+  size.agents = requested > 0 ? requested : std::clamp(std::min(2, cores), 1, std::max(1, jobs));
+  size.threads = std::max(1, cores / size.agents);
+  size.why = std::to_string(size.agents) + " agents x " + std::to_string(size.threads) +
+             " threads on " + std::to_string(cores) +
+             " cores (set threads in the spec, or --agents, to choose)";
+  return size;
 }
 
-// Prints progress until every job of `experiment` is finished, the coordinator exits, or
+Result<protocol::StatusReply> AskStatus(const std::string& endpoint, bool all_jobs,
+                                        const std::string& experiment) {
+  ClientOptions client{endpoint, 10};
+  ORCH_ASSIGN_OR_RETURN(protocol::Message reply,
+                        Request(client, protocol::StatusRequest{experiment, all_jobs}));
+  if (auto* status = std::get_if<protocol::StatusReply>(&reply)) return *status;
+  return Status(StatusCode::kUnavailable, "unexpected reply to status");
+}
+
+// Waits until `count` agents have registered (each registers once it has hashed
+// its model files).
+Status WaitForAgents(LocalSystem& system, const std::string& endpoint, int count) {
+  auto deadline = std::chrono::steady_clock::now() + 10min;
+  while (g_stop_signal == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::string exited = system.ExitedDaemon();
+    if (!exited.empty()) return Status(StatusCode::kUnavailable, exited);
+    Result<protocol::StatusReply> status = AskStatus(endpoint, false, "");
+    if (status.ok() && static_cast<int>(status->agents.size()) >= count) return Status::Ok();
+    Pause(200ms);
+  }
+  if (g_stop_signal != 0) return Status(StatusCode::kUnavailable, "interrupted");
+  return Status(StatusCode::kUnavailable, "the agents did not register within 10 minutes; see " +
+                                              system.run_dir());
+}
+
+Result<std::string> Submit(const std::string& endpoint, const planner::Plan& plan) {
+  ClientOptions client{endpoint, 30};
+  ORCH_ASSIGN_OR_RETURN(protocol::Message reply,
+                        Request(client, protocol::Submit{planner::PlanToJson(plan)}));
+  const auto* answer = std::get_if<protocol::CommandReply>(&reply);
+  if (answer == nullptr) return Status(StatusCode::kUnavailable, "unexpected reply to submit");
+  if (!answer->ok) return Status(StatusCode::kFailedPrecondition, answer->message);
+  return answer->message;
+}
+
+const protocol::ExperimentProgress* Find(const protocol::StatusReply& status,
+                                         const std::string& experiment) {
+  for (const auto& e : status.experiments)
+    if (e.experiment == experiment) return &e;
+  return nullptr;
+}
+
+std::string ProgressLine(const protocol::ExperimentProgress& p) {
+  return "[" + std::to_string(p.succeeded + p.failed + p.cancelled) + "/" +
+         std::to_string(p.total) + "] succeeded " + std::to_string(p.succeeded) + ", running " +
+         std::to_string(p.running) + ", pending " + std::to_string(p.pending) + ", failed " +
+         std::to_string(p.failed) + ", cancelled " + std::to_string(p.cancelled);
+}
+
+// The jobs this machine's agents can never run, as a table; empty when none.
+std::string UnrunnableJobs(const protocol::StatusReply& status) {
+  protocol::StatusReply unrunnable;
+  for (const protocol::JobStatus& job : status.jobs) {
+    if (!job.runnable && job.state == "pending") unrunnable.jobs.push_back(job);
+  }
+  return unrunnable.jobs.empty() ? "" : FormatJobsTable(unrunnable);
+}
+
+// Why the experiment did not fully succeed: every failed or cancelled job with
+// its reason.
+void PrintFailures(const std::string& endpoint, const std::string& experiment,
+                   const std::string& run_dir) {
+  Result<protocol::StatusReply> status = AskStatus(endpoint, true, experiment);
+  if (!status.ok()) return;
+  protocol::StatusReply failed;
+  for (const protocol::JobStatus& job : status->jobs) {
+    if (job.state == "failed" || job.state == "cancelled") failed.jobs.push_back(job);
+  }
+  std::cerr << "orch run: " << failed.jobs.size() << " jobs did not succeed:\n"
+            << FormatJobsTable(failed) << "orch run: agent and driver logs are in " << run_dir
+            << "; after a fix, `orch run` again retries nothing that succeeded (orch retry "
+            << experiment << " needs a running coordinator)\n";
+}
+
+enum class Outcome { kDone, kInterrupted, kError };
+
+// Prints progress until every job is done, a daemon exits, a signal arrives or
 // `timeout_s` passes.
-int WatchUntilFinished(const std::string& experiment, const fs::path& run_dir,
-                       const std::string& endpoint, int timeout_s, ChildProcess& coordinator) {
-  Progress last;
+Outcome Watch(LocalSystem& system, const std::string& endpoint, const std::string& experiment,
+              int timeout_s, bool& all_succeeded) {
+  std::string last;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   while (std::chrono::steady_clock::now() < deadline) {
-    if (std::optional<int> code = coordinator.WaitFor(0ms)) {
-      std::cerr << "orch run: the coordinator exited (status " << *code << "); see "
-                << (run_dir / "coordinator.log").string() << "\n";
-      return kExitError;
+    if (g_stop_signal != 0) return Outcome::kInterrupted;
+    if (std::string exited = system.ExitedDaemon(); !exited.empty()) {
+      Fail(exited, kExitError);
+      return Outcome::kError;
     }
-    std::optional<Progress> p = ReadProgress(experiment, run_dir, endpoint);
-    if (p && !(*p == last)) {
-      std::cout << "[" << p->succeeded + p->failed << "/" << p->total << "] succeeded "
-                << p->succeeded << ", running " << p->running << ", pending " << p->pending
-                << ", failed " << p->failed << std::endl;
-      last = *p;
+    Result<protocol::StatusReply> status = AskStatus(endpoint, false, experiment);
+    const protocol::ExperimentProgress* p = status.ok() ? Find(*status, experiment) : nullptr;
+    if (p != nullptr && ProgressLine(*p) != last) {
+      last = ProgressLine(*p);
+      std::cout << last << std::endl;
     }
-    if (p && p->finished()) return p->failed == 0 ? kExitOk : kExitError;
-    std::this_thread::sleep_for(500ms);
+    if (p != nullptr && p->pending == 0 && p->running == 0) {
+      all_succeeded = p->succeeded == p->total;
+      return Outcome::kDone;
+    }
+    Pause(300ms);
   }
-  std::cerr << "orch run: gave up after " << timeout_s << " s (--timeout)\n";
+  Fail("gave up after " + std::to_string(timeout_s) + " s (--timeout)", kExitError);
+  return Outcome::kError;
+}
+
+int Interrupted(LocalSystem& system, const RunOptions& options) {
+  int signal = g_stop_signal;
+  std::cerr << "orch run: " << (signal == SIGINT ? "interrupted" : "terminated")
+            << "; stopping the agents, their drivers and the coordinator\n";
+  system.Stop();
+  std::cerr << "orch run: stopped. Resume with: orch run " << options.spec << " --data-dir "
+            << options.data_dir << " (finished jobs are kept)\n";
+  return 128 + signal;
+}
+
+Result<planner::Plan> PlanOrReport(const RunOptions& options) {
+  ORCH_ASSIGN_OR_RETURN(std::string text, ReadFile(options.spec));
+  FileSourceReader reader(fs::path(options.spec).parent_path().string());
+  planner::PlanOutcome outcome = planner::PlanSpec(text, options.spec, reader);
+  if (outcome.plan) return std::move(*outcome.plan);
+  for (const planner::Diagnostic& d : outcome.diagnostics.all())
+    std::cerr << d.Format(options.spec) << "\n";
+  return InvalidArgument("invalid spec " + options.spec);
+}
+
+// Everything after the daemons are up: submit, fail fast, watch.
+int Drive(LocalSystem& system, const std::string& endpoint, const planner::Plan& plan,
+          const RunOptions& options, int agents) {
+  if (Status up = WaitForAgents(system, endpoint, agents); !up.ok()) {
+    return g_stop_signal != 0 ? Interrupted(system, options) : Fail(up.message(), kExitError);
+  }
+  Result<std::string> submitted = Submit(endpoint, plan);
+  if (!submitted.ok()) return Fail(submitted.status().message(), kExitError);
+  std::cout << *submitted << "\n";
+  const std::string& experiment = plan.spec.name;
+  Result<protocol::StatusReply> status = AskStatus(endpoint, false, experiment);
+  if (!status.ok()) return Fail(status.status().message(), kExitError);
+  if (std::string table = UnrunnableJobs(*status); !table.empty()) {
+    std::cerr << "orch run: these jobs can run on none of this machine's agents:\n"
+              << table
+              << "orch run: nothing was waited for; fix the spec, or give the agents what "
+                 "they lack (--driver, --model-dir, --hardware)\n";
+    return kExitError;
+  }
+  bool all_succeeded = false;
+  Outcome outcome = Watch(system, endpoint, experiment, options.timeout_s, all_succeeded);
+  if (outcome == Outcome::kInterrupted) return Interrupted(system, options);
+  if (outcome == Outcome::kError) return kExitError;
+  if (all_succeeded) return kExitOk;
+  PrintFailures(endpoint, experiment, system.run_dir());
   return kExitError;
 }
 
 int RunLocal(const RunOptions& options) {
-  Result<std::string> text = ReadFile(options.spec);
-  if (!text.ok()) return Fail(text.status(), kExitError);
-  FileSourceReader reader(fs::path(options.spec).parent_path().string());
-  planner::PlanOutcome outcome = planner::PlanSpec(*text, options.spec, reader);
-  if (!outcome.plan) {
-    for (const planner::Diagnostic& d : outcome.diagnostics.all()) {
-      std::cerr << d.Format(options.spec) << "\n";
-    }
-    return kExitInvalidInput;
-  }
+  InstallStopSignals();
+  Result<planner::Plan> plan = PlanOrReport(options);
+  if (!plan.ok()) return Fail(plan.status().message(), kExitInvalidInput);
   Result<std::map<std::string, std::string>> drivers = ParseDrivers(options.drivers);
-  if (!drivers.ok()) return Fail(drivers.status(), kExitInvalidInput);
-  if (Status s = ResolveDrivers(*outcome.plan, *drivers); !s.ok()) {
-    return Fail(s, kExitInvalidInput);
-  }
+  if (!drivers.ok()) return Fail(drivers.status().message(), kExitInvalidInput);
+  if (Status s = ResolveDrivers(*plan, *drivers); !s.ok()) return Fail(s.message(), kExitInvalidInput);
+
+  LocalAgentSpec agent_spec{options.hardware, {}, 0, {drivers->begin(), drivers->end()}};
+  for (const std::string& dir : options.model_dirs)
+    agent_spec.model_dirs.push_back(fs::absolute(dir).lexically_normal().string());
+  for (const std::string& file : SpecModelFiles(plan->spec, fs::path(options.spec).parent_path()))
+    agent_spec.model_dirs.push_back(file);
+  Sizing size = SizeAgents(*plan, options.agents);
+  agent_spec.driver_threads = size.threads;
+  std::cout << "orch run: " << size.why << "\n";
 
   fs::path data_dir = fs::absolute(options.data_dir);
-  fs::path run_dir = data_dir / "local";
-  fs::create_directories(run_dir);
-  fs::remove(data_dir / "coordinator.endpoint");
-  WriteCoordinatorConfig(run_dir / "coordinator.toml", data_dir);
-  LocalSystem system;
-  Result<ChildProcess> coordinator = ChildProcess::Start(
-      {SelfPath(), "coordinator", "--config", (run_dir / "coordinator.toml").string()},
-      (run_dir / "coordinator.log").string());
-  if (!coordinator.ok()) return Fail(coordinator.status(), kExitError);
-  system.coordinator_ = std::make_unique<ChildProcess>(std::move(coordinator).value());
-  Result<std::string> endpoint = WaitForEndpoint(data_dir / "coordinator.endpoint",
-                                                 *system.coordinator_);
-  if (!endpoint.ok()) return Fail(endpoint.status().WithContext((run_dir / "coordinator.log").string()), kExitError);
-  for (int i = 1; i <= options.agents; ++i) {
-    std::string id = "local-" + std::to_string(i);
-    fs::path config = run_dir / ("agent-" + id + ".toml");
-    WriteAgentConfig(config, id, *endpoint, options, *drivers);
-    Result<ChildProcess> agent = ChildProcess::Start(
-        {SelfPath(), "agent", "--config", config.string()}, (run_dir / (id + ".log")).string());
-    if (!agent.ok()) return Fail(agent.status(), kExitError);
-    system.agents_.push_back(std::move(agent).value());
-  }
-  std::cout << "orch run: coordinator " << *endpoint << ", " << options.agents
-            << " agents, logs in " << run_dir.string() << "\n";
-  Result<std::string> submitted =
-      RunClient({"submit", options.spec, "--coordinator", *endpoint}, run_dir);
-  if (!submitted.ok()) return Fail(submitted.status(), kExitError);
-  std::cout << *submitted;
-  return WatchUntilFinished(outcome.plan->spec.name, run_dir, *endpoint, options.timeout_s,
-                            *system.coordinator_);
+  LocalSystem system(data_dir.string(), (data_dir / "local").string());
+  Result<std::string> endpoint = system.StartCoordinator(SelfPath());
+  if (!endpoint.ok()) return Fail(endpoint.status().message(), kExitError);
+  if (Status s = system.StartAgents(SelfPath(), *endpoint, size.agents, agent_spec); !s.ok())
+    return Fail(s.message(), kExitError);
+  std::cout << "orch run: coordinator " << *endpoint << ", " << size.agents
+            << " agents, logs in " << system.run_dir() << std::endl;
+  return Drive(system, *endpoint, *plan, options, size.agents);
 }
 
 }  // namespace
@@ -266,10 +363,14 @@ void RegisterRunCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "run",
       "Run an experiment on this machine: start a coordinator and local agents, submit the\n"
-      "plan, show progress, stop everything. Exit status: 0 every job succeeded, 1 a job\n"
-      "failed or another error, 2 invalid spec or arguments.");
+      "plan, show progress, stop everything. Jobs no local agent can run are listed at once\n"
+      "and nothing is waited for. Ctrl-C (or SIGTERM) stops drivers, agents and coordinator;\n"
+      "running it again on the same --data-dir resumes. Exit status: 0 every job succeeded,\n"
+      "1 a job failed or another error (the reasons are printed), 2 invalid spec or\n"
+      "arguments, 128+N stopped by signal N.");
   cmd->add_option("SPEC", options->spec, "experiment spec (TOML, see docs/spec.md)")->required();
-  cmd->add_option("--agents", options->agents, "local agents to start (default 2)")
+  cmd->add_option("--agents", options->agents,
+                  "local agents to start (default: sized to the cores; see the first line)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--data-dir", options->data_dir,
                   "coordinator data (RocksDB), configs and logs (default ./orch-data)");
@@ -277,6 +378,9 @@ void RegisterRunCommand(CLI::App& app, int& exit_code) {
                   "ENGINE=EXECUTABLE: the driver agents run for jobs of ENGINE (repeatable); "
                   "default for llama.cpp@REL: orch-driver-llamacpp-REL next to orch, else in "
                   "../drivers/llamacpp/ from it (the build tree)");
+  cmd->add_option("--model-dir", options->model_dirs,
+                  "DIR: a folder (or one file) of model files the agents offer by SHA-256 "
+                  "(repeatable); the spec's [model] file is offered too");
   cmd->add_option("--hardware", options->hardware, "hardware class of the local agents (default cpu)");
   cmd->add_option("--timeout", options->timeout_s, "give up after this many seconds (default 3600)")
       ->check(CLI::PositiveNumber);

@@ -1,24 +1,20 @@
-// `orch status [--watch] [--json] [--experiment NAME]`: progress of every
-// experiment (succeeded/running/pending/failed of total, with a bar and an
-// ETA), the agents (id, host, hardware, engines, state, current run, heartbeat
-// age) and recent failures with their reason. Colour and screen refresh only
-// when stdout is a terminal; plain text otherwise. --json prints one JSON
-// object per refresh (documented in docs/coordinator.md). Client options as in
-// cli/client_commands.h.
+// `orch status [EXPERIMENT] [--jobs] [--watch] [--json]`: progress of every
+// experiment (succeeded/running/pending/failed/cancelled of total, with a bar
+// and an ETA), the running jobs (cell, agent, host, elapsed), the jobs no
+// connected agent can run with the reason, the agents (with positions/s) and
+// recent failures; --jobs prints one line per job instead (short id, cell,
+// workload, repeat, state, agent and host, attempts, elapsed, reason).
+// `orch experiments` lists the experiments with their counts. Colour and screen
+// refresh only when stdout is a terminal. --json prints the orch.status/1
+// document (docs/coordinator.md) once per refresh. Client options as in
+// cli/client_commands.h. Renderings: cli/status_text.h.
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <string>
-
-#include "protocol/messages.h"
 
 namespace orch::cli {
 
 void RegisterStatusCommand(CLI::App& app, int& exit_code);
-
-// The text and JSON renderings (exposed for tests). `terminal` enables colour.
-std::string FormatStatusText(const protocol::StatusReply& status,
-                             bool terminal);
-std::string FormatStatusJson(const protocol::StatusReply& status);
+void RegisterExperimentsCommand(CLI::App& app, int& exit_code);
 
 }  // namespace orch::cli

@@ -108,6 +108,20 @@ std::string StringField(const json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// The agent's share of the machine (AgentConfig::driver_threads): the thread
+// count when the coordinate does not set the threads axis itself.
+Status ParseResources(const json& job, JobSettings* out) {
+  auto resources = job.find("resources");
+  if (resources == job.end() || !resources->is_object() ||
+      job["coordinate"].contains("threads")) {
+    return Status::Ok();
+  }
+  ORCH_ASSIGN_OR_RETURN(std::int64_t threads,
+                        IntegerField(*resources, "job.resources", "threads", 0));
+  out->threads = static_cast<std::int32_t>(std::min<std::int64_t>(threads, 4096));
+  return Status::Ok();
+}
+
 Status ParseCapture(const json& capture, CaptureSettings* out) {
   if (!capture.is_object()) return Status::Ok();
   ORCH_ASSIGN_OR_RETURN(std::int64_t top_k,
@@ -285,6 +299,7 @@ Result<JobSettings> ParseJob(std::string_view json_text) {
     return InvalidArgument("job.coordinate: missing or not an object");
   for (const auto& [axis, value] : job["coordinate"].items())
     ORCH_RETURN_IF_ERROR(ApplyAxis(axis, AxisText(value), &settings));
+  ORCH_RETURN_IF_ERROR(ParseResources(job, &settings));
   ORCH_RETURN_IF_ERROR(
       ParseWorkload(job.value("workload", json()), &settings.workload));
   json capture = job.value("capture", json());

@@ -54,7 +54,7 @@ class DriverJobTest : public ::testing::Test {
 TEST_F(DriverJobTest, ModelCarriesResolvedPathHashAndCacheDir) {
   Result<DriverJob> job = BuildDriverJob(
       Assign("m.gguf", R"({"experiment":"e","model":{"name":"tiny"}})"),
-      *models_);
+      *models_, 0);
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   nlohmann::json document = nlohmann::json::parse(job->json);
   EXPECT_EQ(job->experiment, "e");
@@ -65,9 +65,18 @@ TEST_F(DriverJobTest, ModelCarriesResolvedPathHashAndCacheDir) {
   EXPECT_EQ(document["model"]["spec"]["name"], "tiny");
 }
 
+TEST_F(DriverJobTest, DriverThreadsBecomeTheJobsResourcesAndZeroAddsNone) {
+  Result<DriverJob> shared = BuildDriverJob(Assign("m.gguf", ""), *models_, 3);
+  ASSERT_TRUE(shared.ok()) << shared.status().ToString();
+  EXPECT_EQ(nlohmann::json::parse(shared->json)["resources"]["threads"], 3);
+  Result<DriverJob> plain = BuildDriverJob(Assign("m.gguf", ""), *models_, 0);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(nlohmann::json::parse(plain->json).contains("resources"));
+}
+
 TEST_F(DriverJobTest, MissingModelLeavesPathAndHashEmpty) {
   Result<DriverJob> job =
-      BuildDriverJob(Assign("sha256:" + Sha256Hex("x"), ""), *models_);
+      BuildDriverJob(Assign("sha256:" + Sha256Hex("x"), ""), *models_, 0);
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   nlohmann::json document = nlohmann::json::parse(job->json);
   EXPECT_EQ(document["model"]["path"], "");
@@ -76,7 +85,7 @@ TEST_F(DriverJobTest, MissingModelLeavesPathAndHashEmpty) {
 
 TEST_F(DriverJobTest, InvalidWorkloadSpecFailsBeforeAnyModelIsGenerated) {
   Result<DriverJob> job =
-      BuildDriverJob(Assign("synth:llama:vocab=300", "[1,2]"), *models_);
+      BuildDriverJob(Assign("synth:llama:vocab=300", "[1,2]"), *models_, 0);
   EXPECT_EQ(job.status().message(),
             "assign run-1: workload_spec is not a JSON object");
   EXPECT_FALSE(fs::exists(root_ / "cache"));

@@ -54,6 +54,16 @@ TEST(JobSettingsTest, MapsTheCoordinateToEngineSettings) {
   EXPECT_EQ(settings->workload.positions, 16);
 }
 
+TEST(JobSettingsTest, TheAgentsThreadShareAppliesOnlyWhenTheCoordinateHasNoThreads) {
+  json job = ValidJob();
+  job["resources"] = {{"threads", 3}};
+  EXPECT_EQ(Parse(job)->threads, 1) << "the coordinate's threads axis wins";
+  job["coordinate"].erase("threads");
+  EXPECT_EQ(Parse(job)->threads, 3);
+  job["resources"]["threads"] = "many";
+  EXPECT_EQ(Parse(job).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(JobSettingsTest, TopLevelCapturePolicyDecidesFullRows) {
   Result<JobSettings> settings = Parse(ValidJob());
   ASSERT_TRUE(settings.ok());

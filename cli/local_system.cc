@@ -1,0 +1,120 @@
+#include "cli/local_system.h"
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli/files.h"
+
+namespace orch::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+std::string Quoted(const std::string& text) { return nlohmann::json(text).dump(); }
+
+void WriteCoordinatorConfig(const fs::path& path, const std::string& data_dir) {
+  std::ofstream(path) << "[coordinator]\nid = \"local\"\nlisten = \"tcp://127.0.0.1:*\"\n"
+                      << "data_dir = " << Quoted(data_dir) << "\n";
+}
+
+void WriteAgentConfig(const fs::path& path, const std::string& id,
+                      const std::string& endpoint, const LocalAgentSpec& spec) {
+  std::ofstream out(path);
+  out << "[agent]\nid = \"" << id << "\"\ncoordinator = " << Quoted(endpoint)
+      << "\nslots = 1\nhardware = " << Quoted(spec.hardware) << "\ngpus = 0\n"
+      << "spool_dir = " << Quoted((path.parent_path() / ("spool-" + id)).string()) << "\n";
+  if (spec.driver_threads > 0) out << "driver_threads = " << spec.driver_threads << "\n";
+  out << "model_dirs = [";
+  for (std::size_t i = 0; i < spec.model_dirs.size(); ++i)
+    out << (i ? ", " : "") << Quoted(spec.model_dirs[i]);
+  out << "]\n";
+  int n = 0;
+  for (const auto& [engine, exe] : spec.drivers) {
+    out << "\n[[drivers]]\nname = \"driver" << n++ << "\"\nexecutable = " << Quoted(exe)
+        << "\nengine = " << Quoted(engine) << "\n";
+  }
+}
+
+std::string Trimmed(std::string text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.pop_back();
+  return text;
+}
+
+// What the coordinator's log says when it could not open its store.
+std::string WhyNotStarted(const std::string& log_path, const std::string& data_dir) {
+  Result<std::string> log = ReadFile(log_path);
+  if (log.ok() && log->find("lock") != std::string::npos) {
+    return "the store in " + data_dir +
+           " is locked: another orch run or orch coordinator uses this data dir; "
+           "stop it, or pass another --data-dir (log: " + log_path + ")";
+  }
+  return "the coordinator did not start; see its log " + log_path;
+}
+
+}  // namespace
+
+Result<std::string> LocalSystem::StartCoordinator(const std::string& orch) {
+  fs::create_directories(run_dir_);
+  fs::path endpoint_file = fs::path(data_dir_) / "coordinator.endpoint";
+  fs::remove(endpoint_file);
+  fs::path config = fs::path(run_dir_) / "coordinator.toml";
+  WriteCoordinatorConfig(config, data_dir_);
+  std::string log = (fs::path(run_dir_) / "coordinator.log").string();
+  ORCH_ASSIGN_OR_RETURN(ChildProcess child,
+                        ChildProcess::Start({orch, "coordinator", "--config", config}, log));
+  coordinator_ = std::make_unique<ChildProcess>(std::move(child));
+  for (int i = 0; i < 300; ++i) {
+    Result<std::string> text = ReadFile(endpoint_file.string());
+    if (text.ok() && !Trimmed(*text).empty()) return Trimmed(*text);
+    if (coordinator_->WaitFor(100ms)) break;
+  }
+  return Status(StatusCode::kUnavailable, WhyNotStarted(log, data_dir_));
+}
+
+Status LocalSystem::StartAgents(const std::string& orch, const std::string& endpoint,
+                                int count, const LocalAgentSpec& spec) {
+  for (int i = 1; i <= count; ++i) {
+    std::string id = "local-" + std::to_string(i);
+    fs::path config = fs::path(run_dir_) / ("agent-" + id + ".toml");
+    WriteAgentConfig(config, id, endpoint, spec);
+    std::string log = (fs::path(run_dir_) / (id + ".log")).string();
+    ORCH_ASSIGN_OR_RETURN(ChildProcess agent,
+                          ChildProcess::Start({orch, "agent", "--config", config}, log));
+    agents_.push_back(std::move(agent));
+    agent_logs_.push_back(log);
+  }
+  return Status::Ok();
+}
+
+std::string LocalSystem::ExitedDaemon() {
+  std::string log = (fs::path(run_dir_) / "coordinator.log").string();
+  if (coordinator_) {
+    if (std::optional<int> code = coordinator_->WaitFor(0ms)) {
+      return "the coordinator exited (status " + std::to_string(*code) + "); see " + log;
+    }
+  }
+  for (std::size_t i = 0; i < agents_.size(); ++i) {
+    if (std::optional<int> code = agents_[i].WaitFor(0ms)) {
+      return "agent local-" + std::to_string(i + 1) + " exited (status " +
+             std::to_string(*code) + "); see " + agent_logs_[i];
+    }
+  }
+  return "";
+}
+
+void LocalSystem::Stop() {
+  // Agents first, all at once: each cancels its drivers and flushes its spool
+  // to the coordinator, which must still be up to acknowledge it.
+  for (ChildProcess& agent : agents_) agent.Signal(SIGTERM);
+  for (ChildProcess& agent : agents_) agent.Stop(10s);
+  agents_.clear();
+  if (coordinator_) coordinator_->Stop(10s);
+  coordinator_.reset();
+}
+
+}  // namespace orch::cli

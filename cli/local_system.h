@@ -1,0 +1,58 @@
+// LocalSystem: the coordinator and agents that `orch run` starts on this
+// machine, as child processes in their own process groups, each logging to a
+// file under DATA_DIR/local/. Stop() (also the destructor) stops agents first
+// (SIGTERM: each cancels its drivers' process groups and waits for the
+// coordinator to acknowledge what it spooled), then the coordinator (SIGTERM:
+// it closes its store), killing whatever has not exited after a grace period.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "cli/child_process.h"
+
+namespace orch::cli {
+
+struct LocalAgentSpec {
+  std::string hardware = "cpu";
+  std::vector<std::string> model_dirs;  // absolute; folders or single files
+  std::int32_t driver_threads = 0;      // 0: the driver's default
+  std::vector<std::pair<std::string, std::string>> drivers;  // engine -> executable
+};
+
+class LocalSystem final {
+ public:
+  // `run_dir` holds configs and logs; `data_dir` is the coordinator's.
+  LocalSystem(std::string data_dir, std::string run_dir)
+      : data_dir_(std::move(data_dir)), run_dir_(std::move(run_dir)) {}
+  ~LocalSystem() { Stop(); }
+  LocalSystem(const LocalSystem&) = delete;
+  LocalSystem& operator=(const LocalSystem&) = delete;
+
+  // Starts the coordinator on 127.0.0.1 (any port) and returns its endpoint once
+  // it has written it. The error names the log and, when the store is locked, the
+  // process that holds it.
+  Result<std::string> StartCoordinator(const std::string& orch);
+  // Starts agents local-1..local-N registered with `endpoint`.
+  Status StartAgents(const std::string& orch, const std::string& endpoint, int count,
+                     const LocalAgentSpec& spec);
+
+  // The exit status of the first daemon that exited, with its log; empty when
+  // all still run.
+  std::string ExitedDaemon();
+  void Stop();
+
+  const std::string& run_dir() const { return run_dir_; }
+
+ private:
+  std::string data_dir_;
+  std::string run_dir_;
+  std::unique_ptr<ChildProcess> coordinator_;
+  std::vector<ChildProcess> agents_;
+  std::vector<std::string> agent_logs_;
+};
+
+}  // namespace orch::cli
