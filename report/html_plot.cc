@@ -61,14 +61,16 @@ void WriteLegend(const CellReport& c, const WorkloadScales& s, std::ostringstrea
   const std::uint64_t w = c.result.plot.bin_width;
   Text(out, kLeft, 13,
        "per bin of " + std::to_string(w) + (w == 1 ? " position" : " positions") +
-           ": blue bars = top-k bound KLD (a lower bound); orange dots = exact KLD (both "
-           "full rows kept); red = top-1 flips",
+           ": blue bars = top-k bound KLD (a lower bound), orange dots = exact KLD (both full "
+           "rows), red = top-1 flips",
        "start");
   Text(out, kLeft, 27,
-       std::string("KLD axis: ") + s.kld.name() +
-           " scale, nats, shared by every plot of this workload; bottom track: baseline "
-           "top-1 minus top-2 margin, near-ties (margin <= noise band " +
-           G(c.noise_band) + ") in amber",
+       std::string("KLD axis: ") + s.kld.name() + " scale, nats, shared by every plot of this "
+           "workload",
+       "start");
+  Text(out, kLeft, kAxisY + 12,
+       "lower track: baseline top-1 minus top-2 logit margin; amber = near-tie (margin <= "
+       "noise band " + G(c.noise_band) + ")",
        "start");
 }
 
@@ -99,7 +101,7 @@ void WriteKld(const CellReport& c, const PlotScale& scale, std::ostringstream& o
     if (!std::isfinite(exact)) continue;
     out << "<circle class=\"exact\" cx=\"" << F(bins.X(i) + bins.width / 2) << "\" cy=\""
         << F(base - kKldHeight * scale.Fraction(exact)) << "\" r=\"3.5\" fill=\""
-        << kExactColour << "\" stroke=\"#fff\" stroke-width=\"0.8\"/>";
+        << kExactColour << "\"/>";
   }
   if (c.result.bit_identical()) {
     Text(out, kLeft + kInnerWidth / 2.0, kKldTop + kKldHeight / 2.0 + 6,

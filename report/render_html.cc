@@ -13,7 +13,7 @@ constexpr const char* kStyle =
     "body{font-family:sans-serif;margin:2em;color:#222;max-width:1400px}"
     "table{border-collapse:collapse;margin:.5em 0 1.5em;max-width:100%}"
     "th,td{border:1px solid #ccc;padding:2px 8px;font-size:13px;text-align:left;"
-    "vertical-align:top;overflow-wrap:anywhere;word-break:break-word}"
+    "vertical-align:top}td.long{overflow-wrap:anywhere;min-width:12em}"
     "th{background:#eee}svg.plot{display:block;max-width:100%;height:auto}"
     ".partial{color:#c0392b;font-weight:bold}"
     "dl.provenance{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;"
@@ -22,6 +22,9 @@ constexpr const char* kStyle =
     "ul.warnings{background:#fff4e0;border:1px solid #e0a800;padding:.5em 2em;font-size:13px}"
     "ul.warnings li.warning{margin:2px 0}\n";
 
+// Cells longer than this may break anywhere; shorter ones keep their words whole.
+constexpr std::size_t kLongCell = 40;
+
 void WriteTable(const Table& t, std::ostringstream& out) {
   if (t.rows.empty()) return;
   out << "<h3>" << EscapeHtml(t.title) << "</h3>\n<table>\n<tr>";
@@ -29,7 +32,10 @@ void WriteTable(const Table& t, std::ostringstream& out) {
   out << "</tr>\n";
   for (const auto& row : t.rows) {
     out << "<tr>";
-    for (const std::string& cell : row) out << "<td>" << EscapeHtml(cell) << "</td>";
+    for (const std::string& cell : row) {
+      out << (cell.size() > kLongCell ? "<td class=\"long\">" : "<td>") << EscapeHtml(cell)
+          << "</td>";
+    }
     out << "</tr>\n";
   }
   out << "</table>\n";
