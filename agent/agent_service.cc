@@ -6,6 +6,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <filesystem>
+#include <fstream>
 #include <utility>  // before Boost.Asio under C++20 (Debian 12)
 
 #include "agent/driver_job.h"
@@ -23,9 +25,12 @@ using Clock = std::chrono::steady_clock;
 
 struct AgentService::Impl {
   struct Running {
+    explicit Running(DriverRun r) : run(std::move(r)) {}
     DriverRun run;
     std::string experiment;
     std::unique_ptr<Process> process;
+    std::string log_path;  // the driver's whole stderr; kept when the run fails
+    std::ofstream log;
   };
 
   Impl(asio::io_context& io, ProcessLauncher& launcher, Spool& spool,
@@ -254,10 +259,10 @@ struct AgentService::Impl {
     Status begun = spool.BeginRun(assign.run_id);
     if (!begun.ok()) return Refuse(assign, "spool: " + begun.message());
     auto running = std::make_unique<Running>(
-        Running{DriverRun(assign.run_id, driver->name, kRecordsPerChunk),
-                job->experiment,
-                {}});
+        DriverRun(assign.run_id, driver->name, kRecordsPerChunk));
+    running->experiment = job->experiment;
     Running* raw = running.get();
+    OpenLog(assign.run_id, *raw);
     runs[assign.run_id] = std::move(running);
     SendMessage(protocol::RunStarted{assign.run_id});
     log.info(fmt::runtime("run {}: job {} on driver {}"), assign.run_id,
@@ -271,7 +276,10 @@ struct AgentService::Impl {
         driver.executable, {}, std::move(job), options.config.run_timeout};
     ProcessHandlers handlers{
         [this, run_id](std::string_view bytes) { OnStdout(run_id, bytes); },
-        [this, run_id](ProcessExit exit) { OnExit(run_id, std::move(exit)); }};
+        [this, run_id](ProcessExit exit) { OnExit(run_id, std::move(exit)); },
+        [&running](std::string_view bytes) {
+          running.log.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        }};
     Result<std::unique_ptr<Process>> process =
         launcher.Launch(request, std::move(handlers));
     if (process.ok()) {
@@ -281,6 +289,21 @@ struct AgentService::Impl {
     ProcessExit failed{ProcessExit::Reason::kExited, 127, 0,
                        process.status().message()};
     asio::post(io, [this, run_id, failed] { OnExit(run_id, failed); });
+  }
+
+  // The driver's stderr goes to SPOOL/logs/RUN.log (removed when the run
+  // succeeds). A log that cannot be opened costs only the log.
+  void OpenLog(const std::string& run_id, Running& running) {
+    std::filesystem::path dir = std::filesystem::path(spool.dir()) / "logs";
+    std::error_code error;
+    std::filesystem::create_directories(dir, error);
+    running.log_path = (dir / (run_id + ".log")).string();
+    running.log.open(running.log_path, std::ios::binary | std::ios::trunc);
+    if (!running.log) {
+      log.warn(fmt::runtime("run {}: cannot write the driver log {}"), run_id,
+               running.log_path);
+      running.log_path.clear();
+    }
   }
 
   void OnStdout(const std::string& run_id, std::string_view bytes) {
@@ -301,10 +324,13 @@ struct AgentService::Impl {
     if (it == runs.end()) return;
     DriverRun& run = it->second->run;
     if (std::optional<protocol::DigestChunk> last = run.Flush()) Spooled(*last);
-    protocol::RunFinished finished = run.Finish(exit);
+    it->second->log.close();
+    protocol::RunFinished finished = run.Finish(exit, it->second->log_path);
     if (finished.status == protocol::RunStatus::kSucceeded) {
       log.info(fmt::runtime("run {}: succeeded, {} records"), run_id,
                run.records());
+      std::error_code ignored;
+      std::filesystem::remove(it->second->log_path, ignored);
     } else {
       log.warn(fmt::runtime("run {}: {}"), run_id, finished.error);
     }

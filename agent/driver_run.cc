@@ -22,9 +22,25 @@ std::string Field(const json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-std::string WithTail(std::string message, const ProcessExit& exit) {
-  if (exit.stderr_tail.empty()) return message;
-  return message + "; driver log tail:\n" + exit.stderr_tail;
+// The last few non-empty lines of the driver's stderr: what it said last.
+std::string LastLines(const std::string& tail, std::size_t count) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < tail.size()) {
+    std::size_t end = tail.find('\n', start);
+    if (end == std::string::npos) end = tail.size();
+    std::string line = tail.substr(start, end - start);
+    if (line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(line);
+    start = end + 1;
+  }
+  std::string out;
+  std::size_t from = lines.size() > count ? lines.size() - count : 0;
+  for (std::size_t i = from; i < lines.size(); ++i) out += "\n  " + lines[i];
+  return out;
+}
+
+std::string LogNote(const std::string& log_path) {
+  return log_path.empty() ? "" : " (driver log: " + log_path + ")";
 }
 
 }  // namespace
@@ -91,36 +107,37 @@ std::string DriverRun::Summary(const ProcessExit& exit) const {
   return summary.dump();
 }
 
-protocol::RunFinished DriverRun::Finish(const ProcessExit& exit) const {
+protocol::RunFinished DriverRun::Finish(const ProcessExit& exit,
+                                        const std::string& log_path) const {
+  auto with_tail = [&](std::string message) {
+    return message + LogNote(log_path) + LastLines(exit.stderr_tail, 3);
+  };
   protocol::RunFinished finished{run_id_, protocol::RunStatus::kSucceeded,
                                  Summary(exit), "", next_seq_};
   std::string prefix = "driver " + driver_name_ + ": ";
   Status output = failure_.ok() ? parser_.Finish() : failure_;
   if (!failure_.ok()) {  // the agent killed the driver for malformed output
     finished.status = protocol::RunStatus::kFailed;
-    finished.error = WithTail(prefix + failure_.message(), exit);
+    finished.error = with_tail(prefix + failure_.message());
   } else if (exit.reason == ProcessExit::Reason::kCancelled) {
     finished.status = protocol::RunStatus::kCancelled;
     finished.error = prefix + "cancelled";
   } else if (exit.reason == ProcessExit::Reason::kTimedOut) {
     finished.status = protocol::RunStatus::kTimedOut;
-    finished.error = WithTail(prefix + exit.Describe(), exit);
+    finished.error = with_tail(prefix + exit.Describe());
   } else if (!error_.empty()) {
     json error = AsJson(error_);
     finished.status = protocol::RunStatus::kFailed;
-    finished.error =
-        WithTail(prefix + "error " + Field(error, "code") + ": " +
-                     Field(error, "message") + " (" + exit.Describe() + ")",
-                 exit);
+    finished.error = prefix + Field(error, "code") + ": " +
+                     Field(error, "message") + LogNote(log_path);
   } else if (!output.ok() && exit.reason == ProcessExit::Reason::kExited &&
              exit.exit_code == 0) {
     finished.status = protocol::RunStatus::kFailed;
-    finished.error =
-        WithTail(prefix + output.message() + " (exit status 0)", exit);
+    finished.error = with_tail(prefix + output.message() + " (exit status 0)");
   } else if (exit.reason != ProcessExit::Reason::kExited ||
              exit.exit_code != 0) {
     finished.status = protocol::RunStatus::kFailed;
-    finished.error = WithTail(prefix + exit.Describe(), exit);
+    finished.error = with_tail(prefix + exit.Describe());
   }
   return finished;
 }

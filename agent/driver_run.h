@@ -34,8 +34,11 @@ class DriverRun final {
   std::optional<protocol::DigestChunk> Flush();
 
   // The RunFinished for how the driver ended; chunk_count counts every chunk
-  // produced.
-  protocol::RunFinished Finish(const ProcessExit& exit) const;
+  // produced. The error is the meaningful part: a typed error's code and
+  // message, else what went wrong and the last lines of the driver's stderr;
+  // `log_path` (the whole stderr, may be empty) is named in it.
+  protocol::RunFinished Finish(const ProcessExit& exit,
+                               const std::string& log_path) const;
 
   const std::string& run_id() const { return run_id_; }
   std::uint64_t records() const { return records_; }

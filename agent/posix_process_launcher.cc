@@ -103,6 +103,9 @@ struct Child : std::enable_shared_from_this<Child> {
                                     std::size_t n) {
           std::string& tail = self->exit.stderr_tail;
           tail.append(self->err_buffer, n);
+          if (n > 0 && !self->detached && self->handlers.on_stderr) {
+            self->handlers.on_stderr(std::string_view(self->err_buffer, n));
+          }
           if (tail.size() > kStderrTailBytes)
             tail.erase(0, tail.size() - kStderrTailBytes);
           if (error || self->detached) {

@@ -53,6 +53,9 @@ struct ProcessExit {
 struct ProcessHandlers {
   std::function<void(std::string_view)> on_stdout;
   std::function<void(ProcessExit)> on_exit;
+  // Optional: every piece of stderr, in order, before on_exit (the full log;
+  // ProcessExit keeps only the tail).
+  std::function<void(std::string_view)> on_stderr;
 };
 
 class Process {

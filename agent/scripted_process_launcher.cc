@@ -24,6 +24,8 @@ struct Play : std::enable_shared_from_this<Play> {
     if (done || detached) return;
     done = true;
     deadline.cancel();
+    if (handlers.on_stderr && !exit.stderr_tail.empty())
+      handlers.on_stderr(exit.stderr_tail);
     handlers.on_exit(std::move(exit));
   }
 

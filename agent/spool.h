@@ -30,6 +30,7 @@ class Spool final {
   // Opens (creating) `dir` and reloads what an earlier agent left there. Files
   // that do not decode are reported as kDataLoss naming the file.
   static Result<std::unique_ptr<Spool>> Open(const std::string& dir);
+  const std::string& dir() const { return dir_; }
 
   // Records that `run_id` has started (durably), so a restart knows it never
   // finished.

@@ -305,6 +305,11 @@ TEST_F(AgentServiceTest, DriverCrashFailsTheRunAndTheAgentLivesOn) {
   EXPECT_EQ(crashed->status, proto::RunStatus::kFailed);
   EXPECT_THAT(crashed->error, HasSubstr("killed by signal 6"));
   EXPECT_THAT(crashed->error, HasSubstr("crashing after 2 records"));
+  std::string log = spool_dir_ + "/logs/run-1.log";
+  EXPECT_THAT(crashed->error, HasSubstr("(driver log: " + log + ")"));
+  std::ifstream kept(log);
+  std::string text((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("crashing after 2 records")) << "a failed run keeps its whole log";
   received_.clear();
   Send(MakeAssign("run-2", "test-engine@1", {{"knob.positions", "5"}}));
   std::optional<proto::RunFinished> ok = Expect<proto::RunFinished>();
@@ -312,6 +317,8 @@ TEST_F(AgentServiceTest, DriverCrashFailsTheRunAndTheAgentLivesOn) {
   EXPECT_EQ(ok->run_id, "run-2");
   EXPECT_EQ(ok->status, proto::RunStatus::kSucceeded) << ok->error;
   EXPECT_THAT(ok->summary, HasSubstr("orch-test-driver"));
+  EXPECT_FALSE(std::filesystem::exists(spool_dir_ + "/logs/run-2.log"))
+      << "a succeeded run's log is removed";
 }
 
 TEST_F(AgentServiceTest, CancelKillsTheDriverAndReportsCancelled) {

@@ -47,7 +47,7 @@ TEST(DriverRunTest, CutsChunksWithSequenceNumbersAndSucceeds) {
   ASSERT_TRUE(records.ok());
   ASSERT_EQ(records->size(), 1u);
   EXPECT_EQ((*records)[0].position, 2u);
-  protocol::RunFinished finished = run.Finish(Exited(0));
+  protocol::RunFinished finished = run.Finish(Exited(0), "");
   EXPECT_EQ(finished.status, protocol::RunStatus::kSucceeded);
   EXPECT_EQ(finished.chunk_count, 2u);
   EXPECT_THAT(finished.summary, HasSubstr(R"("engine":"e")"));
@@ -62,9 +62,36 @@ TEST(DriverRunTest, TypedErrorFailsTheRunWithCodeAndMessage) {
                              R"({"code":"model_missing","message":"no file"})"),
                &chunks)
           .ok());
-  protocol::RunFinished finished = run.Finish(Exited(3));
+  protocol::RunFinished finished = run.Finish(Exited(3), "");
   EXPECT_EQ(finished.status, protocol::RunStatus::kFailed);
   EXPECT_THAT(finished.error, HasSubstr("model_missing: no file"));
+}
+
+TEST(DriverRunTest, ATypedErrorIsItsMessageAndTheLogPathWithoutTheEngineLog) {
+  DriverRun run("run-1", "test", 256);
+  std::vector<protocol::DigestChunk> chunks;
+  ASSERT_TRUE(
+      run.Feed(Hello() + EncodeDriverFrame(
+                             DriverFrameType::kError,
+                             R"({"code":"invalid_job","message":"ctx too small"})"),
+               &chunks)
+          .ok());
+  std::string loader_log;
+  for (int i = 0; i < 145; ++i) loader_log += "llama_model_loader: line " + std::to_string(i) + "\n";
+  protocol::RunFinished finished =
+      run.Finish({ProcessExit::Reason::kExited, 2, 0, loader_log}, "/spool/logs/run-1.log");
+  EXPECT_EQ(finished.error,
+            "driver test: invalid_job: ctx too small (driver log: /spool/logs/run-1.log)");
+}
+
+TEST(DriverRunTest, ACrashKeepsOnlyTheLastLinesOfTheDriversLog) {
+  DriverRun run("run-1", "test", 256);
+  std::vector<protocol::DigestChunk> chunks;
+  ASSERT_TRUE(run.Feed(Hello(), &chunks).ok());
+  ProcessExit exit{ProcessExit::Reason::kSignaled, -1, 6, "one\ntwo\n\nthree\nfour\n"};
+  protocol::RunFinished finished = run.Finish(exit, "/l.log");
+  EXPECT_THAT(finished.error, HasSubstr("(driver log: /l.log)\n  two\n  three\n  four"));
+  EXPECT_THAT(finished.error, ::testing::Not(HasSubstr("one")));
 }
 
 TEST(DriverRunTest, CrashReportsSignalAndLogTail) {
@@ -72,7 +99,7 @@ TEST(DriverRunTest, CrashReportsSignalAndLogTail) {
   std::vector<protocol::DigestChunk> chunks;
   ASSERT_TRUE(run.Feed(Hello() + RecordFrame(0), &chunks).ok());
   ProcessExit exit{ProcessExit::Reason::kSignaled, -1, 6, "boom\n"};
-  protocol::RunFinished finished = run.Finish(exit);
+  protocol::RunFinished finished = run.Finish(exit, "");
   EXPECT_EQ(finished.status, protocol::RunStatus::kFailed);
   EXPECT_THAT(finished.error, HasSubstr("killed by signal 6"));
   EXPECT_THAT(finished.error, HasSubstr("boom"));
@@ -85,7 +112,7 @@ TEST(DriverRunTest, MalformedRecordFailsTheRun) {
       Hello() + EncodeDriverFrame(DriverFrameType::kRecord, "xx"), &chunks);
   EXPECT_FALSE(status.ok());
   protocol::RunFinished finished =
-      run.Finish({ProcessExit::Reason::kCancelled, -1, 0, ""});
+      run.Finish({ProcessExit::Reason::kCancelled, -1, 0, ""}, "");
   EXPECT_EQ(finished.status, protocol::RunStatus::kFailed);
   EXPECT_THAT(finished.error, HasSubstr("record 0"));
 }
@@ -94,16 +121,16 @@ TEST(DriverRunTest, CleanExitWithoutDoneFails) {
   DriverRun run("run-1", "test", 256);
   std::vector<protocol::DigestChunk> chunks;
   ASSERT_TRUE(run.Feed(Hello(), &chunks).ok());
-  protocol::RunFinished finished = run.Finish(Exited(0));
+  protocol::RunFinished finished = run.Finish(Exited(0), "");
   EXPECT_EQ(finished.status, protocol::RunStatus::kFailed);
   EXPECT_THAT(finished.error, HasSubstr("without done"));
 }
 
 TEST(DriverRunTest, TimeoutAndCancelAreTheirOwnStatuses) {
   DriverRun run("run-1", "test", 256);
-  EXPECT_EQ(run.Finish({ProcessExit::Reason::kTimedOut, -1, 0, "t"}).status,
+  EXPECT_EQ(run.Finish({ProcessExit::Reason::kTimedOut, -1, 0, "t"}, "").status,
             protocol::RunStatus::kTimedOut);
-  EXPECT_EQ(run.Finish({ProcessExit::Reason::kCancelled, -1, 0, ""}).status,
+  EXPECT_EQ(run.Finish({ProcessExit::Reason::kCancelled, -1, 0, ""}, "").status,
             protocol::RunStatus::kCancelled);
 }
 

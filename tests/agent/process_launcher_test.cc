@@ -32,6 +32,7 @@ std::string Job(const std::string& behaviour, int positions = 4) {
 
 struct Outcome {
   std::string out;
+  std::string err;  // through on_stderr
   std::optional<ProcessExit> exit;
 };
 
@@ -44,7 +45,8 @@ class ProcessLauncherTest : public ::testing::Test {
     Result<std::unique_ptr<Process>> process = launcher->Launch(
         request,
         {[&outcome](std::string_view bytes) { outcome.out.append(bytes); },
-         [&outcome](ProcessExit exit) { outcome.exit = std::move(exit); }});
+         [&outcome](ProcessExit exit) { outcome.exit = std::move(exit); },
+         [&outcome](std::string_view bytes) { outcome.err.append(bytes); }});
     EXPECT_TRUE(process.ok()) << process.status().ToString();
     if (!process.ok()) return outcome;
     auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -68,6 +70,7 @@ TEST_F(ProcessLauncherTest, RunsTheDriverAndCollectsItsFrames) {
   EXPECT_EQ(outcome.exit->reason, ProcessExit::Reason::kExited);
   EXPECT_EQ(outcome.exit->exit_code, 0);
   EXPECT_THAT(outcome.exit->stderr_tail, HasSubstr("3 positions"));
+  EXPECT_EQ(outcome.err, outcome.exit->stderr_tail) << "the whole stderr, in order";
   DriverFrameParser parser;
   std::vector<DriverFrame> frames;
   ASSERT_TRUE(parser.Feed(outcome.out, &frames).ok());
@@ -119,7 +122,7 @@ TEST_F(ProcessLauncherTest, MissingExecutableFailsAtLaunch) {
   auto launcher = MakePosixProcessLauncher(io_);
   Result<std::unique_ptr<Process>> process =
       launcher->Launch({"/nonexistent/driver", {}, "", 1s},
-                       {[](std::string_view) {}, [](ProcessExit) {}});
+                       {[](std::string_view) {}, [](ProcessExit) {}, {}});
   ASSERT_FALSE(process.ok());
   EXPECT_EQ(process.status().code(), StatusCode::kNotFound);
 }
@@ -130,7 +133,7 @@ TEST_F(ProcessLauncherTest, DestroyingAProcessKillsItWithoutCallbacks) {
   {
     Result<std::unique_ptr<Process>> process = launcher->Launch(
         {TestDriver(), {}, Job("hang"), 30s},
-        {[](std::string_view) {}, [&exited](ProcessExit) { exited = true; }});
+        {[](std::string_view) {}, [&exited](ProcessExit) { exited = true; }, {}});
     ASSERT_TRUE(process.ok());
     io_.run_for(50ms);
   }
@@ -141,16 +144,19 @@ TEST_F(ProcessLauncherTest, DestroyingAProcessKillsItWithoutCallbacks) {
 TEST(ScriptedProcessLauncherTest, PlaysTheScriptAndRecordsTheRequest) {
   boost::asio::io_context io;
   ScriptedProcessLauncher launcher(io);
-  launcher.Push({{"ab", "c"}, {ProcessExit::Reason::kExited, 0, 0, ""}, false});
+  launcher.Push({{"ab", "c"}, {ProcessExit::Reason::kExited, 0, 0, "log\n"}, false});
   std::string out;
+  std::string err;
   std::optional<ProcessExit> exit;
   Result<std::unique_ptr<Process>> process =
       launcher.Launch({"/bin/driver", {}, "job", 1s},
                       {[&out](std::string_view bytes) { out.append(bytes); },
-                       [&exit](ProcessExit e) { exit = e; }});
+                       [&exit](ProcessExit e) { exit = e; },
+                       [&err](std::string_view bytes) { err.append(bytes); }});
   ASSERT_TRUE(process.ok());
   io.run_for(50ms);
   EXPECT_EQ(out, "abc");
+  EXPECT_EQ(err, "log\n");
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(launcher.launched()[0].stdin_bytes, "job");
   EXPECT_FALSE(
