@@ -1,5 +1,7 @@
 #include "cli/report_command.h"
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -24,28 +26,34 @@ struct ReportCommandOptions {
   std::string html;
 };
 
-bool MentionsLock(std::string message) {
-  std::transform(message.begin(), message.end(), message.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return message.find("lock") != std::string::npos;
-}
+// A folder for the store's read-only instance, removed with this object.
+class ScratchDir final {
+ public:
+  ScratchDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "orch-report-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
 
-// The store is only read. A running coordinator holds RocksDB's lock on it.
-Result<std::unique_ptr<store::Store>> OpenStore(const std::string& data_dir) {
+ private:
+  std::string path_;
+};
+
+// The store is only read, as a secondary instance: a running coordinator may hold
+// it open, and the report then shows what it had stored when the report began.
+Result<std::unique_ptr<store::Store>> OpenStore(const std::string& data_dir,
+                                                const ScratchDir& scratch) {
   std::string dir = store::RocksDbPathInDataDir(data_dir);
   if (!std::filesystem::is_directory(dir)) {
     return NotFound("no store at " + dir + " (give the coordinator's data directory as --data-dir)");
   }
-  store::RocksDbOptions options;
-  options.create_if_missing = false;
-  Result<std::unique_ptr<store::Store>> store = store::OpenRocksDbStore(dir, options);
-  if (!store.ok() && MentionsLock(store.status().message())) {
-    return Status(StatusCode::kUnavailable,
-                  "the store at " + dir +
-                      " is locked by a running coordinator; stop it (orch drain) to read "
-                      "the report, or run the report against a copy of the directory");
-  }
-  return store;
+  if (scratch.path().empty()) return IoError("cannot create a temporary folder to read " + dir);
+  return store::OpenRocksDbStoreForReading(dir, scratch.path());
 }
 
 int Fail(const Status& status) {
@@ -54,7 +62,8 @@ int Fail(const Status& status) {
 }
 
 int RunReport(const ReportCommandOptions& options) {
-  Result<std::unique_ptr<store::Store>> store = OpenStore(options.data_dir);
+  ScratchDir scratch;
+  Result<std::unique_ptr<store::Store>> store = OpenStore(options.data_dir, scratch);
   if (!store.ok()) return Fail(store.status());
   Result<report::ExperimentInput> input = report::LoadExperiment(**store, options.experiment);
   if (!input.ok()) return Fail(input.status());
@@ -92,7 +101,7 @@ void RegisterReportCommand(CLI::App& app, int& exit_code) {
       "report",
       "Report where and why the configurations of an experiment diverge: repeatability,\n"
       "each cell against the baseline, flips and near-ties, attribution, fingerprints.\n"
-      "Reads the store directly (docs/report.md). Exit status: 0 ok (also for a partial\n"
+      "Reads the store directly, also while the coordinator runs (docs/report.md). Exit status: 0 ok (also for a partial\n"
       "report of a running experiment), 2 unknown experiment or store, 1 other error.");
   cmd->add_option("EXPERIMENT", options->experiment, "experiment name (as submitted)")->required();
   cmd->add_option("--data-dir", options->data_dir,

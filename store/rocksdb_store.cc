@@ -4,6 +4,7 @@
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
+#include <filesystem>
 #include <utility>
 #include <vector>
 
@@ -38,7 +39,10 @@ struct RocksDb {
   }
 };
 
-Result<std::unique_ptr<RocksDb>> OpenDb(const std::string& path, bool create_if_missing) {
+// `secondary`: open as a RocksDB secondary instance keeping its own files there
+// (read only, beside a primary that may be running); empty: the primary.
+Result<std::unique_ptr<RocksDb>> OpenDb(const std::string& path, bool create_if_missing,
+                                        const std::string& secondary = "") {
   rocksdb::DBOptions db_options;
   db_options.create_if_missing = create_if_missing;
   db_options.create_missing_column_families = true;
@@ -51,9 +55,17 @@ Result<std::unique_ptr<RocksDb>> OpenDb(const std::string& path, bool create_if_
   families.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
   auto opened = std::make_unique<RocksDb>();
   rocksdb::DB* db = nullptr;
-  rocksdb::Status s = rocksdb::DB::Open(db_options, path, families, &opened->handles, &db);
+  rocksdb::Status s =
+      secondary.empty()
+          ? rocksdb::DB::Open(db_options, path, families, &opened->handles, &db)
+          : rocksdb::DB::OpenAsSecondary(db_options, path, secondary, families,
+                                         &opened->handles, &db);
   opened->db.reset(db);
   if (!s.ok()) return FromRocks(s).WithContext("open store " + path);
+  if (!secondary.empty()) {
+    s = db->TryCatchUpWithPrimary();
+    if (!s.ok()) return FromRocks(s).WithContext("catch up with the store at " + path);
+  }
   return opened;
 }
 
@@ -116,6 +128,19 @@ Result<std::unique_ptr<Store>> OpenRocksDbStore(const std::string& path,
                                .sync_state = options.sync_state};
   Result<std::unique_ptr<Store>> store =
       KvStore::Open(std::make_unique<RocksDbEngine>(std::move(db)), store_options);
+  if (!store.ok()) return store.status().WithContext("open store " + path);
+  return store;
+}
+
+Result<std::unique_ptr<Store>> OpenRocksDbStoreForReading(const std::string& path,
+                                                          const std::string& scratch_dir) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(path, error)) {
+    return NotFound("no store at " + path);
+  }
+  ORCH_ASSIGN_OR_RETURN(std::unique_ptr<RocksDb> db, OpenDb(path, false, scratch_dir));
+  Result<std::unique_ptr<Store>> store =
+      KvStore::Open(std::make_unique<RocksDbEngine>(std::move(db)), KvStoreOptions{});
   if (!store.ok()) return store.status().WithContext("open store " + path);
   return store;
 }

@@ -32,6 +32,13 @@ inline std::string RocksDbPathInDataDir(const std::string& data_dir) {
 Result<std::unique_ptr<Store>> OpenRocksDbStore(const std::string& path,
                                                 const RocksDbOptions& options);
 
+// Opens the store at `path` only to read it, also while its coordinator runs: a
+// RocksDB secondary instance that keeps its own small files in `scratch_dir`
+// (created; the caller removes it) and reads what the primary had written when it
+// opened. Writes fail. NotFound when there is no store at `path`.
+Result<std::unique_ptr<Store>> OpenRocksDbStoreForReading(const std::string& path,
+                                                          const std::string& scratch_dir);
+
 // Overwrites one raw value, bypassing the store's encoding: for repair tools and for
 // tests that damage a record on purpose. The store at `path` must not be open.
 Status WriteRawValueForTesting(const std::string& path, std::string_view table,

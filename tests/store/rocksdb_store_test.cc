@@ -23,6 +23,38 @@ TEST(RocksDbStoreTest, SecondOpenOfAnOpenStoreFailsNamingThePath) {
   EXPECT_THAT(second.status().message(), HasSubstr(path));
 }
 
+TEST(RocksDbStoreTest, AStoreIsReadableWhileItsCoordinatorHoldsItOpen) {
+  TempDir dir;
+  std::string path = (dir.path() / "db").string();
+  std::unique_ptr<Store> primary = std::move(OpenRocksDbStore(path, RocksDbOptions{})).value();
+  JobRecord job;
+  job.id = "j1";
+  job.plan_id = "p";
+  ASSERT_TRUE(primary->PutPlan({"p", "n", "{}"}, {job}).ok());
+
+  Result<std::unique_ptr<Store>> reader =
+      OpenRocksDbStoreForReading(path, (dir.path() / "scratch-1").string());
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_EQ((*reader)->GetPlan("p")->name, "n");
+  EXPECT_EQ((*reader)->ListJobs("p")->size(), 1u);
+  EXPECT_FALSE((*reader)->PutPlan({"q", "n", "{}"}, {}).ok()) << "a reader never writes";
+
+  job.id = "j2";
+  ASSERT_TRUE(primary->PutPlan({"p", "n", "{}"}, {job}).ok());
+  Result<std::unique_ptr<Store>> later =
+      OpenRocksDbStoreForReading(path, (dir.path() / "scratch-2").string());
+  ASSERT_TRUE(later.ok()) << later.status().ToString();
+  EXPECT_EQ((*later)->ListJobs("p")->size(), 2u) << "a new reader sees what was written since";
+  EXPECT_TRUE(primary->PutPlan({"p", "n", "{}"}, {}).ok()) << "the primary keeps writing";
+}
+
+TEST(RocksDbStoreTest, ReadingAMissingStoreIsNotFound) {
+  TempDir dir;
+  Result<std::unique_ptr<Store>> store =
+      OpenRocksDbStoreForReading((dir.path() / "none").string(), (dir.path() / "s").string());
+  EXPECT_EQ(store.status().code(), StatusCode::kNotFound);
+}
+
 TEST(RocksDbStoreTest, MissingStoreIsAnErrorWithoutCreateIfMissing) {
   TempDir dir;
   RocksDbOptions options;
