@@ -5,9 +5,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <thread>
 
+#include "cli/child_process.h"
 #include "store/rocksdb_store.h"
 #include "tests/e2e/local_cluster.h"
 
@@ -83,6 +87,124 @@ TEST(OrchRunTest, ALlamaCppEngineWithoutADriverNamesWhereItLookedAndTheFlag) {
   EXPECT_THAT(run.err, HasSubstr("/drivers/llamacpp/orch-driver-llamacpp-no-such-release"));
   EXPECT_THAT(run.err, HasSubstr("pass --driver llama.cpp@no-such-release=EXECUTABLE"));
   EXPECT_FALSE(fs::exists(dir / "data")) << "nothing is started without every driver";
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A fresh folder for one test, named after it.
+fs::path TestDir() {
+  fs::path dir = fs::temp_directory_path() /
+                 ("orch-run-" + std::to_string(::getpid()) + "-" +
+                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// Processes whose command line mentions `text` (the daemons `orch run` started
+// name their configs under its data dir).
+std::vector<pid_t> ProcessesMentioning(const std::string& text) {
+  std::vector<pid_t> found;
+  for (const fs::directory_entry& entry : fs::directory_iterator("/proc")) {
+    std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = Slurp(entry.path() / "cmdline");
+    if (cmdline.find(text) != std::string::npos) found.push_back(std::stoi(name));
+  }
+  return found;
+}
+
+std::vector<std::string> RunArgs(const fs::path& dir, const std::string& spec_file) {
+  return {OrchBinary(), "run", (dir / spec_file).string(), "--agents", "2",
+          "--data-dir", (dir / "data").string(), "--timeout", "120",
+          "--driver", "test-engine@1=" + TestDriverBinary()};
+}
+
+// Polls `log` (at most 60 s) until it contains `text`.
+bool WaitForLog(const fs::path& log, const std::string& text) {
+  for (int i = 0; i < 600; ++i) {
+    if (Slurp(log).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+TEST(OrchRunTest, SigintStopsEveryProcessItStartedAndASecondRunResumes) {
+  fs::path dir = TestDir();
+  std::ofstream(dir / "spec.toml") << TestEngineSpec("e2e-stop", 12, 20, 60);
+  fs::path log = dir / "run.log";
+  Result<cli::ChildProcess> run = cli::ChildProcess::Start(RunArgs(dir, "spec.toml"), log.string());
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_TRUE(WaitForLog(log, "succeeded 2,")) << Slurp(log);
+  ASSERT_FALSE(ProcessesMentioning((dir / "data").string()).empty());
+
+  // The report reads the store while the coordinator holds it.
+  ProcessResult partial =
+      RunProcess({OrchBinary(), "report", "e2e-stop", "--data-dir", (dir / "data").string()});
+  EXPECT_EQ(partial.exit_code, 0) << partial.err;
+  EXPECT_THAT(partial.out, HasSubstr("PARTIAL REPORT"));
+
+  run->Signal(SIGINT);
+  std::optional<int> code = run->WaitFor(std::chrono::seconds(40));
+  ASSERT_TRUE(code.has_value()) << Slurp(log);
+  EXPECT_EQ(*code, 128 + SIGINT) << Slurp(log);
+  EXPECT_THAT(Slurp(log), HasSubstr("Resume with: orch run"));
+  EXPECT_TRUE(ProcessesMentioning((dir / "data").string()).empty())
+      << "no coordinator, agent or driver outlives orch run";
+
+  ProcessResult again = RunProcess(RunArgs(dir, "spec.toml"), std::chrono::seconds(150));
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_THAT(again.out, HasSubstr("already submitted"));
+  EXPECT_THAT(again.out, ::testing::Not(HasSubstr("[0/12]"))) << "finished jobs are not redone";
+  EXPECT_THAT(again.out, HasSubstr("[12/12] succeeded 12"));
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
+TEST(OrchRunTest, JobsNoLocalAgentCanRunAreListedAtOnceWithTheReason) {
+  fs::path dir = TestDir();
+  std::string spec = TestEngineSpec("e2e-gpu", 3, 4, 0);
+  spec.replace(spec.find("hardware = \"cpu\""), 16, "hardware = \"gpu\"");
+  std::ofstream(dir / "spec.toml") << spec;
+  auto started = std::chrono::steady_clock::now();
+  ProcessResult run = RunProcess(RunArgs(dir, "spec.toml"), std::chrono::seconds(60));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_THAT(run.err, HasSubstr("these jobs can run on none of this machine's agents"));
+  EXPECT_THAT(run.err,
+              HasSubstr("no agent with engine test-engine@1 has hardware gpu (they have: cpu)"));
+  EXPECT_TRUE(ProcessesMentioning((dir / "data").string()).empty());
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
+TEST(OrchRunTest, ATypedDriverRefusalFailsOnceAndRunSaysWhy) {
+  fs::path dir = TestDir();
+  std::string spec = TestEngineSpec("e2e-invalid", 3, 4, 0);
+  spec.replace(spec.find("knob.variant = 0"), 16,
+               "knob.variant = 0\nknob.behaviour = \"error\"\nknob.error_code = \"invalid_job\"");
+  std::ofstream(dir / "spec.toml") << spec;
+  ProcessResult run = RunProcess(RunArgs(dir, "spec.toml"), std::chrono::seconds(60));
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_THAT(run.err, HasSubstr("3 jobs did not succeed"));
+  EXPECT_THAT(run.err, HasSubstr("invalid_job: the test driver was told to fail"));
+  EXPECT_THAT(run.err, HasSubstr("not retried"));
+  EXPECT_THAT(run.err, HasSubstr("driver log: "));
+  EXPECT_THAT(run.err, ::testing::Not(HasSubstr("orch-test-driver: job")))
+      << "the driver's log stays in its file";
+  // Each job ran once: no retries of a deterministic failure.
+  Result<std::unique_ptr<store::Store>> db = store::OpenRocksDbStoreForReading(
+      store::RocksDbPathInDataDir((dir / "data").string()), (dir / "scratch").string());
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  Result<std::vector<store::JobRecord>> jobs = (*db)->ListJobs("e2e-invalid");
+  ASSERT_TRUE(jobs.ok());
+  ASSERT_EQ(jobs->size(), 3u);
+  for (const store::JobRecord& job : *jobs) EXPECT_EQ(job.attempts, 1) << job.id;
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 

@@ -12,6 +12,7 @@
 //                   sleep) | error (typed error frame, exit 3) | exit3 (exit 3
 //                   without done) | garbage (bytes after done)
 //   knob.delay_ms   sleep before each record (default 0)
+//   knob.error_code the code of the `error` behaviour's frame (default engine_error)
 // Exit codes: 0 ok, 2 the job could not be read, 3 engine error.
 #include <unistd.h>
 
@@ -114,7 +115,7 @@ int main() {
                behaviour.c_str());
   if (behaviour == "error") {
     Write(DriverFrameType::kError,
-          json{{"code", "engine_error"},
+          json{{"code", Knob(job, "knob.error_code", "engine_error")},
                {"message", "the test driver was told to fail"}}
               .dump());
     return 3;
