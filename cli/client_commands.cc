@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/files.h"
+#include "cli/status_text.h"
 #include "planner/plan.h"
 #include "planner/plan_json.h"
 #include "protocol/codec.h"
@@ -41,6 +42,21 @@ int Report(const char* command, const Result<protocol::Message>& reply) {
   return answer->ok ? kExitOk : kExitError;
 }
 
+// Says at once which of the experiment's jobs no connected agent can run, and why.
+void WarnAboutUnrunnableJobs(const ClientOptions& options, const std::string& experiment) {
+  Result<protocol::Message> reply = Request(options, protocol::StatusRequest{experiment, false});
+  const auto* status = reply.ok() ? std::get_if<protocol::StatusReply>(&*reply) : nullptr;
+  if (status == nullptr) return;
+  protocol::StatusReply unrunnable;
+  for (const protocol::JobStatus& job : status->jobs) {
+    if (!job.runnable && job.state == "pending") unrunnable.jobs.push_back(job);
+  }
+  if (unrunnable.jobs.empty()) return;
+  std::cerr << "orch submit: " << unrunnable.jobs.size()
+            << " jobs can run on no connected agent; they wait until one that can registers:\n"
+            << FormatJobsTable(unrunnable);
+}
+
 int RunSubmit(const std::string& spec, const ClientOptions& options) {
   Result<std::string> text = ReadFile(spec);
   if (!text.ok()) {
@@ -57,9 +73,11 @@ int RunSubmit(const std::string& spec, const ClientOptions& options) {
               << "; nothing was submitted\n";
     return kExitInvalidInput;
   }
-  return Report(
+  int code = Report(
       "submit",
       Request(options, protocol::Submit{planner::PlanToJson(*outcome.plan)}));
+  if (code == kExitOk) WarnAboutUnrunnableJobs(options, outcome.plan->spec.name);
+  return code;
 }
 
 }  // namespace

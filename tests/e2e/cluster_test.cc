@@ -120,3 +120,54 @@ TEST(ClusterTest, RestartedCoordinatorFinishesThePlanFromItsStore) {
 
 }  // namespace
 }  // namespace orch::testing
+
+namespace orch::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Through the real CLI against a real coordinator: `orch submit` names the jobs no
+// connected agent can run, `orch status --jobs` gives each job's reason, an agent that
+// joins runs them, `orch experiments` counts them and `orch retry` runs a failed job again.
+TEST(ClusterTest, SubmitStatusJobsExperimentsAndRetryTalkAboutEveryJob) {
+  LocalCluster cluster("e2e-jobs");
+  cluster.StartCoordinator("tcp://127.0.0.1:*");
+  std::ofstream(cluster.dir() / "spec.toml") << TestEngineSpec("e2e-jobs", 3, 4, 0);
+  ProcessResult submitted = cluster.Client({"submit", (cluster.dir() / "spec.toml").string()});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  EXPECT_THAT(submitted.err, HasSubstr("3 jobs can run on no connected agent"));
+  EXPECT_THAT(submitted.err, HasSubstr("no agent connected"));
+
+  ProcessResult jobs = cluster.Client({"status", "--jobs", "e2e-jobs"});
+  ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
+  EXPECT_THAT(jobs.out, HasSubstr("CELL"));
+  EXPECT_THAT(jobs.out, HasSubstr("knob.variant=1"));
+  EXPECT_THAT(jobs.out, HasSubstr("no agent connected"));
+
+  cluster.StartAgent("agent-1");
+  ASSERT_TRUE(LocalCluster::WaitUntil(
+      [&] {
+        std::optional<nlohmann::json> p = cluster.Progress("e2e-jobs");
+        return p && (*p)["succeeded"] == 3;
+      },
+      std::chrono::seconds(60)))
+      << cluster.Logs();
+  ProcessResult listed = cluster.Client({"experiments"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_THAT(listed.out, HasSubstr("EXPERIMENT"));
+  EXPECT_THAT(listed.out, HasSubstr("e2e-jobs"));
+
+  ProcessResult nothing = cluster.Client({"retry", "e2e-jobs", "--failed"});
+  EXPECT_EQ(nothing.exit_code, 0) << nothing.err;
+  EXPECT_THAT(nothing.out, HasSubstr("0 jobs queued again"));
+  ProcessResult unknown = cluster.Client({"retry", "no-such-experiment"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("no experiment no-such-experiment"));
+  std::optional<nlohmann::json> status = cluster.Status();
+  ASSERT_TRUE(status.has_value());
+  EXPECT_TRUE((*status)["experiments"][0]["eta_ms"].is_number()) << "done: the ETA is known";
+  EXPECT_EQ((*status)["agents"][0]["slots"], 1);
+}
+
+}  // namespace
+}  // namespace orch::testing
