@@ -19,6 +19,7 @@
 #include "cli/driver_lookup.h"
 #include "cli/files.h"
 #include "cli/local_system.h"
+#include "cli/run_sizing.h"
 #include "cli/status_text.h"
 #include "planner/plan.h"
 #include "planner/plan_json.h"
@@ -142,38 +143,6 @@ std::vector<std::string> SpecModelFiles(const planner::Spec& spec, const fs::pat
   add(spec.model.file);
   for (const auto& [quant, variant] : spec.model.variants) add(variant.file);
   return files;
-}
-
-// How many agents, and how many threads each driver uses, so that agents x
-// threads fits the cores: a spec that sets `threads` decides the threads; else
-// each agent gets an equal share.
-struct Sizing {
-  int agents = 1;
-  int threads = 0;  // 0: the spec's threads axis decides
-  std::string why;
-};
-
-Sizing SizeAgents(const planner::Plan& plan, int requested) {
-  int cores = std::max(1u, std::thread::hardware_concurrency());
-  int jobs = static_cast<int>(plan.jobs.size());
-  const planner::Axis* threads = plan.spec.FindAxis("threads");
-  Sizing size;
-  if (threads != nullptr && threads->baseline.is_int()) {
-    std::int64_t most = threads->baseline.as_int();
-    for (const planner::AxisValue& v : threads->alternatives)
-      if (v.is_int()) most = std::max(most, v.as_int());
-    int per = static_cast<int>(std::max<std::int64_t>(1, most));
-    size.agents = requested > 0 ? requested : std::clamp(cores / per, 1, std::max(1, jobs));
-    size.why = std::to_string(size.agents) + " agents x " + std::to_string(per) +
-               " threads (the spec's threads) on " + std::to_string(cores) + " cores";
-    return size;
-  }
-  size.agents = requested > 0 ? requested : std::clamp(std::min(2, cores), 1, std::max(1, jobs));
-  size.threads = std::max(1, cores / size.agents);
-  size.why = std::to_string(size.agents) + " agents x " + std::to_string(size.threads) +
-             " threads on " + std::to_string(cores) +
-             " cores (set threads in the spec, or --agents, to choose)";
-  return size;
 }
 
 Result<protocol::StatusReply> AskStatus(const std::string& endpoint, bool all_jobs,
@@ -341,7 +310,8 @@ int RunLocal(const RunOptions& options) {
     agent_spec.model_dirs.push_back(fs::absolute(dir).lexically_normal().string());
   for (const std::string& file : SpecModelFiles(plan->spec, fs::path(options.spec).parent_path()))
     agent_spec.model_dirs.push_back(file);
-  Sizing size = SizeAgents(*plan, options.agents);
+  Sizing size = SizeAgents(*plan, static_cast<int>(std::thread::hardware_concurrency()),
+                           options.agents);
   agent_spec.driver_threads = size.threads;
   std::cout << "orch run: " << size.why << "\n";
 

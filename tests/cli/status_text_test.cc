@@ -1,0 +1,93 @@
+#include "cli/status_text.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace orch::cli {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using std::chrono::milliseconds;
+
+protocol::JobStatus Job(std::string id, std::string cell, std::string state,
+                        std::string reason = "", bool runnable = true) {
+  protocol::JobStatus job;
+  job.job_id = std::move(id);
+  job.experiment = "exp";
+  job.cell = std::move(cell);
+  job.workload = "readme-128";
+  job.state = std::move(state);
+  job.reason = std::move(reason);
+  job.runnable = runnable;
+  return job;
+}
+
+protocol::StatusReply Reply() {
+  protocol::StatusReply status;
+  protocol::ExperimentProgress e{"exp", 4, 1, 1, 1, 0, milliseconds(0)};
+  e.cancelled = 1;
+  e.unrunnable = 1;
+  status.experiments = {e};
+  protocol::JobStatus running = Job("aaaaaaaaaaaabbbb", "baseline", "running");
+  running.agent_id = "local-1";
+  running.host = "box";
+  running.attempts = 1;
+  running.elapsed = milliseconds(65000);
+  status.jobs = {running,
+                 Job("ccccccccccccdddd", "engine=llama.cpp@b8391", "pending",
+                     "no connected agent offers engine llama.cpp@b8391 (offered: llama.cpp@b8390)",
+                     false)};
+  protocol::AgentSummary agent{"local-1", "box", "cpu", {"llama.cpp@b8390"},
+                               protocol::AgentState::kConnected, {"r1"}, milliseconds(200)};
+  agent.positions_per_second = 1523.4;
+  agent.slots = 2;
+  status.agents = {agent};
+  return status;
+}
+
+TEST(StatusTextTest, ShowsRunningJobsUnrunnableJobsAndAgentRates) {
+  std::string text = FormatStatusText(Reply(), false);
+  EXPECT_THAT(text, HasSubstr("0 failed, 1 cancelled, ETA unknown"));
+  EXPECT_THAT(text, HasSubstr("1 pending jobs can run on no connected agent (orch status --jobs exp)"));
+  EXPECT_THAT(text, HasSubstr("RUNNING\n  aaaaaaaaaaaa  baseline  readme-128  local-1@box  1m05s"));
+  EXPECT_THAT(text, HasSubstr("WAITING FOR AN AGENT THAT CAN RUN THEM"));
+  EXPECT_THAT(text, HasSubstr("no connected agent offers engine llama.cpp@b8391"));
+  EXPECT_THAT(text, HasSubstr("runs 1/2  1523 positions/s"));
+  EXPECT_THAT(text, Not(HasSubstr("\033["))) << "no colour when not a terminal";
+}
+
+TEST(StatusTextTest, TheJobsTableHasAColumnPerFactAndAReasonPerJob) {
+  std::string table = FormatJobsTable(Reply());
+  EXPECT_THAT(table, HasSubstr("JOB"));
+  EXPECT_THAT(table, HasSubstr("AGENT@HOST"));
+  EXPECT_THAT(table, HasSubstr("REASON"));
+  EXPECT_THAT(table, HasSubstr("local-1@box"));
+  EXPECT_THAT(table, HasSubstr("(offered: llama.cpp@b8390)"));
+}
+
+TEST(StatusTextTest, JsonHasJobsAndANullEtaWhenUnknown) {
+  nlohmann::json doc = nlohmann::json::parse(FormatStatusJson(Reply()));
+  EXPECT_TRUE(doc["experiments"][0]["eta_ms"].is_null());
+  EXPECT_EQ(doc["experiments"][0]["cancelled"], 1);
+  EXPECT_EQ(doc["experiments"][0]["unrunnable"], 1);
+  EXPECT_EQ(doc["jobs"][1]["runnable"], false);
+  EXPECT_EQ(doc["jobs"][0]["agent"], "local-1");
+  EXPECT_DOUBLE_EQ(doc["agents"][0]["positions_per_second"].get<double>(), 1523.4);
+  protocol::StatusReply known = Reply();
+  known.experiments[0].eta_known = true;
+  known.experiments[0].eta = milliseconds(4000);
+  EXPECT_EQ(nlohmann::json::parse(FormatStatusJson(known))["experiments"][0]["eta_ms"], 4000);
+}
+
+TEST(StatusTextTest, ExperimentsTableCountsEveryState) {
+  std::string table = FormatExperimentsTable(Reply());
+  EXPECT_THAT(table, HasSubstr("CANCELLED"));
+  EXPECT_THAT(table, HasSubstr("exp"));
+  EXPECT_EQ(FormatExperimentsTable({}), "(no experiments submitted)\n");
+}
+
+}  // namespace
+}  // namespace orch::cli
