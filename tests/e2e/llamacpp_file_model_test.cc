@@ -107,5 +107,33 @@ TEST(LlamaCppFileModelTest, ASpecNamingAGgufByPathRunsWithAPinnedVariantAndAQuan
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
+
+// The README's own-model example, verbatim: the recipe it names gives the file whose
+// SHA-256 examples/own-model.toml names, and `orch run` runs it by path.
+TEST(LlamaCppFileModelTest, TheOwnModelExampleRunsAsTheReadmeSaysIt) {
+  fs::path dir = fs::temp_directory_path() / ("orch-own-model-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "models");
+  fs::path examples = fs::path(ORCH_SOURCE_DIR) / "examples";
+  fs::copy(examples / "own-model.toml", dir / "own-model.toml");
+  fs::copy(examples / "texts", dir / "texts", fs::copy_options::recursive);
+  std::ifstream spec(dir / "own-model.toml");
+  std::string line, recipe;
+  while (std::getline(spec, line)) {
+    std::size_t at = line.find("orch model synth ");
+    if (at != std::string::npos) recipe = line.substr(at + 17, line.find(" -o") - at - 17);
+  }
+  ASSERT_FALSE(recipe.empty()) << "the example names the recipe of its model";
+  ProcessResult made = RunProcess(
+      {OrchBinary(), "model", "synth", recipe, "-o", (dir / "models" / "tiny.gguf").string()});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  ProcessResult run = RunProcess({OrchBinary(), "run", (dir / "own-model.toml").string(),
+                                  "--data-dir", (dir / "data").string()},
+                                 std::chrono::seconds(200));
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("[5/5] succeeded 5"));
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace orch::testing

@@ -378,6 +378,15 @@ TEST_F(LlamaCppDriverTest, GenerationWithOneSeedReproducesAndAnotherSeedDiffers)
   }
   // The first step sees the same prompt whatever the seed: same logits.
   EXPECT_EQ(a.records[0].digest.hash, c.records[0].digest.hash);
+  // Done says why generation stopped and how far it got.
+  for (const DriverOutput* out : {&a, &c}) {
+    std::size_t generated = out->done["generated_ids"].size();
+    EXPECT_EQ(out->done["generated_tokens"], generated);
+    std::string stop = out->done.value("stop", "");
+    int max_tokens = out->done.value("max_tokens", -1);
+    ASSERT_GT(max_tokens, 0);
+    EXPECT_EQ(stop, generated < static_cast<std::size_t>(max_tokens) ? "eos" : "max_tokens");
+  }
 }
 
 TEST_F(LlamaCppDriverTest, GreedyGenerationFollowsTheArgmax) {
