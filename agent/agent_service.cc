@@ -109,6 +109,7 @@ struct AgentService::Impl {
     hello.capabilities.model_hashes = options.model_hashes;
     hello.fingerprint_id = options.fingerprint_id;
     hello.fingerprint_json = options.fingerprint_json;
+    hello.host_facts = options.host_facts;
     hello.running_runs = RunIds();
     welcomed = false;
     SendMessage(hello);

@@ -46,6 +46,8 @@ struct AgentServiceOptions {
   std::string fingerprint_id;
   std::string fingerprint_json;  // canonical JSON of fingerprint_id, sent in Hello
   std::vector<std::string> model_hashes;
+  // Sent in Hello ("hostname" names the host in `orch status`).
+  std::vector<protocol::KeyValue> host_facts;
   std::chrono::milliseconds hello_retry{
       1000};  // Hello again while not welcomed
   std::chrono::milliseconds resend_after{

@@ -3,6 +3,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <csignal>
@@ -93,6 +95,9 @@ int RunAgent(const std::string& config_path) {
   options.config = *config;
   options.fingerprint_json = HostFingerprintJson(*config);
   options.fingerprint_id = fp::FingerprintIdOfJson(options.fingerprint_json);
+  if (char name[256] = {}; ::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') {
+    options.host_facts.push_back({"hostname", name});
+  }
   options.fingerprint_json_provider = [config = *config] { return HostFingerprintJson(config); };
   if (!config->model_dirs.empty()) {
     options.model_scan = [dirs = config->model_dirs, &hashes, &log] {

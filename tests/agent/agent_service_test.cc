@@ -200,6 +200,15 @@ TEST_F(AgentServiceTest, HelloAssignChunksFinish) {
   EXPECT_EQ(spool_->unacked(), 0u);
 }
 
+TEST_F(AgentServiceTest, HelloNamesTheHost) {
+  options_.host_facts = {{"hostname", "box-7"}};
+  ScriptedProcessLauncher launcher(io_);
+  StartAgent(launcher);
+  std::optional<proto::Hello> hello = Expect<proto::Hello>();
+  ASSERT_TRUE(hello.has_value());
+  EXPECT_EQ(hello->host_facts, (std::vector<proto::KeyValue>{{"hostname", "box-7"}}));
+}
+
 TEST_F(AgentServiceTest, RefusesAJobForAnEngineItHasNoDriverFor) {
   ScriptedProcessLauncher launcher(io_);
   StartAgent(launcher);
