@@ -118,18 +118,25 @@ TEST(PendingJobsTest, AgentsReportTheirPositionsPerSecond) {
   EXPECT_EQ(status.jobs[0].elapsed, milliseconds(2000));
 }
 
-TEST(FailureTest, ADriversTypedRefusalFailsTheJobAtOnceWithoutRetry) {
-  CoordinatorHarness h;
-  ASSERT_TRUE(h.Submit(SmallSpec()).ok);
+// Submits SmallSpec, registers agent-1, and has its driver fail the one run
+// with the typed error `code`.
+std::unique_ptr<ScriptedPeer> FailTheRunWith(CoordinatorHarness& h, const std::string& code,
+                                             const std::string& message) {
+  EXPECT_TRUE(h.Submit(SmallSpec()).ok);
   auto agent = h.Peer("agent-1");
   agent->Hello();
   h.Pump();
   protocol::Assign assign = Assigns(*agent).at(0);
   agent->Send(protocol::RunStarted{assign.run_id});
   agent->Finish(assign.run_id, 0, protocol::RunStatus::kFailed,
-                "driver d: error invalid_job: ctx too small",
-                DriverErrorSummary("invalid_job"));
+                "driver d: " + code + ": " + message, DriverErrorSummary(code));
   h.Pump();
+  return agent;
+}
+
+TEST(FailureTest, ADriversTypedRefusalFailsTheJobAtOnceWithoutRetry) {
+  CoordinatorHarness h;
+  auto agent = FailTheRunWith(h, "invalid_job", "ctx too small");
   EXPECT_THAT(Assigns(*agent), SizeIs(0)) << "a deterministic failure is not retried";
   protocol::StatusReply status = h.AllJobs();
   ASSERT_THAT(status.jobs, SizeIs(1));
@@ -142,16 +149,7 @@ TEST(FailureTest, ADriversTypedRefusalFailsTheJobAtOnceWithoutRetry) {
 
 TEST(FailureTest, AnEngineErrorIsStillRetried) {
   CoordinatorHarness h;
-  ASSERT_TRUE(h.Submit(SmallSpec()).ok);
-  auto agent = h.Peer("agent-1");
-  agent->Hello();
-  h.Pump();
-  protocol::Assign assign = Assigns(*agent).at(0);
-  agent->Send(protocol::RunStarted{assign.run_id});
-  agent->Finish(assign.run_id, 0, protocol::RunStatus::kFailed,
-                "driver d: error engine_error: out of memory",
-                DriverErrorSummary("engine_error"));
-  h.Pump();
+  auto agent = FailTheRunWith(h, "engine_error", "out of memory");
   EXPECT_THAT(Assigns(*agent), SizeIs(1));
 }
 
