@@ -157,12 +157,20 @@ Result<protocol::StatusReply> AskStatus(const std::string& endpoint, bool all_jo
 // Waits until `count` agents have registered (each registers once it has hashed
 // its model files).
 Status WaitForAgents(LocalSystem& system, const std::string& endpoint, int count) {
-  auto deadline = std::chrono::steady_clock::now() + 10min;
+  auto start = std::chrono::steady_clock::now();
+  auto deadline = start + 10min;
+  bool said = false;
   while (g_stop_signal == 0 && std::chrono::steady_clock::now() < deadline) {
     std::string exited = system.ExitedDaemon();
     if (!exited.empty()) return Status(StatusCode::kUnavailable, exited);
     Result<protocol::StatusReply> status = AskStatus(endpoint, false, "");
-    if (status.ok() && static_cast<int>(status->agents.size()) >= count) return Status::Ok();
+    int registered = status.ok() ? static_cast<int>(status->agents.size()) : 0;
+    if (registered >= count) return Status::Ok();
+    if (!said && std::chrono::steady_clock::now() - start > 3s) {
+      std::cout << "orch run: waiting for the agents to register (" << registered << " of "
+                << count << "; each first hashes its model files)" << std::endl;
+      said = true;
+    }
     Pause(200ms);
   }
   if (g_stop_signal != 0) return Status(StatusCode::kUnavailable, "interrupted");
