@@ -59,7 +59,7 @@ Effects CoordinatorCore::OnMessage(const std::string& peer,
   } else if (auto* m = std::get_if<protocol::Heartbeat>(&message)) {
     OnHeartbeat(peer, *m, now, out);
   } else if (auto* m = std::get_if<protocol::RunStarted>(&message)) {
-    OnRunStarted(*m, now, out);
+    OnRunStarted(peer, *m, now, out);
   } else if (auto* m = std::get_if<protocol::DigestChunk>(&message)) {
     OnChunk(peer, *m, now, out);
   } else if (auto* m = std::get_if<protocol::RunFinished>(&message)) {
@@ -156,9 +156,11 @@ void CoordinatorCore::OnHeartbeat(const std::string& peer,
   Dispatch(now, out);
 }
 
-void CoordinatorCore::OnRunStarted(const protocol::RunStarted& started,
+void CoordinatorCore::OnRunStarted(const std::string& peer,
+                                   const protocol::RunStarted& started,
                                    Millis now, Effects& out) {
   RunEntry* run = runs_.Find(started.run_id);
+  if (run != nullptr && !FromItsAgent(*run, peer, "runStarted")) return;
   if (run == nullptr || run->state != RunState::kAssigned) {
     Log("ignoring runStarted for run " + started.run_id +
         ": unknown or not assigned");
@@ -180,6 +182,7 @@ void CoordinatorCore::OnChunk(const std::string& peer,
                               const protocol::DigestChunk& chunk, Millis now,
                               Effects& out) {
   RunEntry* run = runs_.Find(chunk.run_id);
+  if (run != nullptr && !FromItsAgent(*run, peer, "digestChunk")) return;
   if (run == nullptr) {
     Log("ignoring digestChunk " + std::to_string(chunk.seq) +
         " of unknown run " + chunk.run_id);
@@ -211,6 +214,7 @@ void CoordinatorCore::OnFinished(const std::string& peer,
     Log("ignoring runFinished of unknown run " + finished.run_id);
     return;
   }
+  if (!FromItsAgent(*run, peer, "runFinished")) return;
   bool refused = run->state == RunState::kAssigned &&
                  finished.status == protocol::RunStatus::kFailed &&
                  finished.chunk_count == 0;
@@ -223,6 +227,11 @@ void CoordinatorCore::OnFinished(const std::string& peer,
   store::RunOutcome outcome;
   outcome.state = ToRunState(finished.status);
   outcome.error = finished.error;
+  if (std::string why = ImplausibleSuccess(*run, finished); !why.empty()) {
+    Log("run " + run->id + " from " + peer + ": " + why);
+    outcome.state = RunState::kFailed;
+    outcome.error = why;
+  }
   outcome.chunks_expected = static_cast<std::int64_t>(finished.chunk_count);
   outcome.summary = finished.summary;
   out.push_back(FinishRunEffect{finished.run_id, std::move(outcome), peer});
@@ -280,6 +289,34 @@ std::optional<Millis> CoordinatorCore::NextDeadline() const {
   if (!leases) return agents;
   if (!agents) return leases;
   return std::min(*leases, *agents);
+}
+
+// --- who may say what ---
+
+bool CoordinatorCore::FromItsAgent(const RunEntry& run, const std::string& peer,
+                                   const char* what) const {
+  if (run.agent_id == peer) return true;
+  Log("refusing " + std::string(what) + " of run " + run.id + " from " + peer +
+      ": the run belongs to agent " + run.agent_id);
+  return false;
+}
+
+// Why a RunFinished{succeeded} cannot be true: no digest at all, or more
+// chunks than the job has positions (each chunk holds at least one). Empty
+// when plausible.
+std::string CoordinatorCore::ImplausibleSuccess(
+    const RunEntry& run, const protocol::RunFinished& finished) const {
+  if (finished.status != protocol::RunStatus::kSucceeded) return "";
+  if (finished.chunk_count == 0) {
+    return "agent " + run.agent_id + " reported success without any digest; refused";
+  }
+  const JobEntry* job = jobs_.Find(run.job_id);
+  if (job == nullptr) return "";
+  const ParsedPlan& plan = catalog_.plan(job->plan);
+  std::uint64_t limit = plan.workload_positions[plan.jobs[job->index].workload];
+  if (limit == 0 || finished.chunk_count <= limit) return "";
+  return "agent " + run.agent_id + " reported " + std::to_string(finished.chunk_count) +
+         " chunks for a job of at most " + std::to_string(limit) + " positions; refused";
 }
 
 // --- outcomes ---

@@ -20,6 +20,9 @@
 // free slot
 //   whose capabilities meet the job's requirements (matchmaker.h) and that has
 //   not refused it. Run ids: "<job id, 12 chars>-<attempt>-<salt><counter>".
+// - RunStarted, DigestChunk, RunFinished: taken only from the connection of the
+//   agent the run was assigned to; a RunFinished{succeeded} without digests or
+//   with more chunks than the job has positions is stored as failed.
 // - DigestChunk, RunFinished: stored under their own run id whatever became of
 // the job
 //   (a late result after a lease expired is kept apart); unknown run ids are
@@ -88,8 +91,14 @@ class CoordinatorCore final {
                Millis now, Effects& out);
   void OnHeartbeat(const std::string& peer, const protocol::Heartbeat& beat,
                    Millis now, Effects& out);
-  void OnRunStarted(const protocol::RunStarted& started, Millis now,
-                    Effects& out);
+  void OnRunStarted(const std::string& peer, const protocol::RunStarted& started,
+                    Millis now, Effects& out);
+  // Results are taken only from the agent the run was assigned to (its
+  // connection's routing id); anything else is logged and dropped.
+  bool FromItsAgent(const RunEntry& run, const std::string& peer,
+                    const char* what) const;
+  std::string ImplausibleSuccess(const RunEntry& run,
+                                 const protocol::RunFinished& finished) const;
   void OnChunk(const std::string& peer, const protocol::DigestChunk& chunk,
                Millis now, Effects& out);
   void OnFinished(const std::string& peer,

@@ -33,7 +33,11 @@ void CoordinatorService::OnEvent(const protocol::TransportEvent& event,
   if (needs_resync_) Resync(now);
   switch (event.kind) {
     case Kind::kConnected:
+      // A new connection under this id: the abuse of an earlier one (who may
+      // have used the id while its owner was away) does not carry over.
       log_.debug(fmt::runtime("peer {} connected"), event.peer);
+      bad_by_peer_.erase(event.peer);
+      ignored_.erase(event.peer);
       break;
     case Kind::kDisconnected:
       Perform(core_.OnDisconnected(event.peer, now), now);

@@ -16,7 +16,9 @@
 //   CommandReply{ok = false}.
 // - Bad input: frames that do not decode are counted and logged and dropped; a
 // peer that
-//   sends `max_bad_frames` of them is ignored from then on. A Hello of another
+//   sends `max_bad_frames` of them is ignored until it connects anew (the
+//   transport reports each new connection), so a peer that used an absent
+//   agent's id cannot lock the agent out. A Hello of another
 //   protocol version is answered with Reject naming both versions.
 // Not thread-safe: one thread (the event loop) calls everything.
 #pragma once

@@ -44,6 +44,14 @@ Result<protocol::Requirements> ReadRequirements(const json& job,
   return needs;
 }
 
+std::uint64_t MostPositions(const json& workload) {
+  for (const char* key : {"positions", "max_tokens"}) {
+    auto it = workload.find(key);
+    if (it != workload.end() && it->is_number_unsigned()) return it->get<std::uint64_t>();
+  }
+  return 0;
+}
+
 // Adds the plan's workloads; returns name -> index.
 Result<std::map<std::string, std::uint32_t>> ReadWorkloads(const json& doc,
                                                            ParsedPlan& plan) {
@@ -56,6 +64,7 @@ Result<std::map<std::string, std::uint32_t>> ReadWorkloads(const json& doc,
     index[name] = static_cast<std::uint32_t>(plan.workload_names.size());
     plan.workload_names.push_back(name);
     plan.workload_json.push_back(w.dump());
+    plan.workload_positions.push_back(MostPositions(w));
   }
   return index;
 }

@@ -40,6 +40,9 @@ struct ParsedPlan {
   std::vector<std::string> workload_names;
   std::vector<std::string>
       workload_json;  // compact, parallel to workload_names
+  // Most positions a job of the workload can have (teacher_forced: positions,
+  // generate: max_tokens); 0 when the plan does not say. Parallel too.
+  std::vector<std::uint64_t> workload_positions;
   std::vector<protocol::Requirements> requirements;
   std::vector<PlannedJob> jobs;  // in plan order
 };

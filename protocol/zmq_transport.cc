@@ -132,7 +132,10 @@ class ZmqServer final : public ZmqEnd {
     std::string peer = ToString(parts[0]);
     std::string_view mark = parts.size() >= 2 ? parts[1].to_string_view() : "";
     if (parts.size() == 2 && mark == kConnectMark) {
-      Connected(peer);
+      // A new connection: reported even for a known routing id, whose earlier
+      // connection is then gone.
+      peers_.insert(peer);
+      ready_.push_back({TransportEvent::Kind::kConnected, peer, ""});
     } else if (parts.size() == 2 && mark == kDisconnectMark) {
       if (peers_.erase(peer) > 0) {
         ready_.push_back({TransportEvent::Kind::kDisconnected, peer, ""});
@@ -196,7 +199,9 @@ Result<std::unique_ptr<ZmqTransport>> BindZmqServer(
     zmq::socket_t socket(context.impl().context, zmq::socket_type::router);
     socket.set(zmq::sockopt::router_mandatory, true);
     // A restarted agent reconnecting under its id takes over from its stale
-    // connection.
+    // connection. (Without handover libzmq leaves the second connection
+    // unread for good, even after the first is gone: it consumes the second
+    // peer's routing id when it refuses it.)
     socket.set(zmq::sockopt::router_handover, true);
     socket.set(zmq::sockopt::maxmsgsize,
                static_cast<std::int64_t>(kMaxFrameBytes));

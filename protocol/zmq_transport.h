@@ -6,7 +6,8 @@
 // short linger); the server sends one part per frame. The client's peer id is
 // its ZeroMQ routing id. The server drops parts over kMaxFrameBytes
 // (ZMQ_MAXMSGSIZE disconnects the sender) and ignores messages of any other
-// shape.
+// shape. A new connection under a known routing id (a restarted agent, which
+// takes the id over) reports kConnected again.
 //
 // Event loop: Wait() polls the one socket (zmq::poll). For an external loop,
 // NativeFd() is ZeroMQ's edge-triggered ZMQ_FD: when it turns readable, call

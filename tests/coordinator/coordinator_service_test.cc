@@ -322,8 +322,11 @@ TEST(CoordinatorServiceTest, AJobWriteThatFailsAfterItsRunFinishedIsRedoneFromTh
   agent->Hello();
   h.Pump();
   protocol::Assign assign = OnlyAssign(*agent);
+  agent->Chunk(assign.run_id, 0);
+  h.Pump();
+  EXPECT_THAT(OfKind<protocol::Ack>(agent->Take()), SizeIs(1));
   h.failing().FailWriteNumber(2);  // 1: FinishRun (stored), 2: the job's success
-  agent->Finish(assign.run_id, 0);
+  agent->Finish(assign.run_id, 1);
   h.Pump();
   EXPECT_THAT(OfKind<protocol::Ack>(agent->Take()), SizeIs(1));
   EXPECT_EQ(h.service().failed_writes(), 1u);
@@ -381,6 +384,22 @@ TEST(CoordinatorServiceTest, BadFramesAreCountedAndAnAbusivePeerIsIgnored) {
   EXPECT_THAT(OfKind<protocol::StatusReply>(polite->Take()), SizeIs(1));
 }
 
+TEST(CoordinatorServiceTest, APeerThatAbusedAnAbsentAgentsIdDoesNotLockTheAgentOut) {
+  CoordinatorHarness h;  // max_bad_frames = 3
+  auto impostor = h.Peer("agent-1");
+  for (int i = 0; i < 3; ++i) impostor->SendRaw("garbage under agent-1's id");
+  h.Pump();
+  ASSERT_TRUE(h.service().ignoring("agent-1"));
+  impostor->Disconnect();
+  h.Pump();
+  ASSERT_TRUE(h.Submit(SmallSpec()).ok);
+  auto agent = h.Peer("agent-1");  // the real agent connects anew
+  agent->Hello();
+  h.Pump();
+  EXPECT_FALSE(h.service().ignoring("agent-1"));
+  EXPECT_THAT(OfKind<protocol::Welcome>(agent->Take()), SizeIs(1));
+}
+
 TEST(CoordinatorServiceTest, UnknownRunIdsAreIgnored) {
   CoordinatorHarness h;
   auto agent = h.Peer("agent-1");
@@ -429,7 +448,8 @@ TEST(CoordinatorServiceTest, DrainStopsNewAssignments) {
   h.Pump();
   EXPECT_TRUE(OfKind<protocol::CommandReply>(cli->Take()).at(0).ok);
   EXPECT_THAT(OfKind<protocol::Drain>(agent->Take()), SizeIs(1));
-  agent->Finish(assign.run_id, 0);
+  agent->Chunk(assign.run_id, 0);
+  agent->Finish(assign.run_id, 1);
   h.Pump();
   EXPECT_THAT(OfKind<protocol::Assign>(agent->Take()), SizeIs(0));
   cli->Send(protocol::StatusRequest{});

@@ -94,5 +94,18 @@ TEST(ZmqTransportTest, ReportsABadEndpointAsAStatus) {
               ::testing::HasSubstr("bind nonsense://"));
 }
 
+
+TEST_F(ZmqServerTest, ANewConnectionUnderAKnownRoutingIdIsReportedAsConnected) {
+  Result<std::unique_ptr<ZmqTransport>> first =
+      ConnectZmqClient(context_, server_->endpoint(), "agent-1");
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(Collect(*server_, 1).size(), 1u);
+  Result<std::unique_ptr<ZmqTransport>> second =
+      ConnectZmqClient(context_, server_->endpoint(), "agent-1");
+  ASSERT_TRUE(second.ok());
+  EXPECT_THAT(Collect(*server_, 1),
+              ::testing::ElementsAre(TransportEvent{Kind::kConnected, "agent-1", ""}));
+}
+
 }  // namespace
 }  // namespace orch::protocol
