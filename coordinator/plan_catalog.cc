@@ -29,18 +29,39 @@ std::string ScalarText(const json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
+// An optional string field: "" when absent, an error when of another type.
+Result<std::string> OptionalText(const json& object, const char* key,
+                                 const std::string& at) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return std::string();
+  if (!it->is_string()) return Field(at + key, "must be a string, got " + it->dump());
+  return it->get<std::string>();
+}
+
+// An optional integer in [0, 4096] (GPUs per job): 0 when absent.
+Result<std::int32_t> OptionalCount(const json& object, const char* key,
+                                   const std::string& at) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return 0;
+  if (!it->is_number_integer() || it->get<std::int64_t>() < 0 ||
+      it->get<std::int64_t>() > 4096) {
+    return Field(at + key, "must be an integer in [0, 4096], got " + it->dump());
+  }
+  return static_cast<std::int32_t>(it->get<std::int64_t>());
+}
+
 Result<protocol::Requirements> ReadRequirements(const json& job,
                                                 const std::string& at) {
   auto it = job.find("requirements");
   if (it == job.end() || !it->is_object())
     return Field(at + "requirements", "required object");
   const json& r = *it;
+  std::string where = at + "requirements.";
   protocol::Requirements needs;
-  needs.engine = r.value("engine", "");
-  needs.hardware = r.value("hardware", "");
-  needs.gpus = r.value("gpus", 0);
-  needs.model = r.value("model", "");
-  if (needs.gpus < 0) return Field(at + "requirements.gpus", "must be >= 0");
+  ORCH_ASSIGN_OR_RETURN(needs.engine, OptionalText(r, "engine", where));
+  ORCH_ASSIGN_OR_RETURN(needs.hardware, OptionalText(r, "hardware", where));
+  ORCH_ASSIGN_OR_RETURN(needs.gpus, OptionalCount(r, "gpus", where));
+  ORCH_ASSIGN_OR_RETURN(needs.model, OptionalText(r, "model", where));
   return needs;
 }
 
@@ -109,7 +130,7 @@ Result<ParsedPlan> ParsePlanJson(std::string_view text) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object())
     return InvalidArgument("plan: not a JSON object");
-  if (doc.value("schema", "") != "orch.plan/1") {
+  if (!doc.contains("schema") || doc["schema"] != "orch.plan/1") {
     return Field("schema", "expected \"orch.plan/1\"");
   }
   ParsedPlan plan;
@@ -120,7 +141,7 @@ Result<ParsedPlan> ParsePlanJson(std::string_view text) {
   ORCH_ASSIGN_OR_RETURN(plan.experiment,
                         Text(*experiment, "name", "experiment."));
   plan.json_sha256 = Sha256Hex(text);
-  plan.model_json = doc.value("model", json::object()).dump();
+  plan.model_json = doc.contains("model") ? doc["model"].dump() : "{}";
   plan.baseline_json = doc.contains("baseline") ? doc["baseline"].dump() : "null";
   ORCH_ASSIGN_OR_RETURN(auto workloads, ReadWorkloads(doc, plan));
   ORCH_RETURN_IF_ERROR(ReadJobs(doc, workloads, plan));

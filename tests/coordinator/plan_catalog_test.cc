@@ -55,5 +55,23 @@ TEST(PlanCatalogTest, RefusesDocumentsThatAreNotPlansNamingTheField) {
               HasSubstr("jobs[0].workload"));
 }
 
+// Fields of the wrong type are errors naming the field, never exceptions: a Submit
+// is a message from a peer.
+TEST(PlanCatalogTest, WronglyTypedFieldsAreErrorsNotCrashes) {
+  auto with_requirements = [](const std::string& requirements) {
+    return R"({"schema":"orch.plan/1","experiment":{"name":"e"},
+      "workloads":[{"name":"w"}],"jobs":[{"id":"j","workload":"w","requirements":)" +
+           requirements + "}]}";
+  };
+  EXPECT_THAT(ParsePlanJson(R"({"schema":5})").status().message(), HasSubstr("plan.schema"));
+  EXPECT_THAT(ParsePlanJson(with_requirements(R"({"gpus":"x"})")).status().message(),
+              HasSubstr("plan.jobs[0].requirements.gpus: must be an integer in [0, 4096], got \"x\""));
+  EXPECT_THAT(ParsePlanJson(with_requirements(R"({"gpus":1e30})")).status().message(),
+              HasSubstr("requirements.gpus"));
+  EXPECT_THAT(ParsePlanJson(with_requirements(R"({"engine":5})")).status().message(),
+              HasSubstr("plan.jobs[0].requirements.engine: must be a string, got 5"));
+  EXPECT_TRUE(ParsePlanJson(with_requirements(R"({"engine":"x","gpus":2})")).ok());
+}
+
 }  // namespace
 }  // namespace orch::coordinator
