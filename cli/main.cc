@@ -8,6 +8,7 @@
 #include "cli/command.h"
 #include "cli/coordinator_command.h"
 #include "cli/fingerprint_command.h"
+#include "cli/keygen_command.h"
 #include "cli/model_command.h"
 #include "cli/plan_command.h"
 #include "cli/report_command.h"
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   orch::cli::RegisterRunCommand(app, exit_code);
   orch::cli::RegisterFingerprintCommand(app, exit_code);
   orch::cli::RegisterModelCommand(app, exit_code);
+  orch::cli::RegisterKeygenCommand(app, exit_code);
   orch::cli::RegisterAgentCommand(app, exit_code);
   orch::cli::RegisterCoordinatorCommand(app, exit_code);
   orch::cli::RegisterSubmitCommand(app, exit_code);
