@@ -39,6 +39,9 @@ struct TransportEvent {
   Kind kind = Kind::kFrame;
   std::string peer;   // who: a client id on the server, kServerPeer on a client
   std::string frame;  // the bytes, for kFrame; empty otherwise
+  // On a CURVE server: the name of the key the client authenticated with (its
+  // ZAP User-Id), for every event of that connection. Empty without CURVE.
+  std::string user = {};
   friend bool operator==(const TransportEvent&,
                          const TransportEvent&) = default;
 };

@@ -8,6 +8,7 @@
 #include <zmq.hpp>
 
 #include "protocol/messages.h"
+#include "protocol/zap_handler.h"
 
 namespace orch::protocol {
 
@@ -115,9 +116,19 @@ class ZmqEnd : public ZmqTransport {
   std::uint64_t dropped_ = 0;
 };
 
+// The authenticated name ZeroMQ attached to a message (CURVE + ZAP), or "".
+std::string UserOf(zmq::message_t& part) {
+  const char* user = zmq_msg_gets(part.handle(), "User-Id");
+  return user == nullptr ? "" : user;
+}
+
 class ZmqServer final : public ZmqEnd {
  public:
-  using ZmqEnd::ZmqEnd;
+  ZmqServer(zmq::socket_t socket, std::string endpoint, std::unique_ptr<ZapHandler> zap)
+      : ZmqEnd(std::move(socket), std::move(endpoint)), zap_(std::move(zap)) {}
+  ~ZmqServer() override {
+    socket_.close();  // before the handler that admitted its peers stops
+  }
 
   Status Send(std::string_view peer, std::string_view frame) override {
     if (!peers_.contains(std::string(peer))) {
@@ -130,33 +141,35 @@ class ZmqServer final : public ZmqEnd {
  private:
   void Accept(std::vector<zmq::message_t>& parts) override {
     std::string peer = ToString(parts[0]);
+    std::string user = UserOf(parts.back());
     std::string_view mark = parts.size() >= 2 ? parts[1].to_string_view() : "";
     if (parts.size() == 2 && mark == kConnectMark) {
       // A new connection: reported even for a known routing id, whose earlier
       // connection is then gone.
       peers_.insert(peer);
-      ready_.push_back({TransportEvent::Kind::kConnected, peer, ""});
+      ready_.push_back({TransportEvent::Kind::kConnected, peer, "", user});
     } else if (parts.size() == 2 && mark == kDisconnectMark) {
       if (peers_.erase(peer) > 0) {
-        ready_.push_back({TransportEvent::Kind::kDisconnected, peer, ""});
+        ready_.push_back({TransportEvent::Kind::kDisconnected, peer, "", user});
       }
     } else if (parts.size() == 3 && mark == kFrameMark) {
-      Connected(peer);  // a client that reconnected to a restarted server sends
-                        // no "C"
+      Connected(peer, user);  // a client that reconnected to a restarted server
+                              // sends no "C"
       ready_.push_back(
-          {TransportEvent::Kind::kFrame, peer, ToString(parts[2])});
+          {TransportEvent::Kind::kFrame, peer, ToString(parts[2]), user});
     } else {
       ++dropped_;
     }
   }
 
-  void Connected(const std::string& peer) {
+  void Connected(const std::string& peer, const std::string& user) {
     if (peers_.insert(peer).second) {
-      ready_.push_back({TransportEvent::Kind::kConnected, peer, ""});
+      ready_.push_back({TransportEvent::Kind::kConnected, peer, "", user});
     }
   }
 
-  std::set<std::string> peers_;  // connected clients
+  std::unique_ptr<ZapHandler> zap_;  // null without CURVE
+  std::set<std::string> peers_;      // connected clients
 };
 
 class ZmqClient final : public ZmqEnd {
@@ -191,12 +204,21 @@ class ZmqClient final : public ZmqEnd {
   }
 };
 
-}  // namespace
 
-Result<std::unique_ptr<ZmqTransport>> BindZmqServer(
-    ZmqContext& context, const std::string& endpoint) {
+Result<std::unique_ptr<ZmqTransport>> BindServer(ZmqContext& context,
+                                                const std::string& endpoint,
+                                                const CurveServerKeys* curve) {
+  std::unique_ptr<ZapHandler> zap;
+  if (curve != nullptr) {
+    ORCH_ASSIGN_OR_RETURN(zap, ZapHandler::Start(context.impl().context, curve->allowed));
+  }
   try {
     zmq::socket_t socket(context.impl().context, zmq::socket_type::router);
+    if (curve != nullptr) {
+      socket.set(zmq::sockopt::curve_server, true);
+      socket.set(zmq::sockopt::curve_secretkey, curve->secret_key);
+      socket.set(zmq::sockopt::zap_domain, "orch");
+    }
     socket.set(zmq::sockopt::router_mandatory, true);
     // A restarted agent reconnecting under its id takes over from its stale
     // connection. (Without handover libzmq leaves the second connection
@@ -209,14 +231,16 @@ Result<std::unique_ptr<ZmqTransport>> BindZmqServer(
     socket.bind(endpoint);
     std::string bound = socket.get(zmq::sockopt::last_endpoint);
     return std::unique_ptr<ZmqTransport>(
-        std::make_unique<ZmqServer>(std::move(socket), bound));
+        std::make_unique<ZmqServer>(std::move(socket), bound, std::move(zap)));
   } catch (const zmq::error_t& e) {
     return ZmqError("bind " + endpoint, e);
   }
 }
 
-Result<std::unique_ptr<ZmqTransport>> ConnectZmqClient(
-    ZmqContext& context, const std::string& endpoint, const std::string& self) {
+Result<std::unique_ptr<ZmqTransport>> ConnectClient(ZmqContext& context,
+                                                    const std::string& endpoint,
+                                                    const std::string& self,
+                                                    const CurveClientKeys* curve) {
   if (self.empty() || self.size() > 255 || self[0] == '\0') {
     return InvalidArgument(
         "client peer id must be 1..255 bytes and not start with NUL");
@@ -225,6 +249,11 @@ Result<std::unique_ptr<ZmqTransport>> ConnectZmqClient(
     zmq::socket_t socket(context.impl().context, zmq::socket_type::dealer);
     socket.set(zmq::sockopt::routing_id, self);
     socket.set(zmq::sockopt::linger, 0);
+    if (curve != nullptr) {
+      socket.set(zmq::sockopt::curve_serverkey, curve->server_public);
+      socket.set(zmq::sockopt::curve_publickey, curve->public_key);
+      socket.set(zmq::sockopt::curve_secretkey, curve->secret_key);
+    }
     socket.connect(endpoint);
     auto client = std::make_unique<ZmqClient>(std::move(socket), endpoint);
     ORCH_RETURN_IF_ERROR(client->Start().WithContext("connect " + endpoint));
@@ -232,6 +261,32 @@ Result<std::unique_ptr<ZmqTransport>> ConnectZmqClient(
   } catch (const zmq::error_t& e) {
     return ZmqError("connect " + endpoint, e);
   }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ZmqTransport>> BindZmqServer(ZmqContext& context,
+                                                    const std::string& endpoint) {
+  return BindServer(context, endpoint, nullptr);
+}
+
+Result<std::unique_ptr<ZmqTransport>> BindZmqServer(ZmqContext& context,
+                                                    const std::string& endpoint,
+                                                    const CurveServerKeys& curve) {
+  return BindServer(context, endpoint, &curve);
+}
+
+Result<std::unique_ptr<ZmqTransport>> ConnectZmqClient(ZmqContext& context,
+                                                       const std::string& endpoint,
+                                                       const std::string& self) {
+  return ConnectClient(context, endpoint, self, nullptr);
+}
+
+Result<std::unique_ptr<ZmqTransport>> ConnectZmqClient(ZmqContext& context,
+                                                       const std::string& endpoint,
+                                                       const std::string& self,
+                                                       const CurveClientKeys& curve) {
+  return ConnectClient(context, endpoint, self, &curve);
 }
 
 }  // namespace orch::protocol
