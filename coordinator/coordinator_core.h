@@ -82,6 +82,7 @@ class CoordinatorCore final {
   std::optional<Millis> NextDeadline() const;
 
   const JobTable& jobs() const { return jobs_; }
+  bool HasExperiment(const std::string& name) const { return catalog_.Find(name) != nullptr; }
   const AgentRegistry& agents() const { return agents_; }
   protocol::StatusReply Status(const protocol::StatusRequest& request,
                                Millis now) const;

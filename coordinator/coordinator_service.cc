@@ -4,6 +4,8 @@
 
 #include "protocol/codec.h"
 
+#include <nlohmann/json.hpp>
+
 namespace orch::coordinator {
 
 CoordinatorService::CoordinatorService(CoordinatorOptions options,
@@ -43,7 +45,7 @@ void CoordinatorService::OnEvent(const protocol::TransportEvent& event,
       Perform(core_.OnDisconnected(event.peer, now), now);
       break;
     case Kind::kFrame:
-      OnFrame(event.peer, event.frame, now);
+      OnFrame(event, now);
       break;
   }
 }
@@ -53,15 +55,18 @@ void CoordinatorService::Tick(Millis now) {
   Perform(core_.Tick(now), now);
 }
 
-void CoordinatorService::OnFrame(const std::string& peer,
-                                 const std::string& frame, Millis now) {
-  if (ignored_.contains(peer)) {
+void CoordinatorService::OnFrame(const protocol::TransportEvent& event, Millis now) {
+  const std::string& peer = event.peer;
+  auto quiet = quiet_until_.find(event.user);
+  if (ignored_.contains(peer) || (quiet != quiet_until_.end() && now < quiet->second)) {
     ++bad_frames_;
     return;
   }
-  Result<protocol::Message> message = protocol::Decode(frame);
+  Result<protocol::Message> message = protocol::Decode(event.frame);
   if (message.ok()) {
+    if (!Permitted(event, *message, now)) return;
     Perform(core_.OnMessage(peer, *message, now), now);
+    NoteOwner(event.user, *message);
     return;
   }
   if (message.status().code() == StatusCode::kFailedPrecondition) {
@@ -73,6 +78,51 @@ void CoordinatorService::OnFrame(const std::string& peer,
     return;
   }
   BadFrame(peer, message.status());
+}
+
+bool CoordinatorService::Permitted(const protocol::TransportEvent& event,
+                                   const protocol::Message& message, Millis now) {
+  auto owner_of = [this](const std::string& experiment) {
+    auto it = owners_.find(experiment);
+    return it == owners_.end() ? std::string() : it->second;
+  };
+  std::string refusal = WhyRefused(policy_, event.user, event.peer, message, owner_of);
+  if (refusal.empty()) {
+    refused_by_.erase(event.user);
+    return true;
+  }
+  std::int32_t count = ++refused_by_[event.user];
+  log_.warn(fmt::runtime("refused {} from {} ({} in a row): {}"),
+            protocol::MessageName(message), event.peer, count, refusal);
+  bool request = std::holds_alternative<protocol::Submit>(message) ||
+                 std::holds_alternative<protocol::StatusRequest>(message) ||
+                 std::holds_alternative<protocol::Cancel>(message) ||
+                 std::holds_alternative<protocol::Retry>(message) ||
+                 std::holds_alternative<protocol::Drain>(message);
+  if (request) {
+    SendMessage(event.peer, protocol::CommandReply{false, "refused: " + refusal});
+  } else {
+    SendMessage(event.peer, protocol::Reject{protocol::kProtocolVersion, "refused: " + refusal});
+  }
+  if (count >= max_bad_frames_) {
+    quiet_until_[event.user] = now + kQuietAfterAbuse;
+    refused_by_.erase(event.user);
+    log_.warn(fmt::runtime("ignoring key {} for {} s: {} refused requests"), event.user,
+              kQuietAfterAbuse.count() / 1000, count);
+  }
+  return false;
+}
+
+// The first key to submit an experiment owns it (may cancel and retry it).
+void CoordinatorService::NoteOwner(const std::string& user, const protocol::Message& message) {
+  const auto* submit = std::get_if<protocol::Submit>(&message);
+  if (!policy_.authenticated || submit == nullptr) return;
+  nlohmann::json doc = nlohmann::json::parse(submit->plan_json, nullptr, false);
+  if (!doc.is_object() || !doc.contains("experiment") || !doc["experiment"].is_object()) return;
+  auto name = doc["experiment"].find("name");
+  if (name == doc["experiment"].end() || !name->is_string()) return;
+  std::string experiment = name->get<std::string>();
+  if (core_.HasExperiment(experiment)) owners_.try_emplace(experiment, user);
 }
 
 void CoordinatorService::BadFrame(const std::string& peer, const Status& why) {

@@ -34,11 +34,16 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "coordinator/access_policy.h"
 #include "coordinator/coordinator_core.h"
 #include "protocol/transport.h"
 #include "store/store.h"
 
 namespace orch::coordinator {
+
+// How long a key whose requests were refused max_bad_frames times in a row is
+// ignored (other keys are not affected).
+inline constexpr Millis kQuietAfterAbuse{60000};
 
 class CoordinatorService final {
  public:
@@ -54,6 +59,9 @@ class CoordinatorService final {
   // Rebuilds the core from the store (restart). Errors when the store cannot be
   // read.
   Status Start(Millis now);
+  // Who may say what (coordinator/access_policy.h); plain mode until set. Call
+  // before the first event.
+  void SetAccessPolicy(AccessPolicy policy) { policy_ = std::move(policy); }
 
   void OnEvent(const protocol::TransportEvent& event, Millis now);
   void Tick(Millis now);
@@ -67,7 +75,11 @@ class CoordinatorService final {
   }
 
  private:
-  void OnFrame(const std::string& peer, const std::string& frame, Millis now);
+  void OnFrame(const protocol::TransportEvent& event, Millis now);
+  // False (after answering the peer) when the policy refuses the message.
+  bool Permitted(const protocol::TransportEvent& event, const protocol::Message& message,
+                 Millis now);
+  void NoteOwner(const std::string& user, const protocol::Message& message);
   void BadFrame(const std::string& peer, const Status& why);
   void Perform(Effects effects, Millis now);
   // Performs one effect; false when it was a store write that failed.
@@ -86,6 +98,10 @@ class CoordinatorService final {
   std::int32_t max_bad_frames_;
   std::map<std::string, std::int32_t> bad_by_peer_;
   std::set<std::string> ignored_;
+  AccessPolicy policy_;
+  std::map<std::string, std::string> owners_;        // experiment -> submitting key
+  std::map<std::string, std::int32_t> refused_by_;   // key -> refusals in a row
+  std::map<std::string, Millis> quiet_until_;        // key -> ignored until then
   std::uint64_t bad_frames_ = 0;
   std::uint64_t failed_writes_ = 0;
   bool resyncing_ = false;

@@ -1,0 +1,67 @@
+#include "coordinator/access_policy.h"
+
+namespace orch::coordinator {
+namespace {
+
+bool IsAgentMessage(const protocol::Message& m) {
+  return std::holds_alternative<protocol::Hello>(m) ||
+         std::holds_alternative<protocol::Heartbeat>(m) ||
+         std::holds_alternative<protocol::RunStarted>(m) ||
+         std::holds_alternative<protocol::DigestChunk>(m) ||
+         std::holds_alternative<protocol::RunFinished>(m);
+}
+
+// The experiment a Cancel or Retry is about; "" for other messages.
+std::string ExperimentOf(const protocol::Message& m) {
+  if (const auto* cancel = std::get_if<protocol::Cancel>(&m)) return cancel->experiment;
+  if (const auto* retry = std::get_if<protocol::Retry>(&m)) return retry->experiment;
+  return "";
+}
+
+std::string Needs(const std::string& user, const std::string& role,
+                  const protocol::Message& m, const std::string& needed) {
+  return "key " + user + " (role " + role + ") may not send " + protocol::MessageName(m) +
+         ": needs role " + needed;
+}
+
+std::string ForSubmitter(const std::string& user, const protocol::Message& m,
+                         const OwnerOf& owner_of) {
+  if (std::holds_alternative<protocol::Submit>(m) ||
+      std::holds_alternative<protocol::StatusRequest>(m)) {
+    return "";
+  }
+  bool own_request = std::holds_alternative<protocol::Cancel>(m) ||
+                     std::holds_alternative<protocol::Retry>(m);
+  if (own_request && owner_of(ExperimentOf(m)) == user) return "";
+  if (own_request) {
+    return "key " + user + " (role submitter) may " + protocol::MessageName(m) +
+           " only the experiments it submitted, not " + ExperimentOf(m) + ": needs role admin";
+  }
+  return Needs(user, "submitter", m, "admin");
+}
+
+}  // namespace
+
+std::string WhyRefused(const AccessPolicy& policy, const std::string& user,
+                    const std::string& peer, const protocol::Message& message,
+                    const OwnerOf& owner_of) {
+  if (!policy.authenticated) return "";
+  auto it = policy.roles.find(user);
+  std::string role = it == policy.roles.end() ? "" : it->second;
+  if (IsAgentMessage(message)) {
+    if (role != "agent") return Needs(user, role.empty() ? "none" : role, message, "agent");
+    if (peer != user) {
+      return "key " + user + " speaks only as agent " + user + ", not as " + peer;
+    }
+    return "";
+  }
+  if (role == "admin") return "";
+  if (role == "submitter") return ForSubmitter(user, message, owner_of);
+  if (role == "viewer" && std::holds_alternative<protocol::StatusRequest>(message)) return "";
+  bool drain = std::holds_alternative<protocol::Drain>(message);
+  bool status = std::holds_alternative<protocol::StatusRequest>(message);
+  return Needs(user, role.empty() ? "none" : role, message,
+               drain ? "admin" : status ? "viewer, submitter or admin" : "submitter or admin");
+}
+
+}  // namespace orch::coordinator

@@ -1,0 +1,124 @@
+#include "coordinator/access_policy.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "protocol/codec.h"
+#include "tests/coordinator/coordinator_fixture.h"
+
+namespace orch::coordinator {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+using namespace testing;  // NOLINT: the fixture's builders
+
+AccessPolicy Policy() {
+  return {true, {{"agent-1", "agent"}, {"alice", "submitter"}, {"bob", "submitter"},
+                 {"vera", "viewer"}, {"root", "admin"}, {"coord", "coordinator"}}};
+}
+
+std::string OwnedByAlice(const std::string& experiment) {
+  return experiment == "alices" ? "alice" : "";
+}
+
+std::string Why(const std::string& user, const std::string& peer, const protocol::Message& m) {
+  return WhyRefused(Policy(), user, peer, m, OwnedByAlice);
+}
+
+protocol::Hello HelloFrom(const std::string& id) {
+  protocol::Hello hello;
+  hello.agent_id = id;
+  hello.capabilities = {{kEngine}, "cpu", 0, 1, {}};
+  return hello;
+}
+
+TEST(AccessPolicyTest, AnAgentKeySpeaksOnlyAsItself) {
+  EXPECT_EQ(Why("agent-1", "agent-1", HelloFrom("agent-1")), "");
+  EXPECT_EQ(Why("agent-1", "agent-2", protocol::RunFinished{"r", {}, "", "", 1}),
+            "key agent-1 speaks only as agent agent-1, not as agent-2");
+  EXPECT_THAT(Why("agent-1", "agent-1", protocol::Submit{"{}"}), HasSubstr("needs role submitter or admin"));
+  EXPECT_THAT(Why("root", "agent-1", protocol::Heartbeat{"agent-1", {}, 1}),
+              HasSubstr("key root (role admin) may not send heartbeat: needs role agent"));
+}
+
+TEST(AccessPolicyTest, SubmittersRunTheirOwnExperimentsOnly) {
+  EXPECT_EQ(Why("alice", "cli-1", protocol::Submit{"{}"}), "");
+  EXPECT_EQ(Why("alice", "cli-1", protocol::StatusRequest{}), "");
+  EXPECT_EQ(Why("alice", "cli-1", protocol::Cancel{"", "alices"}), "");
+  EXPECT_EQ(Why("alice", "cli-1", protocol::Retry{"alices", true, false}), "");
+  EXPECT_THAT(Why("bob", "cli-2", protocol::Cancel{"", "alices"}),
+              HasSubstr("may cancel only the experiments it submitted, not alices: needs role admin"));
+  EXPECT_THAT(Why("alice", "cli-1", protocol::Drain{"agent-1"}), HasSubstr("needs role admin"));
+}
+
+TEST(AccessPolicyTest, ViewersOnlyLookAndAdminsDoAnyRequest) {
+  EXPECT_EQ(Why("vera", "cli-3", protocol::StatusRequest{}), "");
+  EXPECT_THAT(Why("vera", "cli-3", protocol::Submit{"{}"}),
+              HasSubstr("key vera (role viewer) may not send submit: needs role submitter or admin"));
+  EXPECT_EQ(Why("root", "cli-4", protocol::Drain{"agent-1"}), "");
+  EXPECT_EQ(Why("root", "cli-4", protocol::Cancel{"", "alices"}), "");
+  EXPECT_THAT(Why("coord", "cli-5", protocol::StatusRequest{}), HasSubstr("role coordinator"));
+  EXPECT_THAT(Why("nobody", "cli-6", protocol::StatusRequest{}), HasSubstr("(role none)"));
+}
+
+TEST(AccessPolicyTest, PlainModeLetsEveryoneSpeak) {
+  EXPECT_EQ(WhyRefused(AccessPolicy{}, "", "x", protocol::Drain{"agent-1"}, OwnedByAlice), "");
+}
+
+// The service applies the policy to what the transport says each connection is.
+class SecuredServiceTest : public ::testing::Test {
+ protected:
+  SecuredServiceTest() { h_.service().SetAccessPolicy(Policy()); }
+
+  // Delivers `message` from connection `peer` authenticated as `user`.
+  void SendAs(const std::string& peer, const std::string& user, const protocol::Message& message) {
+    h_.service().OnEvent({protocol::TransportEvent::Kind::kFrame, peer, protocol::Encode(message), user},
+                         h_.now());
+    h_.Pump();
+  }
+
+  // Cancelled jobs of the one experiment, asked as the admin from `cli`.
+  std::uint32_t Cancelled(ScriptedPeer& cli) {
+    SendAs(cli.id(), "root", protocol::StatusRequest{});
+    auto replies = OfKind<protocol::StatusReply>(cli.Take());
+    EXPECT_THAT(replies, SizeIs(1));
+    return replies.empty() ? 0 : replies[0].experiments.at(0).cancelled;
+  }
+
+  CoordinatorHarness h_;
+};
+
+TEST_F(SecuredServiceTest, ARefusedRequestIsAnsweredAndChangesNothing) {
+  auto cli = h_.Peer("cli-1");
+  h_.Pump();  // the connection is known before anything is sent to it
+  SendAs("cli-1", "alice", protocol::Submit{PlanJson(SmallSpec("alices", 2))});
+  ASSERT_THAT(OfKind<protocol::CommandReply>(cli->Take()), SizeIs(1));
+  SendAs("cli-1", "vera", protocol::Cancel{"", "alices"});
+  auto replies = OfKind<protocol::CommandReply>(cli->Take());
+  ASSERT_THAT(replies, SizeIs(1));
+  EXPECT_FALSE(replies[0].ok);
+  EXPECT_THAT(replies[0].message, HasSubstr("refused: key vera (role viewer)"));
+  SendAs("cli-1", "bob", protocol::Cancel{"", "alices"});
+  EXPECT_FALSE(OfKind<protocol::CommandReply>(cli->Take()).at(0).ok);
+  EXPECT_EQ(Cancelled(*cli), 0u) << "nothing was cancelled";
+  SendAs("cli-1", "alice", protocol::Cancel{"", "alices"});
+  EXPECT_TRUE(OfKind<protocol::CommandReply>(cli->Take()).at(0).ok);
+  EXPECT_EQ(Cancelled(*cli), 2u);
+}
+
+TEST_F(SecuredServiceTest, AbuseByOneKeyQuietsItWithoutLockingOutTheAgentWhoseIdItUsed) {
+  auto agent = h_.Peer("agent-1");
+  h_.Pump();
+  for (int i = 0; i < 3; ++i) SendAs("agent-1", "alice", HelloFrom("agent-1"));  // max_bad_frames 3
+  auto rejects = OfKind<protocol::Reject>(agent->Take());
+  ASSERT_THAT(rejects, SizeIs(3));
+  EXPECT_THAT(rejects[0].reason, HasSubstr("needs role agent"));
+  SendAs("agent-1", "alice", HelloFrom("agent-1"));
+  EXPECT_THAT(agent->Take(), SizeIs(0)) << "alice's key is ignored for a while";
+  SendAs("agent-1", "agent-1", HelloFrom("agent-1"));
+  EXPECT_THAT(OfKind<protocol::Welcome>(agent->Take()), SizeIs(1)) << "the agent's own key still works";
+}
+
+}  // namespace
+}  // namespace orch::coordinator
