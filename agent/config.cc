@@ -106,7 +106,8 @@ Status ParseAgentTable(const Fields& f, const toml::table& agent,
   ORCH_RETURN_IF_ERROR(f.CheckKeys(
       agent, "agent",
       {"id", "coordinator", "slots", "hardware", "gpus", "spool_dir",
-       "model_dirs", "model_cache", "run_timeout_ms", "driver_threads"}));
+       "model_dirs", "model_cache", "run_timeout_ms", "driver_threads", "key",
+       "coordinator_key"}));
   ORCH_ASSIGN_OR_RETURN(config.id,
                         f.String(agent, "agent", "id", std::nullopt));
   ORCH_ASSIGN_OR_RETURN(config.coordinator,
@@ -127,6 +128,16 @@ Status ParseAgentTable(const Fields& f, const toml::table& agent,
   ORCH_ASSIGN_OR_RETURN(std::int64_t timeout,
                         f.Int(agent, "agent", "run_timeout_ms", 600000, 1));
   config.run_timeout = std::chrono::milliseconds(timeout);
+  ORCH_ASSIGN_OR_RETURN(std::string key, f.String(agent, "agent", "key", ""));
+  ORCH_ASSIGN_OR_RETURN(std::string server_key, f.String(agent, "agent", "coordinator_key", ""));
+  if (key.empty() != server_key.empty()) {
+    return f.Error(agent.source(), "agent.key",
+                   "key and coordinator_key go together (CurveZMQ), or neither is set");
+  }
+  if (!key.empty()) {
+    config.key = Resolve(base_dir, key);
+    config.coordinator_key = Resolve(base_dir, server_key);
+  }
   ORCH_ASSIGN_OR_RETURN(std::int64_t threads,
                         f.Int(agent, "agent", "driver_threads", 0, 0));
   config.driver_threads = static_cast<std::int32_t>(threads);

@@ -41,6 +41,11 @@ struct AgentConfig {
   // (sent as the job's resources.threads); 0: the driver's default (all cores).
   // Lets several agents share a machine without oversubscribing it.
   std::int32_t driver_threads = 0;
+  // CurveZMQ (docs/security.md): the agent's secret key file, whose name must be
+  // its id, and the coordinator's public key file; both absolute, or both empty
+  // (plain sockets).
+  std::string key;
+  std::string coordinator_key;
   std::vector<DriverConfig> drivers;
 };
 

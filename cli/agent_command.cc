@@ -20,6 +20,7 @@
 #include "agent/posix_process_launcher.h"
 #include "agent/spool.h"
 #include "cli/command.h"
+#include "cli/security_keys.h"
 #include "fingerprint/canonical_json.h"
 #include "fingerprint/collect.h"
 #include "fingerprint/file_hash_cache.h"
@@ -107,10 +108,27 @@ int RunAgent(const std::string& config_path) {
   log.info(fmt::runtime("agent {}: fingerprint {}, coordinator {}"), config->id,
            options.fingerprint_id, config->coordinator);
 
+  Result<std::optional<protocol::CurveClientKeys>> curve =
+      LoadClientKeys(config->key, config->coordinator_key, "agent.key");
+  if (!curve.ok()) {
+    std::cerr << "orch agent: " << curve.status().message() << "\n";
+    return kExitInvalidInput;
+  }
+  if (*curve) {
+    Result<protocol::SecretIdentity> own = protocol::ReadSecretKeyFile(config->key);
+    if (own.ok() && own->identity.name != config->id) {
+      std::cerr << "orch agent: agent.id is " << config->id << " but its key " << config->key
+                << " is named " << own->identity.name
+                << "; an agent speaks only as its key's name (orch keygen " << config->id
+                << ")\n";
+      return kExitInvalidInput;
+    }
+  }
   boost::asio::io_context io;
   protocol::ZmqContext zmq;
   Result<std::unique_ptr<protocol::ZmqTransport>> transport =
-      protocol::ConnectZmqClient(zmq, config->coordinator, config->id);
+      *curve ? protocol::ConnectZmqClient(zmq, config->coordinator, config->id, **curve)
+             : protocol::ConnectZmqClient(zmq, config->coordinator, config->id);
   if (!transport.ok()) {
     log.error(fmt::runtime("connect {}: {}"), config->coordinator,
               transport.status().message());

@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/files.h"
+#include "cli/security_keys.h"
 #include "cli/status_text.h"
 #include "planner/plan.h"
 #include "planner/plan_json.h"
@@ -92,13 +93,26 @@ void AddClientOptions(CLI::App& cmd, ClientOptions& options) {
   cmd.add_option("--timeout", options.timeout_s,
                  "seconds to wait for the coordinator (10)")
       ->check(CLI::PositiveNumber);
+  const char* key = std::getenv("ORCH_KEY");
+  const char* server_key = std::getenv("ORCH_COORDINATOR_KEY");
+  options.key = key != nullptr ? key : "";
+  options.coordinator_key = server_key != nullptr ? server_key : "";
+  cmd.add_option("--key", options.key,
+                 "FILE: your secret key (orch keygen), for a coordinator with keys "
+                 "(default $ORCH_KEY)");
+  cmd.add_option("--coordinator-key", options.coordinator_key,
+                 "FILE: the coordinator's public key (default $ORCH_COORDINATOR_KEY)");
 }
 
 Result<protocol::Message> Request(const ClientOptions& options,
                                   const protocol::Message& request) {
+  ORCH_ASSIGN_OR_RETURN(std::optional<protocol::CurveClientKeys> curve,
+                        LoadClientKeys(options.key, options.coordinator_key,
+                                       "--key/--coordinator-key"));
   protocol::ZmqContext context;
   Result<std::unique_ptr<protocol::ZmqTransport>> client =
-      protocol::ConnectZmqClient(context, options.coordinator, ClientId());
+      curve ? protocol::ConnectZmqClient(context, options.coordinator, ClientId(), *curve)
+            : protocol::ConnectZmqClient(context, options.coordinator, ClientId());
   if (!client.ok()) return client.status();
   ORCH_RETURN_IF_ERROR(
       (*client)->Send(protocol::kServerPeer, protocol::Encode(request)));
@@ -116,8 +130,12 @@ Result<protocol::Message> Request(const ClientOptions& options,
     }
   }
   return Status(StatusCode::kUnavailable,
-                "no answer from the coordinator at " + options.coordinator +
-                    " within " + std::to_string(options.timeout_s) + " s");
+                "no answer from the coordinator at " + options.coordinator + " within " +
+                    std::to_string(options.timeout_s) + " s" +
+                    (curve ? " (is this the coordinator whose public key --coordinator-key names, "
+                             "and is your key in its allowed_keys?)"
+                           : " (is it running? a coordinator with keys answers only --key and "
+                             "--coordinator-key, docs/security.md)"));
 }
 
 void RegisterSubmitCommand(CLI::App& app, int& exit_code) {

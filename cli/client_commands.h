@@ -24,9 +24,14 @@ void RegisterRetryCommand(CLI::App& app, int& exit_code);
 struct ClientOptions {
   std::string coordinator;  // endpoint
   int timeout_s = 10;
+  // CurveZMQ (docs/security.md): this user's secret key file and the
+  // coordinator's public key file; both empty for a plain coordinator.
+  std::string key;
+  std::string coordinator_key;
 };
 
-// Adds --coordinator and --timeout to `cmd`, defaulting as above.
+// Adds --coordinator, --timeout, --key and --coordinator-key to `cmd` (defaults:
+// $ORCH_COORDINATOR else tcp://127.0.0.1:7700, 10 s, $ORCH_KEY, $ORCH_COORDINATOR_KEY).
 void AddClientOptions(CLI::App& cmd, ClientOptions& options);
 
 // Sends `request` to the coordinator and waits up to the timeout for the first

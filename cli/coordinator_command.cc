@@ -14,6 +14,7 @@
 #include <random>
 
 #include "cli/command.h"
+#include "cli/security_keys.h"
 #include "cli/files.h"
 #include "coordinator/config.h"
 #include "coordinator/coordinator_daemon.h"
@@ -59,9 +60,22 @@ int RunCoordinator(const std::string& config_path) {
       store::RocksDbPathInDataDir(config->data_dir), {});
   if (!store.ok()) return Fail(store.status().message());
 
+  std::optional<ServerSecurity> security;
+  if (!config->key.empty()) {
+    Result<ServerSecurity> loaded = LoadServerSecurity(config->key, config->allowed_keys);
+    if (!loaded.ok()) return Fail(loaded.status().message());
+    security = std::move(loaded).value();
+    log->info(fmt::runtime("CurveZMQ on; {} keys admitted from {}"),
+              security->curve.allowed.size(), config->allowed_keys);
+  } else if (config->insecure) {
+    log->warn(fmt::runtime("INSECURE: plain sockets on {}: anyone who can reach it may "
+                           "submit, cancel, drain and forge results"),
+              config->listen);
+  }
   protocol::ZmqContext zmq;
   Result<std::unique_ptr<protocol::ZmqTransport>> transport =
-      protocol::BindZmqServer(zmq, config->listen);
+      security ? protocol::BindZmqServer(zmq, config->listen, security->curve)
+               : protocol::BindZmqServer(zmq, config->listen);
   if (!transport.ok())
     return Fail("listen on " + config->listen + ": " +
                 transport.status().message());
@@ -69,6 +83,7 @@ int RunCoordinator(const std::string& config_path) {
   boost::asio::io_context io;
   coordinator::CoordinatorDaemon daemon(io, **transport, **store,
                                         config->options, *log);
+  if (security) daemon.SetAccessPolicy(security->policy);
   Status started = daemon.Start();
   if (!started.ok()) return Fail(started.message());
   std::string endpoint = (*transport)->endpoint();

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cli/files.h"
+#include "protocol/identity_key.h"
 
 namespace orch::cli {
 namespace {
@@ -16,18 +17,45 @@ using namespace std::chrono_literals;
 
 std::string Quoted(const std::string& text) { return nlohmann::json(text).dump(); }
 
-void WriteCoordinatorConfig(const fs::path& path, const std::string& data_dir) {
-  std::ofstream(path) << "[coordinator]\nid = \"local\"\nlisten = \"tcp://127.0.0.1:*\"\n"
-                      << "data_dir = " << Quoted(data_dir) << "\n";
+void WriteCoordinatorConfig(const fs::path& path, const std::string& data_dir,
+                            const std::string& keys_dir) {
+  std::ofstream out(path);
+  out << "[coordinator]\nid = \"local\"\nlisten = \"tcp://127.0.0.1:*\"\n"
+      << "data_dir = " << Quoted(data_dir) << "\n";
+  if (!keys_dir.empty()) {
+    out << "key = " << Quoted(keys_dir + "/coordinator.key_secret") << "\n"
+        << "allowed_keys = " << Quoted(keys_dir + "/allowed") << "\n";
+  }
+}
+
+// Writes a fresh key NAME with ROLE into `dir`; with `allowed`, its public half too.
+Status NewKey(const std::string& name, const std::string& role, const std::string& dir,
+              const std::string& allowed) {
+  ORCH_ASSIGN_OR_RETURN(protocol::SecretIdentity key, protocol::GenerateIdentity(name, role));
+  ORCH_ASSIGN_OR_RETURN(auto files, protocol::WriteIdentity(key, dir, /*overwrite=*/true));
+  if (allowed.empty()) return Status::Ok();
+  std::error_code error;
+  fs::copy_file(files.first, fs::path(allowed) / fs::path(files.first).filename(),
+                fs::copy_options::overwrite_existing, error);
+  if (error) return IoError("copy " + files.first + ": " + error.message());
+  return Status::Ok();
 }
 
 void WriteAgentConfig(const fs::path& path, const std::string& id,
-                      const std::string& endpoint, const LocalAgentSpec& spec) {
+                      const std::string& endpoint, const LocalAgentSpec& spec,
+                      const std::string& keys_dir) {
   std::ofstream out(path);
+  if (!keys_dir.empty()) {
+    out << "# CurveZMQ with orch run's throwaway keys\n";
+  }
   out << "[agent]\nid = \"" << id << "\"\ncoordinator = " << Quoted(endpoint)
       << "\nslots = 1\nhardware = " << Quoted(spec.hardware) << "\ngpus = 0\n"
       << "spool_dir = " << Quoted((path.parent_path() / ("spool-" + id)).string()) << "\n";
   if (spec.driver_threads > 0) out << "driver_threads = " << spec.driver_threads << "\n";
+  if (!keys_dir.empty()) {
+    out << "key = " << Quoted(keys_dir + "/" + id + ".key_secret") << "\n"
+        << "coordinator_key = " << Quoted(keys_dir + "/coordinator.key") << "\n";
+  }
   out << "model_dirs = [";
   for (std::size_t i = 0; i < spec.model_dirs.size(); ++i)
     out << (i ? ", " : "") << Quoted(spec.model_dirs[i]);
@@ -58,12 +86,30 @@ std::string WhyNotStarted(const std::string& log_path, const std::string& data_d
 
 }  // namespace
 
+Status LocalSystem::MakeKeys(int agents) {
+  std::string dir = (fs::path(run_dir_) / "keys").string();
+  std::string allowed = dir + "/allowed";
+  std::error_code error;
+  fs::remove_all(allowed, error);  // only this run's keys are admitted
+  fs::create_directories(allowed, error);
+  if (error) return IoError("create " + allowed + ": " + error.message());
+  ORCH_RETURN_IF_ERROR(NewKey("coordinator", "coordinator", dir, ""));
+  for (int i = 1; i <= agents; ++i) {
+    ORCH_RETURN_IF_ERROR(NewKey("local-" + std::to_string(i), "agent", dir, allowed));
+  }
+  ORCH_RETURN_IF_ERROR(NewKey("orch-run", "admin", dir, allowed));
+  keys_dir_ = dir;
+  admin_key_ = dir + "/orch-run.key_secret";
+  coordinator_public_ = dir + "/coordinator.key";
+  return Status::Ok();
+}
+
 Result<std::string> LocalSystem::StartCoordinator(const std::string& orch) {
   fs::create_directories(run_dir_);
   fs::path endpoint_file = fs::path(data_dir_) / "coordinator.endpoint";
   fs::remove(endpoint_file);
   fs::path config = fs::path(run_dir_) / "coordinator.toml";
-  WriteCoordinatorConfig(config, data_dir_);
+  WriteCoordinatorConfig(config, data_dir_, keys_dir_);
   std::string log = (fs::path(run_dir_) / "coordinator.log").string();
   ORCH_ASSIGN_OR_RETURN(ChildProcess child,
                         ChildProcess::Start({orch, "coordinator", "--config", config}, log));
@@ -81,7 +127,7 @@ Status LocalSystem::StartAgents(const std::string& orch, const std::string& endp
   for (int i = 1; i <= count; ++i) {
     std::string id = "local-" + std::to_string(i);
     fs::path config = fs::path(run_dir_) / ("agent-" + id + ".toml");
-    WriteAgentConfig(config, id, endpoint, spec);
+    WriteAgentConfig(config, id, endpoint, spec, keys_dir_);
     std::string log = (fs::path(run_dir_) / (id + ".log")).string();
     ORCH_ASSIGN_OR_RETURN(ChildProcess agent,
                           ChildProcess::Start({orch, "agent", "--config", config}, log));

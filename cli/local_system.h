@@ -32,6 +32,14 @@ class LocalSystem final {
   LocalSystem(const LocalSystem&) = delete;
   LocalSystem& operator=(const LocalSystem&) = delete;
 
+  // Makes throwaway keys under RUN_DIR/keys (orch keygen's files): the
+  // coordinator's, one per agent local-1..N, and an admin key for `orch run`'s
+  // own requests, whose public halves go to RUN_DIR/keys/allowed. The daemons
+  // started afterwards use them: the local cluster is authenticated too.
+  Status MakeKeys(int agents);
+  const std::string& admin_key() const { return admin_key_; }
+  const std::string& coordinator_public_key() const { return coordinator_public_; }
+
   // Starts the coordinator on 127.0.0.1 (any port) and returns its endpoint once
   // it has written it. The error names the log and, when the store is locked, the
   // process that holds it.
@@ -53,6 +61,9 @@ class LocalSystem final {
   std::unique_ptr<ChildProcess> coordinator_;
   std::vector<ChildProcess> agents_;
   std::vector<std::string> agent_logs_;
+  std::string keys_dir_;  // empty until MakeKeys
+  std::string admin_key_;
+  std::string coordinator_public_;
 };
 
 }  // namespace orch::cli

@@ -145,9 +145,9 @@ std::vector<std::string> SpecModelFiles(const planner::Spec& spec, const fs::pat
   return files;
 }
 
-Result<protocol::StatusReply> AskStatus(const std::string& endpoint, bool all_jobs,
+Result<protocol::StatusReply> AskStatus(ClientOptions client, bool all_jobs,
                                         const std::string& experiment) {
-  ClientOptions client{endpoint, 10};
+  client.timeout_s = 10;
   ORCH_ASSIGN_OR_RETURN(protocol::Message reply,
                         Request(client, protocol::StatusRequest{experiment, all_jobs}));
   if (auto* status = std::get_if<protocol::StatusReply>(&reply)) return *status;
@@ -156,14 +156,14 @@ Result<protocol::StatusReply> AskStatus(const std::string& endpoint, bool all_jo
 
 // Waits until `count` agents have registered (each registers once it has hashed
 // its model files).
-Status WaitForAgents(LocalSystem& system, const std::string& endpoint, int count) {
+Status WaitForAgents(LocalSystem& system, const ClientOptions& client, int count) {
   auto start = std::chrono::steady_clock::now();
   auto deadline = start + 10min;
   bool said = false;
   while (g_stop_signal == 0 && std::chrono::steady_clock::now() < deadline) {
     std::string exited = system.ExitedDaemon();
     if (!exited.empty()) return Status(StatusCode::kUnavailable, exited);
-    Result<protocol::StatusReply> status = AskStatus(endpoint, false, "");
+    Result<protocol::StatusReply> status = AskStatus(client, false, "");
     int registered = status.ok() ? static_cast<int>(status->agents.size()) : 0;
     if (registered >= count) return Status::Ok();
     if (!said && std::chrono::steady_clock::now() - start > 3s) {
@@ -178,8 +178,8 @@ Status WaitForAgents(LocalSystem& system, const std::string& endpoint, int count
                                               system.run_dir());
 }
 
-Result<std::string> Submit(const std::string& endpoint, const planner::Plan& plan) {
-  ClientOptions client{endpoint, 30};
+Result<std::string> Submit(ClientOptions client, const planner::Plan& plan) {
+  client.timeout_s = 30;
   ORCH_ASSIGN_OR_RETURN(protocol::Message reply,
                         Request(client, protocol::Submit{planner::PlanToJson(plan)}));
   const auto* answer = std::get_if<protocol::CommandReply>(&reply);
@@ -213,9 +213,9 @@ std::string UnrunnableJobs(const protocol::StatusReply& status) {
 
 // Why the experiment did not fully succeed: every failed or cancelled job with
 // its reason.
-void PrintFailures(const std::string& endpoint, const std::string& experiment,
+void PrintFailures(const ClientOptions& client, const std::string& experiment,
                    const std::string& run_dir) {
-  Result<protocol::StatusReply> status = AskStatus(endpoint, true, experiment);
+  Result<protocol::StatusReply> status = AskStatus(client, true, experiment);
   if (!status.ok()) return;
   protocol::StatusReply failed;
   for (const protocol::JobStatus& job : status->jobs) {
@@ -231,7 +231,7 @@ enum class Outcome { kDone, kInterrupted, kError };
 
 // Prints progress until every job is done, a daemon exits, a signal arrives or
 // `timeout_s` passes.
-Outcome Watch(LocalSystem& system, const std::string& endpoint, const std::string& experiment,
+Outcome Watch(LocalSystem& system, const ClientOptions& client, const std::string& experiment,
               int timeout_s, bool& all_succeeded) {
   std::string last;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
@@ -241,7 +241,7 @@ Outcome Watch(LocalSystem& system, const std::string& endpoint, const std::strin
       Fail(exited, kExitError);
       return Outcome::kError;
     }
-    Result<protocol::StatusReply> status = AskStatus(endpoint, false, experiment);
+    Result<protocol::StatusReply> status = AskStatus(client, false, experiment);
     const protocol::ExperimentProgress* p = status.ok() ? Find(*status, experiment) : nullptr;
     if (p != nullptr && ProgressLine(*p) != last) {
       last = ProgressLine(*p);
@@ -278,16 +278,16 @@ Result<planner::Plan> PlanOrReport(const RunOptions& options) {
 }
 
 // Everything after the daemons are up: submit, fail fast, watch.
-int Drive(LocalSystem& system, const std::string& endpoint, const planner::Plan& plan,
+int Drive(LocalSystem& system, const ClientOptions& client, const planner::Plan& plan,
           const RunOptions& options, int agents) {
-  if (Status up = WaitForAgents(system, endpoint, agents); !up.ok()) {
+  if (Status up = WaitForAgents(system, client, agents); !up.ok()) {
     return g_stop_signal != 0 ? Interrupted(system, options) : Fail(up.message(), kExitError);
   }
-  Result<std::string> submitted = Submit(endpoint, plan);
+  Result<std::string> submitted = Submit(client, plan);
   if (!submitted.ok()) return Fail(submitted.status().message(), kExitError);
   std::cout << *submitted << "\n";
   const std::string& experiment = plan.spec.name;
-  Result<protocol::StatusReply> status = AskStatus(endpoint, false, experiment);
+  Result<protocol::StatusReply> status = AskStatus(client, false, experiment);
   if (!status.ok()) return Fail(status.status().message(), kExitError);
   if (std::string table = UnrunnableJobs(*status); !table.empty()) {
     std::cerr << "orch run: these jobs can run on none of this machine's agents:\n"
@@ -297,11 +297,11 @@ int Drive(LocalSystem& system, const std::string& endpoint, const planner::Plan&
     return kExitError;
   }
   bool all_succeeded = false;
-  Outcome outcome = Watch(system, endpoint, experiment, options.timeout_s, all_succeeded);
+  Outcome outcome = Watch(system, client, experiment, options.timeout_s, all_succeeded);
   if (outcome == Outcome::kInterrupted) return Interrupted(system, options);
   if (outcome == Outcome::kError) return kExitError;
   if (all_succeeded) return kExitOk;
-  PrintFailures(endpoint, experiment, system.run_dir());
+  PrintFailures(client, experiment, system.run_dir());
   return kExitError;
 }
 
@@ -325,13 +325,18 @@ int RunLocal(const RunOptions& options) {
 
   fs::path data_dir = fs::absolute(options.data_dir);
   LocalSystem system(data_dir.string(), (data_dir / "local").string());
+  if (Status keys = system.MakeKeys(size.agents); !keys.ok()) return Fail(keys.message(), kExitError);
   Result<std::string> endpoint = system.StartCoordinator(SelfPath());
   if (!endpoint.ok()) return Fail(endpoint.status().message(), kExitError);
   if (Status s = system.StartAgents(SelfPath(), *endpoint, size.agents, agent_spec); !s.ok())
     return Fail(s.message(), kExitError);
+  ClientOptions client{*endpoint, 10, system.admin_key(), system.coordinator_public_key()};
   std::cout << "orch run: coordinator " << *endpoint << ", " << size.agents
-            << " agents, logs in " << system.run_dir() << std::endl;
-  return Drive(system, *endpoint, *plan, options, size.agents);
+            << " agents, logs in " << system.run_dir() << "\n"
+            << "orch run: its sockets use throwaway keys; to watch it: orch status --coordinator "
+            << *endpoint << " --key " << client.key << " --coordinator-key "
+            << client.coordinator_key << std::endl;
+  return Drive(system, client, *plan, options, size.agents);
 }
 
 }  // namespace

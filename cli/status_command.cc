@@ -34,6 +34,9 @@ struct StatusOptions {
 Result<protocol::StatusReply> AskStatus(const ClientOptions& client,
                                         const protocol::StatusRequest& request) {
   ORCH_ASSIGN_OR_RETURN(protocol::Message reply, Request(client, request));
+  if (const auto* refused = std::get_if<protocol::CommandReply>(&reply)) {
+    return Status(StatusCode::kFailedPrecondition, refused->message);
+  }
   const auto* status = std::get_if<protocol::StatusReply>(&reply);
   if (status == nullptr) {
     return Status(StatusCode::kUnavailable, std::string("unexpected ") +

@@ -61,7 +61,10 @@ Status CheckKeys(const toml::table& t, const std::string& file) {
                                                "heartbeat_interval_ms",
                                                "agent_timeout_ms",
                                                "lease_ms",
-                                               "retry_budget"};
+                                               "retry_budget",
+                                               "key",
+                                               "allowed_keys",
+                                               "insecure"};
   for (const auto& [key, node] : t) {
     if (!kKnown.contains(std::string(key.str()))) {
       return InvalidArgument(Where(file, node.source()) + ": coordinator." +
@@ -69,6 +72,23 @@ Status CheckKeys(const toml::table& t, const std::string& file) {
     }
   }
   return Status::Ok();
+}
+
+Result<CoordinatorConfig> CheckSecurity(CoordinatorConfig config, const toml::table& t,
+                                        const std::string& file) {
+  std::string at = Where(file, t.source()) + ": coordinator";
+  if (!config.key.empty() && config.allowed_keys.empty()) {
+    return InvalidArgument(at + ".allowed_keys: required with key (the folder of the public "
+                                "keys it admits)");
+  }
+  if (config.key.empty() && !config.insecure && !IsLoopbackEndpoint(config.listen)) {
+    return InvalidArgument(at + ".listen = " + config.listen +
+                           ": plain sockets on an address other machines can reach; set key "
+                           "and allowed_keys (orch keygen, docs/security.md), or insecure = "
+                           "true to accept that anyone who reaches it may submit, cancel and "
+                           "forge results");
+  }
+  return config;
 }
 
 Result<CoordinatorConfig> ReadTable(const toml::table& root,
@@ -93,7 +113,13 @@ Result<CoordinatorConfig> ReadTable(const toml::table& root,
   std::int64_t budget = o.retry_budget;
   ORCH_RETURN_IF_ERROR(ReadInt(*t, file, "retry_budget", 1, budget));
   o.retry_budget = static_cast<std::int32_t>(budget);
-  return config;
+  ORCH_RETURN_IF_ERROR(ReadString(*t, file, "key", config.key));
+  ORCH_RETURN_IF_ERROR(ReadString(*t, file, "allowed_keys", config.allowed_keys));
+  if (const toml::node* insecure = t->get("insecure")) {
+    if (!insecure->is_boolean()) return BadValue(file, *insecure, "insecure", "expected true or false");
+    config.insecure = **insecure->as_boolean();
+  }
+  return CheckSecurity(config, *t, file);
 }
 
 }  // namespace
@@ -112,7 +138,19 @@ Result<CoordinatorConfig> ParseCoordinatorConfig(std::string_view text,
   std::filesystem::path data(config.data_dir);
   if (data.is_relative() && !dir.empty())
     config.data_dir = (dir / data).string();
+  for (std::string* path : {&config.key, &config.allowed_keys}) {
+    if (!path->empty() && std::filesystem::path(*path).is_relative() && !dir.empty())
+      *path = (dir / *path).string();
+  }
   return config;
+}
+
+bool IsLoopbackEndpoint(const std::string& endpoint) {
+  for (std::string_view prefix : {"tcp://127.", "tcp://localhost:", "tcp://[::1]:", "ipc://",
+                                  "inproc://"}) {
+    if (endpoint.starts_with(prefix)) return true;
+  }
+  return false;
 }
 
 }  // namespace orch::coordinator

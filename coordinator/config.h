@@ -8,6 +8,13 @@
 //   agent_timeout_ms = 5000
 //   lease_ms = 30000
 //   retry_budget = 3
+//   key = "keys/coordinator.key_secret"   # CurveZMQ: its secret key (orch keygen)
+//   allowed_keys = "keys/allowed"         # the public keys it admits, with roles
+//   insecure = false                      # plain sockets on a non-loopback address
+//
+// Without `key` the sockets are plain, which is allowed only when `listen` is a
+// loopback (or ipc/inproc) address, or with `insecure = true`. With `key`,
+// `allowed_keys` is required (docs/security.md).
 //
 // Every key is optional (defaults as shown). Errors name file:line:column, the
 // field and the value; unknown keys are errors too (a typo must not silently
@@ -26,7 +33,14 @@ struct CoordinatorConfig {
   CoordinatorOptions options;
   std::string listen = "tcp://127.0.0.1:7700";
   std::string data_dir;  // absolute, or relative to the working directory
+  std::string key;           // secret key file; empty: plain sockets
+  std::string allowed_keys;  // folder of NAME.key files; with `key`
+  bool insecure = false;
 };
+
+// Whether `endpoint` can only be reached from this machine (127.x, localhost,
+// ::1, ipc://, inproc://).
+bool IsLoopbackEndpoint(const std::string& endpoint);
 
 // Parses `text`, read from `file` (named in errors; relative paths resolve
 // against its directory).

@@ -72,6 +72,10 @@ CoordinatorDaemon::CoordinatorDaemon(boost::asio::io_context& io,
 
 CoordinatorDaemon::~CoordinatorDaemon() = default;
 
+void CoordinatorDaemon::SetAccessPolicy(AccessPolicy policy) {
+  impl_->service.SetAccessPolicy(std::move(policy));
+}
+
 Status CoordinatorDaemon::Start() {
   ORCH_RETURN_IF_ERROR(impl_->service.Start(WallNow()));
   impl_->driver->Start();

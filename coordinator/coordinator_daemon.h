@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "base/status.h"
+#include "coordinator/access_policy.h"
 #include "coordinator/options.h"
 #include "store/store.h"
 
@@ -37,6 +38,8 @@ class CoordinatorDaemon final {
   CoordinatorDaemon(const CoordinatorDaemon&) = delete;
   CoordinatorDaemon& operator=(const CoordinatorDaemon&) = delete;
 
+  // Who may say what (coordinator/access_policy.h); before Start.
+  void SetAccessPolicy(AccessPolicy policy);
   // Rebuilds state from the store and starts serving.
   Status Start();
   void Stop();

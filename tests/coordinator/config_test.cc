@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 namespace orch::coordinator {
 namespace {
 
@@ -29,6 +31,39 @@ retry_budget = 5
   EXPECT_EQ(config->options.agent_timeout, std::chrono::milliseconds(1000));
   EXPECT_EQ(config->options.lease, std::chrono::milliseconds(4000));
   EXPECT_EQ(config->options.retry_budget, 5);
+}
+
+TEST(CoordinatorConfigTest, PlainSocketsOnAReachableAddressNeedKeysOrInsecure) {
+  Result<CoordinatorConfig> open =
+      ParseCoordinatorConfig("[coordinator]\nlisten = \"tcp://0.0.0.0:7700\"\n", "c.toml");
+  EXPECT_EQ(open.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(open.status().message(),
+              HasSubstr("coordinator.listen = tcp://0.0.0.0:7700: plain sockets on an address"));
+  EXPECT_THAT(open.status().message(), HasSubstr("set key and allowed_keys"));
+  EXPECT_TRUE(ParseCoordinatorConfig(
+                  "[coordinator]\nlisten = \"tcp://0.0.0.0:7700\"\ninsecure = true\n", "c.toml")
+                  .ok());
+  Result<CoordinatorConfig> keyed = ParseCoordinatorConfig(
+      "[coordinator]\nlisten = \"tcp://0.0.0.0:7700\"\nkey = \"k/c.key_secret\"\n"
+      "allowed_keys = \"k/allowed\"\n",
+      "/etc/orch/c.toml");
+  ASSERT_TRUE(keyed.ok()) << keyed.status().ToString();
+  EXPECT_EQ(keyed->key, "/etc/orch/k/c.key_secret");
+  EXPECT_EQ(keyed->allowed_keys, "/etc/orch/k/allowed");
+  EXPECT_THAT(ParseCoordinatorConfig("[coordinator]\nkey = \"k\"\n", "c.toml").status().message(),
+              HasSubstr("allowed_keys: required with key"));
+  EXPECT_THAT(ParseCoordinatorConfig("[coordinator]\ninsecure = 1\n", "c.toml").status().message(),
+              HasSubstr("insecure = 1: expected true or false"));
+}
+
+TEST(CoordinatorConfigTest, TheExampleConfigIsValidAndAuthenticated) {
+  std::string path = std::string(ORCH_SOURCE_DIR) + "/examples/coordinator.toml";
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Result<CoordinatorConfig> config = ParseCoordinatorConfig(text, path);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_FALSE(config->key.empty());
+  EXPECT_FALSE(config->insecure);
 }
 
 TEST(CoordinatorConfigTest, DefaultsFillWhatIsLeftOut) {

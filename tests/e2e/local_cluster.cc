@@ -41,11 +41,12 @@ LocalCluster::~LocalCluster() {
   if (!::testing::Test::HasFailure()) fs::remove_all(dir_);
 }
 
-void LocalCluster::StartCoordinator(const std::string& listen) {
+void LocalCluster::StartCoordinator(const std::string& listen, const std::string& extra) {
   std::ofstream(dir_ / "coordinator.toml")
       << "[coordinator]\nid = \"coord-e2e\"\nlisten = \"" << listen
       << "\"\ndata_dir = \"orch-data\"\nheartbeat_interval_ms = 200\n"
-         "agent_timeout_ms = 1500\nlease_ms = 3000\nretry_budget = 5\n";
+         "agent_timeout_ms = 1500\nlease_ms = 3000\nretry_budget = 5\n"
+      << extra;
   fs::remove(data_dir() / "coordinator.endpoint");
   Result<cli::ChildProcess> child = cli::ChildProcess::Start(
       {OrchBinary(), "coordinator", "--config", (dir_ / "coordinator.toml").string()},
@@ -66,12 +67,14 @@ void LocalCluster::StartAgent(const std::string& id) {
   StartAgent(id, {{"test", "test-engine@1", TestDriverBinary()}});
 }
 
-void LocalCluster::StartAgent(const std::string& id, const std::vector<Driver>& drivers) {
+void LocalCluster::StartAgent(const std::string& id, const std::vector<Driver>& drivers,
+                              const std::string& extra) {
   fs::path config = dir_ / ("agent-" + id + ".toml");
   std::ofstream out(config);
   out << "[agent]\nid = \"" << id << "\"\ncoordinator = \"" << endpoint_
       << "\"\nslots = 1\nhardware = \"cpu\"\ngpus = 0\nspool_dir = \"spool-" << id
-      << "\"\nmodel_dirs = []\nmodel_cache = \"model-cache\"\nrun_timeout_ms = 60000\n";
+      << "\"\nmodel_dirs = []\nmodel_cache = \"model-cache\"\nrun_timeout_ms = 60000\n"
+      << extra;
   for (const Driver& d : drivers) {
     out << "\n[[drivers]]\nname = \"" << d.name << "\"\nexecutable = \"" << d.executable
         << "\"\nengine = \"" << d.engine << "\"\n";

@@ -30,7 +30,8 @@ class LocalCluster {
 
   // Writes coordinator.toml and starts `orch coordinator`; waits for its endpoint file.
   // `listen` "tcp://127.0.0.1:*" picks a free port; a fixed port survives restarts.
-  void StartCoordinator(const std::string& listen);
+  // `extra`: more [coordinator] keys (e.g. key, allowed_keys).
+  void StartCoordinator(const std::string& listen, const std::string& extra = "");
   cli::ChildProcess& coordinator() { return *coordinator_; }
   const std::string& endpoint() const { return endpoint_; }
 
@@ -43,7 +44,8 @@ class LocalCluster {
     std::string engine;      // e.g. "llama.cpp@v0.4.0"
     std::string executable;  // absolute path
   };
-  void StartAgent(const std::string& id, const std::vector<Driver>& drivers);
+  void StartAgent(const std::string& id, const std::vector<Driver>& drivers,
+                  const std::string& extra = "");  // extra: more [agent] keys
   cli::ChildProcess& agent(const std::string& id) { return *agents_.at(id); }
 
   // Runs `orch ARGS... --coordinator ENDPOINT` to completion.

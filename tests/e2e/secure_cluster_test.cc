@@ -1,0 +1,115 @@
+// A coordinator with keys, over real sockets on 127.0.0.1 and real processes: an
+// agent and users with keys made by `orch keygen` work end to end; a client
+// without a key, or with a key the coordinator does not list, gets no answer; each
+// role is refused what it may not do, with the role it would need.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/e2e/local_cluster.h"
+
+namespace orch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class SecureClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Keygen("coordinator", "coordinator", false);
+    Keygen("agent-1", "agent", true);
+    Keygen("alice", "submitter", true);
+    Keygen("vera", "viewer", true);
+    Keygen("stranger", "admin", false);  // a valid key the coordinator does not list
+    cluster_.StartCoordinator("tcp://127.0.0.1:*", "key = \"keys/coordinator.key_secret\"\n"
+                                                   "allowed_keys = \"keys/allowed\"\n");
+  }
+
+  void Keygen(const std::string& name, const std::string& role, bool allow) {
+    fs::path keys = cluster_.dir() / "keys";
+    ProcessResult made =
+        RunProcess({OrchBinary(), "keygen", name, "--role", role, "--dir", keys.string()});
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    fs::create_directories(keys / "allowed");
+    if (allow) fs::copy_file(keys / (name + ".key"), keys / "allowed" / (name + ".key"));
+  }
+
+  // `orch ARGS...` as `user` (its secret key and the coordinator's public key).
+  ProcessResult As(const std::string& user, std::vector<std::string> args) {
+    fs::path keys = cluster_.dir() / "keys";
+    args.insert(args.end(), {"--key", (keys / (user + ".key_secret")).string(),
+                             "--coordinator-key", (keys / "coordinator.key").string(),
+                             "--timeout", "3"});
+    return cluster_.Client(args);
+  }
+
+  std::string Spec() {
+    fs::path spec = cluster_.dir() / "spec.toml";
+    std::ofstream(spec) << TestEngineSpec("secure", 3, 4, 0);
+    return spec.string();
+  }
+
+  LocalCluster cluster_{"secure"};
+};
+
+TEST_F(SecureClusterTest, AgentsAndUsersWithKeysRunAnExperimentEndToEnd) {
+  fs::path keys = cluster_.dir() / "keys";
+  cluster_.StartAgent("agent-1", {{"test", "test-engine@1", TestDriverBinary()}},
+                      "key = \"" + (keys / "agent-1.key_secret").string() +
+                          "\"\ncoordinator_key = \"" + (keys / "coordinator.key").string() + "\"\n");
+  ProcessResult submitted = As("alice", {"submit", Spec()});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err << cluster_.Logs();
+  bool done = LocalCluster::WaitUntil(
+      [&] { return As("vera", {"status"}).out.find("3/3 succeeded") != std::string::npos; },
+      std::chrono::seconds(60));
+  EXPECT_TRUE(done) << As("vera", {"status"}).out << cluster_.Logs();
+  ProcessResult status = As("vera", {"status"});
+  EXPECT_THAT(status.out, HasSubstr("agent-1"));
+}
+
+TEST_F(SecureClusterTest, ClientsWithoutAnAllowedKeyGetNoAnswer) {
+  ProcessResult plain = cluster_.Client({"status", "--timeout", "2"});
+  EXPECT_EQ(plain.exit_code, 1);
+  EXPECT_THAT(plain.err, HasSubstr("a coordinator with keys answers only --key"));
+  ProcessResult stranger = As("stranger", {"submit", Spec()});
+  EXPECT_EQ(stranger.exit_code, 1);
+  EXPECT_THAT(stranger.err, HasSubstr("is your key in its allowed_keys?"));
+  EXPECT_THAT(As("vera", {"experiments"}).out, HasSubstr("(no experiments submitted)"))
+      << "nothing was submitted";
+}
+
+TEST_F(SecureClusterTest, EachRoleIsRefusedWhatItMayNotDoAndToldTheRoleItNeeds) {
+  ProcessResult viewer_submit = As("vera", {"submit", Spec()});
+  EXPECT_EQ(viewer_submit.exit_code, 1);
+  EXPECT_THAT(viewer_submit.err,
+              HasSubstr("refused: key vera (role viewer) may not send submit: needs role "
+                        "submitter or admin"));
+  ASSERT_EQ(As("alice", {"submit", Spec()}).exit_code, 0);
+  ProcessResult viewer_cancel = As("vera", {"cancel", "secure"});
+  EXPECT_EQ(viewer_cancel.exit_code, 1);
+  EXPECT_THAT(viewer_cancel.err, HasSubstr("(role viewer)"));
+  ProcessResult drain = As("alice", {"drain", "agent-1"});
+  EXPECT_EQ(drain.exit_code, 1);
+  EXPECT_THAT(drain.err, HasSubstr("needs role admin"));
+  ProcessResult own = As("alice", {"cancel", "secure"});
+  EXPECT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_THAT(own.out, HasSubstr("3 jobs cancelled"));
+}
+
+TEST_F(SecureClusterTest, AnAgentWhoseKeyIsNamedOtherwiseRefusesToStart) {
+  fs::path keys = cluster_.dir() / "keys";
+  std::ofstream(cluster_.dir() / "agent-x.toml")
+      << "[agent]\nid = \"agent-2\"\ncoordinator = \"" << cluster_.endpoint() << "\"\n"
+      << "key = \"" << (keys / "agent-1.key_secret").string() << "\"\n"
+      << "coordinator_key = \"" << (keys / "coordinator.key").string() << "\"\n";
+  ProcessResult agent = RunProcess(
+      {OrchBinary(), "agent", "--config", (cluster_.dir() / "agent-x.toml").string()});
+  EXPECT_EQ(agent.exit_code, 2);
+  EXPECT_THAT(agent.err, HasSubstr("agent.id is agent-2 but its key"));
+}
+
+}  // namespace
+}  // namespace orch::testing
