@@ -65,9 +65,14 @@ int RunCoordinator(const std::string& config_path) {
     Result<ServerSecurity> loaded = LoadServerSecurity(config->key, config->allowed_keys);
     if (!loaded.ok()) return Fail(loaded.status().message());
     security = std::move(loaded).value();
+    config->options.security = "curve";
     log->info(fmt::runtime("CurveZMQ on; {} keys admitted from {}"),
               security->curve.allowed.size(), config->allowed_keys);
   } else if (config->insecure) {
+    config->options.security =
+        coordinator::IsLoopbackEndpoint(config->listen)
+            ? "plain (loopback)"
+            : "INSECURE (plain sockets on " + config->listen + "; insecure = true)";
     log->warn(fmt::runtime("INSECURE: plain sockets on {}: anyone who can reach it may "
                            "submit, cancel, drain and forge results"),
               config->listen);

@@ -158,6 +158,11 @@ std::string FormatDuration(std::chrono::milliseconds ms) {
 
 std::string FormatStatusText(const protocol::StatusReply& status, bool terminal) {
   std::ostringstream out;
+  if (status.security.starts_with("INSECURE")) {
+    out << (terminal ? "\033[31m" : "") << "COORDINATOR " << status.security
+        << ": anyone who can reach it may submit, cancel and forge results"
+        << (terminal ? "\033[0m" : "") << "\n";
+  }
   PrintExperiments(out, status, terminal);
   PrintRunning(out, status);
   PrintUnrunnable(out, status);
@@ -224,6 +229,7 @@ std::string FormatStatusJson(const protocol::StatusReply& status) {
   doc["jobs"] = nlohmann::json::array();
   for (const protocol::JobStatus& job : status.jobs) doc["jobs"].push_back(JobJson(job));
   doc["recent_failures"] = status.recent_failures;
+  doc["security"] = status.security;
   return doc.dump(2) + "\n";
 }
 

@@ -332,6 +332,7 @@ protocol::StatusReply CoordinatorCore::Status(
   }
   reply.recent_failures.assign(recent_failures_.begin(),
                                recent_failures_.end());
+  reply.security = options_.security;
   return reply;
 }
 

@@ -25,6 +25,8 @@ struct CoordinatorOptions {
   std::int32_t max_bad_frames = 10;
   // How many failures StatusReply lists.
   std::size_t recent_failures = 20;
+  // How the sockets are protected, as StatusReply says it ("curve", ...).
+  std::string security = "plain (loopback)";
 };
 
 }  // namespace orch::coordinator

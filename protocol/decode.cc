@@ -268,6 +268,7 @@ Result<StatusReply> Read(w::StatusReply::Reader r) {
     ORCH_ASSIGN_OR_RETURN(JobStatus job, ReadJob(field, jobs[i]));
     reply.jobs.push_back(std::move(job));
   }
+  reply.security = Str(r.getSecurity());
   return reply;
 }
 

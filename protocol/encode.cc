@@ -184,6 +184,7 @@ void Put(w::Envelope::Builder e, const StatusReply& m) {
   SetTexts(b.initRecentFailures(m.recent_failures.size()), m.recent_failures);
   auto jobs = b.initJobs(m.jobs.size());
   for (unsigned i = 0; i < m.jobs.size(); ++i) Fill(jobs[i], m.jobs[i]);
+  b.setSecurity(Txt(m.security));
 }
 
 void Put(w::Envelope::Builder e, const Retry& m) {

@@ -209,6 +209,7 @@ struct StatusReply {
   std::vector<AgentSummary> agents;
   std::vector<std::string> recent_failures;  // newest first, "run-id: reason"
   std::vector<JobStatus> jobs;               // plan order
+  std::string security = {};                 // how the coordinator's sockets are protected
   friend bool operator==(const StatusReply&, const StatusReply&) = default;
 };
 

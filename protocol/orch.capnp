@@ -189,6 +189,7 @@ struct StatusReply {
   agents @1 :List(AgentSummary);             # sorted by agent id
   recentFailures @2 :List(Text);             # newest first, "run-id: reason"
   jobs @3 :List(JobStatus);                  # see StatusRequest.allJobs; plan order
+  security @4 :Text;                         # "curve", "plain (loopback)" or "INSECURE (...)"
 }
 
 # CLI -> coordinator: run an experiment's failed and/or cancelled jobs again (fresh retry

@@ -82,6 +82,15 @@ TEST(StatusTextTest, JsonHasJobsAndANullEtaWhenUnknown) {
   EXPECT_EQ(nlohmann::json::parse(FormatStatusJson(known))["experiments"][0]["eta_ms"], 4000);
 }
 
+TEST(StatusTextTest, AnInsecureCoordinatorIsSaidFirst) {
+  protocol::StatusReply status = Reply();
+  EXPECT_THAT(FormatStatusText(status, false), Not(HasSubstr("INSECURE")));
+  status.security = "INSECURE (plain sockets on tcp://0.0.0.0:7700; insecure = true)";
+  std::string text = FormatStatusText(status, false);
+  EXPECT_EQ(text.find("COORDINATOR INSECURE (plain sockets on tcp://0.0.0.0:7700"), 0u);
+  EXPECT_EQ(nlohmann::json::parse(FormatStatusJson(status))["security"], status.security);
+}
+
 TEST(StatusTextTest, ExperimentsTableCountsEveryState) {
   std::string table = FormatExperimentsTable(Reply());
   EXPECT_THAT(table, HasSubstr("CANCELLED"));

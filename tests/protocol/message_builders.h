@@ -66,6 +66,7 @@ inline StatusReply ValidStatusReply() {
   job.reason = "no agent offers engine llama.cpp@b8391 (offered: llama.cpp@b8390)";
   job.runnable = false;
   m.jobs = {job};
+  m.security = "curve";
   m.recent_failures = {"run-3: driver exited with status 2"};
   return m;
 }
