@@ -33,6 +33,9 @@ void CoordinatorService::OnEvent(const protocol::TransportEvent& event,
                                  Millis now) {
   using Kind = protocol::TransportEvent::Kind;
   if (needs_resync_) Resync(now);
+  if (policy_.authenticated && event.kind != Kind::kDisconnected) {
+    holder_[event.peer] = event.user;  // who holds this routing id's connection now
+  }
   switch (event.kind) {
     case Kind::kConnected:
       // A new connection under this id: the abuse of an earlier one (who may
@@ -240,6 +243,19 @@ void CoordinatorService::AfterRunWrite(const std::string& run_id, Millis now) {
 
 void CoordinatorService::SendMessage(const std::string& peer,
                                      const protocol::Message& message) {
+  // Under CURVE the transport hands a routing id to its newest connection: while
+  // an agent's id is held by another key's connection, nothing meant for the
+  // agent goes out (the agent reconnects and takes its id back; a lost Assign is
+  // recovered by its lease).
+  auto role = policy_.roles.find(peer);
+  auto holder = holder_.find(peer);
+  bool refusal = std::holds_alternative<protocol::Reject>(message);  // for that connection
+  if (policy_.authenticated && !refusal && role != policy_.roles.end() &&
+      role->second == "agent" && holder != holder_.end() && holder->second != peer) {
+    log_.warn(fmt::runtime("{} for agent {} not sent: its id is held by key {}"),
+              protocol::MessageName(message), peer, holder->second);
+    return;
+  }
   Status sent = send_(peer, protocol::Encode(message));
   if (!sent.ok()) {
     log_.warn(fmt::runtime("{} to {} not sent: {}"),

@@ -102,6 +102,7 @@ class CoordinatorService final {
   std::map<std::string, std::string> owners_;        // experiment -> submitting key
   std::map<std::string, std::int32_t> refused_by_;   // key -> refusals in a row
   std::map<std::string, Millis> quiet_until_;        // key -> ignored until then
+  std::map<std::string, std::string> holder_;        // routing id -> key of its connection
   std::uint64_t bad_frames_ = 0;
   std::uint64_t failed_writes_ = 0;
   bool resyncing_ = false;

@@ -120,5 +120,24 @@ TEST_F(SecuredServiceTest, AbuseByOneKeyQuietsItWithoutLockingOutTheAgentWhoseId
   EXPECT_THAT(OfKind<protocol::Welcome>(agent->Take()), SizeIs(1)) << "the agent's own key still works";
 }
 
+TEST_F(SecuredServiceTest, NothingMeantForAnAgentGoesToAnotherKeysConnectionUnderItsId) {
+  auto agent = h_.Peer("agent-1");
+  h_.Pump();
+  SendAs("agent-1", "agent-1", HelloFrom("agent-1"));
+  ASSERT_THAT(OfKind<protocol::Welcome>(agent->Take()), SizeIs(1));
+  // Another key's connection takes the routing id over (ROUTER handover).
+  h_.service().OnEvent({protocol::TransportEvent::Kind::kConnected, "agent-1", "", "alice"},
+                       h_.now());
+  auto cli = h_.Peer("cli-1");
+  h_.Pump();
+  SendAs("cli-1", "alice", protocol::Submit{PlanJson(SmallSpec("alices", 1))});
+  EXPECT_THAT(OfKind<protocol::Assign>(agent->Take()), SizeIs(0))
+      << "the Assign is not sent while another key holds agent-1's id";
+  SendAs("agent-1", "agent-1", protocol::Heartbeat{"agent-1", {}, 1});  // the agent is back
+  h_.Advance(std::chrono::milliseconds(31000));  // the unsent Assign's lease expires
+  SendAs("agent-1", "agent-1", protocol::Heartbeat{"agent-1", {}, 1});
+  EXPECT_THAT(OfKind<protocol::Assign>(agent->Take()), SizeIs(1)) << "the job is assigned again";
+}
+
 }  // namespace
 }  // namespace orch::coordinator
