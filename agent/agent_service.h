@@ -62,7 +62,8 @@ struct AgentServiceOptions {
   // Lists the model files the agent holds ("sha256:<hex>", agent/model_inventory.h).
   // When set it replaces `model_hashes`: it runs on a worker thread, never on the
   // loop (hashing a new 20 GB file takes minutes), first before the first Hello and
-  // then every `model_rescan`; a changed set is announced with a new Hello.
+  // then every `model_rescan`; a changed set is announced with a new Hello. A scan
+  // in progress is not interrupted: destroying the service waits for it.
   std::function<std::vector<std::string>()> model_scan;
   std::chrono::milliseconds model_rescan{30000};
 };
