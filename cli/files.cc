@@ -1,10 +1,12 @@
 #include "cli/files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -13,8 +15,12 @@
 namespace orch::cli {
 namespace {
 
+namespace fs = std::filesystem;
+using planner::kMaxSourceFileBytes;
+
 Status Errno(const std::string& what, const std::string& path) {
-  return IoError(what + " " + path + ": " + std::strerror(errno));
+  std::string message = what + " " + path + ": " + std::strerror(errno);
+  return errno == ENOENT ? NotFound(std::move(message)) : IoError(std::move(message));
 }
 
 Status WriteAll(int fd, const std::string& content, const std::string& path) {
@@ -27,6 +33,75 @@ Status WriteAll(int fd, const std::string& content, const std::string& path) {
   }
   if (::fsync(fd) != 0) return Errno("fsync", path);
   return Status::Ok();
+}
+
+// realpath(3): absolute, every symlink resolved; the file must exist.
+Result<std::string> RealPath(const std::string& path) {
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (real == nullptr) return Errno("cannot open", path);
+  std::string out(real);
+  std::free(real);
+  return out;
+}
+
+// `real` (resolved) must lie in `base_dir` (resolved here) or below it.
+Status CheckWithin(const std::string& path, const std::string& real, const std::string& base_dir) {
+  ORCH_ASSIGN_OR_RETURN(std::string base, RealPath(base_dir));
+  fs::path rel = fs::path(real).lexically_relative(base);
+  if (!rel.empty() && *rel.begin() != "..") return Status::Ok();
+  return planner::RefuseOutsideSpecDir(
+      path, "resolves to " + real + ", outside the spec's directory " + base);
+}
+
+const char* SpecialKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+Status CheckRegularAndSmall(const struct stat& st, const std::string& path) {
+  if (!S_ISREG(st.st_mode)) return planner::RefuseSpecialFile(path, SpecialKind(st.st_mode));
+  auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > kMaxSourceFileBytes) return planner::RefuseTooLarge(path, size);
+  return Status::Ok();
+}
+
+// Reads at most kMaxSourceFileBytes from `fd`, which must still be the file `before`
+// describes (it could have been replaced between the check and the open).
+Result<std::string> ReadOpened(int fd, const struct stat& before, const std::string& path,
+                               const std::string& real) {
+  struct stat now {};
+  if (::fstat(fd, &now) != 0) return Errno("cannot stat", real);
+  if (now.st_dev != before.st_dev || now.st_ino != before.st_ino) {
+    return IoError(real + " was replaced while being opened; try again");
+  }
+  ORCH_RETURN_IF_ERROR(CheckRegularAndSmall(now, path));
+  std::string content;
+  char buffer[1 << 16];
+  while (content.size() <= kMaxSourceFileBytes) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Errno("cannot read", real);
+    if (n == 0) return content;
+    content.append(buffer, static_cast<std::size_t>(n));
+  }
+  return planner::RefuseTooLarge(path, content.size());
+}
+
+// Checks the kind and size before opening (opening a FIFO or a device can block or act),
+// then reads without following a symlink swapped in at the last component.
+Result<std::string> ReadRegularFile(const std::string& real, const std::string& path) {
+  struct stat before {};
+  if (::stat(real.c_str(), &before) != 0) return Errno("cannot open", real);
+  ORCH_RETURN_IF_ERROR(CheckRegularAndSmall(before, path));
+  int fd = ::open(real.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return Errno("cannot open", real);
+  Result<std::string> content = ReadOpened(fd, before, path, real);
+  ::close(fd);
+  return content;
 }
 
 }  // namespace
@@ -58,9 +133,14 @@ Status WriteFileAtomically(const std::string& path, const std::string& content) 
 }
 
 Result<std::string> FileSourceReader::Read(const std::string& path) {
-  std::filesystem::path p(path);
-  if (p.is_relative()) p = std::filesystem::path(base_dir_) / p;
-  return ReadFile(p.string());
+  bool confined = scope_ == planner::SourceScope::kSpecDirOnly;
+  if (confined) ORCH_RETURN_IF_ERROR(planner::CheckInsideSpecDir(path));
+  std::string base = base_dir_.empty() ? "." : base_dir_;
+  fs::path full(path);
+  if (full.is_relative()) full = fs::path(base) / full;
+  ORCH_ASSIGN_OR_RETURN(std::string real, RealPath(full.string()));
+  if (confined) ORCH_RETURN_IF_ERROR(CheckWithin(path, real, base));
+  return ReadRegularFile(real, path);
 }
 
 }  // namespace orch::cli

@@ -15,14 +15,22 @@ Result<std::string> ReadFile(const std::string& path);
 // `path`: readers see the old file or the new one, never a partial one.
 Status WriteFileAtomically(const std::string& path, const std::string& content);
 
-// Reads files a spec refers to; relative paths resolve against the spec's directory.
+// Reads the files a spec copies into its plan (planner/source_reader.h): relative paths
+// resolve against the spec's directory. Under kSpecDirOnly (the default) an absolute path,
+// a ".." escape or a symlink (of the file or of a folder on its way) whose target lies
+// outside that directory is refused; in every scope only regular files up to
+// planner::kMaxSourceFileBytes are read (FIFOs, devices and directories are refused
+// before they are opened). The spec's directory is resolved at each Read.
 class FileSourceReader final : public planner::SourceReader {
  public:
-  explicit FileSourceReader(std::string base_dir) : base_dir_(std::move(base_dir)) {}
+  explicit FileSourceReader(std::string base_dir,
+                            planner::SourceScope scope = planner::SourceScope::kSpecDirOnly)
+      : base_dir_(std::move(base_dir)), scope_(scope) {}
   Result<std::string> Read(const std::string& path) override;
 
  private:
-  std::string base_dir_;
+  std::string base_dir_;  // "" means the working directory
+  planner::SourceScope scope_;
 };
 
 }  // namespace orch::cli

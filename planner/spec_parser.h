@@ -11,18 +11,10 @@
 
 #include "base/status.h"
 #include "planner/diagnostics.h"
+#include "planner/source_reader.h"
 #include "planner/spec.h"
 
 namespace orch::planner {
-
-// Reads files a spec refers to (workload `text_file`). Paths are passed as written in
-// the spec; the implementation resolves them (the CLI's resolves relative paths against
-// the spec's directory).
-class SourceReader {
- public:
-  virtual ~SourceReader() = default;
-  virtual Result<std::string> Read(const std::string& path) = 0;
-};
 
 // The spec and every problem found. `spec` is unset only after a TOML syntax error; it is
 // complete and valid exactly when `diagnostics` has no error (otherwise it holds what
