@@ -17,6 +17,7 @@ struct PlanOptions {
   std::string spec;
   bool json = false;
   std::string output;
+  bool allow_outside_spec_dir = false;
 };
 
 int ReportInvalid(const PlanOptions& options, const planner::Diagnostics& diagnostics) {
@@ -36,7 +37,9 @@ int RunPlan(const PlanOptions& options) {
     std::cerr << "orch plan: " << text.status().message() << "\n";
     return kExitError;
   }
-  FileSourceReader reader(std::filesystem::path(options.spec).parent_path().string());
+  FileSourceReader reader(std::filesystem::path(options.spec).parent_path().string(),
+                          options.allow_outside_spec_dir ? planner::SourceScope::kAnywhere
+                                                         : planner::SourceScope::kSpecDirOnly);
   planner::PlanOutcome outcome = planner::PlanSpec(*text, options.spec, reader);
   if (!outcome.plan) return ReportInvalid(options, outcome.diagnostics);
 
@@ -68,6 +71,9 @@ void RegisterPlanCommand(CLI::App& app, int& exit_code) {
                 "print the plan as JSON (schema orch.plan/1, docs/plan-json.md)");
   cmd->add_option("-o,--output", options->output,
                   "also write the JSON plan to FILE (atomically; untouched on error)");
+  cmd->add_flag("--allow-outside-spec-dir", options->allow_outside_spec_dir,
+                "let text_file read files outside the spec's directory (absolute paths, "
+                "\"..\", symlinks leading out); their content goes into the plan");
   cmd->callback([options, &exit_code] { exit_code = RunPlan(*options); });
 }
 

@@ -1,6 +1,7 @@
 // End-to-end tests of `orch plan`: the real binary as a child process.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +15,7 @@ namespace orch {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 using testing::OrchBinary;
 using testing::ProcessResult;
@@ -137,6 +139,46 @@ TEST_F(PlanCommandTest, WarningsComeLast) {
   std::size_t warning = r.out.find(": warning: baseline.engine: orch has no capability table");
   ASSERT_NE(warning, std::string::npos);
   EXPECT_GT(warning, r.out.find("sampler.seed=43"));
+}
+
+// A spec's text_file goes into the plan, which every agent receives: a symlink in the
+// spec's folder must not smuggle /etc/passwd into it.
+TEST_F(PlanCommandTest, RefusesATextFileThatLeadsOutOfTheSpecDirectory) {
+  fs::create_symlink("/etc/passwd", dir_ / "notes.txt");
+  std::string path = Write("spec.toml", testing::Replace(testing::ValidSpecText(),
+                                                         "text = \"The quick brown fox\"",
+                                                         "text_file = \"notes.txt\""));
+  ProcessResult r = Orch({"plan", "--json", path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(path + ":12:13: error: workloads[0].text_file: cannot read "
+                                      "\"notes.txt\": \"notes.txt\" resolves to /etc/passwd, "
+                                      "outside the spec's directory"));
+  EXPECT_THAT(r.err, HasSubstr("move the file there, or pass --allow-outside-spec-dir"));
+  EXPECT_THAT(r.out, Not(HasSubstr("root:")));
+}
+
+TEST_F(PlanCommandTest, AllowOutsideSpecDirReadsATextFileAboveTheSpec) {
+  std::ofstream(dir_ / "shared.txt") << "shared text\n";
+  fs::create_directories(dir_ / "exp");
+  std::string path = Write("exp/spec.toml", testing::Replace(testing::ValidSpecText(),
+                                                             "text = \"The quick brown fox\"",
+                                                             "text_file = \"../shared.txt\""));
+  ProcessResult refused = Orch({"plan", path});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.err, HasSubstr("\"../shared.txt\" climbs out of the spec's directory"));
+  ProcessResult allowed = Orch({"plan", "--json", "--allow-outside-spec-dir", path});
+  ASSERT_EQ(allowed.exit_code, 0) << allowed.err;
+  EXPECT_THAT(allowed.out, HasSubstr("shared text\\n"));
+}
+
+TEST_F(PlanCommandTest, RefusesATextFileThatIsAFifo) {
+  ASSERT_EQ(::mkfifo((dir_ / "pipe").c_str(), 0600), 0);
+  std::string path = Write("spec.toml", testing::Replace(testing::ValidSpecText(),
+                                                         "text = \"The quick brown fox\"",
+                                                         "text_file = \"pipe\""));
+  ProcessResult r = Orch({"plan", "--allow-outside-spec-dir", path});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("\"pipe\" is a FIFO, not a regular file"));
 }
 
 TEST_F(PlanCommandTest, HelpAndUsageErrors) {

@@ -259,6 +259,23 @@ TEST(SpecParserErrorTest, UnreadableTextFileNamesThePath) {
                           "or directory"));
 }
 
+// What a text_file holds travels in the plan to every agent; the spec may only copy in
+// files from its own directory (planner/source_reader.h).
+TEST(SpecParserErrorTest, TextFileOutsideTheSpecDirectoryIsRefusedSayingWhatToDo) {
+  std::string text = Replace(ValidSpecText(), "text = \"The quick brown fox\"",
+                             "text_file = \"/etc/passwd\"");
+  testing::MapSourceReader reader;
+  reader.Add("/etc/passwd", "root:x:0:0::/root:/bin/sh\n");
+  ParsedSpec parsed = ParseSpec(text, "unit.toml", reader);
+  ASSERT_EQ(parsed.diagnostics.errors().size(), 1u);
+  EXPECT_EQ(parsed.diagnostics.errors()[0].Format("unit.toml"),
+            At(text, "\"/etc/passwd\"") + ": error: workloads[0].text_file: cannot read "
+            "\"/etc/passwd\": \"/etc/passwd\" is an absolute path; files read into the plan "
+            "must lie in the spec's directory or below it: move the file there, or pass "
+            "--allow-outside-spec-dir to read it where it is");
+  EXPECT_EQ(parsed.spec->workloads[0].text, "");
+}
+
 }  // namespace
 }  // namespace orch::planner
 
