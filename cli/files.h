@@ -20,7 +20,9 @@ Status WriteFileAtomically(const std::string& path, const std::string& content);
 // a ".." escape or a symlink (of the file or of a folder on its way) whose target lies
 // outside that directory is refused; in every scope only regular files up to
 // planner::kMaxSourceFileBytes are read (FIFOs, devices and directories are refused
-// before they are opened). The spec's directory is resolved at each Read.
+// before they are opened). The spec's directory is resolved at each Read. The check and
+// the open are two steps: someone who can write the spec's directory during the read could
+// swap a folder for a symlink in between (the file itself is re-checked once open).
 class FileSourceReader final : public planner::SourceReader {
  public:
   explicit FileSourceReader(std::string base_dir,
