@@ -58,13 +58,15 @@ void WarnAboutUnrunnableJobs(const ClientOptions& options, const std::string& ex
             << FormatJobsTable(unrunnable);
 }
 
-int RunSubmit(const std::string& spec, const ClientOptions& options) {
+int RunSubmit(const std::string& spec, const ClientOptions& options, bool allow_outside) {
   Result<std::string> text = ReadFile(spec);
   if (!text.ok()) {
     std::cerr << "orch submit: " << text.status().message() << "\n";
     return kExitError;
   }
-  FileSourceReader reader(std::filesystem::path(spec).parent_path().string());
+  FileSourceReader reader(std::filesystem::path(spec).parent_path().string(),
+                          allow_outside ? planner::SourceScope::kAnywhere
+                                        : planner::SourceScope::kSpecDirOnly);
   planner::PlanOutcome outcome = planner::PlanSpec(*text, spec, reader);
   if (!outcome.plan) {
     for (const planner::Diagnostic& d : outcome.diagnostics.all()) {
@@ -142,6 +144,7 @@ void RegisterSubmitCommand(CLI::App& app, int& exit_code) {
   struct Options {
     std::string spec;
     ClientOptions client;
+    bool allow_outside_spec_dir = false;
   };
   auto options = std::make_shared<Options>();  // shared with the callback below
   CLI::App* cmd = app.add_subcommand(
@@ -151,9 +154,12 @@ void RegisterSubmitCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("SPEC", options->spec,
                   "experiment spec (TOML, see docs/spec.md)")
       ->required();
+  cmd->add_flag("--allow-outside-spec-dir", options->allow_outside_spec_dir,
+                "let text_file read files outside the spec's directory (absolute paths, "
+                "\"..\", symlinks leading out); their content goes into the plan");
   AddClientOptions(*cmd, options->client);
   cmd->callback([options, &exit_code] {
-    exit_code = RunSubmit(options->spec, options->client);
+    exit_code = RunSubmit(options->spec, options->client, options->allow_outside_spec_dir);
   });
 }
 

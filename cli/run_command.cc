@@ -38,6 +38,7 @@ struct RunOptions {
   std::vector<std::string> model_dirs;  // --model-dir
   std::string hardware = "cpu";
   int timeout_s = 3600;
+  bool allow_outside_spec_dir = false;
 };
 
 // The signal that asked `orch run` to stop (SIGINT, SIGTERM), 0 while none did.
@@ -269,7 +270,9 @@ int Interrupted(LocalSystem& system, const RunOptions& options) {
 
 Result<planner::Plan> PlanOrReport(const RunOptions& options) {
   ORCH_ASSIGN_OR_RETURN(std::string text, ReadFile(options.spec));
-  FileSourceReader reader(fs::path(options.spec).parent_path().string());
+  FileSourceReader reader(fs::path(options.spec).parent_path().string(),
+                          options.allow_outside_spec_dir ? planner::SourceScope::kAnywhere
+                                                         : planner::SourceScope::kSpecDirOnly);
   planner::PlanOutcome outcome = planner::PlanSpec(text, options.spec, reader);
   if (outcome.plan) return std::move(*outcome.plan);
   for (const planner::Diagnostic& d : outcome.diagnostics.all())
@@ -367,6 +370,9 @@ void RegisterRunCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--hardware", options->hardware, "hardware class of the local agents (default cpu)");
   cmd->add_option("--timeout", options->timeout_s, "give up after this many seconds (default 3600)")
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--allow-outside-spec-dir", options->allow_outside_spec_dir,
+                "let text_file read files outside the spec's directory (absolute paths, "
+                "\"..\", symlinks leading out); their content goes into the plan");
   cmd->callback([options, &exit_code] { exit_code = RunLocal(*options); });
 }
 

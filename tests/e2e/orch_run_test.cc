@@ -208,5 +208,25 @@ TEST(OrchRunTest, ATypedDriverRefusalFailsOnceAndRunSaysWhy) {
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
+
+TEST(OrchRunTest, ASpecTextFileOutsideTheSpecsFolderIsRefusedUnlessAllowed) {
+  fs::path dir = TestDir();
+  std::string spec = TestEngineSpec("e2e-outside", 3, 4, 0);
+  spec.replace(spec.find("text = \"hello\""), 14, "text_file = \"/etc/hostname\"");
+  std::ofstream(dir / "spec.toml") << spec;
+  ProcessResult run = RunProcess(RunArgs(dir, "spec.toml"));
+  EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
+  EXPECT_THAT(run.err, HasSubstr("--allow-outside-spec-dir"));
+  EXPECT_FALSE(fs::exists(dir / "data")) << "nothing is started";
+  ProcessResult submit = RunProcess({OrchBinary(), "submit", (dir / "spec.toml").string(),
+                                     "--timeout", "1"});
+  EXPECT_EQ(submit.exit_code, 2) << submit.err;
+  std::vector<std::string> allowed = RunArgs(dir, "spec.toml");
+  allowed.push_back("--allow-outside-spec-dir");
+  ProcessResult open = RunProcess(allowed, std::chrono::seconds(120));
+  EXPECT_EQ(open.exit_code, 0) << open.out << open.err;
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace orch::testing
