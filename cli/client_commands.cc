@@ -45,17 +45,15 @@ int Report(const char* command, const Result<protocol::Message>& reply) {
 
 // Says at once which of the experiment's jobs no connected agent can run, and why.
 void WarnAboutUnrunnableJobs(const ClientOptions& options, const std::string& experiment) {
-  Result<protocol::Message> reply = Request(options, protocol::StatusRequest{experiment, false});
-  const auto* status = reply.ok() ? std::get_if<protocol::StatusReply>(&*reply) : nullptr;
-  if (status == nullptr) return;
-  protocol::StatusReply unrunnable;
-  for (const protocol::JobStatus& job : status->jobs) {
-    if (!job.runnable && job.state == "pending") unrunnable.jobs.push_back(job);
-  }
-  if (unrunnable.jobs.empty()) return;
-  std::cerr << "orch submit: " << unrunnable.jobs.size()
+  Result<protocol::StatusReply> status =
+      RequestStatus(options, protocol::StatusRequest{experiment, false});
+  if (!status.ok()) return;
+  std::size_t count = 0;
+  std::string table = FormatUnrunnableJobs(*status, &count);
+  if (table.empty()) return;
+  std::cerr << "orch submit: " << count
             << " jobs can run on no connected agent; they wait until one that can registers:\n"
-            << FormatJobsTable(unrunnable);
+            << table;
 }
 
 int RunSubmit(const std::string& spec, const ClientOptions& options, bool allow_outside) {
@@ -138,6 +136,21 @@ Result<protocol::Message> Request(const ClientOptions& options,
                              "and is your key in its allowed_keys?)"
                            : " (is it running? a coordinator with keys answers only --key and "
                              "--coordinator-key, docs/security.md)"));
+}
+
+Result<protocol::StatusReply> RequestStatus(const ClientOptions& client,
+                                            const protocol::StatusRequest& request) {
+  ORCH_ASSIGN_OR_RETURN(protocol::Message reply, Request(client, request));
+  if (const auto* refused = std::get_if<protocol::CommandReply>(&reply)) {
+    return Status(StatusCode::kFailedPrecondition, refused->message);
+  }
+  const auto* status = std::get_if<protocol::StatusReply>(&reply);
+  if (status == nullptr) {
+    return Status(StatusCode::kUnavailable, std::string("unexpected ") +
+                                                protocol::MessageName(reply) +
+                                                " from the coordinator");
+  }
+  return *status;
 }
 
 void RegisterSubmitCommand(CLI::App& app, int& exit_code) {

@@ -34,6 +34,11 @@ struct ClientOptions {
 // $ORCH_COORDINATOR else tcp://127.0.0.1:7700, 10 s, $ORCH_KEY, $ORCH_COORDINATOR_KEY).
 void AddClientOptions(CLI::App& cmd, ClientOptions& options);
 
+// A StatusRequest's reply; FailedPrecondition with the coordinator's message when
+// it refuses (a key without the role), Unavailable for no or another reply.
+Result<protocol::StatusReply> RequestStatus(const ClientOptions& client,
+                                            const protocol::StatusRequest& request);
+
 // Sends `request` to the coordinator and waits up to the timeout for the first
 // reply it decodes. Unavailable when none comes.
 Result<protocol::Message> Request(const ClientOptions& options,

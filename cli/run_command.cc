@@ -149,10 +149,7 @@ std::vector<std::string> SpecModelFiles(const planner::Spec& spec, const fs::pat
 Result<protocol::StatusReply> AskStatus(ClientOptions client, bool all_jobs,
                                         const std::string& experiment) {
   client.timeout_s = 10;
-  ORCH_ASSIGN_OR_RETURN(protocol::Message reply,
-                        Request(client, protocol::StatusRequest{experiment, all_jobs}));
-  if (auto* status = std::get_if<protocol::StatusReply>(&reply)) return *status;
-  return Status(StatusCode::kUnavailable, "unexpected reply to status");
+  return RequestStatus(client, protocol::StatusRequest{experiment, all_jobs});
 }
 
 // Waits until `count` agents have registered (each registers once it has hashed
@@ -201,15 +198,6 @@ std::string ProgressLine(const protocol::ExperimentProgress& p) {
          std::to_string(p.total) + "] succeeded " + std::to_string(p.succeeded) + ", running " +
          std::to_string(p.running) + ", pending " + std::to_string(p.pending) + ", failed " +
          std::to_string(p.failed) + ", cancelled " + std::to_string(p.cancelled);
-}
-
-// The jobs this machine's agents can never run, as a table; empty when none.
-std::string UnrunnableJobs(const protocol::StatusReply& status) {
-  protocol::StatusReply unrunnable;
-  for (const protocol::JobStatus& job : status.jobs) {
-    if (!job.runnable && job.state == "pending") unrunnable.jobs.push_back(job);
-  }
-  return unrunnable.jobs.empty() ? "" : FormatJobsTable(unrunnable);
 }
 
 // Why the experiment did not fully succeed: every failed or cancelled job with
@@ -292,7 +280,7 @@ int Drive(LocalSystem& system, const ClientOptions& client, const planner::Plan&
   const std::string& experiment = plan.spec.name;
   Result<protocol::StatusReply> status = AskStatus(client, false, experiment);
   if (!status.ok()) return Fail(status.status().message(), kExitError);
-  if (std::string table = UnrunnableJobs(*status); !table.empty()) {
+  if (std::string table = FormatUnrunnableJobs(*status, nullptr); !table.empty()) {
     std::cerr << "orch run: these jobs can run on none of this machine's agents:\n"
               << table
               << "orch run: nothing was waited for; fix the spec, or give the agents what "

@@ -31,20 +31,6 @@ struct StatusOptions {
   ClientOptions client;
 };
 
-Result<protocol::StatusReply> AskStatus(const ClientOptions& client,
-                                        const protocol::StatusRequest& request) {
-  ORCH_ASSIGN_OR_RETURN(protocol::Message reply, Request(client, request));
-  if (const auto* refused = std::get_if<protocol::CommandReply>(&reply)) {
-    return Status(StatusCode::kFailedPrecondition, refused->message);
-  }
-  const auto* status = std::get_if<protocol::StatusReply>(&reply);
-  if (status == nullptr) {
-    return Status(StatusCode::kUnavailable, std::string("unexpected ") +
-                                                protocol::MessageName(reply) +
-                                                " from the coordinator");
-  }
-  return *status;
-}
 
 int RunStatus(const StatusOptions& options) {
   bool terminal = isatty(STDOUT_FILENO) == 1;
@@ -52,7 +38,7 @@ int RunStatus(const StatusOptions& options) {
       options.experiment.empty() ? options.experiment_flag : options.experiment;
   while (true) {
     Result<protocol::StatusReply> status =
-        AskStatus(options.client, protocol::StatusRequest{experiment, options.jobs});
+        RequestStatus(options.client, protocol::StatusRequest{experiment, options.jobs});
     if (!status.ok()) {
       std::cerr << "orch status: " << status.status().message() << "\n";
       return kExitError;
@@ -111,7 +97,7 @@ void RegisterExperimentsCommand(CLI::App& app, int& exit_code) {
   AddClientOptions(*cmd, options->client);
   cmd->callback([options, &exit_code] {
     Result<protocol::StatusReply> status =
-        AskStatus(options->client, protocol::StatusRequest{});
+        RequestStatus(options->client, protocol::StatusRequest{});
     if (!status.ok()) {
       std::cerr << "orch experiments: " << status.status().message() << "\n";
       exit_code = kExitError;

@@ -189,6 +189,15 @@ std::string FormatJobsTable(const protocol::StatusReply& status) {
   return Columns(rows, "");
 }
 
+std::string FormatUnrunnableJobs(const protocol::StatusReply& status, std::size_t* count) {
+  protocol::StatusReply unrunnable;
+  for (const protocol::JobStatus& job : status.jobs) {
+    if (!job.runnable && job.state == "pending") unrunnable.jobs.push_back(job);
+  }
+  if (count != nullptr) *count = unrunnable.jobs.size();
+  return unrunnable.jobs.empty() ? "" : FormatJobsTable(unrunnable);
+}
+
 std::string FormatExperimentsTable(const protocol::StatusReply& status) {
   std::vector<std::vector<std::string>> rows = {
       {"EXPERIMENT", "TOTAL", "SUCCEEDED", "RUNNING", "PENDING", "FAILED", "CANCELLED",

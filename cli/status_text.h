@@ -17,6 +17,9 @@ std::string FormatStatusText(const protocol::StatusReply& status, bool terminal)
 // One line per job in the reply: short id, cell, workload, repeat, state,
 // agent and host, attempts, elapsed, reason.
 std::string FormatJobsTable(const protocol::StatusReply& status);
+// The pending jobs no connected agent can run, as FormatJobsTable does them;
+// `count` gets how many. Empty when there are none.
+std::string FormatUnrunnableJobs(const protocol::StatusReply& status, std::size_t* count);
 // One line per experiment: name, total, and the count in every state.
 std::string FormatExperimentsTable(const protocol::StatusReply& status);
 // The whole reply; unknown ETAs are null.
