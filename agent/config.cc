@@ -1,5 +1,7 @@
 #include "agent/config.h"
 
+#include "protocol/peer_names.h"
+
 #include <toml++/toml.h>
 
 #include <filesystem>
@@ -110,6 +112,10 @@ Status ParseAgentTable(const Fields& f, const toml::table& agent,
        "coordinator_key"}));
   ORCH_ASSIGN_OR_RETURN(config.id,
                         f.String(agent, "agent", "id", std::nullopt));
+  if (!protocol::ValidPeerName(config.id)) {
+    return f.Error(agent.source(), "agent.id",
+                   "\"" + config.id + "\" must be 1..200 characters of A-Z a-z 0-9 . _ : @ -");
+  }
   ORCH_ASSIGN_OR_RETURN(config.coordinator,
                         f.String(agent, "agent", "coordinator", std::nullopt));
   ORCH_ASSIGN_OR_RETURN(std::int64_t slots,

@@ -1,5 +1,7 @@
 #include "coordinator/access_policy.h"
 
+#include "coordinator/plan_catalog.h"
+
 namespace orch::coordinator {
 namespace {
 
@@ -11,10 +13,13 @@ bool IsAgentMessage(const protocol::Message& m) {
          std::holds_alternative<protocol::RunFinished>(m);
 }
 
-// The experiment a Cancel or Retry is about; "" for other messages.
+// The experiment a Submit, Cancel or Retry is about; "" for other messages.
 std::string ExperimentOf(const protocol::Message& m) {
   if (const auto* cancel = std::get_if<protocol::Cancel>(&m)) return cancel->experiment;
   if (const auto* retry = std::get_if<protocol::Retry>(&m)) return retry->experiment;
+  if (const auto* submit = std::get_if<protocol::Submit>(&m)) {
+    return ExperimentNameOf(submit->plan_json);
+  }
   return "";
 }
 
@@ -26,18 +31,16 @@ std::string Needs(const std::string& user, const std::string& role,
 
 std::string ForSubmitter(const std::string& user, const protocol::Message& m,
                          const OwnerOf& owner_of) {
-  if (std::holds_alternative<protocol::Submit>(m) ||
-      std::holds_alternative<protocol::StatusRequest>(m)) {
-    return "";
-  }
-  bool own_request = std::holds_alternative<protocol::Cancel>(m) ||
+  if (std::holds_alternative<protocol::StatusRequest>(m)) return "";
+  bool submit = std::holds_alternative<protocol::Submit>(m);
+  bool own_request = submit || std::holds_alternative<protocol::Cancel>(m) ||
                      std::holds_alternative<protocol::Retry>(m);
-  if (own_request && owner_of(ExperimentOf(m)) == user) return "";
-  if (own_request) {
-    return "key " + user + " (role submitter) may " + protocol::MessageName(m) +
-           " only the experiments it submitted, not " + ExperimentOf(m) + ": needs role admin";
-  }
-  return Needs(user, "submitter", m, "admin");
+  if (!own_request) return Needs(user, "submitter", m, "admin");
+  std::string experiment = ExperimentOf(m);
+  std::optional<std::string> owner = owner_of(experiment);
+  if ((submit && !owner) || owner == user) return "";
+  return "key " + user + " (role submitter) may " + protocol::MessageName(m) +
+         " only the experiments it submitted, not " + experiment + ": needs role admin";
 }
 
 }  // namespace

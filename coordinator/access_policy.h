@@ -3,9 +3,10 @@
 // With CURVE every message comes with the name of the key its connection
 // authenticated with (TransportEvent::user); the key's role decides:
 //   agent      Hello, Heartbeat, RunStarted, DigestChunk, RunFinished, and only
-//              as itself: its routing id (the agent id) must be its key's name
-//   submitter  Submit, StatusRequest, and Cancel / Retry of the experiments it
-//              submitted
+//              as itself: the peer id its connection holds (the agent id) must
+//              be its key's name
+//   submitter  StatusRequest; Submit of a new experiment or of one it submitted
+//              (an edited plan); Cancel / Retry of the experiments it submitted
 //   viewer     StatusRequest
 //   admin      every request (Submit, StatusRequest, Cancel, Retry, Drain), any
 //              experiment; not the agents' messages
@@ -17,6 +18,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "protocol/messages.h"
@@ -28,8 +30,9 @@ struct AccessPolicy {
   std::map<std::string, std::string> roles;  // key name -> role
 };
 
-// Who submitted `experiment` ("" when not known, e.g. submitted before a restart).
-using OwnerOf = std::function<std::string(const std::string& experiment)>;
+// Who submitted `experiment`: nullopt when there is no such experiment, "" when
+// nobody is recorded (submitted without authentication).
+using OwnerOf = std::function<std::optional<std::string>(const std::string& experiment)>;
 
 // Empty when `user` (the authenticated key's name) may send `message` from the
 // connection `peer`; else the reason, naming the role needed.

@@ -95,7 +95,7 @@ class CoordinatorCore final {
   void OnRunStarted(const std::string& peer, const protocol::RunStarted& started,
                     Millis now, Effects& out);
   // Results are taken only from the agent the run was assigned to (its
-  // connection's routing id); anything else is logged and dropped.
+  // connection's peer id); anything else is logged and dropped.
   bool FromItsAgent(const RunEntry& run, const std::string& peer,
                     const char* what) const;
   std::string ImplausibleSuccess(const RunEntry& run,

@@ -4,8 +4,6 @@
 
 #include "protocol/codec.h"
 
-#include <nlohmann/json.hpp>
-
 namespace orch::coordinator {
 
 CoordinatorService::CoordinatorService(CoordinatorOptions options,
@@ -25,6 +23,7 @@ Status CoordinatorService::Start(Millis now) {
   if (!state.ok()) return state.status().WithContext("load coordinator state");
   log_.info(fmt::runtime("restored {} plans, {} jobs, {} runs from the store"),
             state->plans.size(), state->jobs.size(), state->runs.size());
+  RestoreOwners(*state);
   Perform(core_.Restore(*state, now), now);
   return Status::Ok();
 }
@@ -60,16 +59,16 @@ void CoordinatorService::Tick(Millis now) {
 
 void CoordinatorService::OnFrame(const protocol::TransportEvent& event, Millis now) {
   const std::string& peer = event.peer;
-  auto quiet = quiet_until_.find(event.user);
-  if (ignored_.contains(peer) || (quiet != quiet_until_.end() && now < quiet->second)) {
+  if (ignored_.contains(peer) || Quiet(event, now)) {
     ++bad_frames_;
     return;
   }
   Result<protocol::Message> message = protocol::Decode(event.frame);
   if (message.ok()) {
     if (!Permitted(event, *message, now)) return;
-    Perform(core_.OnMessage(peer, *message, now), now);
-    NoteOwner(event.user, *message);
+    Effects effects = core_.OnMessage(peer, *message, now);
+    if (policy_.authenticated) StampOwner(event.user, effects);
+    Perform(std::move(effects), now);
     return;
   }
   if (message.status().code() == StatusCode::kFailedPrecondition) {
@@ -83,9 +82,22 @@ void CoordinatorService::OnFrame(const protocol::TransportEvent& event, Millis n
   BadFrame(peer, message.status());
 }
 
+// A key whose requests were refused too often is ignored for a while, on every
+// connection but the one that holds its own agent id (the id's legitimate
+// holder is not locked out by another connection using its key).
+bool CoordinatorService::Quiet(const protocol::TransportEvent& event, Millis now) const {
+  auto quiet = quiet_until_.find(event.user);
+  if (quiet == quiet_until_.end() || now >= quiet->second) return false;
+  auto role = policy_.roles.find(event.user);
+  bool own_agent = role != policy_.roles.end() && role->second == "agent" &&
+                   event.peer == event.user;
+  return !own_agent;
+}
+
 bool CoordinatorService::Permitted(const protocol::TransportEvent& event,
                                    const protocol::Message& message, Millis now) {
-  auto owner_of = [this](const std::string& experiment) {
+  auto owner_of = [this](const std::string& experiment) -> std::optional<std::string> {
+    if (!core_.HasExperiment(experiment)) return std::nullopt;
     auto it = owners_.find(experiment);
     return it == owners_.end() ? std::string() : it->second;
   };
@@ -116,16 +128,22 @@ bool CoordinatorService::Permitted(const protocol::TransportEvent& event,
   return false;
 }
 
-// The first key to submit an experiment owns it (may cancel and retry it).
-void CoordinatorService::NoteOwner(const std::string& user, const protocol::Message& message) {
-  const auto* submit = std::get_if<protocol::Submit>(&message);
-  if (!policy_.authenticated || submit == nullptr) return;
-  nlohmann::json doc = nlohmann::json::parse(submit->plan_json, nullptr, false);
-  if (!doc.is_object() || !doc.contains("experiment") || !doc["experiment"].is_object()) return;
-  auto name = doc["experiment"].find("name");
-  if (name == doc["experiment"].end() || !name->is_string()) return;
-  std::string experiment = name->get<std::string>();
-  if (core_.HasExperiment(experiment)) owners_.try_emplace(experiment, user);
+// The key that first submitted an experiment owns it: an edited plan keeps
+// its owner. Stored with the plan, so it survives restarts.
+void CoordinatorService::StampOwner(const std::string& user, Effects& effects) const {
+  for (Effect& effect : effects) {
+    auto* put = std::get_if<PutPlanEffect>(&effect);
+    if (put == nullptr) continue;
+    auto owner = owners_.find(put->plan.id);
+    put->plan.owner = owner == owners_.end() ? user : owner->second;
+  }
+}
+
+void CoordinatorService::RestoreOwners(const store::StoreState& state) {
+  owners_.clear();
+  for (const store::PlanRecord& plan : state.plans) {
+    if (!plan.owner.empty()) owners_[plan.id] = plan.owner;
+  }
 }
 
 void CoordinatorService::BadFrame(const std::string& peer, const Status& why) {
@@ -194,6 +212,7 @@ bool CoordinatorService::Put(PutPlanEffect& effect) {
   }
   log_.info(fmt::runtime("{} ({} new jobs stored)"), effect.ok_message,
             *inserted);
+  if (!effect.plan.owner.empty()) owners_.try_emplace(effect.plan.id, effect.plan.owner);
   SendMessage(effect.peer, protocol::CommandReply{true, effect.ok_message});
   return true;
 }
@@ -243,10 +262,9 @@ void CoordinatorService::AfterRunWrite(const std::string& run_id, Millis now) {
 
 void CoordinatorService::SendMessage(const std::string& peer,
                                      const protocol::Message& message) {
-  // Under CURVE the transport hands a routing id to its newest connection: while
-  // an agent's id is held by another key's connection, nothing meant for the
-  // agent goes out (the agent reconnects and takes its id back; a lost Assign is
-  // recovered by its lease).
+  // While its agent is gone, an agent's id may be taken by a connection of
+  // another key (protocol/peer_names.h): nothing meant for the agent goes out
+  // then (a lost Assign is recovered by its lease).
   auto role = policy_.roles.find(peer);
   auto holder = holder_.find(peer);
   bool refusal = std::holds_alternative<protocol::Reject>(message);  // for that connection
@@ -274,6 +292,7 @@ void CoordinatorService::Resync(Millis now) {
     needs_resync_ = false;
     log_.warn(fmt::runtime(
         "rebuilt coordinator state from the store after a failed write"));
+    RestoreOwners(*state);
     Perform(core_.Restore(*state, now), now);
   } else {
     needs_resync_ = true;

@@ -20,6 +20,11 @@
 //   transport reports each new connection), so a peer that used an absent
 //   agent's id cannot lock the agent out. A Hello of another
 //   protocol version is answered with Reject naming both versions.
+// - With authentication (SetAccessPolicy): coordinator/access_policy.h decides;
+//   refusals are answered and counted per key, and a key refused
+//   `max_bad_frames` times in a row is ignored for kQuietAfterAbuse except on
+//   the connection that holds its own agent id. Who submitted an experiment is
+//   stored with its plan (PlanRecord::owner).
 // Not thread-safe: one thread (the event loop) calls everything.
 #pragma once
 
@@ -79,7 +84,9 @@ class CoordinatorService final {
   // False (after answering the peer) when the policy refuses the message.
   bool Permitted(const protocol::TransportEvent& event, const protocol::Message& message,
                  Millis now);
-  void NoteOwner(const std::string& user, const protocol::Message& message);
+  bool Quiet(const protocol::TransportEvent& event, Millis now) const;
+  void StampOwner(const std::string& user, Effects& effects) const;
+  void RestoreOwners(const store::StoreState& state);
   void BadFrame(const std::string& peer, const Status& why);
   void Perform(Effects effects, Millis now);
   // Performs one effect; false when it was a store write that failed.
@@ -99,10 +106,10 @@ class CoordinatorService final {
   std::map<std::string, std::int32_t> bad_by_peer_;
   std::set<std::string> ignored_;
   AccessPolicy policy_;
-  std::map<std::string, std::string> owners_;        // experiment -> submitting key
+  std::map<std::string, std::string> owners_;        // experiment -> submitting key (stored)
   std::map<std::string, std::int32_t> refused_by_;   // key -> refusals in a row
   std::map<std::string, Millis> quiet_until_;        // key -> ignored until then
-  std::map<std::string, std::string> holder_;        // routing id -> key of its connection
+  std::map<std::string, std::string> holder_;        // peer id -> key of its connection
   std::uint64_t bad_frames_ = 0;
   std::uint64_t failed_writes_ = 0;
   bool resyncing_ = false;

@@ -51,6 +51,10 @@ struct ParsedPlan {
 // otherwise.
 Result<ParsedPlan> ParsePlanJson(std::string_view json);
 
+// The plan's experiment.name, read without building the document (it stops
+// there); "" when the text is not JSON or has none.
+std::string ExperimentNameOf(std::string_view json);
+
 // The store records for a parsed plan (`json`: its text): the plan and every
 // job as pending.
 store::PlanRecord ToPlanRecord(const ParsedPlan& plan, std::string_view json);

@@ -16,14 +16,14 @@ class MemoryTransport final : public Transport {
     MemoryNetwork::Node& self = *network_.Find(node_);
     TransportEvent event{TransportEvent::Kind::kFrame, "", std::string(frame)};
     if (self.is_server) {
-      auto it = self.clients.find(std::string(peer));
-      if (it == self.clients.end()) {
+      const std::string* client = self.clients.ConnectionOf(std::string(peer));
+      if (client == nullptr) {
         return Status(StatusCode::kUnavailable,
                       "peer " + std::string(peer) + " is not connected");
       }
       event.peer = std::string(kServerPeer);
       network_.in_flight_.push_back(
-          {it->second, node_, self.endpoint, std::move(event)});
+          {std::stoull(*client), node_, self.endpoint, std::move(event)});
       return Status::Ok();
     }
     if (peer != kServerPeer) {
@@ -69,8 +69,10 @@ Result<std::unique_ptr<Transport>> MemoryNetwork::Bind(
 
 Result<std::unique_ptr<Transport>> MemoryNetwork::Connect(
     const std::string& endpoint, const std::string& self) {
-  if (self.empty())
-    return InvalidArgument("a client needs a non-empty peer id");
+  if (!ValidPeerName(self)) {
+    return InvalidArgument("client peer id \"" + self +
+                           "\" must be 1..200 characters of A-Z a-z 0-9 . _ : @ -");
+  }
   Node node;
   node.endpoint = endpoint;
   node.self = self;
@@ -98,16 +100,27 @@ int MemoryNetwork::DeliverAll() {
     Node* node = Find(to);
     if (node == nullptr) continue;  // the receiver is gone
     if (node->is_server) {
-      const std::string& peer = item.event.peer;
-      if (item.event.kind == TransportEvent::Kind::kConnected)
-        node->clients[peer] = item.from_node;
-      if (item.event.kind == TransportEvent::Kind::kDisconnected)
-        node->clients.erase(peer);
+      DeliverToServer(*node, item.from_node, std::move(item.event));
+    } else {
+      node->inbox.push_back(std::move(item.event));
     }
-    node->inbox.push_back(std::move(item.event));
     ++moved;
   }
   return moved;
+}
+
+void MemoryNetwork::DeliverToServer(Node& server, std::uint64_t from, TransportEvent event) {
+  std::string connection = std::to_string(from);
+  if (event.kind == TransportEvent::Kind::kDisconnected) {
+    server.clients.Release(connection, "", server.inbox);
+    return;
+  }
+  auto alive = [this](const std::string& holder) { return Find(std::stoull(holder)) != nullptr; };
+  std::optional<std::string> peer =
+      server.clients.Claim(connection, event.peer, "", alive, server.inbox);
+  if (!peer || event.kind != TransportEvent::Kind::kFrame) return;
+  event.peer = *peer;
+  server.inbox.push_back(std::move(event));
 }
 
 std::uint64_t MemoryNetwork::AddNode(Node node) {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "protocol/peer_names.h"
 #include "protocol/transport.h"
 
 namespace orch::protocol {
@@ -49,8 +50,7 @@ class MemoryNetwork final {
         endpoint;  // the server's endpoint; for clients the one they talk to
     std::string self;  // the client's id; empty for servers
     std::deque<TransportEvent> inbox;
-    std::map<std::string, std::uint64_t>
-        clients;  // servers: connected client -> node
+    PeerNames clients;  // servers: which client node speaks as whom
   };
   struct InFlight {
     std::uint64_t to_node = 0;  // 0: the server at `endpoint`
@@ -60,6 +60,8 @@ class MemoryNetwork final {
   };
 
   std::uint64_t AddNode(Node node);
+  // Hands an event from a client to its server under the peer id it holds.
+  void DeliverToServer(Node& server, std::uint64_t from, TransportEvent event);
   void RemoveNode(std::uint64_t id);
   Node* Find(std::uint64_t id);
 

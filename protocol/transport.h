@@ -11,6 +11,9 @@
 //   id) before that client's first frame, and as kDisconnected when the client
 //   transport is destroyed. A crashed client is never reported: its heartbeats
 //   stop.
+// - One live client holds a peer id at a time: a second client under the id of a
+//   connected one is reported under another peer id (protocol/peer_names.h)
+//   until the first is gone, and never receives what is sent to the id.
 // - Frames between two peers arrive whole, once, in send order (or not at all
 // when a
 //   peer goes away). Frames are opaque; protocol/codec.h gives them meaning.

@@ -8,6 +8,7 @@
 #include <zmq.hpp>
 
 #include "protocol/messages.h"
+#include "protocol/peer_names.h"
 #include "protocol/zap_handler.h"
 
 namespace orch::protocol {
@@ -27,6 +28,9 @@ constexpr std::string_view kDisconnectMark = "D";
 // How long a closing client keeps trying to deliver what it queued, "D"
 // included.
 constexpr int kLingerMs = 200;
+// ZMTP heartbeats on the server: a connection silent this long is closed.
+constexpr int kHeartbeatMs = 2000;
+constexpr int kHeartbeatTimeoutMs = 6000;
 
 std::string ToString(const zmq::message_t& m) {
   return std::string(m.to_string_view());
@@ -131,70 +135,82 @@ class ZmqServer final : public ZmqEnd {
   }
 
   Status Send(std::string_view peer, std::string_view frame) override {
-    if (!peers_.contains(std::string(peer))) {
+    const std::string* connection = names_.ConnectionOf(std::string(peer));
+    if (connection == nullptr) {
       return Status(StatusCode::kUnavailable,
                     "peer " + std::string(peer) + " is not connected");
     }
-    return SendParts({peer, frame});
+    return SendParts({*connection, frame});
   }
 
  private:
+  // parts: [connection, mark, name] or [connection, "F", name, frame].
   void Accept(std::vector<zmq::message_t>& parts) override {
-    std::string peer = ToString(parts[0]);
-    std::string user = UserOf(parts.back());
-    std::string_view mark = parts.size() >= 2 ? parts[1].to_string_view() : "";
-    if (parts.size() == 2 && mark == kConnectMark) {
-      // A new connection: reported even for a known routing id, whose earlier
-      // connection is then gone.
-      peers_.insert(peer);
-      ready_.push_back({TransportEvent::Kind::kConnected, peer, "", user});
-    } else if (parts.size() == 2 && mark == kDisconnectMark) {
-      if (peers_.erase(peer) > 0) {
-        ready_.push_back({TransportEvent::Kind::kDisconnected, peer, "", user});
-      }
-    } else if (parts.size() == 3 && mark == kFrameMark) {
-      Connected(peer, user);  // a client that reconnected to a restarted server
-                              // sends no "C"
-      ready_.push_back(
-          {TransportEvent::Kind::kFrame, peer, ToString(parts[2]), user});
-    } else {
+    std::string_view mark = parts.size() >= 3 ? parts[1].to_string_view() : "";
+    bool connect = parts.size() == 3 && mark == kConnectMark;
+    bool disconnect = parts.size() == 3 && mark == kDisconnectMark;
+    bool frame = parts.size() == 4 && mark == kFrameMark;
+    if (!connect && !disconnect && !frame) {
       ++dropped_;
+      return;
     }
+    std::string connection = ToString(parts[0]);
+    std::string user = UserOf(parts.back());
+    if (disconnect) return names_.Release(connection, user, ready_);
+    auto alive = [this](const std::string& holder) { return Reachable(holder); };
+    std::optional<std::string> peer =
+        names_.Claim(connection, ToString(parts[2]), user, alive, ready_);
+    if (!peer) {
+      ++dropped_;
+      return;
+    }
+    if (frame) ready_.push_back({TransportEvent::Kind::kFrame, *peer, ToString(parts[3]), user});
   }
 
-  void Connected(const std::string& peer, const std::string& user) {
-    if (peers_.insert(peer).second) {
-      ready_.push_back({TransportEvent::Kind::kConnected, peer, "", user});
+  // Whether the connection is still there: an empty probe, which clients
+  // ignore, is refused by ZeroMQ (router_mandatory) once its pipe is gone.
+  bool Reachable(const std::string& connection) {
+    try {
+      if (!socket_.send(zmq::buffer(connection), zmq::send_flags::sndmore | zmq::send_flags::dontwait))
+        return true;  // its queue is full: there
+      (void)socket_.send(zmq::message_t(), zmq::send_flags::dontwait);
+      return true;
+    } catch (const zmq::error_t& e) {
+      return e.num() != EHOSTUNREACH;
     }
   }
 
   std::unique_ptr<ZapHandler> zap_;  // null without CURVE
-  std::set<std::string> peers_;      // connected clients
+  PeerNames names_;                  // which connection speaks as whom
 };
 
 class ZmqClient final : public ZmqEnd {
  public:
   using ZmqEnd::ZmqEnd;
   ~ZmqClient() override {
-    (void)SendParts({kDisconnectMark});
+    (void)SendParts({kDisconnectMark, self_});
     try {
       socket_.set(zmq::sockopt::linger, kLingerMs);
     } catch (const zmq::error_t&) {
     }
   }
 
-  Status Start() { return SendParts({kConnectMark}); }
+  ZmqClient(zmq::socket_t socket, std::string endpoint, std::string self)
+      : ZmqEnd(std::move(socket), std::move(endpoint)), self_(std::move(self)) {}
+
+  Status Start() { return SendParts({kConnectMark, self_}); }
 
   Status Send(std::string_view peer, std::string_view frame) override {
     if (peer != kServerPeer) {
       return InvalidArgument("a client sends only to \"server\", not " +
                              std::string(peer));
     }
-    return SendParts({kFrameMark, frame});
+    return SendParts({kFrameMark, self_, frame});
   }
 
  private:
   void Accept(std::vector<zmq::message_t>& parts) override {
+    if (parts.size() == 1 && parts[0].size() == 0) return;  // the server's probe
     if (parts.size() != 1) {
       ++dropped_;
       return;
@@ -202,6 +218,8 @@ class ZmqClient final : public ZmqEnd {
     ready_.push_back({TransportEvent::Kind::kFrame, std::string(kServerPeer),
                       ToString(parts[0])});
   }
+
+  std::string self_;
 };
 
 
@@ -220,11 +238,10 @@ Result<std::unique_ptr<ZmqTransport>> BindServer(ZmqContext& context,
       socket.set(zmq::sockopt::zap_domain, "orch");
     }
     socket.set(zmq::sockopt::router_mandatory, true);
-    // A restarted agent reconnecting under its id takes over from its stale
-    // connection. (Without handover libzmq leaves the second connection
-    // unread for good, even after the first is gone: it consumes the second
-    // peer's routing id when it refuses it.)
-    socket.set(zmq::sockopt::router_handover, true);
+    // A peer that stops answering (paused, cut off) loses its connection, so
+    // its name is free for its next one.
+    socket.set(zmq::sockopt::heartbeat_ivl, kHeartbeatMs);
+    socket.set(zmq::sockopt::heartbeat_timeout, kHeartbeatTimeoutMs);
     socket.set(zmq::sockopt::maxmsgsize,
                static_cast<std::int64_t>(kMaxFrameBytes));
     socket.set(zmq::sockopt::linger, 0);
@@ -241,13 +258,12 @@ Result<std::unique_ptr<ZmqTransport>> ConnectClient(ZmqContext& context,
                                                     const std::string& endpoint,
                                                     const std::string& self,
                                                     const CurveClientKeys* curve) {
-  if (self.empty() || self.size() > 255 || self[0] == '\0') {
-    return InvalidArgument(
-        "client peer id must be 1..255 bytes and not start with NUL");
+  if (!ValidPeerName(self)) {
+    return InvalidArgument("client peer id \"" + self +
+                           "\" must be 1..200 characters of A-Z a-z 0-9 . _ : @ -");
   }
   try {
     zmq::socket_t socket(context.impl().context, zmq::socket_type::dealer);
-    socket.set(zmq::sockopt::routing_id, self);
     socket.set(zmq::sockopt::linger, 0);
     if (curve != nullptr) {
       socket.set(zmq::sockopt::curve_serverkey, curve->server_public);
@@ -255,7 +271,7 @@ Result<std::unique_ptr<ZmqTransport>> ConnectClient(ZmqContext& context,
       socket.set(zmq::sockopt::curve_secretkey, curve->secret_key);
     }
     socket.connect(endpoint);
-    auto client = std::make_unique<ZmqClient>(std::move(socket), endpoint);
+    auto client = std::make_unique<ZmqClient>(std::move(socket), endpoint, self);
     ORCH_RETURN_IF_ERROR(client->Start().WithContext("connect " + endpoint));
     return std::unique_ptr<ZmqTransport>(std::move(client));
   } catch (const zmq::error_t& e) {

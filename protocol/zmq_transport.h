@@ -1,13 +1,18 @@
 // ZeroMQ transports: a ROUTER for the server (coordinator) and a DEALER per
 // client (agent, CLI), following the contract in protocol/transport.h.
 //
-// On the wire a client sends a one-part "C" message when it starts, two parts
-// "F" + frame per frame, and a one-part "D" when it is destroyed (sent with a
-// short linger); the server sends one part per frame. The client's peer id is
-// its ZeroMQ routing id. The server drops parts over kMaxFrameBytes
-// (ZMQ_MAXMSGSIZE disconnects the sender) and ignores messages of any other
-// shape. A new connection under a known routing id (a restarted agent, which
-// takes the id over) reports kConnected again.
+// ZeroMQ gives each connection its own routing id; clients choose none, so no
+// connection can take over another's. A client names itself (its peer id) in
+// every message: a one-part "C" + name when it starts, "F" + name + frame per
+// frame, "D" + name when it is destroyed (sent with a short linger); the server
+// sends one part per frame, and an empty part as a liveness probe that clients
+// ignore. Which connection holds a name is protocol/peer_names.h: a second live
+// connection under a held name speaks under an alias until the first is gone,
+// which the server learns from a probe ZeroMQ refuses (its connection closed, or
+// missed ZMTP heartbeats for 6 s). A reconnected client (restarted server, lost
+// TCP connection) is reported kConnected again. The server drops parts over
+// kMaxFrameBytes (ZMQ_MAXMSGSIZE disconnects the sender) and messages of any
+// other shape.
 //
 // Event loop: Wait() polls the one socket (zmq::poll). For an external loop,
 // NativeFd() is ZeroMQ's edge-triggered ZMQ_FD: when it turns readable, call
@@ -73,7 +78,7 @@ struct CurveServerKeys {
 Result<std::unique_ptr<ZmqTransport>> BindZmqServer(
     ZmqContext& context, const std::string& endpoint, const CurveServerKeys& curve);
 
-// A DEALER with routing id `self` (non-empty, up to 255 bytes) connected to
+// A DEALER named `self` (protocol/peer_names.h ValidPeerName) connected to
 // `endpoint`.
 Result<std::unique_ptr<ZmqTransport>> ConnectZmqClient(
     ZmqContext& context, const std::string& endpoint, const std::string& self);

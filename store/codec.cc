@@ -5,8 +5,9 @@
 namespace orch::store {
 namespace {
 
-// Version 2 added RunRecord::summary; every other record is laid out as in version 1.
-constexpr uint8_t kVersion = 2;
+// Version 2 added RunRecord::summary, version 3 PlanRecord::owner; every other
+// record is laid out as in version 1.
+constexpr uint8_t kVersion = 3;
 constexpr uint8_t kOldestVersion = 1;
 
 class Writer {
@@ -109,7 +110,7 @@ class Reader {
 }  // namespace
 
 std::string EncodePlan(const PlanRecord& plan) {
-  return Writer().Str(plan.id).Str(plan.name).Str(plan.json).Take();
+  return Writer().Str(plan.id).Str(plan.name).Str(plan.json).Str(plan.owner).Take();
 }
 
 std::string EncodeJob(const JobRecord& job) {
@@ -161,6 +162,7 @@ Result<PlanRecord> DecodePlan(std::string_view key, std::string_view bytes) {
   plan.id = r.Str();
   plan.name = r.Str();
   plan.json = r.Str();
+  if (r.version() >= 3) plan.owner = r.Str();
   ORCH_RETURN_IF_ERROR(r.Finish(key));
   return plan;
 }

@@ -44,6 +44,9 @@ struct PlanRecord {
   std::string id;    // 1..255 bytes
   std::string name;
   std::string json;  // opaque to the store
+  // The name of the key that submitted it (docs/security.md); empty without
+  // authentication.
+  std::string owner = {};
   friend bool operator==(const PlanRecord&, const PlanRecord&) = default;
 };
 

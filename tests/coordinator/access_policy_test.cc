@@ -18,8 +18,15 @@ AccessPolicy Policy() {
                  {"vera", "viewer"}, {"root", "admin"}, {"coord", "coordinator"}}};
 }
 
-std::string OwnedByAlice(const std::string& experiment) {
-  return experiment == "alices" ? "alice" : "";
+// "alices" was submitted by alice, "legacy" without authentication; nothing else exists.
+std::optional<std::string> OwnedByAlice(const std::string& experiment) {
+  if (experiment == "alices") return "alice";
+  if (experiment == "legacy") return "";
+  return std::nullopt;
+}
+
+protocol::Submit PlanOf(const std::string& experiment) {
+  return protocol::Submit{R"({"experiment": {"name": ")" + experiment + R"("}, "jobs": []})"};
 }
 
 std::string Why(const std::string& user, const std::string& peer, const protocol::Message& m) {
@@ -50,6 +57,17 @@ TEST(AccessPolicyTest, SubmittersRunTheirOwnExperimentsOnly) {
   EXPECT_THAT(Why("bob", "cli-2", protocol::Cancel{"", "alices"}),
               HasSubstr("may cancel only the experiments it submitted, not alices: needs role admin"));
   EXPECT_THAT(Why("alice", "cli-1", protocol::Drain{"agent-1"}), HasSubstr("needs role admin"));
+}
+
+TEST(AccessPolicyTest, OnlyTheOwnerOrAnAdminSubmitsAnExistingExperimentAgain) {
+  EXPECT_EQ(Why("bob", "cli-2", PlanOf("bobs-new")), "");
+  EXPECT_EQ(Why("alice", "cli-1", PlanOf("alices")), "");  // an edited plan of its own
+  EXPECT_THAT(Why("bob", "cli-2", PlanOf("alices")),
+              HasSubstr("key bob (role submitter) may submit only the experiments it submitted, "
+                        "not alices: needs role admin"));
+  EXPECT_THAT(Why("alice", "cli-1", PlanOf("legacy")), HasSubstr("needs role admin"));
+  EXPECT_THAT(Why("alice", "cli-1", protocol::Cancel{"", "legacy"}), HasSubstr("needs role admin"));
+  EXPECT_EQ(Why("root", "cli-4", PlanOf("alices")), "");
 }
 
 TEST(AccessPolicyTest, ViewersOnlyLookAndAdminsDoAnyRequest) {
@@ -125,7 +143,8 @@ TEST_F(SecuredServiceTest, NothingMeantForAnAgentGoesToAnotherKeysConnectionUnde
   h_.Pump();
   SendAs("agent-1", "agent-1", HelloFrom("agent-1"));
   ASSERT_THAT(OfKind<protocol::Welcome>(agent->Take()), SizeIs(1));
-  // Another key's connection takes the routing id over (ROUTER handover).
+  // The agent's connection is gone unnoticed and another key's connection took
+  // the id (protocol/peer_names.h); then the agent comes back.
   h_.service().OnEvent({protocol::TransportEvent::Kind::kConnected, "agent-1", "", "alice"},
                        h_.now());
   auto cli = h_.Peer("cli-1");
@@ -137,6 +156,49 @@ TEST_F(SecuredServiceTest, NothingMeantForAnAgentGoesToAnotherKeysConnectionUnde
   h_.Advance(std::chrono::milliseconds(31000));  // the unsent Assign's lease expires
   SendAs("agent-1", "agent-1", protocol::Heartbeat{"agent-1", {}, 1});
   EXPECT_THAT(OfKind<protocol::Assign>(agent->Take()), SizeIs(1)) << "the job is assigned again";
+}
+
+TEST_F(SecuredServiceTest, AnotherConnectionWithTheAgentsKeyCannotLockTheAgentOut) {
+  auto agent = h_.Peer("agent-1");
+  h_.Pump();
+  SendAs("agent-1", "agent-1", HelloFrom("agent-1"));
+  ASSERT_THAT(OfKind<protocol::Welcome>(agent->Take()), SizeIs(1));
+  // A second connection under the agent's key speaks under another peer id (the transport gives it an alias; any name serves here).
+  auto twin = h_.Peer("agent-1.twin");
+  h_.Pump();
+  for (int i = 0; i < 4; ++i) SendAs("agent-1.twin", "agent-1", HelloFrom("agent-1"));
+  auto rejects = OfKind<protocol::Reject>(twin->Take());
+  ASSERT_THAT(rejects, SizeIs(3)) << "refused three times (max_bad_frames), then ignored";
+  EXPECT_THAT(rejects[0].reason, HasSubstr("speaks only as agent agent-1, not as agent-1.twin"));
+  auto cli = h_.Peer("cli-1");
+  h_.Pump();
+  SendAs("agent-1", "agent-1", HelloFrom("agent-1"));
+  EXPECT_THAT(OfKind<protocol::Welcome>(agent->Take()), SizeIs(1)) << "the holder is still heard";
+  SendAs("cli-1", "alice", protocol::Submit{PlanJson(SmallSpec("alices", 1))});
+  EXPECT_THAT(OfKind<protocol::Assign>(agent->Take()), SizeIs(1));
+}
+
+TEST_F(SecuredServiceTest, WhoSubmittedAnExperimentSurvivesARestart) {
+  auto cli = h_.Peer("cli-1");
+  h_.Pump();
+  SendAs("cli-1", "alice", protocol::Submit{PlanJson(SmallSpec("alices", 2))});
+  ASSERT_TRUE(OfKind<protocol::CommandReply>(cli->Take()).at(0).ok);
+  h_.Restart();
+  h_.service().SetAccessPolicy(Policy());
+  SendAs("cli-1", "bob", protocol::Submit{PlanJson(SmallSpec("alices", 3))});
+  auto refused = OfKind<protocol::CommandReply>(cli->Take());
+  ASSERT_THAT(refused, SizeIs(1));
+  EXPECT_FALSE(refused[0].ok);
+  EXPECT_THAT(refused[0].message, HasSubstr("may submit only the experiments it submitted"));
+  SendAs("cli-1", "bob", protocol::Cancel{"", "alices"});
+  EXPECT_FALSE(OfKind<protocol::CommandReply>(cli->Take()).at(0).ok);
+  SendAs("cli-1", "alice", protocol::Submit{PlanJson(SmallSpec("alices", 3))});  // edited
+  EXPECT_TRUE(OfKind<protocol::CommandReply>(cli->Take()).at(0).ok);
+  h_.Restart();
+  h_.service().SetAccessPolicy(Policy());
+  SendAs("cli-1", "alice", protocol::Cancel{"", "alices"});
+  EXPECT_TRUE(OfKind<protocol::CommandReply>(cli->Take()).at(0).ok) << "still alice's after the edit";
+  EXPECT_EQ(Cancelled(*cli), 3u);
 }
 
 }  // namespace

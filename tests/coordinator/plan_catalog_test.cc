@@ -75,3 +75,21 @@ TEST(PlanCatalogTest, WronglyTypedFieldsAreErrorsNotCrashes) {
 
 }  // namespace
 }  // namespace orch::coordinator
+
+namespace orch::coordinator {
+namespace {
+
+TEST(PlanCatalogTest, ExperimentNameOfFindsTheTopLevelNameOnly) {
+  EXPECT_EQ(ExperimentNameOf(R"({"experiment": {"notes": {"name": "inner"}, "name": "exp-1"},
+                                "jobs": [{"name": "job"}]})"),
+            "exp-1");
+  EXPECT_EQ(ExperimentNameOf(R"({"jobs": [{"experiment": {"name": "deep"}}],
+                                "experiment": {"name": 5}})"),
+            "");
+  EXPECT_EQ(ExperimentNameOf(R"({"name": "top", "experiment": []})"), "");
+  EXPECT_EQ(ExperimentNameOf("not json"), "");
+  EXPECT_EQ(ExperimentNameOf(R"({"experiment": {"name": "cut)"), "");
+}
+
+}  // namespace
+}  // namespace orch::coordinator

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cli/child_process.h"
 #include "tests/e2e/local_cluster.h"
 
 namespace orch::testing {
@@ -97,6 +98,45 @@ TEST_F(SecureClusterTest, EachRoleIsRefusedWhatItMayNotDoAndToldTheRoleItNeeds) 
   ProcessResult own = As("alice", {"cancel", "secure"});
   EXPECT_EQ(own.exit_code, 0) << own.err;
   EXPECT_THAT(own.out, HasSubstr("3 jobs cancelled"));
+}
+
+// A second agent with the same id and key (a copied config, a stolen key) gets
+// neither the id nor the first agent's work, and cannot lock the first one out.
+TEST_F(SecureClusterTest, ASecondAgentUnderAConnectedAgentsIdIsRefusedAndTheFirstFinishes) {
+  fs::path keys = cluster_.dir() / "keys";
+  std::string key_lines = "key = \"" + (keys / "agent-1.key_secret").string() +
+                          "\"\ncoordinator_key = \"" + (keys / "coordinator.key").string() + "\"\n";
+  cluster_.StartAgent("agent-1", {{"test", "test-engine@1", TestDriverBinary()}}, key_lines);
+  ASSERT_TRUE(LocalCluster::WaitUntil(
+      [&] { return As("vera", {"status"}).out.find("agent-1") != std::string::npos; },
+      std::chrono::seconds(30)))
+      << cluster_.Logs();
+  fs::path twin_config = cluster_.dir() / "twin.toml";
+  std::ofstream(twin_config) << "[agent]\nid = \"agent-1\"\ncoordinator = \"" << cluster_.endpoint()
+                             << "\"\nspool_dir = \"spool-twin\"\n"
+                             << key_lines << "\n[[drivers]]\nname = \"test\"\nexecutable = \""
+                             << TestDriverBinary() << "\"\nengine = \"test-engine@1\"\n";
+  fs::path twin_log = cluster_.dir() / "twin.log";
+  Result<cli::ChildProcess> twin = cli::ChildProcess::Start(
+      {OrchBinary(), "agent", "--config", twin_config.string()}, twin_log.string());
+  ASSERT_TRUE(twin.ok()) << twin.status().ToString();
+  auto twin_says = [&](const std::string& text) {
+    std::ifstream in(twin_log);
+    std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return log.find(text) != std::string::npos;
+  };
+  ASSERT_TRUE(LocalCluster::WaitUntil(
+      [&] { return twin_says("coordinator rejected agent agent-1"); }, std::chrono::seconds(30)))
+      << cluster_.Logs();
+
+  ASSERT_EQ(As("alice", {"submit", Spec()}).exit_code, 0) << cluster_.Logs();
+  bool done = LocalCluster::WaitUntil(
+      [&] { return As("vera", {"status"}).out.find("3/3 succeeded") != std::string::npos; },
+      std::chrono::seconds(60));
+  EXPECT_TRUE(done) << As("vera", {"status"}).out << cluster_.Logs();
+  EXPECT_FALSE(twin_says("on driver")) << "the twin ran nothing";
+  EXPECT_TRUE(twin_says("speaks only as agent agent-1, not as agent-1~"));
+  (void)twin->Stop(std::chrono::seconds(5));
 }
 
 TEST_F(SecureClusterTest, AnAgentWhoseKeyIsNamedOtherwiseRefusesToStart) {

@@ -25,6 +25,8 @@ class TransportHarness {
   virtual ~TransportHarness() = default;
   virtual std::unique_ptr<Transport> Server() = 0;
   virtual std::unique_ptr<Transport> Client(const std::string& id) = 0;
+  // How making a client with `id` fails (OK when it does not).
+  virtual Status TryClient(const std::string& id) = 0;
   // Gives `receiver` a chance to get what was sent: one DeliverAll, or a short
   // poll.
   virtual void Settle(Transport& receiver) = 0;
@@ -37,6 +39,9 @@ class MemoryHarness final : public TransportHarness {
   }
   std::unique_ptr<Transport> Client(const std::string& id) override {
     return Unwrap(network_.Connect("coordinator", id));
+  }
+  Status TryClient(const std::string& id) override {
+    return network_.Connect("coordinator", id).status();
   }
   void Settle(Transport&) override { network_.DeliverAll(); }
 
@@ -63,6 +68,9 @@ class ZmqHarness final : public TransportHarness {
     auto client = ConnectZmqClient(context_, endpoint_, id);
     EXPECT_TRUE(client.ok()) << client.status().ToString();
     return client.ok() ? std::move(client).value() : nullptr;
+  }
+  Status TryClient(const std::string& id) override {
+    return ConnectZmqClient(context_, endpoint_, id).status();
   }
   void Settle(Transport& receiver) override {
     (void)static_cast<ZmqTransport&>(receiver).Wait(
@@ -158,6 +166,48 @@ TEST_P(TransportContractTest, DestroyedClientIsReportedAndNoLongerAddressable) {
                   TransportEvent{Kind::kFrame, "agent-1", "last words"},
                   TransportEvent{Kind::kDisconnected, "agent-1", ""}));
   EXPECT_EQ(server->Send("agent-1", "x").code(), StatusCode::kUnavailable);
+}
+
+TEST_P(TransportContractTest, ASecondClientUnderAHeldIdIsKeptApartUntilTheFirstIsGone) {
+  std::unique_ptr<Transport> server, first;
+  ConnectOne(server, first, "agent-1");
+  std::unique_ptr<Transport> second = harness_->Client("agent-1");
+  ASSERT_TRUE(second->Send(kServerPeer, "it is me").ok());
+  std::vector<TransportEvent> events = Collect(*server, 2);
+  ASSERT_EQ(events.size(), 2u);
+  std::string alias = events[0].peer;
+  EXPECT_THAT(alias, ::testing::StartsWith("agent-1~"));
+  EXPECT_THAT(events, ::testing::ElementsAre(TransportEvent{Kind::kConnected, alias, ""},
+                                             TransportEvent{Kind::kFrame, alias, "it is me"}));
+
+  // What is meant for the id reaches the first client only.
+  ASSERT_TRUE(server->Send("agent-1", "for the first").ok());
+  ASSERT_TRUE(server->Send(alias, "for the second").ok());
+  EXPECT_THAT(Collect(*first, 1), ::testing::ElementsAre(TransportEvent{
+                                      Kind::kFrame, std::string(kServerPeer), "for the first"}));
+  EXPECT_THAT(Collect(*second, 1), ::testing::ElementsAre(TransportEvent{
+                                       Kind::kFrame, std::string(kServerPeer), "for the second"}));
+
+  // Once the first is gone, the second's next frame gets it the id.
+  first.reset();
+  EXPECT_THAT(Collect(*server, 1),
+              ::testing::ElementsAre(TransportEvent{Kind::kDisconnected, "agent-1", ""}));
+  ASSERT_TRUE(second->Send(kServerPeer, "still me").ok());
+  EXPECT_THAT(Collect(*server, 3),
+              ::testing::ElementsAre(TransportEvent{Kind::kDisconnected, alias, ""},
+                                     TransportEvent{Kind::kConnected, "agent-1", ""},
+                                     TransportEvent{Kind::kFrame, "agent-1", "still me"}));
+  ASSERT_TRUE(server->Send("agent-1", "yours now").ok());
+  EXPECT_THAT(Collect(*second, 1), ::testing::ElementsAre(TransportEvent{
+                                       Kind::kFrame, std::string(kServerPeer), "yours now"}));
+}
+
+TEST_P(TransportContractTest, ClientIdsAreLimitedToWhatAnAliasCannotBe) {
+  auto server = harness_->Server();
+  for (const std::string& id : {std::string(), std::string("agent-1~00"), std::string("a b"),
+                                std::string(201, 'a')}) {
+    EXPECT_EQ(harness_->TryClient(id).code(), StatusCode::kInvalidArgument) << id;
+  }
 }
 
 TEST_P(TransportContractTest, BinaryAndLargeFramesArriveIntact) {

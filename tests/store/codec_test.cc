@@ -27,7 +27,7 @@ TEST(CodecTest, RecordsRoundTrip) {
   JobRecord job{.id = "j", .plan_id = "p", .state = JobState::kCancelled, .attempts = 7,
                 .last_error = "oom", .current_run_id = "r"};
   EXPECT_EQ(*DecodeJob("k", EncodeJob(job)), job);
-  PlanRecord plan{.id = "p", .name = "n", .json = std::string("{\0}", 3)};
+  PlanRecord plan{.id = "p", .name = "n", .json = std::string("{\0}", 3), .owner = "alice"};
   EXPECT_EQ(*DecodePlan("k", EncodePlan(plan)), plan);
   EventRecord event{.seq = 1ull << 63, .time_ms = INT64_MIN, .kind = "k", .subject = "s",
                     .detail = "d"};
@@ -50,7 +50,7 @@ TEST(CodecTest, TrailingBytesUnknownVersionAndBadEnumsAreDataLoss) {
   std::string bytes = EncodeJob(job);
   EXPECT_EQ(DecodeJob("k", bytes + "x").status().code(), StatusCode::kDataLoss);
   std::string version = bytes;
-  version[0] = 3;
+  version[0] = 4;
   EXPECT_EQ(DecodeJob("k", version).status().code(), StatusCode::kDataLoss);
   std::string state = bytes;
   state[1 + 2 + 2] = 99;  // after version, "j" and "p": the state byte
@@ -70,6 +70,17 @@ TEST(CodecTest, RunRecordsOfFormatVersion1DecodeWithoutASummary) {
   EXPECT_EQ(*decoded, run);
   EXPECT_EQ(DecodeRun("runs/r1", v1 + std::string(1, '\0')).status().code(),
             StatusCode::kDataLoss);  // a version-1 record has nothing after `finished`
+}
+
+TEST(CodecTest, PlanRecordsOfEarlierFormatsDecodeWithoutAnOwner) {
+  PlanRecord plan{.id = "p", .name = "n", .json = "{}", .owner = "alice"};
+  std::string v3 = EncodePlan(plan);
+  std::string v2 = v3.substr(0, v3.size() - plan.owner.size() - 1);
+  v2[0] = 2;
+  plan.owner.clear();
+  Result<PlanRecord> decoded = DecodePlan("plans/p", v2);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(*decoded, plan);
 }
 
 TEST(CodecTest, ArbitraryBytesNeverCrash) {
