@@ -132,7 +132,7 @@ Status WriteFileAtomically(const std::string& path, const std::string& content) 
   return written;
 }
 
-Result<std::string> FileSourceReader::Read(const std::string& path) {
+Result<std::string> FileSourceReader::Locate(const std::string& path) const {
   bool confined = scope_ == planner::SourceScope::kSpecDirOnly;
   if (confined) ORCH_RETURN_IF_ERROR(planner::CheckInsideSpecDir(path));
   std::string base = base_dir_.empty() ? "." : base_dir_;
@@ -140,6 +140,14 @@ Result<std::string> FileSourceReader::Read(const std::string& path) {
   if (full.is_relative()) full = fs::path(base) / full;
   ORCH_ASSIGN_OR_RETURN(std::string real, RealPath(full.string()));
   if (confined) ORCH_RETURN_IF_ERROR(CheckWithin(path, real, base));
+  struct stat st {};
+  if (::stat(real.c_str(), &st) != 0) return Errno("cannot open", real);
+  if (!S_ISREG(st.st_mode)) return planner::RefuseSpecialFile(path, SpecialKind(st.st_mode));
+  return real;
+}
+
+Result<std::string> FileSourceReader::Read(const std::string& path) {
+  ORCH_ASSIGN_OR_RETURN(std::string real, Locate(path));
   return ReadRegularFile(real, path);
 }
 

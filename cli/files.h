@@ -29,6 +29,9 @@ class FileSourceReader final : public planner::SourceReader {
                             planner::SourceScope scope = planner::SourceScope::kSpecDirOnly)
       : base_dir_(std::move(base_dir)), scope_(scope) {}
   Result<std::string> Read(const std::string& path) override;
+  // The same checks for a file that is not read into the plan (a model file, of any
+  // size): its resolved path. NotFound when it does not exist.
+  Result<std::string> Locate(const std::string& path) const;
 
  private:
   std::string base_dir_;  // "" means the working directory

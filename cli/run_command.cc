@@ -127,22 +127,25 @@ Status ResolveDrivers(const planner::Plan& plan, std::map<std::string, std::stri
 }
 
 // The model files the spec names ([model] file and its variants), resolved
-// against the spec's folder; missing ones are reported and left out.
-std::vector<std::string> SpecModelFiles(const planner::Spec& spec, const fs::path& spec_dir) {
+// against the spec's folder with the rules of its text files (cli/files.h);
+// missing ones are reported and left out, refused ones are an error.
+Result<std::vector<std::string>> SpecModelFiles(const planner::Spec& spec,
+                                                const FileSourceReader& reader) {
   std::vector<std::string> files;
-  auto add = [&](const std::string& file) {
-    if (file.empty()) return;
-    fs::path path = fs::path(file).is_absolute() ? fs::path(file) : spec_dir / file;
-    std::error_code ec;
-    if (fs::is_regular_file(path, ec)) {
-      files.push_back(fs::absolute(path).lexically_normal().string());
-    } else {
-      std::cout << "orch run: the spec's model file " << path.string()
+  std::vector<std::string> named{spec.model.file};
+  for (const auto& [quant, variant] : spec.model.variants) named.push_back(variant.file);
+  for (const std::string& file : named) {
+    if (file.empty()) continue;
+    Result<std::string> real = reader.Locate(file);
+    if (real.ok()) {
+      files.push_back(*real);
+    } else if (real.status().code() == StatusCode::kNotFound) {
+      std::cout << "orch run: the spec's model file " << file
                 << " is not here; its jobs need an agent that holds it\n";
+    } else {
+      return real.status().WithContext("[model] file");
     }
-  };
-  add(spec.model.file);
-  for (const auto& [quant, variant] : spec.model.variants) add(variant.file);
+  }
   return files;
 }
 
@@ -256,11 +259,15 @@ int Interrupted(LocalSystem& system, const RunOptions& options) {
   return 128 + signal;
 }
 
-Result<planner::Plan> PlanOrReport(const RunOptions& options) {
-  ORCH_ASSIGN_OR_RETURN(std::string text, ReadFile(options.spec));
-  FileSourceReader reader(fs::path(options.spec).parent_path().string(),
+FileSourceReader SpecReader(const RunOptions& options) {
+  return FileSourceReader(fs::path(options.spec).parent_path().string(),
                           options.allow_outside_spec_dir ? planner::SourceScope::kAnywhere
                                                          : planner::SourceScope::kSpecDirOnly);
+}
+
+Result<planner::Plan> PlanOrReport(const RunOptions& options) {
+  ORCH_ASSIGN_OR_RETURN(std::string text, ReadFile(options.spec));
+  FileSourceReader reader = SpecReader(options);
   planner::PlanOutcome outcome = planner::PlanSpec(text, options.spec, reader);
   if (outcome.plan) return std::move(*outcome.plan);
   for (const planner::Diagnostic& d : outcome.diagnostics.all())
@@ -307,8 +314,9 @@ int RunLocal(const RunOptions& options) {
   LocalAgentSpec agent_spec{options.hardware, {}, 0, {drivers->begin(), drivers->end()}};
   for (const std::string& dir : options.model_dirs)
     agent_spec.model_dirs.push_back(fs::absolute(dir).lexically_normal().string());
-  for (const std::string& file : SpecModelFiles(plan->spec, fs::path(options.spec).parent_path()))
-    agent_spec.model_dirs.push_back(file);
+  Result<std::vector<std::string>> model_files = SpecModelFiles(plan->spec, SpecReader(options));
+  if (!model_files.ok()) return Fail(model_files.status().message(), kExitInvalidInput);
+  for (const std::string& file : *model_files) agent_spec.model_dirs.push_back(file);
   Sizing size = SizeAgents(*plan, static_cast<int>(std::thread::hardware_concurrency()),
                            options.agents);
   agent_spec.driver_threads = size.threads;

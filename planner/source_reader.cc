@@ -22,7 +22,7 @@ Status CheckInsideSpecDir(const std::string& path) {
 
 Status RefuseOutsideSpecDir(const std::string& path, const std::string& why) {
   return InvalidArgument(Quoted(path) + " " + why +
-                         "; files read into the plan must lie in the spec's directory or "
+                         "; files a spec names must lie in the spec's directory or "
                          "below it: move the file there, or pass --allow-outside-spec-dir "
                          "to read it where it is");
 }

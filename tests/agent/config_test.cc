@@ -84,6 +84,16 @@ TEST(AgentConfigTest, RejectsWrongTypes) {
               HasSubstr("agent.toml:2:6: agent.id: must be a string, got 7"));
 }
 
+TEST(AgentConfigTest, RejectsAnIdTheTransportCannotCarry) {
+  for (const char* id : {"gpu box", "agent~1", "agent/1"}) {
+    Result<AgentConfig> config = ParseAgentConfig(
+        std::string("[agent]\nid = \"") + id + "\"\ncoordinator = \"x\"\n", "agent.toml", "/d");
+    ASSERT_FALSE(config.ok()) << id;
+    EXPECT_THAT(config.status().message(), HasSubstr("agent.id: \"" + std::string(id) +
+                                                     "\" must be 1..200 characters of"));
+  }
+}
+
 TEST(AgentConfigTest, RejectsUnknownKeys) {
   Result<AgentConfig> config =
       ParseAgentConfig("[agent]\nid = \"a\"\ncoordinator = \"x\"\nslot = 2\n",

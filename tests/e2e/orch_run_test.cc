@@ -228,5 +228,28 @@ TEST(OrchRunTest, ASpecTextFileOutsideTheSpecsFolderIsRefusedUnlessAllowed) {
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
+TEST(OrchRunTest, ASpecModelFileOutsideTheSpecsFolderIsRefusedBeforeAnythingStarts) {
+  fs::path dir = TestDir();
+  fs::create_directories(dir / "elsewhere");
+  std::ofstream(dir / "elsewhere" / "secret.gguf") << "not for agents";
+  fs::create_directories(dir / "exp");
+  fs::create_symlink(dir / "elsewhere" / "secret.gguf", dir / "exp" / "model.gguf");
+  std::string spec = TestEngineSpec("e2e-model-outside", 3, 4, 0);
+  std::string synth = "synth = \"llama:vocab=512,embd=64,layers=2,heads=2,kv_heads=1,ff=128\"";
+  for (const std::string& file : {std::string("model.gguf"), (dir / "elsewhere" / "secret.gguf").string(),
+                                  std::string("../elsewhere/secret.gguf")}) {
+    std::string with_file = spec;
+    with_file.replace(with_file.find(synth), synth.size(),
+                      "name = \"m\"\nfile = \"" + file + "\"\nsha256 = \"" + std::string(64, 'a') + "\"");
+    std::ofstream(dir / "exp" / "spec.toml") << with_file;
+    ProcessResult run = RunProcess(RunArgs(dir, "exp/spec.toml"));
+    EXPECT_EQ(run.exit_code, 2) << file << run.out << run.err;
+    EXPECT_THAT(run.err, HasSubstr("[model] file: "));
+    EXPECT_THAT(run.err, HasSubstr("--allow-outside-spec-dir")) << file;
+    EXPECT_FALSE(fs::exists(dir / "data")) << "nothing is started";
+  }
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace orch::testing

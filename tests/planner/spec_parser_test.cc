@@ -270,7 +270,7 @@ TEST(SpecParserErrorTest, TextFileOutsideTheSpecDirectoryIsRefusedSayingWhatToDo
   ASSERT_EQ(parsed.diagnostics.errors().size(), 1u);
   EXPECT_EQ(parsed.diagnostics.errors()[0].Format("unit.toml"),
             At(text, "\"/etc/passwd\"") + ": error: workloads[0].text_file: cannot read "
-            "\"/etc/passwd\": \"/etc/passwd\" is an absolute path; files read into the plan "
+            "\"/etc/passwd\": \"/etc/passwd\" is an absolute path; files a spec names "
             "must lie in the spec's directory or below it: move the file there, or pass "
             "--allow-outside-spec-dir to read it where it is");
   EXPECT_EQ(parsed.spec->workloads[0].text, "");
