@@ -9,6 +9,9 @@
 #include <fstream>
 
 #include "cli/child_process.h"
+#include "cli/security_keys.h"
+#include "protocol/codec.h"
+#include "protocol/zmq_transport.h"
 #include "tests/e2e/local_cluster.h"
 
 namespace orch::testing {
@@ -24,6 +27,7 @@ class SecureClusterTest : public ::testing::Test {
     Keygen("agent-1", "agent", true);
     Keygen("alice", "submitter", true);
     Keygen("vera", "viewer", true);
+    Keygen("agent-2", "agent", true);  // a real agent key, used by a forger below
     Keygen("stranger", "admin", false);  // a valid key the coordinator does not list
     cluster_.StartCoordinator("tcp://127.0.0.1:*", "key = \"keys/coordinator.key_secret\"\n"
                                                    "allowed_keys = \"keys/allowed\"\n");
@@ -137,6 +141,67 @@ TEST_F(SecureClusterTest, ASecondAgentUnderAConnectedAgentsIdIsRefusedAndTheFirs
   EXPECT_FALSE(twin_says("on driver")) << "the twin ran nothing";
   EXPECT_TRUE(twin_says("speaks only as agent agent-1, not as agent-1~"));
   (void)twin->Stop(std::chrono::seconds(5));
+}
+
+// Another allowed agent key finishes agent-1's run in flight with a forged
+// success, over a real CURVE socket: nothing is acknowledged, and agent-1's own
+// run completes the job.
+TEST_F(SecureClusterTest, AForgedResultFromAnotherAgentKeyIsRefusedAndTheRealRunCompletes) {
+  fs::path keys = cluster_.dir() / "keys";
+  cluster_.StartAgent("agent-1", {{"test", "test-engine@1", TestDriverBinary()}},
+                      "key = \"" + (keys / "agent-1.key_secret").string() +
+                          "\"\ncoordinator_key = \"" + (keys / "coordinator.key").string() + "\"\n");
+  fs::path spec = cluster_.dir() / "slow.toml";
+  std::ofstream(spec) << TestEngineSpec("slow", 3, 20, 100);  // 2 s per run
+  ASSERT_EQ(As("alice", {"submit", spec.string()}).exit_code, 0) << cluster_.Logs();
+  std::string run_id;
+  ASSERT_TRUE(LocalCluster::WaitUntil(
+      [&] {
+        ProcessResult jobs = As("vera", {"status", "--jobs", "--json"});
+        nlohmann::json doc = nlohmann::json::parse(jobs.out, nullptr, false);
+        if (!doc.is_object() || !doc.contains("jobs")) return false;
+        for (const nlohmann::json& job : doc["jobs"]) {
+          if (job.value("state", "") == "running" && !job.value("run", "").empty()) {
+            run_id = job["run"].get<std::string>();
+          }
+        }
+        return !run_id.empty();
+      },
+      std::chrono::seconds(30)))
+      << As("vera", {"status", "--jobs", "--json"}).out << cluster_.Logs();
+
+  Result<std::optional<protocol::CurveClientKeys>> curve = cli::LoadClientKeys(
+      (keys / "agent-2.key_secret").string(), (keys / "coordinator.key").string(), "test");
+  ASSERT_TRUE(curve.ok() && curve->has_value()) << curve.status().ToString();
+  protocol::ZmqContext context;
+  Result<std::unique_ptr<protocol::ZmqTransport>> forger =
+      protocol::ConnectZmqClient(context, cluster_.endpoint(), "agent-2", **curve);
+  ASSERT_TRUE(forger.ok()) << forger.status().ToString();
+  protocol::Hello hello;
+  hello.agent_id = "agent-2";
+  hello.capabilities = {{"test-engine@1"}, "cpu", 0, 1, {}};
+  ASSERT_TRUE((*forger)->Send(protocol::kServerPeer, protocol::Encode(hello)).ok());
+  protocol::RunFinished forged{run_id, protocol::RunStatus::kSucceeded, "{}", "", 1};
+  ASSERT_TRUE((*forger)->Send(protocol::kServerPeer, protocol::Encode(forged)).ok());
+  bool acknowledged = false;
+  for (int round = 0; round < 20; ++round) {  // 2 s
+    (void)(*forger)->Wait(std::chrono::milliseconds(100));
+    while (auto event = (*forger)->Receive()) {
+      Result<protocol::Message> message = protocol::Decode(event->frame);
+      auto* ack = message.ok() ? std::get_if<protocol::Ack>(&*message) : nullptr;
+      acknowledged = acknowledged || (ack != nullptr && ack->run_id == run_id);
+    }
+  }
+  EXPECT_FALSE(acknowledged) << "the forged finish was acknowledged";
+
+  bool done = LocalCluster::WaitUntil(
+      [&] { return As("vera", {"status"}).out.find("3/3 succeeded") != std::string::npos; },
+      std::chrono::seconds(60));
+  EXPECT_TRUE(done) << As("vera", {"status"}).out << cluster_.Logs();
+  std::ifstream log(cluster_.dir() / "coordinator.log");
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("refusing runFinished of run " + run_id +
+                              " from agent-2: the run belongs to agent agent-1"));
 }
 
 TEST_F(SecureClusterTest, AnAgentWhoseKeyIsNamedOtherwiseRefusesToStart) {
