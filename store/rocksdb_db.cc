@@ -1,0 +1,140 @@
+#include "store/rocksdb_db.h"
+
+#include <rocksdb/listener.h>
+#include <rocksdb/options.h>
+
+#include <filesystem>
+#include <utility>
+
+#include "store/rocksdb_info_log.h"
+
+namespace orch::store {
+namespace {
+
+// The store drives recovery itself (rocksdb_engine.cc): RocksDB's automatic recovery
+// from a full disk waits for free space above the write buffer size (64 MiB) and, while
+// it runs, makes DB::Resume answer Busy.
+class NoAutomaticRecovery final : public rocksdb::EventListener {
+ public:
+  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason, rocksdb::Status,
+                            bool* auto_recovery) override {
+    *auto_recovery = false;
+  }
+};
+
+std::vector<rocksdb::ColumnFamilyDescriptor> Families() {
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  for (int t = 0; t < kTableCount; ++t) {
+    families.emplace_back(std::string(TableName(static_cast<Table>(t))),
+                          rocksdb::ColumnFamilyOptions());
+  }
+  families.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
+  return families;
+}
+
+// `log_dir`: where RocksDB's LOG goes (created); empty: nowhere.
+rocksdb::DBOptions DbOptions(const DbOpenSettings& settings, const std::string& log_dir) {
+  rocksdb::DBOptions options;
+  options.create_if_missing = settings.role == DbRole::kPrimary && settings.create_if_missing;
+  options.create_missing_column_families = settings.role == DbRole::kPrimary;
+  options.IncreaseParallelism(2);
+  options.paranoid_checks = true;
+  options.wal_recovery_mode = settings.wal_tail == WalTail::kRefuse
+                                  ? rocksdb::WALRecoveryMode::kAbsoluteConsistency
+                                  : rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  std::error_code ignored;
+  if (!log_dir.empty()) std::filesystem::create_directories(log_dir, ignored);
+  options.info_log = MakeInfoLog(log_dir.empty() ? "" : log_dir + "/LOG");
+  options.listeners.push_back(std::make_shared<NoAutomaticRecovery>());
+  return options;
+}
+
+// "DATA_DIR" for a store at DATA_DIR/rocksdb, else the store's own path.
+std::string DataDirOf(const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.filename().empty()) p = p.parent_path();
+  return p.filename() == "rocksdb" ? p.parent_path().string() : path;
+}
+
+Status DescribeOpenFailure(const std::string& path, const rocksdb::Status& s) {
+  Status status = FromRocks(s);
+  if (status.code() != StatusCode::kDataLoss) return status.WithContext("open store " + path);
+  std::string data_dir = DataDirOf(path);
+  return Status(StatusCode::kDataLoss,
+                "open store " + path + ": it is damaged and was left as it is (" +
+                    status.message() +
+                    "). Nothing was rolled back; acknowledged data may be affected. Run `orch "
+                    "store check " + data_dir + "` to see what is damaged, or restore a "
+                    "backup with `orch store restore BACKUP " + data_dir + "`");
+}
+
+}  // namespace
+
+Status FromRocks(const rocksdb::Status& s) {
+  if (s.ok()) return Status::Ok();
+  std::string message = "rocksdb: " + s.ToString();
+  if (s.IsCorruption()) return Status(StatusCode::kDataLoss, std::move(message));
+  if (s.IsInvalidArgument()) return InvalidArgument(std::move(message));
+  if (s.IsBusy() || s.IsTryAgain()) return Status(StatusCode::kUnavailable, std::move(message));
+  return IoError(std::move(message));
+}
+
+RocksDb::~RocksDb() {
+  for (rocksdb::ColumnFamilyHandle* handle : handles) {
+    if (db && handle) db->DestroyColumnFamilyHandle(handle).PermitUncheckedError();
+  }
+  if (db) db->Close().PermitUncheckedError();
+}
+
+Status CheckNotOrphaned(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(path, error)) return Status::Ok();
+  if (std::filesystem::exists(std::filesystem::path(path) / "CURRENT", error)) return Status::Ok();
+  std::vector<std::string> found;
+  for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
+    std::string name = entry.path().filename().string();
+    std::string ext = entry.path().extension().string();
+    if (ext == ".sst" || ext == ".log" || name.rfind("MANIFEST-", 0) == 0) found.push_back(name);
+  }
+  if (found.empty()) return Status::Ok();
+  std::string data_dir = DataDirOf(path);
+  return Status(StatusCode::kFailedPrecondition,
+                "open store " + path + ": it holds " + std::to_string(found.size()) +
+                    " database files (e.g. " + found.front() +
+                    ") but no CURRENT file; refusing to create a new, empty store over them "
+                    "(that would delete them). Run `orch store check " + data_dir +
+                    "`, or restore a backup with `orch store restore BACKUP " + data_dir +
+                    "` into an empty directory");
+}
+
+Result<std::unique_ptr<RocksDb>> OpenDb(const std::string& path, const DbOpenSettings& settings) {
+  ORCH_RETURN_IF_ERROR(CheckNotOrphaned(path));
+  std::string log_dir = settings.role == DbRole::kSecondary ? settings.secondary_dir : path;
+  bool creating = settings.role == DbRole::kPrimary && settings.create_if_missing;
+  std::error_code error;
+  if (!creating && !std::filesystem::exists(std::filesystem::path(path) / "CURRENT", error)) {
+    return NotFound("open store " + path + ": no store there (no CURRENT file)");
+  }
+  if (settings.role == DbRole::kReadOnly) log_dir.clear();  // writes nothing beside it
+  rocksdb::DBOptions options = DbOptions(settings, log_dir);
+  auto opened = std::make_unique<RocksDb>();
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status s;
+  if (settings.role == DbRole::kPrimary) {
+    s = rocksdb::DB::Open(options, path, Families(), &opened->handles, &db);
+  } else if (settings.role == DbRole::kReadOnly) {
+    s = rocksdb::DB::OpenForReadOnly(options, path, Families(), &opened->handles, &db);
+  } else {
+    s = rocksdb::DB::OpenAsSecondary(options, path, settings.secondary_dir, Families(),
+                                     &opened->handles, &db);
+  }
+  opened->db.reset(db);
+  if (!s.ok()) return DescribeOpenFailure(path, s);
+  if (settings.role == DbRole::kSecondary) {
+    s = db->TryCatchUpWithPrimary();
+    if (!s.ok()) return FromRocks(s).WithContext("catch up with the store at " + path);
+  }
+  return opened;
+}
+
+}  // namespace orch::store
