@@ -339,12 +339,10 @@ Result<ExperimentInput> LoadExperiment(store::Store& store, std::string_view exp
   }
   input.plan = std::move(*plan);
   ORCH_ASSIGN_OR_RETURN(input.jobs, store.ListJobs(experiment));
-  ORCH_ASSIGN_OR_RETURN(store::StoreState state, store.LoadState());
-  std::set<std::string> job_ids;
+  std::set<std::string, std::less<>> job_ids;
   for (const store::JobRecord& job : input.jobs) job_ids.insert(job.id);
-  for (store::RunRecord& run : state.runs) {
-    if (job_ids.count(run.job_id) > 0) input.runs.push_back(std::move(run));
-  }
+  // Only this experiment's runs are decoded: damage elsewhere does not fail its report.
+  ORCH_ASSIGN_OR_RETURN(input.runs, store.ListRunsOfJobs(job_ids));
   return input;
 }
 

@@ -42,11 +42,19 @@ class Writer {
 // Reads fields in order; the first failure sticks and later reads return zero values.
 class Reader {
  public:
-  explicit Reader(std::string_view in) : in_(in) {
+  // `any_version`: read the fields every version starts with, whatever the version.
+  explicit Reader(std::string_view in, bool any_version = false) : in_(in) {
     version_ = Byte();
-    if (version_ < kOldestVersion || version_ > kVersion) Fail("unknown format version");
+    if (any_version) return;
+    if (version_ > kVersion && error_.empty()) {
+      newer_ = true;
+      Fail("written by a newer orch");
+    } else if (version_ < kOldestVersion) {
+      Fail("unknown format version");
+    }
   }
   uint8_t version() const { return version_; }
+  bool ok() const { return error_.empty(); }
   uint64_t U64() {
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
@@ -88,6 +96,12 @@ class Reader {
   }
   // OK when every field decoded and no bytes are left over.
   Status Finish(std::string_view key) {
+    if (newer_) {
+      return Status(StatusCode::kFailedPrecondition,
+                    "decode " + std::string(key) + ": written by a newer orch (format version " +
+                        std::to_string(version_) + ", this orch reads up to " +
+                        std::to_string(kVersion) + ")");
+    }
     if (error_.empty() && pos_ != in_.size()) error_ = "trailing bytes";
     if (error_.empty()) return Status::Ok();
     return Status(StatusCode::kDataLoss,
@@ -103,6 +117,7 @@ class Reader {
 
   std::string_view in_;
   uint8_t version_ = 0;
+  bool newer_ = false;  // version_ > kVersion
   size_t pos_ = 0;
   std::string error_;
 };
@@ -198,6 +213,14 @@ Result<RunRecord> DecodeRun(std::string_view key, std::string_view bytes) {
   if (r.version() >= 2) run.summary = r.Str();
   ORCH_RETURN_IF_ERROR(r.Finish(key));
   return run;
+}
+
+std::optional<std::string> PeekRunJobId(std::string_view bytes) {
+  Reader r(bytes, /*any_version=*/true);
+  r.Str();  // the run id
+  std::string job_id = r.Str();
+  if (!r.ok() || job_id.empty()) return std::nullopt;
+  return job_id;
 }
 
 Result<EventRecord> DecodeEvent(std::string_view key, std::string_view bytes) {

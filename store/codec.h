@@ -1,14 +1,17 @@
 // Value encoding of the store's records: compact, versioned binary.
 //
-// Every encoded record starts with a format version byte (currently 2; version 1 lacks
-// RunRecord::summary and is still read), then its fields in declaration order: strings
-// as a varint length and the bytes, integers as varints (signed ones zigzag-encoded),
-// enums and flags as one byte. A decoder accepts only the versions it knows, checks enum
-// ranges and that every byte is consumed; anything else is DataLoss naming the table and
-// key. Digest bytes and fingerprint JSON are stored raw.
+// Every encoded record starts with a format version byte (currently 3; version 1 lacks
+// RunRecord::summary, version 2 PlanRecord::owner; both are still read), then its fields
+// in declaration order: strings as a varint length and the bytes, integers as varints
+// (signed ones zigzag-encoded), enums and flags as one byte. A new version only appends
+// fields. A decoder checks enum ranges and that every byte is consumed; anything else is
+// DataLoss naming the table and key. A record of a version above this orch's is
+// FailedPrecondition: "decode runs/r1: written by a newer orch (format version 4, this
+// orch reads up to 3)". Digest bytes and fingerprint JSON are stored raw.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,5 +32,10 @@ Result<PlanRecord> DecodePlan(std::string_view key, std::string_view bytes);
 Result<JobRecord> DecodeJob(std::string_view key, std::string_view bytes);
 Result<RunRecord> DecodeRun(std::string_view key, std::string_view bytes);
 Result<EventRecord> DecodeEvent(std::string_view key, std::string_view bytes);
+
+// The job id of an encoded run, read from the fields every version (also a newer one)
+// starts with; nullopt when even those do not decode. Only to tell whose a run is that
+// DecodeRun refuses.
+std::optional<std::string> PeekRunJobId(std::string_view bytes);
 
 }  // namespace orch::store

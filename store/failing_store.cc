@@ -96,4 +96,9 @@ Status FailingStore::ScanEvents(uint64_t from_seq, const EventVisitor& visit) {
 }
 Result<StoreState> FailingStore::LoadState() { return inner_.LoadState(); }
 
+Result<std::vector<RunRecord>> FailingStore::ListRunsOfJobs(
+    const std::set<std::string, std::less<>>& job_ids) {
+  return inner_.ListRunsOfJobs(job_ids);
+}
+
 }  // namespace orch::store

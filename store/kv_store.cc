@@ -199,6 +199,26 @@ Result<RunRecord> KvStore::GetRun(std::string_view run_id) {
   return std::move(*run);
 }
 
+Result<std::vector<RunRecord>> KvStore::ListRunsOfJobs(
+    const std::set<std::string, std::less<>>& job_ids) {
+  std::vector<RunRecord> runs;
+  Status inner;
+  Status scan = engine_->Scan(Table::kRuns, "", "", [&](std::string_view key, std::string_view value) {
+    Result<RunRecord> run = DecodeRun(DescribeKey(Table::kRuns, key), value);
+    if (run.ok()) {
+      if (job_ids.count(run->job_id) > 0) runs.push_back(std::move(*run));
+      return true;
+    }
+    std::optional<std::string> job_id = PeekRunJobId(value);
+    if (job_id && job_ids.count(*job_id) == 0) return true;  // another experiment's
+    inner = run.status();
+    return false;
+  });
+  if (!scan.ok()) return scan.WithContext("list runs");
+  if (!inner.ok()) return inner.WithContext("list runs");
+  return runs;
+}
+
 // --- ingestion ---
 
 Result<WriteOutcome> KvStore::AppendChunk(std::string_view run_id, uint64_t seq,

@@ -32,6 +32,8 @@ class KvStore final : public Store {
   Result<std::vector<JobRecord>> ListJobs(std::string_view plan_id) override;
   Status Apply(const StateChange& change) override;
   Result<RunRecord> GetRun(std::string_view run_id) override;
+  Result<std::vector<RunRecord>> ListRunsOfJobs(
+      const std::set<std::string, std::less<>>& job_ids) override;
   Result<WriteOutcome> AppendChunk(std::string_view run_id, uint64_t seq,
                                    const std::vector<DigestRecord>& records) override;
   Result<WriteOutcome> FinishRun(std::string_view run_id, const RunOutcome& outcome,

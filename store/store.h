@@ -10,13 +10,15 @@
 // - A mutating call that returns OK is durable to the degree the implementation promises
 //   (RocksDB: WAL synced when its options ask, the default).
 // - Ids are 1..255 bytes; others are InvalidArgument.
-// - Stored bytes that do not decode give DataLoss naming the table and key; no crash.
+// - Stored bytes that do not decode give DataLoss naming the table and key; no crash. A
+//   record written by a newer orch is FailedPrecondition saying so (codec.h).
 // - Calls may come from several threads; each call is serialized with the writes.
 //   Visitors run inside the call and must not call back into the store.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +61,12 @@ class Store {
   // values, and a finished run stays finished.
   virtual Status Apply(const StateChange& change) = 0;
   virtual Result<RunRecord> GetRun(std::string_view run_id) = 0;  // NotFound
+  // The runs of the jobs named, in run id order (one scan of the runs table). A stored
+  // run that does not decode fails the call only when it may belong to one of those
+  // jobs (its job id is read from the fields every format version starts with), so a
+  // damaged or newer run of another experiment does not hide this one's.
+  virtual Result<std::vector<RunRecord>> ListRunsOfJobs(
+      const std::set<std::string, std::less<>>& job_ids) = 0;
 
   // --- ingestion ---
 

@@ -34,6 +34,25 @@ TEST(CodecTest, RecordsRoundTrip) {
   EXPECT_EQ(*DecodeEvent("k", EncodeEvent(event)), event);
 }
 
+TEST(CodecTest, ARecordOfANewerVersionSaysSoWithBothVersions) {
+  std::string bytes = EncodePlan({.id = "p", .name = "n", .json = "{}", .owner = "o"});
+  bytes[0] = 4;
+  Result<PlanRecord> plan = DecodePlan("plans/p", bytes);
+  EXPECT_EQ(plan.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(plan.status().message(),
+            "decode plans/p: written by a newer orch (format version 4, this orch reads up to 3)");
+  bytes[0] = 0;
+  EXPECT_EQ(DecodePlan("plans/p", bytes).status().code(), StatusCode::kDataLoss);
+}
+
+TEST(CodecTest, PeekRunJobIdReadsTheJobOfAnyVersion) {
+  std::string bytes = EncodeRun(FullRun());
+  EXPECT_EQ(PeekRunJobId(bytes), "j1");
+  bytes[0] = 42;
+  EXPECT_EQ(PeekRunJobId(bytes + "more fields"), "j1");
+  EXPECT_EQ(PeekRunJobId(bytes.substr(0, 4)), std::nullopt);
+}
+
 TEST(CodecTest, EveryTruncationIsDataLossNamingTheKey) {
   std::string bytes = EncodeRun(FullRun());
   for (size_t n = 0; n < bytes.size(); ++n) {
@@ -43,14 +62,14 @@ TEST(CodecTest, EveryTruncationIsDataLossNamingTheKey) {
   }
 }
 
-TEST(CodecTest, TrailingBytesUnknownVersionAndBadEnumsAreDataLoss) {
+TEST(CodecTest, TrailingBytesVersionZeroAndBadEnumsAreDataLoss) {
   JobRecord job;
   job.id = "j";
   job.plan_id = "p";
   std::string bytes = EncodeJob(job);
   EXPECT_EQ(DecodeJob("k", bytes + "x").status().code(), StatusCode::kDataLoss);
   std::string version = bytes;
-  version[0] = 4;
+  version[0] = 0;
   EXPECT_EQ(DecodeJob("k", version).status().code(), StatusCode::kDataLoss);
   std::string state = bytes;
   state[1 + 2 + 2] = 99;  // after version, "j" and "p": the state byte

@@ -384,6 +384,54 @@ TEST_P(StoreContractTest, ReopenKeepsEverything) {
   EXPECT_EQ(*store().AppendEvent(Event("b", "2")), 2u);  // the sequence continues
 }
 
+TEST_P(StoreContractTest, ListRunsOfJobsReturnsOnlyTheRunsOfThoseJobs) {
+  SeedPlanAndRun();
+  ASSERT_TRUE(store().PutPlan(Plan("other"), {Job("other", "k1")}).ok());
+  ASSERT_TRUE(store().Apply({.job = std::nullopt, .run = RunOf("r2", "k1"), .events = {}}).ok());
+  ASSERT_TRUE(store().Apply({.job = std::nullopt, .run = RunOf("r0", "j1"), .events = {}}).ok());
+  Result<std::vector<RunRecord>> runs = store().ListRunsOfJobs({"j1", "j2"});
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  ASSERT_EQ(runs->size(), 2u);
+  EXPECT_EQ((*runs)[0].id, "r0");
+  EXPECT_EQ((*runs)[1].id, "r1");
+}
+
+// A run written by a newer orch: version byte 9, then the fields every version starts
+// with (run id, job id), then fields this orch does not know.
+std::string NewerRun(const std::string& id, const std::string& job_id) {
+  std::string bytes(1, '\x09');
+  bytes += static_cast<char>(id.size()) + id;
+  bytes += static_cast<char>(job_id.size()) + job_id;
+  return bytes + "future fields";
+}
+
+TEST_P(StoreContractTest, ANewerRunOfAnotherExperimentDoesNotHideThisOnesRuns) {
+  SeedPlanAndRun();
+  ASSERT_TRUE(store().PutPlan(Plan("other"), {Job("other", "k1")}).ok());
+  ASSERT_TRUE(store().Apply({.job = std::nullopt, .run = RunOf("r2", "k1"), .events = {}}).ok());
+  harness_->Corrupt(Table::kRuns, "r2", NewerRun("r2", "k1"));
+
+  Result<std::vector<RunRecord>> mine = store().ListRunsOfJobs({"j1", "j2", "j3"});
+  ASSERT_TRUE(mine.ok()) << mine.status().ToString();
+  ASSERT_EQ(mine->size(), 1u);
+  EXPECT_EQ((*mine)[0].id, "r1");
+
+  Result<std::vector<RunRecord>> theirs = store().ListRunsOfJobs({"k1"});
+  EXPECT_EQ(theirs.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(theirs.status().message(),
+              HasSubstr("runs/r2: written by a newer orch (format version 9, this orch reads up "
+                        "to 3)"));
+  Result<RunRecord> run = store().GetRun("r2");
+  EXPECT_EQ(run.status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_P(StoreContractTest, AnUnreadableRunFailsListRunsOfJobsForEveryone) {
+  SeedPlanAndRun();
+  harness_->Corrupt(Table::kRuns, "r1", std::string("\x01\x05r1", 4));
+  EXPECT_EQ(store().ListRunsOfJobs({"k1"}).status().code(), StatusCode::kDataLoss)
+      << "a run whose job cannot be read may be anyone's";
+}
+
 TEST_P(StoreContractTest, CorruptValueIsDataLossNamingTheKey) {
   SeedPlanAndRun();
   ASSERT_TRUE(store().AppendEvent(Event("a", "1")).ok());
@@ -394,7 +442,7 @@ TEST_P(StoreContractTest, CorruptValueIsDataLossNamingTheKey) {
   EXPECT_EQ(store().LoadState().status().code(), StatusCode::kDataLoss);
   EXPECT_EQ(store().AppendChunk("r1", 0, Digests({0})).status().code(), StatusCode::kDataLoss);
 
-  harness_->Corrupt(Table::kJobs, "j2", std::string("\x09", 1));
+  harness_->Corrupt(Table::kJobs, "j2", std::string("\x00", 1));
   EXPECT_EQ(store().ListJobs("exp").status().code(), StatusCode::kDataLoss);
   harness_->Corrupt(Table::kEvents, EventKey(1), "");
   EXPECT_EQ(store().ScanEvents(0, [](const EventRecord&) { return true; }).code(),
