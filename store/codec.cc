@@ -223,6 +223,16 @@ std::optional<std::string> PeekRunJobId(std::string_view bytes) {
   return job_id;
 }
 
+Result<uint32_t> DecodeChunkCount(std::string_view key, std::string_view bytes) {
+  Reader r(bytes);
+  uint64_t count = r.U64();
+  ORCH_RETURN_IF_ERROR(r.Finish(key));
+  if (count > UINT32_MAX) {
+    return Status(StatusCode::kDataLoss, "decode " + std::string(key) + ": count out of range");
+  }
+  return static_cast<uint32_t>(count);
+}
+
 Result<EventRecord> DecodeEvent(std::string_view key, std::string_view bytes) {
   Reader r(bytes);
   EventRecord event;

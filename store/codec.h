@@ -38,4 +38,7 @@ Result<EventRecord> DecodeEvent(std::string_view key, std::string_view bytes);
 // DecodeRun refuses.
 std::optional<std::string> PeekRunJobId(std::string_view bytes);
 
+// The record count of a chunk marker (EncodeChunkCount).
+Result<uint32_t> DecodeChunkCount(std::string_view key, std::string_view bytes);
+
 }  // namespace orch::store
