@@ -14,6 +14,7 @@
 #include "cli/report_command.h"
 #include "cli/run_command.h"
 #include "cli/status_command.h"
+#include "cli/store_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   int exit_code = orch::cli::kExitOk;
   orch::cli::RegisterPlanCommand(app, exit_code);
   orch::cli::RegisterReportCommand(app, exit_code);
+  orch::cli::RegisterStoreCommand(app, exit_code);
   orch::cli::RegisterRunCommand(app, exit_code);
   orch::cli::RegisterFingerprintCommand(app, exit_code);
   orch::cli::RegisterModelCommand(app, exit_code);

@@ -1,0 +1,162 @@
+#include "cli/store_command.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "store/rocksdb_store.h"
+#include "store/store_backup.h"
+#include "store/store_check.h"
+
+namespace orch::cli {
+namespace {
+
+struct StoreCommandOptions {
+  std::string data_dir;
+  std::string backup_dir;
+  bool json = false;
+};
+
+// A folder for a secondary instance's own files, removed with this object.
+class ScratchDir final {
+ public:
+  ScratchDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "orch-store-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+int Fail(const std::string& command, const Status& status) {
+  std::cerr << "orch store " << command << ": " << status.message() << "\n";
+  return status.code() == StatusCode::kNotFound ? kExitInvalidInput : kExitError;
+}
+
+std::map<std::string, std::vector<store::StoreProblem>> ByExperiment(
+    const store::StoreCheckReport& report) {
+  std::map<std::string, std::vector<store::StoreProblem>> grouped;
+  for (const store::StoreProblem& problem : report.problems) {
+    grouped[problem.experiment].push_back(problem);
+  }
+  return grouped;
+}
+
+void PrintCheckJson(const store::StoreCheckReport& report) {
+  nlohmann::ordered_json out = {{"schema", "orch.store-check/1"}, {"store", report.path},
+                                {"ok", report.ok()}, {"records", report.records}};
+  nlohmann::ordered_json experiments = nlohmann::ordered_json::array();
+  nlohmann::ordered_json whole = nlohmann::ordered_json::array();
+  for (const auto& [experiment, problems] : ByExperiment(report)) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const store::StoreProblem& p : problems) list.push_back({{"where", p.where}, {"what", p.what}});
+    if (experiment.empty()) {
+      whole = list;
+    } else {
+      experiments.push_back({{"experiment", experiment}, {"problems", list}});
+    }
+  }
+  out["experiments"] = experiments;
+  out["store_problems"] = whole;
+  std::cout << out.dump(2) << "\n";
+}
+
+void PrintCheckText(const store::StoreCheckReport& report, const std::string& data_dir) {
+  if (report.ok()) {
+    std::cout << "store " << report.path << ": " << report.records
+              << " records checked, every checksum and record sound\n";
+    return;
+  }
+  std::cout << "store " << report.path << ": DAMAGED (" << report.problems.size()
+            << " problems, " << report.records << " records read)\n";
+  for (const auto& [experiment, problems] : ByExperiment(report)) {
+    std::cout << (experiment.empty() ? std::string("the store as a whole")
+                                     : "experiment " + experiment)
+              << ": " << problems.size() << " problems\n";
+    for (const store::StoreProblem& p : problems) std::cout << "  " << p.where << ": " << p.what << "\n";
+  }
+  std::cout << "Restore a backup into an empty data directory: orch store restore BACKUP "
+            << data_dir << "-restored (docs/store.md)\n";
+}
+
+int RunCheck(const StoreCommandOptions& options) {
+  Result<store::StoreCheckReport> report =
+      store::CheckRocksDbStore(store::RocksDbPathInDataDir(options.data_dir));
+  if (!report.ok()) return Fail("check", report.status());
+  if (options.json) {
+    PrintCheckJson(*report);
+  } else {
+    PrintCheckText(*report, options.data_dir);
+  }
+  return report->ok() ? kExitOk : kExitError;
+}
+
+int RunBackup(const StoreCommandOptions& options) {
+  ScratchDir scratch;
+  if (scratch.path().empty()) return Fail("backup", IoError("cannot create a temporary folder"));
+  std::string path = store::RocksDbPathInDataDir(options.data_dir);
+  Result<store::BackupSummary> backup =
+      store::BackupRocksDbStore(path, options.backup_dir, scratch.path());
+  if (!backup.ok()) return Fail("backup", backup.status());
+  std::cout << "backup " << backup->id << " of " << path << " in " << options.backup_dir << ": "
+            << backup->files << " files, " << backup->bytes << " bytes, verified\n";
+  return kExitOk;
+}
+
+int RunRestore(const StoreCommandOptions& options) {
+  std::string path = store::RocksDbPathInDataDir(options.data_dir);
+  Status restored = store::RestoreRocksDbStore(options.backup_dir, path);
+  if (!restored.ok()) return Fail("restore", restored);
+  std::cout << "restored the latest backup in " << options.backup_dir << " into " << path
+            << "; start the coordinator with data_dir = " << options.data_dir << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterStoreCommand(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<StoreCommandOptions>();  // shared with the callbacks below
+  CLI::App* store = app.add_subcommand(
+      "store", "Check, back up and restore a coordinator's store (docs/store.md).");
+  store->require_subcommand(1);
+
+  CLI::App* check = store->add_subcommand(
+      "check",
+      "Verify every checksum of DATA_DIR/rocksdb and decode every record; report damage by\n"
+      "experiment. Reads only. Exit status: 0 sound, 1 damaged, 2 no store there.");
+  check->add_option("DATA_DIR", options->data_dir, "the coordinator's data directory")->required();
+  check->add_flag("--json", options->json, "print JSON (schema orch.store-check/1)");
+  check->callback([options, &exit_code] { exit_code = RunCheck(*options); });
+
+  CLI::App* backup = store->add_subcommand(
+      "backup",
+      "Add a verified backup of DATA_DIR/rocksdb to DEST (a backup directory; later backups\n"
+      "share unchanged files). Works while the coordinator runs. Exit status: 0 done, 1\n"
+      "failed, 2 no store there.");
+  backup->add_option("DATA_DIR", options->data_dir, "the coordinator's data directory")->required();
+  backup->add_option("DEST", options->backup_dir, "the backup directory")->required();
+  backup->callback([options, &exit_code] { exit_code = RunBackup(*options); });
+
+  CLI::App* restore = store->add_subcommand(
+      "restore",
+      "Restore the latest backup in BACKUP into DATA_DIR/rocksdb, which must not exist or be\n"
+      "empty (nothing is overwritten). Exit status: 0 done, 1 failed, 2 no backup there.");
+  restore->add_option("BACKUP", options->backup_dir, "a backup directory (orch store backup)")
+      ->required();
+  restore->add_option("DATA_DIR", options->data_dir, "the data directory to restore into")
+      ->required();
+  restore->callback([options, &exit_code] { exit_code = RunRestore(*options); });
+}
+
+}  // namespace orch::cli

@@ -1,0 +1,93 @@
+// `orch store check|backup|restore` as an operator runs them: the real binary on a real
+// data directory.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "store/rocksdb_store.h"
+#include "tests/support/subprocess.h"
+
+namespace orch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class StoreCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::remove_all(dir_);
+    std::unique_ptr<store::Store> store =
+        std::move(store::OpenRocksDbStore(store::RocksDbPathInDataDir(data()), {})).value();
+    store::JobRecord job;
+    job.id = "exp-job";
+    job.plan_id = "exp";
+    ASSERT_TRUE(store->PutPlan({"exp", "exp", "{}"}, {job}).ok());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string data() const { return (dir_ / "data").string(); }
+
+  fs::path dir_ = fs::temp_directory_path() / ("orch-store-cmd-" + std::to_string(::getpid()));
+};
+
+TEST_F(StoreCommandTest, CheckPassesASoundStoreAndFailsADamagedOneNamingTheExperiment) {
+  ProcessResult sound = RunProcess({OrchBinary(), "store", "check", data()});
+  EXPECT_EQ(sound.exit_code, 0) << sound.err;
+  EXPECT_THAT(sound.out, HasSubstr("every checksum and record sound"));
+
+  ASSERT_TRUE(store::WriteRawValueForTesting(store::RocksDbPathInDataDir(data()), "jobs",
+                                             "exp-job", std::string("\x07", 1)).ok());
+  ProcessResult damaged = RunProcess({OrchBinary(), "store", "check", data()});
+  EXPECT_EQ(damaged.exit_code, 1);
+  EXPECT_THAT(damaged.out, HasSubstr("experiment exp: 1 problems"));
+  EXPECT_THAT(damaged.out, HasSubstr("jobs/exp-job"));
+  EXPECT_THAT(damaged.out, HasSubstr("orch store restore"));
+
+  ProcessResult json = RunProcess({OrchBinary(), "store", "check", data(), "--json"});
+  EXPECT_EQ(json.exit_code, 1);
+  nlohmann::json parsed = nlohmann::json::parse(json.out);
+  EXPECT_EQ(parsed["schema"], "orch.store-check/1");
+  EXPECT_EQ(parsed["ok"], false);
+  EXPECT_EQ(parsed["experiments"][0]["experiment"], "exp");
+  EXPECT_EQ(parsed["experiments"][0]["problems"][0]["where"], "jobs/exp-job");
+}
+
+TEST_F(StoreCommandTest, CheckOfADirectoryWithoutAStoreSaysSo) {
+  ProcessResult none = RunProcess({OrchBinary(), "store", "check", (dir_ / "nothing").string()});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_THAT(none.err, HasSubstr("no store at"));
+}
+
+TEST_F(StoreCommandTest, BackupThenRestoreIntoANewDataDirectory) {
+  std::string backups = (dir_ / "backups").string();
+  ProcessResult backup = RunProcess({OrchBinary(), "store", "backup", data(), backups});
+  ASSERT_EQ(backup.exit_code, 0) << backup.err;
+  EXPECT_THAT(backup.out, HasSubstr("backup 1 of"));
+  EXPECT_THAT(backup.out, HasSubstr("verified"));
+
+  ProcessResult over = RunProcess({OrchBinary(), "store", "restore", backups, data()});
+  EXPECT_EQ(over.exit_code, 1);
+  EXPECT_THAT(over.err, HasSubstr("Move it aside"));
+
+  std::string restored = (dir_ / "restored").string();
+  ProcessResult restore = RunProcess({OrchBinary(), "store", "restore", backups, restored});
+  ASSERT_EQ(restore.exit_code, 0) << restore.err;
+  EXPECT_THAT(restore.out, HasSubstr("data_dir = " + restored));
+  std::unique_ptr<store::Store> store =
+      std::move(store::OpenRocksDbStore(store::RocksDbPathInDataDir(restored), {})).value();
+  EXPECT_EQ(store->GetPlan("exp")->name, "exp");
+}
+
+TEST_F(StoreCommandTest, EachCommandExplainsItselfWithHelp) {
+  for (std::string command : {"check", "backup", "restore"}) {
+    ProcessResult help = RunProcess({OrchBinary(), "store", command, "--help"});
+    EXPECT_EQ(help.exit_code, 0) << command;
+    EXPECT_THAT(help.out, HasSubstr("Exit status")) << command;
+  }
+}
+
+}  // namespace
+}  // namespace orch::testing
