@@ -1,11 +1,14 @@
 #include "model/gguf_reader.h"
 
+#include <limits>
+
 #include "base/bytes.h"
 
 namespace orch::model {
 namespace {
 
 constexpr std::uint64_t kMaxArrayItems = 1ull << 28;
+constexpr std::uint64_t kMaxTensorElements = std::numeric_limits<std::uint64_t>::max() / 4;
 
 Status Malformed(const std::string& what) {
   return Status(StatusCode::kDataLoss, "gguf: " + what);
@@ -113,9 +116,14 @@ Status ParseTensorInfo(Parser& p, std::uint64_t index, GgufTensorInfo& tensor) {
   where += " (" + tensor.name + ")";
   tensor.ne.resize(dims);
   std::uint64_t elements = 1;
+  bool overflows = false;
   for (std::uint64_t& n : tensor.ne) {
     if (!p.U64(&n)) return Malformed("truncated in " + where);
-    elements *= n;
+    overflows = overflows || __builtin_mul_overflow(elements, n, &elements);
+  }
+  // No element type takes more than 4 bytes, so this bound keeps its byte count in range.
+  if (overflows || elements > kMaxTensorElements) {
+    return Malformed(where + ": element count overflows");
   }
   if (!p.U32(&type) || !p.U64(&tensor.offset)) return Malformed("truncated in " + where);
   tensor.type = static_cast<GgmlType>(type);

@@ -104,6 +104,19 @@ TEST(GgufTest, ReaderRejectsMalformedFiles) {
             "gguf: tensor out.weight extends past the end of the file");
 }
 
+// Regression: the element count (product of ne) and its size in bytes wrapped around
+// 2^64, so a tensor of 2^64 or 2^62 f32 values was read as 0 bytes inside the file.
+TEST(GgufTest, ReaderRejectsTensorsWhoseSizeOverflows) {
+  for (std::vector<std::uint64_t> ne :
+       {std::vector<std::uint64_t>{1ull << 32, 1ull << 32}, {1ull << 62, 1}}) {
+    GgufWriter w;
+    w.AddTensor("huge.weight", ne, GgmlType::kF32);
+    Result<GgufFile> parsed = ParseGguf(w.Header());
+    EXPECT_EQ(parsed.status().message(),
+              "gguf: tensor info 0 (huge.weight): element count overflows");
+  }
+}
+
 TEST(GgufTest, TensorDataBytesKnowsBlockQuantizedTypes) {
   EXPECT_EQ(TensorDataBytes(0, 10), 40u);
   EXPECT_EQ(TensorDataBytes(30, 10), 20u);
