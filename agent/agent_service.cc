@@ -8,6 +8,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <utility>  // before Boost.Asio under C++20 (Debian 12)
 
 #include "agent/driver_job.h"
@@ -111,6 +112,9 @@ struct AgentService::Impl {
     hello.fingerprint_json = options.fingerprint_json;
     hello.host_facts = options.host_facts;
     hello.running_runs = RunIds();
+    for (const std::string& run_id : spool.FinishedUnacked()) {
+      if (!runs.contains(run_id)) hello.delivering_runs.push_back(run_id);
+    }
     welcomed = false;
     SendMessage(hello);
     Arm(options.hello_retry);
@@ -207,10 +211,12 @@ struct AgentService::Impl {
     Arm(heartbeat);
   }
 
-  void Refuse(const protocol::Assign& assign, const std::string& reason) {
+  // `code`: why, for the coordinator (protocol/messages.h, kRefused*).
+  void Refuse(const protocol::Assign& assign, std::string_view code, const std::string& reason) {
     log.warn(fmt::runtime("run {}: refused: {}"), assign.run_id, reason);
+    nlohmann::json summary = {{"error", {{"code", code}, {"message", reason}}}};
     protocol::RunFinished finished{
-        assign.run_id, protocol::RunStatus::kFailed, "{}",
+        assign.run_id, protocol::RunStatus::kFailed, summary.dump(),
         "agent " + id() + " refused the run: " + reason, 0};
     Spooled(finished);
   }
@@ -245,20 +251,20 @@ struct AgentService::Impl {
 
   void OnAssign(const protocol::Assign& assign) {
     if (runs.contains(assign.run_id)) return;  // a duplicate Assign
-    if (draining || stopping) return Refuse(assign, "the agent is draining");
+    if (draining || stopping) return Refuse(assign, protocol::kRefusedDraining, "the agent is draining");
     const DriverConfig* driver = DriverFor(assign.requirements.engine);
     if (driver == nullptr) {
-      return Refuse(assign, "no driver for engine \"" +
+      return Refuse(assign, protocol::kRefusedNoEngine, "no driver for engine \"" +
                                 assign.requirements.engine +
                                 "\" (this agent has: " + Engines() + ")");
     }
-    if (FreeSlots() <= 0) return Refuse(assign, "no free slot");
+    if (FreeSlots() <= 0) return Refuse(assign, protocol::kRefusedBusy, "no free slot");
     // Resolving may hash or generate a model file on this thread (see
     // agent/model_resolver.h).
     Result<DriverJob> job = BuildDriverJob(assign, models, options.config.driver_threads);
-    if (!job.ok()) return Refuse(assign, job.status().message());
+    if (!job.ok()) return Refuse(assign, protocol::kRefusedJob, job.status().message());
     Status begun = spool.BeginRun(assign.run_id);
-    if (!begun.ok()) return Refuse(assign, "spool: " + begun.message());
+    if (!begun.ok()) return Refuse(assign, protocol::kRefusedSpool, "spool: " + begun.message());
     auto running = std::make_unique<Running>(
         DriverRun(assign.run_id, driver->name, kRecordsPerChunk));
     running->experiment = job->experiment;

@@ -1,5 +1,6 @@
 #include "agent/config.h"
 
+#include "protocol/endpoint.h"
 #include "protocol/peer_names.h"
 
 #include <toml++/toml.h>
@@ -118,6 +119,13 @@ Status ParseAgentTable(const Fields& f, const toml::table& agent,
   }
   ORCH_ASSIGN_OR_RETURN(config.coordinator,
                         f.String(agent, "agent", "coordinator", std::nullopt));
+  std::string bad_endpoint =
+      protocol::WhyBadEndpoint(config.coordinator, protocol::EndpointUse::kConnect);
+  if (!bad_endpoint.empty()) {
+    const toml::node* node = agent.get("coordinator");
+    return f.Error(node != nullptr ? node->source() : agent.source(), "agent.coordinator",
+                   bad_endpoint);
+  }
   ORCH_ASSIGN_OR_RETURN(std::int64_t slots,
                         f.Int(agent, "agent", "slots", 1, 1));
   config.slots = static_cast<std::int32_t>(slots);

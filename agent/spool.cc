@@ -210,6 +210,14 @@ std::vector<std::string> Spool::UnfinishedRuns() const {
   return runs;
 }
 
+std::vector<std::string> Spool::FinishedUnacked() const {
+  std::vector<std::string> runs;
+  for (const auto& [run_id, run] : runs_) {
+    if (run.finished) runs.push_back(run_id);
+  }
+  return runs;
+}
+
 std::uint64_t Spool::ChunkCount(const std::string& run_id) const {
   auto it = runs_.find(run_id);
   return it == runs_.end() ? 0 : it->second.chunk_count;

@@ -48,6 +48,8 @@ class Spool final {
   // Runs that began but have no RunFinished (their driver died with an earlier
   // agent).
   std::vector<std::string> UnfinishedRuns() const;
+  // Runs whose RunFinished is written and not yet acknowledged.
+  std::vector<std::string> FinishedUnacked() const;
   // Chunks written for `run_id`, acknowledged or not.
   std::uint64_t ChunkCount(const std::string& run_id) const;
   // Messages not yet acknowledged.

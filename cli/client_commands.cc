@@ -13,6 +13,7 @@
 #include "planner/plan.h"
 #include "planner/plan_json.h"
 #include "protocol/codec.h"
+#include "protocol/endpoint.h"
 #include "protocol/zmq_transport.h"
 
 namespace orch::cli {
@@ -106,6 +107,8 @@ void AddClientOptions(CLI::App& cmd, ClientOptions& options) {
 
 Result<protocol::Message> Request(const ClientOptions& options,
                                   const protocol::Message& request) {
+  std::string bad = protocol::WhyBadEndpoint(options.coordinator, protocol::EndpointUse::kConnect);
+  if (!bad.empty()) return InvalidArgument("--coordinator " + bad);
   ORCH_ASSIGN_OR_RETURN(std::optional<protocol::CurveClientKeys> curve,
                         LoadClientKeys(options.key, options.coordinator_key,
                                        "--key/--coordinator-key"));

@@ -13,6 +13,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,16 @@ struct AgentEntry {
   protocol::Capabilities capabilities;
   protocol::AgentState state = protocol::AgentState::kConnected;
   std::chrono::milliseconds last_heard{0};
+  // The runs the agent said it holds in its last Hello or Heartbeat (running,
+  // or finished with results still to deliver): they occupy its slots even
+  // when the coordinator no longer counts them as in flight.
+  std::set<std::string> listed;
+  // Assignments it can take now by its own account: its last Heartbeat's free
+  // slots less what was assigned since; 0 after it refused one for want of a
+  // slot. Negative: not reported yet (no limit but `slots`).
+  std::int32_t free_hint = -1;
+  // Runs it listed that the coordinator no longer counts and told it to cancel.
+  std::set<std::string> cancel_sent;
   // Digest records received per chunk over the last kRateWindow, oldest first.
   std::deque<std::pair<std::chrono::milliseconds, std::uint32_t>> recent_positions;
 

@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "protocol/endpoint.h"
+
 namespace orch::coordinator {
 namespace {
 
@@ -74,6 +76,29 @@ Status CheckKeys(const toml::table& t, const std::string& file) {
   return Status::Ok();
 }
 
+// Settings that cannot work together: an agent must be able to miss a
+// heartbeat before it counts as lost, and a lease must outlive the heartbeats
+// that renew it.
+Status CheckTimings(const CoordinatorOptions& o, const toml::table& t, const std::string& file) {
+  auto at = [&](const char* key) {
+    const toml::node* node = t.get(key);
+    return Where(file, node != nullptr ? node->source() : t.source()) + ": coordinator." + key;
+  };
+  auto ms = [](std::chrono::milliseconds d) { return std::to_string(d.count()); };
+  if (o.agent_timeout < 2 * o.heartbeat_interval) {
+    return InvalidArgument(at("agent_timeout_ms") + " = " + ms(o.agent_timeout) +
+                           ": must be at least twice heartbeat_interval_ms (" +
+                           ms(o.heartbeat_interval) + "), or agents are lost between heartbeats");
+  }
+  if (o.lease < 2 * o.heartbeat_interval) {
+    return InvalidArgument(at("lease_ms") + " = " + ms(o.lease) +
+                           ": must be at least twice heartbeat_interval_ms (" +
+                           ms(o.heartbeat_interval) + "), or leases expire before a heartbeat "
+                           "renews them");
+  }
+  return Status::Ok();
+}
+
 Result<CoordinatorConfig> CheckSecurity(CoordinatorConfig config, const toml::table& t,
                                         const std::string& file) {
   std::string at = Where(file, t.source()) + ": coordinator";
@@ -104,12 +129,19 @@ Result<CoordinatorConfig> ReadTable(const toml::table& root,
   CoordinatorOptions& o = config.options;
   ORCH_RETURN_IF_ERROR(ReadString(*t, file, "id", o.id));
   ORCH_RETURN_IF_ERROR(ReadString(*t, file, "listen", config.listen));
+  if (const toml::node* listen = t->get("listen")) {
+    std::string why = protocol::WhyBadEndpoint(config.listen, protocol::EndpointUse::kBind);
+    if (!why.empty()) {
+      return InvalidArgument(Where(file, listen->source()) + ": coordinator.listen: " + why);
+    }
+  }
   ORCH_RETURN_IF_ERROR(ReadString(*t, file, "data_dir", config.data_dir));
   ORCH_RETURN_IF_ERROR(
       ReadMillis(*t, file, "heartbeat_interval_ms", o.heartbeat_interval));
   ORCH_RETURN_IF_ERROR(
       ReadMillis(*t, file, "agent_timeout_ms", o.agent_timeout));
   ORCH_RETURN_IF_ERROR(ReadMillis(*t, file, "lease_ms", o.lease));
+  ORCH_RETURN_IF_ERROR(CheckTimings(o, *t, file));
   std::int64_t budget = o.retry_budget;
   ORCH_RETURN_IF_ERROR(ReadInt(*t, file, "retry_budget", 1, budget));
   o.retry_budget = static_cast<std::int32_t>(budget);

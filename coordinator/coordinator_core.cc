@@ -107,7 +107,9 @@ void CoordinatorCore::OnHello(const std::string& peer,
   Send(out, peer,
        protocol::Welcome{protocol::kProtocolVersion, options_.id,
                          options_.heartbeat_interval});
-  for (const std::string& run_id : hello.running_runs) {
+  std::vector<std::string> kept = hello.running_runs;
+  kept.insert(kept.end(), hello.delivering_runs.begin(), hello.delivering_runs.end());
+  for (const std::string& run_id : kept) {
     RunEntry* run = runs_.Find(run_id);
     if (run == nullptr) {
       Log("agent " + peer + " lists unknown run " + run_id + "; ignored");
@@ -116,8 +118,38 @@ void CoordinatorCore::OnHello(const std::string& peer,
       Log("agent " + peer + " re-adopted run " + run_id);
     }
   }
-  ReleaseUnlisted(agent, hello.running_runs, now, out);
+  ReleaseUnlisted(agent, kept, now, out);
+  agent.free_hint = agent.capabilities.slots - static_cast<std::int32_t>(hello.running_runs.size());
+  agent.cancel_sent.clear();
+  CancelStale(agent, hello.running_runs, out);
   Dispatch(now, out);
+}
+
+// Runs the agent still runs that the coordinator gave up (their lease expired
+// while the agent was paused or cut off, or the coordinator restarted after
+// they were lost): the agent is told once to cancel each, and its slots are
+// counted by what it reports (free_hint) until it has.
+void CoordinatorCore::CancelStale(AgentEntry& agent, const std::vector<std::string>& running,
+                                  Effects& out) {
+  std::set<std::string> still;
+  for (const std::string& run_id : running) {
+    const RunEntry* run = runs_.Find(run_id);
+    if (run != nullptr && run->InFlight() && run->agent_id == agent.id) continue;
+    still.insert(run_id);
+    if (agent.cancel_sent.contains(run_id)) continue;
+    Log("agent " + agent.id + " still runs " + run_id +
+        ", which is no longer its; asking it to cancel");
+    Send(out, agent.id, protocol::Cancel{run_id, ""});
+  }
+  agent.cancel_sent = std::move(still);
+}
+
+// Slots the agent can fill now: its own count of free slots (free_hint, when
+// reported) and never more than its slots less the runs it holds here.
+std::int32_t CoordinatorCore::FreeSlots(const AgentEntry& agent) const {
+  std::int32_t free = agent.capabilities.slots - runs_.CountOn(agent.id);
+  if (agent.free_hint >= 0) free = std::min(free, agent.free_hint);
+  return std::max<std::int32_t>(0, free);
 }
 
 void CoordinatorCore::ReleaseUnlisted(const AgentEntry& agent,
@@ -153,6 +185,8 @@ void CoordinatorCore::OnHeartbeat(const std::string& peer,
       runs_.Renew(*run, now + options_.lease);
     }
   }
+  agent->free_hint = beat.free_slots;
+  CancelStale(*agent, beat.running_runs, out);
   Dispatch(now, out);
 }
 
@@ -219,7 +253,17 @@ void CoordinatorCore::OnFinished(const std::string& peer,
                  finished.status == protocol::RunStatus::kFailed &&
                  finished.chunk_count == 0;
   JobEntry* job = jobs_.Find(run->job_id);
-  if (refused && job != nullptr && !RefusedBy(*job, run->agent_id)) {
+  bool transient = refused && TransientRefusal(finished.summary);
+  if (refused) run->refused = true;
+  AgentEntry* agent = agents_.Find(run->agent_id);
+  if (refused && agent != nullptr && run->InFlight() && agent->free_hint >= 0) {
+    // A refused run took no slot; after a transient refusal the agent's count
+    // of free slots was not ours: none until its next Heartbeat.
+    agent->free_hint = transient ? 0 : agent->free_hint + 1;
+  }
+  if (transient) {
+    Log("agent " + run->agent_id + " could not take run " + run->id + " now: " + finished.error);
+  } else if (refused && job != nullptr && !RefusedBy(*job, run->agent_id)) {
     job->refusals.push_back({run->agent_id, finished.error});
     Log("agent " + run->agent_id + " refused job " + job->id + ": " +
         finished.error);
@@ -242,6 +286,10 @@ Effects CoordinatorCore::OnRunStored(const store::RunRecord& record,
   Effects out;
   RunEntry* run = runs_.Find(record.id);
   if (run == nullptr || !record.finished) return out;
+  AgentEntry* agent = agents_.Find(run->agent_id);
+  if (agent != nullptr && run->InFlight() && !run->refused && agent->free_hint >= 0) {
+    agent->free_hint += 1;  // its slot is free again by the agent's count
+  }
   JobEntry* job = jobs_.Find(record.job_id);
   bool current =
       job != nullptr && job->current_run == record.id && !job->Terminal();
@@ -258,6 +306,8 @@ Effects CoordinatorCore::OnRunStored(const store::RunRecord& record,
                              ? std::string(store::RunStateName(record.state))
                              : record.error;
     std::optional<std::string> code = DeterministicErrorCode(record.summary);
+    // A refused run never ran: it does not spend the job's retry budget.
+    if (run->refused && job->current_run == run->id && job->attempts > 0) job->attempts -= 1;
     RunFailed(*run, record.state,
               "run " + record.id + " on " + record.agent_id + ": " + reason,
               now, out, code ? Retry::kNever : Retry::kWhileBudgetLasts);
@@ -381,15 +431,13 @@ void CoordinatorCore::NoteFailure(const std::string& run_id,
 
 void CoordinatorCore::Dispatch(Millis now, Effects& out) {
   for (auto& [id, agent] : agents_.all()) {
-    if (!agent.TakesWork() ||
-        runs_.CountOn(agent.id) >= agent.capabilities.slots)
-      continue;
+    if (!agent.TakesWork() || FreeSlots(agent) <= 0) continue;
     for (JobTable::Queue& queue : jobs_.queues()) {
       if (queue.jobs.empty() || !Satisfies(queue.needs, agent.capabilities))
         continue;
       while (AssignOne(agent, queue, now, out)) {
       }
-      if (runs_.CountOn(agent.id) >= agent.capabilities.slots) break;
+      if (FreeSlots(agent) <= 0) break;
     }
   }
 }
@@ -398,7 +446,7 @@ void CoordinatorCore::Dispatch(Millis now, Effects& out) {
 // full or the queue holds nothing it may take.
 bool CoordinatorCore::AssignOne(AgentEntry& agent, JobTable::Queue& queue,
                                 Millis now, Effects& out) {
-  if (runs_.CountOn(agent.id) >= agent.capabilities.slots) return false;
+  if (FreeSlots(agent) <= 0) return false;
   std::vector<std::string> skipped;  // refused by this agent: kept in order
   bool assigned = false;
   while (!queue.jobs.empty() && !assigned) {
@@ -418,9 +466,10 @@ bool CoordinatorCore::AssignOne(AgentEntry& agent, JobTable::Queue& queue,
   return assigned;
 }
 
-void CoordinatorCore::Assign(JobEntry& job, const AgentEntry& agent, Millis now,
+void CoordinatorCore::Assign(JobEntry& job, AgentEntry& agent, Millis now,
                              Effects& out) {
   job.attempts += 1;
+  if (agent.free_hint > 0) agent.free_hint -= 1;
   RunEntry run;
   run.id = job.id.substr(0, 12) + "-" + std::to_string(job.attempts) + "-" +
            options_.run_id_salt + std::to_string(++next_run_);

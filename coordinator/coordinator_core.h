@@ -136,7 +136,9 @@ class CoordinatorCore final {
   void Dispatch(Millis now, Effects& out);
   bool AssignOne(AgentEntry& agent, JobTable::Queue& queue, Millis now,
                  Effects& out);
-  void Assign(JobEntry& job, const AgentEntry& agent, Millis now, Effects& out);
+  void Assign(JobEntry& job, AgentEntry& agent, Millis now, Effects& out);
+  std::int32_t FreeSlots(const AgentEntry& agent) const;
+  void CancelStale(AgentEntry& agent, const std::vector<std::string>& running, Effects& out);
   // The run ended without success: requeue its job (kWhileBudgetLasts, while
   // attempts < retry_budget) or fail it, with `reason`.
   enum class Retry { kWhileBudgetLasts, kNever };

@@ -19,4 +19,9 @@ namespace orch::coordinator {
 // nullopt otherwise, also for a summary that is not JSON.
 std::optional<std::string> DeterministicErrorCode(std::string_view summary);
 
+// Whether an agent's refusal (protocol/messages.h, kRefused*) was for a
+// transient reason (no free slot, draining, its spool failed): such a refusal
+// says nothing about the job, so the agent is not barred from it.
+bool TransientRefusal(std::string_view summary);
+
 }  // namespace orch::coordinator

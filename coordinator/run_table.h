@@ -33,6 +33,7 @@ struct RunEntry {
   Millis lease_expiry{0};
   store::RunState state = store::RunState::kAssigned;
   Millis assigned_at{0};
+  bool refused = false;  // its agent refused it before it started
 
   bool InFlight() const {
     return state == store::RunState::kAssigned ||

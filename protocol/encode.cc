@@ -47,6 +47,7 @@ void Put(w::Envelope::Builder e, const Hello& m) {
   SetPairs(b.initHostFacts(m.host_facts.size()), m.host_facts);
   SetTexts(b.initRunningRuns(m.running_runs.size()), m.running_runs);
   b.setFingerprintJson(Txt(m.fingerprint_json));
+  SetTexts(b.initDeliveringRuns(m.delivering_runs.size()), m.delivering_runs);
 }
 
 void Put(w::Envelope::Builder e, const Welcome& m) {

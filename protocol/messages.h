@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -50,6 +51,9 @@ struct Hello {
   std::vector<KeyValue> host_facts;
   std::vector<std::string> running_runs;  // runs still in flight (re-adoption)
   std::string fingerprint_json;  // canonical JSON whose id is fingerprint_id; may be empty
+  // Runs that finished on the agent whose RunFinished is not acknowledged yet:
+  // they hold no slot, and are kept (not released) while their results arrive.
+  std::vector<std::string> delivering_runs = {};
   friend bool operator==(const Hello&, const Hello&) = default;
 };
 
@@ -120,6 +124,16 @@ struct RunFinished {
   std::uint64_t chunk_count = 0;  // DigestChunks sent: seq 0 .. chunk_count-1
   friend bool operator==(const RunFinished&, const RunFinished&) = default;
 };
+
+// An agent that refuses an Assign answers RunFinished{kFailed, chunk_count 0}
+// before any RunStarted, with summary {"error": {"code": CODE}} naming why.
+// Transient: no free slot, draining, its spool failed. The others: it has no
+// driver for the engine, or could not prepare the job (its model).
+inline constexpr std::string_view kRefusedBusy = "agent_busy";
+inline constexpr std::string_view kRefusedDraining = "agent_draining";
+inline constexpr std::string_view kRefusedSpool = "agent_spool";
+inline constexpr std::string_view kRefusedNoEngine = "agent_no_engine";
+inline constexpr std::string_view kRefusedJob = "agent_cannot_prepare";
 
 // Ack of RunFinished uses this seq.
 inline constexpr std::uint64_t kRunFinishedSeq =

@@ -33,6 +33,7 @@ struct Hello {
   hostFacts @4 :List(KeyValue);   # flat host facts from the fingerprint
   runningRuns @5 :List(Text);     # run ids still in flight on the agent (re-adoption)
   fingerprintJson @6 :Text;       # canonical JSON of that fingerprint; may be empty
+  deliveringRuns @7 :List(Text);  # runs finished on the agent whose results it still sends
 }
 
 # coordinator -> agent: Hello accepted.

@@ -221,6 +221,30 @@ TEST_F(AgentServiceTest, RefusesAJobForAnEngineItHasNoDriverFor) {
   EXPECT_TRUE(launcher.launched().empty());
 }
 
+TEST_F(AgentServiceTest, ARefusalSaysWhyInItsSummaryForTheCoordinator) {
+  ScriptedProcessLauncher launcher(io_);
+  launcher.Push({{}, {ProcessExit::Reason::kExited, 0, 0, ""}, true});  // runs until cancelled
+  StartAgent(launcher);  // one slot
+  Welcome();
+  Send(MakeAssign("run-1", "vllm@0.9"));
+  std::optional<proto::RunFinished> no_engine = Expect<proto::RunFinished>();
+  ASSERT_TRUE(no_engine.has_value());
+  EXPECT_THAT(no_engine->summary, HasSubstr(R"("code":"agent_no_engine")"));
+  Send(MakeAssign("run-2"));
+  ASSERT_TRUE(Expect<proto::RunStarted>().has_value());
+  Send(MakeAssign("run-3"));  // while run-2 holds the slot
+  std::optional<proto::RunFinished> busy;
+  while (auto finished = Expect<proto::RunFinished>()) {
+    if (finished->run_id == "run-3") {
+      busy = finished;
+      break;
+    }
+  }
+  ASSERT_TRUE(busy.has_value());
+  EXPECT_THAT(busy->summary, HasSubstr(R"("code":"agent_busy")"));
+  EXPECT_EQ(busy->chunk_count, 0u);
+}
+
 TEST_F(AgentServiceTest, GivesTheDriverAGeneratedModelForASynthRequirement) {
   ScriptedProcessLauncher launcher(io_);
   launcher.Push(Succeeds(1));
@@ -276,7 +300,12 @@ TEST_F(AgentServiceTest, ResendsUnackedMessagesAfterReconnect) {
   service_->Reconnect([this](std::string_view frame) {
     return client_->Send(proto::kServerPeer, frame);
   });
-  Welcome();
+  std::optional<proto::Hello> hello = Expect<proto::Hello>();
+  ASSERT_TRUE(hello.has_value());
+  EXPECT_THAT(hello->running_runs, ::testing::IsEmpty());
+  EXPECT_THAT(hello->delivering_runs, ::testing::ElementsAre("run-1"))
+      << "finished, its RunFinished not acknowledged: kept, holding no slot";
+  Send(proto::Welcome{proto::kProtocolVersion, "coord-1", 60s});
   std::optional<proto::RunFinished> again = Expect<proto::RunFinished>();
   ASSERT_TRUE(again.has_value());
   EXPECT_EQ(again->run_id, "run-1");
@@ -376,7 +405,12 @@ TEST_F(AgentServiceTest, RegistersAgainAndResendsWhenAcksStall) {
   ASSERT_TRUE(Expect<proto::RunFinished>().has_value());
   received_.clear();
   // No Ack comes (say the coordinator restarted): the agent says Hello again.
-  Welcome();
+  std::optional<proto::Hello> hello = Expect<proto::Hello>();
+  ASSERT_TRUE(hello.has_value());
+  EXPECT_THAT(hello->running_runs, ::testing::IsEmpty());
+  EXPECT_THAT(hello->delivering_runs, ::testing::ElementsAre("run-1"))
+      << "finished, its RunFinished not acknowledged: kept, holding no slot";
+  Send(proto::Welcome{proto::kProtocolVersion, "coord-1", 60s});
   std::optional<proto::RunFinished> again = Expect<proto::RunFinished>();
   ASSERT_TRUE(again.has_value());
   EXPECT_EQ(again->run_id, "run-1");

@@ -67,7 +67,7 @@ TEST(AgentConfigTest, ExampleConfigParses) {
 
 TEST(AgentConfigTest, ErrorNamesFileLineColumnFieldAndValue) {
   Result<AgentConfig> config =
-      ParseAgentConfig("[agent]\nid = \"a\"\ncoordinator = \"x\"\nslots = 0\n",
+      ParseAgentConfig("[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nslots = 0\n",
                        "agent.toml", "/d");
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.status().code(), StatusCode::kInvalidArgument);
@@ -78,7 +78,7 @@ TEST(AgentConfigTest, ErrorNamesFileLineColumnFieldAndValue) {
 
 TEST(AgentConfigTest, RejectsWrongTypes) {
   Result<AgentConfig> config = ParseAgentConfig(
-      "[agent]\nid = 7\ncoordinator = \"x\"\n", "agent.toml", "/d");
+      "[agent]\nid = 7\ncoordinator = \"tcp://h:1\"\n", "agent.toml", "/d");
   ASSERT_FALSE(config.ok());
   EXPECT_THAT(config.status().message(),
               HasSubstr("agent.toml:2:6: agent.id: must be a string, got 7"));
@@ -87,16 +87,25 @@ TEST(AgentConfigTest, RejectsWrongTypes) {
 TEST(AgentConfigTest, RejectsAnIdTheTransportCannotCarry) {
   for (const char* id : {"gpu box", "agent~1", "agent/1"}) {
     Result<AgentConfig> config = ParseAgentConfig(
-        std::string("[agent]\nid = \"") + id + "\"\ncoordinator = \"x\"\n", "agent.toml", "/d");
+        std::string("[agent]\nid = \"") + id + "\"\ncoordinator = \"tcp://h:1\"\n", "agent.toml", "/d");
     ASSERT_FALSE(config.ok()) << id;
     EXPECT_THAT(config.status().message(), HasSubstr("agent.id: \"" + std::string(id) +
                                                      "\" must be 1..200 characters of"));
   }
 }
 
+TEST(AgentConfigTest, RejectsACoordinatorThatIsNotAnEndpoint) {
+  Result<AgentConfig> config = ParseAgentConfig(
+      "[agent]\nid = \"a\"\ncoordinator = \"not-an-endpoint\"\n", "agent.toml", "/d");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(config.status().message(),
+              HasSubstr("agent.toml:3:15: agent.coordinator: \"not-an-endpoint\": unknown "
+                        "transport; expected tcp://HOST:PORT"));
+}
+
 TEST(AgentConfigTest, RejectsUnknownKeys) {
   Result<AgentConfig> config =
-      ParseAgentConfig("[agent]\nid = \"a\"\ncoordinator = \"x\"\nslot = 2\n",
+      ParseAgentConfig("[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nslot = 2\n",
                        "agent.toml", "/d");
   ASSERT_FALSE(config.ok());
   EXPECT_THAT(config.status().message(),
@@ -113,7 +122,7 @@ TEST(AgentConfigTest, RejectsMissingRequiredFields) {
 }
 
 TEST(AgentConfigTest, RejectsDriversWithoutEngineAndDuplicateNames) {
-  std::string base = "[agent]\nid = \"a\"\ncoordinator = \"x\"\n";
+  std::string base = "[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\n";
   Result<AgentConfig> missing = ParseAgentConfig(
       base + "[[drivers]]\nname = \"t\"\nexecutable = \"/bin/t\"\n",
       "agent.toml", "/d");

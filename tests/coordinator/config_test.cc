@@ -90,5 +90,28 @@ TEST(CoordinatorConfigTest, ErrorsNamePositionFieldAndValue) {
   EXPECT_THAT(syntax.status().message(), HasSubstr("c.toml:1:"));
 }
 
+TEST(CoordinatorConfigTest, RefusesTimingsThatCannotWork) {
+  Result<CoordinatorConfig> lease = ParseCoordinatorConfig(
+      "[coordinator]\nheartbeat_interval_ms = 1000\nlease_ms = 500\n", "c.toml");
+  ASSERT_FALSE(lease.ok());
+  EXPECT_THAT(lease.status().message(),
+              HasSubstr("c.toml:3:12: coordinator.lease_ms = 500: must be at least twice "
+                        "heartbeat_interval_ms (1000)"));
+  Result<CoordinatorConfig> timeout = ParseCoordinatorConfig(
+      "[coordinator]\nheartbeat_interval_ms = 8000\nlease_ms = 60000\n", "c.toml");
+  ASSERT_FALSE(timeout.ok());
+  EXPECT_THAT(timeout.status().message(),
+              HasSubstr("coordinator.agent_timeout_ms = 5000: must be at least twice "
+                        "heartbeat_interval_ms (8000)"));
+}
+
+TEST(CoordinatorConfigTest, RefusesAListenAddressThatIsNotAnEndpoint) {
+  Result<CoordinatorConfig> bad =
+      ParseCoordinatorConfig("[coordinator]\nlisten = \"garbage\"\n", "c.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("c.toml:2:10: coordinator.listen: \"garbage\": unknown transport"));
+}
+
 }  // namespace
 }  // namespace orch::coordinator

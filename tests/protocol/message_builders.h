@@ -22,6 +22,7 @@ inline Hello ValidHello() {
   m.host_facts = {
       {"cpu.model", "AMD EPYC 9654"}, {"driver", "560.35.03"}, {"empty", ""}};
   m.running_runs = {"run-7"};
+  m.delivering_runs = {"run-6"};
   return m;
 }
 
