@@ -30,6 +30,16 @@ void CoordinatorCore::OnSubmit(const std::string& peer,
     Reply(out, peer, false, "submit refused: " + parsed.status().message());
     return;
   }
+  for (const PlannedJob& job : parsed->jobs) {
+    const JobEntry* known = jobs_.Find(job.id);
+    if (known != nullptr && PlanId(*known) != parsed->experiment) {
+      Reply(out, peer, false,
+            "submit refused: plan.jobs[].id " + job.id + " is a job of experiment " +
+                PlanId(*known) + " (job ids hash the experiment name: this plan was not made "
+                "by orch plan for " + parsed->experiment + ")");
+      return;
+    }
+  }
   const ParsedPlan* existing = catalog_.Find(parsed->experiment);
   if (existing != nullptr && existing->json_sha256 != parsed->json_sha256) {
     return ReplacePlan(peer, *existing, std::move(parsed).value(),

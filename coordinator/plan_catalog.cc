@@ -1,7 +1,9 @@
 #include "coordinator/plan_catalog.h"
 
+#include <cctype>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "base/sha256.h"
 #include "coordinator/matchmaker.h"
@@ -65,6 +67,31 @@ Result<protocol::Requirements> ReadRequirements(const json& job,
   return needs;
 }
 
+// Experiment and workload names: 1-128 letters, digits, '-', '_' or '.', not
+// only dots (the planner's rule, docs/spec.md).
+bool IsName(const std::string& text) {
+  if (text.empty() || text.size() > 128 || text.find_first_not_of('.') == std::string::npos) {
+    return false;
+  }
+  for (unsigned char c : text) {
+    if (std::isalnum(c) == 0 && c != '-' && c != '_' && c != '.') return false;
+  }
+  return true;
+}
+
+Status CheckName(const std::string& name, const std::string& field) {
+  if (IsName(name)) return Status::Ok();
+  return Field(field, "invalid name " + json(name).dump() +
+                          "; expected 1-128 letters, digits, '-', '_' or '.'");
+}
+
+// Job ids are 32 lowercase hex digits (planner/job_id.h).
+Status CheckJobId(const std::string& id, const std::string& field) {
+  bool hex = id.size() == 32 && id.find_first_not_of("0123456789abcdef") == std::string::npos;
+  if (hex) return Status::Ok();
+  return Field(field, "must be 32 lowercase hex digits (a job id), got " + json(id).dump());
+}
+
 std::uint64_t MostPositions(const json& workload) {
   for (const char* key : {"positions", "max_tokens"}) {
     auto it = workload.find(key);
@@ -80,8 +107,14 @@ Result<std::map<std::string, std::uint32_t>> ReadWorkloads(const json& doc,
   if (it == doc.end() || !it->is_array())
     return Field("workloads", "required array");
   std::map<std::string, std::uint32_t> index;
+  if (it->size() > kMaxPlanWorkloads) {
+    return Field("workloads", "more than " + std::to_string(kMaxPlanWorkloads) + " workloads");
+  }
   for (const json& w : *it) {
+    if (!w.is_object()) return Field("workloads[]", "must be an object");
     ORCH_ASSIGN_OR_RETURN(std::string name, Text(w, "name", "workloads[]."));
+    ORCH_RETURN_IF_ERROR(CheckName(name, "workloads[].name"));
+    if (index.contains(name)) return Field("workloads[].name", "duplicate workload " + name);
     index[name] = static_cast<std::uint32_t>(plan.workload_names.size());
     plan.workload_names.push_back(name);
     plan.workload_json.push_back(w.dump());
@@ -96,12 +129,20 @@ Status ReadJobs(const json& doc,
   auto it = doc.find("jobs");
   if (it == doc.end() || !it->is_array())
     return Field("jobs", "required array");
+  if (it->empty()) return Field("jobs", "a plan needs at least one job");
+  if (it->size() > kMaxPlanJobs) {
+    return Field("jobs", std::to_string(it->size()) + " jobs, more than " +
+                             std::to_string(kMaxPlanJobs));
+  }
   std::map<std::string, std::uint32_t> interned;
+  std::set<std::string> ids;
   for (std::size_t i = 0; i < it->size(); ++i) {
     const json& j = (*it)[i];
     std::string at = "jobs[" + std::to_string(i) + "].";
     if (!j.is_object()) return Field(at, "must be an object");
     ORCH_ASSIGN_OR_RETURN(std::string id, Text(j, "id", at));
+    ORCH_RETURN_IF_ERROR(CheckJobId(id, at + "id"));
+    if (!ids.insert(id).second) return Field(at + "id", "duplicate job id " + id);
     ORCH_ASSIGN_OR_RETURN(std::string workload, Text(j, "workload", at));
     auto w = workloads.find(workload);
     if (w == workloads.end())
@@ -112,12 +153,12 @@ Status ReadJobs(const json& doc,
         RequirementKey(needs),
         static_cast<std::uint32_t>(plan.requirements.size()));
     if (added) plan.requirements.push_back(needs);
-    std::string cell = j.contains("cell") && j["cell"].is_string()
-                           ? j["cell"].get<std::string>()
-                           : "";
-    std::uint32_t repeat = j.contains("repeat") && j["repeat"].is_number_unsigned()
-                               ? j["repeat"].get<std::uint32_t>()
-                               : 0;
+    ORCH_ASSIGN_OR_RETURN(std::string cell, OptionalText(j, "cell", at));
+    auto r = j.find("repeat");
+    bool bad_repeat = r != j.end() && !r->is_null() &&
+                      (!r->is_number_unsigned() || r->get<std::uint64_t>() > 1'000'000);
+    if (bad_repeat) return Field(at + "repeat", "must be an integer in [0, 1000000], got " + r->dump());
+    std::uint32_t repeat = r != j.end() && r->is_number_unsigned() ? r->get<std::uint32_t>() : 0;
     plan.jobs.push_back({std::move(id), std::move(cell), repeat, w->second,
                          slot->second, j.dump()});
   }
@@ -196,6 +237,7 @@ Result<ParsedPlan> ParsePlanJson(std::string_view text) {
   }
   ORCH_ASSIGN_OR_RETURN(plan.experiment,
                         Text(*experiment, "name", "experiment."));
+  ORCH_RETURN_IF_ERROR(CheckName(plan.experiment, "experiment.name"));
   plan.json_sha256 = Sha256Hex(text);
   plan.model_json = doc.contains("model") ? doc["model"].dump() : "{}";
   plan.baseline_json = doc.contains("baseline") ? doc["baseline"].dump() : "null";

@@ -47,8 +47,13 @@ struct ParsedPlan {
   std::vector<PlannedJob> jobs;  // in plan order
 };
 
-// Parses and checks an orch.plan/1 document. InvalidArgument naming the field
-// otherwise.
+// The most jobs and workloads one plan may have.
+inline constexpr std::size_t kMaxPlanJobs = 1'000'000;
+inline constexpr std::size_t kMaxPlanWorkloads = 10'000;
+
+// Parses and checks an orch.plan/1 document: names as the planner allows them,
+// at least one job, job ids of the planner's form and unique, workloads unique,
+// every field of the right type. InvalidArgument naming the field otherwise.
 Result<ParsedPlan> ParsePlanJson(std::string_view json);
 
 // The plan's experiment.name, read without building the document (it stops

@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/coordinator/coordinator_fixture.h"
 
 namespace orch::coordinator {
@@ -458,6 +460,28 @@ TEST(CoordinatorServiceTest, DrainStopsNewAssignments) {
   EXPECT_EQ(status.agents.at(0).state, protocol::AgentState::kDraining);
   EXPECT_EQ(status.experiments.at(0).succeeded, 1u);
   EXPECT_EQ(status.experiments.at(0).pending, 1u);
+}
+
+}  // namespace
+}  // namespace orch::coordinator
+
+namespace orch::coordinator {
+namespace {
+
+TEST(CoordinatorServiceTest, APlanReusingAnotherExperimentsJobIdsIsRefused) {
+  testing::CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(testing::SmallSpec("exp-a", 2)).ok);
+  nlohmann::json forged = nlohmann::json::parse(testing::PlanJson(testing::SmallSpec("exp-a", 2)));
+  forged["experiment"]["name"] = "exp-b";
+  auto cli = h.Peer("cli-forger");
+  cli->Send(protocol::Submit{forged.dump()});
+  h.Pump();
+  auto replies = testing::OfKind<protocol::CommandReply>(cli->Take());
+  ASSERT_EQ(replies.size(), 1u);
+  protocol::CommandReply reply = replies[0];
+  EXPECT_FALSE(reply.ok);
+  EXPECT_THAT(reply.message, ::testing::HasSubstr("is a job of experiment exp-a"));
+  EXPECT_FALSE(h.store().GetPlan("exp-b").ok()) << "nothing stored";
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ TEST(PlanCatalogTest, RefusesDocumentsThatAreNotPlansNamingTheField) {
   EXPECT_THAT(ParsePlanJson(no_jobs).status().message(),
               HasSubstr("plan.jobs"));
   std::string bad_job = R"({"schema":"orch.plan/1","experiment":{"name":"e"},
-      "workloads":[{"name":"w"}],"jobs":[{"id":"j","workload":"x","requirements":{}}]})";
+      "workloads":[{"name":"w"}],"jobs":[{"id":"0123456789abcdef0123456789abcdef","workload":"x","requirements":{}}]})";
   EXPECT_THAT(ParsePlanJson(bad_job).status().message(),
               HasSubstr("jobs[0].workload"));
 }
@@ -60,7 +60,7 @@ TEST(PlanCatalogTest, RefusesDocumentsThatAreNotPlansNamingTheField) {
 TEST(PlanCatalogTest, WronglyTypedFieldsAreErrorsNotCrashes) {
   auto with_requirements = [](const std::string& requirements) {
     return R"({"schema":"orch.plan/1","experiment":{"name":"e"},
-      "workloads":[{"name":"w"}],"jobs":[{"id":"j","workload":"w","requirements":)" +
+      "workloads":[{"name":"w"}],"jobs":[{"id":"0123456789abcdef0123456789abcdef","workload":"w","requirements":)" +
            requirements + "}]}";
   };
   EXPECT_THAT(ParsePlanJson(R"({"schema":5})").status().message(), HasSubstr("plan.schema"));
@@ -78,6 +78,36 @@ TEST(PlanCatalogTest, WronglyTypedFieldsAreErrorsNotCrashes) {
 
 namespace orch::coordinator {
 namespace {
+
+// The coordinator checks a plan as the planner would have made it: a peer may
+// send anything.
+TEST(PlanCatalogTest, RefusesPlansTheServerCannotTrust) {
+  const std::string id = "0123456789abcdef0123456789abcdef";
+  auto plan = [](const std::string& name, const std::string& workloads, const std::string& jobs) {
+    return R"({"schema":"orch.plan/1","experiment":{"name":)" + name + R"(},"workloads":)" +
+           workloads + R"(,"jobs":)" + jobs + "}";
+  };
+  auto job = [](const std::string& job_id, const std::string& more = "") {
+    return R"({"id":")" + job_id + R"(","workload":"w","requirements":{})" + more + "}";
+  };
+  std::string w = R"([{"name":"w"}])";
+  auto why = [](const std::string& text) { return ParsePlanJson(text).status().message(); };
+  EXPECT_THAT(why(plan(R"("../../etc")", w, "[" + job(id) + "]")),
+              HasSubstr("plan.experiment.name: invalid name \"../../etc\""));
+  EXPECT_THAT(why(plan(R"("..")", w, "[" + job(id) + "]")), HasSubstr("invalid name"));
+  EXPECT_THAT(why(plan(R"("e")", w, "[]")), HasSubstr("plan.jobs: a plan needs at least one job"));
+  EXPECT_THAT(why(plan(R"("e")", w, "[" + job(id) + "," + job(id) + "]")),
+              HasSubstr("plan.jobs[1].id: duplicate job id " + id));
+  EXPECT_THAT(why(plan(R"("e")", w, "[" + job("j/../x") + "]")),
+              HasSubstr("plan.jobs[0].id: must be 32 lowercase hex digits"));
+  EXPECT_THAT(why(plan(R"("e")", R"([{"name":"w"},{"name":"w"}])", "[" + job(id) + "]")),
+              HasSubstr("plan.workloads[].name: duplicate workload w"));
+  EXPECT_THAT(why(plan(R"("e")", w, "[" + job(id, R"(,"repeat":-1)") + "]")),
+              HasSubstr("plan.jobs[0].repeat: must be an integer in [0, 1000000], got -1"));
+  EXPECT_THAT(why(plan(R"("e")", w, "[" + job(id, R"(,"cell":7)") + "]")),
+              HasSubstr("plan.jobs[0].cell: must be a string, got 7"));
+  EXPECT_TRUE(ParsePlanJson(plan(R"("e")", w, "[" + job(id) + "]")).ok());
+}
 
 TEST(PlanCatalogTest, ExperimentNameOfFindsTheTopLevelNameOnly) {
   EXPECT_EQ(ExperimentNameOf(R"({"experiment": {"notes": {"name": "inner"}, "name": "exp-1"},
