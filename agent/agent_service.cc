@@ -32,6 +32,8 @@ struct AgentService::Impl {
     std::unique_ptr<Process> process;
     std::string log_path;  // the driver's whole stderr; kept when the run fails
     std::ofstream log;
+    std::string driver;    // its name in the config
+    Clock::time_point launched = Clock::now();
   };
 
   Impl(asio::io_context& io, ProcessLauncher& launcher, Spool& spool,
@@ -44,7 +46,8 @@ struct AgentService::Impl {
         log(log),
         options(std::move(options)),
         send(std::move(send)),
-        timer(io) {}
+        timer(io),
+        quarantine(this->options.quarantine) {}
 
   ~Impl() {
     alive.reset();  // a scan that completes now posts a handler that does nothing
@@ -67,6 +70,7 @@ struct AgentService::Impl {
   bool stopping = false;  // Stop(): as draining, but with a deadline
   bool stopped = false;
   std::chrono::milliseconds heartbeat{1000};
+  DriverQuarantine quarantine;  // drivers no longer offered
   Clock::time_point last_progress = Clock::now();  // last ack, or last resend
   Clock::time_point last_fingerprint_check = Clock::now();
   Clock::time_point stop_deadline;
@@ -102,7 +106,8 @@ struct AgentService::Impl {
     protocol::Hello hello;
     hello.agent_id = id();
     for (const DriverConfig& driver : options.config.drivers) {
-      hello.capabilities.engines.push_back(driver.engine);
+      if (!quarantine.quarantined(driver.name))
+        hello.capabilities.engines.push_back(driver.engine);
     }
     hello.capabilities.hardware_class = options.config.hardware;
     hello.capabilities.gpus = options.config.gpus;
@@ -111,6 +116,8 @@ struct AgentService::Impl {
     hello.fingerprint_id = options.fingerprint_id;
     hello.fingerprint_json = options.fingerprint_json;
     hello.host_facts = options.host_facts;
+    if (std::string quarantined = QuarantinedDrivers(); !quarantined.empty())
+      hello.host_facts.push_back({"quarantined_drivers", quarantined});
     hello.running_runs = RunIds();
     for (const std::string& run_id : spool.FinishedUnacked()) {
       if (!runs.contains(run_id)) hello.delivering_runs.push_back(run_id);
@@ -234,9 +241,10 @@ struct AgentService::Impl {
     SendMessage(finished);
   }
 
+  // The first driver for `engine` that is not quarantined.
   const DriverConfig* DriverFor(const std::string& engine) const {
     for (const DriverConfig& driver : options.config.drivers) {
-      if (driver.engine == engine) return &driver;
+      if (driver.engine == engine && !quarantine.quarantined(driver.name)) return &driver;
     }
     return nullptr;
   }
@@ -244,9 +252,50 @@ struct AgentService::Impl {
   std::string Engines() const {
     std::string engines;
     for (const DriverConfig& driver : options.config.drivers) {
+      if (quarantine.quarantined(driver.name)) continue;
       engines += (engines.empty() ? "" : ", ") + driver.engine;
     }
     return engines.empty() ? "none" : engines;
+  }
+
+  // "NAME (ENGINE): WHY; ..." for every quarantined driver; empty when none is.
+  std::string QuarantinedDrivers() const {
+    std::string out;
+    for (const DriverConfig& driver : options.config.drivers) {
+      if (!quarantine.quarantined(driver.name)) continue;
+      out += (out.empty() ? "" : "; ") + driver.name + " (" + driver.engine +
+             "): " + quarantine.reason(driver.name);
+    }
+    return out;
+  }
+
+  // Why an Assign for `engine` found no driver.
+  std::string NoDriverReason(const std::string& engine) const {
+    for (const DriverConfig& driver : options.config.drivers) {
+      if (driver.engine == engine && quarantine.quarantined(driver.name)) {
+        return "driver " + driver.name + " for engine \"" + engine +
+               "\" is quarantined on this agent (" + quarantine.reason(driver.name) +
+               "); fix it and restart the agent";
+      }
+    }
+    return "no driver for engine \"" + engine + "\" (this agent has: " + Engines() + ")";
+  }
+
+  static RunEnding EndingOf(const Running& running, const protocol::RunFinished& finished) {
+    return {finished.status, running.run.records(), running.run.error_code(),
+            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() -
+                                                                  running.launched),
+            finished.error};
+  }
+
+  // Counts a run's ending towards its driver's quarantine; registers again
+  // without the driver's engine when this run quarantined it.
+  void NoteRunEnding(const std::string& driver, const RunEnding& ending) {
+    if (!quarantine.Observe(driver, ending)) return;
+    log.error(fmt::runtime("driver {} quarantined: {}; engine(s) offered now: {}. Fix "
+                           "the driver and restart the agent"),
+              driver, quarantine.reason(driver), Engines());
+    if (!stopped && !stopping) SayHello();
   }
 
   void OnAssign(const protocol::Assign& assign) {
@@ -254,9 +303,8 @@ struct AgentService::Impl {
     if (draining || stopping) return Refuse(assign, protocol::kRefusedDraining, "the agent is draining");
     const DriverConfig* driver = DriverFor(assign.requirements.engine);
     if (driver == nullptr) {
-      return Refuse(assign, protocol::kRefusedNoEngine, "no driver for engine \"" +
-                                assign.requirements.engine +
-                                "\" (this agent has: " + Engines() + ")");
+      return Refuse(assign, protocol::kRefusedNoEngine,
+                    NoDriverReason(assign.requirements.engine));
     }
     if (FreeSlots() <= 0) return Refuse(assign, protocol::kRefusedBusy, "no free slot");
     // Resolving may hash or generate a model file on this thread (see
@@ -268,6 +316,7 @@ struct AgentService::Impl {
     auto running = std::make_unique<Running>(
         DriverRun(assign.run_id, driver->name, kRecordsPerChunk));
     running->experiment = job->experiment;
+    running->driver = driver->name;
     Running* raw = running.get();
     OpenLog(assign.run_id, *raw);
     runs[assign.run_id] = std::move(running);
@@ -342,10 +391,13 @@ struct AgentService::Impl {
       log.warn(fmt::runtime("run {}: {}"), run_id, finished.error);
     }
     Spooled(finished);
+    RunEnding ending = EndingOf(*it->second, finished);
+    std::string driver = it->second->driver;
     // The Process may be the caller: destroy it after this handler returns.
     std::shared_ptr<Process> process = std::move(it->second->process);
     runs.erase(it);
     asio::post(io, [process] {});
+    NoteRunEnding(driver, ending);
     MaybeStop();
   }
 

@@ -8,8 +8,11 @@
 // Welcome all unacknowledged messages are resent; when acknowledgements stall
 // for `resend_after` it says Hello again (a restarted coordinator does not know
 // it) and resends after the Welcome. A driver that crashes, hangs or writes
-// garbage fails its run; the agent lives on. The model files it advertises are
-// hashed on a worker thread (options.model_scan) while the loop goes on.
+// garbage fails its run; the agent lives on. A driver whose runs keep failing
+// at start-up (agent/driver_quarantine.h) is quarantined: the agent registers
+// again without its engine and refuses its Assigns (kRefusedNoEngine). The
+// model files it advertises are hashed on a worker thread (options.model_scan)
+// while the loop goes on.
 //
 // Transport is not owned: frames go out through `send`, events come in through
 // OnEvent(). Not thread-safe: everything runs on the io_context's thread.
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "agent/config.h"
+#include "agent/driver_quarantine.h"
 #include "agent/model_resolver.h"
 #include "agent/process_launcher.h"
 #include "agent/spool.h"
@@ -66,6 +70,8 @@ struct AgentServiceOptions {
   // in progress is not interrupted: destroying the service waits for it.
   std::function<std::vector<std::string>()> model_scan;
   std::chrono::milliseconds model_rescan{30000};
+  // When a driver is quarantined (faults in a row, within how long of launch).
+  DriverQuarantineOptions quarantine = {};
 };
 
 class AgentService final {

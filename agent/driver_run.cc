@@ -97,6 +97,10 @@ std::optional<protocol::DigestChunk> DriverRun::Flush() {
   return MakeChunk();
 }
 
+std::string DriverRun::error_code() const {
+  return Field(AsJson(error_), "code");
+}
+
 std::string DriverRun::Summary(const ProcessExit& exit) const {
   json summary = {{"driver", driver_name_},
                   {"hello", AsJson(hello_)},

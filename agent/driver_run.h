@@ -42,6 +42,8 @@ class DriverRun final {
 
   const std::string& run_id() const { return run_id_; }
   std::uint64_t records() const { return records_; }
+  // The code of the driver's typed error frame ("invalid_job"); empty without one.
+  std::string error_code() const;
 
  private:
   Status Take(const DriverFrame& frame,

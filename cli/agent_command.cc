@@ -15,6 +15,7 @@
 
 #include "agent/agent_service.h"
 #include "agent/config.h"
+#include "agent/driver_check.h"
 #include "agent/model_inventory.h"
 #include "agent/model_resolver.h"
 #include "agent/posix_process_launcher.h"
@@ -59,6 +60,58 @@ std::string HostFingerprintJson(const agent::AgentConfig& config) {
       host, gpus, engines, hasher, {.engines = specs, .models = {}}));
 }
 
+// How long a driver may take to answer `version` before the agent gives up on it.
+constexpr std::chrono::milliseconds kDriverCheckTimeout{10'000};
+
+// The agent's environment, which its drivers inherit, as "NAME=value" entries.
+std::vector<std::string> OwnEnvironment() {
+  std::vector<std::string> entries;
+  for (char** entry = environ; *entry != nullptr; ++entry) entries.emplace_back(*entry);
+  return entries;
+}
+
+std::string EnginesOf(const std::vector<agent::DriverConfig>& drivers) {
+  std::string engines;
+  for (const agent::DriverConfig& driver : drivers)
+    engines += (engines.empty() ? "" : ", ") + driver.engine;
+  return engines;
+}
+
+// Checks every configured driver (agent/driver_check.h) before the event loop
+// starts and keeps those that pass in `config`; logs each one that fails. False
+// when none passes: the agent would have nothing to offer.
+bool KeepWorkingDrivers(agent::AgentConfig& config, const std::string& config_path,
+                        spdlog::logger& log) {
+  if (config.drivers.empty()) {
+    std::cerr << "orch agent: " << config_path
+              << " configures no [[drivers]]: add one (docs/agent.md)\n";
+    return false;
+  }
+  auto runner = fp::MakePosixCommandRunner(
+      {.search_path = "", .environment = OwnEnvironment(), .timeout = kDriverCheckTimeout});
+  std::vector<agent::DriverConfig> working;
+  for (const agent::DriverVerdict& verdict : agent::CheckDrivers(config.drivers, *runner)) {
+    if (verdict.status.ok()) {
+      working.push_back(verdict.driver);
+      continue;
+    }
+    log.error(fmt::runtime("{}; engine {} is not offered"), verdict.status.message(),
+              verdict.driver.engine);
+  }
+  if (working.empty()) {
+    std::cerr << "orch agent: none of the " << config.drivers.size() << " drivers in "
+              << config_path << " works (see above); fix them and start the agent again\n";
+    return false;
+  }
+  if (working.size() < config.drivers.size()) {
+    log.error(fmt::runtime("{} of {} drivers failed their check; offering only: {}"),
+              config.drivers.size() - working.size(), config.drivers.size(),
+              EnginesOf(working));
+  }
+  config.drivers = std::move(working);
+  return true;
+}
+
 // The agent's own persistent hash cache, in its model cache folder (one file
 // per agent id: a cache file has one writer). An in-memory one when it cannot
 // be opened: a cache only saves time.
@@ -81,6 +134,7 @@ int RunAgent(const std::string& config_path) {
     std::cerr << "orch agent: " << config.status().message() << "\n";
     return kExitInvalidInput;
   }
+  if (!KeepWorkingDrivers(*config, config_path, log)) return kExitInvalidInput;
   Result<std::unique_ptr<agent::Spool>> spool =
       agent::Spool::Open(config->spool_dir);
   if (!spool.ok()) {

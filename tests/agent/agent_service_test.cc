@@ -29,6 +29,7 @@
 namespace orch::agent {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 namespace proto = orch::protocol;
@@ -52,6 +53,20 @@ std::string DriverOutput(int records) {
 ProcessScript Succeeds(int records) {
   return {
       {DriverOutput(records)}, {ProcessExit::Reason::kExited, 0, 0, ""}, false};
+}
+
+// A driver that dies at once: no frame at all, exit status 1.
+ProcessScript FailsAtStartUp() {
+  return {{}, {ProcessExit::Reason::kExited, 1, 0, "libengine.so: cannot open\n"}, false};
+}
+
+// A driver that refuses the job with a typed error frame, as a healthy one does.
+ProcessScript RefusesWith(const std::string& code) {
+  std::string out =
+      EncodeDriverFrame(DriverFrameType::kHello, R"({"engine":"scripted"})") +
+      EncodeDriverFrame(DriverFrameType::kError,
+                        R"({"code":")" + code + R"(","message":"no"})");
+  return {{out}, {ProcessExit::Reason::kExited, 2, 0, ""}, false};
 }
 
 proto::Assign MakeAssign(const std::string& run_id,
@@ -495,6 +510,135 @@ TEST_F(AgentServiceTest, HeartbeatsGoOnWhileModelsAreHashedAndANewSetIsAnnounced
   ASSERT_TRUE(again.has_value());
   EXPECT_EQ(again->capabilities.model_hashes,
             std::vector<std::string>{"sha256:" + std::string(64, 'c')});
+}
+
+class QuarantineTest : public AgentServiceTest {
+ protected:
+  void SetUp() override {
+    AgentServiceTest::SetUp();
+    options_.config.drivers = {{"broken", TestDriver(), "test-engine@1"},
+                               {"other", TestDriver(), "other-engine@1"}};
+  }
+
+  std::optional<proto::RunFinished> Run(const std::string& run_id,
+                                        const std::string& engine = "test-engine@1") {
+    Send(MakeAssign(run_id, engine));
+    while (std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>()) {
+      if (finished->run_id == run_id) return finished;
+    }
+    return std::nullopt;
+  }
+
+  // The Hellos the coordinator got so far.
+  std::vector<proto::Hello> Hellos() {
+    Pump();
+    std::vector<proto::Hello> hellos;
+    for (const proto::Message& message : received_) {
+      if (const auto* hello = std::get_if<proto::Hello>(&message)) hellos.push_back(*hello);
+    }
+    return hellos;
+  }
+};
+
+TEST_F(QuarantineTest, ThreeFastFailuresInARowStopTheAgentOfferingTheDriversEngine) {
+  ScriptedProcessLauncher launcher(io_);
+  for (int i = 0; i < 3; ++i) launcher.Push(FailsAtStartUp());
+  StartAgent(launcher);
+  Welcome();
+  for (const char* run : {"run-1", "run-2"}) ASSERT_TRUE(Run(run).has_value());
+  EXPECT_TRUE(Hellos().empty()) << "two failures are not yet a quarantine";
+  ASSERT_TRUE(Run("run-3").has_value());
+  std::optional<proto::Hello> hello = Expect<proto::Hello>();
+  ASSERT_TRUE(hello.has_value());
+  EXPECT_EQ(hello->capabilities.engines, std::vector<std::string>{"other-engine@1"});
+  ASSERT_EQ(hello->host_facts.size(), 1u);
+  EXPECT_EQ(hello->host_facts[0].key, "quarantined_drivers");
+  EXPECT_THAT(hello->host_facts[0].value,
+              AllOf(HasSubstr("broken (test-engine@1)"), HasSubstr("3 runs in a row"),
+                    HasSubstr("exit status 1")));
+}
+
+TEST_F(QuarantineTest, AQuarantinedDriversAssignsAreRefusedWithoutStartingIt) {
+  ScriptedProcessLauncher launcher(io_);
+  for (int i = 0; i < 3; ++i) launcher.Push(FailsAtStartUp());
+  launcher.Push(Succeeds(1));
+  StartAgent(launcher);
+  Welcome();
+  for (const char* run : {"run-1", "run-2", "run-3"}) ASSERT_TRUE(Run(run).has_value());
+  Welcome();  // the new Hello
+  std::optional<proto::RunFinished> refused = Run("run-4");
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->status, proto::RunStatus::kFailed);
+  EXPECT_THAT(refused->summary, HasSubstr(R"("code":"agent_no_engine")"));
+  EXPECT_THAT(refused->error, AllOf(HasSubstr("driver broken for engine \"test-engine@1\" "
+                                              "is quarantined"),
+                                    HasSubstr("restart the agent")));
+  EXPECT_EQ(launcher.launched().size(), 3u);
+  std::optional<proto::RunFinished> other = Run("run-5", "other-engine@1");
+  ASSERT_TRUE(other.has_value());
+  EXPECT_EQ(other->status, proto::RunStatus::kSucceeded) << other->error;
+}
+
+TEST_F(QuarantineTest, TypedJobErrorsAreNotDriverFaults) {
+  ScriptedProcessLauncher launcher(io_);
+  for (const char* code : {"invalid_job", "model_missing", "sha256_mismatch",
+                           "invalid_combination"}) {
+    launcher.Push(RefusesWith(code));
+  }
+  launcher.Push(Succeeds(1));
+  StartAgent(launcher);
+  Welcome();
+  for (const char* run : {"run-1", "run-2", "run-3", "run-4"}) {
+    std::optional<proto::RunFinished> finished = Run(run);
+    ASSERT_TRUE(finished.has_value());
+    EXPECT_EQ(finished->status, proto::RunStatus::kFailed);
+  }
+  std::optional<proto::RunFinished> fifth = Run("run-5");
+  ASSERT_TRUE(fifth.has_value());
+  EXPECT_EQ(fifth->status, proto::RunStatus::kSucceeded) << fifth->error;
+  EXPECT_TRUE(Hellos().empty());
+}
+
+TEST_F(QuarantineTest, ASucceededRunBetweenFailuresResetsTheCount) {
+  ScriptedProcessLauncher launcher(io_);
+  launcher.Push(FailsAtStartUp());
+  launcher.Push(FailsAtStartUp());
+  launcher.Push(Succeeds(1));
+  launcher.Push(FailsAtStartUp());
+  launcher.Push(FailsAtStartUp());
+  launcher.Push(Succeeds(1));
+  StartAgent(launcher);
+  Welcome();
+  for (const char* run : {"run-1", "run-2", "run-3", "run-4", "run-5"}) {
+    ASSERT_TRUE(Run(run).has_value());
+  }
+  std::optional<proto::RunFinished> sixth = Run("run-6");
+  ASSERT_TRUE(sixth.has_value());
+  EXPECT_EQ(sixth->status, proto::RunStatus::kSucceeded) << sixth->error;
+  EXPECT_TRUE(Hellos().empty());
+}
+
+TEST_F(QuarantineTest, AFailureLaterThanTheStartUpWindowIsNotCounted) {
+  options_.quarantine.fast = 0ms;  // every run counts as slow
+  ScriptedProcessLauncher launcher(io_);
+  for (int i = 0; i < 3; ++i) launcher.Push(FailsAtStartUp());
+  launcher.Push(Succeeds(1));
+  StartAgent(launcher);
+  Welcome();
+  for (const char* run : {"run-1", "run-2", "run-3"}) ASSERT_TRUE(Run(run).has_value());
+  std::optional<proto::RunFinished> fourth = Run("run-4");
+  ASSERT_TRUE(fourth.has_value());
+  EXPECT_EQ(fourth->status, proto::RunStatus::kSucceeded) << fourth->error;
+}
+
+TEST_F(QuarantineTest, ADriverThatCannotBeStartedIsQuarantined) {
+  ScriptedProcessLauncher launcher(io_);  // no scripts: every Launch fails
+  StartAgent(launcher);
+  Welcome();
+  for (const char* run : {"run-1", "run-2", "run-3"}) ASSERT_TRUE(Run(run).has_value());
+  std::optional<proto::Hello> hello = Expect<proto::Hello>();
+  ASSERT_TRUE(hello.has_value());
+  EXPECT_EQ(hello->capabilities.engines, std::vector<std::string>{"other-engine@1"});
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // orch-test-driver: a deterministic test double that speaks the driver protocol
-// (docs/driver-protocol.md). It is not an engine: its hello names
-// "orch-test-driver", and its rows are pseudo-random numbers seeded by the job's
+// (docs/driver-protocol.md). It is not an engine: its hello names engine
+// "test-engine" version "1" (build.driver "orch-test-driver"), and its rows are pseudo-random numbers seeded by the job's
 // coordinate, never model outputs. Like a real engine on one exact configuration,
 // repeats of one coordinate give bit-identical rows.
 //
@@ -13,6 +13,8 @@
 //                   without done) | garbage (bytes after done)
 //   knob.delay_ms   sleep before each record (default 0)
 //   knob.error_code the code of the `error` behaviour's frame (default engine_error)
+// `orch-test-driver version` prints the hello object as JSON and exits 0, as
+// every driver does (the agent checks it before advertising the engine).
 // Exit codes: 0 ok, 2 the job could not be read, 3 engine error.
 #include <unistd.h>
 
@@ -76,19 +78,24 @@ std::string Record(const std::string& seed_text, std::uint64_t position) {
   return orch::digest::EncodePositionRecord(record);
 }
 
-void Hello() {
-  json hello = {{"engine", "orch-test-driver"},
-                {"version", "1"},
-                {"commit", "none"},
-                {"build", {{"kind", "test double"}}},
-                {"kernel_path", "none"},
-                {"hardware", "none"}};
-  Write(DriverFrameType::kHello, hello.dump());
+json HelloObject() {
+  return {{"engine", "test-engine"},
+          {"version", "1"},
+          {"commit", "none"},
+          {"build", {{"kind", "test double"}, {"driver", "orch-test-driver"}}},
+          {"kernel_path", "none"},
+          {"hardware", "none"}};
 }
+
+void Hello() { Write(DriverFrameType::kHello, HelloObject().dump()); }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "version") {
+    std::cout << HelloObject().dump() << "\n";
+    return 0;
+  }
   std::string input((std::istreambuf_iterator<char>(std::cin)),
                     std::istreambuf_iterator<char>());
   json job = json::parse(input, nullptr, /*allow_exceptions=*/false);

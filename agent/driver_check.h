@@ -1,0 +1,45 @@
+// DriverCheck: whether a configured driver can run at all, decided before the
+// agent advertises its engine (docs/agent.md, "Driver checks").
+//
+// A driver passes when its executable exists, is a regular file this process
+// may execute, and `EXECUTABLE version` (docs/driver-protocol.md) exits 0
+// within the runner's timeout and prints a JSON object whose "engine" equals
+// the configured engine's name (the part before '@', compared without case)
+// and whose "version", when the driver prints one and the configured engine
+// names one, equals the part after '@'. A driver that fails would fail every
+// run within milliseconds; the agent does not advertise its engine.
+//
+// Failures are values whose message names the driver, its path, the reason and
+// what to do. The runner starts the child and never lets it outlive Run().
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "agent/config.h"
+#include "base/status.h"
+#include "fingerprint/command_runner.h"
+
+namespace orch::agent {
+
+// The subcommand every driver answers with its hello object as JSON.
+inline constexpr char kDriverVersionCommand[] = "version";
+
+struct DriverVerdict {
+  DriverConfig driver = {};
+  Status status = {};  // Ok: the driver may be advertised
+};
+
+// Pure: judges what `version` printed. `driver` names the engine expected.
+Status JudgeVersionOutput(const DriverConfig& driver,
+                          const fingerprint::CommandOutput& output);
+
+// Checks the file, then runs `version` through `runner`.
+Status CheckDriver(const DriverConfig& driver,
+                   fingerprint::CommandRunner& runner);
+
+// CheckDriver for every driver, in order.
+std::vector<DriverVerdict> CheckDrivers(const std::vector<DriverConfig>& drivers,
+                                        fingerprint::CommandRunner& runner);
+
+}  // namespace orch::agent
