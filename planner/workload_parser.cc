@@ -65,15 +65,22 @@ void ParseTeacherForced(const toml::table& t, const std::string& path, SourceRea
                           "tokens, got " + std::to_string(sources));
   }
   w.text = f.String(t, path, "text", false).value_or("");
+  const char* text_field = t.get("text") != nullptr ? "text" : nullptr;
   if (std::optional<std::string> file = f.String(t, path, "text_file", false)) {
     w.text_file = *file;
     Result<std::string> content = reader.Read(*file);
     if (content.ok()) {
       w.text = *content;
+      text_field = "text_file";
     } else {
       f.diagnostics().Error(PosOf(*t.get("text_file")), JoinPath(path, "text_file"),
                             "cannot read " + Quote(*file) + ": " + content.status().message());
     }
+  }
+  if (sources == 1 && text_field != nullptr && w.text.empty()) {
+    f.diagnostics().Error(PosOf(*t.get(text_field)), JoinPath(path, text_field),
+                          "the text is empty: there is nothing to teacher-force; give the "
+                          "workload a text of at least `positions` tokens");
   }
   if (const toml::array* tokens = f.Array(t, path, "tokens")) {
     ParseTokens(*tokens, JoinPath(path, "tokens"), f, w);

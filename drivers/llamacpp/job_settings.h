@@ -65,7 +65,7 @@ struct WorkloadSettings {
   std::string text;
   std::vector<std::int32_t> tokens;
   bool has_tokens = false;
-  std::int64_t positions = 0;  // teacher_forced: positions evaluated (at most)
+  std::int64_t positions = 0;  // teacher_forced: positions evaluated (the text must have them)
   // generate
   std::string prompt;
   std::int64_t max_tokens = 0;

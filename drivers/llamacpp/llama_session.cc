@@ -233,10 +233,16 @@ Result<WorkloadSummary> LlamaSession::TeacherForce(const RecordSink& sink) {
   if (!settings_.workload.has_tokens) {
     ORCH_ASSIGN_OR_RETURN(tokens, Tokenize(settings_.workload.text));
   }
-  if (settings_.workload.positions > 0 &&
-      tokens.size() > static_cast<std::size_t>(settings_.workload.positions))
-    tokens.resize(static_cast<std::size_t>(settings_.workload.positions));
+  auto wanted = static_cast<std::size_t>(std::max<std::int64_t>(0, settings_.workload.positions));
+  if (wanted > 0 && tokens.size() > wanted) tokens.resize(wanted);
   if (tokens.empty()) return InvalidArgument("workload: no tokens to evaluate");
+  if (tokens.size() < wanted) {
+    // A short run would look complete and compare as bit-identical on fewer
+    // positions than the spec asked for.
+    return InvalidArgument("workload: the text is " + std::to_string(tokens.size()) +
+                           " tokens for this model, fewer than positions = " +
+                           std::to_string(wanted) + "; use a longer text or fewer positions");
+  }
   for (std::int32_t token : tokens) {
     if (token >= n_vocab_) {
       return InvalidArgument("workload.tokens: id " + std::to_string(token) +

@@ -209,7 +209,9 @@ TEST_F(SecureClusterTest, AnAgentWhoseKeyIsNamedOtherwiseRefusesToStart) {
   std::ofstream(cluster_.dir() / "agent-x.toml")
       << "[agent]\nid = \"agent-2\"\ncoordinator = \"" << cluster_.endpoint() << "\"\n"
       << "key = \"" << (keys / "agent-1.key_secret").string() << "\"\n"
-      << "coordinator_key = \"" << (keys / "coordinator.key").string() << "\"\n";
+      << "coordinator_key = \"" << (keys / "coordinator.key").string() << "\"\n"
+      << "\n[[drivers]]\nname = \"test\"\nexecutable = \"" << TestDriverBinary()
+      << "\"\nengine = \"test-engine@1\"\n";
   ProcessResult agent = RunProcess(
       {OrchBinary(), "agent", "--config", (cluster_.dir() / "agent-x.toml").string()});
   EXPECT_EQ(agent.exit_code, 2);

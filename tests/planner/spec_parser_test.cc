@@ -250,6 +250,22 @@ TEST(SpecParserErrorTest, ReportsEveryProblemAtOnce) {
   }
 }
 
+TEST(SpecParserErrorTest, AnEmptyTextIsAnErrorNotAOnePositionRun) {
+  std::string inline_text = Replace(ValidSpecText(), "text = \"The quick brown fox\"", "text = \"\"");
+  EXPECT_THAT(ErrorsOf(inline_text),
+              ElementsAre(At(inline_text, "\"\"\npositions") +
+                          ": error: workloads[0].text: the text is empty: there is nothing to "
+                          "teacher-force; give the workload a text of at least `positions` tokens"));
+  testing::MapSourceReader reader;
+  reader.Add("empty.txt", "");
+  std::string from_file = Replace(ValidSpecText(), "text = \"The quick brown fox\"",
+                                  "text_file = \"empty.txt\"");
+  ParsedSpec parsed = ParseSpec(from_file, "unit.toml", reader);
+  ASSERT_EQ(parsed.diagnostics.errors().size(), 1u);
+  EXPECT_THAT(parsed.diagnostics.errors()[0].Format("unit.toml"),
+              HasSubstr("workloads[0].text_file: the text is empty"));
+}
+
 TEST(SpecParserErrorTest, UnreadableTextFileNamesThePath) {
   std::string text = Replace(ValidSpecText(), "text = \"The quick brown fox\"",
                              "text_file = \"missing.txt\"");

@@ -1,6 +1,7 @@
 // The llama.cpp driver on the real engine (both installed builds) and a
 // generated model: what changes the logits' bits and what does not, the typed
 // errors, and the digests against exact values on real rows.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -212,6 +213,19 @@ TEST_F(LlamaCppDriverTest, UnknownCpuVariantIsATypedError) {
   EXPECT_EQ(output.error["code"], "invalid_combination");
   EXPECT_NE(output.error["message"].get<std::string>().find("pentium4"),
             std::string::npos);
+}
+
+// A text shorter than the positions asked for would "succeed" with fewer
+// positions and compare as bit-identical on what little there was.
+TEST_F(LlamaCppDriverTest, ATextShorterThanItsPositionsIsATypedError) {
+  json job = TeacherForcedJob(Model(), Cache(), {}, 128);
+  job["workload"]["text"] = "hi";
+  DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_);
+  EXPECT_EQ(output.exit_code, 2) << output.log;
+  EXPECT_EQ(output.error["code"], "invalid_job");
+  EXPECT_THAT(output.error["message"].get<std::string>(),
+              ::testing::HasSubstr("fewer than positions = 128"));
+  EXPECT_TRUE(output.records.empty());
 }
 
 TEST_F(LlamaCppDriverTest, MissingModelIsATypedErrorBeforeAnyWork) {
