@@ -1,6 +1,7 @@
 #include "agent/model_resolver.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -36,6 +37,13 @@ std::optional<std::string> ReadSidecar(const std::string& path) {
   std::string hex;
   if (!(in >> hex) || !IsSha256Hex(hex)) return std::nullopt;
   return Lowercase(hex);
+}
+
+fingerprint::FileIdentity IdentityOf(const std::string& path, const struct stat& info) {
+  return fingerprint::FileIdentity{
+      path, static_cast<std::uint64_t>(info.st_size),
+      static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec,
+      info.st_ino, info.st_dev};
 }
 
 // Reads the whole file, bypassing any cache.
@@ -122,21 +130,58 @@ Result<ResolvedModel> ModelResolver::ResolveSha256(std::string_view hex) {
   fingerprint::FileHasher hasher(hashes_);
   std::vector<std::string> dirs = options_.model_dirs;
   dirs.push_back(options_.cache_dir);
-  for (const std::string& dir : dirs) {
-    for (const std::string& file : ModelFilesIn(dir)) {
+  std::string corruption;  // of a model-cache file that had the hash
+  for (std::size_t d = 0; d < dirs.size(); ++d) {
+    bool in_cache = d + 1 == dirs.size();
+    for (const std::string& file : ModelFilesIn(dirs[d])) {
       Result<fingerprint::FileHash> hash = hasher.Hash(file);
       if (!hash.ok()) {
         log_.warn(fmt::runtime("model lookup: skipping {}"),
                   hash.status().message());
         continue;
       }
-      if (hash->sha256 == wanted) return ResolvedModel{file, wanted};
+      if (hash->sha256 != wanted) continue;
+      if (in_cache && !StillHas(file, wanted, &corruption)) continue;
+      return ResolvedModel{file, wanted};
     }
+  }
+  if (!corruption.empty()) {
+    return Status(StatusCode::kDataLoss,
+                  corruption + "; no other file here has SHA-256 " + wanted +
+                      ", so the run is refused (it can run where the file is intact)");
   }
   log_.info(fmt::runtime("model lookup: no file with SHA-256 {} in model_dirs "
                          "or {}"),
             wanted, options_.cache_dir);
   return ResolvedModel{};
+}
+
+bool ModelResolver::StillHas(const std::string& path, const std::string& sha256,
+                             std::string* corruption) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return false;
+  Stamp stamp{info.st_dev, info.st_ino, static_cast<std::uint64_t>(info.st_size),
+              static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 +
+                  info.st_mtim.tv_nsec,
+              static_cast<std::int64_t>(info.st_ctim.tv_sec) * 1'000'000'000 +
+                  info.st_ctim.tv_nsec};
+  auto known = verified_.find(path);
+  if (known != verified_.end() && known->second == stamp) return true;
+  Result<std::string> actual = HashUncached(path);
+  if (actual.ok() && *actual == sha256) {
+    verified_[path] = stamp;
+    return true;
+  }
+  verified_.erase(path);
+  std::string found = actual.ok() ? *actual : actual.status().message();
+  if (actual.ok()) (void)hashes_.Put(IdentityOf(path, info), *actual);  // the truth
+  std::error_code ignored;
+  fs::remove(path, ignored);
+  fs::remove(path + std::string(kSidecarSuffix), ignored);
+  *corruption = "model cache file " + path + " no longer has SHA-256 " + sha256 +
+                " (found " + found + "): it was corrupted or modified in place, and has been removed";
+  log_.warn(fmt::runtime("model cache: {}"), *corruption);
+  return false;
 }
 
 Result<ResolvedModel> ModelResolver::ResolveName(const std::string& name) {

@@ -10,7 +10,14 @@
 //                 not match (or the sidecar is missing or unreadable).
 //   sha256:HEX    the first regular file in model_dirs, then the model cache,
 //                 whose SHA-256 is HEX (hashes come through the HashCache, so
-//                 an unchanged file is read once). None: not found.
+//                 an unchanged file is read once). None: not found. A file in
+//                 the model cache (written by agents and drivers, so derived
+//                 and replaceable) is read again before it is handed over
+//                 unless this resolver already read it since it last changed:
+//                 same size, mtime, inode, device and ctime, which every write
+//                 and every touch moves and no program can set back. One that
+//                 no longer has that hash is removed (with its sidecar) and,
+//                 when no other file matches, the requirement is kDataLoss.
 //   NAME          a file name looked up in model_dirs (first match wins), or an
 //                 absolute path.
 // "Not found" is not an error: the resolved path is empty and the driver
@@ -25,6 +32,8 @@
 // temporary name and renamed, and equal recipes give equal bytes.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,10 +77,23 @@ class ModelResolver final {
   Result<ResolvedModel> ResolveName(const std::string& name);
   // The cached file at `path` when its sidecar vouches for it, else nullopt.
   std::optional<ResolvedModel> VerifiedCacheFile(const std::string& path);
+  // Whether the model-cache file at `path` still has SHA-256 `sha256` (read
+  // again unless verified since it last changed). One that does not is
+  // removed; `corruption` then says what was found.
+  bool StillHas(const std::string& path, const std::string& sha256,
+                std::string* corruption);
+
+  // What identifies a file's current contents without reading it.
+  struct Stamp {
+    std::uint64_t device = 0, inode = 0, size = 0;
+    std::int64_t mtime_ns = 0, ctime_ns = 0;
+    friend bool operator==(const Stamp&, const Stamp&) = default;
+  };
 
   ModelResolverOptions options_;
   fingerprint::HashCache& hashes_;
   spdlog::logger& log_;
+  std::map<std::string, Stamp> verified_;  // model-cache files read since they changed
 };
 
 }  // namespace orch::agent

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@ namespace orch::agent {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 constexpr std::string_view kRecipe =
@@ -178,6 +180,48 @@ TEST_F(ModelResolverTest, FindsGeneratedModelsInTheCacheBySha256) {
   ResolvedModel generated = resolver.Resolve(std::string(kRecipe)).value();
   ResolvedModel found = resolver.Resolve("sha256:" + generated.sha256).value();
   EXPECT_EQ(found.path, generated.path);
+}
+
+// Flips one byte in the middle of `path` and sets its mtime back: same size,
+// same mtime, same inode, other contents.
+void CorruptInPlaceKeepingSizeAndMtime(const std::string& path) {
+  struct stat before {};
+  ASSERT_EQ(::stat(path.c_str(), &before), 0);
+  {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    auto middle = static_cast<std::streamoff>(before.st_size / 2);
+    file.seekg(middle);
+    char byte = 0;
+    file.get(byte);
+    file.seekp(middle);
+    file.put(static_cast<char>(byte ^ 0x5a));
+  }
+  struct timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  struct stat after {};
+  ASSERT_EQ(::stat(path.c_str(), &after), 0);
+  ASSERT_EQ(after.st_size, before.st_size);
+  ASSERT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+  ASSERT_EQ(after.st_ino, before.st_ino);
+}
+
+TEST_F(ModelResolverTest, ACacheFileModifiedInPlaceWithSizeAndMtimeKeptIsNotHandedOver) {
+  ModelResolver resolver = Resolver();
+  ResolvedModel generated = resolver.Resolve(std::string(kRecipe)).value();
+  std::string requirement = "sha256:" + generated.sha256;
+  ASSERT_EQ(resolver.Resolve(requirement)->path, generated.path);  // hash cache filled
+  ASSERT_NO_FATAL_FAILURE(CorruptInPlaceKeepingSizeAndMtime(generated.path));
+
+  Result<ResolvedModel> model = resolver.Resolve(requirement);
+  EXPECT_EQ(model.status().code(), StatusCode::kDataLoss);
+  EXPECT_THAT(model.status().message(),
+              AllOf(HasSubstr("model " + requirement), HasSubstr(generated.path),
+                    HasSubstr("no longer has SHA-256"), HasSubstr("the run is refused")));
+  EXPECT_FALSE(fs::exists(generated.path)) << "a corrupted cache file is removed";
+  EXPECT_FALSE(fs::exists(generated.path + ".sha256"));
+  ResolvedModel again = resolver.Resolve(std::string(kRecipe)).value();
+  EXPECT_EQ(again.sha256, generated.sha256) << "the recipe regenerates it";
+  EXPECT_EQ(resolver.Resolve(requirement)->path, generated.path);
 }
 
 TEST_F(ModelResolverTest, UnknownSha256ResolvesToNoFile) {
