@@ -4,11 +4,14 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <optional>
 
 #include "base/sha256.h"
 #include "fingerprint/file_hasher.h"
 #include "fingerprint/memory_hash_cache.h"
+#include "model/atomic_file.h"
 #include "drivers/llamacpp/llama_types.h"
 #include "gguf.h"
 #include "llama.h"
@@ -38,6 +41,33 @@ Result<std::string> ExpectedSha256(const JobSettings& settings) {
   for (char& c : expected)
     if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
   return expected;
+}
+
+constexpr char kSidecarSuffix[] = ".sha256";
+
+// The hash a sidecar records (`sha256sum` format), if well-formed.
+std::optional<std::string> ReadSidecar(const std::string& path) {
+  std::ifstream in(path + kSidecarSuffix);
+  std::string hex;
+  if (!(in >> hex) || !IsSha256Hex(hex)) return std::nullopt;
+  return hex;
+}
+
+// The SHA-256 of the cached quantized file `path` when its sidecar vouches for
+// it. A file without a sidecar, or whose bytes no longer match it (modified in
+// place, truncated, bit rot), is removed, to be quantized again.
+Result<std::optional<std::string>> VerifiedCachedFile(const std::string& path) {
+  std::error_code error;
+  if (!fs::is_regular_file(path, error)) return std::optional<std::string>();
+  std::optional<std::string> recorded = ReadSidecar(path);
+  ORCH_ASSIGN_OR_RETURN(std::string actual, Sha256OfFile(path));
+  if (recorded && *recorded == actual) return std::optional<std::string>(actual);
+  std::string why = recorded ? "has sha256 " + actual + ", its sidecar records " + *recorded
+                             : std::string("has no readable .sha256 sidecar");
+  std::fprintf(stderr, "model cache: %s %s; quantizing it again\n", path.c_str(),
+               why.c_str());
+  fs::remove(path, error);
+  return std::optional<std::string>();
 }
 
 }  // namespace
@@ -126,13 +156,18 @@ Result<PreparedModel> PrepareModel(const JobSettings& settings,
   std::string name = model.sha256.substr(0, 16) + "-" + settings.quant + "-" +
                      engine_release + ".gguf";
   std::string out = (fs::path(CacheDir(settings)) / name).string();
-  PreparedModel quantized{out, "", settings.quant, model.path,
-                          fs::is_regular_file(out, error)};
-  if (!quantized.cache_hit) {
-    ORCH_RETURN_IF_ERROR(QuantizeModel(model.path, out, settings.quant,
-                                       settings.threads > 0 ? settings.threads : 0));
+  PreparedModel quantized{out, "", settings.quant, model.path, false};
+  ORCH_ASSIGN_OR_RETURN(std::optional<std::string> cached, VerifiedCachedFile(out));
+  if (cached) {
+    quantized.sha256 = *cached;
+    quantized.cache_hit = true;
+    return quantized;
   }
+  ORCH_RETURN_IF_ERROR(QuantizeModel(model.path, out, settings.quant,
+                                     settings.threads > 0 ? settings.threads : 0));
   ORCH_ASSIGN_OR_RETURN(quantized.sha256, Sha256OfFile(out));
+  std::string sidecar = quantized.sha256 + "  " + fs::path(out).filename().string() + "\n";
+  ORCH_RETURN_IF_ERROR(model::WriteFileAtomically(out + kSidecarSuffix, sidecar).status());
   return quantized;
 }
 

@@ -3,7 +3,9 @@
 // another type. Quantized files are cached in the job's cache_dir under a name
 // made of the source's SHA-256, the type and the engine release, and written
 // atomically (temp file + rename), so concurrent runs and crashes never leave a
-// partial file under the final name.
+// partial file under the final name. Each has a sidecar NAME.sha256 (written
+// after it, `sha256sum` format); every reuse hashes the file and compares: a
+// file that does not match, or has no sidecar, is removed and quantized again.
 #pragma once
 
 #include <string>
@@ -32,7 +34,7 @@ struct PreparedModel {
   std::string sha256;     // of `path`
   std::string type;       // its weight type ("" when unknown)
   std::string source;     // the file it was quantized from; empty if none
-  bool cache_hit = false;  // the quantized file already existed
+  bool cache_hit = false;  // the quantized file already existed and matched its sidecar
 };
 
 // Errors before any engine work: kNotFound (no model path: model_missing),

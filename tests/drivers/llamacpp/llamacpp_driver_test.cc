@@ -166,6 +166,31 @@ TEST_F(LlamaCppDriverTest, QuantizedModelIsCachedBySha256AndReused) {
   EXPECT_TRUE(AllRowsIdentical(first, second));
 }
 
+TEST_F(LlamaCppDriverTest, ACachedQuantizedModelModifiedInPlaceIsQuantizedAgain) {
+  DriverOutput first = RunOk({{"quant", "q4_1"}}, "v0.4.0", 8);
+  std::string path = first.done["model"]["path"];
+  ASSERT_TRUE(fs::exists(path + ".sha256")) << "the quantized file has a sidecar";
+  // Same size and mtime, other bytes: what a stray writer or bad disk leaves behind.
+  fs::file_time_type mtime = fs::last_write_time(path);
+  std::uintmax_t size = fs::file_size(path);
+  {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(size - size / 4));
+    std::string noise(4096, '\xff');
+    file.write(noise.data(), static_cast<std::streamsize>(noise.size()));
+  }
+  fs::last_write_time(path, mtime);
+  ASSERT_EQ(fs::file_size(path), size);
+
+  DriverOutput second = RunOk({{"quant", "q4_1"}}, "v0.4.0", 8);
+  EXPECT_FALSE(second.done["model"]["cache_hit"].get<bool>()) << second.log;
+  EXPECT_EQ(second.done["model"]["sha256"], first.done["model"]["sha256"]);
+  EXPECT_TRUE(AllRowsIdentical(first, second));
+  EXPECT_NE(second.log.find("quantizing it again"), std::string::npos) << second.log;
+  DriverOutput third = RunOk({{"quant", "q4_1"}}, "v0.4.0", 8);
+  EXPECT_TRUE(third.done["model"]["cache_hit"].get<bool>()) << "the new file is reused";
+}
+
 TEST_F(LlamaCppDriverTest, CpuVariantChangesTheBitsWithQ8Weights) {
   // x64 runs everywhere; the other side is the best variant this CPU can run
   // besides x64, so the test holds on any x86-64 machine.
