@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -75,11 +76,13 @@ ChaosCluster::ChaosCluster(const std::string& name, const ChaosClusterOptions& o
 ChaosCluster::~ChaosCluster() {
   StopAll();
   std::error_code ec;
-  if (mount_ && ::testing::Test::HasFailure()) {
+  if (mount_ && (::testing::Test::HasFailure() || std::getenv("ORCH_CHAOS_KEEP") != nullptr)) {
     fs::copy(data_dir(), dir_ / "orch-data.kept", fs::copy_options::recursive, ec);
   }
   mount_.reset();
-  if (!::testing::Test::HasFailure()) fs::remove_all(dir_, ec);
+  const char* keep = std::getenv("ORCH_CHAOS_KEEP");
+  bool kept = ::testing::Test::HasFailure() || (keep != nullptr && std::string(keep) == "1");
+  if (!kept) fs::remove_all(dir_, ec);
 }
 
 std::string ChaosCluster::CoordinatorConfig() const {
@@ -189,6 +192,8 @@ void ChaosCluster::StopAll() {
   for (auto& [id, agent] : agents_) agent->Stop(5s);
   if (coordinator_) coordinator_->Stop(5s);
 }
+
+std::string ChaosCluster::CoordinatorLog() const { return Slurp(dir_ / "coordinator.log"); }
 
 std::string ChaosCluster::Logs() const {
   std::string out;

@@ -4,7 +4,7 @@
 // coordinator keeps one fixed endpoint across restarts. An agent may be started through
 // a wrapper command (e.g. `ip netns exec NS`, which execs the agent in place, so the pid
 // is the agent's). Everything it starts it stops by pid when it is destroyed (stopped
-// processes are continued first); its temp dir is removed unless the test failed. The
+// processes are continued first); its temp dir is removed unless the test failed or ORCH_CHAOS_KEEP=1. The
 // data dir may be a small tmpfs, for a full disk.
 #pragma once
 
@@ -79,6 +79,8 @@ class ChaosCluster {
   // store is closed and may be opened by the test.
   void StopAll();
 
+  // The whole coordinator log (every start appends to it).
+  std::string CoordinatorLog() const;
   // The last lines of every daemon log, for failure messages.
   std::string Logs() const;
 

@@ -24,6 +24,13 @@ bool RunInFlight(const nlohmann::json& status, const std::string& agent) {
   return false;
 }
 
+bool AgentConnected(const nlohmann::json& status, const std::string& id) {
+  for (const nlohmann::json& agent : status.value("agents", nlohmann::json::array())) {
+    if (agent.value("id", "") == id) return agent.value("state", "") == "connected";
+  }
+  return false;
+}
+
 ChaosRun::ChaosRun(ChaosCluster& cluster, ChaosSchedule& schedule,
                    ExpectedExperiment experiment, int delay_ms)
     : cluster_(cluster),
@@ -94,7 +101,13 @@ void ChaosRun::Note(const std::string& what) {
             << ledger_.last_count() << "/" << experiment_.jobs << "): " << what << std::endl;
 }
 
+void ChaosRun::Fault(const std::string& what) {
+  ++faults_;
+  Note(what);
+}
+
 void ChaosRun::StopAndCheck() {
+  EXPECT_GT(faults_, 0) << schedule_.Repeat() << ": the experiment ended before any fault";
   std::string logs = cluster_.Logs();
   cluster_.StopAll();
   std::string notes;

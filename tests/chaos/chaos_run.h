@@ -39,11 +39,14 @@ class ChaosRun {
   bool WaitForAllSucceeded(std::chrono::milliseconds timeout);
 
   // Stops every process and checks the invariants; each problem is a test failure
-  // naming the seed.
+  // naming the seed. So is a round in which no fault was injected.
   void StopAndCheck();
 
-  // A line for the test log: what the fault did and when.
+  // A line for the test log: what happened and when.
   void Note(const std::string& what);
+  // The same for a fault about to be injected, counted: a round without any fails.
+  void Fault(const std::string& what);
+  int faults() const { return faults_; }
   int succeeded() const { return ledger_.last_count(); }
   std::optional<nlohmann::json> last_status() const { return last_status_; }
 
@@ -57,10 +60,13 @@ class ChaosRun {
   SuccessLedger ledger_;
   std::optional<nlohmann::json> last_status_;
   std::chrono::steady_clock::time_point start_;
+  int faults_ = 0;
 };
 
 // Whether `status` lists a job of `experiment` in flight (assigned or running), on
 // `agent` when it is not empty.
 bool RunInFlight(const nlohmann::json& status, const std::string& agent);
+// Whether `status` lists agent `id` as connected.
+bool AgentConnected(const nlohmann::json& status, const std::string& id);
 
 }  // namespace orch::testing

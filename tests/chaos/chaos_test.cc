@@ -62,7 +62,7 @@ void StartCluster(ChaosCluster& cluster, int agents) {
 }
 
 // Kills the coordinator with SIGKILL at random moments and restarts it after a random
-// downtime; odd faults stay down longer than agent_timeout, even ones shorter.
+// downtime; every other fault stays down longer than agent_timeout, the rest shorter.
 void KillAndRestartTheCoordinator(ChaosSchedule& schedule, const ChaosForm& form,
                                   const std::string& name, ExpectedExperiment experiment,
                                   int agents) {
@@ -71,12 +71,13 @@ void KillAndRestartTheCoordinator(ChaosSchedule& schedule, const ChaosForm& form
   ChaosRun run(cluster, schedule, experiment, kDelayMs);
   ASSERT_NO_FATAL_FAILURE(run.Submit());
   const milliseconds timeout = cluster.options().agent_timeout;
+  const int first_longer = schedule.Coin() ? 0 : 1;  // which faults outlast agent_timeout
   for (int fault = 0; fault < form.faults; ++fault) {
     if (!run.WaitForAMomentMidRun("", 800)) break;
-    bool longer = (fault + (schedule.Coin() ? 1 : 0)) % 2 == 1;
+    bool longer = fault % 2 == first_longer;
     milliseconds down = longer ? schedule.Between(timeout + 200ms, timeout * 5 / 2)
                                : schedule.Between(0ms, timeout - 200ms);
-    run.Note("kill -9 coordinator, down " + std::to_string(down.count()) + " ms");
+    run.Fault("kill -9 coordinator, down " + std::to_string(down.count()) + " ms");
     ASSERT_NO_FATAL_FAILURE(cluster.KillCoordinator());
     ChaosRun::Pause(down);
     ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
@@ -85,6 +86,48 @@ void KillAndRestartTheCoordinator(ChaosSchedule& schedule, const ChaosForm& form
       << schedule.Repeat() << ": " << run.last_status().value_or(nlohmann::json()).dump()
       << cluster.Logs();
   run.StopAndCheck();
+}
+
+// One fault drawn from every kind the host can inject without namespaces or mounts.
+void InjectAnyFault(ChaosCluster& cluster, ChaosRun& run, ChaosSchedule& schedule) {
+  const milliseconds lease = cluster.options().lease;
+  const std::string agent = "a" + std::to_string(schedule.Between(1, 3));
+  const milliseconds down = schedule.Between(0ms, lease + 1000ms);
+  const std::string how = " for " + std::to_string(down.count()) + " ms";
+  std::vector<pid_t> drivers = cluster.DriverPids(agent);
+  switch (schedule.Between(0, drivers.empty() ? 3 : 5)) {
+    case 0:
+      run.Fault("kill -9 coordinator, down" + how);
+      ASSERT_NO_FATAL_FAILURE(cluster.KillCoordinator());
+      ChaosRun::Pause(down);
+      return cluster.StartCoordinator();
+    case 1:
+      run.Fault("SIGSTOP coordinator" + how);
+      ::kill(cluster.coordinator().pid(), SIGSTOP);
+      ChaosRun::Pause(down);
+      ::kill(cluster.coordinator().pid(), SIGCONT);
+      return;
+    case 2:
+      run.Fault("kill -9 " + agent + ", down" + how);
+      ASSERT_NO_FATAL_FAILURE(cluster.KillAgent(agent));
+      run.Watch(down);
+      return cluster.StartAgent(agent);
+    case 3:
+      run.Fault("SIGSTOP " + agent + how);
+      cluster.SignalAgent(agent, SIGSTOP);
+      run.Watch(down);
+      return cluster.SignalAgent(agent, SIGCONT);
+    case 4:
+      run.Fault("kill -9 a driver of " + agent);
+      ::kill(drivers.front(), SIGKILL);
+      return;
+    default:
+      run.Fault("SIGSTOP a driver of " + agent + how);
+      ::kill(drivers.front(), SIGSTOP);
+      run.Watch(down);
+      ::kill(drivers.front(), SIGCONT);
+      return;
+  }
 }
 
 TEST_F(ChaosTest, KilledCoordinatorRestartedBeforeAndAfterTheAgentTimeoutLosesNothingWithOneAgent) {
@@ -101,6 +144,29 @@ TEST_F(ChaosTest, KilledCoordinatorRestartedBeforeAndAfterTheAgentTimeoutLosesNo
   }
 }
 
+// SIGSTOP of the coordinator for longer than the lease and the agent timeout, then
+// SIGCONT: it wakes to silent agents and expired leases while their heartbeats and
+// results wait in its sockets.
+TEST_F(ChaosTest, CoordinatorStoppedPastTheLeaseAndContinuedLosesAndDuplicatesNothing) {
+  for (int round = 0; round < form_.rounds && !HasFailure(); ++round) {
+    ChaosCluster cluster(Name(round), ChaosClusterOptions{});
+    ASSERT_NO_FATAL_FAILURE(StartCluster(cluster, 2));
+    ChaosRun run(cluster, schedule_, Experiment(round, 20), kDelayMs);
+    ASSERT_NO_FATAL_FAILURE(run.Submit());
+    const milliseconds lease = cluster.options().lease;
+    for (int fault = 0; fault < form_.faults; ++fault) {
+      if (!run.WaitForAMomentMidRun("", 800)) break;
+      milliseconds stopped = schedule_.Between(lease / 2, lease + 2000ms);
+      run.Fault("SIGSTOP coordinator for " + std::to_string(stopped.count()) + " ms");
+      ::kill(cluster.coordinator().pid(), SIGSTOP);
+      ChaosRun::Pause(stopped);
+      ::kill(cluster.coordinator().pid(), SIGCONT);
+    }
+    EXPECT_TRUE(run.WaitForAllSucceeded(kFinish)) << schedule_.Repeat() << cluster.Logs();
+    run.StopAndCheck();
+  }
+}
+
 // SIGSTOP of one agent of two for longer than its lease, then SIGCONT: its runs are
 // given up and run again elsewhere; what it sends after waking is not counted twice.
 TEST_F(ChaosTest, AgentStoppedPastItsLeaseAndContinuedLosesAndDuplicatesNothing) {
@@ -114,7 +180,7 @@ TEST_F(ChaosTest, AgentStoppedPastItsLeaseAndContinuedLosesAndDuplicatesNothing)
       std::string agent = schedule_.Coin() ? "a1" : "a2";
       if (!run.WaitForAMomentMidRun(agent, 300)) break;
       milliseconds stopped = schedule_.Between(lease + 300ms, lease + 2000ms);
-      run.Note("SIGSTOP " + agent + " for " + std::to_string(stopped.count()) + " ms");
+      run.Fault("SIGSTOP " + agent + " for " + std::to_string(stopped.count()) + " ms");
       cluster.SignalAgent(agent, SIGSTOP);
       run.Watch(stopped);
       cluster.SignalAgent(agent, SIGCONT);
@@ -136,7 +202,7 @@ TEST_F(ChaosTest, KilledAgentRestartedOnItsSpoolLosesAndDuplicatesNothing) {
       std::string agent = schedule_.Coin() ? "a1" : "a2";
       if (!run.WaitForAMomentMidRun(agent, 400)) break;
       milliseconds down = schedule_.Between(0ms, timeout * 2);
-      run.Note("kill -9 " + agent + ", down " + std::to_string(down.count()) + " ms");
+      run.Fault("kill -9 " + agent + ", down " + std::to_string(down.count()) + " ms");
       ASSERT_NO_FATAL_FAILURE(cluster.KillAgent(agent));
       run.Watch(down);
       ASSERT_NO_FATAL_FAILURE(cluster.StartAgent(agent));
@@ -157,14 +223,31 @@ TEST_F(ChaosTest, KilledDriverMidRunIsRunAgainAndCountedOnce) {
     int killed = 0;
     for (int fault = 0; fault < form_.faults + 1; ++fault) {
       std::string agent = schedule_.Coin() ? "a1" : "a2";
-      if (!run.WaitForAMomentMidRun(agent, 200)) break;
+      if (!run.WaitForAMomentMidRun(agent, 700)) break;
       std::vector<pid_t> drivers = cluster.DriverPids(agent);
       if (drivers.empty()) continue;
       pid_t driver = drivers[schedule_.Between(0, static_cast<int>(drivers.size()) - 1)];
-      run.Note("kill -9 driver " + std::to_string(driver) + " of " + agent);
+      run.Fault("kill -9 driver " + std::to_string(driver) + " of " + agent);
       if (::kill(driver, SIGKILL) == 0) ++killed;
     }
     EXPECT_GT(killed, 0) << schedule_.Repeat() << ": no driver was found running";
+    EXPECT_TRUE(run.WaitForAllSucceeded(kFinish)) << schedule_.Repeat() << cluster.Logs();
+    run.StopAndCheck();
+  }
+}
+
+// Faults of every kind against three agents, one after another at random moments:
+// kill -9 or SIGSTOP of the coordinator, of an agent or of a driver.
+TEST_F(ChaosTest, MixedFaultsOnCoordinatorAgentsAndDriversLoseAndDuplicateNothing) {
+  for (int round = 0; round < form_.rounds && !HasFailure(); ++round) {
+    ChaosCluster cluster(Name(round), ChaosClusterOptions{});
+    ASSERT_NO_FATAL_FAILURE(StartCluster(cluster, 3));
+    ChaosRun run(cluster, schedule_, Experiment(round, 30), kDelayMs);
+    ASSERT_NO_FATAL_FAILURE(run.Submit());
+    for (int fault = 0; fault < form_.faults + 1; ++fault) {
+      if (!run.WaitForAMomentMidRun("", 1000)) break;
+      ASSERT_NO_FATAL_FAILURE(InjectAnyFault(cluster, run, schedule_));
+    }
     EXPECT_TRUE(run.WaitForAllSucceeded(kFinish)) << schedule_.Repeat() << cluster.Logs();
     run.StopAndCheck();
   }
@@ -195,10 +278,14 @@ TEST_F(ChaosTest, AgentCutOffByANetworkPartitionPastItsLeaseLosesAndDuplicatesNo
     for (int fault = 0; fault < std::max(1, form_.faults / 2); ++fault) {
       if (!run.WaitForAMomentMidRun("netns", 300)) break;
       milliseconds cut = schedule_.Between(lease + 300ms, lease + 2500ms);
-      run.Note("link down for " + std::to_string(cut.count()) + " ms");
+      run.Fault("link down for " + std::to_string(cut.count()) + " ms");
       ASSERT_TRUE(link->Down(&why)) << why;
       run.Watch(cut);
       ASSERT_TRUE(link->Up(&why)) << why;
+      EXPECT_TRUE(run.WatchUntil(
+          [](const nlohmann::json& status) { return AgentConnected(status, "netns"); }, 20s))
+          << schedule_.Repeat() << ": the agent did not come back over the link\n"
+          << cluster.Logs();
     }
     EXPECT_TRUE(run.WaitForAllSucceeded(kFinish)) << schedule_.Repeat() << cluster.Logs();
     run.StopAndCheck();
@@ -223,7 +310,7 @@ TEST_F(ChaosTest, FullDiskUnderTheCoordinatorRecoversWithoutARestartWhenSpaceRet
     for (int fault = 0; fault < std::max(1, form_.faults / 2); ++fault) {
       if (!run.WaitForAMomentMidRun("", 500)) break;
       milliseconds full = schedule_.Between(1500ms, 4000ms);
-      run.Note("disk full for " + std::to_string(full.count()) + " ms (ballast " +
+      run.Fault("disk full for " + std::to_string(full.count()) + " ms (ballast " +
                std::to_string(disk.Fill() >> 10) + " KiB)");
       for (auto until = std::chrono::steady_clock::now() + full;
            std::chrono::steady_clock::now() < until;) {
@@ -236,6 +323,9 @@ TEST_F(ChaosTest, FullDiskUnderTheCoordinatorRecoversWithoutARestartWhenSpaceRet
     EXPECT_TRUE(run.WaitForAllSucceeded(kFinish)) << schedule_.Repeat() << cluster.Logs();
     EXPECT_TRUE(cluster.coordinator().running()) << "the coordinator exited\n" << cluster.Logs();
     EXPECT_EQ(cluster.coordinator().pid(), coordinator);
+    EXPECT_TRUE(run.faults() == 0 ||
+                cluster.CoordinatorLog().find("No space left on device") != std::string::npos)
+        << schedule_.Repeat() << ": no write failed, the disk was never full for it";
     run.StopAndCheck();
   }
 }
