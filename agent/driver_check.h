@@ -39,7 +39,8 @@ Status CheckDriver(const DriverConfig& driver,
                    fingerprint::CommandRunner& runner);
 
 // CheckDriver for every driver, in order.
-std::vector<DriverVerdict> CheckDrivers(const std::vector<DriverConfig>& drivers,
-                                        fingerprint::CommandRunner& runner);
+std::vector<DriverVerdict> CheckDrivers(
+    const std::vector<DriverConfig>& drivers,
+    fingerprint::CommandRunner& runner);
 
 }  // namespace orch::agent

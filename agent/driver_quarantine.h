@@ -24,9 +24,9 @@ namespace orch::agent {
 struct RunEnding {
   protocol::RunStatus status = protocol::RunStatus::kFailed;
   std::uint64_t records = 0;
-  std::string error_code = {};          // the driver's typed error; empty without one
-  std::chrono::milliseconds ran{0};     // from launch to exit
-  std::string error = {};               // RunFinished.error, for the reason
+  std::string error_code = {};  // the driver's typed error; empty without one
+  std::chrono::milliseconds ran{0};  // from launch to exit
+  std::string error = {};            // RunFinished.error, for the reason
 };
 
 struct DriverQuarantineOptions {
@@ -39,7 +39,8 @@ bool IsStartupFault(const RunEnding& ending, std::chrono::milliseconds fast);
 
 class DriverQuarantine final {
  public:
-  explicit DriverQuarantine(DriverQuarantineOptions options) : options_(options) {}
+  explicit DriverQuarantine(DriverQuarantineOptions options)
+      : options_(options) {}
 
   // Notes how a run of `driver` ended. True when this run quarantined it (once
   // per driver; later runs of a quarantined driver change nothing).
