@@ -1,6 +1,7 @@
-// chunk_records_fuzzer: one input is a DigestChunk's records field. DecodeChunkRecords
-// (protocol/chunk_records.h) must decode it or refuse it with a Status, never reading
-// out of bounds; the layout has one encoding, so what decodes encodes back to the input.
+// chunk_records_fuzzer: one input is a DigestChunk's records field.
+// DecodeChunkRecords (protocol/chunk_records.h) must decode it or refuse it
+// with a Status, never reading out of bounds; the layout has one encoding, so
+// what decodes encodes back to the input.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -8,7 +9,8 @@
 #include "fuzz/fuzz_check.h"
 #include "protocol/chunk_records.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
+                                      std::size_t size) {
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
   auto records = orch::protocol::DecodeChunkRecords(bytes);
   if (!records.ok()) return 0;

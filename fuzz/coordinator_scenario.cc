@@ -1,5 +1,6 @@
-// The scenario's setup: the real planner plans kSpec once; each scenario submits that
-// plan and lets kAgent say Hello, as tests/coordinator/coordinator_fixture.h does.
+// The scenario's setup: the real planner plans kSpec once; each scenario
+// submits that plan and lets kAgent say Hello, as
+// tests/coordinator/coordinator_fixture.h does.
 #include "fuzz/coordinator_scenario.h"
 
 #include <spdlog/sinks/null_sink.h>
@@ -65,7 +66,8 @@ protocol::Hello AgentHello() {
 std::string_view ScenarioPlanJson() {
   static const std::string json = [] {
     orch::testing::MapSourceReader reader;
-    planner::PlanOutcome outcome = planner::PlanSpec(kSpec, "spec.toml", reader);
+    planner::PlanOutcome outcome =
+        planner::PlanSpec(kSpec, "spec.toml", reader);
     ORCH_CHECK(outcome.plan.has_value()) << "the scenario's spec does not plan";
     return planner::PlanToJson(*outcome.plan);
   }();
@@ -79,12 +81,15 @@ CoordinatorScenario::CoordinatorScenario()
   log_->set_level(spdlog::level::off);
   service_ = std::make_unique<coordinator::CoordinatorService>(
       Options(), *store_,
-      [this](std::string_view peer, std::string_view frame) { return Sent(peer, frame); },
+      [this](std::string_view peer, std::string_view frame) {
+        return Sent(peer, frame);
+      },
       *log_);
   Status started = service_->Start(now_);
   ORCH_CHECK(started.ok()) << started.ToString();
   Connect(kCli);
-  Frame(kCli, protocol::Encode(protocol::Submit{std::string(ScenarioPlanJson())}));
+  Frame(kCli,
+        protocol::Encode(protocol::Submit{std::string(ScenarioPlanJson())}));
   Connect(kAgent);
   Connect(kStranger);
   Frame(kAgent, protocol::Encode(AgentHello()));
@@ -92,18 +97,21 @@ CoordinatorScenario::CoordinatorScenario()
 }
 
 void CoordinatorScenario::Connect(std::string_view peer) {
-  service_->OnEvent({protocol::TransportEvent::Kind::kConnected, std::string(peer), ""},
-                    now_);
+  service_->OnEvent(
+      {protocol::TransportEvent::Kind::kConnected, std::string(peer), ""},
+      now_);
 }
 
 void CoordinatorScenario::Disconnect(std::string_view peer) {
   service_->OnEvent(
-      {protocol::TransportEvent::Kind::kDisconnected, std::string(peer), ""}, now_);
+      {protocol::TransportEvent::Kind::kDisconnected, std::string(peer), ""},
+      now_);
 }
 
 void CoordinatorScenario::Frame(std::string_view peer, std::string frame) {
-  service_->OnEvent(
-      {protocol::TransportEvent::Kind::kFrame, std::string(peer), std::move(frame)}, now_);
+  service_->OnEvent({protocol::TransportEvent::Kind::kFrame, std::string(peer),
+                     std::move(frame)},
+                    now_);
 }
 
 void CoordinatorScenario::Advance(coordinator::Millis by) {
@@ -112,14 +120,17 @@ void CoordinatorScenario::Advance(coordinator::Millis by) {
 }
 
 // The coordinator must only ever send frames its peers can decode.
-Status CoordinatorScenario::Sent(std::string_view peer, std::string_view frame) {
+Status CoordinatorScenario::Sent(std::string_view peer,
+                                 std::string_view frame) {
   Result<protocol::Message> message = protocol::Decode(frame);
   if (!message.ok()) {
     std::cerr << "coordinator sent " << peer
-              << " a frame that does not decode: " << message.status().ToString() << "\n";
+              << " a frame that does not decode: "
+              << message.status().ToString() << "\n";
     std::abort();
   }
-  if (auto* assign = std::get_if<protocol::Assign>(&*message); assign && run_id_.empty()) {
+  if (auto* assign = std::get_if<protocol::Assign>(&*message);
+      assign && run_id_.empty()) {
     run_id_ = assign->run_id;
   }
   return Status::Ok();

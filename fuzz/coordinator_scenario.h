@@ -1,11 +1,13 @@
-// CoordinatorScenario: a CoordinatorService over an in-memory store and a fake clock,
-// brought into a state where every message handler reaches real state, for the message
-// fuzzers. Built fresh per input, so every input runs from the same state.
+// CoordinatorScenario: a CoordinatorService over an in-memory store and a fake
+// clock, brought into a state where every message handler reaches real state,
+// for the message fuzzers. Built fresh per input, so every input runs from the
+// same state.
 //
-// The state: the plan of kSpec (two jobs of one workload) was submitted by a CLI peer,
-// agent kAgent connected, said Hello with one slot and was assigned the first job's run
-// (run_id()); the second job is pending. Every frame the service sends back must decode
-// (protocol/codec.h): one that does not aborts, as a bug.
+// The state: the plan of kSpec (two jobs of one workload) was submitted by a
+// CLI peer, agent kAgent connected, said Hello with one slot and was assigned
+// the first job's run (run_id()); the second job is pending. Every frame the
+// service sends back must decode (protocol/codec.h): one that does not aborts,
+// as a bug.
 #pragma once
 
 #include <spdlog/logger.h>
@@ -19,7 +21,8 @@
 
 namespace orch::fuzz {
 
-// The agent that holds run_id(), a second agent that never said Hello, and a CLI peer.
+// The agent that holds run_id(), a second agent that never said Hello, and a
+// CLI peer.
 inline constexpr std::string_view kAgent = "agent-1";
 inline constexpr std::string_view kStranger = "agent-2";
 inline constexpr std::string_view kCli = "cli";

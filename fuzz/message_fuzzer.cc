@@ -1,7 +1,8 @@
-// message_fuzzer: one input is one frame. It must decode or be refused with a Status;
-// a decoded message must survive Encode/Decode unchanged and is then handled by a
-// coordinator in a live state (fuzz/coordinator_scenario.h) as sent by the agent that
-// holds a run, after which the clock passes every lease and the coordinator ticks.
+// message_fuzzer: one input is one frame. It must decode or be refused with a
+// Status; a decoded message must survive Encode/Decode unchanged and is then
+// handled by a coordinator in a live state (fuzz/coordinator_scenario.h) as
+// sent by the agent that holds a run, after which the clock passes every lease
+// and the coordinator ticks.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -22,7 +23,8 @@ void CheckRoundTrip(const orch::protocol::Message& message) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
+                                      std::size_t size) {
   std::string frame(reinterpret_cast<const char*>(data), size);
   orch::Result<orch::protocol::Message> message = orch::protocol::Decode(frame);
   if (!message.ok()) return 0;

@@ -1,7 +1,7 @@
-// plan_json_fuzzer: one input is an orch.plan/1 document as `orch submit` sends it
-// (docs/plan-json.md). The coordinator's parser must accept it or refuse it with a
-// Status; an accepted plan must give store records (one per job) and an Assign for
-// every job, as the coordinator would build them.
+// plan_json_fuzzer: one input is an orch.plan/1 document as `orch submit` sends
+// it (docs/plan-json.md). The coordinator's parser must accept it or refuse it
+// with a Status; an accepted plan must give store records (one per job) and an
+// Assign for every job, as the coordinator would build them.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -9,12 +9,15 @@
 #include "coordinator/plan_catalog.h"
 #include "fuzz/fuzz_check.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
+                                      std::size_t size) {
   std::string_view json(reinterpret_cast<const char*>(data), size);
   (void)orch::coordinator::ExperimentNameOf(json);
-  orch::Result<orch::coordinator::ParsedPlan> plan = orch::coordinator::ParsePlanJson(json);
+  orch::Result<orch::coordinator::ParsedPlan> plan =
+      orch::coordinator::ParsePlanJson(json);
   if (!plan.ok()) return 0;
-  FUZZ_EXPECT(orch::coordinator::ToJobRecords(*plan).size() == plan->jobs.size());
+  FUZZ_EXPECT(orch::coordinator::ToJobRecords(*plan).size() ==
+              plan->jobs.size());
   (void)orch::coordinator::ToPlanRecord(*plan, json);
   orch::coordinator::PlanCatalog catalog;
   std::uint32_t index = catalog.Add(*plan);

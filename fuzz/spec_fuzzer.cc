@@ -1,7 +1,8 @@
-// spec_fuzzer: one input is the text of an experiment spec (docs/spec.md). The planner
-// parses, validates and expands it with an in-memory SourceReader that holds one text
-// file; any result is fine except a crash. A spec that plans must give orch.plan/1 JSON
-// that the coordinator accepts (coordinator/plan_catalog.h), naming the same jobs.
+// spec_fuzzer: one input is the text of an experiment spec (docs/spec.md). The
+// planner parses, validates and expands it with an in-memory SourceReader that
+// holds one text file; any result is fine except a crash. A spec that plans
+// must give orch.plan/1 JSON that the coordinator accepts
+// (coordinator/plan_catalog.h), naming the same jobs.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -13,14 +14,18 @@
 #include "planner/plan_json.h"
 #include "tests/support/map_source_reader.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
+                                      std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  orch::testing::MapSourceReader reader(orch::planner::SourceScope::kSpecDirOnly);
+  orch::testing::MapSourceReader reader(
+      orch::planner::SourceScope::kSpecDirOnly);
   reader.Add("texts/fox.txt", "The quick brown fox jumps over the lazy dog.");
-  orch::planner::PlanOutcome outcome = orch::planner::PlanSpec(text, "spec.toml", reader);
+  orch::planner::PlanOutcome outcome =
+      orch::planner::PlanSpec(text, "spec.toml", reader);
   if (!outcome.plan.has_value()) return 0;
   std::string json = orch::planner::PlanToJson(*outcome.plan);
-  orch::Result<orch::coordinator::ParsedPlan> parsed = orch::coordinator::ParsePlanJson(json);
+  orch::Result<orch::coordinator::ParsedPlan> parsed =
+      orch::coordinator::ParsePlanJson(json);
   FUZZ_EXPECT(parsed.ok());
   FUZZ_EXPECT(parsed->jobs.size() == outcome.plan->jobs.size());
   return 0;

@@ -1,7 +1,8 @@
-// store_codec_fuzzer: one input is a leading byte that picks the record kind (plan, job,
-// run, event: byte % 4) and the bytes of a stored value. The decoder (store/codec.h)
-// must decode it or refuse it with a Status; a decoded record must encode and decode
-// back to itself (older versions are upgraded, not lost).
+// store_codec_fuzzer: one input is a leading byte that picks the record kind
+// (plan, job, run, event: byte % 4) and the bytes of a stored value. The
+// decoder (store/codec.h) must decode it or refuse it with a Status; a decoded
+// record must encode and decode back to itself (older versions are upgraded,
+// not lost).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -22,15 +23,24 @@ void RoundTrip(std::string_view bytes, Decode decode, Encode encode) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
+                                      std::size_t size) {
   if (size == 0) return 0;
   std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
   namespace s = orch::store;
   switch (data[0] % 4) {
-    case 0: RoundTrip(bytes, s::DecodePlan, s::EncodePlan); break;
-    case 1: RoundTrip(bytes, s::DecodeJob, s::EncodeJob); break;
-    case 2: RoundTrip(bytes, s::DecodeRun, s::EncodeRun); break;
-    default: RoundTrip(bytes, s::DecodeEvent, s::EncodeEvent); break;
+    case 0:
+      RoundTrip(bytes, s::DecodePlan, s::EncodePlan);
+      break;
+    case 1:
+      RoundTrip(bytes, s::DecodeJob, s::EncodeJob);
+      break;
+    case 2:
+      RoundTrip(bytes, s::DecodeRun, s::EncodeRun);
+      break;
+    default:
+      RoundTrip(bytes, s::DecodeEvent, s::EncodeEvent);
+      break;
   }
   return 0;
 }
