@@ -133,6 +133,7 @@ void CoordinatorCore::CancelStale(AgentEntry& agent, const std::vector<std::stri
                                   Effects& out) {
   std::set<std::string> still;
   for (const std::string& run_id : running) {
+    if (run_id.empty()) continue;  // names no run: nothing to cancel (Cancel{""} is invalid)
     const RunEntry* run = runs_.Find(run_id);
     if (run != nullptr && run->InFlight() && run->agent_id == agent.id) continue;
     still.insert(run_id);

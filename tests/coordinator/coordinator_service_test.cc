@@ -142,6 +142,21 @@ TEST(CoordinatorServiceTest, HeartbeatsKeepALeaseAlive) {
   EXPECT_EQ(h.store().GetJob(assign.job_id)->attempts, 1);
 }
 
+// Regression: a heartbeat listing an empty run id made the coordinator ask the agent to
+// cancel run "", a Cancel with neither run nor experiment that no peer can decode.
+TEST(CoordinatorServiceTest, AnEmptyRunIdInAHeartbeatIsNotCancelled) {
+  CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(SmallSpec()).ok);
+  auto agent = h.Peer("agent-1");
+  agent->Hello();
+  h.Pump();
+  protocol::Assign assign = OnlyAssign(*agent);
+  agent->Send(protocol::Heartbeat{"agent-1", {assign.run_id, ""}, 0});
+  h.Pump();
+  EXPECT_TRUE(OfKind<protocol::Cancel>(agent->Take()).empty());  // Take checks they decode
+  EXPECT_EQ(h.store().GetJob(assign.job_id)->state, store::JobState::kAssigned);
+}
+
 TEST(CoordinatorServiceTest, JobFailsWithTheReasonWhenTheRetryBudgetIsSpent) {
   CoordinatorOptions options = TestOptions();
   options.retry_budget = 2;
