@@ -7,15 +7,18 @@
 #include "model/synth_recipe.h"
 
 namespace orch::planner {
-namespace {
 
 bool IsName(const std::string& text) {
-  if (text.empty() || text.size() > 128) return false;
+  if (text.empty() || text.size() > 128 || text.find_first_not_of('.') == std::string::npos) {
+    return false;
+  }
   for (unsigned char c : text) {
     if (!std::isalnum(c) && c != '-' && c != '_' && c != '.') return false;
   }
   return true;
 }
+
+namespace {
 
 std::string LowerHex(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -2,6 +2,7 @@
 // shared Diagnostics through TomlFields. spec_parser.cc drives them.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "planner/spec.h"
@@ -9,6 +10,10 @@
 #include "planner/toml_fields.h"
 
 namespace orch::planner {
+
+// Experiment and workload names: 1-128 letters, digits, '-', '_' or '.', not only dots
+// (what the coordinator accepts, coordinator/plan_catalog.h).
+bool IsName(const std::string& text);
 
 // [[workloads]]: at least one; names unique; text_file read through `reader`.
 std::vector<Workload> ParseWorkloads(const toml::table& root, SourceReader& reader,

@@ -106,6 +106,11 @@ std::optional<Workload> ParseWorkload(const toml::table& t, const std::string& p
   Workload w;
   w.pos = PosOf(t);
   w.name = f.String(t, path, "name", true).value_or("");
+  if (!w.name.empty() && !IsName(w.name)) {
+    f.diagnostics().Error(PosOf(*t.get("name")), JoinPath(path, "name"),
+                          "invalid name " + Quote(w.name) +
+                              "; expected 1-128 letters, digits, '-', '_' or '.'");
+  }
   std::optional<std::string> kind = f.String(t, path, "kind", true);
   if (!kind) return std::nullopt;
   if (*kind == "teacher_forced") {

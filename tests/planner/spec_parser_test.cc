@@ -190,6 +190,18 @@ TEST(SpecParserErrorTest, UnknownWorkloadKind) {
                           "kind \"chat\"; expected \"teacher_forced\" or \"generate\""));
 }
 
+// Regression: the planner accepted workload names (and experiment names of only dots)
+// that the coordinator refuses, so `orch plan` passed specs that `orch submit` could not.
+TEST(SpecParserErrorTest, NamesFollowTheRuleTheCoordinatorChecks) {
+  std::string text = Replace(ValidSpecText(), "name = \"readme\"", "name = \"read me[1]\"");
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(At(text, "\"read me[1]\"") +
+                          ": error: workloads[0].name: invalid name \"read me[1]\"; expected "
+                          "1-128 letters, digits, '-', '_' or '.'"));
+  EXPECT_THAT(ErrorsOf(Replace(ValidSpecText(), "name = \"unit\"", "name = \"..\"")),
+              ElementsAre(HasSubstr("experiment.name: invalid name \"..\"")));
+}
+
 TEST(SpecParserErrorTest, PositionsBelowOne) {
   std::string text = Replace(ValidSpecText(), "positions = 16", "positions = 0");
   std::vector<std::string> errors = ErrorsOf(text);
