@@ -175,13 +175,10 @@ Status Spool::Ack(const std::string& run_id, std::uint64_t seq) {
   std::string run_dir = RunDir(run_id);
   if (seq == protocol::kRunFinishedSeq) {
     if (!it->second.finished) return Status::Ok();
-    // RunFinished is stored only after every chunk was, so the whole run is
-    // done.
-    std::error_code error;
-    fs::remove_all(run_dir, error);
-    if (error) return IoError("remove " + run_dir + ": " + error.message());
-    runs_.erase(it);
-    return Status::Ok();
+    // The coordinator stores RunFinished also while chunks are missing (they may
+    // come later): the run is done only when every chunk is acknowledged too.
+    it->second.finished_acked = true;
+    return RemoveIfDone(it);
   }
   if (it->second.unacked_chunks.erase(seq) == 0) return Status::Ok();
   std::string path = run_dir + "/" + SeqName(seq);
@@ -190,6 +187,17 @@ Status Spool::Ack(const std::string& run_id, std::uint64_t seq) {
   }
   if (::truncate((path + ".acked").c_str(), 0) != 0)
     return Errno("truncate " + path);
+  return RemoveIfDone(it);
+}
+
+Status Spool::RemoveIfDone(std::map<std::string, RunEntry>::iterator run) {
+  if (!run->second.finished_acked || !run->second.unacked_chunks.empty())
+    return Status::Ok();
+  std::string run_dir = RunDir(run->first);
+  std::error_code error;
+  fs::remove_all(run_dir, error);
+  if (error) return IoError("remove " + run_dir + ": " + error.message());
+  runs_.erase(run);
   return Status::Ok();
 }
 
@@ -197,7 +205,7 @@ std::vector<std::string> Spool::UnackedFrames() const {
   std::vector<std::string> frames;
   for (const auto& [run_id, run] : runs_) {
     for (const auto& [seq, frame] : run.unacked_chunks) frames.push_back(frame);
-    if (run.finished) frames.push_back(*run.finished);
+    if (run.finished && !run.finished_acked) frames.push_back(*run.finished);
   }
   return frames;
 }
@@ -226,7 +234,7 @@ std::uint64_t Spool::ChunkCount(const std::string& run_id) const {
 std::size_t Spool::unacked() const {
   std::size_t count = 0;
   for (const auto& [run_id, run] : runs_) {
-    count += run.unacked_chunks.size() + (run.finished ? 1 : 0);
+    count += run.unacked_chunks.size() + (run.finished && !run.finished_acked ? 1 : 0);
   }
   return count;
 }

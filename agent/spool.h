@@ -6,7 +6,10 @@
 // Layout: one directory per run, named by the hex of the run id, holding
 // `chunk-<seq>.msg` (an encoded protocol frame), `chunk-<seq>.acked` (an empty
 // marker once acknowledged, so the run's chunk count survives), and
-// `finished.msg`. The directory is removed when RunFinished is acknowledged.
+// `finished.msg`. The directory is removed when RunFinished and every chunk are
+// acknowledged (the coordinator may store RunFinished before a chunk it failed to
+// store; that chunk stays here and is sent again). After a restart a RunFinished
+// acknowledged while a chunk was not is sent once more (storage is idempotent).
 // Writes go to a temporary file, are fsync'd, renamed into place and the
 // directory is fsync'd.
 //
@@ -48,7 +51,8 @@ class Spool final {
   // Runs that began but have no RunFinished (their driver died with an earlier
   // agent).
   std::vector<std::string> UnfinishedRuns() const;
-  // Runs whose RunFinished is written and not yet acknowledged.
+  // Runs whose RunFinished is written and not all of whose messages are
+  // acknowledged yet (the coordinator still waits for them: "delivering").
   std::vector<std::string> FinishedUnacked() const;
   // Chunks written for `run_id`, acknowledged or not.
   std::uint64_t ChunkCount(const std::string& run_id) const;
@@ -59,13 +63,16 @@ class Spool final {
   struct RunEntry {
     std::map<std::uint64_t, std::string> unacked_chunks;  // seq -> frame
     std::uint64_t chunk_count = 0;
-    std::optional<std::string> finished;  // its frame, until acknowledged
+    std::optional<std::string> finished;  // its frame, until the run is removed
+    bool finished_acked = false;          // RunFinished acknowledged, chunks not all
   };
 
   explicit Spool(std::string dir) : dir_(std::move(dir)) {}
   Status Load();
   Status LoadRun(const std::string& run_dir);
   std::string RunDir(const std::string& run_id) const;
+  // Removes the run once RunFinished and every chunk are acknowledged.
+  Status RemoveIfDone(std::map<std::string, RunEntry>::iterator run);
 
   std::string dir_;
   std::map<std::string, RunEntry> runs_;

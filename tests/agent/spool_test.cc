@@ -84,6 +84,35 @@ TEST_F(SpoolTest, AckOfRunFinishedRemovesTheRun) {
   EXPECT_TRUE(spool->UnfinishedRuns().empty());
 }
 
+// The coordinator may store RunFinished while it failed to store a chunk (a full
+// disk): that chunk must stay and be sent again, or the run is never complete.
+TEST_F(SpoolTest, AckOfRunFinishedKeepsAChunkNotYetAcknowledged) {
+  {
+    auto spool = Open();
+    ASSERT_TRUE(spool->AddChunk({"r", 0, "a"}).ok());
+    ASSERT_TRUE(spool->AddChunk({"r", 1, "b"}).ok());
+    ASSERT_TRUE(
+        spool->AddFinished({"r", protocol::RunStatus::kSucceeded, "{}", "", 2})
+            .ok());
+    ASSERT_TRUE(spool->Ack("r", 1).ok());
+    ASSERT_TRUE(spool->Ack("r", protocol::kRunFinishedSeq).ok());
+    EXPECT_EQ(spool->unacked(), 1u);
+    std::vector<std::string> frames = spool->UnackedFrames();
+    ASSERT_EQ(frames.size(), 1u);
+    EXPECT_EQ(std::get<protocol::DigestChunk>(*protocol::Decode(frames[0])),
+              (protocol::DigestChunk{"r", 0, "a"}));
+    EXPECT_EQ(spool->FinishedUnacked(), std::vector<std::string>{"r"});
+  }
+  auto spool = Open();  // after a restart: chunk 0, and RunFinished once more
+  EXPECT_EQ(spool->unacked(), 2u);
+  EXPECT_TRUE(spool->UnfinishedRuns().empty());
+  ASSERT_TRUE(spool->Ack("r", protocol::kRunFinishedSeq).ok());
+  ASSERT_TRUE(spool->Ack("r", 0).ok());
+  EXPECT_EQ(spool->unacked(), 0u);
+  EXPECT_TRUE(spool->FinishedUnacked().empty());
+  EXPECT_TRUE(Open()->FinishedUnacked().empty());
+}
+
 TEST_F(SpoolTest, BegunRunWithoutMessagesIsUnfinishedAfterReopen) {
   { ASSERT_TRUE(Open()->BeginRun("r").ok()); }
   EXPECT_EQ(Open()->UnfinishedRuns(), std::vector<std::string>{"r"});
