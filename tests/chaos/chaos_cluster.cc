@@ -168,8 +168,12 @@ std::vector<pid_t> ChaosCluster::DriverPids(const std::string& id) const {
 
 void ChaosCluster::Submit(const std::string& experiment, int jobs, int positions,
                           int delay_ms) {
+  SubmitSpec(experiment, TestEngineSpec(experiment, jobs, positions, delay_ms));
+}
+
+void ChaosCluster::SubmitSpec(const std::string& experiment, const std::string& text) {
   fs::path spec = dir_ / (experiment + ".toml");
-  std::ofstream(spec) << TestEngineSpec(experiment, jobs, positions, delay_ms);
+  std::ofstream(spec) << text;
   ProcessResult r = RunProcess(
       {OrchBinary(), "submit", spec.string(), "--coordinator", endpoint_}, 30s, dir_.string());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << Logs();

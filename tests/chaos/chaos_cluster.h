@@ -72,6 +72,8 @@ class ChaosCluster {
 
   // `orch submit` of a TestEngineSpec; a failed submit is a test failure.
   void Submit(const std::string& experiment, int jobs, int positions, int delay_ms);
+  // `orch submit` of a spec given as TOML text.
+  void SubmitSpec(const std::string& experiment, const std::string& spec);
   // `orch status --json --jobs --timeout 2`, parsed; nullopt when it failed.
   std::optional<nlohmann::json> Status();
 

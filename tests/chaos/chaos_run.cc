@@ -40,7 +40,8 @@ ChaosRun::ChaosRun(ChaosCluster& cluster, ChaosSchedule& schedule,
       ledger_(experiment_.experiment),
       start_(Clock::now()) {}
 
-void ChaosRun::Submit() {
+void ChaosRun::Submit(const std::string& spec) {
+  if (!spec.empty()) return cluster_.SubmitSpec(experiment_.experiment, spec);
   cluster_.Submit(experiment_.experiment, experiment_.jobs, experiment_.positions, delay_ms_);
 }
 

@@ -22,8 +22,8 @@ class ChaosRun {
   ChaosRun(ChaosCluster& cluster, ChaosSchedule& schedule, ExpectedExperiment experiment,
            int delay_ms);
 
-  // `orch submit` of the experiment.
-  void Submit();
+  // `orch submit` of the experiment: a TestEngineSpec, or `spec` when not empty.
+  void Submit(const std::string& spec = "");
 
   // Polls status for `duration`, feeding the ledger.
   void Watch(std::chrono::milliseconds duration);

@@ -21,6 +21,7 @@
 #include "tests/chaos/chaos_schedule.h"
 #include "tests/chaos/netns_link.h"
 #include "tests/chaos/tmpfs_mount.h"
+#include "tests/e2e/local_cluster.h"
 
 namespace orch::testing {
 namespace {
@@ -330,5 +331,69 @@ TEST_F(ChaosTest, FullDiskUnderTheCoordinatorRecoversWithoutARestartWhenSpaceRet
   }
 }
 
+// The coordinator killed (SIGKILL) while its disk is full, restarted once space returned:
+// it opens its store (the failed writes left no torn record it refuses) and finishes.
+TEST_F(ChaosTest, CoordinatorKilledWhileTheDiskIsFullRestartsOnceSpaceReturns) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
+  for (int round = 0; round < form_.rounds && !HasFailure(); ++round) {
+    ChaosClusterOptions options;
+    options.data_dir_tmpfs_bytes = 24ull << 20;
+    ChaosCluster cluster(Name(round), options);
+    ASSERT_NE(cluster.data_dir_mount(), nullptr);
+    ASSERT_NO_FATAL_FAILURE(StartCluster(cluster, 2));
+    ChaosRun run(cluster, schedule_, Experiment(round, 20), kDelayMs);
+    ASSERT_NO_FATAL_FAILURE(run.Submit());
+    TmpfsMount& disk = *cluster.data_dir_mount();
+    if (run.WaitForAMomentMidRun("", 500)) {
+      run.Fault("disk full (ballast " + std::to_string(disk.Fill() >> 10) + " KiB)");
+      run.Watch(schedule_.Between(300ms, 2000ms));
+      disk.Fill();
+      run.Fault("kill -9 coordinator while the disk is full");
+      ASSERT_NO_FATAL_FAILURE(cluster.KillCoordinator());
+      disk.Release();
+      ChaosRun::Pause(schedule_.Between(0ms, 2000ms));
+      ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator());
+    }
+    EXPECT_TRUE(run.WaitForAllSucceeded(kFinish)) << schedule_.Repeat() << cluster.Logs();
+    run.StopAndCheck();
+  }
+}
+
+// A full disk shorter than the lease: the results it refused wait in the agents' spools
+// and are delivered once space returns, before their leases run out, so no job has to
+// run twice. The disk stays full until a finished run was refused; both agents stay busy
+// afterwards (acknowledgements keep coming for their other runs).
+TEST_F(ChaosTest, FullDiskShorterThanTheLeaseRunsNoJobTwice) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
+  for (int round = 0; round < form_.rounds && !HasFailure(); ++round) {
+    ChaosClusterOptions options;
+    options.data_dir_tmpfs_bytes = 24ull << 20;
+    options.lease = 7s;  // more than the agents' 5 s resend, less than the experiment
+    options.agent_slots = 2;
+    ChaosCluster cluster(Name(round), options);
+    ASSERT_NE(cluster.data_dir_mount(), nullptr);
+    ASSERT_NO_FATAL_FAILURE(StartCluster(cluster, 2));
+    ExpectedExperiment experiment = Experiment(round, 90);
+    experiment.max_attempts = 1;
+    ChaosRun run(cluster, schedule_, experiment, kDelayMs);
+    ASSERT_NO_FATAL_FAILURE(run.Submit());
+    TmpfsMount& disk = *cluster.data_dir_mount();
+    if (run.WaitForAMomentMidRun("", 1000)) {
+      run.Fault("disk full until a finished run is refused (ballast " +
+                std::to_string(disk.Fill() >> 10) + " KiB)");
+      for (int i = 0; i < 25 && cluster.CoordinatorLog().find("end of run") == std::string::npos;
+           ++i) {
+        run.Watch(200ms);
+        disk.Fill();
+      }
+      disk.Release();
+      run.Note("ballast removed");
+    }
+    EXPECT_TRUE(run.WaitForAllSucceeded(kFinish)) << schedule_.Repeat() << cluster.Logs();
+    run.StopAndCheck();
+  }
+}
+
 }  // namespace
 }  // namespace orch::testing
+

@@ -61,9 +61,13 @@ void CheckPositions(store::Store& db, const std::string& job, const std::string&
 }
 
 void CheckJob(store::Store& db, const store::JobRecord& job, const JobHistory& history,
-              bool acknowledged, int positions, Problems& problems) {
+              bool acknowledged, const ExpectedExperiment& expected, Problems& problems) {
   const std::string what =
       (acknowledged ? "job " + job.id + " (orch status counted it succeeded): " : "job " + job.id + ": ");
+  if (expected.max_attempts > 0 && job.attempts > expected.max_attempts) {
+    problems.push_back(what + "was assigned " + std::to_string(job.attempts) +
+                       " times, expected at most " + std::to_string(expected.max_attempts));
+  }
   if (job.state != store::JobState::kSucceeded) {
     problems.push_back(what + "is " + std::string(store::JobStateName(job.state)) +
                        ", expected succeeded (attempts " + std::to_string(job.attempts) +
@@ -83,7 +87,7 @@ void CheckJob(store::Store& db, const store::JobRecord& job, const JobHistory& h
                        std::to_string(run->chunks_expected) +
                        ", expected succeeded and complete");
   }
-  CheckPositions(db, job.id, run->id, positions, problems);
+  CheckPositions(db, job.id, run->id, expected.positions, problems);
   if (history.succeeded_runs != std::vector<std::string>{job.current_run_id}) {
     std::string runs;
     for (const std::string& r : history.succeeded_runs) runs += " " + r;
@@ -167,8 +171,7 @@ std::vector<std::string> CheckChaosInvariants(const std::string& data_dir,
   std::set<std::string> stored;
   for (const store::JobRecord& job : *jobs) {
     stored.insert(job.id);
-    CheckJob(db, job, histories[job.id], ledger.succeeded().contains(job.id), expected.positions,
-             problems);
+    CheckJob(db, job, histories[job.id], ledger.succeeded().contains(job.id), expected, problems);
   }
   for (const std::string& id : ledger.succeeded()) {
     if (!stored.contains(id)) problems.push_back("acknowledged job " + id + " is not stored");

@@ -41,6 +41,7 @@ struct ExpectedExperiment {
   std::string experiment;
   int jobs = 0;
   int positions = 0;  // every succeeded run holds positions 0..positions-1, once each
+  int max_attempts = 0;  // > 0: no job was assigned more often (0: any number)
 };
 
 // Opens the store in `data_dir` (its coordinator stopped) and checks:
@@ -50,6 +51,7 @@ struct ExpectedExperiment {
 //   0..N-1 once each;
 // - each job succeeded exactly once: one job.succeeded event, naming its current run,
 //   and no assignment after it;
+// - with max_attempts, no job was assigned more often;
 // - every job in `ledger` (acknowledged as succeeded) is succeeded with such a run, and
 //   the ledger saw no contradiction.
 // Stale runs (a run given up whose late result was stored under its own id) are allowed;
