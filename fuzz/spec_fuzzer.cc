@@ -5,6 +5,7 @@
 // (coordinator/plan_catalog.h), naming the same jobs.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
   std::string json = orch::planner::PlanToJson(*outcome.plan);
   orch::Result<orch::coordinator::ParsedPlan> parsed =
       orch::coordinator::ParsePlanJson(json);
+  if (!parsed.ok()) std::fprintf(stderr, "%s\n", parsed.status().ToString().c_str());
   FUZZ_EXPECT(parsed.ok());
   FUZZ_EXPECT(parsed->jobs.size() == outcome.plan->jobs.size());
   return 0;
