@@ -72,6 +72,11 @@ struct AgentService::Impl {
   std::chrono::milliseconds heartbeat{1000};
   DriverQuarantine quarantine;  // drivers no longer offered
   Clock::time_point last_progress = Clock::now();  // last ack, or last resend
+  // When each unacknowledged message ("RUN/SEQ") was first seen unacknowledged
+  // (or last resent): one left unacknowledged for resend_after is resent, even
+  // while acks for other messages keep arriving (a write the coordinator
+  // refused, e.g. on a full disk, is never acknowledged).
+  std::map<std::string, Clock::time_point> unacked_since;
   Clock::time_point last_fingerprint_check = Clock::now();
   Clock::time_point stop_deadline;
   // Model scans (options.model_scan) run here, one at a time.
@@ -138,13 +143,13 @@ struct AgentService::Impl {
     if (stopped) return;
     if (stopping && Clock::now() >= stop_deadline) return Finish();
     if (!welcomed) return SayHello();
-    if (spool.unacked() > 0 &&
-        Clock::now() - last_progress >= options.resend_after) {
+    if (OldestUnackedIsStale()) {
       log.info(
-          fmt::runtime("no acknowledgement for {} ms with {} messages spooled: "
+          fmt::runtime("a message unacknowledged for {} ms, {} spooled: "
                        "registering again"),
           options.resend_after.count(), spool.unacked());
       last_progress = Clock::now();
+      for (auto& [key, since] : unacked_since) since = last_progress;
       return SayHello();
     }
     if (FingerprintChanged()) return SayHello();
@@ -205,6 +210,22 @@ struct AgentService::Impl {
     if (draining || stopping) return 0;
     return std::max<std::int32_t>(
         0, options.config.slots - static_cast<std::int32_t>(runs.size()));
+  }
+
+  // Updates unacked_since from the spool; true when some message has waited
+  // for its acknowledgement resend_after or longer.
+  bool OldestUnackedIsStale() {
+    Clock::time_point now = Clock::now();
+    std::map<std::string, Clock::time_point> still;
+    bool stale = false;
+    for (std::string& key : spool.UnackedKeys()) {
+      auto it = unacked_since.find(key);
+      Clock::time_point since = it == unacked_since.end() ? now : it->second;
+      stale = stale || now - since >= options.resend_after;
+      still.emplace(std::move(key), since);
+    }
+    unacked_since = std::move(still);
+    return stale;
   }
 
   void OnWelcome(const protocol::Welcome& welcome) {

@@ -210,6 +210,17 @@ std::vector<std::string> Spool::UnackedFrames() const {
   return frames;
 }
 
+std::vector<std::string> Spool::UnackedKeys() const {
+  std::vector<std::string> keys;
+  for (const auto& [run_id, run] : runs_) {
+    for (const auto& [seq, frame] : run.unacked_chunks) keys.push_back(run_id + "/" + std::to_string(seq));
+    if (run.finished && !run.finished_acked) {
+      keys.push_back(run_id + "/" + std::to_string(protocol::kRunFinishedSeq));
+    }
+  }
+  return keys;
+}
+
 std::vector<std::string> Spool::UnfinishedRuns() const {
   std::vector<std::string> runs;
   for (const auto& [run_id, run] : runs_) {

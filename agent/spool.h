@@ -48,6 +48,9 @@ class Spool final {
   // Every unacknowledged message, as frames ready to send: runs in id order,
   // each run's chunks by seq, then its RunFinished.
   std::vector<std::string> UnackedFrames() const;
+  // Every unacknowledged message as "RUN/SEQ" (SEQ kRunFinishedSeq for a
+  // RunFinished), in the order of UnackedFrames.
+  std::vector<std::string> UnackedKeys() const;
   // Runs that began but have no RunFinished (their driver died with an earlier
   // agent).
   std::vector<std::string> UnfinishedRuns() const;

@@ -288,7 +288,8 @@ Effects CoordinatorCore::OnRunStored(const store::RunRecord& record,
   RunEntry* run = runs_.Find(record.id);
   if (run == nullptr || !record.finished) return out;
   AgentEntry* agent = agents_.Find(run->agent_id);
-  if (agent != nullptr && run->InFlight() && !run->refused && agent->free_hint >= 0) {
+  if (agent != nullptr && run->InFlight() && !run->refused && !run->finish_stored &&
+      agent->free_hint >= 0) {
     agent->free_hint += 1;  // its slot is free again by the agent's count
   }
   JobEntry* job = jobs_.Find(record.job_id);
@@ -299,9 +300,15 @@ Effects CoordinatorCore::OnRunStored(const store::RunRecord& record,
     return out;  // a late or stray result: stored under its own run id, nothing
                  // more
   }
-  if (record.state == RunState::kSucceeded) {
+  if (record.state == RunState::kSucceeded && !record.Complete()) {
+    // Chunks are missing (one was refused, e.g. on a full disk): the run keeps
+    // a lease while its agent sends them again; if they never come, the lease
+    // expires and the job runs again.
+    if (run->InFlight() && !run->finish_stored) runs_.Renew(*run, now + options_.lease);
+    run->finish_stored = true;
+  } else if (record.state == RunState::kSucceeded) {
     if (run->InFlight()) runs_.End(*run, record.state);
-    if (record.Complete()) JobSucceeded(*job, *run, now, out);
+    JobSucceeded(*job, *run, now, out);
   } else {
     std::string reason = record.error.empty()
                              ? std::string(store::RunStateName(record.state))

@@ -34,6 +34,7 @@ struct RunEntry {
   store::RunState state = store::RunState::kAssigned;
   Millis assigned_at{0};
   bool refused = false;  // its agent refused it before it started
+  bool finish_stored = false;  // its RunFinished is stored; chunks may be missing
 
   bool InFlight() const {
     return state == store::RunState::kAssigned ||

@@ -409,6 +409,30 @@ TEST_F(AgentServiceTest, DrainFinishesRunsWaitsForAcksAndStops) {
   EXPECT_EQ(launcher.launched().size(), 1u);
 }
 
+// A message the coordinator never acknowledges (it could not store it) is sent
+// again even while acknowledgements for other messages keep coming.
+TEST_F(AgentServiceTest, ResendsAMessageLeftUnacknowledgedWhileOthersAreAcknowledged) {
+  options_.resend_after = 50ms;
+  ScriptedProcessLauncher launcher(io_);
+  launcher.Push(Succeeds(1));
+  StartAgent(launcher);
+  ASSERT_TRUE(Expect<proto::Hello>().has_value());
+  Send(proto::Welcome{proto::kProtocolVersion, "coord-1", 10ms});
+  Send(MakeAssign("run-1"));
+  std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
+  ASSERT_TRUE(finished.has_value());
+  Send(proto::Ack{"run-1", proto::kRunFinishedSeq});  // chunk 0 is never acknowledged
+  received_.clear();
+  bool hello_again = false;
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!hello_again && std::chrono::steady_clock::now() < deadline) {
+    Send(proto::Ack{"other-run", 0});  // the coordinator acknowledges something else
+    Pump();
+    for (const proto::Message& m : received_) hello_again |= std::holds_alternative<proto::Hello>(m);
+  }
+  EXPECT_TRUE(hello_again) << "chunk 0 of run-1 waits for ever";
+}
+
 TEST_F(AgentServiceTest, RegistersAgainAndResendsWhenAcksStall) {
   options_.resend_after = 50ms;
   ScriptedProcessLauncher launcher(io_);

@@ -112,5 +112,34 @@ TEST(ConvergenceTest, AResultFinishedWhileTheCoordinatorWasDownIsKeptWhenTheAgen
   EXPECT_EQ(h.store().GetRun(run)->state, store::RunState::kSucceeded);
 }
 
+// A RunFinished stored while one of its chunks was not (a full disk): the run
+// keeps its lease, so the job completes when the chunk comes, and runs again
+// when it never does.
+TEST(ConvergenceTest, AFinishedRunMissingAChunkCompletesWhenItComesOrRunsAgain) {
+  CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(SmallSpec("exp", 2)).ok);
+  auto agent = h.Peer("agent-1");
+  agent->Hello({}, 2);
+  h.Pump();
+  auto assigns = OfKind<protocol::Assign>(agent->Take());
+  ASSERT_THAT(assigns, SizeIs(2));
+  for (const protocol::Assign& a : assigns) {
+    agent->Chunk(a.run_id, 1);  // chunk 0 is missing
+    agent->Finish(a.run_id, 2);
+  }
+  h.Pump();
+  agent->Chunk(assigns[0].run_id, 0);  // the first run's chunk comes late
+  h.Pump();
+  EXPECT_EQ(h.store().GetJob(assigns[0].job_id)->state, store::JobState::kSucceeded);
+  EXPECT_EQ(h.store().GetJob(assigns[1].job_id)->state, store::JobState::kAssigned);
+  for (int i = 0; i < 31; ++i) {  // the second run's never does
+    agent->Send(protocol::Heartbeat{"agent-1", {}, 2});
+    h.Advance(milliseconds(1000));
+  }
+  auto again = OfKind<protocol::Assign>(agent->Take());
+  ASSERT_THAT(again, SizeIs(1)) << "its lease expired: the job runs again";
+  EXPECT_EQ(again[0].job_id, assigns[1].job_id);
+}
+
 }  // namespace
 }  // namespace orch::coordinator
