@@ -29,7 +29,7 @@ std::string Headline(const std::string& error) {
 
 bool IsStartupFault(const RunEnding& ending, std::chrono::milliseconds fast) {
   return ending.status == protocol::RunStatus::kFailed && ending.records == 0 &&
-         ending.ran <= fast && !IsJobError(ending.error_code);
+         ending.ran < fast && !IsJobError(ending.error_code);
 }
 
 bool DriverQuarantine::Observe(const std::string& driver,
