@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/scratch_dir.h"
 #include "cli/files.h"
 #include "report/render.h"
 #include "report/report.h"
@@ -26,23 +27,6 @@ struct ReportCommandOptions {
   std::string html;
 };
 
-// A folder for the store's read-only instance, removed with this object.
-class ScratchDir final {
- public:
-  ScratchDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "orch-report-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // The store is only read, as a secondary instance: a running coordinator may hold
 // it open, and the report then shows what it had stored when the report began.
@@ -62,7 +46,7 @@ int Fail(const Status& status) {
 }
 
 int RunReport(const ReportCommandOptions& options) {
-  ScratchDir scratch;
+  ScratchDir scratch("orch-report");
   Result<std::unique_ptr<store::Store>> store = OpenStore(options.data_dir, scratch);
   if (!store.ok()) return Fail(store.status());
   Result<report::ExperimentInput> input = report::LoadExperiment(**store, options.experiment);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/scratch_dir.h"
 #include "store/rocksdb_store.h"
 #include "store/store_backup.h"
 #include "store/store_check.h"
@@ -22,22 +23,6 @@ struct StoreCommandOptions {
   bool json = false;
 };
 
-// A folder for a secondary instance's own files, removed with this object.
-class ScratchDir final {
- public:
-  ScratchDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "orch-store-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 int Fail(const std::string& command, const Status& status) {
   std::cerr << "orch store " << command << ": " << status.message() << "\n";
@@ -103,7 +88,7 @@ int RunCheck(const StoreCommandOptions& options) {
 }
 
 int RunBackup(const StoreCommandOptions& options) {
-  ScratchDir scratch;
+  ScratchDir scratch("orch-store");
   if (scratch.path().empty()) return Fail("backup", IoError("cannot create a temporary folder"));
   std::string path = store::RocksDbPathInDataDir(options.data_dir);
   Result<store::BackupSummary> backup =
