@@ -1,0 +1,220 @@
+"""The per-position digest, computed by the project's digest library through
+its C ABI (digest/orch_digest.h) so that every engine's digests come from the
+same code.
+
+The shared library (liborchdigest.so.ABI) is found, in this order, at
+  1. $ORCH_DIGEST_LIBRARY (a file);
+  2. next to or under the driver's install prefix: ../lib/orch/,
+     ../lib/*/orch/ and ../lib/ relative to the folder of the running
+     program (sys.argv[0]);
+  3. the build trees of a source checkout: build*/digest/ above this package.
+LibraryNotFound names every place it looked.
+"""
+
+import ctypes
+import glob
+import math
+import os
+import sys
+
+ABI_VERSION = 1
+LIBRARY_NAME = "liborchdigest.so.%d" % ABI_VERSION
+
+OK = 0
+STATUS_NAMES = {0: "OK", 1: "INVALID_ARGUMENT", 2: "BUFFER_TOO_SMALL",
+                3: "NULL_POINTER", 4: "INTERNAL"}
+
+ROW_HAS_NAN = 1
+ROW_HAS_POS_INF = 2
+ROW_NO_FINITE_LOGIT = 4
+NO_TARGET = -1
+DEFAULT_TOP_K = 20
+MAX_TOP_K = 1024
+
+
+class LibraryNotFound(RuntimeError):
+    pass
+
+
+class DigestFailed(RuntimeError):
+    pass
+
+
+class _TokenLogit(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_int32), ("logit", ctypes.c_float)]
+
+
+class _RowDigest(ctypes.Structure):
+    _fields_ = [("vocab_size", ctypes.c_uint32), ("flags", ctypes.c_uint32),
+                ("argmax", ctypes.c_int32), ("top_count", ctypes.c_uint32),
+                ("logsumexp", ctypes.c_double), ("entropy", ctypes.c_double),
+                ("hash_low", ctypes.c_uint64), ("hash_high", ctypes.c_uint64),
+                ("target_id", ctypes.c_int32), ("target_logit", ctypes.c_float)]
+
+
+assert ctypes.sizeof(_RowDigest) == 56
+assert ctypes.sizeof(_TokenLogit) == 8
+
+
+class RowDigest:
+    """One row's digest (digest/row_digest.h RowDigest)."""
+
+    __slots__ = ("vocab_size", "flags", "argmax", "logsumexp", "entropy",
+                 "hash_low", "hash_high", "target_id", "target_logit", "top")
+
+    def __init__(self, vocab_size, flags, argmax, logsumexp, entropy,
+                 hash_low, hash_high, target_id, target_logit, top):
+        self.vocab_size = vocab_size
+        self.flags = flags
+        self.argmax = argmax
+        self.logsumexp = logsumexp
+        self.entropy = entropy
+        self.hash_low = hash_low
+        self.hash_high = hash_high
+        self.target_id = target_id
+        self.target_logit = target_logit
+        self.top = top  # [(id, logit), ...], best first
+
+    def is_distribution(self):
+        return self.flags == 0
+
+    def __eq__(self, other):
+        if not isinstance(other, RowDigest):
+            return NotImplemented
+        return all(_same(getattr(self, f), getattr(other, f))
+                   for f in self.__slots__)
+
+    def __repr__(self):
+        return "RowDigest(argmax=%d, hash=%016x%016x, flags=%d)" % (
+            self.argmax, self.hash_high, self.hash_low, self.flags)
+
+
+def _same(a, b):
+    if isinstance(a, float) and isinstance(b, float):
+        return (math.isnan(a) and math.isnan(b)) or a == b
+    return a == b
+
+
+def candidate_paths(argv0=None):
+    """Where the library is looked for, in order (see the module comment)."""
+    paths = []
+    explicit = os.environ.get("ORCH_DIGEST_LIBRARY")
+    if explicit:
+        paths.append(explicit)
+    program = argv0 if argv0 is not None else (sys.argv[0] if sys.argv else "")
+    if program:
+        bindir = os.path.dirname(os.path.realpath(program))
+        prefix = os.path.dirname(bindir)
+        paths.append(os.path.join(prefix, "lib", "orch", LIBRARY_NAME))
+        paths.extend(sorted(glob.glob(os.path.join(prefix, "lib", "*", "orch",
+                                                   LIBRARY_NAME))))
+        paths.append(os.path.join(prefix, "lib", LIBRARY_NAME))
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(here)))
+    paths.extend(sorted(glob.glob(os.path.join(root, "build*", "digest",
+                                               LIBRARY_NAME))))
+    return paths
+
+
+class DigestLibrary:
+    """liborchdigest loaded through ctypes."""
+
+    def __init__(self, path):
+        self.path = path
+        lib = ctypes.CDLL(path)
+        lib.orch_digest_abi_version.restype = ctypes.c_uint32
+        lib.orch_digest_abi_version.argtypes = []
+        lib.orch_digest_status_name.restype = ctypes.c_char_p
+        lib.orch_digest_status_name.argtypes = [ctypes.c_int32]
+        lib.orch_digest_row.restype = ctypes.c_int32
+        lib.orch_digest_row.argtypes = [
+            ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_int32,
+            ctypes.POINTER(_TokenLogit), ctypes.c_uint32,
+            ctypes.POINTER(_RowDigest)]
+        lib.orch_digest_kl_divergence_exact.restype = ctypes.c_int32
+        lib.orch_digest_kl_divergence_exact.argtypes = [
+            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
+            ctypes.POINTER(ctypes.c_double)]
+        abi = lib.orch_digest_abi_version()
+        if abi != ABI_VERSION:
+            raise LibraryNotFound("%s has digest ABI %d; this SDK speaks %d"
+                                  % (path, abi, ABI_VERSION))
+        self._lib = lib
+        self._top = (_TokenLogit * MAX_TOP_K)()
+        self._out = _RowDigest()
+
+    def status_name(self, status):
+        return self._lib.orch_digest_status_name(status).decode()
+
+    def digest_address(self, address, vocab_size, top_k=DEFAULT_TOP_K,
+                       target_id=NO_TARGET):
+        """Digests `vocab_size` float32 values at memory `address` (e.g. a
+        contiguous CPU tensor's data_ptr()). Not thread-safe: one
+        DigestLibrary per thread."""
+        status = self._lib.orch_digest_row(
+            ctypes.c_void_p(address), vocab_size, top_k, target_id, self._top,
+            MAX_TOP_K, ctypes.byref(self._out))
+        if status != OK:
+            raise DigestFailed(
+                "orch_digest_row(vocab %d, top_k %d, target %d): %s"
+                % (vocab_size, top_k, target_id, self.status_name(status)))
+        o = self._out
+        top = [(self._top[i].id, self._top[i].logit) for i in range(o.top_count)]
+        return RowDigest(o.vocab_size, o.flags, o.argmax, o.logsumexp,
+                         o.entropy, o.hash_low, o.hash_high, o.target_id,
+                         o.target_logit, top)
+
+    def digest_row(self, row, top_k=DEFAULT_TOP_K, target_id=NO_TARGET):
+        """Digests a row given as bytes-like float32 data (array('f'),
+        bytes) or a sequence of floats."""
+        data = _float32_buffer(row)
+        count = len(data) // 4
+        buf = (ctypes.c_char * len(data)).from_buffer_copy(data)
+        return self.digest_address(ctypes.addressof(buf), count, top_k,
+                                   target_id)
+
+    def kl_divergence(self, p_row, q_row):
+        p = _float32_buffer(p_row)
+        q = _float32_buffer(q_row)
+        if len(p) != len(q):
+            raise DigestFailed("KL of rows of %d and %d values"
+                               % (len(p) // 4, len(q) // 4))
+        pb = (ctypes.c_char * len(p)).from_buffer_copy(p)
+        qb = (ctypes.c_char * len(q)).from_buffer_copy(q)
+        out = ctypes.c_double()
+        status = self._lib.orch_digest_kl_divergence_exact(
+            ctypes.addressof(pb), ctypes.addressof(qb), len(p) // 4,
+            ctypes.byref(out))
+        if status != OK:
+            raise DigestFailed("orch_digest_kl_divergence_exact: %s"
+                               % self.status_name(status))
+        return out.value
+
+
+def _float32_buffer(row):
+    import array
+    if isinstance(row, (bytes, bytearray)):
+        return bytes(row)
+    if isinstance(row, memoryview):
+        return row.cast("B").tobytes()
+    if isinstance(row, array.array) and row.typecode == "f":
+        return row.tobytes()
+    return array.array("f", row).tobytes()
+
+
+def load(argv0=None, paths=None):
+    """The first loadable library of `paths` (default: candidate_paths());
+    LibraryNotFound names every place looked at and why each failed."""
+    tried = []
+    for path in candidate_paths(argv0) if paths is None else paths:
+        if not os.path.isfile(path):
+            tried.append("%s (no such file)" % path)
+            continue
+        try:
+            return DigestLibrary(path)
+        except OSError as error:
+            tried.append("%s (%s)" % (path, error))
+    raise LibraryNotFound(
+        "the digest library %s was not found; set ORCH_DIGEST_LIBRARY to its "
+        "path, install it to PREFIX/lib/orch/, or build the orch_digest_c "
+        "target; looked at: %s" % (LIBRARY_NAME, "; ".join(tried) or "nothing"))

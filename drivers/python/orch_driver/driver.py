@@ -1,0 +1,170 @@
+"""The process shell of a Python driver (docs/driver-protocol.md, "Process").
+
+An engine implements `Engine` (its axis table, its hello, how it runs a job)
+and calls `main(engine)`:
+
+  DRIVER                      run the job document on stdin
+  DRIVER version              the hello object (JSON) on stdout, exit 0
+  DRIVER capabilities --json  the capability declaration
+
+A run writes exactly one hello, the records, then done or error, and exits 0
+(done), 2 (invalid job, combination or model) or 3 (engine error). Errors
+the engine raises as orch_driver.errors types keep their code; any other
+exception is an engine_error whose message is the exception, traceback on
+stderr.
+"""
+
+import ctypes
+import json
+import sys
+import time
+import traceback
+
+from orch_driver import axes as axes_mod
+from orch_driver import digest as digest_mod
+from orch_driver import frames as frames_mod
+from orch_driver import records
+from orch_driver.errors import EXIT_OK, DriverError, EngineError
+from orch_driver.job import parse_job
+
+
+class Engine:
+    """What a driver supplies. Subclasses set the attributes and override the
+    methods."""
+
+    family = ""         # "torch": the engine label before '@'
+    driver_name = ""    # "orch-driver-torch"
+    axes = ()           # axes.Axis table
+    rules = ()          # axes.Rule list
+
+    def hello(self, job):
+        """The hello object; `job` is None for `version` and before a job
+        parsed."""
+        raise NotImplementedError
+
+    def check(self, job):
+        """Validates the parsed job beyond its axis values (combination
+        rules with defaults filled in, what the running engine lacks). Raises
+        DriverError types. Called before hello."""
+
+    def run(self, job, sink):
+        """Evaluates the job, calling sink.emit(...) once per position in
+        increasing order; returns the engine's part of the done object."""
+        raise NotImplementedError
+
+    def declaration_json(self):
+        return axes_mod.declaration_json(self.family, self.driver_name,
+                                         self.axes, self.rules)
+
+
+class RecordSink:
+    """Digests rows through the C ABI, frames them as records and keeps the
+    counts done reports (positions, nan_rows, the token ids named)."""
+
+    def __init__(self, writer, library, capture):
+        self._writer = writer
+        self._library = library
+        self._capture = capture
+        self.positions = 0
+        self.nan_rows = 0
+        self.first_nan_position = -1
+        self.token_ids = set()
+        self.last_digest = None
+
+    def emit(self, position, address, vocab_size, input_token, output_token,
+             target_id=digest_mod.NO_TARGET):
+        """One position: `address` points at `vocab_size` contiguous float32
+        logits in host memory, valid for the duration of the call."""
+        d = self._library.digest_address(address, vocab_size,
+                                         self._capture.top_k, target_id)
+        full = None
+        if self._capture.wants_full_row(position):
+            full = ctypes.string_at(address, 4 * vocab_size)
+        self._writer.record(records.encode_position_record(
+            position, input_token, output_token, d, full))
+        for token in (input_token, output_token, d.argmax):
+            if token >= 0:
+                self.token_ids.add(token)
+        if not d.is_distribution():
+            if self.nan_rows == 0:
+                self.first_nan_position = position
+            self.nan_rows += 1
+        self.positions += 1
+        self.last_digest = d
+        return d
+
+
+def _log(engine, text):
+    sys.stderr.write("%s: %s\n" % (engine.driver_name, text))
+    sys.stderr.flush()
+
+
+def _fail(engine, writer, error):
+    _log(engine, "%s: %s" % (error.code, error.message))
+    if not writer.hello_sent:
+        writer.hello(engine.hello(None))
+    writer.error(error.code, error.message)
+    return error.exit_status
+
+
+def run_job(engine, stdin_bytes, writer):
+    """One run: parse, hello, records, done; returns the exit status."""
+    try:
+        job = parse_job(stdin_bytes, engine.axes)
+        engine.check(job)
+    except DriverError as error:
+        return _fail(engine, writer, error)
+    writer.hello(engine.hello(job))
+    try:
+        library = digest_mod.load()
+        sink = RecordSink(writer, library, job.capture)
+        start = time.monotonic()
+        done = {"positions": 0}
+        done.update(engine.run(job, sink) or {})
+        done["positions"] = sink.positions
+        done["nan_rows"] = sink.nan_rows
+        if sink.nan_rows:
+            done["first_nan_position"] = sink.first_nan_position
+            _log(engine, "%d rows are not distributions (NaN or +inf logits), "
+                 "first at position %d" % (sink.nan_rows,
+                                           sink.first_nan_position))
+        done.setdefault("wall_ms", (time.monotonic() - start) * 1000.0)
+    except DriverError as error:
+        return _fail(engine, writer, error)
+    except digest_mod.LibraryNotFound as error:
+        return _fail(engine, writer, EngineError(str(error)))
+    except Exception as error:  # the engine's own failures
+        traceback.print_exc(file=sys.stderr)
+        return _fail(engine, writer, EngineError(
+            "%s: %s" % (type(error).__name__, error)))
+    writer.done(done)
+    return EXIT_OK
+
+
+def _usage(engine, name):
+    return ("usage: %s                 run the job document on stdin (driver "
+            "protocol)\n       %s version         the hello object (JSON)\n"
+            "       %s capabilities --json   axes, values, invalid "
+            "combinations\n" % (name, name, name))
+
+
+def main(engine, argv=None):
+    argv = sys.argv if argv is None else argv
+    if len(argv) == 1:
+        writer = frames_mod.FrameWriter.take_stdout()
+        status = run_job(engine, sys.stdin.buffer.read(), writer)
+        sys.stderr.flush()
+        return status
+    command = argv[1]
+    if command == "version" and len(argv) == 2:
+        sys.stdout.write(json.dumps(engine.hello(None), indent=1) + "\n")
+        return EXIT_OK
+    if command == "capabilities" and (len(argv) == 2 or argv[2:] == ["--json"]):
+        sys.stdout.write(engine.declaration_json())
+        return EXIT_OK
+    if command in ("--help", "-h", "help"):
+        sys.stdout.write(_usage(engine, argv[0]))
+        return EXIT_OK
+    sys.stderr.write("%s: unknown command '%s' (try --help)\n"
+                     % (argv[0], command))
+    return 2

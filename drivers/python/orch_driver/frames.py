@@ -1,0 +1,103 @@
+"""Driver frames (docs/driver-protocol.md, "Frames"; agent/driver_frames.h).
+
+Frame = u32 little-endian payload length + u8 type + payload, payload at most
+16 MiB. Order: exactly one hello first, any number of records, then done or
+error last; FrameWriter enforces that order on the writing side.
+"""
+
+import json
+import os
+import struct
+
+HELLO = 1
+RECORD = 2
+DONE = 3
+ERROR = 4
+
+MAX_PAYLOAD = 16 << 20  # agent::kMaxDriverFramePayload
+
+_HEADER = struct.Struct("<IB")
+
+
+def encode_frame(frame_type, payload):
+    """The bytes of one frame. `payload` is bytes (or str, encoded UTF-8)."""
+    if isinstance(payload, str):
+        payload = payload.encode("utf-8")
+    if frame_type not in (HELLO, RECORD, DONE, ERROR):
+        raise ValueError("unknown frame type %r" % (frame_type,))
+    if len(payload) > MAX_PAYLOAD:
+        raise ValueError("frame payload of %d bytes is over the %d-byte limit"
+                         % (len(payload), MAX_PAYLOAD))
+    return _HEADER.pack(len(payload), frame_type) + bytes(payload)
+
+
+def dump_json(value):
+    """A JSON payload as the C++ drivers write it: compact, UTF-8, no NaN."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False)
+
+
+class FrameWriter:
+    """Writes frames to a binary stream in protocol order.
+
+    `take_stdout()` builds one on the process's real stdout and points file
+    descriptor 1 at stderr, so nothing an engine prints can corrupt the
+    stream. Records are flushed in groups of `flush_every`; every other frame
+    at once.
+    """
+
+    def __init__(self, stream, flush_every=64):
+        self._out = stream
+        self._flush_every = flush_every
+        self._unflushed = 0
+        self._state = "start"  # start -> open -> closed
+
+    @classmethod
+    def take_stdout(cls):
+        import sys
+        sys.stdout.flush()
+        stream = os.fdopen(os.dup(1), "wb")
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        return cls(stream)
+
+    @property
+    def hello_sent(self):
+        return self._state != "start"
+
+    @property
+    def closed(self):
+        return self._state == "closed"
+
+    def hello(self, obj):
+        self._expect("start", "hello")
+        self._write(HELLO, dump_json(obj))
+        self._state = "open"
+
+    def record(self, payload):
+        self._expect("open", "record")
+        self._write(RECORD, payload)
+
+    def done(self, obj):
+        self._expect("open", "done")
+        self._write(DONE, dump_json(obj))
+        self._state = "closed"
+
+    def error(self, code, message):
+        self._expect("open", "error")
+        self._write(ERROR, dump_json({"code": code, "message": message}))
+        self._state = "closed"
+
+    def _expect(self, state, what):
+        if self._state != state:
+            raise RuntimeError("driver protocol: %s frame while the stream is %s"
+                               % (what, self._state))
+
+    def _write(self, frame_type, payload):
+        self._out.write(encode_frame(frame_type, payload))
+        if frame_type == RECORD:
+            self._unflushed += 1
+            if self._unflushed < self._flush_every:
+                return
+        self._unflushed = 0
+        self._out.flush()

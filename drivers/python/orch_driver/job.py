@@ -1,0 +1,211 @@
+"""The job document on a driver's stdin (docs/driver-protocol.md, "The job"),
+read and checked before any engine work. Mirrors the llama.cpp driver's
+ParseJob (drivers/llamacpp/job_settings.cc): the same fields, defaults and
+messages; every error names the field and the value.
+"""
+
+import json
+
+from orch_driver import axes as axes_mod
+from orch_driver.errors import InvalidJob
+
+
+class Capture:
+    """The capture policy: the top_k logits of every row, and the whole row at
+    positions that are multiples of `full_every` (0 = never) or inside a
+    [begin, end) window of `full_windows`."""
+
+    def __init__(self, top_k=20, full_every=0, full_windows=()):
+        self.top_k = top_k
+        self.full_every = full_every
+        self.full_windows = list(full_windows)
+
+    def wants_full_row(self, position):
+        if self.full_every > 0 and position % self.full_every == 0:
+            return True
+        return any(begin <= position < end for begin, end in self.full_windows)
+
+
+class Workload:
+    TEACHER_FORCED = "teacher_forced"
+    GENERATE = "generate"
+
+    def __init__(self):
+        self.kind = self.TEACHER_FORCED
+        self.name = ""
+        self.text = ""
+        self.tokens = None  # list of ids when the workload gives tokens
+        self.positions = 0
+        self.prompt = ""
+        self.max_tokens = 0
+
+
+class ModelRef:
+    def __init__(self):
+        self.requirement = ""
+        self.path = ""     # empty: the agent has no such model
+        self.sha256 = ""   # of path, when the agent computed it
+        self.cache_dir = ""
+        self.spec = None
+
+
+class Job:
+    def __init__(self):
+        self.run_id = ""
+        self.job_id = ""
+        self.engine = ""          # requirements.engine, e.g. "torch@1.13.1"
+        self.coordinate = {}      # axis -> value text, as given
+        self.settings = {}        # declared axis -> parsed value
+        self.canonical = {}       # declared axis -> canonical text
+        self.threads = 0          # resources.threads (0: not given)
+        self.workload = Workload()
+        self.capture = Capture()
+        self.model = ModelRef()
+        self.raw = {}             # the whole document
+
+
+def _axis_text(value):
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value)
+
+
+def _short(value):
+    return json.dumps(value)[:80]
+
+
+def _integer_field(obj, where, key, fallback):
+    value = obj.get(key)
+    if value is None:
+        return fallback
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidJob("%s.%s: expected a non-negative integer, got %s"
+                         % (where, key, json.dumps(value)))
+    return value
+
+
+def _string_field(obj, key):
+    value = obj.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def parse_capture(capture):
+    out = Capture()
+    if not isinstance(capture, dict):
+        return out
+    top_k = _integer_field(capture, "capture", "top_k", 20)
+    if top_k < 1 or top_k > 1024:
+        raise InvalidJob("capture.top_k: expected 1 to 1024, got %d" % top_k)
+    out.top_k = top_k
+    out.full_every = _integer_field(capture, "capture", "full_every", 0)
+    windows = capture.get("full_windows")
+    if windows is None:
+        return out
+    if not isinstance(windows, list):
+        raise InvalidJob("capture.full_windows: expected [[begin, end], ...], "
+                         "got %s" % json.dumps(windows))
+    for window in windows:
+        good = (isinstance(window, list) and len(window) == 2 and
+                all(isinstance(v, int) and not isinstance(v, bool)
+                    for v in window) and 0 <= window[0] <= window[1])
+        if not good:
+            raise InvalidJob("capture.full_windows: expected [begin, end] with "
+                             "0 <= begin <= end, got %s" % json.dumps(window))
+        out.full_windows.append((window[0], window[1]))
+    return out
+
+
+def _parse_tokens(tokens, out):
+    if not isinstance(tokens, list):
+        raise InvalidJob("workload.tokens: expected an array of token ids, "
+                         "got %s" % _short(tokens))
+    for token in tokens:
+        if (isinstance(token, bool) or not isinstance(token, int) or
+                token < 0 or token > 2**31 - 1):
+            raise InvalidJob("workload.tokens: not a token id: %s"
+                             % json.dumps(token))
+    out.tokens = list(tokens)
+
+
+def parse_workload(workload):
+    if not isinstance(workload, dict):
+        raise InvalidJob("workload: expected an object, got %s"
+                         % _short(workload))
+    out = Workload()
+    out.name = _string_field(workload, "name")
+    kind = _string_field(workload, "kind")
+    if kind == Workload.TEACHER_FORCED:
+        out.positions = _integer_field(workload, "workload", "positions", 0)
+        if "tokens" in workload:
+            _parse_tokens(workload["tokens"], out)
+            return out
+        if not isinstance(workload.get("text"), str):
+            raise InvalidJob("workload %s: teacher_forced needs text or tokens"
+                             % out.name)
+        out.text = workload["text"]
+        return out
+    if kind == Workload.GENERATE:
+        out.kind = Workload.GENERATE
+        out.prompt = _string_field(workload, "prompt")
+        out.max_tokens = _integer_field(workload, "workload", "max_tokens", 0)
+        if not out.prompt or out.max_tokens == 0:
+            raise InvalidJob("workload %s: generate needs a prompt and "
+                             "max_tokens > 0" % out.name)
+        return out
+    raise InvalidJob('workload.kind: expected teacher_forced or generate, got '
+                     '"%s"' % kind)
+
+
+def _parse_model(model):
+    if not isinstance(model, dict):
+        raise InvalidJob("model: expected an object, got %s" % _short(model))
+    out = ModelRef()
+    out.requirement = _string_field(model, "requirement")
+    out.path = _string_field(model, "path")
+    out.sha256 = _string_field(model, "sha256")
+    out.cache_dir = _string_field(model, "cache_dir")
+    out.spec = model.get("spec")
+    return out
+
+
+def parse_job(text, axis_table):
+    """A Job from the document `text` (str or bytes). Coordinate axes found in
+    `axis_table` (a list of axes.Axis) are checked and parsed into
+    job.settings; others (free knob.* axes) are kept in job.coordinate only.
+    InvalidJob on any malformed field."""
+    try:
+        doc = json.loads(text)
+    except (ValueError, UnicodeDecodeError):
+        doc = None
+    if not isinstance(doc, dict):
+        raise InvalidJob("job: stdin is not a JSON object")
+    job = Job()
+    job.raw = doc
+    job.run_id = _string_field(doc, "run_id")
+    job.job_id = _string_field(doc, "job_id")
+    if isinstance(doc.get("requirements"), dict):
+        job.engine = _string_field(doc["requirements"], "engine")
+    coordinate = doc.get("coordinate")
+    if not isinstance(coordinate, dict):
+        raise InvalidJob("job.coordinate: missing or not an object")
+    by_name = {axis.name: axis for axis in axis_table}
+    for name, value in coordinate.items():
+        job.coordinate[name] = _axis_text(value)
+        if name in by_name:
+            canonical, parsed = axes_mod.read_value(by_name[name],
+                                                    job.coordinate[name])
+            job.canonical[name] = canonical
+            job.settings[name] = parsed
+    resources = doc.get("resources")
+    if isinstance(resources, dict) and "threads" not in coordinate:
+        job.threads = min(_integer_field(resources, "job.resources", "threads",
+                                         0), 4096)
+    job.workload = parse_workload(doc.get("workload"))
+    capture = doc.get("capture")
+    if capture is None and isinstance(doc.get("workload"), dict):
+        capture = doc["workload"].get("capture")
+    job.capture = parse_capture(capture)
+    job.model = _parse_model(doc.get("model"))
+    return job

@@ -1,0 +1,225 @@
+"""One run of orch-driver-torch: load the GGUF, build the model, evaluate the
+workload, emit one record per position (docs/drivers.md, "orch-driver-torch").
+
+Teacher forcing: the text is tokenized as llama.cpp tokenizes it (BOS added
+when the model asks), cut to `positions`, fed in chunks of `batch` tokens
+with logits at every position; record j digests row j with target
+tokens[j+1]. Generation: the prompt is prefilled, then per step the raw row
+is digested, the sampler chain draws the next token from its own copy, and
+the token is fed back, until max_tokens or an end-of-generation token.
+"""
+
+import os
+import time
+
+import torch
+
+from orch_driver import bpe, gguf, model_file
+from orch_driver.errors import InvalidCombination, InvalidJob
+from orch_driver.job import Workload
+from orch_torch import weights as weights_mod
+from orch_torch.engine import CACHE_DTYPES, DTYPES, torch_version
+from orch_torch.llama import KvCache, LlamaModel
+from orch_torch.sampler import Sampler
+
+
+class Session:
+    def __init__(self, job, settings):
+        self.job = job
+        self.s = settings
+        self.token_text = {}
+
+    def _devices(self):
+        if not self.s.gpu():
+            return [torch.device("cpu")]
+        first = 0
+        resources = self.job.raw.get("resources")
+        gpu_ids = resources.get("gpu_ids") if isinstance(resources, dict) else None
+        if isinstance(gpu_ids, list) and gpu_ids and isinstance(gpu_ids[0], int):
+            first = gpu_ids[0]
+        return [torch.device("cuda", first + i) for i in range(self.s.tp)]
+
+    def _configure_torch(self):
+        s = self.s
+        threads = s.threads if s.threads > 0 else (os.cpu_count() or 1)
+        torch.set_num_threads(threads)
+        if s.deterministic:
+            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(bool(s.deterministic))
+        if torch.cuda.is_available():
+            torch.backends.cuda.matmul.allow_tf32 = bool(s.matmul_tf32)
+            torch.backends.cudnn.allow_tf32 = bool(s.matmul_tf32)
+        return threads
+
+    def _open_model(self):
+        path, sha = model_file.check_model(self.job.model)
+        try:
+            file, mapped = gguf.open_gguf(path)
+        except ValueError as error:
+            raise InvalidJob(str(error))
+        file_type = file.file_type()
+        if self.s.quant and self.s.quant != file_type:
+            raise InvalidCombination(
+                'quant = "%s": the model file %s holds %s weights; the torch driver '
+                "runs a file's own weights (q8_0 and q4_0 dequantized on load): pin "
+                "a %s file as model.variants.%s" % (self.s.quant, path, file_type or "unrecorded",
+                                                    self.s.quant, self.s.quant))
+        return path, sha, file, mapped, file_type
+
+    def _tokenizer(self, file):
+        try:
+            return bpe.BpeTokenizer(file.kv)
+        except bpe.Unsupported as error:
+            return error
+
+    def _workload_tokens(self, tokenizer, vocab):
+        w = self.job.workload
+        if w.kind == Workload.GENERATE:
+            text, what = w.prompt, "workload.prompt"
+        elif w.tokens is not None:
+            tokens = list(w.tokens)
+            text = None
+        else:
+            text, what = w.text, "workload.text"
+        if text is not None:
+            if isinstance(tokenizer, Exception):
+                raise InvalidCombination("%s: %s" % (what, tokenizer))
+            tokens = tokenizer.encode(text)
+        if w.kind == Workload.GENERATE:
+            if not tokens:
+                raise InvalidJob("workload.prompt: no tokens")
+            return tokens
+        wanted = max(0, w.positions)
+        if wanted and len(tokens) > wanted:
+            tokens = tokens[:wanted]
+        if not tokens:
+            raise InvalidJob("workload: no tokens to evaluate")
+        if len(tokens) < wanted:
+            raise InvalidJob("workload: the text is %d tokens for this model, fewer than "
+                             "positions = %d; use a longer text or fewer positions"
+                             % (len(tokens), wanted))
+        for token in tokens:
+            if token >= vocab:
+                raise InvalidJob("workload.tokens: id %d is outside the model's vocabulary "
+                                 "of %d" % (token, vocab))
+        return tokens
+
+    def _capacity(self, needed):
+        capacity = self.s.ctx if self.s.ctx > 0 else needed
+        if needed > capacity:
+            raise InvalidJob("coordinate.ctx = %d is smaller than the workload's %d tokens"
+                             % (capacity, needed))
+        return capacity
+
+    def _build(self, file, mapped, devices):
+        config = weights_mod.LlamaConfig(file)
+        dtype = DTYPES[self.s.dtype]
+        if self.s.impl == "transformers":
+            from orch_torch.hf import TransformersModel
+            return config, TransformersModel(file, mapped, config, self.s, dtype, devices[0])
+        w = weights_mod.Weights(file, mapped, config, dtype, devices)
+        return config, LlamaModel(config, w, dtype, self.s.resolved_attention(), self.s.block)
+
+    def run(self, sink):
+        threads = self._configure_torch()
+        path, sha, file, mapped, file_type = self._open_model()
+        devices = self._devices()
+        load_start = time.monotonic()
+        config, model = self._build(file, mapped, devices)
+        load_ms = (time.monotonic() - load_start) * 1000.0
+        tokenizer = self._tokenizer(file)
+        tokens = self._workload_tokens(tokenizer, config.vocab)
+        kv = [CACHE_DTYPES[t] for t in self.s.kv]
+        start = time.monotonic()
+        if self.job.workload.kind == Workload.GENERATE:
+            capacity = self._capacity(len(tokens) + self.job.workload.max_tokens)
+            cache = model.new_cache(capacity, kv) if hasattr(model, "new_cache") else \
+                KvCache(config, capacity, kv, model.w.layer_devices)
+            done = self._generate(model, cache, tokens, sink, tokenizer, config.vocab, capacity)
+        else:
+            capacity = self._capacity(len(tokens))
+            cache = model.new_cache(capacity, kv) if hasattr(model, "new_cache") else \
+                KvCache(config, capacity, kv, model.w.layer_devices)
+            done = self._teacher_force(model, cache, tokens, sink, config.vocab)
+        done["eval_ms"] = (time.monotonic() - start) * 1000.0
+        done["load_ms"] = load_ms
+        done["token_text"] = self._token_text(sink.token_ids, tokenizer, file)
+        dequantized = getattr(getattr(model, "w", None), "dequantized", lambda: [])()
+        done["model"] = {"path": path, "sha256": sha, "type": file_type,
+                         "quantized_from": "", "dequantized": dequantized,
+                         "tensor_types": dict(sorted(getattr(getattr(model, "w", None),
+                                                             "types", {}).items()))}
+        done["ran"] = self._ran(threads, devices, capacity, config)
+        if dequantized:
+            done["notes"] = ["%s weights dequantized on load to %s" % (
+                "/".join(dequantized), self.s.dtype)]
+        return done
+
+    def _ran(self, threads, devices, capacity, config):
+        s = self.s
+        return {"torch": torch_version(), "impl": s.impl,
+                "attention": s.resolved_attention(),
+                "attention_block": s.block if s.resolved_attention() == "blocked" else None,
+                "dtype": s.dtype, "kv": "/".join(s.kv),
+                "matmul_tf32": bool(s.matmul_tf32),
+                "deterministic": torch.are_deterministic_algorithms_enabled(),
+                "threads": torch.get_num_threads(), "batch": s.batch or "all",
+                "ctx": capacity, "devices": [str(d) for d in devices],
+                "model": config.describe()}
+
+    def _emit_rows(self, sink, logits, first, tokens, vocab, outputs=None):
+        logits = logits.to("cpu").contiguous()
+        base = logits.data_ptr()
+        row_bytes = 4 * vocab
+        for i in range(logits.shape[0]):
+            position = first + i
+            if outputs is None:
+                target = tokens[position + 1] if position + 1 < len(tokens) else -1
+                sink.emit(position, base + i * row_bytes, vocab, tokens[position], -1, target)
+            else:
+                sink.emit(position, base + i * row_bytes, vocab, outputs[0], outputs[1], -1)
+        return logits
+
+    def _teacher_force(self, model, cache, tokens, sink, vocab):
+        chunk = self.s.batch if self.s.batch > 0 else len(tokens)
+        for first in range(0, len(tokens), chunk):
+            logits = model.forward(tokens[first:first + chunk], cache)
+            self._emit_rows(sink, logits, first, tokens, vocab)
+        return {}
+
+    def _generate(self, model, cache, tokens, sink, tokenizer, vocab, capacity):
+        sampler = Sampler(self.s.sampler, capacity)
+        chunk = self.s.batch if self.s.batch > 0 else len(tokens)
+        logits = None
+        for first in range(0, len(tokens), chunk):
+            logits = model.forward(tokens[first:first + chunk], cache, all_logits=False)
+        generated = []
+        stop = "max_tokens"
+        eog = tokenizer.end_of_generation if not isinstance(tokenizer, Exception) else set()
+        for step in range(self.job.workload.max_tokens):
+            row = logits[-1].to("cpu").contiguous()
+            token = sampler.sample(row)
+            sink.emit(step, row.data_ptr(), vocab, tokens[-1], token, -1)
+            generated.append(token)
+            if token in eog:
+                stop = "eos"
+                break
+            tokens.append(token)
+            if step + 1 < self.job.workload.max_tokens:
+                logits = model.forward([token], cache, all_logits=False)
+        text = b"".join(tokenizer.piece(t) for t in generated) \
+            if not isinstance(tokenizer, Exception) else b""
+        return {"generated_ids": generated,
+                "generated_text": text.decode("utf-8", errors="replace"),
+                "stop": stop, "generated_tokens": len(generated),
+                "max_tokens": self.job.workload.max_tokens}
+
+    def _token_text(self, ids, tokenizer, file):
+        out = {}
+        for token in sorted(ids):
+            if isinstance(tokenizer, Exception):
+                tokens = file.get("tokenizer.ggml.tokens") or []
+                out[str(token)] = tokens[token] if token < len(tokens) else ""
+            else:
+                out[str(token)] = bpe.printable_text(tokenizer.piece(token))
+        return out

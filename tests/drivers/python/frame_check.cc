@@ -1,0 +1,90 @@
+// orch-frame-check: reads a driver's stdout stream on stdin and checks it with
+// the agent's own code, for the Python driver SDK's tests
+// (tests/drivers/python/sdk_test.py): the frame parser (agent/driver_frames.h),
+// the record decoder (digest/record_codec.h), and, for records that carry the
+// full row, the C++ digest of that row. Prints one JSON object:
+//   {"stream_error": "" or the parser's message,
+//    "frames": [{"type": N, "payload": "..." (hello/done/error)}],
+//    "records": [{"position", "input_token", "output_token", "argmax",
+//                 "hash": "HIGHLOW", "reencoded_equal", "digest_equal"}],
+//    "reencoded_stream_equal": whether re-encoding every frame gives the input}
+// Exit 0 whenever it could read stdin.
+#include <algorithm>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "agent/driver_frames.h"
+#include "digest/record_codec.h"
+#include "digest/row_digest.h"
+
+namespace {
+
+using nlohmann::json;
+using orch::agent::DriverFrame;
+using orch::agent::DriverFrameType;
+
+std::string Hex(std::uint64_t value) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, value >>= 4) out[static_cast<std::size_t>(i)] = kDigits[value & 15];
+  return out;
+}
+
+// Whether the digest the record carries is what the C++ library computes
+// from the record's own full row (null when the record has no full row).
+json DigestMatches(const orch::digest::PositionRecord& record) {
+  if (record.full_row.empty()) return nullptr;
+  const orch::digest::RowDigest& carried = record.digest;
+  orch::digest::DigestOptions options{
+      static_cast<std::uint32_t>(std::max<std::size_t>(carried.top.size(), 1)),
+      carried.target_id};
+  orch::digest::RowDigest computed;
+  if (!orch::digest::ComputeRowDigest(record.full_row, options, &computed).ok()) return false;
+  return computed == carried;
+}
+
+json RecordJson(const std::string& payload) {
+  auto record = orch::digest::DecodePositionRecord(payload);
+  if (!record.ok()) return {{"decode_error", record.status().message()}};
+  return {{"position", record->position},
+          {"input_token", record->input_token},
+          {"output_token", record->output_token},
+          {"argmax", record->digest.argmax},
+          {"flags", record->digest.flags},
+          {"top_count", record->digest.top.size()},
+          {"full_row", record->full_row.size()},
+          {"hash", Hex(record->digest.hash.high) + Hex(record->digest.hash.low)},
+          {"reencoded_equal", orch::digest::EncodePositionRecord(*record) == payload},
+          {"digest_equal", DigestMatches(*record)}};
+}
+
+}  // namespace
+
+int main() {
+  std::string input((std::istreambuf_iterator<char>(std::cin)),
+                    std::istreambuf_iterator<char>());
+  orch::agent::DriverFrameParser parser;
+  std::vector<DriverFrame> frames;
+  orch::Status status = parser.Feed(input, &frames);
+  if (status.ok()) status = parser.Finish();
+  json out = {{"stream_error", status.ok() ? "" : status.message()},
+              {"frames", json::array()},
+              {"records", json::array()}};
+  std::string reencoded;
+  for (const DriverFrame& frame : frames) {
+    reencoded += orch::agent::EncodeDriverFrame(frame.type, frame.payload);
+    json entry = {{"type", static_cast<int>(frame.type)}};
+    if (frame.type == DriverFrameType::kRecord) {
+      out["records"].push_back(RecordJson(frame.payload));
+    } else {
+      entry["payload"] = frame.payload;
+    }
+    out["frames"].push_back(entry);
+  }
+  out["reencoded_stream_equal"] = status.ok() && reencoded == input;
+  std::cout << out.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+  return 0;
+}

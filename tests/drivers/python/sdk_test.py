@@ -1,0 +1,414 @@
+"""Tests of the Python driver SDK (drivers/python/orch_driver) against the
+C++ side of the driver protocol: the agent's frame parser and the digest
+library, run through orch-frame-check ($ORCH_FRAME_CHECK), and the shared
+digest library ($ORCH_DIGEST_LIBRARY)."""
+
+import array
+import io
+import json
+import math
+import os
+import struct
+import subprocess
+import tempfile
+import unittest
+
+from orch_driver import axes, digest, driver, errors, frames, job, records
+
+
+def frame_check(stream):
+    out = subprocess.run([os.environ["ORCH_FRAME_CHECK"]], input=stream,
+                         stdout=subprocess.PIPE, check=True)
+    return json.loads(out.stdout)
+
+
+def pseudo_row(seed, vocab):
+    state = seed * 2654435761 % 2**32
+    row = array.array("f")
+    for _ in range(vocab):
+        state = (state * 1103515245 + 12345) % 2**31
+        row.append((state / 2**31 - 0.5) * 20.0)
+    return row
+
+
+class FramesTest(unittest.TestCase):
+    def test_frame_is_length_type_payload_little_endian(self):
+        self.assertEqual(frames.encode_frame(frames.DONE, b"{}"),
+                         b"\x02\x00\x00\x00\x03{}")
+        self.assertEqual(frames.encode_frame(frames.HELLO, "é"),
+                         b"\x02\x00\x00\x00\x01\xc3\xa9")
+
+    def test_payload_over_the_limit_is_refused(self):
+        with self.assertRaisesRegex(ValueError, "over the 16777216-byte limit"):
+            frames.encode_frame(frames.RECORD, bytes(frames.MAX_PAYLOAD + 1))
+
+    def test_unknown_type_is_refused(self):
+        with self.assertRaisesRegex(ValueError, "unknown frame type 5"):
+            frames.encode_frame(5, b"")
+
+    def test_writer_keeps_protocol_order(self):
+        writer = frames.FrameWriter(io.BytesIO())
+        with self.assertRaisesRegex(RuntimeError, "record frame while the stream is start"):
+            writer.record(b"x")
+        writer.hello({"engine": "e"})
+        with self.assertRaisesRegex(RuntimeError, "hello frame while the stream is open"):
+            writer.hello({"engine": "e"})
+        writer.done({"positions": 0})
+        with self.assertRaisesRegex(RuntimeError, "error frame while the stream is closed"):
+            writer.error("engine_error", "late")
+
+    def test_cpp_parser_reads_the_stream_byte_for_byte(self):
+        lib = digest.load()
+        out = io.BytesIO()
+        writer = frames.FrameWriter(out, flush_every=2)
+        writer.hello({"engine": "test", "version": "1"})
+        for position in range(5):
+            row = pseudo_row(position, 300)
+            d = lib.digest_row(row, top_k=7, target_id=position)
+            full = row.tobytes() if position % 2 == 0 else None
+            writer.record(records.encode_position_record(position, 10 + position, -1, d, full))
+        writer.done({"positions": 5})
+        checked = frame_check(out.getvalue())
+        self.assertEqual(checked["stream_error"], "")
+        self.assertTrue(checked["reencoded_stream_equal"])
+        self.assertEqual([f["type"] for f in checked["frames"]], [1, 2, 2, 2, 2, 2, 3])
+        self.assertEqual(json.loads(checked["frames"][0]["payload"]),
+                         {"engine": "test", "version": "1"})
+        recs = checked["records"]
+        self.assertEqual([r["position"] for r in recs], [0, 1, 2, 3, 4])
+        self.assertEqual([r["input_token"] for r in recs], [10, 11, 12, 13, 14])
+        self.assertTrue(all(r["reencoded_equal"] for r in recs))
+        self.assertEqual([r["full_row"] for r in recs], [300, 0, 300, 0, 300])
+        self.assertEqual([r["top_count"] for r in recs], [7] * 5)
+
+    def test_cpp_parser_names_a_truncated_stream(self):
+        stream = frames.encode_frame(frames.HELLO, b"{}") + b"\x05\x00"
+        self.assertNotEqual(frame_check(stream)["stream_error"], "")
+
+
+class DigestTest(unittest.TestCase):
+    def setUp(self):
+        self.lib = digest.load()
+
+    def stream_of(self, rows, top_k, targets):
+        out = io.BytesIO()
+        writer = frames.FrameWriter(out)
+        writer.hello({"engine": "test"})
+        digests = []
+        for position, (row, target) in enumerate(zip(rows, targets)):
+            d = self.lib.digest_row(row, top_k=top_k, target_id=target)
+            digests.append(d)
+            writer.record(records.encode_position_record(position, 0, -1, d, row.tobytes()))
+        writer.done({})
+        return frame_check(out.getvalue()), digests
+
+    def test_digests_equal_the_cpp_library_for_the_same_rows(self):
+        rows = [pseudo_row(seed, vocab) for seed, vocab in ((1, 1024), (2, 5), (3, 32000))]
+        checked, digests = self.stream_of(rows, 20, [3, -1, 31999])
+        self.assertEqual([r["digest_equal"] for r in checked["records"]], [True] * 3)
+        self.assertEqual([r["hash"] for r in checked["records"]],
+                         ["%016x%016x" % (d.hash_high, d.hash_low) for d in digests])
+
+    def test_a_changed_digest_field_is_caught_by_the_cpp_check(self):
+        row = pseudo_row(4, 64)
+        d = self.lib.digest_row(row, top_k=5)
+        d.argmax = (d.argmax + 1) % 64
+        out = io.BytesIO()
+        writer = frames.FrameWriter(out)
+        writer.hello({})
+        writer.record(records.encode_position_record(0, 0, -1, d, row.tobytes()))
+        writer.done({})
+        self.assertEqual(frame_check(out.getvalue())["records"][0]["digest_equal"], False)
+
+    def test_nan_row_is_flagged_not_rejected(self):
+        d = self.lib.digest_row([1.0, float("nan"), 2.0])
+        self.assertEqual(d.flags & digest.ROW_HAS_NAN, digest.ROW_HAS_NAN)
+        self.assertFalse(d.is_distribution())
+        self.assertTrue(math.isnan(d.logsumexp))
+        self.assertEqual(d.argmax, 2)
+
+    def test_argmax_ties_go_to_the_lower_id_and_top_is_best_first(self):
+        d = self.lib.digest_row([1.0, 5.0, 5.0, 2.0], top_k=3, target_id=3)
+        self.assertEqual(d.argmax, 1)
+        self.assertEqual(d.top, [(1, 5.0), (2, 5.0), (3, 2.0)])
+        self.assertEqual((d.target_id, d.target_logit), (3, 2.0))
+
+    def test_invalid_arguments_are_errors_naming_the_status(self):
+        with self.assertRaisesRegex(digest.DigestFailed, "INVALID_ARGUMENT"):
+            self.lib.digest_row([1.0, 2.0], target_id=2)
+        with self.assertRaisesRegex(digest.DigestFailed, "INVALID_ARGUMENT"):
+            self.lib.digest_row([])
+
+    def test_kl_divergence_of_a_row_with_itself_is_zero(self):
+        row = pseudo_row(5, 100)
+        self.assertEqual(self.lib.kl_divergence(row, row), 0.0)
+        self.assertGreater(self.lib.kl_divergence(row, pseudo_row(6, 100)), 0.0)
+
+    def test_library_is_looked_up_env_first_then_install_prefix_then_build_tree(self):
+        with tempfile.TemporaryDirectory() as prefix:
+            saved = os.environ.get("ORCH_DIGEST_LIBRARY")
+            os.environ["ORCH_DIGEST_LIBRARY"] = "/nonexistent/liborchdigest.so.1"
+            try:
+                program = os.path.join(prefix, "bin", "orch-driver-x")
+                paths = digest.candidate_paths(program)
+                self.assertEqual(paths[0], "/nonexistent/liborchdigest.so.1")
+                self.assertEqual(paths[1], os.path.join(os.path.realpath(prefix), "lib",
+                                                        "orch", "liborchdigest.so.1"))
+                self.assertTrue(any("/digest/liborchdigest.so.1" in p and "build" in p
+                                    for p in paths[2:]))
+                # The environment's file is missing, so the next candidate loads.
+                self.assertNotEqual(digest.load(program).path, paths[0])
+            finally:
+                if saved is None:
+                    del os.environ["ORCH_DIGEST_LIBRARY"]
+                else:
+                    os.environ["ORCH_DIGEST_LIBRARY"] = saved
+
+    def test_library_not_found_names_where_it_looked(self):
+        with self.assertRaises(digest.LibraryNotFound) as caught:
+            digest.load(paths=["/nonexistent/a.so", "/nonexistent/b.so"])
+        message = str(caught.exception)
+        self.assertIn("ORCH_DIGEST_LIBRARY", message)
+        self.assertIn("/nonexistent/a.so (no such file)", message)
+        self.assertIn("/nonexistent/b.so (no such file)", message)
+
+
+class RecordsTest(unittest.TestCase):
+    def test_layout_v1(self):
+        d = digest.RowDigest(3, 0, 1, 2.5, 0.5, 7, 9, -1, 0.0, [(1, 3.0)])
+        data = records.encode_position_record(4, 5, 6, d, None)
+        self.assertEqual(data[0], 1)
+        self.assertEqual(struct.unpack_from("<Qii", data, 1), (4, 5, 6))
+        self.assertEqual(len(data), 1 + 8 + 4 + 4 + 4 + 4 + 4 + 8 + 8 + 8 + 8 + 4 + 4 + 4 + 8 + 4)
+        fields, top, full = records.decode_position_record(data)
+        self.assertEqual((fields["hash_low"], fields["hash_high"], top, full),
+                         (7, 9, [(1, 3.0)], b""))
+
+    def test_full_row_must_hold_the_vocabulary(self):
+        d = digest.RowDigest(3, 0, 1, 2.5, 0.5, 7, 9, -1, 0.0, [])
+        with self.assertRaisesRegex(ValueError, "full row of 8 bytes for a vocabulary of 3"):
+            records.encode_position_record(0, 0, -1, d, b"\0" * 8)
+
+
+class CaptureTest(unittest.TestCase):
+    def test_full_every_and_windows(self):
+        c = job.parse_capture({"top_k": 5, "full_every": 4, "full_windows": [[9, 11]]})
+        self.assertEqual(c.top_k, 5)
+        self.assertEqual([p for p in range(14) if c.wants_full_row(p)], [0, 4, 8, 9, 10, 12])
+
+    def test_default_keeps_no_full_rows(self):
+        c = job.parse_capture(None)
+        self.assertEqual(c.top_k, 20)
+        self.assertFalse(any(c.wants_full_row(p) for p in range(100)))
+
+
+TABLE = [
+    axes.Axis("attention", values=("eager", "blocked"), aliases=(("off", "eager"),),
+              noun="attention implementation", sets="attention"),
+    axes.Axis("kv", values=("f32", "f16"), pair=True, noun="cache type"),
+    axes.Axis("order", values=("top_k", "top_p"), list=True, noun="sampler"),
+    axes.count("threads", 0, "threads"),
+    axes.real("sampler.temperature", "temperature"),
+    axes.switch("deterministic", "deterministic algorithms"),
+    axes.Axis("cpu", chars="abc", noun="variant"),
+    axes.text("hardware", "device"),
+    axes.count("tp", 1, "devices"),
+]
+
+
+def job_doc(**overrides):
+    doc = {"run_id": "r", "job_id": "j", "coordinate": {"attention": "eager"},
+           "workload": {"name": "w", "kind": "teacher_forced", "positions": 4,
+                        "tokens": [1, 2, 3, 4]},
+           "model": {"requirement": "synth:x", "path": "/m.gguf"},
+           "requirements": {"engine": "torch@1.13.1"}}
+    doc.update(overrides)
+    return json.dumps(doc)
+
+
+class JobTest(unittest.TestCase):
+    def assertInvalid(self, text, message):
+        with self.assertRaises(errors.InvalidJob) as caught:
+            job.parse_job(text, TABLE)
+        self.assertEqual(caught.exception.message, message)
+        self.assertEqual(caught.exception.code, "invalid_job")
+        self.assertEqual(caught.exception.exit_status, 2)
+
+    def test_reads_a_teacher_forced_job(self):
+        j = job.parse_job(job_doc(resources={"threads": 3},
+                                  capture={"top_k": 4}), TABLE)
+        self.assertEqual((j.run_id, j.job_id, j.engine), ("r", "j", "torch@1.13.1"))
+        self.assertEqual(j.workload.tokens, [1, 2, 3, 4])
+        self.assertEqual(j.settings, {"attention": "eager"})
+        self.assertEqual((j.threads, j.capture.top_k, j.model.path), (3, 4, "/m.gguf"))
+
+    def test_capture_falls_back_to_the_workloads(self):
+        j = job.parse_job(job_doc(workload={"kind": "generate", "prompt": "hi",
+                                            "max_tokens": 3, "capture": {"top_k": 2}}), TABLE)
+        self.assertEqual((j.workload.kind, j.capture.top_k), ("generate", 2))
+
+    def test_coordinate_threads_wins_over_resources(self):
+        j = job.parse_job(job_doc(coordinate={"threads": "2"}, resources={"threads": 3}), TABLE)
+        self.assertEqual((j.threads, j.settings["threads"]), (0, 2))
+
+    def test_knob_axes_are_kept_unread(self):
+        j = job.parse_job(job_doc(coordinate={"knob.x": 5}), TABLE)
+        self.assertEqual((j.coordinate, j.settings), ({"knob.x": "5"}, {}))
+
+    def test_malformed_documents(self):
+        self.assertInvalid("[1]", "job: stdin is not a JSON object")
+        self.assertInvalid("{", "job: stdin is not a JSON object")
+        self.assertInvalid(job_doc(coordinate=3), "job.coordinate: missing or not an object")
+        self.assertInvalid(job_doc(capture={"top_k": 0}), "capture.top_k: expected 1 to 1024, got 0")
+        self.assertInvalid(job_doc(capture={"full_every": -1}),
+                           "capture.full_every: expected a non-negative integer, got -1")
+        self.assertInvalid(job_doc(capture={"full_windows": [[3, 1]]}),
+                           "capture.full_windows: expected [begin, end] with 0 <= begin <= end, "
+                           "got [3, 1]")
+        self.assertInvalid(job_doc(workload={"kind": "x"}),
+                           'workload.kind: expected teacher_forced or generate, got "x"')
+        self.assertInvalid(job_doc(workload={"kind": "teacher_forced", "tokens": [1, -2]}),
+                           "workload.tokens: not a token id: -2")
+        self.assertInvalid(job_doc(workload={"name": "w", "kind": "teacher_forced"}),
+                           "workload w: teacher_forced needs text or tokens")
+        self.assertInvalid(job_doc(workload={"name": "g", "kind": "generate", "prompt": "p"}),
+                           "workload g: generate needs a prompt and max_tokens > 0")
+        self.assertInvalid(job_doc(model=[]), "model: expected an object, got []")
+
+    def test_axis_values_name_field_value_and_what_is_accepted(self):
+        self.assertInvalid(job_doc(coordinate={"attention": "flash"}),
+                           'coordinate.attention: unknown attention implementation "flash" '
+                           '(expected one of eager, blocked)')
+        self.assertInvalid(job_doc(coordinate={"kv": "f32/q8_0"}),
+                           'coordinate.kv: unknown cache type "q8_0" in "f32/q8_0" '
+                           '(expected T or K/V with T one of f32, f16)')
+        self.assertInvalid(job_doc(coordinate={"order": "top_k,min_p"}),
+                           'coordinate.order: unknown sampler "min_p" in "top_k,min_p" '
+                           '(expected a comma list of top_k, top_p)')
+        self.assertInvalid(job_doc(coordinate={"threads": "-1"}),
+                           'coordinate.threads: expected an integer in [0, 16777216], got "-1"')
+        self.assertInvalid(job_doc(coordinate={"threads": "2.5"}),
+                           'coordinate.threads: expected an integer in [0, 16777216], got "2.5"')
+        self.assertInvalid(job_doc(coordinate={"sampler.temperature": "warm"}),
+                           'coordinate.sampler.temperature: expected a number, got "warm"')
+        self.assertInvalid(job_doc(coordinate={"deterministic": "maybe"}),
+                           'coordinate.deterministic: expected on or off, got "maybe"')
+        self.assertInvalid(job_doc(coordinate={"cpu": "abd"}),
+                           'coordinate.cpu: invalid variant "abd" (expected characters from abc)')
+
+    def test_axis_values_are_canonical(self):
+        j = job.parse_job(job_doc(coordinate={"attention": "OFF", "kv": "f16",
+                                              "deterministic": True, "tp": 2}), TABLE)
+        self.assertEqual(j.canonical, {"attention": "eager", "kv": "f16/f16",
+                                       "deterministic": "on", "tp": "2"})
+        self.assertEqual(j.settings["deterministic"], True)
+
+
+class RulesTest(unittest.TestCase):
+    RULES = [axes.Rule(axes.Condition("tp", min=2), axes.Condition("hardware", prefix="gpu"),
+                       "splits only across GPUs")]
+
+    def test_violated_rule_is_invalid_combination(self):
+        with self.assertRaises(errors.InvalidCombination) as caught:
+            axes.check_rules(self.RULES, {"tp": "2", "hardware": "cpu"})
+        self.assertEqual(caught.exception.message,
+                         'tp = 2 needs hardware = "gpu...", got hardware = "cpu": '
+                         "splits only across GPUs")
+        self.assertEqual(caught.exception.exit_status, 2)
+
+    def test_rule_holds(self):
+        axes.check_rules(self.RULES, {"tp": "2", "hardware": "gpu"})
+        axes.check_rules(self.RULES, {"tp": "1", "hardware": "cpu"})
+
+    def test_declaration_format(self):
+        declared = json.loads(axes.declaration_json("e", "d", TABLE[:2], self.RULES))
+        self.assertEqual(declared["schema"], "orch.capabilities/1")
+        self.assertEqual(declared["axes"][0], {
+            "name": "attention", "type": "string", "values": ["eager", "blocked"],
+            "aliases": {"off": "eager"}, "sets": "attention"})
+        self.assertEqual(declared["rules"][0]["when"], {"axis": "tp", "min": 2})
+
+
+class ToyEngine(driver.Engine):
+    family = "toy"
+    driver_name = "orch-driver-toy"
+    axes = TABLE
+    fail = None
+
+    def hello(self, j):
+        return {"engine": "toy", "version": "1"}
+
+    def run(self, j, sink):
+        if self.fail is not None:
+            raise self.fail
+        rows = [pseudo_row(p, 50) for p in range(len(j.workload.tokens))]
+        rows[1][3] = float("nan")
+        for p, row in enumerate(rows):
+            buf = (__import__("ctypes").c_char * len(row.tobytes())).from_buffer_copy(row.tobytes())
+            sink.emit(p, __import__("ctypes").addressof(buf), 50, j.workload.tokens[p], -1, -1)
+        return {"engine_note": "ok"}
+
+
+class DriverShellTest(unittest.TestCase):
+    def run_toy(self, text, fail=None):
+        engine = ToyEngine()
+        engine.fail = fail
+        out = io.BytesIO()
+        status = driver.run_job(engine, text.encode(), frames.FrameWriter(out))
+        return status, frame_check(out.getvalue())
+
+    def test_a_run_is_hello_records_done(self):
+        status, checked = self.run_toy(job_doc(capture={"top_k": 3, "full_every": 2}))
+        self.assertEqual(status, 0)
+        self.assertEqual(checked["stream_error"], "")
+        self.assertEqual([f["type"] for f in checked["frames"]], [1, 2, 2, 2, 2, 3])
+        done = json.loads(checked["frames"][-1]["payload"])
+        self.assertEqual((done["positions"], done["nan_rows"], done["first_nan_position"],
+                          done["engine_note"]), (4, 1, 1, "ok"))
+        self.assertEqual([r["digest_equal"] for r in checked["records"]],
+                         [True, None, True, None])
+
+    def test_invalid_job_is_hello_then_error_exit_2(self):
+        status, checked = self.run_toy(job_doc(coordinate={"attention": "x"}))
+        self.assertEqual(status, 2)
+        self.assertEqual(checked["stream_error"], "")
+        error = json.loads(checked["frames"][-1]["payload"])
+        self.assertEqual(error["code"], "invalid_job")
+        self.assertIn('unknown attention implementation "x"', error["message"])
+
+    def test_engine_failures_are_typed(self):
+        status, checked = self.run_toy(job_doc(), fail=ZeroDivisionError("boom"))
+        self.assertEqual(status, 3)
+        self.assertEqual(json.loads(checked["frames"][-1]["payload"]),
+                         {"code": "engine_error", "message": "ZeroDivisionError: boom"})
+        status, checked = self.run_toy(job_doc(), fail=errors.ModelMissing("gone"))
+        self.assertEqual(status, 2)
+        self.assertEqual(json.loads(checked["frames"][-1]["payload"])["code"], "model_missing")
+
+
+class ModelFileTest(unittest.TestCase):
+    def model(self, path, requirement, sha=""):
+        m = job.ModelRef()
+        m.path, m.requirement, m.sha256 = path, requirement, sha
+        return m
+
+    def test_missing_and_mismatched_models_are_typed(self):
+        from orch_driver import model_file
+        with self.assertRaisesRegex(errors.ModelMissing, 'model "sha256:ab" is not on this agent'):
+            model_file.check_model(self.model("", "sha256:ab"))
+        with self.assertRaisesRegex(errors.ModelMissing, "model file /nonexistent does not exist"):
+            model_file.check_model(self.model("/nonexistent", "synth:x"))
+        with tempfile.NamedTemporaryFile() as f:
+            f.write(b"abc")
+            f.flush()
+            real = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+            self.assertEqual(model_file.check_model(self.model(f.name, "sha256:" + real.upper())),
+                             (f.name, real))
+            with self.assertRaisesRegex(errors.Sha256Mismatch, "has sha256 %s, the job requires 00" % real):
+                model_file.check_model(self.model(f.name, "sha256:" + "0" * 64))
+            with self.assertRaisesRegex(errors.InvalidJob, "is not sha256: followed by 64 hex digits"):
+                model_file.check_model(self.model(f.name, "sha256:xyz"))
+
+
+if __name__ == "__main__":
+    unittest.main()

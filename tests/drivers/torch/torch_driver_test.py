@@ -1,0 +1,281 @@
+"""orch-driver-torch against the real engines, on CPU: reruns, the
+cross-engine cell against llama.cpp, dtype and thread effects, tokenization
+parity with llama.cpp, generation, the capture policy and typed errors.
+Figures are printed (stderr) as `figure: NAME = VALUE` for docs/drivers.md."""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import harness
+
+RECIPE = "llama:vocab=1024,embd=128,layers=4,heads=4,kv_heads=2,ff=384,ctx=512,seed=1"
+RECIPE_HD64 = "llama:vocab=2048,embd=256,layers=2,heads=4,kv_heads=2,ff=512,ctx=512,seed=3"
+TORCH = {"engine": "torch@x", "quant": "f32", "kv": "f16", "attention": "off", "tp": "1",
+         "hardware": "cpu", "threads": "1"}
+LLAMA = {"engine": "llama.cpp@b8390", "quant": "f32", "kv": "f16", "attention": "off",
+         "tp": "1", "hardware": "cpu", "threads": "1"}
+FULL = {"top_k": 20, "full_every": 1, "full_windows": []}
+
+_DIR = tempfile.mkdtemp(prefix="orch-torch-test-")
+_RESULTS = {}
+
+
+def model(recipe=RECIPE):
+    name = hashlib.sha256(recipe.encode()).hexdigest()[:12] + ".gguf"
+    return harness.synth(recipe, os.path.join(_DIR, name))
+
+
+def figure(name, value):
+    sys.stderr.write("figure: %s = %s\n" % (name, value))
+
+
+def torch_run(overrides=None, positions=64, capture=None, recipe=RECIPE, **kw):
+    coordinate = dict(TORCH, **(overrides or {}))
+    key = json.dumps([coordinate, positions, capture, recipe, kw], sort_keys=True)
+    if key not in _RESULTS:
+        job = harness.teacher_forced(model(recipe), coordinate, positions, capture=capture, **kw)
+        _RESULTS[key] = harness.run(harness.torch_driver(), job)
+    return _RESULTS[key]
+
+
+def llama_run(overrides=None, positions=64, capture=None, recipe=RECIPE, release="b8390"):
+    coordinate = dict(LLAMA, **(overrides or {}))
+    job = harness.teacher_forced(model(recipe), coordinate, positions, capture=capture)
+    return harness.run(harness.llama_driver(release), job)
+
+
+class TorchDriverTest(unittest.TestCase):
+    def assertOk(self, out):
+        self.assertEqual(out.status, 0, out.log[-2000:])
+        self.assertIsNotNone(out.done, out.log[-2000:])
+        self.assertEqual(out.trailing, 0)
+
+    def assertError(self, out, code, text):
+        self.assertEqual(out.status, 2, out.log[-2000:])
+        self.assertEqual(out.error["code"], code)
+        self.assertIn(text, out.error["message"])
+        self.assertEqual(out.hello["engine"], "torch")
+        self.assertEqual(out.records, [])
+
+    def test_hello_and_done_report_what_ran(self):
+        out = torch_run()
+        self.assertOk(out)
+        self.assertEqual(out.hello["engine"], "torch")
+        self.assertEqual(out.hello["build"]["torch"].split("+")[0], out.hello["version"])
+        self.assertEqual(out.done["positions"], 64)
+        self.assertEqual(len(out.records), 64)
+        ran = out.done["ran"]
+        self.assertEqual((ran["attention"], ran["dtype"], ran["kv"], ran["threads"],
+                          ran["devices"]), ("eager", "float32", "f16/f16", 1, ["cpu"]))
+        self.assertEqual(out.done["model"]["type"], "f32")
+
+    def test_rerun_is_bit_identical(self):
+        first = torch_run()
+        again = harness.run(harness.torch_driver(),
+                            harness.teacher_forced(model(), TORCH, 64))
+        self.assertOk(again)
+        self.assertEqual(first.hashes, again.hashes)
+
+    def test_text_is_tokenized_as_llama_cpp_tokenizes_it(self):
+        texts = [harness.readme_text(),
+                 "It's  we're   they'll I'd 12345 x2y  \n\n tabs\tand\u00e9t\u00e9 "
+                 "\u4e2d\u6587 \U0001F600!!  ... 'quoted' end   "]
+        for text in texts:
+            job = harness.teacher_forced(model(), TORCH, 0, text=text)
+            ours = harness.run(harness.torch_driver(), job)
+            theirs = harness.run(harness.llama_driver("b8390"),
+                                 harness.teacher_forced(model(), LLAMA, 0, text=text))
+            self.assertOk(ours)
+            self.assertOk(theirs)
+            self.assertEqual(ours.inputs, theirs.inputs)
+            self.assertEqual(ours.done["token_text"].keys() & theirs.done["token_text"].keys(),
+                             {str(t) for t in ours.inputs} & theirs.done["token_text"].keys())
+            for token in set(ours.inputs):
+                self.assertEqual(ours.done["token_text"][str(token)],
+                                 theirs.done["token_text"][str(token)])
+
+    def test_llama_cpp_f32_and_torch_f32_differ_in_bits_and_agree_on_top1(self):
+        ours = torch_run(positions=128, capture=FULL)
+        theirs = llama_run(positions=128, capture=FULL)
+        self.assertOk(ours)
+        self.assertOk(theirs)
+        self.assertEqual(ours.inputs, theirs.inputs)
+        identical = sum(a == b for a, b in zip(ours.hashes, theirs.hashes))
+        agree = harness.top1_agreement(ours, theirs)
+        figure("llama.cpp b8390 f32 vs torch f32: bit-identical rows", "%d/128" % identical)
+        figure("llama.cpp b8390 f32 vs torch f32: top-1 agreement", "%.4f" % agree)
+        figure("llama.cpp b8390 f32 vs torch f32: mean KL", "%.3g" % harness.mean_kl(theirs, ours))
+        figure("llama.cpp b8390 f32 vs torch f32: max |dlogit|",
+               "%.3g" % harness.max_abs_delta(theirs, ours))
+        self.assertLess(identical, 128)
+        self.assertGreaterEqual(agree, 0.95)
+
+    def test_bf16_moves_the_distribution_more_than_engines_do_at_f32(self):
+        f32 = torch_run(positions=128, capture=FULL)
+        bf16 = torch_run({"dtype": "bfloat16"}, positions=128, capture=FULL)
+        theirs = llama_run(positions=128, capture=FULL)
+        self.assertOk(bf16)
+        self.assertEqual(bf16.done["ran"]["dtype"], "bfloat16")
+        kl_engine = harness.mean_kl(theirs, f32)
+        kl_bf16 = harness.mean_kl(f32, bf16)
+        figure("torch f32 vs torch bf16: mean KL", "%.3g" % kl_bf16)
+        figure("torch f32 vs torch bf16: top-1 agreement", "%.4f" % harness.top1_agreement(f32, bf16))
+        self.assertGreater(kl_bf16, 10 * kl_engine)
+
+    def test_threads_1_and_2_give_the_same_bits(self):
+        one = torch_run({"threads": "1"}, positions=128)
+        two = torch_run({"threads": "2"}, positions=128)
+        self.assertOk(two)
+        self.assertEqual(two.done["ran"]["threads"], 2)
+        same = sum(a == b for a, b in zip(one.hashes, two.hashes))
+        figure("torch threads 1 vs 2: bit-identical rows", "%d/128" % same)
+        self.assertEqual(one.hashes, two.hashes)
+
+    def test_blocked_attention_changes_bits_not_top1(self):
+        eager = torch_run(positions=128, capture=FULL)
+        blocked = torch_run({"attention": "blocked", "attention_block": "16"}, positions=128,
+                            capture=FULL)
+        self.assertOk(blocked)
+        self.assertEqual((blocked.done["ran"]["attention"],
+                          blocked.done["ran"]["attention_block"]), ("blocked", 16))
+        self.assertEqual(torch_run({"attention": "on"}, positions=128).done["ran"]["attention"],
+                         "blocked")
+        same = sum(a == b for a, b in zip(eager.hashes, blocked.hashes))
+        figure("torch eager vs blocked(16): bit-identical rows", "%d/128" % same)
+        self.assertLess(harness.max_abs_delta(eager, blocked), 1e-3)
+        self.assertEqual(harness.top1_agreement(eager, blocked), 1.0)
+
+    def test_prefill_chunks_see_the_same_context(self):
+        whole = torch_run(positions=96)
+        chunked = torch_run({"batch": "32"}, positions=96)
+        self.assertOk(chunked)
+        self.assertEqual(chunked.done["ran"]["batch"], 32)
+        self.assertEqual(harness.top1_agreement(whole, chunked), 1.0)
+
+    def test_head_dim_64_model_runs_and_agrees_with_llama_cpp(self):
+        ours = torch_run(positions=64, recipe=RECIPE_HD64)
+        theirs = llama_run(positions=64, recipe=RECIPE_HD64)
+        self.assertOk(ours)
+        self.assertIn("head_dim=64", ours.done["ran"]["model"])
+        self.assertGreaterEqual(harness.top1_agreement(ours, theirs), 0.95)
+
+    def test_capture_policy_keeps_full_rows_where_asked(self):
+        out = torch_run(positions=40, capture={"top_k": 5, "full_every": 16,
+                                               "full_windows": [[3, 5]]})
+        self.assertOk(out)
+        kept = [i for i, row in enumerate(out.full_rows) if row]
+        self.assertEqual(kept, [0, 3, 4, 16, 32])
+        self.assertEqual({f["top_count"] for f, _, _ in out.records}, {5})
+
+    def test_greedy_generation_picks_the_argmax_and_reruns_identically(self):
+        job = harness.teacher_forced(model(), dict(TORCH, **{"sampler.temperature": "0"}), 0)
+        job["workload"] = {"name": "g", "kind": "generate", "prompt": "The model", "max_tokens": 12}
+        first = harness.run(harness.torch_driver(), job)
+        again = harness.run(harness.torch_driver(), job)
+        self.assertOk(first)
+        self.assertEqual(first.done["generated_ids"], again.done["generated_ids"])
+        outputs = [f["output_token"] for f, _, _ in first.records]
+        self.assertEqual(outputs, first.done["generated_ids"])
+        self.assertEqual(outputs, first.argmax[:len(outputs)])
+        self.assertEqual([f["input_token"] for f, _, _ in first.records][1:], outputs[:-1])
+
+    def test_seeded_sampling_depends_on_the_seed_only(self):
+        def generate(seed):
+            c = dict(TORCH, **{"sampler.temperature": "1.5", "sampler.seed": str(seed),
+                               "sampler.top_k": "0", "sampler.top_p": "1", "sampler.min_p": "0"})
+            job = harness.teacher_forced(model(), c, 0)
+            job["workload"] = {"name": "g", "kind": "generate", "prompt": "The", "max_tokens": 16}
+            out = harness.run(harness.torch_driver(), job)
+            self.assertOk(out)
+            return out.done["generated_ids"]
+        self.assertEqual(generate(7), generate(7))
+        self.assertNotEqual(generate(7), generate(8))
+
+    def test_unknown_axis_value_is_invalid_job(self):
+        out = torch_run({"attention": "flash"})
+        self.assertError(out, "invalid_job",
+                         'coordinate.attention: unknown attention implementation "flash"')
+        self.assertError(torch_run({"dtype": "float8"}), "invalid_job",
+                         'coordinate.dtype: unknown compute dtype "float8"')
+
+    def test_combinations_the_running_torch_cannot_run_are_refused(self):
+        self.assertError(torch_run({"tp": "2"}), "invalid_combination",
+                         'tp = 2 needs hardware = "gpu...", got hardware = "cpu"')
+        self.assertError(torch_run({"matmul_tf32": "on"}), "invalid_combination",
+                         'matmul_tf32 = "on" needs hardware = "gpu..."')
+        import torch
+        if not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+            self.assertError(torch_run({"attention": "sdpa"}), "invalid_combination",
+                             'attention = "sdpa" needs torch >= 2.0')
+        if not torch.cuda.is_available():
+            self.assertError(torch_run({"hardware": "gpu"}), "invalid_combination",
+                             "this torch sees no CUDA device")
+        try:
+            import transformers  # noqa: F401
+        except ImportError:
+            self.assertError(torch_run({"impl": "transformers"}), "invalid_combination",
+                             'impl = "transformers" needs the transformers package')
+
+    def test_quant_other_than_the_files_is_refused(self):
+        self.assertError(torch_run({"quant": "q8_0"}), "invalid_combination",
+                         'quant = "q8_0": the model file')
+
+    def test_missing_model_and_sha_mismatch_are_typed(self):
+        job = harness.teacher_forced("", TORCH, 8, requirement="sha256:" + "0" * 64)
+        self.assertError(harness.run(harness.torch_driver(), job), "model_missing",
+                         "is not on this agent")
+        job = harness.teacher_forced(model(), TORCH, 8, requirement="sha256:" + "0" * 64)
+        self.assertError(harness.run(harness.torch_driver(), job), "sha256_mismatch",
+                         "the job requires " + "0" * 64)
+        with open(model(), "rb") as f:
+            real = hashlib.sha256(f.read()).hexdigest()
+        job = harness.teacher_forced(model(), TORCH, 8, requirement="sha256:" + real)
+        self.assertOk(harness.run(harness.torch_driver(), job))
+
+    def test_quantized_files_are_dequantized_on_load(self):
+        q8 = os.path.join(_DIR, "q8_0.gguf")
+        if not os.path.exists(q8):
+            subprocess.run([harness.llama_driver("b8390"), "quantize", model(), q8, "q8_0", "1"],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        job = harness.teacher_forced(q8, dict(TORCH, quant="q8_0"), 64)
+        ours = harness.run(harness.torch_driver(), job)
+        self.assertOk(ours)
+        self.assertEqual(ours.done["model"]["dequantized"], ["q8_0"])
+        self.assertIn("q8_0 weights dequantized on load to float32", ours.done["notes"])
+        theirs = harness.run(harness.llama_driver("b8390"),
+                             harness.teacher_forced(q8, dict(LLAMA, quant="q8_0"), 64))
+        self.assertOk(theirs)
+        agree = harness.top1_agreement(ours, theirs)
+        figure("llama.cpp q8_0 vs torch q8_0-dequantized f32: top-1 agreement", "%.4f" % agree)
+        self.assertGreaterEqual(agree, 0.9)
+
+
+class CapabilitiesTest(unittest.TestCase):
+    def test_checked_in_declaration_is_what_the_driver_declares(self):
+        printed = subprocess.run([harness.torch_driver(), "capabilities", "--json"],
+                                 stdout=subprocess.PIPE, check=True).stdout.decode()
+        path = os.path.join(harness.SOURCE, "planner", "declarations", "torch.json")
+        if os.environ.get("ORCH_UPDATE_GOLDEN"):
+            with open(path, "w") as f:
+                f.write(printed)
+        with open(path) as f:
+            self.assertEqual(printed, f.read(),
+                             "planner/declarations/torch.json is not the driver's output; "
+                             "regenerate it with `drivers/torch/orch-driver-torch capabilities "
+                             "--json > planner/declarations/torch.json` and reconfigure")
+
+    def test_version_is_the_hello_without_a_job(self):
+        out = subprocess.run([harness.torch_driver(), "version"], stdout=subprocess.PIPE,
+                             check=True, timeout=30).stdout
+        hello = json.loads(out)
+        self.assertEqual(hello["engine"], "torch")
+        self.assertTrue(hello["version"])
+
+
+if __name__ == "__main__":
+    unittest.main()
