@@ -57,6 +57,10 @@ std::vector<JobAxis> MakeAxes() {
       Count("ubatch", 0, "n_ubatch (0 = the engine's default)"),
       Count("ctx", 0, "n_ctx (0 = the workload's tokens rounded up to 256)"),
       Text("chat_template", "none: accepted and not applied by this driver"),
+      // Declared so that cross-engine specs whose baseline sets a dtype (the torch
+      // driver's axis) can have llama.cpp cells; nothing to set.
+      {.name = "dtype", .noun = "compute dtype", .values = {"float32"},
+       .sets = "none: llama.cpp keeps activations in float32 (weights keep their type)"},
       {.name = "sampler.seed", .kind = kInteger, .noun = "seed", .min = 0,
        .max = 0xffffffffll, .sets = "llama_sampler_init_dist seed (uint32)"},
       Real("sampler.temperature", "temperature sampler (0 = greedy)"),

@@ -15,6 +15,7 @@ import ctypes
 import glob
 import math
 import os
+import struct
 import sys
 
 ABI_VERSION = 1
@@ -53,6 +54,11 @@ class _RowDigest(ctypes.Structure):
 
 
 assert ctypes.sizeof(_RowDigest) == 56
+assert sys.byteorder == "little"  # the record layout and the C rows are both host order
+
+_RECORD_HEAD = struct.Struct("<BQiiIIiddQQifI")  # records.py
+_U32 = struct.Struct("<I")
+_ZERO = _U32.pack(0)
 assert ctypes.sizeof(_TokenLogit) == 8
 
 
@@ -163,6 +169,33 @@ class DigestLibrary:
         return RowDigest(o.vocab_size, o.flags, o.argmax, o.logsumexp,
                          o.entropy, o.hash_low, o.hash_high, o.target_id,
                          o.target_logit, top)
+
+    def record_at(self, address, vocab_size, top_k, target_id, position,
+                  input_token, output_token, full_row):
+        """The position record (records.py layout v1) of the row at
+        `address`, encoded straight from the C structs: (bytes, flags,
+        argmax). The hot path of a driver: no Python objects per top-k
+        entry."""
+        status = self._lib.orch_digest_row(
+            ctypes.c_void_p(address), vocab_size, top_k, target_id, self._top,
+            MAX_TOP_K, ctypes.byref(self._out))
+        if status != OK:
+            raise DigestFailed(
+                "orch_digest_row(vocab %d, top_k %d, target %d): %s"
+                % (vocab_size, top_k, target_id, self.status_name(status)))
+        o = self._out
+        # orch_token_logit is {i32 id, f32 logit}: the record's pair layout.
+        parts = [_RECORD_HEAD.pack(1, position, input_token, output_token,
+                                   o.vocab_size, o.flags, o.argmax, o.logsumexp,
+                                   o.entropy, o.hash_low, o.hash_high,
+                                   o.target_id, o.target_logit, o.top_count),
+                 ctypes.string_at(self._top, 8 * o.top_count)]
+        if full_row:
+            parts.append(_U32.pack(vocab_size))
+            parts.append(ctypes.string_at(address, 4 * vocab_size))
+        else:
+            parts.append(_ZERO)
+        return b"".join(parts), o.flags, o.argmax
 
     def digest_row(self, row, top_k=DEFAULT_TOP_K, target_id=NO_TARGET):
         """Digests a row given as bytes-like float32 data (array('f'),

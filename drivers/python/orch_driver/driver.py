@@ -69,29 +69,29 @@ class RecordSink:
         self.nan_rows = 0
         self.first_nan_position = -1
         self.token_ids = set()
-        self.last_digest = None
 
     def emit(self, position, address, vocab_size, input_token, output_token,
              target_id=digest_mod.NO_TARGET):
         """One position: `address` points at `vocab_size` contiguous float32
-        logits in host memory, valid for the duration of the call."""
-        d = self._library.digest_address(address, vocab_size,
-                                         self._capture.top_k, target_id)
-        full = None
-        if self._capture.wants_full_row(position):
-            full = ctypes.string_at(address, 4 * vocab_size)
-        self._writer.record(records.encode_position_record(
-            position, input_token, output_token, d, full))
-        for token in (input_token, output_token, d.argmax):
-            if token >= 0:
-                self.token_ids.add(token)
-        if not d.is_distribution():
+        logits in host memory, valid for the duration of the call. Returns
+        the row's argmax."""
+        payload, flags, argmax = self._library.record_at(
+            address, vocab_size, self._capture.top_k, target_id, position,
+            input_token, output_token, self._capture.wants_full_row(position))
+        self._writer.record(payload)
+        ids = self.token_ids
+        if input_token >= 0:
+            ids.add(input_token)
+        if output_token >= 0:
+            ids.add(output_token)
+        if argmax >= 0:
+            ids.add(argmax)
+        if flags != 0:
             if self.nan_rows == 0:
                 self.first_nan_position = position
             self.nan_rows += 1
         self.positions += 1
-        self.last_digest = d
-        return d
+        return argmax
 
 
 def _log(engine, text):

@@ -126,8 +126,9 @@ def check_runtime(settings):
             raise InvalidCombination("tp = %d: this machine has %d CUDA devices"
                                      % (settings.tp, len(devices)))
     elif settings.dtype != "float32" and not _half_matmul_works(DTYPES[settings.dtype]):
-        raise InvalidCombination('dtype = "%s" on CPU: %s has no CPU matmul for it'
-                                 % (settings.dtype, here))
+        raise InvalidCombination('dtype = "%s" on CPU: torch %s has no CPU matmul for it; '
+                                 'use bfloat16 or float32, or hardware = "gpu"'
+                                 % (settings.dtype, torch_version()))
 
 
 class TorchEngine(driver.Engine):

@@ -63,6 +63,24 @@ def run(executable, job, env=None):
     return Output(proc.returncode, proc.stdout, proc.stderr)
 
 
+_ENGINE = None
+
+
+def run_in_process(job):
+    """The torch driver's run_job in this process (torch imported once): the same
+    engine code as the executable without the process start, for the many runs
+    whose subject is not the process."""
+    global _ENGINE
+    import io
+    from orch_driver import driver, frames
+    if _ENGINE is None:
+        from orch_torch.engine import TorchEngine
+        _ENGINE = TorchEngine()
+    out = io.BytesIO()
+    status = driver.run_job(_ENGINE, json.dumps(job).encode(), frames.FrameWriter(out))
+    return Output(status, out.getvalue(), b"")
+
+
 def torch_driver():
     return os.environ["ORCH_TORCH_DRIVER"]
 
