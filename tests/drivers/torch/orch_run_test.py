@@ -71,17 +71,20 @@ class OrchRunTest(unittest.TestCase):
             self.assertEqual(run.returncode, 0, log[-4000:])
             report = subprocess.run([orch, "report", "torch-vs-llama", "--data-dir", data,
                                      "--json"], stdout=subprocess.PIPE, check=True, timeout=60)
-            parsed = json.loads(report.stdout)
-            text = json.dumps(parsed)
-            self.assertIn("torch@" + version, text)
-            self.assertIn("llama.cpp@b8390", text)
-            self.assertIn("bfloat16", text)
-            human = subprocess.run([orch, "report", "torch-vs-llama", "--data-dir", data],
-                                   stdout=subprocess.PIPE, check=True, timeout=60)
-            sys_text = human.stdout.decode(errors="replace")
-            print(sys_text)
-            self.assertIn("torch@" + version, sys_text)
-
+            workload = json.loads(report.stdout)["workloads"][0]
+            baseline = workload["baseline"]
+            self.assertEqual(baseline["repeats"]["available"], 2)
+            self.assertTrue(baseline["repeats"]["bit_identical"])
+            cells = {c["label"]: c for c in workload["cells"]}
+            self.assertEqual(set(cells), {"engine=llama.cpp@b8390", "dtype=bfloat16"})
+            for cell in cells.values():
+                self.assertEqual(cell["status"], "compared", cell["reason"])
+                self.assertEqual(cell["comparison"]["compared"], 64)
+                self.assertFalse(cell["comparison"]["bit_identical"])
+            llama = cells["engine=llama.cpp@b8390"]["comparison"]
+            bf16 = cells["dtype=bfloat16"]["comparison"]
+            self.assertGreaterEqual(llama["top1_agreement"], 0.95)
+            self.assertGreater(bf16["kld"]["mean"], 10 * llama["kld"]["mean"])
 
 if __name__ == "__main__":
     unittest.main()
