@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 import unittest
 
-from orch_driver import axes, digest, driver, errors, frames, job, records
+from orch_driver import axes, bpe, digest, driver, errors, frames, gguf, job, records
 
 
 def frame_check(stream):
@@ -408,6 +408,78 @@ class ModelFileTest(unittest.TestCase):
                 model_file.check_model(self.model(f.name, "sha256:" + "0" * 64))
             with self.assertRaisesRegex(errors.InvalidJob, "is not sha256: followed by 64 hex digits"):
                 model_file.check_model(self.model(f.name, "sha256:xyz"))
+
+
+def gguf_bytes(kvs, tensors=()):
+    """A GGUF v3 file: kvs [(key, type, packed value)], tensors [(name, ne, type)]."""
+    def string(text):
+        data = text.encode()
+        return struct.pack("<Q", len(data)) + data
+    out = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kvs))
+    for key, kind, value in kvs:
+        out += string(key) + struct.pack("<I", kind) + value
+    offset = 0
+    for name, ne, kind in tensors:
+        out += string(name) + struct.pack("<I", len(ne)) + b"".join(
+            struct.pack("<Q", d) for d in ne) + struct.pack("<IQ", kind, offset)
+        offset += 4 * ne[0] * (ne[1] if len(ne) > 1 else 1)
+    out += b"\0" * ((-len(out)) % 32)
+    return out + b"\0" * offset
+
+
+class GgufTest(unittest.TestCase):
+    def test_reads_metadata_and_tensor_layout(self):
+        data = gguf_bytes([("general.architecture", 8, struct.pack("<Q", 5) + b"llama"),
+                           ("general.file_type", 4, struct.pack("<I", 32)),
+                           ("xs", 9, struct.pack("<IQ", 5, 3) + struct.pack("<3i", 1, -2, 3))],
+                          [("a", [4, 2], 0), ("b", [3], 0)])
+        f = gguf.GgufFile("m.gguf", data)
+        self.assertEqual(f.get("general.architecture"), "llama")
+        self.assertEqual(f.get("xs"), [1, -2, 3])
+        self.assertEqual(f.file_type(), "bf16")
+        self.assertEqual((f.tensors["a"].shape, f.tensors["a"].type_name, f.tensors["a"].nbytes),
+                         ([4, 2], "f32", 32))
+        self.assertEqual(f.tensors["b"].offset - f.tensors["a"].offset, 32)
+
+    def test_bad_files_are_errors_naming_the_file(self):
+        with self.assertRaisesRegex(ValueError, "x.gguf is not a GGUF file"):
+            gguf.GgufFile("x.gguf", b"GGML" + bytes(20))
+        with self.assertRaisesRegex(ValueError, "x.gguf: GGUF version 9 is not supported"):
+            gguf.GgufFile("x.gguf", b"GGUF" + struct.pack("<IQQ", 9, 0, 0))
+        with self.assertRaisesRegex(ValueError, "x.gguf: truncated GGUF"):
+            gguf.GgufFile("x.gguf", gguf_bytes([("k", 4, struct.pack("<I", 1))])[:30])
+        with self.assertRaisesRegex(ValueError, "tensor a runs past the end of the file"):
+            gguf.GgufFile("x.gguf", gguf_bytes([], [("a", [4, 2], 0)])[:-8])
+
+
+class BpeTest(unittest.TestCase):
+    def test_gpt2_pre_tokenizer_splits_as_llama_cpp(self):
+        cases = {"Hello world": ["Hello", " world"], "it's": ["it", "'s"],
+                 "they'll": ["they", "'ll"], "a  b": ["a", " ", " b"], "x\n\n": ["x", "\n\n"],
+                 "12ab": ["12", "ab"], "!!  ...": ["!!", " ", " ..."], " \u00e9t\u00e9": [" \u00e9t\u00e9"],
+                 "'S": ["'", "S"]}
+        for text, words in cases.items():
+            self.assertEqual(bpe.split_gpt2(text), words, text)
+
+    def test_merges_by_rank_and_adds_bos(self):
+        chars = bpe.bytes_to_unicode()
+        tokens = [chars[b] for b in range(256)] + ["he", "\u0120t", "\u0120the", "<s>"]
+        kv = {"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "gpt-2",
+              "tokenizer.ggml.tokens": tokens,
+              "tokenizer.ggml.token_type": [1] * 259 + [3],
+              "tokenizer.ggml.merges": ["h e", "\u0120 t", "\u0120t he"],
+              "tokenizer.ggml.bos_token_id": 259, "tokenizer.ggml.add_bos_token": True}
+        t = bpe.BpeTokenizer(kv)
+        self.assertEqual(t.encode("the the"), [259, ord("t"), 256, 258])
+        self.assertEqual(t.piece(258), b" the")
+        self.assertEqual(t.piece(259), b"")
+
+    def test_other_tokenizers_are_unsupported(self):
+        with self.assertRaisesRegex(bpe.Unsupported, 'tokenizer.ggml.model "llama"'):
+            bpe.BpeTokenizer({"tokenizer.ggml.model": "llama"})
+
+    def test_printable_text_escapes_invalid_utf8(self):
+        self.assertEqual(bpe.printable_text(b"a\xc3\xa9\xff"), "a\u00e9\\xff")
 
 
 if __name__ == "__main__":
