@@ -268,6 +268,39 @@ class TorchDriverTest(unittest.TestCase):
         self.assertGreaterEqual(agree, 0.9)
 
 
+class TransformersLayoutTest(unittest.TestCase):
+    """impl = "transformers" cannot run here (no transformers); its weight mapping can be
+    checked: transformers' half-split RoPE on the un-permuted Q weights gives the same
+    queries as this driver's adjacent-pair RoPE on GGUF's permuted ones."""
+
+    def test_unpermuted_q_with_half_split_rope_equals_gguf_q_with_pair_rope(self):
+        import torch
+        from orch_torch.hf import _unpermute
+        from orch_torch.llama import LlamaModel
+
+        class Config:
+            heads, head_dim, rope_dim, rope_base, embd = 4, 16, 16, 10000.0, 64
+        ours = LlamaModel.__new__(LlamaModel)
+        ours.config = Config
+        half = Config.rope_dim // 2
+        ours.inv_freq = (Config.rope_base ** -(torch.arange(0, half, dtype=torch.float64) * 2.0
+                                               / Config.rope_dim)).float()
+        torch.manual_seed(0)
+        w_gguf = torch.randn(64, 64)
+        x = torch.randn(5, 64)
+        positions = torch.arange(3, 8)
+        q_ours = ours._rope((x @ w_gguf.T).view(5, 4, 16), positions)
+        q_hf = (x @ _unpermute(w_gguf, 4).T).view(5, 4, 16)
+        angle = positions.float().unsqueeze(1) * ours.inv_freq.unsqueeze(0)
+        cos = torch.cat((angle.cos(), angle.cos()), -1).unsqueeze(1)
+        sin = torch.cat((angle.sin(), angle.sin()), -1).unsqueeze(1)
+        rotated = torch.cat((-q_hf[..., 8:], q_hf[..., :8]), -1)
+        q_hf = q_hf * cos + rotated * sin
+        # transformers' dims (i, i + d/2) are GGUF's (2i, 2i + 1).
+        back = torch.stack((q_hf[..., :8], q_hf[..., 8:]), -1).reshape(5, 4, 16)
+        self.assertTrue(torch.allclose(back, q_ours, atol=1e-5))
+
+
 class CapabilitiesTest(unittest.TestCase):
     def test_checked_in_declaration_is_what_the_driver_declares(self):
         printed = subprocess.run([harness.torch_driver(), "capabilities", "--json"],
