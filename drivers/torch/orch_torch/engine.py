@@ -149,7 +149,8 @@ class TorchEngine(driver.Engine):
                 "python": sys.version.split()[0],
                 "torch": torch.__version__,
                 "cuda": torch.version.cuda or "",
-                "cudnn": str(torch.backends.cudnn.version() or "") if devices else "",
+                "cudnn": (str(torch.backends.cudnn.version() or "")
+                          if torch.backends.cudnn.is_available() else ""),
                 "parallel": torch.__config__.parallel_info().splitlines()[-1].strip(),
                 "sdpa_backends": attention_mod.available_sdpa_backends(),
             },
