@@ -117,10 +117,10 @@ TEST_F(TrainedModelEngineTest, HeldOutTextIsPredictedLikeALanguageModelByBothEng
       ASSERT_EQ(f.positions, kPositions - 1);
       // Floors from docs/models.md's measurement, with margin. A random-weight model
       // of this vocabulary gives PPL ~2,000, top-1 ~0.002 and top-20 mass ~0.03.
-      EXPECT_LT(f.perplexity, @PPL_CEILING@) << release << " " << file;
-      EXPECT_GT(f.median_top1, @TOP1_FLOOR@) << release << " " << file;
-      EXPECT_GT(f.median_top20, @TOP20_FLOOR@) << release << " " << file;
-      EXPECT_GT(f.top1_accuracy, @ACCURACY_FLOOR@) << release << " " << file;
+      EXPECT_LT(f.perplexity, 100.0) << release << " " << file;
+      EXPECT_GT(f.median_top1, 0.2) << release << " " << file;
+      EXPECT_GT(f.median_top20, 0.6) << release << " " << file;
+      EXPECT_GT(f.top1_accuracy, 0.2) << release << " " << file;
     }
   }
 }
