@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "planner/capabilities.h"
+
 namespace orch::planner {
 namespace {
 
@@ -81,6 +83,18 @@ TEST(CapabilityDeclarationTest, EveryEmbeddedDeclarationParses) {
     Result<EngineCapabilities> caps = ParseCapabilityDeclaration(text);
     EXPECT_TRUE(caps.ok()) << caps.status().ToString();
   }
+}
+
+// The torch driver's declaration (planner/declarations/torch.json, checked
+// against the driver's own output by tests/drivers/torch): every axis it
+// declares is one the planner accepts, so no torch cell is refused for an
+// axis the planner does not know.
+TEST(CapabilityDeclarationTest, PlannerKnowsEveryAxisTheTorchDriverDeclares) {
+  const EngineCapabilities* torch = FindEngineCapabilities("torch");
+  ASSERT_NE(torch, nullptr);
+  EXPECT_EQ(torch->axes.size(), 23u);
+  for (const DeclaredAxis& axis : torch->axes)
+    EXPECT_TRUE(AcceptedFor(*torch, axis.name).has_value()) << axis.name;
 }
 
 }  // namespace
