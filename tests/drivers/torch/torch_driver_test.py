@@ -123,6 +123,20 @@ class TorchDriverTest(unittest.TestCase):
         self.assertLess(identical, 128)
         self.assertGreaterEqual(agree, 0.95)
 
+    def test_an_f32_kv_cache_brings_llama_cpp_and_torch_much_closer(self):
+        # llama.cpp multiplies f16 operands against an f16 cache (Q and the softmax
+        # weights converted); the torch driver rounds only the stored K and V.
+        kl_f16 = harness.mean_kl(llama_run(positions=128, capture=FULL),
+                                 torch_run(positions=128, capture=FULL))
+        ours = torch_run({"kv": "f32"}, positions=128, capture=FULL)
+        theirs = llama_run({"kv": "f32"}, positions=128, capture=FULL)
+        self.assertOk(ours)
+        kl_f32 = harness.mean_kl(theirs, ours)
+        figure("llama.cpp b8390 vs torch, kv f32: mean KL", "%.3g" % kl_f32)
+        figure("llama.cpp b8390 vs torch, kv f32: max |dlogit|",
+               "%.3g" % harness.max_abs_delta(theirs, ours))
+        self.assertLess(kl_f32, kl_f16 / 100)
+
     def test_bf16_moves_the_distribution_more_than_engines_do_at_f32(self):
         f32 = torch_run(positions=128, capture=FULL)
         bf16 = torch_run({"dtype": "bfloat16"}, positions=128, capture=FULL)
