@@ -172,6 +172,13 @@ class TorchDriverTest(unittest.TestCase):
         self.assertLess(harness.max_abs_delta(eager, blocked), 1e-3)
         self.assertEqual(harness.top1_agreement(eager, blocked), 1.0)
 
+    def test_deterministic_algorithms_are_switched_on_and_change_nothing_here(self):
+        on = torch_run({"deterministic": "on"})
+        self.assertOk(on)
+        self.assertTrue(on.done["ran"]["deterministic"])
+        self.assertFalse(torch_run().done["ran"]["deterministic"])
+        self.assertEqual(on.hashes, torch_run().hashes)
+
     def test_prefill_chunks_see_the_same_context(self):
         whole = torch_run(positions=96)
         chunked = torch_run({"batch": "32"}, positions=96)
