@@ -77,6 +77,24 @@ class _Reader:
         self.pos += n
         return raw.decode("utf-8", errors="surrogateescape")
 
+    def _strings(self, n):
+        """n strings in a row (a vocabulary): the hot path of reading a
+        model's metadata."""
+        data, pos, size = self.data, self.pos, len(self.data)
+        unpack = struct.Struct("<Q").unpack_from
+        out = []
+        for _ in range(n):
+            if pos + 8 > size:
+                raise ValueError("%s: truncated GGUF string array" % self.path)
+            (length,) = unpack(data, pos)
+            pos += 8
+            if pos + length > size:
+                raise ValueError("%s: truncated GGUF string array" % self.path)
+            out.append(data[pos:pos + length].decode("utf-8", errors="surrogateescape"))
+            pos += length
+        self.pos = pos
+        return out
+
     def value(self, type_id):
         if type_id in _SCALARS:
             return self.take(_SCALARS[type_id])
@@ -95,6 +113,8 @@ class _Reader:
                                                  self.data, self.pos))
                 self.pos = end
                 return values
+            if item == _STRING:
+                return self._strings(n)
             return [self.value(item) for _ in range(n)]
         raise ValueError("%s: unknown GGUF value type %d" % (self.path, type_id))
 
