@@ -112,9 +112,13 @@ def run_job(engine, stdin_bytes, writer):
     try:
         job = parse_job(stdin_bytes, engine.axes)
         engine.check(job)
+        hello = engine.hello(job)
     except DriverError as error:
         return _fail(engine, writer, error)
-    writer.hello(engine.hello(job))
+    except Exception as error:  # the engine's own failures, before any work
+        traceback.print_exc(file=sys.stderr)
+        return _fail(engine, writer, EngineError("%s: %s" % (type(error).__name__, error)))
+    writer.hello(hello)
     try:
         library = digest_mod.load()
         sink = RecordSink(writer, library, job.capture)

@@ -376,6 +376,18 @@ class DriverShellTest(unittest.TestCase):
         self.assertEqual(error["code"], "invalid_job")
         self.assertIn('unknown attention implementation "x"', error["message"])
 
+    def test_a_failing_check_is_hello_then_engine_error(self):
+        class Broken(ToyEngine):
+            def check(self, j):
+                raise KeyError("probe")
+        out = io.BytesIO()
+        status = driver.run_job(Broken(), job_doc().encode(), frames.FrameWriter(out))
+        checked = frame_check(out.getvalue())
+        self.assertEqual(status, 3)
+        self.assertEqual(checked["stream_error"], "")
+        self.assertEqual(json.loads(checked["frames"][-1]["payload"]),
+                         {"code": "engine_error", "message": "KeyError: 'probe'"})
+
     def test_engine_failures_are_typed(self):
         status, checked = self.run_toy(job_doc(), fail=ZeroDivisionError("boom"))
         self.assertEqual(status, 3)

@@ -3,9 +3,11 @@ cross-engine cell against llama.cpp, dtype and thread effects, tokenization
 parity with llama.cpp, generation, the capture policy and typed errors.
 Figures are printed (stderr) as `figure: NAME = VALUE` for docs/drivers.md."""
 
+import atexit
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,6 +24,7 @@ LLAMA = {"engine": "llama.cpp@b8390", "quant": "f32", "kv": "f16", "attention": 
 FULL = {"top_k": 20, "full_every": 1, "full_windows": []}
 
 _DIR = tempfile.mkdtemp(prefix="orch-torch-test-")
+atexit.register(shutil.rmtree, _DIR, True)
 _RESULTS = {}
 
 
