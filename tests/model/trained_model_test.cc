@@ -20,8 +20,8 @@ namespace orch::model {
 namespace {
 
 // Pinned: retraining (scripts/train-tiny-model) changes these, deliberately.
-constexpr std::string_view kF32Sha256 = "@F32_SHA@";
-constexpr std::string_view kF16Sha256 = "@F16_SHA@";
+constexpr std::string_view kF32Sha256 = "2edb568f0c7576b5b0b77ab7223bf1eb53c47639d55fd53ab4ddbc35b48a7710";
+constexpr std::string_view kF16Sha256 = "a5d7a03eb7bda55201f551085dcb4ebd26d8b0deda27a9fe2fda9af0bb596430";
 
 constexpr std::int64_t kVocab = 2048;
 constexpr std::int64_t kEmbd = 256;
