@@ -292,6 +292,39 @@ class TorchDriverTest(unittest.TestCase):
         self.assertGreaterEqual(agree, 0.9)
 
 
+class DequantizationTest(unittest.TestCase):
+    """q8_0 and q4_0 blocks as ggml defines them: an f16 scale d, then 32 int8 values
+    (q8_0: v = q * d), or 16 bytes of nibbles (q4_0: low nibbles are values 0..15,
+    high nibbles 16..31, v = (nibble - 8) * d)."""
+
+    def dequantize(self, type_id, ne, data):
+        import struct as s
+        from orch_driver import gguf
+        from orch_torch import weights
+
+        class File:
+            path = "blocks.gguf"
+            tensors = {"t": gguf.TensorInfo("t", ne, type_id, 0, len(data))}
+        return weights.tensor_f32_or_native(File, data, "t")
+
+    def test_q8_0(self):
+        import struct as s
+        qs = list(range(-16, 16))
+        block = s.pack("<e", 0.5) + s.pack("<32b", *qs)
+        out = self.dequantize(8, [32, 2], block + s.pack("<e", -2.0) + s.pack("<32b", *qs))
+        self.assertEqual(list(out.shape), [2, 32])
+        self.assertEqual(out[0].tolist(), [q * 0.5 for q in qs])
+        self.assertEqual(out[1].tolist(), [q * -2.0 for q in qs])
+
+    def test_q4_0(self):
+        import struct as s
+        low = list(range(16))
+        high = [15 - v for v in range(16)]
+        block = s.pack("<e", 0.25) + bytes(l | (h << 4) for l, h in zip(low, high))
+        out = self.dequantize(2, [32], block)
+        self.assertEqual(out.tolist(), [(v - 8) * 0.25 for v in low + high])
+
+
 class TransformersLayoutTest(unittest.TestCase):
     """impl = "transformers" cannot run here (no transformers); its weight mapping can be
     checked: transformers' half-split RoPE on the un-permuted Q weights gives the same
