@@ -6,9 +6,12 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
 #include <utility>  // before Boost.Asio under C++20 (Debian 12)
 
 #include "agent/driver_job.h"
@@ -21,6 +24,13 @@ namespace {
 
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
+
+// 64 random bits in hex, fresh for every agent process.
+std::string NewIncarnation() {
+  std::random_device device;
+  std::uint64_t bits = (std::uint64_t{device()} << 32) ^ device();
+  return fmt::format("{:016x}", bits);
+}
 
 }  // namespace
 
@@ -79,6 +89,10 @@ struct AgentService::Impl {
   std::map<std::string, Clock::time_point> unacked_since;
   Clock::time_point last_fingerprint_check = Clock::now();
   Clock::time_point stop_deadline;
+  // Drain(grace): when it passes with runs still going, they are cancelled (Stop).
+  std::optional<Clock::time_point> drain_deadline;
+  // This process's Hello::incarnation: a restart is a new agent to the coordinator.
+  const std::string incarnation = NewIncarnation();
   // Model scans (options.model_scan) run here, one at a time.
   std::unique_ptr<asio::thread_pool> workers;
   std::shared_ptr<bool> alive = std::make_shared<bool>(true);
@@ -124,6 +138,7 @@ struct AgentService::Impl {
     if (std::string quarantined = QuarantinedDrivers(); !quarantined.empty())
       hello.host_facts.push_back({"quarantined_drivers", quarantined});
     hello.running_runs = RunIds();
+    hello.incarnation = incarnation;
     for (const std::string& run_id : spool.FinishedUnacked()) {
       if (!runs.contains(run_id)) hello.delivering_runs.push_back(run_id);
     }
@@ -142,6 +157,10 @@ struct AgentService::Impl {
   void OnTimer() {
     if (stopped) return;
     if (stopping && Clock::now() >= stop_deadline) return Finish();
+    if (draining && !stopping && drain_deadline && Clock::now() >= *drain_deadline) {
+      log.info(fmt::runtime("drain time is up: cancelling {} runs"), runs.size());
+      return BeginStop();
+    }
     if (!welcomed) return SayHello();
     if (OldestUnackedIsStale()) {
       log.info(
@@ -159,7 +178,17 @@ struct AgentService::Impl {
     }
     protocol::Heartbeat beat{id(), RunIds(), FreeSlots()};
     SendMessage(beat);
-    Arm(heartbeat);
+    ArmHeartbeat();
+  }
+
+  // The next heartbeat, or the end of a drain when that comes first.
+  void ArmHeartbeat() {
+    auto after = heartbeat;
+    if (draining && drain_deadline) {
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(*drain_deadline - Clock::now());
+      after = std::max(std::chrono::milliseconds(0), std::min(after, left));
+    }
+    Arm(after);
   }
 
   // Rechecks the fingerprint when it is due; true (with the new one adopted) when it
@@ -441,6 +470,18 @@ struct AgentService::Impl {
     }
   }
 
+  // No new work, running drivers cancelled, up to shutdown_grace for the acks.
+  void BeginStop() {
+    if (stopping || stopped) return;
+    stopping = true;
+    stop_deadline = Clock::now() + options.shutdown_grace;
+    for (auto& [run_id, running] : runs) {
+      if (running->process) running->process->Cancel();
+    }
+    Arm(options.shutdown_grace);
+    MaybeStop();
+  }
+
   void MaybeStop() {
     if (stopped || !(draining || stopping) || !runs.empty() ||
         spool.unacked() > 0)
@@ -528,15 +569,16 @@ void AgentService::OnEvent(const protocol::TransportEvent& event) {
   impl_->OnMessage(*message);
 }
 
-void AgentService::Stop() {
+void AgentService::Stop() { impl_->BeginStop(); }
+
+void AgentService::Drain(std::chrono::milliseconds grace) {
   if (impl_->stopping || impl_->stopped) return;
-  impl_->stopping = true;
-  impl_->stop_deadline = Clock::now() + impl_->options.shutdown_grace;
-  for (auto& [run_id, running] : impl_->runs) {
-    if (running->process) running->process->Cancel();
-  }
-  impl_->Arm(impl_->options.shutdown_grace);
+  impl_->log.info(fmt::runtime("draining for up to {} ms: finishing {} runs"),
+                  grace.count(), impl_->runs.size());
+  impl_->draining = true;
+  impl_->drain_deadline = Clock::now() + grace;
   impl_->MaybeStop();
+  if (!impl_->stopped && impl_->welcomed) impl_->ArmHeartbeat();
 }
 
 void AgentService::SetOnStopped(std::function<void()> on_stopped) {

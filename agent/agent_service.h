@@ -99,6 +99,11 @@ class AgentService final {
   // the spool to be acknowledged, then calls `on_stopped`. The spool keeps
   // whatever was not acked.
   void Stop();
+  // Drains locally (what SIGTERM does with `stop_drain_ms` set): no new work,
+  // running runs go on to their end; once they have and the spool is
+  // acknowledged it stops. When `grace` has passed (checked at each heartbeat)
+  // whatever still runs is cancelled as by Stop().
+  void Drain(std::chrono::milliseconds grace);
   // Runs `on_stopped` once when a Drain or Stop has completed.
   void SetOnStopped(std::function<void()> on_stopped);
 

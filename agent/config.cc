@@ -110,7 +110,7 @@ Status ParseAgentTable(const Fields& f, const toml::table& agent,
       agent, "agent",
       {"id", "coordinator", "slots", "hardware", "gpus", "spool_dir",
        "model_dirs", "model_cache", "run_timeout_ms", "driver_threads", "key",
-       "coordinator_key"}));
+       "coordinator_key", "stop_drain_ms"}));
   ORCH_ASSIGN_OR_RETURN(config.id,
                         f.String(agent, "agent", "id", std::nullopt));
   if (!protocol::ValidPeerName(config.id)) {
@@ -142,6 +142,9 @@ Status ParseAgentTable(const Fields& f, const toml::table& agent,
   ORCH_ASSIGN_OR_RETURN(std::int64_t timeout,
                         f.Int(agent, "agent", "run_timeout_ms", 600000, 1));
   config.run_timeout = std::chrono::milliseconds(timeout);
+  ORCH_ASSIGN_OR_RETURN(std::int64_t drain,
+                        f.Int(agent, "agent", "stop_drain_ms", 0, 0));
+  config.stop_drain = std::chrono::milliseconds(drain);
   ORCH_ASSIGN_OR_RETURN(std::string key, f.String(agent, "agent", "key", ""));
   ORCH_ASSIGN_OR_RETURN(std::string server_key, f.String(agent, "agent", "coordinator_key", ""));
   if (key.empty() != server_key.empty()) {

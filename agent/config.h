@@ -41,6 +41,10 @@ struct AgentConfig {
   // (sent as the job's resources.threads); 0: the driver's default (all cores).
   // Lets several agents share a machine without oversubscribing it.
   std::int32_t driver_threads = 0;
+  // On SIGTERM the agent drains for up to this long (no new work, running runs
+  // go on to their end and are acknowledged), then cancels what still runs and
+  // stops. 0: cancel at once. A service manager's stop timeout must exceed it.
+  std::chrono::milliseconds stop_drain{0};
   // CurveZMQ (docs/security.md): the agent's secret key file, whose name must be
   // its id, and the coordinator's public key file; both absolute, or both empty
   // (plain sockets).

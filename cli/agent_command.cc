@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <csignal>
+#include <functional>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -201,13 +202,24 @@ int RunAgent(const std::string& config_path) {
         return driver.Send(protocol::kServerPeer, frame);
       });
   service->SetOnStopped([&io] { io.stop(); });
+  // SIGTERM/SIGINT: stop (or, with stop_drain_ms, drain first); a second one stops
+  // at once.
   boost::asio::signal_set signals(io, SIGTERM, SIGINT);
-  signals.async_wait(
-      [&service, &log](const boost::system::error_code& error, int signal) {
-        if (error) return;
-        log.info(fmt::runtime("signal {}: stopping"), signal);
-        service->Stop();
-      });
+  std::function<void(const boost::system::error_code&, int)> on_signal;
+  bool signalled = false;
+  on_signal = [&](const boost::system::error_code& error, int signal) {
+    if (error) return;
+    if (!signalled && config->stop_drain.count() > 0) {
+      log.info(fmt::runtime("signal {}: draining (a second signal stops at once)"), signal);
+      service->Drain(config->stop_drain);
+    } else {
+      log.info(fmt::runtime("signal {}: stopping"), signal);
+      service->Stop();
+    }
+    signalled = true;
+    signals.async_wait(on_signal);
+  };
+  signals.async_wait(on_signal);
   Status started = service->Start();
   if (!started.ok()) {
     log.error(fmt::runtime("{}"), started.message());

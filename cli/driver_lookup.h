@@ -1,6 +1,8 @@
 // Where orch finds an engine's driver executable when the user names none: the
-// llama.cpp driver of release REL is `orch-driver-llamacpp-REL`, installed next to the orch
-// executable or built in the build tree's drivers/llamacpp/ folder (docs/drivers.md).
+// llama.cpp driver of release REL is `orch-driver-llamacpp-REL`, next to the orch
+// executable, installed in ../lib/orch/drivers/ from it (the Debian packages: /usr/bin/orch,
+// /usr/lib/orch/drivers/), or built in the build tree's drivers/llamacpp/ folder
+// (docs/drivers.md).
 // Used by `orch run` (engines `llama.cpp@REL`) and `orch model quantize --engine REL`.
 #pragma once
 
@@ -12,8 +14,8 @@
 namespace orch::cli {
 
 // Where to look for the driver of llama.cpp `release`, in order: next to the orch
-// executable (an install), then the build tree's drivers/llamacpp/ folder. `exe_dir` is
-// the folder holding the orch executable.
+// executable, then ../lib/orch/drivers/ (an FHS install), then the build tree's
+// drivers/llamacpp/ folder. `exe_dir` is the folder holding the orch executable.
 std::vector<std::string> DefaultDriverCandidates(const std::string& exe_dir,
                                                  const std::string& release);
 

@@ -38,7 +38,9 @@ double AgentEntry::PositionsPerSecond(std::chrono::milliseconds now) const {
 AgentEntry& AgentRegistry::Register(const protocol::Hello& hello,
                                     std::chrono::milliseconds now) {
   AgentEntry& agent = agents_[hello.agent_id];
-  bool drained = agent.state == protocol::AgentState::kDraining;
+  bool drained = agent.state == protocol::AgentState::kDraining &&
+                 agent.incarnation == hello.incarnation;
+  agent.incarnation = hello.incarnation;
   agent.id = hello.agent_id;
   agent.host = HostOf(hello);
   agent.fingerprint_id = hello.fingerprint_id;

@@ -33,6 +33,8 @@ struct AgentEntry {
   // or finished with results still to deliver): they occupy its slots even
   // when the coordinator no longer counts them as in flight.
   std::set<std::string> listed;
+  // Hello::incarnation of the agent process last registered under this id.
+  std::string incarnation;
   // Assignments it can take now by its own account: its last Heartbeat's free
   // slots less what was assigned since; 0 after it refused one for want of a
   // slot. Negative: not reported yet (no limit but `slots`).
@@ -58,7 +60,7 @@ class AgentRegistry final {
       : timeout_(timeout) {}
 
   // Registers or refreshes an agent from its Hello; a drained agent stays
-  // drained.
+  // drained until a Hello of another incarnation (a restarted agent process).
   AgentEntry& Register(const protocol::Hello& hello,
                        std::chrono::milliseconds now);
   AgentEntry* Find(std::string_view id);

@@ -102,7 +102,8 @@ Result<Hello> Read(w::Hello::Reader r) {
   return Hello{r.getProtocolVersion(),  Str(r.getAgentId()),
                std::move(capabilities), Str(r.getFingerprintId()),
                std::move(facts),        Texts(r.getRunningRuns()),
-               Str(r.getFingerprintJson()), Texts(r.getDeliveringRuns())};
+               Str(r.getFingerprintJson()), Texts(r.getDeliveringRuns()),
+               Str(r.getIncarnation())};
 }
 
 Result<Welcome> Read(w::Welcome::Reader r) {

@@ -48,6 +48,7 @@ void Put(w::Envelope::Builder e, const Hello& m) {
   SetTexts(b.initRunningRuns(m.running_runs.size()), m.running_runs);
   b.setFingerprintJson(Txt(m.fingerprint_json));
   SetTexts(b.initDeliveringRuns(m.delivering_runs.size()), m.delivering_runs);
+  b.setIncarnation(Txt(m.incarnation));
 }
 
 void Put(w::Envelope::Builder e, const Welcome& m) {

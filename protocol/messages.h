@@ -54,6 +54,9 @@ struct Hello {
   // Runs that finished on the agent whose RunFinished is not acknowledged yet:
   // they hold no slot, and are kept (not released) while their results arrive.
   std::vector<std::string> delivering_runs = {};
+  // Chosen at random when the agent process starts: a Hello with another one is a
+  // restarted agent, whose drain (`orch drain`) ended with its old process.
+  std::string incarnation = {};
   friend bool operator==(const Hello&, const Hello&) = default;
 };
 

@@ -34,6 +34,7 @@ struct Hello {
   runningRuns @5 :List(Text);     # run ids still in flight on the agent (re-adoption)
   fingerprintJson @6 :Text;       # canonical JSON of that fingerprint; may be empty
   deliveringRuns @7 :List(Text);  # runs finished on the agent whose results it still sends
+  incarnation @8 :Text;           # random per agent process: a new one ends a drain
 }
 
 # coordinator -> agent: Hello accepted.

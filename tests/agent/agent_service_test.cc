@@ -409,6 +409,77 @@ TEST_F(AgentServiceTest, DrainFinishesRunsWaitsForAcksAndStops) {
   EXPECT_EQ(launcher.launched().size(), 1u);
 }
 
+// Every Hello of one agent process carries the same incarnation; a restarted
+// agent another (the coordinator ends a drain on it).
+TEST_F(AgentServiceTest, HelloCarriesOneIncarnationPerProcess) {
+  options_.hello_retry = 20ms;
+  ScriptedProcessLauncher launcher(io_);
+  StartAgent(launcher);
+  std::optional<proto::Hello> first = Expect<proto::Hello>();
+  ASSERT_TRUE(first.has_value());
+  std::optional<proto::Hello> again = Expect<proto::Hello>();  // not welcomed: retried
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(first->incarnation.size(), 16u);
+  EXPECT_EQ(again->incarnation, first->incarnation);
+  service_.reset();
+  client_.reset();
+  StartAgent(launcher);
+  std::optional<proto::Hello> restarted = Expect<proto::Hello>();
+  ASSERT_TRUE(restarted.has_value());
+  EXPECT_NE(restarted->incarnation, first->incarnation);
+}
+
+// SIGTERM with stop_drain_ms: the running run goes on to its end and is
+// acknowledged before the agent stops, and no new run starts meanwhile.
+TEST_F(AgentServiceTest, LocalDrainLetsARunFinishAndRefusesNewWork) {
+  ScriptedProcessLauncher launcher(io_);
+  launcher.Push(Succeeds(1));
+  StartAgent(launcher);
+  bool stopped = false;
+  service_->SetOnStopped([&stopped] { stopped = true; });
+  Welcome();
+  Send(MakeAssign("run-1"));
+  ASSERT_TRUE(Expect<proto::RunStarted>().has_value());
+  service_->Drain(60s);
+  Send(MakeAssign("run-2"));
+  std::optional<proto::RunFinished> first = Expect<proto::RunFinished>();
+  ASSERT_TRUE(first.has_value());
+  std::optional<proto::RunFinished> second = Expect<proto::RunFinished>();
+  ASSERT_TRUE(second.has_value());
+  const proto::RunFinished& ok = first->run_id == "run-1" ? *first : *second;
+  const proto::RunFinished& refused = first->run_id == "run-1" ? *second : *first;
+  EXPECT_EQ(ok.status, proto::RunStatus::kSucceeded) << ok.error;
+  EXPECT_EQ(refused.run_id, "run-2");
+  EXPECT_THAT(refused.summary, HasSubstr(proto::kRefusedDraining));
+  Pump();
+  EXPECT_FALSE(stopped);  // run-1 is not acknowledged yet
+  Send(proto::Ack{"run-1", 0});
+  Send(proto::Ack{"run-1", proto::kRunFinishedSeq});
+  Send(proto::Ack{"run-2", proto::kRunFinishedSeq});
+  for (int i = 0; i < 20 && !stopped; ++i) Pump();
+  EXPECT_TRUE(stopped);
+  EXPECT_EQ(launcher.launched().size(), 1u);
+}
+
+// When the drain time is up, what still runs is cancelled and the agent stops.
+TEST_F(AgentServiceTest, LocalDrainCancelsWhatStillRunsWhenItsTimeIsUp) {
+  ScriptedProcessLauncher launcher(io_);
+  launcher.Push({{DriverOutput(0).substr(0, 10)}, {}, /*hang=*/true});
+  StartAgent(launcher);
+  bool stopped = false;
+  service_->SetOnStopped([&stopped] { stopped = true; });
+  Welcome();
+  Send(MakeAssign("run-1"));
+  ASSERT_TRUE(Expect<proto::RunStarted>().has_value());
+  service_->Drain(20ms);
+  std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
+  ASSERT_TRUE(finished.has_value());
+  EXPECT_EQ(finished->status, proto::RunStatus::kCancelled);
+  Send(proto::Ack{"run-1", proto::kRunFinishedSeq});
+  for (int i = 0; i < 40 && !stopped; ++i) Pump();
+  EXPECT_TRUE(stopped);
+}
+
 // A message the coordinator never acknowledges (it could not store it) is sent
 // again even while acknowledgements for other messages keep coming.
 TEST_F(AgentServiceTest, ResendsAMessageLeftUnacknowledgedWhileOthersAreAcknowledged) {

@@ -19,6 +19,7 @@ spool_dir = "spool-agent-1"
 model_dirs = ["models", "/abs/models"]
 model_cache = "/var/cache/orch-models"
 run_timeout_ms = 5000
+stop_drain_ms = 120000
 
 [[drivers]]
 name = "test"
@@ -40,6 +41,7 @@ TEST(AgentConfigTest, ParsesEveryFieldAndResolvesRelativePaths) {
             (std::vector<std::string>{"/etc/orch/models", "/abs/models"}));
   EXPECT_EQ(config->model_cache, "/var/cache/orch-models");
   EXPECT_EQ(config->run_timeout, std::chrono::milliseconds(5000));
+  EXPECT_EQ(config->stop_drain, std::chrono::milliseconds(120000));
   ASSERT_EQ(config->drivers.size(), 1u);
   EXPECT_EQ(config->drivers[0].executable, "/etc/orch/bin/orch-test-driver");
   EXPECT_EQ(config->drivers[0].engine, "test-engine@1");
@@ -54,6 +56,7 @@ TEST(AgentConfigTest, DefaultsOptionalFields) {
   EXPECT_EQ(config->hardware, "cpu");
   EXPECT_EQ(config->spool_dir, "/d/spool-a");
   EXPECT_EQ(config->model_cache, "/d/model-cache");
+  EXPECT_EQ(config->stop_drain, std::chrono::milliseconds(0));
   EXPECT_TRUE(config->drivers.empty());
 }
 
@@ -82,6 +85,15 @@ TEST(AgentConfigTest, RejectsWrongTypes) {
   ASSERT_FALSE(config.ok());
   EXPECT_THAT(config.status().message(),
               HasSubstr("agent.toml:2:6: agent.id: must be a string, got 7"));
+}
+
+TEST(AgentConfigTest, RejectsANegativeStopDrain) {
+  Result<AgentConfig> config = ParseAgentConfig(
+      "[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nstop_drain_ms = -5\n",
+      "agent.toml", "/d");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(config.status().message(), HasSubstr("agent.toml:4:17: agent.stop_drain_ms"));
+  EXPECT_THAT(config.status().message(), HasSubstr("got -5"));
 }
 
 TEST(AgentConfigTest, RejectsAnIdTheTransportCannotCarry) {

@@ -249,12 +249,6 @@ TEST_F(ModelCommandTest, QuantizeWithoutADriverSaysWhereItLooked) {
   EXPECT_EQ(r.exit_code, 2);  // one or the other
 }
 
-TEST(DefaultDriverCandidatesTest, LooksNextToOrchThenInTheBuildTree) {
-  EXPECT_EQ(cli::DefaultDriverCandidates("/opt/orch/bin", "b8390"),
-            (std::vector<std::string>{"/opt/orch/bin/orch-driver-llamacpp-b8390",
-                                      "/opt/orch/drivers/llamacpp/orch-driver-llamacpp-b8390"}));
-}
-
 TEST_F(ModelCommandTest, EverySubcommandHasHelp) {
   for (const char* sub : {"synth", "hash", "quantize"}) {
     ProcessResult r = Orch({"model", sub, "--help"});

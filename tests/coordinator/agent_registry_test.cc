@@ -36,5 +36,18 @@ TEST(AgentRegistryTest, ADrainedAgentStaysDrainedWhenItReconnects) {
   EXPECT_FALSE(agents.Register(HelloFrom("a"), milliseconds(10)).TakesWork());
 }
 
+// `orch drain` ends with the agent's process; the same agent started again (an upgrade)
+// takes work, while the draining process saying Hello again does not.
+TEST(AgentRegistryTest, ADrainEndsWithTheAgentProcess) {
+  AgentRegistry agents(milliseconds(5000));
+  protocol::Hello first = HelloFrom("a");
+  first.incarnation = "0000000000000001";
+  agents.Register(first, milliseconds(0)).state = protocol::AgentState::kDraining;
+  EXPECT_FALSE(agents.Register(first, milliseconds(10)).TakesWork());
+  protocol::Hello restarted = HelloFrom("a");
+  restarted.incarnation = "0000000000000002";
+  EXPECT_TRUE(agents.Register(restarted, milliseconds(20)).TakesWork());
+}
+
 }  // namespace
 }  // namespace orch::coordinator

@@ -23,6 +23,7 @@ inline Hello ValidHello() {
       {"cpu.model", "AMD EPYC 9654"}, {"driver", "560.35.03"}, {"empty", ""}};
   m.running_runs = {"run-7"};
   m.delivering_runs = {"run-6"};
+  m.incarnation = "5f3a9c0e1d2b4a68";
   return m;
 }
 
