@@ -164,7 +164,15 @@ class AgentServiceTest : public ::testing::Test {
     Send(proto::Welcome{proto::kProtocolVersion, "coord-1", 60s});
   }
 
+  // StartAgent, with stopped_ set once the service has stopped, then Welcome.
+  void StartWelcomedAgent(ProcessLauncher& launcher) {
+    StartAgent(launcher);
+    service_->SetOnStopped([this] { stopped_ = true; });
+    Welcome();
+  }
+
   boost::asio::io_context io_;
+  bool stopped_ = false;  // set by StartWelcomedAgent's on_stopped
   proto::MemoryNetwork network_;
   std::unique_ptr<proto::Transport> server_;
   std::unique_ptr<proto::Transport> client_;
@@ -390,20 +398,17 @@ TEST_F(AgentServiceTest, CancelKillsTheDriverAndReportsCancelled) {
 TEST_F(AgentServiceTest, DrainFinishesRunsWaitsForAcksAndStops) {
   ScriptedProcessLauncher launcher(io_);
   launcher.Push(Succeeds(1));
-  StartAgent(launcher);
-  bool stopped = false;
-  service_->SetOnStopped([&stopped] { stopped = true; });
-  Welcome();
+  StartWelcomedAgent(launcher);
   Send(MakeAssign("run-1"));
   Send(proto::Drain{"agent-1"});
   std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
   ASSERT_TRUE(finished.has_value());
   Pump();
-  EXPECT_FALSE(stopped);  // still unacknowledged
+  EXPECT_FALSE(stopped_);  // still unacknowledged
   Send(proto::Ack{"run-1", 0});
   Send(proto::Ack{"run-1", proto::kRunFinishedSeq});
-  for (int i = 0; i < 20 && !stopped; ++i) Pump();
-  EXPECT_TRUE(stopped);
+  for (int i = 0; i < 20 && !stopped_; ++i) Pump();
+  EXPECT_TRUE(stopped_);
   Send(MakeAssign("run-2"));
   Pump();
   EXPECT_EQ(launcher.launched().size(), 1u);
@@ -434,10 +439,7 @@ TEST_F(AgentServiceTest, HelloCarriesOneIncarnationPerProcess) {
 TEST_F(AgentServiceTest, LocalDrainLetsARunFinishAndRefusesNewWork) {
   ScriptedProcessLauncher launcher(io_);
   launcher.Push(Succeeds(1));
-  StartAgent(launcher);
-  bool stopped = false;
-  service_->SetOnStopped([&stopped] { stopped = true; });
-  Welcome();
+  StartWelcomedAgent(launcher);
   Send(MakeAssign("run-1"));
   ASSERT_TRUE(Expect<proto::RunStarted>().has_value());
   service_->Drain(60s);
@@ -452,12 +454,12 @@ TEST_F(AgentServiceTest, LocalDrainLetsARunFinishAndRefusesNewWork) {
   EXPECT_EQ(refused.run_id, "run-2");
   EXPECT_THAT(refused.summary, HasSubstr(proto::kRefusedDraining));
   Pump();
-  EXPECT_FALSE(stopped);  // run-1 is not acknowledged yet
+  EXPECT_FALSE(stopped_);  // run-1 is not acknowledged yet
   Send(proto::Ack{"run-1", 0});
   Send(proto::Ack{"run-1", proto::kRunFinishedSeq});
   Send(proto::Ack{"run-2", proto::kRunFinishedSeq});
-  for (int i = 0; i < 20 && !stopped; ++i) Pump();
-  EXPECT_TRUE(stopped);
+  for (int i = 0; i < 20 && !stopped_; ++i) Pump();
+  EXPECT_TRUE(stopped_);
   EXPECT_EQ(launcher.launched().size(), 1u);
 }
 
@@ -465,10 +467,7 @@ TEST_F(AgentServiceTest, LocalDrainLetsARunFinishAndRefusesNewWork) {
 TEST_F(AgentServiceTest, LocalDrainCancelsWhatStillRunsWhenItsTimeIsUp) {
   ScriptedProcessLauncher launcher(io_);
   launcher.Push({{DriverOutput(0).substr(0, 10)}, {}, /*hang=*/true});
-  StartAgent(launcher);
-  bool stopped = false;
-  service_->SetOnStopped([&stopped] { stopped = true; });
-  Welcome();
+  StartWelcomedAgent(launcher);
   Send(MakeAssign("run-1"));
   ASSERT_TRUE(Expect<proto::RunStarted>().has_value());
   service_->Drain(20ms);
@@ -476,8 +475,8 @@ TEST_F(AgentServiceTest, LocalDrainCancelsWhatStillRunsWhenItsTimeIsUp) {
   ASSERT_TRUE(finished.has_value());
   EXPECT_EQ(finished->status, proto::RunStatus::kCancelled);
   Send(proto::Ack{"run-1", proto::kRunFinishedSeq});
-  for (int i = 0; i < 40 && !stopped; ++i) Pump();
-  EXPECT_TRUE(stopped);
+  for (int i = 0; i < 40 && !stopped_; ++i) Pump();
+  EXPECT_TRUE(stopped_);
 }
 
 // A message the coordinator never acknowledges (it could not store it) is sent
