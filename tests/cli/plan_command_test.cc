@@ -60,7 +60,7 @@ TEST_F(PlanCommandTest, PrintsSummaryAndOneRowPerJob) {
   EXPECT_THAT(r.out, HasSubstr("\nCells       8 (baseline + 7)\n"));
   EXPECT_THAT(r.out, HasSubstr("\nJobs        16\n"));
   EXPECT_THAT(r.out, HasSubstr("JOB          CELL "));
-  EXPECT_THAT(r.out, HasSubstr(" kv=q8_0/f16            readme-128   0       llama.cpp@v0.4.0 cpu "));
+  EXPECT_THAT(r.out, HasSubstr(" kv=q8_0/f16            kjv-128  0       llama.cpp@v0.4.0 cpu "));
   EXPECT_EQ(r.err, "");
 }
 

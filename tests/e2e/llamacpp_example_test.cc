@@ -25,8 +25,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-constexpr char kTeacherForced[] = "readme-128";
-constexpr char kGenerate[] = "reasoning-64";
+constexpr char kTeacherForced[] = "kjv-128";
+constexpr char kGenerate[] = "verse-64";
 
 std::string Slurp(const fs::path& path) {
   std::ifstream in(path);
@@ -143,9 +143,13 @@ void ExpectTheEngineCellRanTheOtherBuildAndMatchesBitForBit(const Example& e) {
   EXPECT_EQ(baseline.value("version", ""), "v0.4.0") << baseline.dump();
   EXPECT_EQ(engine.value("version", ""), "b8390") << engine.dump();
   EXPECT_NE(baseline.value("commit", ""), engine.value("commit", ""));
-  // Measured (docs/drivers.md): the two releases compute the same bits unless the KV
-  // cache is quantized on a head size that is a multiple of 64; this model's is 32.
-  EXPECT_EQ(e.Cell(kTeacherForced, "engine=llama.cpp@b8390")["comparison"]["bit_identical"], true);
+  // Measured (docs/drivers.md, "llama.cpp v0.4.0 against b8390"): on this model (head
+  // size 64, q4_0 weights) the two releases differ in the last bits of the logits only:
+  // KLD ~4e-14, |Δ top-1 logit| <= 1e-6, the same top token at every position.
+  const json& engine_cell = e.Cell(kTeacherForced, "engine=llama.cpp@b8390")["comparison"];
+  EXPECT_LT(engine_cell["kld"]["max"].get<double>(), 1e-10) << engine_cell.dump();
+  EXPECT_LT(engine_cell["max_abs_top1_logit_delta"].get<double>(), 1e-5);
+  EXPECT_EQ(engine_cell["top1_agreement"], 1.0);
   EXPECT_EQ(
       e.Cell(kGenerate, "engine=llama.cpp@b8390")["comparison"]["generated"]["common_prefix"], 64);
   // The report names the engine difference: the hellos' version field.

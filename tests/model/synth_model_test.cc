@@ -19,7 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The recipe of examples/seed-replication.toml.
+// The recipe of examples/own-model.toml (the example experiment's model before the trained one).
 constexpr std::string_view kExampleRecipe =
     "llama:vocab=1024,embd=128,layers=4,heads=4,kv_heads=2,ff=384,ctx=512,seed=1";
 // Pinned: the file every machine must produce for kExampleRecipe. It changes only with a
