@@ -15,6 +15,14 @@ std::vector<std::string> DefaultDriverCandidates(const std::string& exe_dir,
           (fs::path(exe_dir) / ".." / "drivers" / "llamacpp" / name).lexically_normal().string()};
 }
 
+std::string JoinPlaces(const std::vector<std::string>& places) {
+  std::string joined;
+  for (size_t i = 0; i < places.size(); ++i) {
+    joined += (i == 0 ? "" : i + 1 == places.size() ? " and " : ", ") + places[i];
+  }
+  return joined;
+}
+
 std::optional<std::string> LlamaCppRelease(std::string_view engine) {
   constexpr std::string_view kPrefix = "llama.cpp@";
   if (!engine.starts_with(kPrefix)) return std::nullopt;

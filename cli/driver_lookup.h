@@ -19,6 +19,9 @@ namespace orch::cli {
 std::vector<std::string> DefaultDriverCandidates(const std::string& exe_dir,
                                                  const std::string& release);
 
+// "A, B and C": the candidates for an error that says where orch looked.
+std::string JoinPlaces(const std::vector<std::string>& places);
+
 // "b8390" for the engine "llama.cpp@b8390"; nullopt for another engine or a release that
 // is not a plain name (letters, digits, '.', '-', '_'; it becomes part of a file name).
 std::optional<std::string> LlamaCppRelease(std::string_view engine);

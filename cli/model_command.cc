@@ -148,7 +148,7 @@ Result<std::string> FindDriver(const QuantizeOptions& options) {
     if (fs::is_regular_file(candidate, ec)) return candidate;
   }
   return InvalidArgument("no driver for llama.cpp " + *release + ": looked for " +
-                         candidates[0] + " and " + candidates[1] +
+                         JoinPlaces(candidates) +
                          "; build it (drivers/llamacpp) or pass --driver EXE");
 }
 

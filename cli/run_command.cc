@@ -101,7 +101,7 @@ std::optional<std::string> DefaultDriver(const std::string& engine,
 }
 
 // Every engine the plan needs gets a driver: its --driver flag, else for llama.cpp@REL
-// orch-driver-llamacpp-REL next to orch or in the build tree. The error names every
+// orch-driver-llamacpp-REL next to orch, in ../lib/orch/drivers or in the build tree. The error names every
 // engine left without one, where orch looked, and the flag that gives it.
 Status ResolveDrivers(const planner::Plan& plan, std::map<std::string, std::string>& drivers) {
   std::set<std::string> engines;
@@ -117,7 +117,7 @@ Status ResolveDrivers(const planner::Plan& plan, std::map<std::string, std::stri
     }
     problems += (problems.empty() ? "" : "\n") + ("no driver for engine " + engine + ": ");
     if (!looked.empty()) {
-      problems += "looked for " + looked[0] + " and " + looked[1] + "; build target " +
+      problems += "looked for " + JoinPlaces(looked) + "; build target " +
                   fs::path(looked[0]).filename().string() + " (docs/drivers.md) or ";
     }
     problems += "pass --driver " + engine + "=EXECUTABLE";

@@ -31,6 +31,12 @@ TEST(DriverLookupTest, CandidatesAreNextToOrchThenInstalledThenInTheBuildTree) {
             "/usr/lib/orch/drivers/orch-driver-llamacpp-b8390");
 }
 
+TEST(DriverLookupTest, AnErrorNamesEveryPlaceLooked) {
+  EXPECT_EQ(JoinPlaces({"/a"}), "/a");
+  EXPECT_EQ(JoinPlaces({"/a", "/b"}), "/a and /b");
+  EXPECT_EQ(JoinPlaces({"/a", "/b", "/c"}), "/a, /b and /c");
+}
+
 TEST(DriverLookupTest, ExecutableDirIsTheFolderOfThisProgram) {
   std::filesystem::path dir = ExecutableDir();
   EXPECT_TRUE(dir.is_absolute()) << dir;

@@ -239,7 +239,9 @@ TEST_F(ModelCommandTest, QuantizeWithoutADriverSaysWhereItLooked) {
   EXPECT_EQ(r.exit_code, 2);
   std::string exe_dir = fs::path(OrchBinary()).parent_path().string();
   EXPECT_THAT(r.err, HasSubstr("no driver for llama.cpp no-such-release: looked for " +
-                               exe_dir + "/orch-driver-llamacpp-no-such-release and "));
+                               exe_dir + "/orch-driver-llamacpp-no-such-release, "));
+  EXPECT_THAT(r.err, HasSubstr("/lib/orch/drivers/orch-driver-llamacpp-no-such-release and "));
+  EXPECT_THAT(r.err, HasSubstr("/drivers/llamacpp/orch-driver-llamacpp-no-such-release;"));
   EXPECT_THAT(r.err, HasSubstr("pass --driver EXE"));
   r = Orch({"model", "quantize", in, Path("out.gguf"), "q4_0", "--engine", "../x"});
   EXPECT_EQ(r.exit_code, 2);

@@ -83,7 +83,8 @@ TEST(OrchRunTest, ALlamaCppEngineWithoutADriverNamesWhereItLookedAndTheFlag) {
   EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
   std::string exe_dir = fs::path(OrchBinary()).parent_path().string();
   EXPECT_THAT(run.err, HasSubstr("no driver for engine llama.cpp@no-such-release: looked for " +
-                                 exe_dir + "/orch-driver-llamacpp-no-such-release and "));
+                                 exe_dir + "/orch-driver-llamacpp-no-such-release, "));
+  EXPECT_THAT(run.err, HasSubstr("/lib/orch/drivers/orch-driver-llamacpp-no-such-release and "));
   EXPECT_THAT(run.err, HasSubstr("/drivers/llamacpp/orch-driver-llamacpp-no-such-release"));
   EXPECT_THAT(run.err, HasSubstr("pass --driver llama.cpp@no-such-release=EXECUTABLE"));
   EXPECT_FALSE(fs::exists(dir / "data")) << "nothing is started without every driver";
