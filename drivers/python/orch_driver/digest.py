@@ -4,9 +4,9 @@ same code.
 
 The shared library (liborchdigest.so.ABI) is found, in this order, at
   1. $ORCH_DIGEST_LIBRARY (a file);
-  2. next to or under the driver's install prefix: ../lib/orch/,
-     ../lib/*/orch/ and ../lib/ relative to the folder of the running
-     program (sys.argv[0]);
+  2. next to or under the driver's install prefix: ../ when the running
+     program (sys.argv[0]) is in PREFIX/lib/orch/drivers/ (the packages), then
+     ../lib/orch/, ../lib/*/orch/ and ../lib/ relative to its folder;
   3. the build trees of a source checkout: build*/digest/ above this package.
 LibraryNotFound names every place it looked.
 """
@@ -111,6 +111,8 @@ def candidate_paths(argv0=None):
     if program:
         bindir = os.path.dirname(os.path.realpath(program))
         prefix = os.path.dirname(bindir)
+        if os.path.basename(bindir) == "drivers":  # PREFIX/lib/orch/drivers (the packages)
+            paths.append(os.path.join(prefix, LIBRARY_NAME))
         paths.append(os.path.join(prefix, "lib", "orch", LIBRARY_NAME))
         paths.extend(sorted(glob.glob(os.path.join(prefix, "lib", "*", "orch",
                                                    LIBRARY_NAME))))

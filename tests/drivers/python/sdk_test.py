@@ -164,6 +164,21 @@ class DigestTest(unittest.TestCase):
                 else:
                     os.environ["ORCH_DIGEST_LIBRARY"] = saved
 
+    def test_a_driver_installed_in_lib_orch_drivers_finds_the_library_beside_it(self):
+        # The packages: PREFIX/lib/orch/drivers/orch-driver-torch, PREFIX/lib/orch/liborchdigest.
+        with tempfile.TemporaryDirectory() as prefix:
+            program = os.path.join(prefix, "lib", "orch", "drivers", "orch-driver-x")
+            saved = os.environ.pop("ORCH_DIGEST_LIBRARY", None)
+            try:
+                paths = digest.candidate_paths(program)
+            finally:
+                if saved is not None:
+                    os.environ["ORCH_DIGEST_LIBRARY"] = saved
+            expected = os.path.join(os.path.realpath(prefix), "lib", "orch", "liborchdigest.so.1")
+            self.assertIn(expected, paths)
+            self.assertLess(paths.index(expected), min(
+                i for i, p in enumerate(paths) if "/digest/liborchdigest" in p))
+
     def test_library_not_found_names_where_it_looked(self):
         with self.assertRaises(digest.LibraryNotFound) as caught:
             digest.load(paths=["/nonexistent/a.so", "/nonexistent/b.so"])
