@@ -27,6 +27,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -246,15 +247,44 @@ class Cluster:
                    ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1")
         log(f"ansible-playbook {name} {' '.join(extra)}")
         started = time.monotonic()
-        _, out = run(["ansible-playbook", "-i", self.inventory,
-                      os.path.join(ROOT, "ansible", name), *extra], timeout=900, env=env)
-        with open(os.path.join(self.run_dir, f"{name}.{int(started)}.log"), "w") as f:
-            f.write(out)
+        out = self.stream(["ansible-playbook", "-i", self.inventory,
+                           os.path.join(ROOT, "ansible", name), *extra],
+                          os.path.join(self.run_dir, f"{name}.{int(started)}.log"), env, 900)
         recap = {m.group(1): {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(2))}
                  for m in re.finditer(r"^(\S+)\s+:\s+(ok=.*)$", out, re.M)}
         log(f"  {time.monotonic() - started:.0f} s; " +
             ", ".join(f"{h}: changed={r['changed']}" for h, r in recap.items()))
         return recap, out
+
+    @staticmethod
+    def stream(cmd, log_path, env, timeout):
+        """Runs cmd with its whole output in log_path, printing the failures as they come
+        (a slow step shows while it runs, not after the timeout); returns the output.
+        Raises Failure on a non-zero exit or past timeout s (the process is killed)."""
+        lines = []
+        with open(log_path, "w") as log_file:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True, env=env,
+                                    start_new_session=True)
+            timer = threading.Timer(timeout, lambda: os.killpg(proc.pid, signal.SIGKILL))
+            timer.start()
+            try:
+                for line in proc.stdout:
+                    log_file.write(line)
+                    log_file.flush()
+                    lines.append(line)
+                    if line.startswith(("fatal:", "failed:", "ERROR!")) or "FAILED - RETRYING" in line:
+                        print(f"    {line.rstrip()[:400]}", flush=True)
+                rc = proc.wait()
+            finally:
+                timer.cancel()
+        out = "".join(lines)
+        if rc == -signal.SIGKILL:
+            raise Failure(f"timed out after {timeout} s: {' '.join(cmd)} (log: {log_path})")
+        if rc != 0:
+            sys.stdout.write(out[-6000:])
+            raise Failure(f"exit {rc}: {' '.join(cmd)} (log: {log_path})")
+        return out
 
     # --- the CLI on the control node ----------------------------------------------
     def orch_client(self, *args, check=True):
@@ -381,6 +411,20 @@ class Cluster:
         log("systemd-analyze verify: clean; security exposure: " +
             ", ".join(f"{u} {s}" for u, s in scores.items()))
 
+    def collect_logs(self):
+        """On a failure: each host's orch journal, into the run folder and the last lines
+        here, so the reason is in the test's own output."""
+        for name in self.hosts:
+            unit = "orch-coordinator" if name == "orch-coord" else "orch-agent"
+            _, journal = self.ssh(name, f"journalctl -u {unit} --no-pager -n 200",
+                                  check=False, timeout=30)
+            with open(os.path.join(self.run_dir, f"{name}.journal.txt"), "w") as f:
+                f.write(journal)
+            tail = journal.strip().splitlines()[-15:]
+            log(f"{name}: journalctl -u {unit} (last {len(tail)} lines)")
+            for line in tail:
+                print(f"    {line}", flush=True)
+
     def stop(self):
         for name, host in self.hosts.items():
             host.stop()
@@ -421,6 +465,10 @@ def main():
         cluster.check_units()
     except Failure as failure:
         log(f"FAILED: {failure}")
+        try:
+            cluster.collect_logs()
+        except Failure as unreadable:
+            log(f"journals unreadable: {unreadable}")
         log(f"logs: {cluster.run_dir}")
         return 1
     except KeyboardInterrupt:
