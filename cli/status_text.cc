@@ -179,7 +179,7 @@ std::string FormatJobsTable(const protocol::StatusReply& status) {
       {"JOB", "EXPERIMENT", "CELL", "WORKLOAD", "REPEAT", "STATE", "AGENT@HOST",
        "ATTEMPTS", "ELAPSED", "REASON"}};
   for (const protocol::JobStatus& job : status.jobs) {
-    bool held = !job.agent_id.empty();
+    bool held = job.state == "running" || job.state == "assigned";
     rows.push_back({job.job_id.substr(0, 12), job.experiment, job.cell, job.workload,
                     std::to_string(job.repeat), job.state, AgentAndHost(job),
                     std::to_string(job.attempts), held ? FormatDuration(job.elapsed) : "-",

@@ -279,12 +279,17 @@ void CoordinatorCore::FillJobStatus(const JobEntry& job,
   status.attempts = job.attempts;
   if (job.state == JobState::kFailed || job.state == JobState::kCancelled)
     status.reason = job.last_error;
+  // The run in flight, or for a job that ended the run that ended it (a finished job
+  // names the agent that ran it); a pending job (waiting for a retry) names none, and
+  // elapsed only counts while a run runs.
   const RunEntry* run = runs_.Find(job.current_run);
-  if (run == nullptr || !run->InFlight()) return;
+  bool ended = job.state == JobState::kSucceeded || job.state == JobState::kFailed ||
+               job.state == JobState::kCancelled;
+  if (run == nullptr || (!run->InFlight() && !ended)) return;
   status.run_id = run->id;
   status.agent_id = run->agent_id;
   if (const AgentEntry* agent = agents_.Find(run->agent_id)) status.host = agent->host;
-  status.elapsed = std::max(Millis(0), now - run->assigned_at);
+  if (run->InFlight()) status.elapsed = std::max(Millis(0), now - run->assigned_at);
 }
 
 protocol::ExperimentProgress CoordinatorCore::Progress(

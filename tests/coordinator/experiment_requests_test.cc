@@ -226,6 +226,25 @@ TEST(ExperimentTest, AnEditedSpecAddsItsNewJobsAndKeepsFinishedOnes) {
   EXPECT_THAT(h.store().GetPlan("exp")->json, HasSubstr("llama.cpp@b8390"));
 }
 
+TEST(ExperimentTest, AFinishedJobNamesTheAgentAndRunThatRanIt) {
+  CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(SmallSpec("exp", 1)).ok);
+  auto agent = h.Peer("agent-1");
+  agent->Hello();
+  h.Pump();
+  protocol::Assign assign = Assigns(*agent).at(0);
+  agent->Send(protocol::RunStarted{assign.run_id});
+  agent->Chunk(assign.run_id, 0);
+  agent->Finish(assign.run_id, 1);
+  h.Pump();
+  protocol::StatusReply status = h.AllJobs();
+  ASSERT_THAT(status.jobs, SizeIs(1));
+  EXPECT_EQ(status.jobs[0].state, "succeeded");
+  EXPECT_EQ(status.jobs[0].agent_id, "agent-1");
+  EXPECT_EQ(status.jobs[0].run_id, assign.run_id);
+  EXPECT_EQ(status.jobs[0].elapsed.count(), 0);  // it no longer runs
+}
+
 TEST(ExperimentTest, AnEditedSpecSurvivesARestartOfTheCoordinator) {
   CoordinatorHarness h;
   ASSERT_TRUE(h.Submit(SmallSpec("exp", 1)).ok);
