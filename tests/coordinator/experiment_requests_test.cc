@@ -202,9 +202,10 @@ TEST(ExperimentTest, UnknownEtaIsNotKnownWhileNothingHasFinished) {
   EXPECT_FALSE(h.AllJobs().experiments[0].eta_known);
 }
 
-TEST(ExperimentTest, AnEditedSpecAddsItsNewJobsAndKeepsFinishedOnes) {
-  CoordinatorHarness h;
-  ASSERT_TRUE(h.Submit(SmallSpec("exp", 1)).ok);
+// Submits a one-job experiment "exp" and runs its job to success on agent-1; returns
+// the Assign it ran.
+protocol::Assign RunTheOnlyJob(CoordinatorHarness& h) {
+  EXPECT_TRUE(h.Submit(SmallSpec("exp", 1)).ok);
   auto agent = h.Peer("agent-1");
   agent->Hello();
   h.Pump();
@@ -213,6 +214,12 @@ TEST(ExperimentTest, AnEditedSpecAddsItsNewJobsAndKeepsFinishedOnes) {
   agent->Chunk(assign.run_id, 0);
   agent->Finish(assign.run_id, 1);
   h.Pump();
+  return assign;
+}
+
+TEST(ExperimentTest, AnEditedSpecAddsItsNewJobsAndKeepsFinishedOnes) {
+  CoordinatorHarness h;
+  RunTheOnlyJob(h);
   ASSERT_EQ(h.AllJobs().experiments[0].succeeded, 1u);
 
   protocol::CommandReply edited = h.Submit(SpecWithEngineCell("exp"));
@@ -228,15 +235,7 @@ TEST(ExperimentTest, AnEditedSpecAddsItsNewJobsAndKeepsFinishedOnes) {
 
 TEST(ExperimentTest, AFinishedJobNamesTheAgentAndRunThatRanIt) {
   CoordinatorHarness h;
-  ASSERT_TRUE(h.Submit(SmallSpec("exp", 1)).ok);
-  auto agent = h.Peer("agent-1");
-  agent->Hello();
-  h.Pump();
-  protocol::Assign assign = Assigns(*agent).at(0);
-  agent->Send(protocol::RunStarted{assign.run_id});
-  agent->Chunk(assign.run_id, 0);
-  agent->Finish(assign.run_id, 1);
-  h.Pump();
+  protocol::Assign assign = RunTheOnlyJob(h);
   protocol::StatusReply status = h.AllJobs();
   ASSERT_THAT(status.jobs, SizeIs(1));
   EXPECT_EQ(status.jobs[0].state, "succeeded");
