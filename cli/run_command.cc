@@ -47,13 +47,18 @@ volatile std::sig_atomic_t g_stop_signal = 0;
 
 void OnStopSignal(int signal) { g_stop_signal = signal; }
 
-// Without SA_RESTART, so that a sleep or wait returns at once.
+// Without SA_RESTART, so that a sleep or wait returns at once. SIGHUP (the terminal went
+// away) stops it like SIGINT. SIGPIPE is ignored: when its output is a pipe whose reader
+// has gone (`orch run ... | tee log`, then Ctrl-C, which stops tee first), a write fails
+// instead of killing orch run before it has stopped the processes it started.
 void InstallStopSignals() {
   struct sigaction action = {};
   action.sa_handler = OnStopSignal;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGHUP, &action, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
 }
 
 // Sleeps up to `duration`, returning early when a stop signal arrives.

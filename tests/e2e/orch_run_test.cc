@@ -3,6 +3,7 @@
 // result from the store they left.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -165,6 +166,42 @@ TEST(OrchRunTest, SigintStopsEveryProcessItStartedAndASecondRunResumes) {
   EXPECT_THAT(again.out, HasSubstr("already submitted"));
   EXPECT_THAT(again.out, ::testing::Not(HasSubstr("[0/12]"))) << "finished jobs are not redone";
   EXPECT_THAT(again.out, HasSubstr("[12/12] succeeded 12"));
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
+// `scripts/demo | tee log`, then Ctrl-C: tee goes first, and orch run's next line of
+// progress goes to a pipe nobody reads. It must still stop what it started.
+TEST(OrchRunTest, AClosedOutputPipeDoesNotKillItBeforeItStopsWhatItStarted) {
+  fs::path dir = TestDir();
+  std::ofstream(dir / "spec.toml") << TestEngineSpec("e2e-pipe", 12, 20, 60);
+  fs::path fifo = dir / "out.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string first;
+  std::thread reader([&] {  // reads the first line, then closes its end
+    std::ifstream in(fifo);
+    std::getline(in, first);
+  });
+  Result<cli::ChildProcess> run = cli::ChildProcess::Start(RunArgs(dir, "spec.toml"), fifo.string());
+  reader.join();
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_THAT(first, HasSubstr("orch run"));
+  bool started = false;
+  for (int i = 0; i < 300 && !started; ++i) {  // up to 30 s for its agents' drivers
+    started = ProcessesMentioning((dir / "data").string()).size() >= 3;
+    if (!started) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(started) << "orch run started no cluster";
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // a few lines of progress, unread
+  ASSERT_FALSE(run->WaitFor(std::chrono::milliseconds(0)).has_value())
+      << "orch run died writing to the closed pipe";
+
+  run->Signal(SIGINT);
+  std::optional<int> code = run->WaitFor(std::chrono::seconds(40));
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 128 + SIGINT);
+  std::vector<pid_t> left = ProcessesMentioning((dir / "data").string());
+  EXPECT_TRUE(left.empty()) << "no coordinator, agent or driver outlives orch run";
+  for (pid_t pid : left) ::kill(pid, SIGKILL);
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
