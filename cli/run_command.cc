@@ -106,8 +106,9 @@ std::optional<std::string> DefaultDriver(const std::string& engine,
 }
 
 // Every engine the plan needs gets a driver: its --driver flag, else for llama.cpp@REL
-// orch-driver-llamacpp-REL next to orch, in ../lib/orch/drivers or in the build tree. The error names every
-// engine left without one, where orch looked, and the flag that gives it.
+// orch-driver-llamacpp-REL next to orch, in ../lib/orch/drivers or in the build tree.
+// The error names every engine left without one, where orch looked, and the flag that
+// gives it.
 Status ResolveDrivers(const planner::Plan& plan, std::map<std::string, std::string>& drivers) {
   std::set<std::string> engines;
   for (const planner::Cell& cell : plan.cells) engines.insert(cell.requirements.engine);

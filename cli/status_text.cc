@@ -76,6 +76,11 @@ std::string Columns(const std::vector<std::vector<std::string>>& rows,
   return out;
 }
 
+// A run holds the job now (its elapsed time counts).
+bool RunsNow(const protocol::JobStatus& job) {
+  return job.state == "running" || job.state == "assigned";
+}
+
 std::string AgentAndHost(const protocol::JobStatus& job) {
   if (job.agent_id.empty()) return "-";
   return job.agent_id + (job.host.empty() ? "" : "@" + job.host);
@@ -101,7 +106,7 @@ void PrintExperiments(std::ostringstream& out, const protocol::StatusReply& stat
 void PrintRunning(std::ostringstream& out, const protocol::StatusReply& status) {
   std::vector<std::vector<std::string>> rows;
   for (const protocol::JobStatus& job : status.jobs) {
-    if (job.state != "running" && job.state != "assigned") continue;
+    if (!RunsNow(job)) continue;
     rows.push_back({job.job_id.substr(0, 12), job.cell, job.workload, AgentAndHost(job),
                     FormatDuration(job.elapsed)});
   }
@@ -179,10 +184,9 @@ std::string FormatJobsTable(const protocol::StatusReply& status) {
       {"JOB", "EXPERIMENT", "CELL", "WORKLOAD", "REPEAT", "STATE", "AGENT@HOST",
        "ATTEMPTS", "ELAPSED", "REASON"}};
   for (const protocol::JobStatus& job : status.jobs) {
-    bool held = job.state == "running" || job.state == "assigned";
     rows.push_back({job.job_id.substr(0, 12), job.experiment, job.cell, job.workload,
                     std::to_string(job.repeat), job.state, AgentAndHost(job),
-                    std::to_string(job.attempts), held ? FormatDuration(job.elapsed) : "-",
+                    std::to_string(job.attempts), RunsNow(job) ? FormatDuration(job.elapsed) : "-",
                     Or(job.reason)});
   }
   if (rows.size() == 1) return "(no jobs)\n";

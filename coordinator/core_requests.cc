@@ -283,9 +283,7 @@ void CoordinatorCore::FillJobStatus(const JobEntry& job,
   // names the agent that ran it); a pending job (waiting for a retry) names none, and
   // elapsed only counts while a run runs.
   const RunEntry* run = runs_.Find(job.current_run);
-  bool ended = job.state == JobState::kSucceeded || job.state == JobState::kFailed ||
-               job.state == JobState::kCancelled;
-  if (run == nullptr || (!run->InFlight() && !ended)) return;
+  if (run == nullptr || (!run->InFlight() && !job.Terminal())) return;
   status.run_id = run->id;
   status.agent_id = run->agent_id;
   if (const AgentEntry* agent = agents_.Find(run->agent_id)) status.host = agent->host;
