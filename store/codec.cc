@@ -5,9 +5,10 @@
 namespace orch::store {
 namespace {
 
-// Version 2 added RunRecord::summary, version 3 PlanRecord::owner; every other
-// record is laid out as in version 1.
-constexpr uint8_t kVersion = 3;
+// Version 2 added RunRecord::summary, version 3 PlanRecord::owner, version 4 the
+// RunRecord provenance of imported runs (contributor, bundle_sha256, imported_at_ms);
+// every other record is laid out as in version 1.
+constexpr uint8_t kVersion = 4;
 constexpr uint8_t kOldestVersion = 1;
 
 class Writer {
@@ -154,6 +155,9 @@ std::string EncodeRun(const RunRecord& run) {
       .I64(run.chunks_received)
       .Byte(run.finished ? 1 : 0)
       .Str(run.summary)
+      .Str(run.contributor)
+      .Str(run.bundle_sha256)
+      .I64(run.imported_at_ms)
       .Take();
 }
 
@@ -165,6 +169,25 @@ std::string EncodeEvent(const EventRecord& event) {
       .Str(event.subject)
       .Str(event.detail)
       .Take();
+}
+
+// Bundle and signer records came with version 4.
+std::string EncodeBundle(const BundleRecord& bundle) {
+  Writer w;
+  w.Str(bundle.sha256)
+      .Str(bundle.contributor)
+      .Str(bundle.signer)
+      .U64(bundle.sequence)
+      .Str(bundle.plan_id)
+      .Str(bundle.nonce)
+      .I64(bundle.imported_at_ms)
+      .U64(bundle.run_ids.size());
+  for (const std::string& id : bundle.run_ids) w.Str(id);
+  return w.Take();
+}
+
+std::string EncodeSigner(const SignerRecord& signer) {
+  return Writer().Str(signer.signer).U64(signer.sequence).Str(signer.bundle_sha256).Take();
 }
 
 std::string EncodeChunkCount(uint32_t records) {
@@ -211,8 +234,42 @@ Result<RunRecord> DecodeRun(std::string_view key, std::string_view bytes) {
   run.chunks_received = r.I64();
   run.finished = r.Flag();
   if (r.version() >= 2) run.summary = r.Str();
+  if (r.version() >= 4) {
+    run.contributor = r.Str();
+    run.bundle_sha256 = r.Str();
+    run.imported_at_ms = r.I64();
+  }
   ORCH_RETURN_IF_ERROR(r.Finish(key));
   return run;
+}
+
+Result<BundleRecord> DecodeBundle(std::string_view key, std::string_view bytes) {
+  Reader r(bytes);
+  BundleRecord bundle;
+  bundle.sha256 = r.Str();
+  bundle.contributor = r.Str();
+  bundle.signer = r.Str();
+  bundle.sequence = r.U64();
+  bundle.plan_id = r.Str();
+  bundle.nonce = r.Str();
+  bundle.imported_at_ms = r.I64();
+  uint64_t runs = r.U64();
+  // Each run id takes at least two bytes, so a count above the bytes left is damage.
+  if (runs > bytes.size()) return Status(StatusCode::kDataLoss, "decode " + std::string(key) +
+                                                                    ": implausible run count");
+  for (uint64_t i = 0; i < runs && r.ok(); ++i) bundle.run_ids.push_back(r.Str());
+  ORCH_RETURN_IF_ERROR(r.Finish(key));
+  return bundle;
+}
+
+Result<SignerRecord> DecodeSigner(std::string_view key, std::string_view bytes) {
+  Reader r(bytes);
+  SignerRecord signer;
+  signer.signer = r.Str();
+  signer.sequence = r.U64();
+  signer.bundle_sha256 = r.Str();
+  ORCH_RETURN_IF_ERROR(r.Finish(key));
+  return signer;
 }
 
 std::optional<std::string> PeekRunJobId(std::string_view bytes) {

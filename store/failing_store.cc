@@ -71,6 +71,19 @@ Result<WriteOutcome> FailingStore::PutFingerprint(std::string_view id, std::stri
   return inner_.PutFingerprint(id, json);
 }
 
+Result<WriteOutcome> FailingStore::ImportBundle(const BundleImport& import) {
+  ORCH_RETURN_IF_ERROR(NextWrite("import bundle"));
+  return inner_.ImportBundle(import);
+}
+
+Result<BundleRecord> FailingStore::GetBundle(std::string_view sha256) {
+  return inner_.GetBundle(sha256);
+}
+
+Result<SignerRecord> FailingStore::GetSigner(std::string_view signer) {
+  return inner_.GetSigner(signer);
+}
+
 Result<uint64_t> FailingStore::AppendEvent(const EventRecord& event) {
   ORCH_RETURN_IF_ERROR(NextWrite("append event"));
   return inner_.AppendEvent(event);

@@ -3,7 +3,8 @@
 // check that the caller copes with the error and that the store still holds exactly
 // what it held before. Reads always pass through.
 //
-// Writes are PutPlan, ReplacePlan, Apply, AppendChunk, FinishRun, PutFingerprint and AppendEvent;
+// Writes are PutPlan, ReplacePlan, Apply, AppendChunk, FinishRun, PutFingerprint, ImportBundle and
+// AppendEvent;
 // they are numbered 1, 2, 3, ... from construction (or the last Reset), failed ones included.
 #pragma once
 
@@ -43,6 +44,9 @@ class FailingStore final : public Store {
                      const DigestVisitor& visit) override;
   Result<WriteOutcome> PutFingerprint(std::string_view id, std::string_view json) override;
   Result<std::string> GetFingerprint(std::string_view id) override;
+  Result<WriteOutcome> ImportBundle(const BundleImport& import) override;
+  Result<BundleRecord> GetBundle(std::string_view sha256) override;
+  Result<SignerRecord> GetSigner(std::string_view signer) override;
   Result<uint64_t> AppendEvent(const EventRecord& event) override;
   Status ScanEvents(uint64_t from_seq, const EventVisitor& visit) override;
   Result<StoreState> LoadState() override;

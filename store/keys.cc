@@ -12,6 +12,8 @@ std::string_view TableName(Table table) {
     case Table::kDigests: return "digests";
     case Table::kHosts: return "hosts";
     case Table::kEvents: return "events";
+    case Table::kBundles: return "bundles";
+    case Table::kSigners: return "signers";
   }
   return "unknown";
 }

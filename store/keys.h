@@ -10,6 +10,8 @@
 //   digests    Prefix(run id) + be64(position)          digest bytes, raw
 //   hosts      fingerprint id                           fingerprint JSON, raw
 //   events     be64(seq)                                EventRecord
+//   bundles    bundle SHA-256 (hex)                     BundleRecord
+//   signers    Ed25519 public key (Z85)                 SignerRecord
 //
 // Prefix(id) is one length byte then the id, so a run's digests are exactly the keys
 // that start with Prefix(run id) (no run id is a prefix of another's key range) and
@@ -34,8 +36,10 @@ enum class Table : uint8_t {
   kDigests,
   kHosts,
   kEvents,
+  kBundles,
+  kSigners,
 };
-inline constexpr int kTableCount = 8;
+inline constexpr int kTableCount = 10;
 
 // The column family name of a table: "plans", "plan_jobs", ...
 std::string_view TableName(Table table);

@@ -326,6 +326,113 @@ Result<std::string> KvStore::GetFingerprint(std::string_view id) {
   return std::move(*json);
 }
 
+// --- bundles ---
+
+Status KvStore::CheckImport(const BundleImport& import) {
+  const BundleRecord& bundle = import.bundle;
+  ORCH_RETURN_IF_ERROR(ValidateId("signer", bundle.signer));
+  ORCH_ASSIGN_OR_RETURN(std::optional<std::string> signer_bytes,
+                        engine_->Get(Table::kSigners, bundle.signer));
+  if (signer_bytes) {
+    ORCH_ASSIGN_OR_RETURN(SignerRecord last,
+                          DecodeSigner(DescribeKey(Table::kSigners, bundle.signer),
+                                       *signer_bytes));
+    if (bundle.sequence <= last.sequence) {
+      return Status(StatusCode::kFailedPrecondition,
+                    "bundle sequence number " + std::to_string(bundle.sequence) + " of key " +
+                        bundle.contributor + " is " +
+                        (bundle.sequence == last.sequence ? "already used" : "below") +
+                        " by bundle " + last.bundle_sha256 + " (sequence " +
+                        std::to_string(last.sequence) + "): a " +
+                        (bundle.sequence == last.sequence ? "replay" : "rollback"));
+    }
+  }
+  std::set<std::string, std::less<>> job_ids;
+  for (const JobRecord& job : import.jobs) {
+    ORCH_RETURN_IF_ERROR(ValidateJob(job));
+    job_ids.insert(job.id);
+  }
+  for (const ImportedRun& imported : import.runs) {
+    const RunRecord& run = imported.run;
+    ORCH_RETURN_IF_ERROR(ValidateRun(run));
+    if (!run.finished || run.chunks_expected != static_cast<int64_t>(imported.chunks.size())) {
+      return InvalidArgument("run " + run.id + ": an imported run must be finished with " +
+                             "chunks_expected equal to its chunk count");
+    }
+    job_ids.insert(run.job_id);
+    ORCH_ASSIGN_OR_RETURN(std::optional<std::string> stored, engine_->Get(Table::kRuns, run.id));
+    if (stored) return Status(StatusCode::kAlreadyExists, "run " + run.id + " is already stored");
+  }
+  for (const std::string& job_id : job_ids) {
+    ORCH_ASSIGN_OR_RETURN(std::optional<std::string> stored, engine_->Get(Table::kJobs, job_id));
+    if (!stored) return NotFoundIn(Table::kJobs, job_id);
+  }
+  for (const auto& [id, json] : import.fingerprints) {
+    ORCH_RETURN_IF_ERROR(ValidateId("fingerprint", id));
+    ORCH_ASSIGN_OR_RETURN(std::optional<std::string> stored, engine_->Get(Table::kHosts, id));
+    if (stored && *stored != json) {
+      return Status(StatusCode::kAlreadyExists,
+                    "fingerprint " + id + ": another fingerprint has this id");
+    }
+  }
+  return Status::Ok();
+}
+
+uint64_t KvStore::AddImport(const BundleImport& import, KvBatch& batch) {
+  for (const ImportedRun& imported : import.runs) {
+    RunRecord run = imported.run;
+    run.chunks_received = static_cast<int64_t>(imported.chunks.size());
+    for (uint64_t seq = 0; seq < imported.chunks.size(); ++seq) {
+      const std::vector<DigestRecord>& records = imported.chunks[seq];
+      for (const DigestRecord& record : records) {
+        batch.AddBorrowed(Table::kDigests, DigestKey(run.id, record.position), record.bytes);
+      }
+      batch.Add(Table::kChunks, ChunkKey(run.id, seq),
+                EncodeChunkCount(static_cast<uint32_t>(records.size())));
+    }
+    batch.Add(Table::kRuns, run.id, EncodeRun(run));
+  }
+  for (const auto& [id, json] : import.fingerprints) batch.AddBorrowed(Table::kHosts, id, json);
+  for (const JobRecord& job : import.jobs) batch.Add(Table::kJobs, job.id, EncodeJob(job));
+  const BundleRecord& bundle = import.bundle;
+  batch.Add(Table::kBundles, bundle.sha256, EncodeBundle(bundle));
+  batch.Add(Table::kSigners, bundle.signer,
+            EncodeSigner({bundle.signer, bundle.sequence, bundle.sha256}));
+  return AddEvents(batch, import.events);
+}
+
+Result<WriteOutcome> KvStore::ImportBundle(const BundleImport& import) {
+  std::string context = "import bundle " + import.bundle.sha256;
+  Status valid = ValidateId("bundle", import.bundle.sha256);
+  if (!valid.ok()) return valid.WithContext(context);
+  std::lock_guard lock(write_mu_);
+  Result<std::optional<std::string>> stored =
+      engine_->Get(Table::kBundles, import.bundle.sha256);
+  if (!stored.ok()) return stored.status().WithContext(context);
+  if (stored->has_value()) return WriteOutcome::kDuplicate;
+  if (Status checked = CheckImport(import); !checked.ok()) return checked.WithContext(context);
+  KvBatch batch;
+  uint64_t added = AddImport(import, batch);
+  Status write = engine_->Write(batch, options_.sync_state);
+  if (!write.ok()) return write.WithContext(context);
+  last_event_seq_ += added;
+  return WriteOutcome::kStored;
+}
+
+Result<BundleRecord> KvStore::GetBundle(std::string_view sha256) {
+  ORCH_RETURN_IF_ERROR(ValidateId("bundle", sha256));
+  ORCH_ASSIGN_OR_RETURN(std::optional<std::string> bytes, engine_->Get(Table::kBundles, sha256));
+  if (!bytes) return NotFoundIn(Table::kBundles, sha256);
+  return DecodeBundle(DescribeKey(Table::kBundles, sha256), *bytes);
+}
+
+Result<SignerRecord> KvStore::GetSigner(std::string_view signer) {
+  ORCH_RETURN_IF_ERROR(ValidateId("signer", signer));
+  ORCH_ASSIGN_OR_RETURN(std::optional<std::string> bytes, engine_->Get(Table::kSigners, signer));
+  if (!bytes) return NotFoundIn(Table::kSigners, signer);
+  return DecodeSigner(DescribeKey(Table::kSigners, signer), *bytes);
+}
+
 // --- events ---
 
 Result<uint64_t> KvStore::AppendEvent(const EventRecord& event) {

@@ -42,6 +42,9 @@ class KvStore final : public Store {
                      const DigestVisitor& visit) override;
   Result<WriteOutcome> PutFingerprint(std::string_view id, std::string_view json) override;
   Result<std::string> GetFingerprint(std::string_view id) override;
+  Result<WriteOutcome> ImportBundle(const BundleImport& import) override;
+  Result<BundleRecord> GetBundle(std::string_view sha256) override;
+  Result<SignerRecord> GetSigner(std::string_view signer) override;
   Result<uint64_t> AppendEvent(const EventRecord& event) override;
   Status ScanEvents(uint64_t from_seq, const EventVisitor& visit) override;
   Result<StoreState> LoadState() override;
@@ -56,6 +59,9 @@ class KvStore final : public Store {
   Status WritePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs, bool replace,
                        int& inserted);
   Status WriteChange(const StateChange& change);
+  // The checks of ImportBundle (under write_mu_), and its batch.
+  Status CheckImport(const BundleImport& import);
+  uint64_t AddImport(const BundleImport& import, KvBatch& batch);  // events added
   // Adds the events with sequence numbers after last_event_seq_; returns how many.
   uint64_t AddEvents(KvBatch& batch, const std::vector<EventRecord>& events);
   template <typename Record, typename Decode>

@@ -77,6 +77,11 @@ struct RunRecord {
   // frames, the exit). Opaque to the store; set by FinishRun only, kept by Apply; empty
   // until finished and for records written before summaries were stored.
   std::string summary;
+  // Provenance of a run imported from a contributor's result bundle (docs/bundles.md);
+  // empty (and 0) for the runs of connected agents.
+  std::string contributor = {};     // the name of the key that signed the bundle
+  std::string bundle_sha256 = {};   // SHA-256 (hex) of the bundle file it came in
+  int64_t imported_at_ms = 0;       // when it was imported, ms since the Unix epoch
 
   // Complete: RunFinished and every chunk it announced are stored.
   bool Complete() const {
@@ -109,6 +114,45 @@ struct RunOutcome {
   std::string error;
   int64_t chunks_expected = 0;  // how many chunks the agent sent: seqs 0..chunks_expected-1
   std::string summary;          // RunFinished's summary, stored as RunRecord::summary
+};
+
+// A contributor's result bundle that was imported (docs/bundles.md), kept under the
+// SHA-256 of its file so that importing it again changes nothing.
+struct BundleRecord {
+  std::string sha256;        // of the bundle file (hex); 1..255 bytes
+  std::string contributor;   // the name of the key that signed it
+  std::string signer;        // that key's Ed25519 public key (Z85)
+  uint64_t sequence = 0;     // the signer's sequence number of this bundle
+  std::string plan_id;       // the experiment its runs belong to
+  std::string nonce;         // of the plan bundle it answers
+  int64_t imported_at_ms = 0;
+  std::vector<std::string> run_ids;  // the runs it added, as stored
+  friend bool operator==(const BundleRecord&, const BundleRecord&) = default;
+};
+
+// The newest bundle imported per signing key: a bundle whose sequence number is not
+// above it is a replay or a rollback.
+struct SignerRecord {
+  std::string signer;         // Ed25519 public key (Z85); 1..255 bytes
+  uint64_t sequence = 0;
+  std::string bundle_sha256;  // the bundle that set it
+  friend bool operator==(const SignerRecord&, const SignerRecord&) = default;
+};
+
+// One run of a bundle as it is stored: finished, with its digests in chunks (seq 0, 1,
+// ...), so that it is complete exactly when every chunk is there.
+struct ImportedRun {
+  RunRecord run;  // finished; chunks_expected == chunks.size(); provenance set
+  std::vector<std::vector<DigestRecord>> chunks;
+};
+
+// Everything one bundle import writes, in one atomic write.
+struct BundleImport {
+  BundleRecord bundle;
+  std::vector<ImportedRun> runs;
+  std::vector<std::pair<std::string, std::string>> fingerprints;  // id, JSON
+  std::vector<JobRecord> jobs;  // job records to replace (a job the bundle completed)
+  std::vector<EventRecord> events;
 };
 
 // Whether a write stored something new or found it already stored (idempotent retry).

@@ -3,6 +3,7 @@
 #include <rocksdb/listener.h>
 #include <rocksdb/options.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <utility>
 
@@ -22,14 +23,33 @@ class NoAutomaticRecovery final : public rocksdb::EventListener {
   }
 };
 
-std::vector<rocksdb::ColumnFamilyDescriptor> Families() {
+// Every table's column family, then the default one. `present` (for a reader of a store
+// an older orch wrote, which lacks the newer tables): only those it holds.
+std::vector<rocksdb::ColumnFamilyDescriptor> Families(
+    const std::vector<std::string>* present = nullptr) {
   std::vector<rocksdb::ColumnFamilyDescriptor> families;
   for (int t = 0; t < kTableCount; ++t) {
-    families.emplace_back(std::string(TableName(static_cast<Table>(t))),
-                          rocksdb::ColumnFamilyOptions());
+    std::string name(TableName(static_cast<Table>(t)));
+    if (present && std::find(present->begin(), present->end(), name) == present->end()) continue;
+    families.emplace_back(std::move(name), rocksdb::ColumnFamilyOptions());
   }
   families.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
   return families;
+}
+
+// Handles by table (nullptr for a table the store lacks), then the default family's.
+std::vector<rocksdb::ColumnFamilyHandle*> ByTable(
+    const std::vector<rocksdb::ColumnFamilyDescriptor>& opened,
+    const std::vector<rocksdb::ColumnFamilyHandle*>& handles) {
+  std::vector<rocksdb::ColumnFamilyHandle*> by_table(kTableCount + 1, nullptr);
+  for (size_t i = 0; i < opened.size() && i < handles.size(); ++i) {
+    size_t slot = kTableCount;  // the default family
+    for (int t = 0; t < kTableCount; ++t) {
+      if (opened[i].name == TableName(static_cast<Table>(t))) slot = static_cast<size_t>(t);
+    }
+    by_table[slot] = handles[i];
+  }
+  return by_table;
 }
 
 // `log_dir`: where RocksDB's LOG goes (created); empty: nowhere.
@@ -120,15 +140,25 @@ Result<std::unique_ptr<RocksDb>> OpenDb(const std::string& path, const DbOpenSet
   auto opened = std::make_unique<RocksDb>();
   rocksdb::DB* db = nullptr;
   rocksdb::Status s;
+  std::vector<rocksdb::ColumnFamilyDescriptor> families = Families();
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
   if (settings.role == DbRole::kPrimary) {
-    s = rocksdb::DB::Open(options, path, Families(), &opened->handles, &db);
-  } else if (settings.role == DbRole::kReadOnly) {
-    s = rocksdb::DB::OpenForReadOnly(options, path, Families(), &opened->handles, &db);
+    s = rocksdb::DB::Open(options, path, families, &handles, &db);
   } else {
-    s = rocksdb::DB::OpenAsSecondary(options, path, settings.secondary_dir, Families(),
-                                     &opened->handles, &db);
+    // A reader cannot create the tables a store written by an older orch lacks: it opens
+    // those there are and reads the others as empty.
+    std::vector<std::string> present;
+    s = rocksdb::DB::ListColumnFamilies(options, path, &present);
+    if (s.ok()) {
+      families = Families(&present);
+      s = settings.role == DbRole::kReadOnly
+              ? rocksdb::DB::OpenForReadOnly(options, path, families, &handles, &db)
+              : rocksdb::DB::OpenAsSecondary(options, path, settings.secondary_dir, families,
+                                             &handles, &db);
+    }
   }
   opened->db.reset(db);
+  opened->handles = ByTable(families, handles);
   if (!s.ok()) return DescribeOpenFailure(path, s);
   if (settings.role == DbRole::kSecondary) {
     s = db->TryCatchUpWithPrimary();

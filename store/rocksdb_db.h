@@ -49,7 +49,9 @@ struct DbOpenSettings {
 // Owns the DB and its column family handles (handles are released before the DB).
 struct RocksDb {
   std::unique_ptr<rocksdb::DB> db;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;  // owned; index = Table, then default
+  // Owned; index = Table, then the default family. A reader of a store an older orch
+  // wrote has nullptr for the tables it lacks (read as empty).
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
 
   ~RocksDb();
   rocksdb::ColumnFamilyHandle* handle(Table table) const {

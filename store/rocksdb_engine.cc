@@ -24,6 +24,7 @@ rocksdb::Slice ToSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.s
 std::string_view ToView(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
 
 Result<std::optional<std::string>> GetFrom(const RocksDb& db, Table table, std::string_view key) {
+  if (db.handle(table) == nullptr) return std::optional<std::string>();  // an older store
   std::string value;
   rocksdb::Status s = db.db->Get(rocksdb::ReadOptions(), db.handle(table), ToSlice(key), &value);
   if (s.IsNotFound()) return std::optional<std::string>();
@@ -33,6 +34,7 @@ Result<std::optional<std::string>> GetFrom(const RocksDb& db, Table table, std::
 
 Status ScanIn(const RocksDb& db, Table table, std::string_view prefix, std::string_view start,
               const KvVisitor& visit) {
+  if (db.handle(table) == nullptr) return Status::Ok();  // a table an older store lacks
   std::unique_ptr<rocksdb::Iterator> it(db.db->NewIterator(rocksdb::ReadOptions(), db.handle(table)));
   for (it->Seek(ToSlice(start.empty() ? prefix : start)); it->Valid(); it->Next()) {
     std::string_view key = ToView(it->key());
@@ -43,6 +45,7 @@ Status ScanIn(const RocksDb& db, Table table, std::string_view prefix, std::stri
 }
 
 Result<std::optional<std::string>> LastKeyIn(const RocksDb& db, Table table) {
+  if (db.handle(table) == nullptr) return std::optional<std::string>();
   std::unique_ptr<rocksdb::Iterator> it(db.db->NewIterator(rocksdb::ReadOptions(), db.handle(table)));
   it->SeekToLast();
   if (it->Valid()) return std::optional<std::string>(it->key().ToString());

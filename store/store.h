@@ -97,6 +97,20 @@ class Store {
   virtual Result<WriteOutcome> PutFingerprint(std::string_view id, std::string_view json) = 0;
   virtual Result<std::string> GetFingerprint(std::string_view id) = 0;  // NotFound
 
+  // --- bundles ---
+
+  // Stores a result bundle's runs, digests, fingerprints and job records, its record and
+  // its signer's new sequence number, in one write (all or nothing). kDuplicate, and
+  // nothing written, when a bundle of that SHA-256 is already stored. FailedPrecondition
+  // when the signer's stored sequence number is not below the bundle's (a replay or a
+  // rollback; the message names both numbers and the bundle that set the stored one).
+  // NotFound for a job that is not stored; AlreadyExists for a run id already stored or
+  // a fingerprint id stored with other JSON; InvalidArgument for a run whose
+  // chunks_expected is not its chunk count or that is not finished.
+  virtual Result<WriteOutcome> ImportBundle(const BundleImport& import) = 0;
+  virtual Result<BundleRecord> GetBundle(std::string_view sha256) = 0;  // NotFound
+  virtual Result<SignerRecord> GetSigner(std::string_view signer) = 0;  // NotFound
+
   // --- events ---
 
   // Appends one event; returns the sequence number it was given (last + 1).

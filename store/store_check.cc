@@ -54,6 +54,13 @@ class TableChecker {
     Walk(Table::kEvents, [&](std::string_view key, std::string_view value) {
       Check("", Table::kEvents, key, DecodeEvent(Describe(Table::kEvents, key), value));
     });
+    Walk(Table::kBundles, [&](std::string_view key, std::string_view value) {
+      Result<BundleRecord> bundle = DecodeBundle(Describe(Table::kBundles, key), value);
+      Check(bundle.ok() ? bundle->plan_id : "", Table::kBundles, key, bundle);
+    });
+    Walk(Table::kSigners, [&](std::string_view key, std::string_view value) {
+      Check("", Table::kSigners, key, DecodeSigner(Describe(Table::kSigners, key), value));
+    });
   }
 
  private:

@@ -18,7 +18,21 @@ RunRecord FullRun() {
           .chunks_expected = 1'000'000'000'000,
           .chunks_received = 3,
           .finished = true,
-          .summary = R"({"done":{"token_text":{"7":"math"}}})"};
+          .summary = R"({"done":{"token_text":{"7":"math"}}})",
+          .contributor = "carol",
+          .bundle_sha256 = std::string(64, 'a'),
+          .imported_at_ms = 1'796'000'000'000};
+}
+
+// The encoding of `run` as format version 3 wrote it: without the provenance fields.
+std::string EncodeRunVersion3(RunRecord run) {
+  run.contributor.clear();
+  run.bundle_sha256.clear();
+  run.imported_at_ms = 0;
+  std::string bytes = EncodeRun(run);
+  bytes.resize(bytes.size() - 3);  // two empty strings and a zero: one byte each
+  bytes[0] = 3;
+  return bytes;
 }
 
 TEST(CodecTest, RecordsRoundTrip) {
@@ -36,11 +50,11 @@ TEST(CodecTest, RecordsRoundTrip) {
 
 TEST(CodecTest, ARecordOfANewerVersionSaysSoWithBothVersions) {
   std::string bytes = EncodePlan({.id = "p", .name = "n", .json = "{}", .owner = "o"});
-  bytes[0] = 4;
+  bytes[0] = 5;
   Result<PlanRecord> plan = DecodePlan("plans/p", bytes);
   EXPECT_EQ(plan.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(plan.status().message(),
-            "decode plans/p: written by a newer orch (format version 4, this orch reads up to 3)");
+            "decode plans/p: written by a newer orch (format version 5, this orch reads up to 4)");
   bytes[0] = 0;
   EXPECT_EQ(DecodePlan("plans/p", bytes).status().code(), StatusCode::kDataLoss);
 }
@@ -79,7 +93,10 @@ TEST(CodecTest, TrailingBytesVersionZeroAndBadEnumsAreDataLoss) {
 TEST(CodecTest, RunRecordsOfFormatVersion1DecodeWithoutASummary) {
   // Version 1 wrote every run field but the summary, which came with version 2.
   RunRecord run = FullRun();
-  std::string v2 = EncodeRun(run);
+  std::string v2 = EncodeRunVersion3(run);
+  run.contributor.clear();
+  run.bundle_sha256.clear();
+  run.imported_at_ms = 0;
   std::string summary = run.summary;
   std::string v1 = v2.substr(0, v2.size() - summary.size() - 1);  // 1: the length varint
   v1[0] = 1;
@@ -89,6 +106,19 @@ TEST(CodecTest, RunRecordsOfFormatVersion1DecodeWithoutASummary) {
   EXPECT_EQ(*decoded, run);
   EXPECT_EQ(DecodeRun("runs/r1", v1 + std::string(1, '\0')).status().code(),
             StatusCode::kDataLoss);  // a version-1 record has nothing after `finished`
+}
+
+TEST(CodecTest, RunRecordsOfFormatVersion3DecodeWithoutProvenance) {
+  RunRecord run = FullRun();
+  std::string v3 = EncodeRunVersion3(run);
+  run.contributor.clear();
+  run.bundle_sha256.clear();
+  run.imported_at_ms = 0;
+  Result<RunRecord> decoded = DecodeRun("runs/r1", v3);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(*decoded, run);
+  EXPECT_EQ(DecodeRun("runs/r1", v3 + std::string(1, '\0')).status().code(),
+            StatusCode::kDataLoss);
 }
 
 TEST(CodecTest, PlanRecordsOfEarlierFormatsDecodeWithoutAnOwner) {

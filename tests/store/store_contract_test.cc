@@ -420,7 +420,7 @@ TEST_P(StoreContractTest, ANewerRunOfAnotherExperimentDoesNotHideThisOnesRuns) {
   EXPECT_EQ(theirs.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(theirs.status().message(),
               HasSubstr("runs/r2: written by a newer orch (format version 9, this orch reads up "
-                        "to 3)"));
+                        "to 4)"));
   Result<RunRecord> run = store().GetRun("r2");
   EXPECT_EQ(run.status().code(), StatusCode::kFailedPrecondition);
 }
@@ -475,6 +475,113 @@ TEST_P(StoreContractTest, FailedWriteOfEachKindChangesNothing) {
 
   EXPECT_EQ(Observe(), before);
   EXPECT_EQ(failing.GetFingerprint("h").status().code(), StatusCode::kNotFound);
+}
+
+// A bundle of carol's (sequence `sequence`) with one complete run of j2 in two chunks.
+BundleImport CarolsBundle(const std::string& sha, uint64_t sequence,
+                          const std::string& run_id = "b-r1") {
+  BundleImport import;
+  import.bundle = {.sha256 = sha, .contributor = "carol", .signer = "carol-key",
+                   .sequence = sequence, .plan_id = "exp", .nonce = "n1",
+                   .imported_at_ms = 5'000, .run_ids = {run_id}};
+  ImportedRun run;
+  run.run = RunOf(run_id, "j2");
+  run.run.state = RunState::kSucceeded;
+  run.run.finished = true;
+  run.run.chunks_expected = 2;
+  run.run.contributor = "carol";
+  run.run.bundle_sha256 = sha;
+  run.run.imported_at_ms = 5'000;
+  run.run.host_fingerprint_id = "carol-host";
+  run.chunks = {Digests({0, 1}), Digests({2})};
+  import.runs.push_back(run);
+  import.fingerprints = {{"carol-host", R"({"cpu":"carol"})"}};
+  JobRecord done = Job("exp", "j2");
+  done.state = JobState::kSucceeded;
+  done.current_run_id = run_id;
+  import.jobs = {done};
+  import.events = {Event("bundle.imported", sha)};
+  return import;
+}
+
+TEST_P(StoreContractTest, ImportBundleStoresACompleteRunWithItsProvenanceInOneWrite) {
+  SeedPlanAndRun();
+  BundleImport import = CarolsBundle("sha-1", 1);
+  ASSERT_EQ(*store().ImportBundle(import), WriteOutcome::kStored);
+
+  Result<RunRecord> run = store().GetRun("b-r1");
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_TRUE(run->Complete());
+  EXPECT_EQ(run->chunks_received, 2);
+  EXPECT_EQ(run->contributor, "carol");
+  EXPECT_EQ(run->bundle_sha256, "sha-1");
+  EXPECT_EQ(run->imported_at_ms, 5'000);
+  EXPECT_EQ(ScanAll("b-r1"), Digests({0, 1, 2}));
+  EXPECT_EQ(store().GetJob("j2")->state, JobState::kSucceeded);
+  EXPECT_EQ(*store().GetFingerprint("carol-host"), R"({"cpu":"carol"})");
+  EXPECT_EQ(*store().GetBundle("sha-1"), import.bundle);
+  EXPECT_EQ(*store().GetSigner("carol-key"), (SignerRecord{"carol-key", 1, "sha-1"}));
+  EXPECT_EQ(AllEvents().back().kind, "bundle.imported");
+
+  harness_->Reopen();
+  EXPECT_TRUE(store().GetRun("b-r1")->Complete());
+  EXPECT_EQ(*store().GetBundle("sha-1"), import.bundle);
+}
+
+TEST_P(StoreContractTest, ImportingTheSameBundleAgainChangesNothing) {
+  SeedPlanAndRun();
+  ASSERT_EQ(*store().ImportBundle(CarolsBundle("sha-1", 1)), WriteOutcome::kStored);
+  Snapshot before = Observe();
+  EXPECT_EQ(*store().ImportBundle(CarolsBundle("sha-1", 1)), WriteOutcome::kDuplicate);
+  EXPECT_EQ(Observe(), before);
+}
+
+TEST_P(StoreContractTest, AReplayedOrRolledBackSequenceNumberIsRefusedAndNothingStored) {
+  SeedPlanAndRun();
+  ASSERT_EQ(*store().ImportBundle(CarolsBundle("sha-5", 5)), WriteOutcome::kStored);
+  Snapshot before = Observe();
+
+  Result<WriteOutcome> replay = store().ImportBundle(CarolsBundle("sha-other", 5, "b-r2"));
+  EXPECT_EQ(replay.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(replay.status().message(),
+              HasSubstr("sequence number 5 of key carol is already used by bundle sha-5"));
+  EXPECT_THAT(replay.status().message(), HasSubstr("a replay"));
+  Result<WriteOutcome> rollback = store().ImportBundle(CarolsBundle("sha-old", 4, "b-r3"));
+  EXPECT_EQ(rollback.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(rollback.status().message(), HasSubstr("is below"));
+  EXPECT_THAT(rollback.status().message(), HasSubstr("a rollback"));
+  EXPECT_EQ(Observe(), before);
+  EXPECT_EQ(store().GetRun("b-r2").status().code(), StatusCode::kNotFound);
+
+  EXPECT_EQ(*store().ImportBundle(CarolsBundle("sha-6", 6, "b-r4")), WriteOutcome::kStored);
+}
+
+TEST_P(StoreContractTest, ABundleThatCannotBeStoredWholeStoresNothing) {
+  SeedPlanAndRun();
+  Snapshot before = Observe();
+  BundleImport unknown_job = CarolsBundle("sha-1", 1);
+  unknown_job.runs[0].run.job_id = "no-such-job";
+  EXPECT_EQ(store().ImportBundle(unknown_job).status().code(), StatusCode::kNotFound);
+  BundleImport existing_run = CarolsBundle("sha-1", 1, "r1");
+  EXPECT_EQ(store().ImportBundle(existing_run).status().code(), StatusCode::kAlreadyExists);
+  BundleImport short_chunks = CarolsBundle("sha-1", 1);
+  short_chunks.runs[0].run.chunks_expected = 3;
+  EXPECT_EQ(store().ImportBundle(short_chunks).status().code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(store().PutFingerprint("carol-host", R"({"cpu":"other"})").ok());
+  before = Observe();
+  EXPECT_EQ(store().ImportBundle(CarolsBundle("sha-1", 1)).status().code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_EQ(Observe(), before);
+  EXPECT_EQ(store().GetBundle("sha-1").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store().GetSigner("carol-key").status().code(), StatusCode::kNotFound);
+
+  FailingStore failing(store());
+  failing.FailWritesFrom(1);
+  BundleImport fine = CarolsBundle("sha-2", 1);
+  fine.fingerprints.clear();
+  EXPECT_EQ(failing.ImportBundle(fine).status().code(), StatusCode::kIoError);
+  EXPECT_EQ(Observe(), before);
+  EXPECT_EQ(store().GetBundle("sha-2").status().code(), StatusCode::kNotFound);
 }
 
 TEST_P(StoreContractTest, ChunkRetriedAfterAFailedWriteIsStoredOnce) {
