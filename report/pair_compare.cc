@@ -139,4 +139,14 @@ Result<PairResult> ComparePair(RunSource& source, std::string_view reference_run
   return accumulator.Finish();
 }
 
+Result<StreamIdentity> ScanStreamIdentity(RunSource& source, std::string_view run) {
+  StreamIdentity out;
+  ORCH_RETURN_IF_ERROR(source.ScanRecords(run, 0, [&out](const digest::PositionRecord& r) {
+    out.hash = HashRecord(out.hash, r);
+    ++out.length;
+    return true;
+  }));
+  return out;
+}
+
 }  // namespace orch::report

@@ -20,6 +20,7 @@
 #include "base/status.h"
 #include "digest/stream_compare.h"
 #include "report/position_plot.h"
+#include "report/run_identity.h"
 #include "report/run_source.h"
 #include "report/summary_accumulator.h"
 
@@ -91,5 +92,9 @@ struct PairOptions {
 // (vocabulary sizes or teacher-forced targets differ), with the position.
 Result<PairResult> ComparePair(RunSource& source, std::string_view reference_run,
                                std::string_view other_run, const PairOptions& options);
+
+// The identity of one run's stream, in one scan: the hash and length ComparePair gives
+// that run on either side. Errors: the source's.
+Result<StreamIdentity> ScanStreamIdentity(RunSource& source, std::string_view run);
 
 }  // namespace orch::report

@@ -68,7 +68,15 @@ constexpr const char* kColumns[] = {"experiment",
                                     "kld_bound_median",
                                     "kld_bound_p99",
                                     "kld_bound_max",
-                                    "warnings"};
+                                    "warnings",
+                                    "quorum_runs",
+                                    "quorum_streams",
+                                    "quorum_agreeing_runs",
+                                    "quorum_hosts",
+                                    "quorum_classes",
+                                    "quorum_contributors",
+                                    "rests_on_one_contributor",
+                                    "conflicts"};
 
 std::string Quote(const std::string& field) {
   if (field.find_first_of(",\"\n\r") == std::string::npos) return field;
@@ -176,6 +184,25 @@ std::vector<std::string> HonestyFields(const WorkloadReport& w, const CellReport
   return out;
 }
 
+// quorum_runs .. conflicts: every usable run of the cell (report/quorum.h).
+std::vector<std::string> QuorumFields(const CellReport& c) {
+  const Quorum& q = c.quorum;
+  std::string contributors;
+  for (const std::string& name : q.contributors) {
+    contributors += (contributors.empty() ? "" : ";") + name;
+  }
+  const bool any = q.runs > 0;
+  auto when = [any](std::string v) { return any ? v : std::string(); };
+  return {std::to_string(q.runs),
+          when(std::to_string(q.streams)),
+          when(std::to_string(q.agreeing_runs.size())),
+          when(std::to_string(q.hosts)),
+          when(std::to_string(q.classes)),
+          contributors,
+          when(Bool(q.rests_on_one_contributor())),
+          std::to_string(c.conflicts.size())};
+}
+
 void Write(const std::vector<std::string>& row, std::ostringstream& out) {
   for (std::size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << Quote(row[i]);
   out << "\n";
@@ -184,6 +211,7 @@ void Write(const std::vector<std::string>& row, std::ostringstream& out) {
 std::vector<std::string> FullRow(const Report& r, const WorkloadReport& w, const CellReport& c) {
   std::vector<std::string> row = Row(r, w, c);
   for (std::string& field : HonestyFields(w, c)) row.push_back(std::move(field));
+  for (std::string& field : QuorumFields(c)) row.push_back(std::move(field));
   return row;
 }
 

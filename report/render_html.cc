@@ -81,6 +81,8 @@ void WriteWorkload(const WorkloadReport& w, std::ostringstream& out) {
       << EscapeHtml(ReferenceLine(w)) << "</p>\n";
   WriteWarnings(w, out);
   WriteTable(RepeatabilityTable(w), out);
+  WriteTable(QuorumTable(w), out);
+  WriteTable(ConflictTable(w), out);
   WriteTable(generate ? GenerateTable(w) : CellTable(w), out);
   if (!generate) WriteTable(KldTable(w), out);
   WritePlots(w, out);

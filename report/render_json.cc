@@ -183,6 +183,39 @@ Json WarningsJson(const std::vector<Warning>& warnings) {
   return out;
 }
 
+Json IdentityJson(const RunIdentity& run) {
+  auto or_null = [](const std::string& v) { return v.empty() ? Json(nullptr) : Json(v); };
+  return Json{{"run", run.run_id},
+              {"contributor", run.contributor},
+              {"agent", run.agent_id},
+              {"host", or_null(run.host)},
+              {"class", or_null(run.fingerprint_class)}};
+}
+
+Json QuorumJson(const Quorum& q) {
+  return Json{{"runs", q.runs},
+              {"streams", q.streams},
+              {"agreeing_runs", q.agreeing_runs},
+              {"hosts", q.hosts},
+              {"classes", q.classes},
+              {"contributors", q.contributors},
+              {"all_contributors", q.all_contributors},
+              {"rests_on_one_contributor", q.rests_on_one_contributor()},
+              {"unreadable", q.unreadable}};
+}
+
+Json ConflictsJson(const CellReport& c) {
+  Json out = Json::array();
+  for (const Conflict& k : c.conflicts) {
+    out.push_back({{"job", k.a.job_id},
+                   {"repeat", k.repeat},
+                   {"first_difference", Opt(k.first_difference)},
+                   {"a", IdentityJson(k.a)},
+                   {"b", IdentityJson(k.b)}});
+  }
+  return out;
+}
+
 Json CellJson(const CellReport& c) {
   Json j{{"label", c.cell.label},
          {"axis", c.cell.axis.empty() ? Json(nullptr) : Json(c.cell.axis)},
@@ -192,7 +225,9 @@ Json CellJson(const CellReport& c) {
          {"repeats", RepeatsJson(c.repeats)},
          {"requested", Opt(c.requested)},
          {"extent", ExtentJson(c)},
-         {"warnings", WarningsJson(c.warnings)}};
+         {"warnings", WarningsJson(c.warnings)},
+         {"quorum", QuorumJson(c.quorum)},
+         {"conflicts", ConflictsJson(c)}};
   if (c.cell.axis.empty()) return j;
   j["reference_run"] = c.reference_run.empty() ? Json(nullptr) : Json(c.reference_run);
   j["reference_repeat"] = c.reference_repeat;

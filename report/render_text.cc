@@ -52,6 +52,8 @@ std::string RenderText(const Report& report) {
         << ReferenceLine(w) << "\n";
     WriteTable(WarningTable(w), out);
     WriteTable(RepeatabilityTable(w), out);
+    WriteTable(QuorumTable(w), out);
+    WriteTable(ConflictTable(w), out);
     WriteTable(generate ? GenerateTable(w) : CellTable(w), out);
     if (!generate) {
       WriteTable(KldTable(w), out);

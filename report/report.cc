@@ -4,10 +4,10 @@
 #include <cmath>
 #include <map>
 #include <set>
-#include <unordered_map>
 
 #include "report/attribution.h"
 #include "report/fingerprint_pairs.h"
+#include "report/job_runs.h"
 
 namespace orch::report {
 namespace {
@@ -18,10 +18,6 @@ struct JobOutcome {
   const store::RunRecord* run = nullptr;  // kDone only; borrowed from the input
   std::string reason;                     // kFailed only
 };
-
-bool Usable(const store::RunRecord& run) {
-  return run.state == store::RunState::kSucceeded && run.Complete();
-}
 
 bool Terminal(store::JobState state) {
   return state == store::JobState::kSucceeded || state == store::JobState::kFailed ||
@@ -37,35 +33,29 @@ std::string FailureReason(const store::JobRecord& job,
   return "job " + std::string(store::JobStateName(job.state));
 }
 
-// Indexes the input: jobs by id and runs by job.
+// Resolves planned jobs against the input's job and run records.
 class Experiment {
  public:
-  explicit Experiment(const ExperimentInput& input) {
-    for (const store::JobRecord& job : input.jobs) jobs_[job.id] = &job;
-    for (const store::RunRecord& run : input.runs) runs_[run.job_id].push_back(&run);
-  }
+  explicit Experiment(const ExperimentInput& input) : index_(input.jobs, input.runs) {}
 
   JobOutcome Resolve(const std::string& job_id) const {
-    auto job = jobs_.find(job_id);
-    if (job == jobs_.end()) return {};
-    static const std::vector<const store::RunRecord*> kNone;
-    auto runs_it = runs_.find(job_id);
-    const auto& runs = runs_it == runs_.end() ? kNone : runs_it->second;
-    const store::RunRecord* chosen = nullptr;
-    for (const store::RunRecord* run : runs) {
-      if (!Usable(*run)) continue;
-      if (chosen == nullptr || run->id == job->second->current_run_id) chosen = run;
+    const store::JobRecord* job = index_.Job(job_id);
+    if (job == nullptr) return {};
+    if (const store::RunRecord* chosen = index_.Chosen(job_id)) {
+      return {JobOutcome::kDone, chosen, ""};
     }
-    if (chosen != nullptr) return {JobOutcome::kDone, chosen, ""};
-    if (Terminal(job->second->state)) {
-      return {JobOutcome::kFailed, nullptr, FailureReason(*job->second, runs)};
+    if (Terminal(job->state)) {
+      return {JobOutcome::kFailed, nullptr, FailureReason(*job, index_.Runs(job_id))};
     }
     return {};
   }
 
+  std::vector<const store::RunRecord*> UsableRuns(const std::string& job_id) const {
+    return index_.UsableRuns(job_id);
+  }
+
  private:
-  std::unordered_map<std::string, const store::JobRecord*> jobs_;
-  std::unordered_map<std::string, std::vector<const store::RunRecord*>> runs_;
+  JobRuns index_;
 };
 
 // The runs of one cell and workload, by repeat.
@@ -89,7 +79,12 @@ class Builder {
  public:
   Builder(const ExperimentInput& input, const PlanView& plan, RunSource& source,
           const ReportOptions& options)
-      : input_(input), experiment_(input), plan_(plan), source_(source), options_(options) {}
+      : input_(input),
+        experiment_(input),
+        plan_(plan),
+        source_(source),
+        options_(options),
+        identities_(source) {}
 
   Report Build() {
     Report report;
@@ -115,13 +110,18 @@ class Builder {
     report.partial = report.jobs_in_progress > 0;
   }
 
-  CellRuns Gather(const std::string& cell, const std::string& workload) const {
+  std::map<int, const PlannedJob*> JobsOf(const std::string& cell,
+                                         const std::string& workload) const {
     std::map<int, const PlannedJob*> by_repeat;
     for (const PlannedJob& job : plan_.jobs) {
       if (job.cell == cell && job.workload == workload) by_repeat[job.repeat] = &job;
     }
+    return by_repeat;
+  }
+
+  CellRuns Gather(const std::string& cell, const std::string& workload) const {
     CellRuns runs;
-    for (const auto& [repeat, job] : by_repeat) {
+    for (const auto& [repeat, job] : JobsOf(cell, workload)) {
       ++runs.planned;
       JobOutcome outcome = experiment_.Resolve(job->id);
       if (outcome.kind == JobOutcome::kDone) runs.done.push_back(outcome.run);
@@ -212,6 +212,7 @@ class Builder {
     out.baseline.cell = baseline_cell != nullptr ? *baseline_cell : PlannedCell{"baseline", "", ""};
     CellRuns baseline_runs = Gather(out.baseline.cell.label, workload.name);
     bool has_baseline = Prepare(baseline_runs, workload, out.baseline);
+    Tally(workload, out.baseline);
     if (has_baseline) has_baseline = MeasureBaseline(*baseline_runs.done[0], workload, out.baseline);
     for (const PlannedCell& c : plan_.cells) {
       if (c.is_baseline()) continue;
@@ -219,7 +220,9 @@ class Builder {
       if (runs.planned == 0) continue;  // the axis does not apply to this workload
       CellReport cell;
       cell.cell = c;
-      if (!Prepare(runs, workload, cell)) {
+      const bool prepared = Prepare(runs, workload, cell);
+      Tally(workload, cell);
+      if (!prepared) {
         out.cells.push_back(std::move(cell));
         continue;
       }
@@ -295,11 +298,39 @@ class Builder {
     }
   }
 
+  // Quorum and conflicts over every usable run of the cell's jobs; a run whose stream
+  // cannot be read is counted as unreadable, not as an error of the report.
+  void Tally(const PlannedWorkload& workload, CellReport& cell) {
+    std::vector<CellRun> runs;
+    int unreadable = 0;
+    for (const auto& [repeat, job] : JobsOf(cell.cell.label, workload.name)) {
+      for (const store::RunRecord* run : experiment_.UsableRuns(job->id)) {
+        Result<StreamIdentity> stream = ScanStreamIdentity(source_, run->id);
+        if (!stream.ok()) {
+          ++unreadable;
+          continue;
+        }
+        runs.push_back({identities_.Of(*run), repeat, *stream});
+      }
+    }
+    const std::vector<std::string>& chosen = cell.repeats.run_ids;
+    cell.quorum = BuildQuorum(runs, chosen.empty() ? "" : chosen.front());
+    cell.quorum.unreadable = unreadable;
+    cell.conflicts = FindConflicts(runs);
+    PairOptions options{workload.kind == WorkloadKind::kGenerate};
+    for (Conflict& conflict : cell.conflicts) {
+      Result<PairResult> r = ComparePair(source_, conflict.a.run_id, conflict.b.run_id, options);
+      if (!r.ok()) continue;
+      conflict.first_difference = r->summary.first_divergence.value_or(r->summary.compared);
+    }
+  }
+
   const ExperimentInput& input_;
   Experiment experiment_;
   const PlanView& plan_;
   RunSource& source_;
   const ReportOptions& options_;
+  RunIdentities identities_;
 };
 
 }  // namespace

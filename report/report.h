@@ -19,6 +19,7 @@
 #include "report/pair_compare.h"
 #include "report/plan_view.h"
 #include "report/provenance.h"
+#include "report/quorum.h"
 #include "report/run_extent.h"
 #include "report/run_source.h"
 #include "report/warnings.h"
@@ -111,6 +112,11 @@ struct CellReport {
   std::optional<std::uint64_t> requested;
   RunExtent extent;
   std::vector<Warning> warnings;
+  // Over every usable run of the cell's jobs, not only the one per job compared above:
+  // the largest group of bit-identical streams, and the same-class runs of one job that
+  // disagree (report/quorum.h).
+  Quorum quorum = {};
+  std::vector<Conflict> conflicts = {};
 };
 
 struct WorkloadReport {

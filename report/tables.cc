@@ -175,6 +175,52 @@ Table RepeatabilityTable(const WorkloadReport& w) {
   return t;
 }
 
+std::string RunOrigin(const RunIdentity& run) {
+  return run.contributor + " on " + (run.host.empty() ? "an unrecorded host" : run.host) +
+         " (agent " + run.agent_id + ")";
+}
+
+Table QuorumTable(const WorkloadReport& w) {
+  Table t{"Quorum (every usable run of the cell's jobs, grouped by bit-identical streams)",
+          {"cell", "runs", "streams", "largest agreeing group", "hosts", "classes",
+           "contributors", "note"},
+          {}};
+  for (const CellReport* c : WithBaseline(w)) {
+    const Quorum& q = c->quorum;
+    if (q.runs == 0 && q.unreadable == 0) continue;
+    std::string contributors;
+    for (const std::string& name : q.contributors) {
+      contributors += (contributors.empty() ? "" : ", ") + name;
+    }
+    std::string note;
+    auto add = [&note](const std::string& text) { note += (note.empty() ? "" : "; ") + text; };
+    if (q.rests_on_one_contributor()) {
+      add("rests on one contributor (" + q.all_contributors[0] + ")");
+    }
+    if (!c->conflicts.empty()) add(Count(c->conflicts.size()) + " conflicts");
+    if (q.unreadable > 0) add(Count(static_cast<std::uint64_t>(q.unreadable)) + " unreadable");
+    t.rows.push_back({c->cell.label, std::to_string(q.runs), std::to_string(q.streams),
+                      Count(q.agreeing_runs.size()) + " / " + std::to_string(q.runs),
+                      std::to_string(q.hosts), std::to_string(q.classes), contributors, note});
+  }
+  return t;
+}
+
+Table ConflictTable(const WorkloadReport& w) {
+  Table t{"Conflicts (one job, one fingerprint class, different streams: nondeterminism "
+          "evidence; both runs are kept)",
+          {"cell", "repeat", "run A", "run B", "A ran as", "B ran as", "first difference"},
+          {}};
+  for (const CellReport* c : WithBaseline(w)) {
+    for (const Conflict& k : c->conflicts) {
+      t.rows.push_back({c->cell.label, std::to_string(k.repeat), k.a.run_id, k.b.run_id,
+                        RunOrigin(k.a), RunOrigin(k.b),
+                        k.first_difference ? "position " + Count(*k.first_difference) : "-"});
+    }
+  }
+  return t;
+}
+
 Table CellTable(const WorkloadReport& w) {
   Table t{"Cells against the baseline (teacher-forced)",
           {"changed", "PPL, baseline " + FormatNumber(BaselinePpl(w), 4), "PPL ratio",

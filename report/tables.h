@@ -41,6 +41,11 @@ std::string TokenText(const Token& token);
 
 Table WarningTable(const WorkloadReport& workload);
 Table RepeatabilityTable(const WorkloadReport& workload);
+// Every cell with usable runs: its quorum (report/quorum.h); and the conflicts, if any.
+Table QuorumTable(const WorkloadReport& workload);
+Table ConflictTable(const WorkloadReport& workload);
+// "lab on fp-a (agent agent-1)": who ran a run, and where.
+std::string RunOrigin(const RunIdentity& run);
 Table CellTable(const WorkloadReport& workload);      // teacher-forced
 Table GenerateTable(const WorkloadReport& workload);  // generate
 // Exact and top-k bound KLD statistics apart, one row per compared cell (teacher-forced).

@@ -70,7 +70,7 @@ TEST(RenderTest, CsvHasOneRowPerWorkloadAndCellWithAFixedColumnCount) {
   std::istringstream lines(csv);
   std::string header;
   std::getline(lines, header);
-  EXPECT_EQ(Count(header, ","), 61u);
+  EXPECT_EQ(Count(header, ","), 69u);
 }
 
 TEST(RenderTest, TextShowsTheFailedCellWithItsReason) {

@@ -195,6 +195,25 @@ void AddSucceededRunWithSummary(store::Store& store, const std::string& job_id,
   ASSERT_TRUE(store.FinishRun(run_id, outcome, job).ok());
 }
 
+void AddImportedRun(store::Store& store, const std::string& job_id, const std::string& run_id,
+                    const std::vector<digest::PositionRecord>& records,
+                    const std::string& contributor, const std::string& host_fingerprint,
+                    const std::string& agent_id) {
+  store::RunRecord run;
+  run.id = run_id;
+  run.job_id = job_id;
+  run.agent_id = agent_id;
+  run.state = store::RunState::kRunning;
+  run.host_fingerprint_id = host_fingerprint;
+  run.contributor = contributor;
+  run.bundle_sha256 = std::string(64, 'b');
+  run.imported_at_ms = 1700000000000;
+  ASSERT_TRUE(store.Apply({std::nullopt, run, {}}).ok());
+  ASSERT_TRUE(store.AppendChunk(run_id, 0, Encode(records)).ok());
+  store::RunOutcome outcome{store::RunState::kSucceeded, 0, "", 1, ""};
+  ASSERT_TRUE(store.FinishRun(run_id, outcome, std::nullopt).ok());
+}
+
 void AddFailedRun(store::Store& store, const std::string& job_id, const std::string& run_id,
                   const std::string& error) {
   StartRun(store, job_id, run_id, "", "");

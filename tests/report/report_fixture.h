@@ -77,6 +77,13 @@ void AddSucceededRunWithSummary(store::Store& store, const std::string& job_id,
                                 const std::vector<digest::PositionRecord>& records,
                                 const std::string& summary,
                                 const std::string& host_fingerprint = "");
+// A run imported from `contributor`'s result bundle: succeeded with `records`, run by
+// `agent_id` on `host_fingerprint`. The job's record is left as it is (its current run,
+// when it has one, still stands for it).
+void AddImportedRun(store::Store& store, const std::string& job_id, const std::string& run_id,
+                    const std::vector<digest::PositionRecord>& records,
+                    const std::string& contributor, const std::string& host_fingerprint,
+                    const std::string& agent_id = "rig-1");
 // A run that failed with `error`; the job is marked failed with it.
 void AddFailedRun(store::Store& store, const std::string& job_id, const std::string& run_id,
                   const std::string& error);
