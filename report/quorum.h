@@ -16,29 +16,29 @@ namespace orch::report {
 
 // One usable run of one of the cell's jobs.
 struct CellRun {
-  RunIdentity identity;
+  RunIdentity identity = {};
   int repeat = 0;  // of its job
-  StreamIdentity stream;
+  StreamIdentity stream = {};
 };
 
 struct Quorum {
-  int runs = 0;     // usable runs of the cell's jobs whose streams were read (all, not one per job)
+  int runs = 0;     // usable runs of the cell's jobs with a readable stream (all of them)
   int streams = 0;  // distinct digest streams among them
-  std::vector<std::string> agreeing_runs;  // run ids of the largest group of equal streams
+  std::vector<std::string> agreeing_runs = {};  // run ids of the largest group of equal streams
   int hosts = 0;    // distinct recorded host fingerprint ids in that group
   int classes = 0;  // distinct known fingerprint classes in that group
-  std::vector<std::string> contributors;      // distinct, in that group ("lab" first)
-  std::vector<std::string> all_contributors;  // distinct, over every run of the cell
+  std::vector<std::string> contributors = {};  // distinct, in that group ("lab" first)
+  std::vector<std::string> all_contributors = {};  // distinct, over every run of the cell
   int unreadable = 0;  // usable runs whose stream could not be read; not counted above
   bool rests_on_one_contributor() const { return all_contributors.size() == 1; }
 };
 
 struct Conflict {
   int repeat = 0;
-  RunIdentity a;  // the earlier of the two in the job's run order
-  RunIdentity b;
+  RunIdentity a = {};  // the earlier of the two in the job's run order
+  RunIdentity b = {};
   // The first position where the streams differ; set by the report (not by FindConflicts).
-  std::optional<std::uint64_t> first_difference;
+  std::optional<std::uint64_t> first_difference = {};
 };
 
 // Ties between groups of equal size go to the group holding `preferred_run` (the run the

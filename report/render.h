@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "report/host_compare.h"
 #include "report/report.h"
 
 namespace orch::report {
@@ -22,5 +23,11 @@ std::string RenderCsv(const Report& report);
 // inline SVG plot per compared cell (KLD and top-1 flips against position), and the
 // fingerprint differences.
 std::string RenderHtml(const Report& report);
+
+// `orch report --by-host`: per job, a table of its runs on each host against the
+// reference, then the fingerprint fields that differ, grouped.
+std::string RenderHostText(const HostReport& report);
+// Schema "orch.report-hosts/1" (docs/report.md), pretty-printed, trailing newline.
+std::string RenderHostJson(const HostReport& report);
 
 }  // namespace orch::report

@@ -148,9 +148,9 @@ Json ComparisonJson(const CellReport& c) {
   return j;
 }
 
-Json FingerprintsJson(const CellReport& c) {
+Json FingerprintsJson(const std::vector<FingerprintComparison>& fingerprints) {
   Json out = Json::array();
-  for (const FingerprintComparison& f : c.fingerprints) {
+  for (const FingerprintComparison& f : fingerprints) {
     Json diffs = Json::array();
     for (const fingerprint::FieldDifference& d : f.differences) {
       diffs.push_back({{"group", fingerprint::DiffGroupName(d.group)},
@@ -233,7 +233,7 @@ Json CellJson(const CellReport& c) {
   j["reference_repeat"] = c.reference_repeat;
   j["run"] = c.other_run.empty() ? Json(nullptr) : Json(c.other_run);
   j["comparison"] = c.status == CellStatus::kCompared ? ComparisonJson(c) : Json(nullptr);
-  j["fingerprints"] = FingerprintsJson(c);
+  j["fingerprints"] = FingerprintsJson(c.fingerprints);
   return j;
 }
 
@@ -266,7 +266,41 @@ Json ProvenanceJson(const Provenance& p) {
               {"engines", SeenJson(p.engines)}};
 }
 
+Json HostRunJson(const HostRun& r) {
+  Json j = IdentityJson(r.run);
+  j["reference"] = r.reference;
+  if (r.reference) return j;
+  const bool compared = r.note.empty();
+  j["same_stream"] = compared ? Json(r.same_stream) : Json(nullptr);
+  j["first_difference"] = Opt(r.first_difference);
+  j["kld_mean"] = Num(r.kld_mean);
+  j["kld_method"] = r.kld_method;
+  j["top1_agreement"] = Num(r.top1_agreement);
+  j["note"] = compared ? Json(nullptr) : Json(r.note);
+  j["fingerprints"] = FingerprintsJson(r.fingerprints);
+  return j;
+}
+
 }  // namespace
+
+std::string RenderHostJson(const HostReport& report) {
+  Json jobs = Json::array();
+  for (const HostJob& job : report.jobs) {
+    Json runs = Json::array();
+    for (const HostRun& r : job.runs) runs.push_back(HostRunJson(r));
+    jobs.push_back({{"job", job.job.id},
+                    {"cell", job.job.cell},
+                    {"workload", job.job.workload},
+                    {"repeat", job.job.repeat},
+                    {"hosts", job.hosts},
+                    {"runs", runs}});
+  }
+  Json doc{{"schema", "orch.report-hosts/1"},
+           {"experiment", report.experiment},
+           {"jobs_total", report.jobs_total},
+           {"jobs", jobs}};
+  return doc.dump(2) + "\n";
+}
 
 std::string RenderJson(const Report& report) {
   Json workloads = Json::array();

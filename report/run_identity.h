@@ -16,14 +16,14 @@
 namespace orch::report {
 
 struct RunIdentity {
-  std::string run_id;
-  std::string job_id;
-  std::string agent_id;
-  std::string contributor;  // the bundle's key name, or "lab" (report/job_runs.h)
-  std::string host;         // host fingerprint id; empty when none was recorded
+  std::string run_id = {};
+  std::string job_id = {};
+  std::string agent_id = {};
+  std::string contributor = {};  // the bundle's key name, or "lab" (report/job_runs.h)
+  std::string host = {};         // host fingerprint id; empty when none was recorded
   // Empty when the run's host fingerprint is not recorded or not readable: without it two
   // runs cannot be shown to have run on identical machines.
-  std::string fingerprint_class;
+  std::string fingerprint_class = {};
 };
 
 // A digest stream's identity: the hash report/pair_compare.h gives each side (every

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 
-#include "fingerprint/canonical_json.h"
 #include "report/render.h"
 #include "report/report.h"
 #include "store/memory_store.h"
@@ -14,35 +13,6 @@
 
 namespace orch::report {
 namespace {
-
-using testing::AddImportedRun;
-using testing::AddSucceededRun;
-using testing::AttentionRow;
-using testing::BaselineRow;
-using testing::TwoPeakRow;
-
-constexpr std::uint64_t kPositions = 40;
-
-// The baseline's rows, with the top logit at `moved` (if any) raised a little: a stream
-// that differs from the baseline's from that position on, without a flip.
-std::vector<digest::PositionRecord> Records(std::vector<float> (*row)(std::uint64_t),
-                                            std::optional<std::uint64_t> moved = {}) {
-  std::vector<digest::PositionRecord> out;
-  for (std::uint64_t i = 0; i < kPositions; ++i) {
-    std::vector<float> r = row(i);
-    const auto top = static_cast<std::int32_t>(i % testing::kVocab);
-    if (moved && i == *moved) r = TwoPeakRow(top, (top + 1) % testing::kVocab, 2.5);
-    out.push_back(testing::MakeRecord(i, r, testing::TargetAt(i), /*full=*/true));
-  }
-  return out;
-}
-
-std::string HostJson(const std::string& cpu, std::int64_t memory_bytes) {
-  fingerprint::Fingerprint fp;
-  fp.host.cpu.model_name = fingerprint::Probed<std::string>::Known(cpu);
-  fp.host.memory_bytes = fingerprint::Probed<std::int64_t>::Known(memory_bytes);
-  return fingerprint::ToCanonicalJson(fp);
-}
 
 const CellReport& CellOf(const Report& report, const std::string& label) {
   const WorkloadReport& w = report.workloads.at(0);
@@ -55,35 +25,10 @@ const CellReport& CellOf(const Report& report, const std::string& label) {
   return kNone;
 }
 
-// One teacher-forced workload, one job per cell:
-// - baseline: the lab on fp-a, alice on fp-b and bob on fp-c, all bit-identical;
-// - attention=on: only alice, on two rigs (fp-b, fp-c), bit-identical;
-// - quant=q8_0: the lab on fp-a; alice on fp-a2 (fp-a's twin with other memory: same class)
-//   differing from position 20; bob on fp-b (another CPU: another class) differing from 25.
 class QuorumTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    testing::ExperimentBuilder plan("contributed");
-    plan.Workload("wiki", "teacher_forced", kPositions);
-    plan.Cell("baseline").Cell("attention=on").Cell("quant=q8_0");
-    const std::string base = plan.Job("baseline", "wiki", 0);
-    const std::string att = plan.Job("attention=on", "wiki", 0);
-    const std::string quant = plan.Job("quant=q8_0", "wiki", 0);
-    plan.Submit(*store_);
-    for (const auto& [id, json] : {std::pair{"fp-a", HostJson("Intel N150", 16)},
-                                   std::pair{"fp-a2", HostJson("Intel N150", 32)},
-                                   std::pair{"fp-b", HostJson("AMD EPYC 9654", 16)},
-                                   std::pair{"fp-c", HostJson("Apple M2", 16)}}) {
-      ASSERT_TRUE(store_->PutFingerprint(id, json).ok());
-    }
-    AddSucceededRun(*store_, base, "run-base-lab", Records(BaselineRow), "fp-a");
-    AddImportedRun(*store_, base, "run-base-alice", Records(BaselineRow), "alice", "fp-b");
-    AddImportedRun(*store_, base, "run-base-bob", Records(BaselineRow), "bob", "fp-c", "rig-2");
-    AddImportedRun(*store_, att, "run-att-1", Records(AttentionRow), "alice", "fp-b");
-    AddImportedRun(*store_, att, "run-att-2", Records(AttentionRow), "alice", "fp-c", "rig-2");
-    AddSucceededRun(*store_, quant, "run-q-lab", Records(BaselineRow), "fp-a");
-    AddImportedRun(*store_, quant, "run-q-alice", Records(BaselineRow, 20), "alice", "fp-a2");
-    AddImportedRun(*store_, quant, "run-q-bob", Records(BaselineRow, 25), "bob", "fp-b");
+    testing::BuildContributedExperiment(*store_);
     Result<ExperimentInput> input = LoadExperiment(*store_, "contributed");
     ASSERT_TRUE(input.ok()) << input.status().ToString();
     std::unique_ptr<RunSource> source = MakeStoreRunSource(*store_);

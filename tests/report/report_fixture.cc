@@ -322,3 +322,55 @@ void BuildStandardExperiment(store::Store& store) {
 }
 
 }  // namespace orch::report::testing
+
+namespace orch::report::testing {
+namespace {
+
+// Records of `row`, with the top logit at `moved` (if any) raised a little: a stream
+// that differs from the unchanged one at that position, without a flip.
+std::vector<digest::PositionRecord> Rows(std::vector<float> (*row)(std::uint64_t),
+                                         std::optional<std::uint64_t> moved = {}) {
+  std::vector<digest::PositionRecord> out;
+  for (std::uint64_t i = 0; i < kContributedPositions; ++i) {
+    std::vector<float> r = row(i);
+    const auto top = static_cast<std::int32_t>(i % kVocab);
+    if (moved && i == *moved) r = TwoPeakRow(top, (top + 1) % kVocab, 2.5);
+    out.push_back(MakeRecord(i, r, TargetAt(i), /*full=*/true));
+  }
+  return out;
+}
+
+std::string HostJson(const std::string& cpu, std::int64_t memory_bytes) {
+  fingerprint::Fingerprint fp;
+  fp.host.cpu.model_name = fingerprint::Probed<std::string>::Known(cpu);
+  fp.host.memory_bytes = fingerprint::Probed<std::int64_t>::Known(memory_bytes);
+  return fingerprint::ToCanonicalJson(fp);
+}
+
+}  // namespace
+
+void BuildContributedExperiment(store::Store& store) {
+  ExperimentBuilder plan("contributed");
+  plan.Workload("wiki", "teacher_forced", kContributedPositions);
+  plan.Cell("baseline").Cell("attention=on").Cell("quant=q8_0");
+  const std::string base = plan.Job("baseline", "wiki", 0);
+  const std::string att = plan.Job("attention=on", "wiki", 0);
+  const std::string quant = plan.Job("quant=q8_0", "wiki", 0);
+  plan.Submit(store);
+  for (const auto& [id, json] : {std::pair{"fp-a", HostJson("Intel N150", 16)},
+                                 std::pair{"fp-a2", HostJson("Intel N150", 32)},
+                                 std::pair{"fp-b", HostJson("AMD EPYC 9654", 16)},
+                                 std::pair{"fp-c", HostJson("Apple M2", 16)}}) {
+    ASSERT_TRUE(store.PutFingerprint(id, json).ok());
+  }
+  AddSucceededRun(store, base, "run-base-lab", Rows(BaselineRow), "fp-a");
+  AddImportedRun(store, base, "run-base-alice", Rows(BaselineRow), "alice", "fp-b");
+  AddImportedRun(store, base, "run-base-bob", Rows(BaselineRow), "bob", "fp-c", "rig-2");
+  AddImportedRun(store, att, "run-att-1", Rows(AttentionRow), "alice", "fp-b");
+  AddImportedRun(store, att, "run-att-2", Rows(AttentionRow), "alice", "fp-c", "rig-2");
+  AddSucceededRun(store, quant, "run-q-lab", Rows(BaselineRow), "fp-a");
+  AddImportedRun(store, quant, "run-q-alice", Rows(BaselineRow, 20), "alice", "fp-a2");
+  AddImportedRun(store, quant, "run-q-bob", Rows(BaselineRow, 25), "bob", "fp-b");
+}
+
+}  // namespace orch::report::testing

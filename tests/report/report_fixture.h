@@ -115,3 +115,16 @@ std::vector<float> AttentionRow(std::uint64_t position);
 std::int32_t TargetAt(std::uint64_t position);
 
 }  // namespace orch::report::testing
+
+namespace orch::report::testing {
+
+// The experiment "contributed": one teacher-forced workload of kContributedPositions, one
+// job per cell, with the lab's runs and runs imported from contributors alice and bob:
+// - baseline: the lab on fp-a, alice on fp-b and bob on fp-c, all bit-identical;
+// - attention=on: only alice, on two rigs (fp-b, fp-c), bit-identical;
+// - quant=q8_0: the lab on fp-a; alice on fp-a2 (fp-a's twin with other memory: same class)
+//   differing from position 20; bob on fp-b (another CPU: another class) differing from 25.
+inline constexpr std::uint64_t kContributedPositions = 40;
+void BuildContributedExperiment(store::Store& store);
+
+}  // namespace orch::report::testing
