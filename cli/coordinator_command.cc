@@ -88,7 +88,10 @@ int RunCoordinator(const std::string& config_path) {
   boost::asio::io_context io;
   coordinator::CoordinatorDaemon daemon(io, **transport, **store,
                                         config->options, *log);
-  if (security) daemon.SetAccessPolicy(security->policy);
+  if (security) {
+    daemon.SetAccessPolicy(security->policy);
+    daemon.SetBundleKeys(security->bundles);
+  }
   Status started = daemon.Start();
   if (!started.ok()) return Fail(started.message());
   std::string endpoint = (*transport)->endpoint();

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/agent_command.h"
+#include "cli/bundle_commands.h"
 #include "cli/client_commands.h"
 #include "cli/command.h"
 #include "cli/coordinator_command.h"
@@ -32,6 +33,8 @@ int main(int argc, char** argv) {
   orch::cli::RegisterFingerprintCommand(app, exit_code);
   orch::cli::RegisterModelCommand(app, exit_code);
   orch::cli::RegisterKeygenCommand(app, exit_code);
+  orch::cli::RegisterExportCommand(app, exit_code);
+  orch::cli::RegisterImportCommand(app, exit_code);
   orch::cli::RegisterAgentCommand(app, exit_code);
   orch::cli::RegisterCoordinatorCommand(app, exit_code);
   orch::cli::RegisterSubmitCommand(app, exit_code);

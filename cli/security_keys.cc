@@ -10,6 +10,7 @@ Result<ServerSecurity> LoadServerSecurity(const std::string& key_file,
   ServerSecurity security;
   security.curve.secret_key = own.curve_secret;
   security.policy.authenticated = true;
+  security.bundles = {own, allowed_dir};
   for (const protocol::PublicIdentity& key : allowed) {
     security.curve.allowed[key.curve_public] = key.name;
     security.policy.roles[key.name] = key.role;

@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "coordinator/access_policy.h"
+#include "coordinator/coordinator_service.h"
 #include "protocol/identity_key.h"
 #include "protocol/zmq_transport.h"
 
@@ -16,6 +17,7 @@ namespace orch::cli {
 struct ServerSecurity {
   protocol::CurveServerKeys curve;
   coordinator::AccessPolicy policy;  // authenticated, with every allowed key's role
+  coordinator::BundleKeys bundles;   // the own key and the allowed-keys folder
 };
 
 // The coordinator's secret key file and the folder of the public keys it admits.

@@ -17,6 +17,7 @@ bool IsAgentMessage(const protocol::Message& m) {
 std::string ExperimentOf(const protocol::Message& m) {
   if (const auto* cancel = std::get_if<protocol::Cancel>(&m)) return cancel->experiment;
   if (const auto* retry = std::get_if<protocol::Retry>(&m)) return retry->experiment;
+  if (const auto* out = std::get_if<protocol::ExportRequest>(&m)) return out->experiment;
   if (const auto* submit = std::get_if<protocol::Submit>(&m)) {
     return ExperimentNameOf(submit->plan_json);
   }
@@ -32,9 +33,13 @@ std::string Needs(const std::string& user, const std::string& role,
 std::string ForSubmitter(const std::string& user, const protocol::Message& m,
                          const OwnerOf& owner_of) {
   if (std::holds_alternative<protocol::StatusRequest>(m)) return "";
+  // Which experiment a result bundle is for is known once it is read: the service
+  // checks that the submitter owns it.
+  if (std::holds_alternative<protocol::ImportRequest>(m)) return "";
   bool submit = std::holds_alternative<protocol::Submit>(m);
   bool own_request = submit || std::holds_alternative<protocol::Cancel>(m) ||
-                     std::holds_alternative<protocol::Retry>(m);
+                     std::holds_alternative<protocol::Retry>(m) ||
+                     std::holds_alternative<protocol::ExportRequest>(m);
   if (!own_request) return Needs(user, "submitter", m, "admin");
   std::string experiment = ExperimentOf(m);
   std::optional<std::string> owner = owner_of(experiment);

@@ -6,9 +6,11 @@
 //              as itself: the peer id its connection holds (the agent id) must
 //              be its key's name
 //   submitter  StatusRequest; Submit of a new experiment or of one it submitted
-//              (an edited plan); Cancel / Retry of the experiments it submitted
+//              (an edited plan); Cancel / Retry / ExportRequest of the experiments it
+//              submitted; ImportRequest (the service checks the bundle's experiment)
 //   viewer     StatusRequest
-//   admin      every request (Submit, StatusRequest, Cancel, Retry, Drain), any
+//   admin      every request (Submit, StatusRequest, Cancel, Retry, Drain, ExportRequest,
+//              ImportRequest), any
 //              experiment; not the agents' messages
 // Keys of other roles (coordinator, contributor) may send nothing. Without
 // CURVE (plain mode: loopback, or `insecure = true`) nobody is authenticated and

@@ -76,6 +76,10 @@ void CoordinatorDaemon::SetAccessPolicy(AccessPolicy policy) {
   impl_->service.SetAccessPolicy(std::move(policy));
 }
 
+void CoordinatorDaemon::SetBundleKeys(BundleKeys keys) {
+  impl_->service.SetBundleKeys(std::move(keys));
+}
+
 Status CoordinatorDaemon::Start() {
   ORCH_RETURN_IF_ERROR(impl_->service.Start(WallNow()));
   impl_->driver->Start();

@@ -15,6 +15,7 @@
 
 #include "base/status.h"
 #include "coordinator/access_policy.h"
+#include "coordinator/coordinator_service.h"
 #include "coordinator/options.h"
 #include "store/store.h"
 
@@ -40,6 +41,8 @@ class CoordinatorDaemon final {
 
   // Who may say what (coordinator/access_policy.h); before Start.
   void SetAccessPolicy(AccessPolicy policy);
+  // The keys bundles need (coordinator_service.h); before Start.
+  void SetBundleKeys(BundleKeys keys);
   // Rebuilds state from the store and starts serving.
   Status Start();
   void Stop();

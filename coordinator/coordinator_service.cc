@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "bundle/plan_bundle.h"
+#include "bundle/result_bundle.h"
 #include "protocol/codec.h"
 
 namespace orch::coordinator {
@@ -66,6 +68,14 @@ void CoordinatorService::OnFrame(const protocol::TransportEvent& event, Millis n
   Result<protocol::Message> message = protocol::Decode(event.frame);
   if (message.ok()) {
     if (!Permitted(event, *message, now)) return;
+    if (const auto* request = std::get_if<protocol::ExportRequest>(&*message)) {
+      OnExport(event, *request, now);
+      return;
+    }
+    if (const auto* request = std::get_if<protocol::ImportRequest>(&*message)) {
+      OnImport(event, *request, now);
+      return;
+    }
     Effects effects = core_.OnMessage(peer, *message, now);
     if (policy_.authenticated) StampOwner(event.user, effects);
     Perform(std::move(effects), now);
@@ -109,7 +119,11 @@ bool CoordinatorService::Permitted(const protocol::TransportEvent& event,
   std::int32_t count = ++refused_by_[event.user];
   log_.warn(fmt::runtime("refused {} from {} ({} in a row): {}"),
             protocol::MessageName(message), event.peer, count, refusal);
-  bool request = std::holds_alternative<protocol::Submit>(message) ||
+  if (std::holds_alternative<protocol::ExportRequest>(message)) {
+    SendMessage(event.peer, protocol::ExportReply{false, "refused: " + refusal, ""});
+  }
+  bool request = std::holds_alternative<protocol::ImportRequest>(message) ||
+                 std::holds_alternative<protocol::Submit>(message) ||
                  std::holds_alternative<protocol::StatusRequest>(message) ||
                  std::holds_alternative<protocol::Cancel>(message) ||
                  std::holds_alternative<protocol::Retry>(message) ||
@@ -299,6 +313,85 @@ void CoordinatorService::Resync(Millis now) {
     log_.error(fmt::runtime("reload state: {}"), state.status().ToString());
   }
   resyncing_ = false;
+}
+
+namespace {
+
+constexpr const char* kNoKey =
+    "this coordinator has no key of its own (plain mode), so it can neither sign plan "
+    "bundles nor check result bundles: start it with --key and --allowed-keys "
+    "(docs/security.md)";
+
+}  // namespace
+
+void CoordinatorService::OnExport(const protocol::TransportEvent& event,
+                                  const protocol::ExportRequest& request, Millis now) {
+  if (!bundle_keys_.own) {
+    SendMessage(event.peer, protocol::ExportReply{false, kNoKey, ""});
+    return;
+  }
+  bundle::ExportOptions options{request.experiment, request.cells, now.count(),
+                                static_cast<int64_t>(request.valid_for_ms)};
+  Result<std::string> file = bundle::ExportPlanBundle(store_, options, *bundle_keys_.own);
+  if (!file.ok()) {
+    SendMessage(event.peer, protocol::ExportReply{false, "export " + request.experiment + ": " +
+                                                             file.status().message(), ""});
+    return;
+  }
+  log_.info(fmt::runtime("exported a plan bundle of {} ({} bytes) to {}"), request.experiment,
+            file->size(), event.user.empty() ? event.peer : event.user);
+  SendMessage(event.peer, protocol::ExportReply{true, "plan bundle of " + request.experiment,
+                                                std::move(*file)});
+}
+
+void CoordinatorService::OnImport(const protocol::TransportEvent& event,
+                                  const protocol::ImportRequest& request, Millis now) {
+  auto reply = [&](bool ok, const std::string& message) {
+    SendMessage(event.peer, protocol::CommandReply{ok, message});
+  };
+  if (!bundle_keys_.own) return reply(false, kNoKey);
+  Result<std::vector<protocol::PublicIdentity>> allowed =
+      protocol::ReadAllowedKeys(bundle_keys_.allowed_dir);
+  if (!allowed.ok()) return reply(false, "read the trusted keys: " + allowed.status().message());
+  bundle::ImportContext context;
+  for (const protocol::PublicIdentity& key : *allowed) {
+    if (key.role == "contributor") context.trusted.push_back(key);
+  }
+  context.trust_hint = "make it a contributor key (orch keygen NAME --role contributor on the "
+                       "rig) and copy its public file NAME.key into this coordinator's "
+                       "allowed-keys folder " + bundle_keys_.allowed_dir +
+                       "; no restart is needed";
+  context.coordinator_key = bundle_keys_.own->identity.sign_public;
+  context.now_ms = now.count();
+  auto role = policy_.roles.find(event.user);
+  if (policy_.authenticated && (role == policy_.roles.end() || role->second != "admin")) {
+    // A submitter imports only into the experiments it submitted.
+    context.may_import = [this, user = event.user](const std::string& experiment) {
+      auto owner = owners_.find(experiment);
+      return owner != owners_.end() && owner->second == user;
+    };
+  }
+  std::string name = request.name.empty() ? "(unnamed)" : request.name;
+  Result<bundle::ImportResult> result =
+      bundle::ImportResultBundle(store_, request.bundle, name, context);
+  if (!result.ok()) {
+    log_.warn(fmt::runtime("refused bundle {} from {}: {}"), name, event.peer,
+              result.status().message());
+    return reply(false, result.status().message());
+  }
+  log_.info(fmt::runtime("{}"), bundle::DescribeImport(*result));
+  if (!result->duplicate) {
+    // The jobs it completed must not be handed out: the core takes the store's word.
+    Result<store::StoreState> state = store_.LoadState();
+    if (state.ok()) {
+      RestoreOwners(*state);
+      Perform(core_.Restore(*state, now), now);
+    } else {
+      log_.error(fmt::runtime("reload state after an import: {}"), state.status().ToString());
+      needs_resync_ = true;
+    }
+  }
+  reply(true, bundle::DescribeImport(*result));
 }
 
 }  // namespace orch::coordinator

@@ -25,6 +25,11 @@
 //   `max_bad_frames` times in a row is ignored for kQuietAfterAbuse except on
 //   the connection that holds its own agent id. Who submitted an experiment is
 //   stored with its plan (PlanRecord::owner).
+// - Bundles (docs/bundles.md): an ExportRequest is answered with a plan bundle signed
+//   with the coordinator's key (BundleKeys), an ImportRequest by verifying the result
+//   bundle and storing it in one write (bundle/result_bundle.h); the core is then
+//   rebuilt from the store, so jobs the bundle completed are not handed out. A
+//   submitter may import only into the experiments it submitted.
 // Not thread-safe: one thread (the event loop) calls everything.
 #pragma once
 
@@ -41,6 +46,7 @@
 #include "base/status.h"
 #include "coordinator/access_policy.h"
 #include "coordinator/coordinator_core.h"
+#include "protocol/identity_key.h"
 #include "protocol/transport.h"
 #include "store/store.h"
 
@@ -49,6 +55,15 @@ namespace orch::coordinator {
 // How long a key whose requests were refused max_bad_frames times in a row is
 // ignored (other keys are not affected).
 inline constexpr Millis kQuietAfterAbuse{60000};
+
+// What bundles need: the coordinator's own key (signs plan bundles; the plan bundle a
+// result bundle answers must carry its signature) and the folder of the keys it admits,
+// whose `contributor` keys are trusted to sign result bundles (read at each import, so
+// a key added there is trusted without a restart).
+struct BundleKeys {
+  std::optional<protocol::SecretIdentity> own;  // none: plain mode, bundles refused
+  std::string allowed_dir;
+};
 
 class CoordinatorService final {
  public:
@@ -67,6 +82,7 @@ class CoordinatorService final {
   // Who may say what (coordinator/access_policy.h); plain mode until set. Call
   // before the first event.
   void SetAccessPolicy(AccessPolicy policy) { policy_ = std::move(policy); }
+  void SetBundleKeys(BundleKeys keys) { bundle_keys_ = std::move(keys); }
 
   void OnEvent(const protocol::TransportEvent& event, Millis now);
   void Tick(Millis now);
@@ -97,6 +113,10 @@ class CoordinatorService final {
   void AfterRunWrite(const std::string& run_id, Millis now);
   void SendMessage(const std::string& peer, const protocol::Message& message);
   void Resync(Millis now);
+  void OnExport(const protocol::TransportEvent& event, const protocol::ExportRequest& request,
+                Millis now);
+  void OnImport(const protocol::TransportEvent& event, const protocol::ImportRequest& request,
+                Millis now);
 
   CoordinatorCore core_;
   store::Store& store_;
@@ -106,6 +126,7 @@ class CoordinatorService final {
   std::map<std::string, std::int32_t> bad_by_peer_;
   std::set<std::string> ignored_;
   AccessPolicy policy_;
+  BundleKeys bundle_keys_;
   std::map<std::string, std::string> owners_;        // experiment -> submitting key (stored)
   std::map<std::string, std::int32_t> refused_by_;   // key -> refusals in a row
   std::map<std::string, Millis> quiet_until_;        // key -> ignored until then

@@ -286,6 +286,34 @@ Result<CommandReply> Read(w::CommandReply::Reader r) {
   return CommandReply{r.getOk(), Str(r.getMessage())};
 }
 
+std::string Bytes(capnp::Data::Reader d) {
+  return std::string(reinterpret_cast<const char*>(d.begin()), d.size());
+}
+
+Result<ExportRequest> Read(w::ExportRequest::Reader r) {
+  ORCH_RETURN_IF_ERROR(Required("exportRequest.experiment", r.getExperiment()));
+  if (r.getValidForMs() == 0) return FieldError("exportRequest.validForMs", "must be above 0");
+  ExportRequest request{Str(r.getExperiment()), {}, r.getValidForMs()};
+  auto cells = r.getCells();
+  for (unsigned i = 0; i < cells.size(); ++i) {
+    ORCH_RETURN_IF_ERROR(Required("exportRequest.cells[" + std::to_string(i) + "]", cells[i]));
+    request.cells.push_back(Str(cells[i]));
+  }
+  return request;
+}
+
+Result<ExportReply> Read(w::ExportReply::Reader r) {
+  ORCH_RETURN_IF_ERROR(Required("exportReply.message", r.getMessage()));
+  ExportReply reply{r.getOk(), Str(r.getMessage()), Bytes(r.getBundle())};
+  if (reply.ok && reply.bundle.empty()) return FieldError("exportReply.bundle", "empty");
+  return reply;
+}
+
+Result<ImportRequest> Read(w::ImportRequest::Reader r) {
+  if (r.getBundle().size() == 0) return FieldError("importRequest.bundle", "empty");
+  return ImportRequest{Bytes(r.getBundle()), Str(r.getName())};
+}
+
 template <typename T>
 Result<Message> Wrap(Result<T> read) {
   if (!read.ok()) return read.status();
@@ -327,6 +355,12 @@ Result<Message> ReadEnvelope(w::Envelope::Reader e) {
       return Wrap(Read(e.getCommandReply()));
     case W::RETRY:
       return Wrap(Read(e.getRetry()));
+    case W::EXPORT_REQUEST:
+      return Wrap(Read(e.getExportRequest()));
+    case W::EXPORT_REPLY:
+      return Wrap(Read(e.getExportReply()));
+    case W::IMPORT_REQUEST:
+      return Wrap(Read(e.getImportRequest()));
   }
   return Malformed("unknown message kind " +
                    std::to_string(static_cast<int>(e.which())));

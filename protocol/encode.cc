@@ -196,6 +196,30 @@ void Put(w::Envelope::Builder e, const Retry& m) {
   b.setCancelled(m.cancelled);
 }
 
+void Put(w::Envelope::Builder e, const ExportRequest& m) {
+  auto b = e.initExportRequest();
+  b.setExperiment(Txt(m.experiment));
+  SetTexts(b.initCells(m.cells.size()), m.cells);
+  b.setValidForMs(m.valid_for_ms);
+}
+
+kj::ArrayPtr<const kj::byte> Bytes(const std::string& s) {
+  return kj::ArrayPtr<const kj::byte>(reinterpret_cast<const kj::byte*>(s.data()), s.size());
+}
+
+void Put(w::Envelope::Builder e, const ExportReply& m) {
+  auto b = e.initExportReply();
+  b.setOk(m.ok);
+  b.setMessage(Txt(m.message));
+  b.setBundle(Bytes(m.bundle));
+}
+
+void Put(w::Envelope::Builder e, const ImportRequest& m) {
+  auto b = e.initImportRequest();
+  b.setBundle(Bytes(m.bundle));
+  b.setName(Txt(m.name));
+}
+
 void Put(w::Envelope::Builder e, const CommandReply& m) {
   auto b = e.initCommandReply();
   b.setOk(m.ok);

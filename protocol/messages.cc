@@ -10,7 +10,7 @@ const char* MessageName(const Message& message) {
       "hello",      "welcome",     "reject",        "heartbeat",  "assign",
       "runStarted", "digestChunk", "runFinished",   "ack",        "cancel",
       "drain",      "submit",      "statusRequest", "statusReply",
-      "commandReply", "retry"};
+      "commandReply", "retry", "exportRequest", "exportReply", "importRequest"};
   static_assert(std::size(kNames) == std::variant_size_v<Message>);
   return kNames[message.index()];
 }

@@ -245,11 +245,32 @@ struct CommandReply {
   friend bool operator==(const CommandReply&, const CommandReply&) = default;
 };
 
+struct ExportRequest {
+  std::string experiment;          // required
+  std::vector<std::string> cells;  // empty: every cell
+  std::uint64_t valid_for_ms = 0;  // > 0
+  friend bool operator==(const ExportRequest&, const ExportRequest&) = default;
+};
+
+struct ExportReply {
+  bool ok = false;
+  std::string message;  // required
+  std::string bundle;   // the plan bundle file; empty unless ok
+  friend bool operator==(const ExportReply&, const ExportReply&) = default;
+};
+
+struct ImportRequest {
+  std::string bundle;  // required (non-empty)
+  std::string name;    // the file name, for messages; may be empty
+  friend bool operator==(const ImportRequest&, const ImportRequest&) = default;
+};
+
 // The order matches the Envelope union in orch.capnp.
 using Message = std::variant<Hello, Welcome, Reject, Heartbeat, Assign,
                              RunStarted, DigestChunk, RunFinished, Ack, Cancel,
                              Drain, Submit, StatusRequest, StatusReply,
-                             CommandReply, Retry>;
+                             CommandReply, Retry, ExportRequest, ExportReply,
+                             ImportRequest>;
 
 // "hello", "digestChunk", ...: the Envelope member name, for logs and errors.
 const char* MessageName(const Message& message);

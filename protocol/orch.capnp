@@ -202,6 +202,29 @@ struct Retry {
   cancelled @2 :Bool;   # retry cancelled jobs
 }
 
+# CLI -> coordinator: a plan bundle for contributors' home rigs (docs/bundles.md): the
+# experiment's plan (only the jobs of `cells`, when given), a nonce and an expiry, signed
+# with the coordinator's key. Answered with ExportReply.
+struct ExportRequest {
+  experiment @0 :Text;      # required
+  cells @1 :List(Text);     # cell labels ("baseline", "kv=q8_0"); empty: every cell
+  validForMs @2 :UInt64;    # the bundle expires this long after it is made; > 0
+}
+
+# coordinator -> CLI: answer to ExportRequest.
+struct ExportReply {
+  ok @0 :Bool;
+  message @1 :Text;   # required: what the bundle holds, or why there is none
+  bundle @2 :Data;    # the plan bundle file; empty unless ok
+}
+
+# CLI -> coordinator: a contributor's result bundle to verify and store (docs/bundles.md).
+# Answered with CommandReply.
+struct ImportRequest {
+  bundle @0 :Data;    # required: the result bundle file
+  name @1 :Text;      # its file name, for messages
+}
+
 # coordinator -> CLI: answer to Submit, Cancel and Drain.
 struct CommandReply {
   ok @0 :Bool;       # the command was carried out
@@ -227,5 +250,8 @@ struct Envelope {
     statusReply @13 :StatusReply;
     commandReply @14 :CommandReply;
     retry @15 :Retry;
+    exportRequest @16 :ExportRequest;
+    exportReply @17 :ExportReply;
+    importRequest @18 :ImportRequest;
   }
 }

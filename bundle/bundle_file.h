@@ -1,0 +1,77 @@
+// The bundle file (docs/bundles.md): a signed manifest and the blobs it lists.
+//
+//   "ORCHBNDL" (8 bytes), format version (1 byte, 1)
+//   section "MANI": the manifest, canonical JSON (UTF-8)
+//   section "SIGN": Ed25519 signature (64 bytes) of "orch-bundle/1\0" + the manifest
+//   section "BLOB" once per manifest.blobs entry, in that order: the blob, zstd-compressed
+//
+// A section is a 4-byte ASCII tag, a big-endian u64 payload length, the payload. Nothing
+// may follow the last blob. The manifest names its signer's key and, per blob, its name,
+// the SHA-256 of its compressed bytes and its size before compression, so the signature
+// covers every byte of the file but the framing; a reader checks a blob's hash before
+// decompressing it and never inflates it past the size the manifest promises.
+//
+// ReadBundle checks everything in the file itself: framing, the signature against the
+// key the manifest names, each blob. Whether that key is trusted is the caller's question
+// (TrustedSigner). Errors name the file, the section or blob, and what failed; nothing is
+// returned from a bundle that fails any check.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "protocol/identity_key.h"
+
+namespace orch::bundle {
+
+inline constexpr std::string_view kMagic = "ORCHBNDL";
+inline constexpr uint8_t kFormatVersion = 1;
+inline constexpr std::string_view kSchema = "orch.bundle/1";
+
+// Limits a reader enforces (a bundle is hostile input until verified).
+inline constexpr uint64_t kMaxManifestBytes = 64ull << 20;
+inline constexpr uint64_t kMaxBlobBytes = 1ull << 30;  // one blob, uncompressed
+inline constexpr uint64_t kMaxBlobs = 1'000'000;
+
+struct Blob {
+  std::string name;  // 1..255 bytes, unique within the bundle
+  std::string data;  // uncompressed
+};
+
+// What the signer writes: the bundle's kind ("plan" or "result"), its kind-specific
+// manifest fields (a JSON object; "schema", "kind", "signer" and "blobs" are added) and
+// its blobs.
+struct BundleContent {
+  std::string kind;
+  std::string fields_json = "{}";
+  std::vector<Blob> blobs;
+};
+
+struct OpenedBundle {
+  std::string sha256;         // of the whole file (hex): the bundle's identity
+  std::string kind;
+  std::string manifest_json;  // the manifest as signed
+  protocol::PublicIdentity signer;  // as the manifest names it; the signature verified
+  std::vector<Blob> blobs;    // in manifest order, hashes checked, decompressed
+
+  const Blob* Find(std::string_view name) const;
+};
+
+// The bundle file's bytes, signed with `signer`'s Ed25519 key.
+Result<std::string> WriteBundle(const BundleContent& content,
+                                const protocol::SecretIdentity& signer);
+
+// Parses and checks a bundle file; `file` names it in errors.
+Result<OpenedBundle> ReadBundle(std::string_view bytes, std::string_view file);
+
+// OK when `signer` is among `trusted` (same name and Ed25519 key). A key not there is
+// FailedPrecondition naming its name and key and saying how to trust it (`trust_hint`:
+// what to do with its public key file); a trusted name with another key is refused too.
+Status TrustedSigner(const protocol::PublicIdentity& signer,
+                     const std::vector<protocol::PublicIdentity>& trusted,
+                     std::string_view trust_hint);
+
+}  // namespace orch::bundle

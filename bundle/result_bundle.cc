@@ -1,0 +1,342 @@
+#include "bundle/result_bundle.h"
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "bundle/bundle_file.h"
+#include "fingerprint/canonical_json.h"
+
+namespace orch::bundle {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxRunIdBytes = 200;  // leaves room for the imported run id's prefix
+
+void PutBigEndian(std::string& out, uint64_t value, int bytes) {
+  for (int shift = (bytes - 1) * 8; shift >= 0; shift -= 8) {
+    out.push_back(static_cast<char>((value >> shift) & 0xff));
+  }
+}
+
+uint64_t GetBigEndian(std::string_view in, size_t at, int bytes) {
+  uint64_t value = 0;
+  for (int i = 0; i < bytes; ++i) value = (value << 8) | static_cast<uint8_t>(in[at + i]);
+  return value;
+}
+
+// A run's digests as one blob: per record, be64 position, be32 length, the bytes.
+std::string EncodeDigests(const std::vector<store::DigestRecord>& records) {
+  std::string out;
+  for (const store::DigestRecord& record : records) {
+    PutBigEndian(out, record.position, 8);
+    PutBigEndian(out, record.bytes.size(), 4);
+    out.append(record.bytes);
+  }
+  return out;
+}
+
+// The records of a digests blob; positions must increase strictly, bytes be non-empty.
+Result<std::vector<store::DigestRecord>> DecodeDigests(std::string_view blob) {
+  std::vector<store::DigestRecord> records;
+  size_t at = 0;
+  while (at < blob.size()) {
+    if (blob.size() - at < 12) return InvalidArgument("a digest record is cut off");
+    uint64_t position = GetBigEndian(blob, at, 8);
+    uint64_t size = GetBigEndian(blob, at + 8, 4);
+    at += 12;
+    if (size == 0 || size > blob.size() - at) {
+      return InvalidArgument("digest record at position " + std::to_string(position) +
+                             " has a bad length");
+    }
+    if (!records.empty() && position <= records.back().position) {
+      return InvalidArgument("digest positions do not increase at " + std::to_string(position));
+    }
+    records.push_back({position, std::string(blob.substr(at, size))});
+    at += size;
+  }
+  return records;
+}
+
+// The run of `job` the rig's store holds that a result bundle carries: its current run
+// when that one is usable, else its first usable one; nullptr when none is.
+const store::RunRecord* UsableRun(const store::JobRecord& job,
+                                  const std::vector<store::RunRecord>& runs) {
+  const store::RunRecord* chosen = nullptr;
+  for (const store::RunRecord& run : runs) {
+    if (run.job_id != job.id || run.state != store::RunState::kSucceeded || !run.Complete()) {
+      continue;
+    }
+    if (chosen == nullptr || run.id == job.current_run_id) chosen = &run;
+  }
+  return chosen;
+}
+
+Status Refused(std::string_view file, const std::string& why) {
+  return InvalidArgument("result bundle " + std::string(file) + ": " + why);
+}
+
+// The fields of one entry of manifest.runs, checked.
+struct RunEntry {
+  std::string run_id, job_id, agent_id, host_fingerprint, summary_blob, digests_blob,
+      fingerprint_blob;
+  int32_t exit_status = 0;
+};
+
+Result<RunEntry> ReadRunEntry(const json& entry, size_t index) {
+  std::string where = "manifest.runs[" + std::to_string(index) + "]";
+  if (!entry.is_object()) return InvalidArgument(where + " is not an object");
+  RunEntry run;
+  for (auto [field, out] :
+       {std::pair{"run", &run.run_id}, std::pair{"job", &run.job_id},
+        std::pair{"agent", &run.agent_id}, std::pair{"host_fingerprint", &run.host_fingerprint},
+        std::pair{"summary", &run.summary_blob}, std::pair{"digests", &run.digests_blob},
+        std::pair{"fingerprint", &run.fingerprint_blob}}) {
+    if (!entry.contains(field) || !entry.at(field).is_string()) {
+      return InvalidArgument(where + "." + field + " missing or not a string");
+    }
+    *out = entry.at(field).get<std::string>();
+  }
+  if (run.run_id.empty() || run.run_id.size() > kMaxRunIdBytes || run.agent_id.size() > 255) {
+    return InvalidArgument(where + ".run must be 1.." + std::to_string(kMaxRunIdBytes) +
+                           " bytes");
+  }
+  if (entry.contains("exit_status") && entry.at("exit_status").is_number_integer()) {
+    run.exit_status = entry.at("exit_status").get<int32_t>();
+  }
+  if (!entry.contains("state") || entry.at("state") != "succeeded") {
+    return InvalidArgument(where + ".state must be succeeded");
+  }
+  return run;
+}
+
+const Blob* NeedBlob(const OpenedBundle& opened, const std::string& name, Status& error) {
+  const Blob* blob = opened.Find(name);
+  if (blob == nullptr) error = InvalidArgument("blob " + name + " is missing");
+  return blob;
+}
+
+}  // namespace
+
+Result<WrittenResults> WriteResultBundle(store::Store& store, const PlanBundle& plan,
+                                         uint64_t sequence, int64_t now_ms,
+                                         const protocol::SecretIdentity& contributor) {
+  std::set<std::string, std::less<>> job_ids(plan.job_ids.begin(), plan.job_ids.end());
+  ORCH_ASSIGN_OR_RETURN(std::vector<store::RunRecord> runs, store.ListRunsOfJobs(job_ids));
+  WrittenResults written;
+  BundleContent content{std::string(kResultKind), "{}", {{"plan-bundle", plan.file}}};
+  json entries = json::array();
+  std::set<std::string> fingerprints;
+  for (const std::string& job_id : plan.job_ids) {
+    Result<store::JobRecord> job = store.GetJob(job_id);
+    const store::RunRecord* run = job.ok() ? UsableRun(*job, runs) : nullptr;
+    if (run == nullptr) {
+      written.missing_jobs.push_back(job_id);
+      continue;
+    }
+    std::vector<store::DigestRecord> digests;
+    ORCH_RETURN_IF_ERROR(store.ScanDigests(run->id, 0, [&](uint64_t pos, std::string_view b) {
+      digests.push_back({pos, std::string(b)});
+      return true;
+    }));
+    std::string index = std::to_string(entries.size());
+    std::string fingerprint_blob = "fingerprints/" + run->host_fingerprint_id;
+    if (!run->host_fingerprint_id.empty() && fingerprints.insert(fingerprint_blob).second) {
+      ORCH_ASSIGN_OR_RETURN(std::string json_text,
+                            store.GetFingerprint(run->host_fingerprint_id));
+      content.blobs.push_back({fingerprint_blob, std::move(json_text)});
+    }
+    content.blobs.push_back({"runs/" + index + "/summary", run->summary});
+    content.blobs.push_back({"runs/" + index + "/digests", EncodeDigests(digests)});
+    entries.push_back({{"run", run->id},
+                       {"job", run->job_id},
+                       {"agent", run->agent_id},
+                       {"state", "succeeded"},
+                       {"exit_status", run->exit_status},
+                       {"positions", digests.size()},
+                       {"host_fingerprint", run->host_fingerprint_id},
+                       {"fingerprint", run->host_fingerprint_id.empty() ? "" : fingerprint_blob},
+                       {"summary", "runs/" + index + "/summary"},
+                       {"digests", "runs/" + index + "/digests"}});
+    ++written.runs;
+  }
+  json fields = {{"experiment", plan.experiment},
+                 {"nonce", plan.nonce},
+                 {"plan_bundle_sha256", plan.sha256},
+                 {"sequence", sequence},
+                 {"created_at_ms", now_ms},
+                 {"runs", std::move(entries)}};
+  content.fields_json = fields.dump();
+  ORCH_ASSIGN_OR_RETURN(written.file, WriteBundle(content, contributor));
+  return written;
+}
+
+Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view bytes,
+                                        std::string_view file, const ImportContext& context) {
+  ORCH_ASSIGN_OR_RETURN(OpenedBundle opened, ReadBundle(bytes, file));
+  if (opened.kind != kResultKind) {
+    return Refused(file, "it is a " + opened.kind + " bundle, not a result bundle");
+  }
+  Status trusted = TrustedSigner(opened.signer, context.trusted, context.trust_hint);
+  if (!trusted.ok()) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "result bundle " + std::string(file) + ": " + trusted.message());
+  }
+  ImportResult result;
+  result.sha256 = opened.sha256;
+  result.contributor = opened.signer.name;
+  if (Result<store::BundleRecord> stored = store.GetBundle(opened.sha256); stored.ok()) {
+    result.duplicate = true;
+    result.sequence = stored->sequence;
+    result.experiment = stored->plan_id;
+    result.runs = static_cast<int>(stored->run_ids.size());
+    return result;
+  } else if (stored.status().code() != StatusCode::kNotFound) {
+    return stored.status();
+  }
+
+  json manifest = json::parse(opened.manifest_json);
+  if (!manifest.contains("sequence") || !manifest.at("sequence").is_number_unsigned() ||
+      !manifest.contains("experiment") || !manifest.at("experiment").is_string() ||
+      !manifest.contains("nonce") || !manifest.at("nonce").is_string() ||
+      !manifest.contains("runs") || !manifest.at("runs").is_array()) {
+    return Refused(file, "manifest.sequence, experiment, nonce or runs missing");
+  }
+  result.sequence = manifest.at("sequence").get<uint64_t>();
+  result.experiment = manifest.at("experiment").get<std::string>();
+  std::string nonce = manifest.at("nonce").get<std::string>();
+
+  // The plan bundle it answers: issued by this coordinator, for this experiment, in time.
+  const Blob* plan_blob = opened.Find("plan-bundle");
+  if (plan_blob == nullptr) return Refused(file, "it carries no plan bundle");
+  Result<PlanBundle> plan = ReadPlanBundle(plan_blob->data, std::string(file) + ":plan-bundle");
+  if (!plan.ok()) return Refused(file, plan.status().message());
+  if (plan->coordinator.sign_public != context.coordinator_key) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "result bundle " + std::string(file) + ": its plan bundle was signed by " +
+                      plan->coordinator.name + " (ed25519 " + plan->coordinator.sign_public +
+                      "), not by this coordinator");
+  }
+  if (plan->nonce != nonce || plan->experiment != result.experiment) {
+    return Refused(file, "its nonce or experiment is not that of the plan bundle it carries");
+  }
+  if (context.now_ms > plan->expires_at_ms) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "result bundle " + std::string(file) + ": the plan bundle it answers (nonce " +
+                      nonce + ") expired " +
+                      std::to_string((context.now_ms - plan->expires_at_ms) / 1000) +
+                      " s ago; export a new one (orch export " + result.experiment + ")");
+  }
+  if (context.may_import && !context.may_import(result.experiment)) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "result bundle " + std::string(file) + ": only an admin or the key that "
+                  "submitted " + result.experiment + " may import into it");
+  }
+  Result<store::PlanRecord> stored_plan = store.GetPlan(result.experiment);
+  if (!stored_plan.ok()) {
+    return Refused(file, "experiment " + result.experiment + " is not in this store (" +
+                             stored_plan.status().message() + ")");
+  }
+
+  std::set<std::string> plan_jobs(plan->job_ids.begin(), plan->job_ids.end());
+  store::BundleImport import;
+  std::string prefix = opened.sha256.substr(0, 12) + "-";
+  import.bundle = {.sha256 = opened.sha256,
+                   .contributor = opened.signer.name,
+                   .signer = opened.signer.sign_public,
+                   .sequence = result.sequence,
+                   .plan_id = result.experiment,
+                   .nonce = nonce,
+                   .imported_at_ms = context.now_ms,
+                   .run_ids = {}};
+  std::set<std::string> seen_jobs, fingerprints;
+  const json& runs = manifest.at("runs");
+  for (size_t i = 0; i < runs.size(); ++i) {
+    Result<RunEntry> entry = ReadRunEntry(runs[i], i);
+    if (!entry.ok()) return Refused(file, entry.status().message());
+    std::string where = "run " + entry->run_id + " (job " + entry->job_id + ")";
+    if (!plan_jobs.contains(entry->job_id)) {
+      return Refused(file, where + ": the plan bundle has no such job");
+    }
+    if (!seen_jobs.insert(entry->job_id).second) {
+      return Refused(file, where + ": a second run of the same job");
+    }
+    Status missing;
+    const Blob* summary = NeedBlob(opened, entry->summary_blob, missing);
+    const Blob* digests = NeedBlob(opened, entry->digests_blob, missing);
+    if (!missing.ok()) return Refused(file, where + ": " + missing.message());
+    Result<std::vector<store::DigestRecord>> records = DecodeDigests(digests->data);
+    if (!records.ok()) return Refused(file, where + ": " + records.status().message());
+    if (records->empty()) return Refused(file, where + ": it has no digests");
+    if (!entry->host_fingerprint.empty()) {
+      const Blob* fingerprint = NeedBlob(opened, entry->fingerprint_blob, missing);
+      if (!missing.ok()) return Refused(file, where + ": " + missing.message());
+      if (fingerprint::FingerprintIdOfJson(fingerprint->data) != entry->host_fingerprint) {
+        return Refused(file, where + ": its host fingerprint's id is not the hash of its JSON");
+      }
+      if (fingerprints.insert(entry->host_fingerprint).second) {
+        import.fingerprints.emplace_back(entry->host_fingerprint, fingerprint->data);
+      }
+    }
+    store::ImportedRun run;
+    run.run.id = prefix + entry->run_id;
+    run.run.job_id = entry->job_id;
+    run.run.agent_id = entry->agent_id;
+    run.run.state = store::RunState::kSucceeded;
+    run.run.exit_status = entry->exit_status;
+    run.run.host_fingerprint_id = entry->host_fingerprint;
+    run.run.summary = summary->data;
+    run.run.finished = true;
+    run.run.contributor = opened.signer.name;
+    run.run.bundle_sha256 = opened.sha256;
+    run.run.imported_at_ms = context.now_ms;
+    for (size_t at = 0; at < records->size(); at += kImportChunkRecords) {
+      size_t end = std::min(records->size(), at + kImportChunkRecords);
+      run.chunks.emplace_back(records->begin() + static_cast<std::ptrdiff_t>(at),
+                              records->begin() + static_cast<std::ptrdiff_t>(end));
+    }
+    run.run.chunks_expected = static_cast<int64_t>(run.chunks.size());
+    import.bundle.run_ids.push_back(run.run.id);
+
+    ORCH_ASSIGN_OR_RETURN(store::JobRecord job, store.GetJob(entry->job_id));
+    bool in_flight = job.state == store::JobState::kAssigned ||
+                     job.state == store::JobState::kRunning;
+    bool completes = context.may_complete
+                         ? context.may_complete(job)
+                         : job.state != store::JobState::kSucceeded && !in_flight;
+    if (completes) {
+      job.state = store::JobState::kSucceeded;
+      job.current_run_id = run.run.id;
+      job.last_error.clear();
+      import.jobs.push_back(job);
+      ++result.jobs_completed;
+    }
+    import.runs.push_back(std::move(run));
+  }
+  result.runs = static_cast<int>(import.runs.size());
+  json detail = {{"contributor", result.contributor}, {"sequence", result.sequence},
+                 {"experiment", result.experiment},   {"runs", result.runs},
+                 {"jobs_completed", result.jobs_completed}};
+  import.events.push_back(
+      {.seq = 0, .time_ms = context.now_ms, .kind = "bundle.imported",
+       .subject = opened.sha256, .detail = detail.dump()});
+  Result<store::WriteOutcome> written = store.ImportBundle(import);
+  if (!written.ok()) {
+    return Status(written.status().code(),
+                  "result bundle " + std::string(file) + ": " + written.status().message());
+  }
+  result.duplicate = *written == store::WriteOutcome::kDuplicate;
+  return result;
+}
+
+std::string DescribeImport(const ImportResult& result) {
+  std::string what = "bundle " + std::to_string(result.sequence) + " of " + result.contributor +
+                     " (" + result.sha256.substr(0, 16) + ")";
+  if (result.duplicate) {
+    return "already imported " + what + " for " + result.experiment + ": nothing changed";
+  }
+  return "imported " + std::to_string(result.runs) + " runs of " + result.experiment +
+         " from " + what + "; " + std::to_string(result.jobs_completed) + " jobs completed";
+}
+
+}  // namespace orch::bundle

@@ -1,0 +1,71 @@
+// Result bundles (docs/bundles.md): the runs a home rig made of a plan bundle's jobs,
+// signed with the contributor's key, and their import into a coordinator's store.
+//
+// Writing reads the rig's own store (what `orch run --bundle` ran): per job of the plan
+// bundle, its complete successful run, with the run's summary, digests and host
+// fingerprint. Importing verifies everything before one atomic store write
+// (Store::ImportBundle): the signature and that the key is trusted, every content hash,
+// that this coordinator issued the plan bundle it answers and that it has not expired,
+// that every run is of one of its jobs and is complete and well formed, and the
+// signer's sequence number (no replay, no rollback). A refused bundle stores nothing.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "bundle/plan_bundle.h"
+#include "protocol/identity_key.h"
+#include "store/store.h"
+
+namespace orch::bundle {
+
+inline constexpr std::string_view kResultKind = "result";
+// Digest records per stored chunk of an imported run.
+inline constexpr size_t kImportChunkRecords = 1024;
+
+struct WrittenResults {
+  std::string file;                      // the result bundle's bytes
+  int runs = 0;                          // runs it holds
+  std::vector<std::string> missing_jobs;  // the plan bundle's jobs without a usable run
+};
+
+// The result bundle of `plan` from the rig's `store`, sequence number `sequence`.
+Result<WrittenResults> WriteResultBundle(store::Store& store, const PlanBundle& plan,
+                                         uint64_t sequence, int64_t now_ms,
+                                         const protocol::SecretIdentity& contributor);
+
+struct ImportContext {
+  std::vector<protocol::PublicIdentity> trusted;  // contributors' keys
+  std::string trust_hint;    // how to trust an unknown key (TrustedSigner)
+  std::string coordinator_key;  // this coordinator's Ed25519 public key (Z85)
+  int64_t now_ms = 0;        // wall clock, ms since the Unix epoch
+  // Whether an imported successful run completes its job (job record in): the live
+  // coordinator says no for a job one of its agents is running. Default: any job not
+  // yet succeeded and not in flight in the store.
+  std::function<bool(const store::JobRecord&)> may_complete = nullptr;
+  // Whether the importing user may add runs to this experiment; unset: yes.
+  std::function<bool(const std::string& experiment)> may_import = nullptr;
+};
+
+struct ImportResult {
+  bool duplicate = false;  // already imported: nothing changed
+  std::string sha256;
+  std::string contributor;
+  uint64_t sequence = 0;
+  std::string experiment;
+  int runs = 0;            // runs stored
+  int jobs_completed = 0;  // jobs it completed
+};
+
+Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view bytes,
+                                        std::string_view file, const ImportContext& context);
+
+// One line for a person: "imported 12 runs of kv-study from carol (bundle 3, 1f2e...):
+// 12 jobs completed" or "already imported ...: nothing changed".
+std::string DescribeImport(const ImportResult& result);
+
+}  // namespace orch::bundle

@@ -1,0 +1,216 @@
+#include "cli/bundle_commands.h"
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+
+#include "bundle/result_bundle.h"
+#include "cli/client_commands.h"
+#include "cli/command.h"
+#include "cli/files.h"
+#include "protocol/identity_key.h"
+#include "store/rocksdb_store.h"
+
+namespace orch::cli {
+namespace {
+
+int64_t WallNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+struct ExportOptions {
+  std::string experiment;
+  std::vector<std::string> cells;
+  double valid_days = 30;
+  std::string output;
+  ClientOptions client;
+};
+
+int RunExport(const ExportOptions& options) {
+  if (options.valid_days <= 0) {
+    std::cerr << "orch export: --valid-days must be above 0, got " << options.valid_days << "\n";
+    return kExitInvalidInput;
+  }
+  ClientOptions client = options.client;
+  protocol::ExportRequest request{options.experiment, options.cells,
+                                  static_cast<uint64_t>(options.valid_days * 86'400'000.0)};
+  Result<protocol::Message> reply = Request(client, request);
+  if (!reply.ok()) {
+    std::cerr << "orch export: " << reply.status().message() << "\n";
+    return kExitError;
+  }
+  const auto* answer = std::get_if<protocol::ExportReply>(&*reply);
+  if (answer == nullptr || !answer->ok) {
+    std::string why = answer != nullptr ? answer->message
+                      : std::holds_alternative<protocol::CommandReply>(*reply)
+                          ? std::get<protocol::CommandReply>(*reply).message
+                          : std::string("unexpected ") + protocol::MessageName(*reply);
+    std::cerr << "orch export: " << why << "\n";
+    return kExitError;
+  }
+  Result<bundle::PlanBundle> plan = bundle::ReadPlanBundle(answer->bundle, options.output);
+  if (!plan.ok()) {
+    std::cerr << "orch export: the coordinator sent a bundle that does not read: "
+              << plan.status().message() << "\n";
+    return kExitError;
+  }
+  if (Status written = WriteFileAtomically(options.output, answer->bundle); !written.ok()) {
+    std::cerr << "orch export: " << written.message() << "\n";
+    return kExitError;
+  }
+  std::cout << "wrote " << options.output << ": " << plan->job_ids.size() << " jobs of "
+            << plan->experiment << " (" << plan->cells.size() << " cells), signed by "
+            << plan->coordinator.name << ", valid for " << options.valid_days
+            << " days (nonce " << plan->nonce << ")\n"
+            << "a contributor runs it with: orch run --bundle " << options.output
+            << " --key KEY.key_secret\n";
+  return kExitOk;
+}
+
+struct ImportOptions {
+  std::vector<std::string> files;
+  std::string data_dir;        // offline: the stopped coordinator's data directory
+  std::string own_key;         // offline: the coordinator's secret key file
+  std::string allowed_keys;    // offline: its allowed-keys folder
+  ClientOptions client;
+};
+
+// Imports one file into a store the command opened itself.
+int ImportOffline(const ImportOptions& options, store::Store& store,
+                  const bundle::ImportContext& context, const std::string& file) {
+  Result<std::string> bytes = ReadFile(file);
+  if (!bytes.ok()) {
+    std::cerr << "orch import: " << bytes.status().message() << "\n";
+    return kExitInvalidInput;
+  }
+  Result<bundle::ImportResult> result = bundle::ImportResultBundle(store, *bytes, file, context);
+  if (!result.ok()) {
+    std::cerr << "orch import: refused, nothing stored: " << result.status().message() << "\n";
+    return kExitError;
+  }
+  (void)options;
+  std::cout << file << ": " << bundle::DescribeImport(*result) << "\n";
+  return kExitOk;
+}
+
+int RunImportOffline(const ImportOptions& options) {
+  if (options.own_key.empty() || options.allowed_keys.empty()) {
+    std::cerr << "orch import: --data-dir needs --own-key (the coordinator's secret key file) "
+                 "and --allowed-keys (its folder of trusted keys)\n";
+    return kExitInvalidInput;
+  }
+  Result<protocol::SecretIdentity> own = protocol::ReadSecretKeyFile(options.own_key);
+  Result<std::vector<protocol::PublicIdentity>> allowed =
+      protocol::ReadAllowedKeys(options.allowed_keys);
+  for (const Status& s : {own.status(), allowed.status()}) {
+    if (!s.ok()) {
+      std::cerr << "orch import: " << s.message() << "\n";
+      return kExitInvalidInput;
+    }
+  }
+  Result<std::unique_ptr<store::Store>> store =
+      store::OpenRocksDbStore(store::RocksDbPathInDataDir(options.data_dir), {});
+  if (!store.ok()) {
+    std::cerr << "orch import: " << store.status().message()
+              << " (is its coordinator running? then import without --data-dir)\n";
+    return kExitError;
+  }
+  bundle::ImportContext context;
+  for (const protocol::PublicIdentity& key : *allowed) {
+    if (key.role == "contributor") context.trusted.push_back(key);
+  }
+  context.trust_hint = "copy its public key file (from orch keygen NAME --role contributor) "
+                       "into " + options.allowed_keys;
+  context.coordinator_key = own->identity.sign_public;
+  context.now_ms = WallNowMs();
+  int worst = kExitOk;
+  for (const std::string& file : options.files) {
+    worst = std::max(worst, ImportOffline(options, **store, context, file));
+  }
+  return worst;
+}
+
+int RunImport(const ImportOptions& options) {
+  if (!options.data_dir.empty()) return RunImportOffline(options);
+  int worst = kExitOk;
+  for (const std::string& file : options.files) {
+    Result<std::string> bytes = ReadFile(file);
+    if (!bytes.ok()) {
+      std::cerr << "orch import: " << bytes.status().message() << "\n";
+      worst = std::max(worst, kExitInvalidInput);
+      continue;
+    }
+    if (bytes->size() + 4096 > protocol::kMaxFrameBytes) {
+      std::cerr << "orch import: " << file << " is " << bytes->size() / (1 << 20)
+                << " MiB, more than one message to the coordinator carries ("
+                << protocol::kMaxFrameBytes / (1 << 20)
+                << " MiB): stop the coordinator and import with --data-dir\n";
+      worst = std::max(worst, kExitInvalidInput);
+      continue;
+    }
+    ClientOptions client = options.client;
+    client.timeout_s = std::max(client.timeout_s, 60);
+    Result<protocol::Message> reply =
+        Request(client, protocol::ImportRequest{std::move(*bytes), file});
+    const auto* answer = reply.ok() ? std::get_if<protocol::CommandReply>(&*reply) : nullptr;
+    if (answer == nullptr) {
+      std::cerr << "orch import: " << file << ": "
+                << (reply.ok() ? "unexpected reply" : reply.status().message()) << "\n";
+      worst = std::max(worst, kExitError);
+    } else if (!answer->ok) {
+      std::cerr << "orch import: " << file << ": refused, nothing stored: " << answer->message
+                << "\n";
+      worst = std::max(worst, kExitError);
+    } else {
+      std::cout << file << ": " << answer->message << "\n";
+    }
+  }
+  return worst;
+}
+
+}  // namespace
+
+void RegisterExportCommand(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<ExportOptions>();  // shared with the callback below
+  CLI::App* cmd = app.add_subcommand(
+      "export",
+      "Write a plan bundle for contributors' home rigs (docs/bundles.md): the experiment's\n"
+      "plan (or only some cells), a nonce and an expiry, signed by the coordinator's key.\n"
+      "The coordinator must run with --key. Exit status: 0 written, 1 refused or\n"
+      "unreachable, 2 invalid arguments.");
+  cmd->add_option("EXPERIMENT", options->experiment, "experiment name")->required();
+  cmd->add_option("--cells", options->cells,
+                  "only these cells (labels as orch status shows them: baseline, kv=q8_0)")
+      ->delimiter(',');
+  cmd->add_option("--valid-days", options->valid_days,
+                  "results of it are accepted for this many days (default 30)");
+  cmd->add_option("-o,--output", options->output, "the bundle file to write")->required();
+  AddClientOptions(*cmd, options->client);
+  cmd->callback([options, &exit_code] { exit_code = RunExport(*options); });
+}
+
+void RegisterImportCommand(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<ImportOptions>();  // shared with the callback below
+  CLI::App* cmd = app.add_subcommand(
+      "import",
+      "Import contributors' result bundles (docs/bundles.md): each is verified (signature\n"
+      "of a trusted contributor key, every content hash, a plan bundle this coordinator\n"
+      "issued and that has not expired, sequence number) and stored in one write, or\n"
+      "refused with nothing stored. Through the running coordinator, or with --data-dir\n"
+      "into a stopped one's store. Importing a bundle again changes nothing. Exit status:\n"
+      "0 every file imported (or already was), 1 one was refused, 2 invalid arguments.");
+  cmd->add_option("FILE", options->files, "result bundle files")->required();
+  cmd->add_option("--data-dir", options->data_dir,
+                  "import into this stopped coordinator's store instead (needs --own-key and "
+                  "--allowed-keys)");
+  cmd->add_option("--own-key", options->own_key, "with --data-dir: the coordinator's secret key");
+  cmd->add_option("--allowed-keys", options->allowed_keys,
+                  "with --data-dir: the coordinator's folder of admitted keys (contributor "
+                  "keys there are trusted)");
+  AddClientOptions(*cmd, options->client);
+  cmd->callback([options, &exit_code] { exit_code = RunImport(*options); });
+}
+
+}  // namespace orch::cli
