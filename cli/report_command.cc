@@ -25,6 +25,7 @@ struct ReportCommandOptions {
   bool json = false;
   bool csv = false;
   std::string html;
+  bool by_host = false;
 };
 
 
@@ -45,6 +46,15 @@ int Fail(const Status& status) {
   return status.code() == StatusCode::kNotFound ? kExitInvalidInput : kExitError;
 }
 
+// --by-host: the same coordinate across every host that ran it (docs/report.md).
+int RunHostReport(const ReportCommandOptions& options, const report::ExperimentInput& input,
+                  report::RunSource& source) {
+  Result<report::HostReport> built = report::BuildHostReport(input, source);
+  if (!built.ok()) return Fail(built.status());
+  std::cout << (options.json ? report::RenderHostJson(*built) : report::RenderHostText(*built));
+  return kExitOk;
+}
+
 int RunReport(const ReportCommandOptions& options) {
   ScratchDir scratch("orch-report");
   Result<std::unique_ptr<store::Store>> store = OpenStore(options.data_dir, scratch);
@@ -52,6 +62,7 @@ int RunReport(const ReportCommandOptions& options) {
   Result<report::ExperimentInput> input = report::LoadExperiment(**store, options.experiment);
   if (!input.ok()) return Fail(input.status());
   std::unique_ptr<report::RunSource> source = report::MakeStoreRunSource(**store);
+  if (options.by_host) return RunHostReport(options, *input, *source);
   // Token text comes from what the drivers reported with the runs (none: ids only).
   std::unique_ptr<report::TokenDecoder> decoder = report::MakeSummaryTokenDecoder(input->runs);
   Result<report::Report> built =
@@ -96,8 +107,14 @@ void RegisterReportCommand(CLI::App& app, int& exit_code) {
   CLI::Option* csv =
       cmd->add_flag("--csv", options->csv, "print CSV, one row per workload and cell");
   json->excludes(csv);
-  cmd->add_option("--html", options->html,
-                  "also write a self-contained HTML report with plots to FILE");
+  CLI::Option* html = cmd->add_option(
+      "--html", options->html, "also write a self-contained HTML report with plots to FILE");
+  CLI::Option* by_host = cmd->add_flag(
+      "--by-host", options->by_host,
+      "instead, for every job run on more than one host fingerprint (the lab's and\n"
+      "contributors' runs), compare its run on each host with the job's reference run");
+  by_host->excludes(csv);
+  by_host->excludes(html);
   cmd->callback([options, &exit_code] { exit_code = RunReport(*options); });
 }
 

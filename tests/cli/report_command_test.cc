@@ -1,0 +1,75 @@
+// `orch report --by-host` as an operator runs it: the real binary on a RocksDB store
+// holding the lab's runs and runs imported from contributors (tests/report/report_fixture.h).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "store/rocksdb_store.h"
+#include "tests/report/report_fixture.h"
+#include "tests/support/subprocess.h"
+
+namespace orch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class ReportCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::remove_all(dir_);
+    std::unique_ptr<store::Store> store =
+        std::move(store::OpenRocksDbStore(store::RocksDbPathInDataDir(data()), {})).value();
+    report::testing::BuildContributedExperiment(*store);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string data() const { return (dir_ / "data").string(); }
+
+  fs::path dir_ = fs::temp_directory_path() / ("orch-report-cmd-" + std::to_string(::getpid()));
+};
+
+TEST_F(ReportCommandTest, ByHostComparesEachJobAcrossTheHostsThatRanIt) {
+  ProcessResult text =
+      RunProcess({OrchBinary(), "report", "contributed", "--data-dir", data(), "--by-host"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("3 of 3 jobs ran on more than one host"));
+  EXPECT_THAT(text.out, HasSubstr("== job job-3: quant=q8_0, workload wiki, repeat 0 (3 hosts)"));
+  EXPECT_THAT(text.out, HasSubstr("run-q-bob"));
+  EXPECT_THAT(text.out, HasSubstr("host.cpu.model_name"));
+  EXPECT_THAT(text.out, Not(HasSubstr("Cells against the baseline")));
+
+  ProcessResult json = RunProcess(
+      {OrchBinary(), "report", "contributed", "--data-dir", data(), "--by-host", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  nlohmann::json parsed = nlohmann::json::parse(json.out);
+  EXPECT_EQ(parsed["schema"], "orch.report-hosts/1");
+  ASSERT_EQ(parsed["jobs"].size(), 3u);
+  const nlohmann::json& quant = parsed["jobs"][2];
+  EXPECT_EQ(quant["cell"], "quant=q8_0");
+  EXPECT_EQ(quant["runs"][0]["run"], "run-q-lab");
+  EXPECT_EQ(quant["runs"][0]["reference"], true);
+  EXPECT_EQ(quant["runs"][2]["contributor"], "bob");
+  EXPECT_EQ(quant["runs"][2]["first_difference"], 25);
+}
+
+TEST_F(ReportCommandTest, TheReportListsTheConflictAndTheQuorum) {
+  ProcessResult text = RunProcess({OrchBinary(), "report", "contributed", "--data-dir", data()});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("Conflicts (one job, one fingerprint class"));
+  EXPECT_THAT(text.out, HasSubstr("alice on fp-a2 (agent rig-1)"));
+  EXPECT_THAT(text.out, HasSubstr("rests on one contributor (alice)"));
+}
+
+TEST_F(ReportCommandTest, ByHostRefusesCsvAndHtml) {
+  ProcessResult csv = RunProcess(
+      {OrchBinary(), "report", "contributed", "--data-dir", data(), "--by-host", "--csv"});
+  EXPECT_NE(csv.exit_code, 0);
+  EXPECT_THAT(csv.err, HasSubstr("excludes"));
+}
+
+}  // namespace
+}  // namespace orch::testing
