@@ -283,9 +283,13 @@ Status TrustedSigner(const protocol::PublicIdentity& signer,
                         key.sign_public + ")");
     }
   }
+  std::string hint(trust_hint);
+  for (size_t at = hint.find("{name}"); at != std::string::npos; at = hint.find("{name}")) {
+    hint.replace(at, 6, signer.name);
+  }
   return Status(StatusCode::kFailedPrecondition,
                 "bundle signed by an unknown key: '" + signer.name + "' (ed25519 " +
-                    signer.sign_public + "). To trust it, " + std::string(trust_hint));
+                    signer.sign_public + "). To trust it, " + hint);
 }
 
 }  // namespace orch::bundle

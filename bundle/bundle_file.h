@@ -68,8 +68,9 @@ Result<std::string> WriteBundle(const BundleContent& content,
 Result<OpenedBundle> ReadBundle(std::string_view bytes, std::string_view file);
 
 // OK when `signer` is among `trusted` (same name and Ed25519 key). A key not there is
-// FailedPrecondition naming its name and key and saying how to trust it (`trust_hint`:
-// what to do with its public key file); a trusted name with another key is refused too.
+// FailedPrecondition naming its name and key and saying how to trust it (`trust_hint`,
+// in which "{name}" becomes the signer's name); a trusted name with another key is
+// refused too.
 Status TrustedSigner(const protocol::PublicIdentity& signer,
                      const std::vector<protocol::PublicIdentity>& trusted,
                      std::string_view trust_hint);

@@ -217,6 +217,11 @@ Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view by
                       plan->coordinator.name + " (ed25519 " + plan->coordinator.sign_public +
                       "), not by this coordinator");
   }
+  if (manifest.contains("plan_bundle_sha256") &&
+      manifest.at("plan_bundle_sha256") != plan->sha256) {
+    return Refused(file, "manifest.plan_bundle_sha256 is not the hash of the plan bundle it "
+                         "carries");
+  }
   if (plan->nonce != nonce || plan->experiment != result.experiment) {
     return Refused(file, "its nonce or experiment is not that of the plan bundle it carries");
   }
@@ -268,6 +273,12 @@ Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view by
     Result<std::vector<store::DigestRecord>> records = DecodeDigests(digests->data);
     if (!records.ok()) return Refused(file, where + ": " + records.status().message());
     if (records->empty()) return Refused(file, where + ": it has no digests");
+    if (runs[i].contains("positions") &&
+        runs[i].at("positions") != static_cast<uint64_t>(records->size())) {
+      return Refused(file, where + ": manifest says " + runs[i].at("positions").dump() +
+                               " positions, its digests hold " +
+                               std::to_string(records->size()));
+    }
     if (!entry->host_fingerprint.empty()) {
       const Blob* fingerprint = NeedBlob(opened, entry->fingerprint_blob, missing);
       if (!missing.ok()) return Refused(file, where + ": " + missing.message());
@@ -281,7 +292,8 @@ Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view by
     store::ImportedRun run;
     run.run.id = prefix + entry->run_id;
     run.run.job_id = entry->job_id;
-    run.run.agent_id = entry->agent_id;
+    // The rig's agent ids (local-1, ...) mean nothing in the lab: name the contributor.
+    run.run.agent_id = opened.signer.name + "/" + entry->agent_id;
     run.run.state = store::RunState::kSucceeded;
     run.run.exit_status = entry->exit_status;
     run.run.host_fingerprint_id = entry->host_fingerprint;

@@ -121,8 +121,9 @@ int RunImportOffline(const ImportOptions& options) {
   for (const protocol::PublicIdentity& key : *allowed) {
     if (key.role == "contributor") context.trusted.push_back(key);
   }
-  context.trust_hint = "copy its public key file (from orch keygen NAME --role contributor) "
-                       "into " + options.allowed_keys;
+  context.trust_hint = "check with the contributor that this is their key, then: cp {name}.key " +
+                       options.allowed_keys + "/ (the public file `orch keygen {name} "
+                       "--role contributor` made on the rig)";
   context.coordinator_key = own->identity.sign_public;
   context.now_ms = WallNowMs();
   int worst = kExitOk;

@@ -397,6 +397,17 @@ Result<uint64_t> LastSequence(const std::string& file) {
                          "result bundle this key signed)");
 }
 
+// The engine a plan job requires; "" when the job does not say.
+std::string EngineOf(const nlohmann::json& job) {
+  if (!job.is_object() || !job.contains("requirements")) return "";
+  const nlohmann::json& requirements = job.at("requirements");
+  if (!requirements.is_object() || !requirements.contains("engine") ||
+      !requirements.at("engine").is_string()) {
+    return "";
+  }
+  return requirements.at("engine").get<std::string>();
+}
+
 // The plan's jobs whose engine has a driver here; `skipped` gets the others' engines.
 Result<std::string> KeepRunnable(const std::string& plan_json,
                                  const std::map<std::string, std::string>& drivers,
@@ -407,7 +418,7 @@ Result<std::string> KeepRunnable(const std::string& plan_json,
   }
   nlohmann::json jobs = nlohmann::json::array();
   for (const nlohmann::json& job : plan["jobs"]) {
-    std::string engine = job.value("/requirements/engine"_json_pointer, std::string());
+    std::string engine = EngineOf(job);
     if (drivers.count(engine) > 0) {
       jobs.push_back(job);
     } else {
@@ -507,7 +518,7 @@ int RunBundle(const RunOptions& options) {
   std::set<std::string> engines;
   if (parsed.is_object() && parsed.contains("jobs") && parsed["jobs"].is_array()) {
     for (const nlohmann::json& job : parsed["jobs"]) {
-      engines.insert(job.value("/requirements/engine"_json_pointer, std::string()));
+      if (std::string engine = EngineOf(job); !engine.empty()) engines.insert(engine);
     }
   }
   for (const std::string& engine : engines) {

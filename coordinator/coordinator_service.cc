@@ -357,10 +357,9 @@ void CoordinatorService::OnImport(const protocol::TransportEvent& event,
   for (const protocol::PublicIdentity& key : *allowed) {
     if (key.role == "contributor") context.trusted.push_back(key);
   }
-  context.trust_hint = "make it a contributor key (orch keygen NAME --role contributor on the "
-                       "rig) and copy its public file NAME.key into this coordinator's "
-                       "allowed-keys folder " + bundle_keys_.allowed_dir +
-                       "; no restart is needed";
+  context.trust_hint = "check with the contributor that this is their key, then: cp {name}.key " +
+                       bundle_keys_.allowed_dir + "/ (the public file `orch keygen {name} "
+                       "--role contributor` made on the rig; no restart is needed)";
   context.coordinator_key = bundle_keys_.own->identity.sign_public;
   context.now_ms = now.count();
   auto role = policy_.roles.find(event.user);

@@ -186,6 +186,32 @@ void WriteRecordSeeds(const fs::path& root) {
   Write(dir, "run", '\2' + store::EncodeRun(run));
   Write(dir, "event",
         '\3' + store::EncodeEvent({0, -7, "job.assigned", "job", "{}"}));
+  Write(dir, "bundle",
+        '\4' + store::EncodeBundle({std::string(64, 'a'), "carol", "key", 3, "exp", "n", 5,
+                                    {"r1", "r2"}}));
+  Write(dir, "signer", '\5' + store::EncodeSigner({"key", 3, std::string(64, 'a')}));
+
+  // bundle_fuzzer: a signed result bundle of one run of j1 (the fuzzer substitutes the
+  // plan bundle and its nonce), and the same as a raw file would start.
+  std::string digests;
+  for (uint64_t position = 0; position < 3; ++position) {
+    digests += std::string(7, '\0') + static_cast<char>(position) + std::string(3, '\0') +
+               '\x02' + "dg";
+  }
+  std::string fields =
+      R"({"experiment":"exp","nonce":"@nonce","sequence":1,"runs":[{"run":"r1","job":"j1",)"
+      R"("agent":"local-1","state":"succeeded","exit_status":0,"positions":3,)"
+      R"("host_fingerprint":"","fingerprint":"","summary":"runs/0/summary",)"
+      R"("digests":"runs/0/digests"}]})";
+  auto part = [](const std::string& bytes) {
+    return std::string{static_cast<char>(bytes.size() & 0xff),
+                       static_cast<char>(bytes.size() >> 8)} +
+           bytes;
+  };
+  dir = root / "bundle_fuzzer";
+  Write(dir, "signed_one_run",
+        "\x01" + part(fields) + part("@plan") + part("unused") + part("{}") + part(digests));
+  Write(dir, "raw_header", std::string(1, '\0') + "ORCHBNDL\x01MANI" + std::string(8, '\0'));
 }
 
 // Plans every spec seed; the plans seed plan_json_fuzzer.

@@ -1,5 +1,5 @@
 // store_codec_fuzzer: one input is a leading byte that picks the record kind
-// (plan, job, run, event: byte % 4) and the bytes of a stored value. The
+// (plan, job, run, event, bundle, signer: byte % 6) and the bytes of a stored value. The
 // decoder (store/codec.h) must decode it or refuse it with a Status; a decoded
 // record must encode and decode back to itself (older versions are upgraded,
 // not lost).
@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
   if (size == 0) return 0;
   std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
   namespace s = orch::store;
-  switch (data[0] % 4) {
+  switch (data[0] % 6) {
     case 0:
       RoundTrip(bytes, s::DecodePlan, s::EncodePlan);
       break;
@@ -38,8 +38,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
     case 2:
       RoundTrip(bytes, s::DecodeRun, s::EncodeRun);
       break;
-    default:
+    case 3:
       RoundTrip(bytes, s::DecodeEvent, s::EncodeEvent);
+      break;
+    case 4:
+      RoundTrip(bytes, s::DecodeBundle, s::EncodeBundle);
+      break;
+    default:
+      RoundTrip(bytes, s::DecodeSigner, s::EncodeSigner);
       break;
   }
   return 0;

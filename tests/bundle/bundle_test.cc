@@ -86,7 +86,7 @@ class BundleTest : public ::testing::Test {
   ImportContext Context(int64_t now = kNow + 2000) {
     ImportContext context;
     context.trusted = {carol_.identity};
-    context.trust_hint = "copy NAME.key into the allowed keys";
+    context.trust_hint = "cp {name}.key keys/allowed/";
     context.coordinator_key = coordinator_.identity.sign_public;
     context.now_ms = now;
     return context;
@@ -128,7 +128,7 @@ TEST_F(BundleTest, ARoundTripStoresTheRigsRunsWithTheirProvenanceAndCompletesThe
     EXPECT_EQ(run.contributor, "carol");
     EXPECT_EQ(run.bundle_sha256, imported->sha256);
     EXPECT_EQ(run.imported_at_ms, kNow + 2000);
-    EXPECT_EQ(run.agent_id, "local-1");
+    EXPECT_EQ(run.agent_id, "carol/local-1");
     EXPECT_EQ(run.summary, R"({"done":{}})");
     EXPECT_EQ(*lab_->GetFingerprint(run.host_fingerprint_id), R"({"cpu":"rig"})");
     EXPECT_EQ(lab_->GetJob(run.job_id)->current_run_id, run.id);
@@ -213,7 +213,7 @@ TEST_F(BundleTest, AnUnknownKeyIsRefusedWithItsIdAndHowToTrustIt) {
   ASSERT_FALSE(imported.ok());
   EXPECT_THAT(imported.status().message(), HasSubstr("unknown key: 'dave'"));
   EXPECT_THAT(imported.status().message(), HasSubstr(dave.identity.sign_public));
-  EXPECT_THAT(imported.status().message(), HasSubstr("copy NAME.key into the allowed keys"));
+  EXPECT_THAT(imported.status().message(), HasSubstr("To trust it, cp dave.key keys/allowed/"));
   ExpectNothingImported();
 }
 

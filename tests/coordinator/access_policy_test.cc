@@ -59,6 +59,21 @@ TEST(AccessPolicyTest, SubmittersRunTheirOwnExperimentsOnly) {
   EXPECT_THAT(Why("alice", "cli-1", protocol::Drain{"agent-1"}), HasSubstr("needs role admin"));
 }
 
+TEST(AccessPolicyTest, BundlesAreForSubmittersOfTheExperimentAndAdmins) {
+  protocol::ExportRequest export_alices{"alices", {}, 1};
+  EXPECT_EQ(Why("alice", "cli-1", export_alices), "");
+  EXPECT_EQ(Why("root", "cli-1", export_alices), "");
+  EXPECT_THAT(Why("bob", "cli-2", export_alices),
+              HasSubstr("may exportRequest only the experiments it submitted, not alices"));
+  EXPECT_THAT(Why("vera", "cli-3", export_alices), HasSubstr("(role viewer)"));
+  // Which experiment a result bundle is for is read from the bundle by the service.
+  protocol::ImportRequest import{"ORCHBNDL", "f"};
+  EXPECT_EQ(Why("bob", "cli-2", import), "");
+  EXPECT_EQ(Why("root", "cli-1", import), "");
+  EXPECT_THAT(Why("vera", "cli-3", import), HasSubstr("needs role submitter or admin"));
+  EXPECT_THAT(Why("coord", "cli-4", import), HasSubstr("(role coordinator)"));
+}
+
 TEST(AccessPolicyTest, OnlyTheOwnerOrAnAdminSubmitsAnExistingExperimentAgain) {
   EXPECT_EQ(Why("bob", "cli-2", PlanOf("bobs-new")), "");
   EXPECT_EQ(Why("alice", "cli-1", PlanOf("alices")), "");  // an edited plan of its own

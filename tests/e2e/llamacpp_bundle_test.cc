@@ -59,6 +59,7 @@ class BundleRoundTripTest : public ::testing::Test {
   void SetUp() override {
     for (auto [name, role] : {std::pair{"coordinator", "coordinator"},
                               std::pair{"alice", "submitter"},
+                              std::pair{"bob", "submitter"},
                               std::pair{"carol", "contributor"}}) {
       ProcessResult made =
           RunProcess({OrchBinary(), "keygen", name, "--role", role, "--dir", keys().string()});
@@ -66,6 +67,7 @@ class BundleRoundTripTest : public ::testing::Test {
     }
     fs::create_directories(keys() / "allowed");
     fs::copy_file(keys() / "alice.key", keys() / "allowed" / "alice.key");
+    fs::copy_file(keys() / "bob.key", keys() / "allowed" / "bob.key");
     cluster_.StartCoordinator("tcp://127.0.0.1:*", "key = \"keys/coordinator.key_secret\"\n"
                                                    "allowed_keys = \"keys/allowed\"\n");
     std::ofstream(cluster_.dir() / "spec.toml") << kSpec;
@@ -73,8 +75,9 @@ class BundleRoundTripTest : public ::testing::Test {
 
   fs::path keys() const { return cluster_.dir() / "keys"; }
 
-  ProcessResult AsAlice(std::vector<std::string> args) {
-    args.insert(args.end(), {"--key", (keys() / "alice.key_secret").string(),
+  ProcessResult AsAlice(std::vector<std::string> args) { return As("alice", args); }
+  ProcessResult As(const std::string& user, std::vector<std::string> args) {
+    args.insert(args.end(), {"--key", (keys() / (user + ".key_secret")).string(),
                              "--coordinator-key", (keys() / "coordinator.key").string(),
                              "--timeout", "20"});
     return cluster_.Client(args);
@@ -111,9 +114,13 @@ TEST_F(BundleRoundTripTest, ARigsSignedResultsCompleteTheLabsExperimentAndTheRep
   ProcessResult unknown = AsAlice({"import", (cluster_.dir() / "results.orchb").string()});
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_THAT(unknown.err, HasSubstr("unknown key: 'carol'"));
-  EXPECT_THAT(unknown.err, HasSubstr("--role contributor"));
+  EXPECT_THAT(unknown.err, HasSubstr("cp carol.key " + (keys() / "allowed").string() + "/"));
   // Trusting it needs no restart: the coordinator reads its key folder at each import.
   fs::copy_file(keys() / "carol.key", keys() / "allowed" / "carol.key");
+  // Another submitter may not add runs to alice's experiment.
+  ProcessResult bob = As("bob", {"import", (cluster_.dir() / "results.orchb").string()});
+  EXPECT_EQ(bob.exit_code, 1);
+  EXPECT_THAT(bob.err, HasSubstr("only an admin or the key that submitted e2e-bundle"));
   ProcessResult imported = AsAlice({"import", (cluster_.dir() / "results.orchb").string()});
   ASSERT_EQ(imported.exit_code, 0) << imported.err << cluster_.Logs();
   EXPECT_THAT(imported.out, HasSubstr("imported 3 runs of e2e-bundle from bundle 1 of carol"));

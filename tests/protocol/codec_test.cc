@@ -233,6 +233,12 @@ std::vector<BadField> BadFields() {
        "statusReply.jobs[0].jobId"},
       {"RetryWithoutExperiment", Retry{"", true, false}, "retry.experiment"},
       {"RetryOfNothing", Retry{"e", false, false}, "retry"},
+      {"ExportWithoutExperiment", ExportRequest{"", {}, 1}, "exportRequest.experiment"},
+      {"ExportValidForNothing", ExportRequest{"e", {}, 0}, "exportRequest.validForMs"},
+      {"ExportOfAnUnnamedCell", ExportRequest{"e", {"baseline", ""}, 1},
+       "exportRequest.cells[1]"},
+      {"ExportReplyOkWithoutABundle", ExportReply{true, "m", ""}, "exportReply.bundle"},
+      {"ImportOfNothing", ImportRequest{"", "f"}, "importRequest.bundle"},
       {"CommandReplyWithoutMessage", CommandReply{false, ""},
        "commandReply.message"},
   };

@@ -93,7 +93,10 @@ inline std::vector<Message> OneOfEachMessage() {
           StatusRequest{"exp-1", true},
           ValidStatusReply(),
           CommandReply{true, "submitted exp-1: 30 jobs, 30 new"},
-          Retry{"exp-1", true, true}};
+          Retry{"exp-1", true, true},
+          ExportRequest{"exp-1", {"baseline", "kv=q8_0"}, 86'400'000},
+          ExportReply{true, "plan bundle of exp-1", std::string("ORCHBNDL\x01\x00\xff", 11)},
+          ImportRequest{std::string("ORCHBNDL\x01\x00", 10), "results.orchb"}};
 }
 
 }  // namespace orch::protocol::testing
