@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr size_t kMaxRunIdBytes = 200;  // leaves room for the imported run id's prefix
+constexpr size_t kMaxRunIdBytes = 190;  // leaves room for the contributor's name
 
 void PutBigEndian(std::string& out, uint64_t value, int bytes) {
   for (int shift = (bytes - 1) * 8; shift >= 0; shift -= 8) {
@@ -245,7 +245,9 @@ Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view by
 
   std::set<std::string> plan_jobs(plan->job_ids.begin(), plan->job_ids.end());
   store::BundleImport import;
-  std::string prefix = opened.sha256.substr(0, 12) + "-";
+  // A rig's run keeps one id in the lab whichever bundle brings it: a later bundle of the
+  // same rig (written after more jobs finished) adds only the runs not yet imported.
+  std::string prefix = opened.signer.name + ":";
   import.bundle = {.sha256 = opened.sha256,
                    .contributor = opened.signer.name,
                    .signer = opened.signer.sign_public,
@@ -289,8 +291,18 @@ Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view by
         import.fingerprints.emplace_back(entry->host_fingerprint, fingerprint->data);
       }
     }
+    std::string run_id = prefix + entry->run_id;
+    if (Result<store::RunRecord> stored = store.GetRun(run_id); stored.ok()) {
+      if (stored->contributor != opened.signer.name || stored->job_id != entry->job_id) {
+        return Refused(file, where + ": run id " + run_id + " is stored for another run");
+      }
+      ++result.already_imported;
+      continue;
+    } else if (stored.status().code() != StatusCode::kNotFound) {
+      return stored.status();
+    }
     store::ImportedRun run;
-    run.run.id = prefix + entry->run_id;
+    run.run.id = run_id;
     run.run.job_id = entry->job_id;
     // The rig's agent ids (local-1, ...) mean nothing in the lab: name the contributor.
     run.run.agent_id = opened.signer.name + "/" + entry->agent_id;
@@ -328,6 +340,7 @@ Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view by
   result.runs = static_cast<int>(import.runs.size());
   json detail = {{"contributor", result.contributor}, {"sequence", result.sequence},
                  {"experiment", result.experiment},   {"runs", result.runs},
+                 {"already_imported", result.already_imported},
                  {"jobs_completed", result.jobs_completed}};
   import.events.push_back(
       {.seq = 0, .time_ms = context.now_ms, .kind = "bundle.imported",
@@ -347,8 +360,13 @@ std::string DescribeImport(const ImportResult& result) {
   if (result.duplicate) {
     return "already imported " + what + " for " + result.experiment + ": nothing changed";
   }
-  return "imported " + std::to_string(result.runs) + " runs of " + result.experiment +
-         " from " + what + "; " + std::to_string(result.jobs_completed) + " jobs completed";
+  std::string line = "imported " + std::to_string(result.runs) + " runs of " +
+                     result.experiment + " from " + what;
+  if (result.already_imported > 0) {
+    line += " (" + std::to_string(result.already_imported) +
+            " more it holds were imported before, from an earlier bundle)";
+  }
+  return line + "; " + std::to_string(result.jobs_completed) + " jobs completed";
 }
 
 }  // namespace orch::bundle

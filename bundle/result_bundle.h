@@ -8,6 +8,8 @@
 // that this coordinator issued the plan bundle it answers and that it has not expired,
 // that every run is of one of its jobs and is complete and well formed, and the
 // signer's sequence number (no replay, no rollback). A refused bundle stores nothing.
+// An imported run's id is "<contributor>:<the rig's run id>", so a rig's run that an
+// earlier bundle already brought is not stored twice.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +60,7 @@ struct ImportResult {
   uint64_t sequence = 0;
   std::string experiment;
   int runs = 0;            // runs stored
+  int already_imported = 0;  // runs it holds that an earlier bundle of the signer brought
   int jobs_completed = 0;  // jobs it completed
 };
 

@@ -91,7 +91,7 @@ TEST(BundleReportTest, ADisagreeingRunOnTheSameClassIsAConflictAndAnAgreeingOneA
 
   ASSERT_EQ(w.baseline.conflicts.size(), 1u);
   const report::Conflict& conflict = w.baseline.conflicts[0];
-  std::string rig_run = imported->sha256.substr(0, 12) + "-rig-baseline";
+  std::string rig_run = "carol:rig-baseline";
   EXPECT_EQ((std::set<std::string>{conflict.a.run_id, conflict.b.run_id}),
             (std::set<std::string>{"lab-baseline", rig_run}));
   EXPECT_EQ((std::set<std::string>{conflict.a.contributor, conflict.b.contributor}),

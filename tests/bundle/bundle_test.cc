@@ -143,6 +143,26 @@ TEST_F(BundleTest, ARoundTripStoresTheRigsRunsWithTheirProvenanceAndCompletesThe
   EXPECT_EQ(lab_->GetSigner(carol_.identity.sign_public)->sequence, 1u);
 }
 
+TEST_F(BundleTest, ALaterBundleOfTheSameRigAddsOnlyTheRunsNotYetImported) {
+  std::string plan = Export();
+  rig_ = store::MakeMemoryStore();  // the rig has finished j1 only
+  PutExperiment(*rig_);
+  PutRun(*rig_, "j1", 5, R"({"cpu":"rig"})");
+  Result<ImportResult> first = Import(Results(plan, 1, carol_));
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->runs, 1);
+
+  PutRun(*rig_, "j2", 3, R"({"cpu":"rig"})");  // resumed, and finished j2 too
+  Result<ImportResult> second = Import(Results(plan, 2, carol_));
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->runs, 1);
+  EXPECT_EQ(second->already_imported, 1);
+  EXPECT_EQ(second->jobs_completed, 1);
+  EXPECT_THAT(DescribeImport(*second), HasSubstr("1 more it holds were imported before"));
+  EXPECT_EQ(lab_->ListRunsOfJobs({"j1", "j2"})->size(), 2u);  // j1's run is there once
+  EXPECT_EQ(lab_->GetRun("carol:run-j1")->bundle_sha256, first->sha256);
+}
+
 TEST_F(BundleTest, ImportingTheSameBundleTwiceChangesNothingAndSaysSo) {
   std::string file = Results(Export(), 1, carol_);
   ASSERT_TRUE(Import(file).ok());

@@ -83,13 +83,13 @@ class BundleRoundTripTest : public ::testing::Test {
     return cluster_.Client(args);
   }
 
-  // The rig: `orch run --bundle` with carol's key, in its own folder.
-  ProcessResult RunRig(std::vector<std::string> extra = {}) {
+  // A rig: `orch run --bundle` with carol's key, in its own folder `rig`.
+  ProcessResult RunRig(std::vector<std::string> extra = {}, const std::string& rig = "rig") {
     std::vector<std::string> args{OrchBinary(), "run", "--bundle",
                                   (cluster_.dir() / "plan.orchb").string(), "--key",
                                   (keys() / "carol.key_secret").string(), "--coordinator-key",
                                   (keys() / "coordinator.key").string(), "--data-dir",
-                                  (cluster_.dir() / "rig").string(), "--results",
+                                  (cluster_.dir() / rig).string(), "--results",
                                   (cluster_.dir() / "results.orchb").string()};
     args.insert(args.end(), extra.begin(), extra.end());
     return RunProcess(args, 240s);
@@ -148,9 +148,9 @@ TEST_F(BundleRoundTripTest, ARigsSignedResultsCompleteTheLabsExperimentAndTheRep
   EXPECT_THAT(report.out, HasSubstr("bit-identical"));
   EXPECT_THAT(report.out, HasSubstr("rests on one contributor (carol)"));
 
-  // A second bundle of the same runs (sequence 2), imported offline and killed at
-  // several moments: each time the store holds all of it or none of it.
-  ProcessResult second = RunRig({"--write-results"});
+  // Carol's second rig runs the bundle too (sequence 2: her key's next bundle); its
+  // import, offline and killed at several moments, leaves all of it or none of it.
+  ProcessResult second = RunRig({}, "rig-2");
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_THAT(second.out, HasSubstr("(sequence 2)"));
   protocol::PublicIdentity carol =
