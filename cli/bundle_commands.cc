@@ -1,8 +1,10 @@
 #include "cli/bundle_commands.h"
 
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <memory>
+#include <random>
 
 #include "bundle/result_bundle.h"
 #include "cli/client_commands.h"
@@ -13,6 +15,9 @@
 
 namespace orch::cli {
 namespace {
+
+// The largest bundle file orch reads (the store import itself has no other bound).
+constexpr std::uint64_t kMaxBundleFileBytes = std::uint64_t{4} << 30;
 
 int64_t WallNowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -80,7 +85,7 @@ struct ImportOptions {
 // Imports one file into a store the command opened itself.
 int ImportOffline(const ImportOptions& options, store::Store& store,
                   const bundle::ImportContext& context, const std::string& file) {
-  Result<std::string> bytes = ReadFile(file);
+  Result<std::string> bytes = ReadRegularFile(file, kMaxBundleFileBytes);
   if (!bytes.ok()) {
     std::cerr << "orch import: " << bytes.status().message() << "\n";
     return kExitInvalidInput;
@@ -133,28 +138,50 @@ int RunImportOffline(const ImportOptions& options) {
   return worst;
 }
 
+// Bytes per ImportRequest: well under the protocol's frame limit.
+constexpr size_t kPartBytes = size_t{8} << 20;
+
+std::string RandomUploadId() {
+  std::random_device random;
+  std::string id = "u-";
+  for (int i = 0; i < 4; ++i) {
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", random());
+    id += hex;
+  }
+  return id;
+}
+
+// Sends one file to the coordinator, in parts when it is larger than one message; the
+// reply to the last part (or to the only one) is the import's outcome.
+Result<protocol::Message> SendBundle(const ClientOptions& options, const std::string& file,
+                                     const std::string& bytes) {
+  ClientOptions client = options;
+  client.timeout_s = std::max(client.timeout_s, 60);
+  if (bytes.size() <= kPartBytes) return Request(client, protocol::ImportRequest{bytes, file});
+  std::string upload = RandomUploadId();
+  for (size_t offset = 0;; offset += kPartBytes) {
+    size_t n = std::min(kPartBytes, bytes.size() - offset);
+    protocol::ImportRequest part{bytes.substr(offset, n), file, upload, offset, bytes.size()};
+    ORCH_ASSIGN_OR_RETURN(protocol::Message reply, Request(client, part));
+    const auto* answer = std::get_if<protocol::CommandReply>(&reply);
+    if (offset + n == bytes.size() || answer == nullptr || !answer->ok) return reply;
+    std::cerr << "orch import: " << file << ": sent " << (offset + n) / (1 << 20) << " of "
+              << bytes.size() / (1 << 20) << " MiB" << std::endl;
+  }
+}
+
 int RunImport(const ImportOptions& options) {
   if (!options.data_dir.empty()) return RunImportOffline(options);
   int worst = kExitOk;
   for (const std::string& file : options.files) {
-    Result<std::string> bytes = ReadFile(file);
+    Result<std::string> bytes = ReadRegularFile(file, kMaxBundleFileBytes);
     if (!bytes.ok()) {
       std::cerr << "orch import: " << bytes.status().message() << "\n";
       worst = std::max(worst, kExitInvalidInput);
       continue;
     }
-    if (bytes->size() + 4096 > protocol::kMaxFrameBytes) {
-      std::cerr << "orch import: " << file << " is " << bytes->size() / (1 << 20)
-                << " MiB, more than one message to the coordinator carries ("
-                << protocol::kMaxFrameBytes / (1 << 20)
-                << " MiB): stop the coordinator and import with --data-dir\n";
-      worst = std::max(worst, kExitInvalidInput);
-      continue;
-    }
-    ClientOptions client = options.client;
-    client.timeout_s = std::max(client.timeout_s, 60);
-    Result<protocol::Message> reply =
-        Request(client, protocol::ImportRequest{std::move(*bytes), file});
+    Result<protocol::Message> reply = SendBundle(options.client, file, *bytes);
     const auto* answer = reply.ok() ? std::get_if<protocol::CommandReply>(&*reply) : nullptr;
     if (answer == nullptr) {
       std::cerr << "orch import: " << file << ": "

@@ -119,6 +119,21 @@ Result<std::string> ReadFile(const std::string& path) {
   return content.str();
 }
 
+Result<std::string> ReadRegularFile(const std::string& path, std::uint64_t max_bytes) {
+  std::error_code ec;
+  std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (ec) return IoError("cannot open " + path + ": " + ec.message());
+  if (!std::filesystem::is_regular_file(status)) {
+    return InvalidArgument(path + " is not a regular file (a directory, FIFO or device)");
+  }
+  std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (!ec && size > max_bytes) {
+    return InvalidArgument(path + " is " + std::to_string(size >> 20) + " MiB, above the " +
+                           std::to_string(max_bytes >> 20) + " MiB limit");
+  }
+  return ReadFile(path);
+}
+
 Status WriteFileAtomically(const std::string& path, const std::string& content) {
   std::string temp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -2,6 +2,7 @@
 // path and the operating system's reason.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "base/status.h"
@@ -10,6 +11,11 @@
 namespace orch::cli {
 
 Result<std::string> ReadFile(const std::string& path);
+
+// ReadFile for a file from elsewhere (a bundle): only a regular file of at most
+// `max_bytes` is read; a FIFO, a device or a directory is refused before it is opened,
+// naming the path and what it is.
+Result<std::string> ReadRegularFile(const std::string& path, std::uint64_t max_bytes);
 
 // Writes `content` to a temporary file next to `path`, syncs it and renames it over
 // `path`: readers see the old file or the new one, never a partial one.

@@ -486,7 +486,7 @@ int RunBundle(const RunOptions& options) {
   }
   Result<protocol::SecretIdentity> key = protocol::ReadSecretKeyFile(options.key);
   if (!key.ok()) return Fail(key.status().message(), kExitInvalidInput);
-  Result<std::string> bytes = ReadFile(options.bundle);
+  Result<std::string> bytes = ReadRegularFile(options.bundle, std::uint64_t{64} << 20);
   if (!bytes.ok()) return Fail(bytes.status().message(), kExitInvalidInput);
   Result<bundle::PlanBundle> plan = bundle::ReadPlanBundle(*bytes, options.bundle);
   if (!plan.ok()) return Fail(plan.status().message(), kExitInvalidInput);

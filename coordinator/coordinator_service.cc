@@ -344,12 +344,62 @@ void CoordinatorService::OnExport(const protocol::TransportEvent& event,
                                                 std::move(*file)});
 }
 
+std::optional<std::string> CoordinatorService::AddPart(const protocol::TransportEvent& event,
+                                                       const protocol::ImportRequest& part,
+                                                       Millis now) {
+  auto reply = [&](bool ok, const std::string& message) {
+    SendMessage(event.peer, protocol::CommandReply{ok, message});
+  };
+  std::erase_if(uploads_, [now](const auto& entry) {
+    return now - entry.second.last > kUploadIdle;
+  });
+  std::string id = event.user + "/" + part.upload_id;
+  auto it = uploads_.find(id);
+  if (part.offset == 0) {
+    if (part.total_size > kMaxUploadBytes) {
+      reply(false, "bundle " + part.name + " is " + std::to_string(part.total_size >> 20) +
+                       " MiB, above the " + std::to_string(kMaxUploadBytes >> 20) +
+                       " MiB the coordinator takes over the network: stop it and import with "
+                       "orch import --data-dir");
+      return std::nullopt;
+    }
+    if (it == uploads_.end() && uploads_.size() >= kMaxUploads) {
+      reply(false, std::to_string(uploads_.size()) + " bundle uploads are in progress; try "
+                                                      "again in a minute");
+      return std::nullopt;
+    }
+    it = uploads_.insert_or_assign(id, Upload{"", part.total_size, now}).first;
+  } else if (it == uploads_.end() || it->second.bytes.size() != part.offset ||
+             it->second.total != part.total_size) {
+    uploads_.erase(id);
+    reply(false, "bundle " + part.name + ": a part at byte " + std::to_string(part.offset) +
+                     " came out of order or after its upload expired; send the file again");
+    return std::nullopt;
+  }
+  it->second.bytes += part.bundle;
+  it->second.last = now;
+  if (it->second.bytes.size() < it->second.total) {
+    reply(true, "received " + std::to_string(it->second.bytes.size()) + " of " +
+                    std::to_string(it->second.total) + " bytes");
+    return std::nullopt;
+  }
+  std::string whole = std::move(it->second.bytes);
+  uploads_.erase(it);
+  return whole;
+}
+
 void CoordinatorService::OnImport(const protocol::TransportEvent& event,
                                   const protocol::ImportRequest& request, Millis now) {
   auto reply = [&](bool ok, const std::string& message) {
     SendMessage(event.peer, protocol::CommandReply{ok, message});
   };
   if (!bundle_keys_.own) return reply(false, kNoKey);
+  std::optional<std::string> assembled;
+  if (!request.upload_id.empty()) {
+    assembled = AddPart(event, request, now);
+    if (!assembled) return;
+  }
+  const std::string& bundle_bytes = assembled ? *assembled : request.bundle;
   Result<std::vector<protocol::PublicIdentity>> allowed =
       protocol::ReadAllowedKeys(bundle_keys_.allowed_dir);
   if (!allowed.ok()) return reply(false, "read the trusted keys: " + allowed.status().message());
@@ -372,7 +422,7 @@ void CoordinatorService::OnImport(const protocol::TransportEvent& event,
   }
   std::string name = request.name.empty() ? "(unnamed)" : request.name;
   Result<bundle::ImportResult> result =
-      bundle::ImportResultBundle(store_, request.bundle, name, context);
+      bundle::ImportResultBundle(store_, bundle_bytes, name, context);
   if (!result.ok()) {
     log_.warn(fmt::runtime("refused bundle {} from {}: {}"), name, event.peer,
               result.status().message());

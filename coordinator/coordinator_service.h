@@ -56,6 +56,12 @@ namespace orch::coordinator {
 // ignored (other keys are not affected).
 inline constexpr Millis kQuietAfterAbuse{60000};
 
+// Result bundles sent in parts (ImportRequest.upload_id) are assembled in memory: at most
+// this large, this many at once, and dropped when no part came for this long.
+inline constexpr std::uint64_t kMaxUploadBytes = std::uint64_t{256} << 20;
+inline constexpr std::size_t kMaxUploads = 4;
+inline constexpr Millis kUploadIdle{60000};
+
 // What bundles need: the coordinator's own key (signs plan bundles; the plan bundle a
 // result bundle answers must carry its signature) and the folder of the keys it admits,
 // whose `contributor` keys are trusted to sign result bundles (read at each import, so
@@ -117,6 +123,10 @@ class CoordinatorService final {
                 Millis now);
   void OnImport(const protocol::TransportEvent& event, const protocol::ImportRequest& request,
                 Millis now);
+  // Adds a part to its upload. The whole file once its last part is in, else nullopt
+  // (the peer has been answered).
+  std::optional<std::string> AddPart(const protocol::TransportEvent& event,
+                                     const protocol::ImportRequest& part, Millis now);
 
   CoordinatorCore core_;
   store::Store& store_;
@@ -127,6 +137,12 @@ class CoordinatorService final {
   std::set<std::string> ignored_;
   AccessPolicy policy_;
   BundleKeys bundle_keys_;
+  struct Upload {
+    std::string bytes;
+    std::uint64_t total = 0;
+    Millis last{0};
+  };
+  std::map<std::string, Upload> uploads_;  // key name + "/" + upload id
   std::map<std::string, std::string> owners_;        // experiment -> submitting key (stored)
   std::map<std::string, std::int32_t> refused_by_;   // key -> refusals in a row
   std::map<std::string, Millis> quiet_until_;        // key -> ignored until then

@@ -311,7 +311,23 @@ Result<ExportReply> Read(w::ExportReply::Reader r) {
 
 Result<ImportRequest> Read(w::ImportRequest::Reader r) {
   if (r.getBundle().size() == 0) return FieldError("importRequest.bundle", "empty");
-  return ImportRequest{Bytes(r.getBundle()), Str(r.getName())};
+  ImportRequest request{Bytes(r.getBundle()), Str(r.getName()), Str(r.getUploadId()),
+                        r.getOffset(), r.getTotalSize()};
+  if (request.upload_id.empty()) {
+    if (request.offset != 0 || request.total_size != 0) {
+      return FieldError("importRequest.uploadId", "required for a part (offset, totalSize)");
+    }
+    return request;
+  }
+  if (request.upload_id.size() > 64) {
+    return FieldError("importRequest.uploadId", "longer than 64 bytes");
+  }
+  if (request.offset > request.total_size ||
+      request.bundle.size() > request.total_size - request.offset) {
+    return FieldError("importRequest.offset",
+                      "the part ends past totalSize " + std::to_string(request.total_size));
+  }
+  return request;
 }
 
 template <typename T>

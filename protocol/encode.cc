@@ -218,6 +218,9 @@ void Put(w::Envelope::Builder e, const ImportRequest& m) {
   auto b = e.initImportRequest();
   b.setBundle(Bytes(m.bundle));
   b.setName(Txt(m.name));
+  b.setUploadId(Txt(m.upload_id));
+  b.setOffset(m.offset);
+  b.setTotalSize(m.total_size);
 }
 
 void Put(w::Envelope::Builder e, const CommandReply& m) {

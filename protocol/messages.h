@@ -260,8 +260,13 @@ struct ExportReply {
 };
 
 struct ImportRequest {
-  std::string bundle;  // required (non-empty)
+  std::string bundle;  // required (non-empty): the file, or the part at `offset`
   std::string name;    // the file name, for messages; may be empty
+  // Parts of one file larger than a frame (orch.capnp): all of them share upload_id
+  // (1..64 bytes); offset + bundle.size() <= total_size. Empty: one whole file.
+  std::string upload_id = {};
+  std::uint64_t offset = 0;
+  std::uint64_t total_size = 0;
   friend bool operator==(const ImportRequest&, const ImportRequest&) = default;
 };
 

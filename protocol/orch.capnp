@@ -219,10 +219,16 @@ struct ExportReply {
 }
 
 # CLI -> coordinator: a contributor's result bundle to verify and store (docs/bundles.md).
-# Answered with CommandReply.
+# Answered with CommandReply. A file larger than one frame is sent in parts, in order:
+# each carries the bytes at `offset` of a file of `totalSize` bytes under one random
+# `uploadId`; every part but the last is answered "received ...", the last with the
+# import's outcome. A single-part request leaves uploadId empty.
 struct ImportRequest {
-  bundle @0 :Data;    # required: the result bundle file
-  name @1 :Text;      # its file name, for messages
+  bundle @0 :Data;       # required: the result bundle file, or this part of it
+  name @1 :Text;         # its file name, for messages
+  uploadId @2 :Text;     # parts of one file share it; empty: the whole file is here
+  offset @3 :UInt64;     # where this part starts in the file
+  totalSize @4 :UInt64;  # the file's size (parts only)
 }
 
 # coordinator -> CLI: answer to Submit, Cancel and Drain.

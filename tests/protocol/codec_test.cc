@@ -41,6 +41,13 @@ TEST(CodecTest, ExamplesCoverEveryMessageKind) {
     EXPECT_EQ(messages[i].index(), i);
 }
 
+TEST(CodecTest, RoundTripsAPartOfAnUpload) {
+  Message part = ImportRequest{"part", "big.orchb", "u-1", 4, 100};
+  Result<Message> decoded = Decode(Encode(part));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(*decoded, part);
+}
+
 TEST(CodecTest, RoundTripsEmptyOptionalFieldsAndLists) {
   Hello hello;
   hello.agent_id = "a";
@@ -239,6 +246,8 @@ std::vector<BadField> BadFields() {
        "exportRequest.cells[1]"},
       {"ExportReplyOkWithoutABundle", ExportReply{true, "m", ""}, "exportReply.bundle"},
       {"ImportOfNothing", ImportRequest{"", "f"}, "importRequest.bundle"},
+      {"ImportPartWithoutUpload", ImportRequest{"x", "f", "", 4, 10}, "importRequest.uploadId"},
+      {"ImportPartPastTheEnd", ImportRequest{"xyz", "f", "u", 8, 10}, "importRequest.offset"},
       {"CommandReplyWithoutMessage", CommandReply{false, ""},
        "commandReply.message"},
   };
