@@ -51,4 +51,13 @@ Status WriteRawValueForTesting(const std::string& path, std::string_view table,
   return InvalidArgument("no table named " + std::string(table));
 }
 
+Status DropTableForTesting(const std::string& path, std::string_view table) {
+  ORCH_ASSIGN_OR_RETURN(std::unique_ptr<RocksDb> db, OpenDb(path, DbOpenSettings{}));
+  for (int t = 0; t < kTableCount; ++t) {
+    if (TableName(static_cast<Table>(t)) != table) continue;
+    return FromRocks(db->db->DropColumnFamily(db->handles[t]));
+  }
+  return InvalidArgument("no table named " + std::string(table));
+}
+
 }  // namespace orch::store

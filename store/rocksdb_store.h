@@ -44,4 +44,8 @@ Result<std::unique_ptr<Store>> OpenRocksDbStoreForReading(const std::string& pat
 Status WriteRawValueForTesting(const std::string& path, std::string_view table,
                                std::string_view key, std::string_view value);
 
+// Drops one table's column family, as a store an older orch wrote would lack it: for
+// tests. The store at `path` must not be open.
+Status DropTableForTesting(const std::string& path, std::string_view table);
+
 }  // namespace orch::store

@@ -48,6 +48,37 @@ TEST(RocksDbStoreTest, AStoreIsReadableWhileItsCoordinatorHoldsItOpen) {
   EXPECT_TRUE(primary->PutPlan({"p", "n", "{}"}, {}).ok()) << "the primary keeps writing";
 }
 
+// A store an older orch wrote has no bundles and signers tables: a reader (orch report)
+// reads them as empty, and the coordinator's open adds them.
+TEST(RocksDbStoreTest, AStoreWithoutTheNewerTablesIsReadAndThenGainsThem) {
+  TempDir dir;
+  std::string path = (dir.path() / "db").string();
+  {
+    std::unique_ptr<Store> store = std::move(OpenRocksDbStore(path, RocksDbOptions{})).value();
+    JobRecord job;
+    job.id = "j1";
+    job.plan_id = "p";
+    ASSERT_TRUE(store->PutPlan({"p", "n", "{}"}, {job}).ok());
+  }
+  ASSERT_TRUE(DropTableForTesting(path, "bundles").ok());
+  ASSERT_TRUE(DropTableForTesting(path, "signers").ok());
+
+  Result<std::unique_ptr<Store>> reader =
+      OpenRocksDbStoreForReading(path, (dir.path() / "scratch").string());
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_EQ((*reader)->ListJobs("p")->size(), 1u);
+  EXPECT_EQ((*reader)->GetBundle("sha").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ((*reader)->GetSigner("key").status().code(), StatusCode::kNotFound);
+  reader->reset();
+
+  std::unique_ptr<Store> primary = std::move(OpenRocksDbStore(path, RocksDbOptions{})).value();
+  BundleImport import;
+  import.bundle = {.sha256 = "sha", .contributor = "carol", .signer = "key", .sequence = 1,
+                   .plan_id = "p", .nonce = "n", .imported_at_ms = 1, .run_ids = {}};
+  EXPECT_EQ(*primary->ImportBundle(import), WriteOutcome::kStored);
+  EXPECT_EQ(primary->GetSigner("key")->sequence, 1u);
+}
+
 TEST(RocksDbStoreTest, ReadingAMissingStoreIsNotFound) {
   TempDir dir;
   Result<std::unique_ptr<Store>> store =
