@@ -571,9 +571,11 @@ void RegisterRunCommand(CLI::App& app, int& exit_code) {
       "Run an experiment on this machine: start a coordinator and local agents, submit the\n"
       "plan, show progress, stop everything. Jobs no local agent can run are listed at once\n"
       "and nothing is waited for. Ctrl-C (or SIGTERM) stops drivers, agents and coordinator;\n"
-      "running it again on the same --data-dir resumes. Exit status: 0 every job succeeded,\n"
-      "1 a job failed or another error (the reasons are printed), 2 invalid spec or\n"
-      "arguments, 128+N stopped by signal N.");
+      "running it again on the same --data-dir resumes. With --bundle instead of SPEC: a\n"
+      "lab's plan bundle, offline, its results signed into a result bundle\n"
+      "(docs/bundles.md). Exit status: 0 every job succeeded, 1 a job failed or another\n"
+      "error (the reasons are printed), 2 invalid spec or arguments, 128+N stopped by\n"
+      "signal N.");
   CLI::Option* spec =
       cmd->add_option("SPEC", options->spec, "experiment spec (TOML, see docs/spec.md)");
   cmd->add_option("--agents", options->agents,
