@@ -9,13 +9,19 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/driver_frames.h"
+#include "driver_protocol/frames.h"
 #include "agent/process_launcher.h"
 #include "base/status.h"
 #include "protocol/chunk_records.h"
 #include "protocol/messages.h"
 
 namespace orch::agent {
+
+// The driver's frames (driver_protocol/frames.h), as the agent reads them.
+using driver_protocol::DriverFrame;
+using driver_protocol::DriverFrameParser;
+using driver_protocol::DriverFrameType;
+
 
 class DriverRun final {
  public:

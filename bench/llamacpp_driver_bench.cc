@@ -36,7 +36,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/driver_frames.h"
+#include "driver_protocol/frames.h"
 #include "base/check.h"
 #include "base/sha256.h"
 #include "base/status.h"
@@ -167,7 +167,7 @@ class DriverRowWork final {
     record_.input_token = tokens_[position];
     record_.output_token = -1;
     record_.full_row.clear();
-    stdout_ += agent::EncodeDriverFrame(agent::DriverFrameType::kRecord,
+    stdout_ += driver_protocol::EncodeDriverFrame(driver_protocol::DriverFrameType::kRecord,
                                         digest::EncodePositionRecord(record_));
     hashes_.push_back(record_.digest.hash);
     digest_ms_ += Milliseconds(start, digested);
@@ -282,13 +282,13 @@ Result<std::vector<Round>> MeasureCase(const Prepared& p, int reps) {
 // Whether the driver process produced, record for record, the rows the
 // in-process loop digested, and the bare program the in-process sum.
 std::string Check(const Round& r) {
-  agent::DriverFrameParser parser;
-  std::vector<agent::DriverFrame> frames;
+  driver_protocol::DriverFrameParser parser;
+  std::vector<driver_protocol::DriverFrame> frames;
   if (!parser.Feed(r.drv_proc.out, &frames).ok() || !parser.Finish().ok())
     return "bad stream";
   std::size_t i = 0;
-  for (const agent::DriverFrame& frame : frames) {
-    if (frame.type != agent::DriverFrameType::kRecord) continue;
+  for (const driver_protocol::DriverFrame& frame : frames) {
+    if (frame.type != driver_protocol::DriverFrameType::kRecord) continue;
     Result<digest::PositionRecord> record =
         digest::DecodePositionRecord(frame.payload);
     if (!record.ok() || i >= r.hashes.size() ||

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "agent/driver_frames.h"
+#include "driver_protocol/frames.h"
 
 extern char** environ;
 
@@ -30,20 +30,20 @@ class FrameClock final {
       for (int i = 3; i >= 0; --i)
         length = (length << 8) | static_cast<unsigned char>(out[offset_ + i]);
       if (out.size() - offset_ - 5 < length) return;
-      Note(static_cast<agent::DriverFrameType>(out[offset_ + 4]));
+      Note(static_cast<driver_protocol::DriverFrameType>(out[offset_ + 4]));
       offset_ += 5 + static_cast<std::size_t>(length);
     }
   }
 
  private:
-  void Note(agent::DriverFrameType type) {
+  void Note(driver_protocol::DriverFrameType type) {
     double now = Milliseconds(run_->start, Clock::now());
     ++run_->frames;
-    if (type == agent::DriverFrameType::kHello && run_->hello_ms < 0)
+    if (type == driver_protocol::DriverFrameType::kHello && run_->hello_ms < 0)
       run_->hello_ms = now;
-    if (type == agent::DriverFrameType::kRecord && run_->records++ == 0)
+    if (type == driver_protocol::DriverFrameType::kRecord && run_->records++ == 0)
       run_->first_record_ms = now;
-    if (type == agent::DriverFrameType::kDone) run_->done_ms = now;
+    if (type == driver_protocol::DriverFrameType::kDone) run_->done_ms = now;
   }
 
   ChildRun* run_;  // not owned

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/driver_frames.h"
+#include "driver_protocol/frames.h"
 #include "fuzz/coordinator_scenario.h"
 #include "model/gguf_writer.h"
 #include "planner/plan.h"
@@ -154,18 +154,18 @@ void WriteGgufSeeds(const fs::path& root) {
 }
 
 void WriteDriverSeeds(const fs::path& root) {
-  using agent::DriverFrameType;
+  using driver_protocol::DriverFrameType;
   std::string hello =
-      agent::EncodeDriverFrame(DriverFrameType::kHello, R"({"engine":"e"})");
+      driver_protocol::EncodeDriverFrame(DriverFrameType::kHello, R"({"engine":"e"})");
   std::string record =
-      agent::EncodeDriverFrame(DriverFrameType::kRecord, std::string(16, 'r'));
+      driver_protocol::EncodeDriverFrame(DriverFrameType::kRecord, std::string(16, 'r'));
   fs::path dir = root / "driver_frames_fuzzer";
   Write(dir, "done",
         "\x03" + hello + record + record +
-            agent::EncodeDriverFrame(DriverFrameType::kDone, "{}"));
+            driver_protocol::EncodeDriverFrame(DriverFrameType::kDone, "{}"));
   Write(dir, "error",
         std::string(1, '\0') + hello +
-            agent::EncodeDriverFrame(DriverFrameType::kError, "oom"));
+            driver_protocol::EncodeDriverFrame(DriverFrameType::kError, "oom"));
   Write(dir, "cut_short", "\x07" + hello + record.substr(0, 9));
 }
 

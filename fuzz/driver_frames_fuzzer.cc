@@ -9,13 +9,13 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/driver_frames.h"
+#include "driver_protocol/frames.h"
 #include "fuzz/fuzz_check.h"
 
 namespace {
 
-using orch::agent::DriverFrame;
-using orch::agent::DriverFrameParser;
+using orch::driver_protocol::DriverFrame;
+using orch::driver_protocol::DriverFrameParser;
 
 struct Outcome {
   std::vector<DriverFrame> frames;

@@ -23,7 +23,7 @@
 #include <sstream>
 #include <string>
 
-#include "agent/driver_frames.h"
+#include "driver_protocol/frames.h"
 #include "digest/record_codec.h"
 #include "drivers/llamacpp/capabilities.h"
 #include "drivers/llamacpp/cpu_backend.h"
@@ -49,7 +49,7 @@ namespace {
 
 using nlohmann::json;
 using orch::Status;
-using orch::agent::DriverFrameType;
+using orch::driver_protocol::DriverFrameType;
 namespace llamacpp = orch::drivers::llamacpp;
 
 constexpr int kExitInvalid = 2;
@@ -64,7 +64,7 @@ class FrameWriter final {
   // Records are flushed in groups (one write per kFlushEvery records instead
   // of one per record); every other frame is flushed at once.
   bool Write(DriverFrameType type, const std::string& payload) {
-    std::string frame = orch::agent::EncodeDriverFrame(type, payload);
+    std::string frame = orch::driver_protocol::EncodeDriverFrame(type, payload);
     if (std::fwrite(frame.data(), 1, frame.size(), out_) != frame.size())
       return false;
     if (type == DriverFrameType::kRecord && ++unflushed_ < kFlushEvery) return true;

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>  // before Boost.Asio under C++20 (Debian 12)
 
-#include "agent/driver_frames.h"
+#include "driver_protocol/frames.h"
 #include "agent/model_inventory.h"
 #include "agent/posix_process_launcher.h"
 #include "agent/scripted_process_launcher.h"
@@ -28,6 +28,9 @@
 
 namespace orch::agent {
 namespace {
+
+using driver_protocol::DriverFrameType;
+using driver_protocol::EncodeDriverFrame;
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
@@ -560,6 +563,9 @@ TEST_F(AgentServiceTest, MalformedDriverOutputFailsTheRun) {
 
 namespace orch::agent {
 namespace {
+
+using driver_protocol::DriverFrameType;
+using driver_protocol::EncodeDriverFrame;
 
 void WriteFile(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;

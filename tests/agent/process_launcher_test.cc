@@ -10,7 +10,7 @@
 #include <thread>
 #include <utility>  // before Boost.Asio under C++20 (Debian 12)
 
-#include "agent/driver_frames.h"
+#include "driver_protocol/frames.h"
 #include "agent/posix_process_launcher.h"
 #include "agent/scripted_process_launcher.h"
 
@@ -71,8 +71,8 @@ TEST_F(ProcessLauncherTest, RunsTheDriverAndCollectsItsFrames) {
   EXPECT_EQ(outcome.exit->exit_code, 0);
   EXPECT_THAT(outcome.exit->stderr_tail, HasSubstr("3 positions"));
   EXPECT_EQ(outcome.err, outcome.exit->stderr_tail) << "the whole stderr, in order";
-  DriverFrameParser parser;
-  std::vector<DriverFrame> frames;
+  driver_protocol::DriverFrameParser parser;
+  std::vector<driver_protocol::DriverFrame> frames;
   ASSERT_TRUE(parser.Feed(outcome.out, &frames).ok());
   EXPECT_TRUE(parser.Finish().ok());
   EXPECT_EQ(frames.size(), 5u);  // hello, 3 records, done

@@ -29,19 +29,19 @@
 #include <thread>
 #include <vector>
 
-#include "agent/driver_frames.h"
+#include "driver_protocol/frames.h"
 #include "digest/record_codec.h"
 #include "digest/row_digest.h"
 
 namespace {
 
 using nlohmann::json;
-using orch::agent::DriverFrameType;
+using orch::driver_protocol::DriverFrameType;
 
 constexpr std::size_t kVocab = 64;
 
 void Write(DriverFrameType type, const std::string& payload) {
-  std::string frame = orch::agent::EncodeDriverFrame(type, payload);
+  std::string frame = orch::driver_protocol::EncodeDriverFrame(type, payload);
   std::fwrite(frame.data(), 1, frame.size(), stdout);
   std::fflush(stdout);
 }

@@ -1,4 +1,4 @@
-"""Driver frames (docs/driver-protocol.md, "Frames"; agent/driver_frames.h).
+"""Driver frames (docs/driver-protocol.md, "Frames"; driver_protocol/frames.h).
 
 Frame = u32 little-endian payload length + u8 type + payload, payload at most
 16 MiB. Order: exactly one hello first, any number of records, then done or

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "agent/driver_frames.h"
+#include "driver_protocol/frames.h"
 #include "tests/support/subprocess.h"
 
 namespace orch::testing {
@@ -20,23 +20,23 @@ std::string ReadFile(const std::string& path) {
 }
 
 void DecodeFrames(const std::string& bytes, DriverOutput* output) {
-  agent::DriverFrameParser parser;
-  std::vector<agent::DriverFrame> frames;
+  driver_protocol::DriverFrameParser parser;
+  std::vector<driver_protocol::DriverFrame> frames;
   Status status = parser.Feed(bytes, &frames);
   if (status.ok()) status = parser.Finish();
   if (!status.ok()) output->stream_error = status.ToString();
-  for (const agent::DriverFrame& frame : frames) {
+  for (const driver_protocol::DriverFrame& frame : frames) {
     switch (frame.type) {
-      case agent::DriverFrameType::kHello:
+      case driver_protocol::DriverFrameType::kHello:
         output->hello = json::parse(frame.payload);
         break;
-      case agent::DriverFrameType::kDone:
+      case driver_protocol::DriverFrameType::kDone:
         output->done = json::parse(frame.payload);
         break;
-      case agent::DriverFrameType::kError:
+      case driver_protocol::DriverFrameType::kError:
         output->error = json::parse(frame.payload);
         break;
-      case agent::DriverFrameType::kRecord: {
+      case driver_protocol::DriverFrameType::kRecord: {
         Result<digest::PositionRecord> record =
             digest::DecodePositionRecord(frame.payload);
         if (!record.ok()) {

@@ -1,6 +1,6 @@
 // orch-frame-check: reads a driver's stdout stream on stdin and checks it with
 // the agent's own code, for the Python driver SDK's tests
-// (tests/drivers/python/sdk_test.py): the frame parser (agent/driver_frames.h),
+// (tests/drivers/python/sdk_test.py): the frame parser (driver_protocol/frames.h),
 // the record decoder (digest/record_codec.h), and, for records that carry the
 // full row, the C++ digest of that row. Prints one JSON object:
 //   {"stream_error": "" or the parser's message,
@@ -16,15 +16,15 @@
 #include <string>
 #include <vector>
 
-#include "agent/driver_frames.h"
+#include "driver_protocol/frames.h"
 #include "digest/record_codec.h"
 #include "digest/row_digest.h"
 
 namespace {
 
 using nlohmann::json;
-using orch::agent::DriverFrame;
-using orch::agent::DriverFrameType;
+using orch::driver_protocol::DriverFrame;
+using orch::driver_protocol::DriverFrameType;
 
 std::string Hex(std::uint64_t value) {
   static const char kDigits[] = "0123456789abcdef";
@@ -66,7 +66,7 @@ json RecordJson(const std::string& payload) {
 int main() {
   std::string input((std::istreambuf_iterator<char>(std::cin)),
                     std::istreambuf_iterator<char>());
-  orch::agent::DriverFrameParser parser;
+  orch::driver_protocol::DriverFrameParser parser;
   std::vector<DriverFrame> frames;
   orch::Status status = parser.Feed(input, &frames);
   if (status.ok()) status = parser.Finish();
@@ -75,7 +75,7 @@ int main() {
               {"records", json::array()}};
   std::string reencoded;
   for (const DriverFrame& frame : frames) {
-    reencoded += orch::agent::EncodeDriverFrame(frame.type, frame.payload);
+    reencoded += orch::driver_protocol::EncodeDriverFrame(frame.type, frame.payload);
     json entry = {{"type", static_cast<int>(frame.type)}};
     if (frame.type == DriverFrameType::kRecord) {
       out["records"].push_back(RecordJson(frame.payload));

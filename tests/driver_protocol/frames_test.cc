@@ -1,9 +1,9 @@
-#include "agent/driver_frames.h"
+#include "driver_protocol/frames.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace orch::agent {
+namespace orch::driver_protocol {
 namespace {
 
 using ::testing::HasSubstr;
@@ -87,4 +87,4 @@ TEST(DriverFrameParserTest, HelloMustComeFirstAndOnlyOnce) {
 }
 
 }  // namespace
-}  // namespace orch::agent
+}  // namespace orch::driver_protocol

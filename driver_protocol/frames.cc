@@ -1,6 +1,6 @@
-#include "agent/driver_frames.h"
+#include "driver_protocol/frames.h"
 
-namespace orch::agent {
+namespace orch::driver_protocol {
 namespace {
 
 constexpr std::size_t kHeaderBytes = 5;
@@ -101,4 +101,4 @@ Status DriverFrameParser::Finish() const {
   return Status::Ok();
 }
 
-}  // namespace orch::agent
+}  // namespace orch::driver_protocol

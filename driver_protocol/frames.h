@@ -17,7 +17,7 @@
 
 #include "base/status.h"
 
-namespace orch::agent {
+namespace orch::driver_protocol {
 
 enum class DriverFrameType : std::uint8_t {
   kHello = 1,
@@ -62,4 +62,4 @@ class DriverFrameParser final {
   std::uint64_t frames_ = 0;
 };
 
-}  // namespace orch::agent
+}  // namespace orch::driver_protocol
