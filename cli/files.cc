@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "model/atomic_file.h"
+
 namespace orch::cli {
 namespace {
 
@@ -21,18 +23,6 @@ using planner::kMaxSourceFileBytes;
 Status Errno(const std::string& what, const std::string& path) {
   std::string message = what + " " + path + ": " + std::strerror(errno);
   return errno == ENOENT ? NotFound(std::move(message)) : IoError(std::move(message));
-}
-
-Status WriteAll(int fd, const std::string& content, const std::string& path) {
-  std::size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Errno("write", path);
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) return Errno("fsync", path);
-  return Status::Ok();
 }
 
 // realpath(3): absolute, every symlink resolved; the file must exist.
@@ -135,16 +125,9 @@ Result<std::string> ReadRegularFile(const std::string& path, std::uint64_t max_b
 }
 
 Status WriteFileAtomically(const std::string& path, const std::string& content) {
-  std::string temp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("cannot create", temp);
-  Status written = WriteAll(fd, content, temp);
-  ::close(fd);
-  if (written.ok() && std::rename(temp.c_str(), path.c_str()) != 0) {
-    written = Errno("cannot rename onto", path);
-  }
-  if (!written.ok()) std::remove(temp.c_str());
-  return written;
+  // model::AtomicFile fsyncs the file and, after the rename, its folder: a crash never
+  // leaves a partial file, nor a rename that is lost (e.g. a spent bundle sequence number).
+  return model::WriteFileAtomically(path, content).status();
 }
 
 Result<std::string> FileSourceReader::Locate(const std::string& path) const {
