@@ -20,6 +20,7 @@
 #include "agent/model_inventory.h"
 #include "agent/model_resolver.h"
 #include "agent/posix_process_launcher.h"
+#include "agent/slurm_allocation.h"
 #include "agent/spool.h"
 #include "cli/command.h"
 #include "cli/security_keys.h"
@@ -127,7 +128,13 @@ std::unique_ptr<fp::HashCache> OpenAgentHashCache(
   return std::make_unique<fp::MemoryHashCache>();
 }
 
-int RunAgent(const std::string& config_path) {
+struct AgentOptions {
+  std::string config;
+  std::string id;  // overrides agent.id (pilots: one config, an id per job)
+};
+
+int RunAgent(const AgentOptions& flags) {
+  const std::string& config_path = flags.config;
   auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   spdlog::logger log("agent", sink);
   Result<agent::AgentConfig> config = agent::LoadAgentConfig(config_path);
@@ -135,6 +142,10 @@ int RunAgent(const std::string& config_path) {
     std::cerr << "orch agent: " << config.status().message() << "\n";
     return kExitInvalidInput;
   }
+  if (!flags.id.empty()) config->id = flags.id;
+  // Inside a Slurm job: the allocation's GPUs, a spool of its own, the job's identity.
+  std::vector<protocol::KeyValue> slurm_facts =
+      agent::ApplySlurmAllocation(agent::SlurmEnvironment(), *config);
   if (!KeepWorkingDrivers(*config, config_path, log)) return kExitInvalidInput;
   Result<std::unique_ptr<agent::Spool>> spool =
       agent::Spool::Open(config->spool_dir);
@@ -154,6 +165,7 @@ int RunAgent(const std::string& config_path) {
   if (char name[256] = {}; ::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') {
     options.host_facts.push_back({"hostname", name});
   }
+  options.host_facts.insert(options.host_facts.end(), slurm_facts.begin(), slurm_facts.end());
   options.fingerprint_json_provider = [config = *config] { return HostFingerprintJson(config); };
   if (!config->model_dirs.empty()) {
     options.model_scan = [dirs = config->model_dirs, &hashes, &log] {
@@ -171,11 +183,13 @@ int RunAgent(const std::string& config_path) {
   }
   if (*curve) {
     Result<protocol::SecretIdentity> own = protocol::ReadSecretKeyFile(config->key);
-    if (own.ok() && own->identity.name != config->id) {
+    if (own.ok() && !protocol::SpeaksAs(own->identity.role, own->identity.name, config->id)) {
       std::cerr << "orch agent: agent.id is " << config->id << " but its key " << config->key
                 << " is named " << own->identity.name
-                << "; an agent speaks only as its key's name (orch keygen " << config->id
-                << ")\n";
+                << " (role " << own->identity.role
+                << "); an agent speaks only as its key's name, a pilot key's also as "
+                   "NAME.SUFFIX (orch keygen "
+                << config->id << ")\n";
       return kExitInvalidInput;
     }
   }
@@ -233,8 +247,7 @@ int RunAgent(const std::string& config_path) {
 }  // namespace
 
 void RegisterAgentCommand(CLI::App& app, int& exit_code) {
-  auto config =
-      std::make_shared<std::string>();  // shared with the callback below
+  auto options = std::make_shared<AgentOptions>();  // shared with the callback below
   CLI::App* cmd = app.add_subcommand(
       "agent",
       "Run an agent: register with the coordinator, run assigned jobs through "
@@ -242,9 +255,12 @@ void RegisterAgentCommand(CLI::App& app, int& exit_code) {
       "named in the config file, stream their digests back (spooled to disk "
       "until\n"
       "acknowledged). SIGTERM/SIGINT stop it cleanly. See docs/agent.md.");
-  cmd->add_option("--config", *config, "FILE: the agent's TOML configuration")
+  cmd->add_option("--config", options->config, "FILE: the agent's TOML configuration")
       ->required();
-  cmd->callback([config, &exit_code] { exit_code = RunAgent(*config); });
+  cmd->add_option("--id", options->id,
+                  "agent id instead of the config's agent.id (a pilot job's: "
+                  "KEY_NAME.slurm-JOBID, docs/slurm.md)");
+  cmd->callback([options, &exit_code] { exit_code = RunAgent(*options); });
 }
 
 }  // namespace orch::cli

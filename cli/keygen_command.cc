@@ -62,7 +62,7 @@ void RegisterKeygenCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("NAME", options->name, "the key's name (an agent's id, a user's name)")
       ->required();
   cmd->add_option("--role", options->role,
-                  "coordinator, agent, submitter, admin, viewer or contributor (default agent)");
+                  "coordinator, agent, pilot, submitter, admin, viewer or contributor (default agent)");
   cmd->add_option("--dir", options->dir, "where the two files go (default ./keys)");
   cmd->add_flag("--force", options->force, "replace an existing key of that name");
   cmd->add_flag("--json", options->json, "print the public key and the paths as JSON");

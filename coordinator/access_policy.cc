@@ -1,6 +1,7 @@
 #include "coordinator/access_policy.h"
 
 #include "coordinator/plan_catalog.h"
+#include "protocol/identity_key.h"
 
 namespace orch::coordinator {
 namespace {
@@ -57,9 +58,12 @@ std::string WhyRefused(const AccessPolicy& policy, const std::string& user,
   auto it = policy.roles.find(user);
   std::string role = it == policy.roles.end() ? "" : it->second;
   if (IsAgentMessage(message)) {
-    if (role != "agent") return Needs(user, role.empty() ? "none" : role, message, "agent");
-    if (peer != user) {
-      return "key " + user + " speaks only as agent " + user + ", not as " + peer;
+    if (!protocol::IsAgentRole(role)) {
+      return Needs(user, role.empty() ? "none" : role, message, "agent or pilot");
+    }
+    if (!protocol::SpeaksAs(role, user, peer)) {
+      return "key " + user + " speaks only as agent " + user +
+             (role == "pilot" ? " or its pilots " + user + ".*" : "") + ", not as " + peer;
     }
     return "";
   }

@@ -5,6 +5,8 @@
 //   agent      Hello, Heartbeat, RunStarted, DigestChunk, RunFinished, and only
 //              as itself: the peer id its connection holds (the agent id) must
 //              be its key's name
+//   pilot      the same, as its key's name or as NAME.SUFFIX (the pilot jobs of
+//              a scheduler share one key; protocol::SpeaksAs)
 //   submitter  StatusRequest; Submit of a new experiment or of one it submitted
 //              (an edited plan); Cancel / Retry / ExportRequest of the experiments it
 //              submitted; ImportRequest (the service checks the bundle's experiment)

@@ -99,8 +99,8 @@ bool CoordinatorService::Quiet(const protocol::TransportEvent& event, Millis now
   auto quiet = quiet_until_.find(event.user);
   if (quiet == quiet_until_.end() || now >= quiet->second) return false;
   auto role = policy_.roles.find(event.user);
-  bool own_agent = role != policy_.roles.end() && role->second == "agent" &&
-                   event.peer == event.user;
+  bool own_agent = role != policy_.roles.end() &&
+                   protocol::SpeaksAs(role->second, event.user, event.peer);
   return !own_agent;
 }
 
@@ -279,11 +279,18 @@ void CoordinatorService::SendMessage(const std::string& peer,
   // While its agent is gone, an agent's id may be taken by a connection of
   // another key (protocol/peer_names.h): nothing meant for the agent goes out
   // then (a lost Assign is recovered by its lease).
-  auto role = policy_.roles.find(peer);
   auto holder = holder_.find(peer);
   bool refusal = std::holds_alternative<protocol::Reject>(message);  // for that connection
-  if (policy_.authenticated && !refusal && role != policy_.roles.end() &&
-      role->second == "agent" && holder != holder_.end() && holder->second != peer) {
+  bool agents_id = false;  // some agent key may speak as `peer`
+  for (const auto& [name, role] : policy_.roles) {
+    if (protocol::SpeaksAs(role, name, peer)) agents_id = true;
+  }
+  auto holder_role = holder == holder_.end() ? policy_.roles.end()
+                                             : policy_.roles.find(holder->second);
+  bool held_by_its_key = holder_role != policy_.roles.end() &&
+                         protocol::SpeaksAs(holder_role->second, holder->second, peer);
+  if (policy_.authenticated && !refusal && agents_id && holder != holder_.end() &&
+      !held_by_its_key) {
     log_.warn(fmt::runtime("{} for agent {} not sent: its id is held by key {}"),
               protocol::MessageName(message), peer, holder->second);
     return;

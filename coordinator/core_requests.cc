@@ -277,6 +277,11 @@ void CoordinatorCore::FillJobStatus(const JobEntry& job,
   status.repeat = planned.repeat;
   status.state = store::JobStateName(job.state);
   status.attempts = job.attempts;
+  const protocol::Requirements& needs =
+      catalog_.plan(job.plan).requirements[planned.requirement];
+  status.hardware = needs.hardware;
+  status.gpus = needs.gpus;
+  status.engine = needs.engine;
   if (job.state == JobState::kFailed || job.state == JobState::kCancelled)
     status.reason = job.last_error;
   // The run in flight, or for a job that ended the run that ended it (a finished job

@@ -243,7 +243,8 @@ Result<JobStatus> ReadJob(const std::string& field, w::JobStatus::Reader j) {
                    Str(j.getAgentId()), Str(j.getHost()),
                    j.getAttempts(),     std::chrono::milliseconds(j.getElapsedMs()),
                    Str(j.getReason()),  j.getRunnable(),
-                   Str(j.getRunId())};
+                   Str(j.getRunId()),   Str(j.getHardware()),
+                   j.getGpus(),         Str(j.getEngine())};
 }
 
 Result<StatusReply> Read(w::StatusReply::Reader r) {

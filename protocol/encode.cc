@@ -174,6 +174,9 @@ void Fill(w::JobStatus::Builder b, const JobStatus& m) {
   b.setReason(Txt(m.reason));
   b.setRunnable(m.runnable);
   b.setRunId(Txt(m.run_id));
+  b.setHardware(Txt(m.hardware));
+  b.setGpus(m.gpus);
+  b.setEngine(Txt(m.engine));
 }
 
 void Put(w::Envelope::Builder e, const StatusReply& m) {

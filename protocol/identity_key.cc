@@ -128,6 +128,15 @@ Status WriteFile(const fs::path& path, const std::string& text, fs::perms mode) 
 
 }  // namespace
 
+bool IsAgentRole(std::string_view role) { return role == "agent" || role == "pilot"; }
+
+bool SpeaksAs(std::string_view role, std::string_view key_name, std::string_view agent_id) {
+  if (!IsAgentRole(role)) return false;
+  if (agent_id == key_name) return true;
+  return role == "pilot" && !key_name.empty() && agent_id.size() > key_name.size() + 1 &&
+         agent_id.substr(0, key_name.size()) == key_name && agent_id[key_name.size()] == '.';
+}
+
 bool IsRole(std::string_view role) {
   return std::find(std::begin(kRoles), std::end(kRoles), role) != std::end(kRoles);
 }

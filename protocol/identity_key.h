@@ -23,9 +23,17 @@
 namespace orch::protocol {
 
 // Roles a key may hold (docs/security.md): what its holder may ask of a coordinator.
-inline constexpr std::string_view kRoles[] = {"coordinator", "agent",  "submitter",
-                                              "admin",       "viewer", "contributor"};
+inline constexpr std::string_view kRoles[] = {"coordinator", "agent",       "submitter",
+                                              "admin",       "viewer",      "contributor",
+                                              "pilot"};
 bool IsRole(std::string_view role);
+
+// Whether a key of `role` named `key_name` may speak as agent `agent_id`: an `agent` key
+// only as itself; a `pilot` key (shared by the agents a scheduler starts in batch jobs,
+// docs/slurm.md) as itself and as `KEY_NAME.SUFFIX`; other roles never.
+bool SpeaksAs(std::string_view role, std::string_view key_name, std::string_view agent_id);
+// Roles whose keys run agents: agent, pilot.
+bool IsAgentRole(std::string_view role);
 
 struct PublicIdentity {
   std::string name;          // 1..64 of [A-Za-z0-9._-]

@@ -218,6 +218,10 @@ struct JobStatus {
   std::string reason;  // pending: why it waits; failed: why it failed
   bool runnable = true;
   std::string run_id;
+  // What it requires (protocol::Requirements): for `orch slurm`, which sizes pilot jobs.
+  std::string hardware = {};
+  std::int32_t gpus = 0;
+  std::string engine = {};
   friend bool operator==(const JobStatus&, const JobStatus&) = default;
 };
 

@@ -183,6 +183,9 @@ struct JobStatus {
   reason @10 :Text;      # pending: why it waits; failed: why it failed; else empty
   runnable @11 :Bool;    # false: no connected agent can ever run it as things stand
   runId @12 :Text;       # its current run; empty when none
+  hardware @13 :Text;    # what it requires: hardware class,
+  gpus @14 :Int32;       # at least this many GPUs,
+  engine @15 :Text;      # and this engine (orch slurm sizes pilot jobs from them)
 }
 
 # coordinator -> CLI: answer to StatusRequest.

@@ -15,7 +15,8 @@ using namespace testing;  // NOLINT: the fixture's builders
 
 AccessPolicy Policy() {
   return {true, {{"agent-1", "agent"}, {"alice", "submitter"}, {"bob", "submitter"},
-                 {"vera", "viewer"}, {"root", "admin"}, {"coord", "coordinator"}}};
+                 {"vera", "viewer"}, {"root", "admin"}, {"coord", "coordinator"},
+                 {"pilots", "pilot"}}};
 }
 
 // "alices" was submitted by alice, "legacy" without authentication; nothing else exists.
@@ -47,6 +48,21 @@ TEST(AccessPolicyTest, AnAgentKeySpeaksOnlyAsItself) {
   EXPECT_THAT(Why("agent-1", "agent-1", protocol::Submit{"{}"}), HasSubstr("needs role submitter or admin"));
   EXPECT_THAT(Why("root", "agent-1", protocol::Heartbeat{"agent-1", {}, 1}),
               HasSubstr("key root (role admin) may not send heartbeat: needs role agent"));
+}
+
+TEST(AccessPolicyTest, APilotKeySpeaksAsItselfAndAsItsPilotsOnly) {
+  EXPECT_EQ(Why("pilots", "pilots.slurm-812", HelloFrom("pilots.slurm-812")), "");
+  EXPECT_EQ(Why("pilots", "pilots", protocol::Heartbeat{"pilots", {}, 1}), "");
+  EXPECT_EQ(Why("pilots", "pilots.slurm-812.0", protocol::RunStarted{"r"}), "");
+  EXPECT_THAT(Why("pilots", "agent-1", HelloFrom("agent-1")),
+              HasSubstr("key pilots speaks only as agent pilots or its pilots pilots.*, not as "
+                        "agent-1"));
+  EXPECT_THAT(Why("pilots", "pilotsX", HelloFrom("pilotsX")), HasSubstr("not as pilotsX"));
+  EXPECT_THAT(Why("pilots", "pilots.", HelloFrom("pilots.")), HasSubstr("not as pilots."));
+  // An agent key stays itself: its key does not make pilots.
+  EXPECT_THAT(Why("agent-1", "agent-1.slurm-3", HelloFrom("agent-1.slurm-3")),
+              HasSubstr("key agent-1 speaks only as agent agent-1, not as agent-1.slurm-3"));
+  EXPECT_THAT(Why("pilots", "cli-1", protocol::Submit{"{}"}), HasSubstr("(role pilot)"));
 }
 
 TEST(AccessPolicyTest, SubmittersRunTheirOwnExperimentsOnly) {
