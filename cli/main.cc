@@ -14,6 +14,7 @@
 #include "cli/plan_command.h"
 #include "cli/report_command.h"
 #include "cli/run_command.h"
+#include "cli/slurm_command.h"
 #include "cli/status_command.h"
 #include "cli/store_command.h"
 
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   orch::cli::RegisterKeygenCommand(app, exit_code);
   orch::cli::RegisterExportCommand(app, exit_code);
   orch::cli::RegisterImportCommand(app, exit_code);
+  orch::cli::RegisterSlurmCommand(app, exit_code);
   orch::cli::RegisterAgentCommand(app, exit_code);
   orch::cli::RegisterCoordinatorCommand(app, exit_code);
   orch::cli::RegisterSubmitCommand(app, exit_code);
