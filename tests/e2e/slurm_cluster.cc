@@ -25,7 +25,8 @@ std::string Tail(const fs::path& file) {
 
 }  // namespace
 
-SlurmCluster::SlurmCluster(fs::path dir) : dir_(std::move(dir)) {}
+SlurmCluster::SlurmCluster(fs::path dir, std::string extra_conf)
+    : dir_(std::move(dir)), extra_conf_(std::move(extra_conf)) {}
 
 SlurmCluster::~SlurmCluster() { Stop(); }
 
@@ -70,7 +71,8 @@ void SlurmCluster::Start() {
            return std::string(name);
          }()
       << " CPUs=2 RealMemory=2000 Gres=gpu:2 State=UNKNOWN\n"
-      << "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n";
+      << "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n"
+      << extra_conf_;
   ::setenv("SLURM_CONF", (dir_ / "slurm.conf").c_str(), 1);
 
   Result<cli::ChildProcess> ctld =

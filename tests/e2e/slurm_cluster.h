@@ -18,7 +18,8 @@ namespace orch::testing {
 
 class SlurmCluster {
  public:
-  explicit SlurmCluster(std::filesystem::path dir);
+  // `extra_conf`: more slurm.conf lines (e.g. MaxArraySize=20001).
+  explicit SlurmCluster(std::filesystem::path dir, std::string extra_conf = "");
   ~SlurmCluster();  // Stop()
 
   // Starts the daemons and waits (at most 60 s) for the node to be idle; sets
@@ -33,6 +34,7 @@ class SlurmCluster {
 
  private:
   std::filesystem::path dir_;
+  std::string extra_conf_;
   std::unique_ptr<cli::ChildProcess> munged_, slurmctld_, slurmd_;
 };
 
