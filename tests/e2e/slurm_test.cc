@@ -65,6 +65,13 @@ TEST(SlurmTest, PilotsRunTheExperimentAndAScancelledPilotLosesNothing) {
       60s);
   ASSERT_TRUE(running) << cluster.Client({"status", "--jobs"}).out << slurm.Logs();
   std::string victim = match[1];
+  // orch slurm status pairs the queue's pilots with their agents.
+  ProcessResult pilot_status = cluster.Client({"slurm", "status"});
+  EXPECT_EQ(pilot_status.exit_code, 0) << pilot_status.err;
+  EXPECT_THAT(pilot_status.out, ::testing::ContainsRegex(victim +
+                                                         " +orch-pilot-gpu_fake-g2 +RUNNING +"
+                                                         "orchnode +pilots.slurm-" + victim +
+                                                         " +connected"));
   ProcessResult cancelled = slurm.Run({"scancel", victim});
   ASSERT_EQ(cancelled.exit_code, 0) << cancelled.err;
 
