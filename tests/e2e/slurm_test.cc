@@ -54,17 +54,21 @@ TEST(SlurmTest, PilotsRunTheExperimentAndAScancelledPilotLosesNothing) {
   ASSERT_TRUE(pilots.ok()) << pilots.status().ToString();
 
   // A job runs on a pilot: cancel that pilot through Slurm.
-  std::smatch match;
+  std::string victim;  // the Slurm job id of a pilot running a job
   std::regex pilot_agent(R"(pilots\.slurm-(\d+))");
   bool running = LocalCluster::WaitUntil(
       [&] {
         std::string jobs = cluster.Client({"status", "--jobs"}).out;
-        return jobs.find(" running ") != std::string::npos &&
-               std::regex_search(jobs, match, pilot_agent);
+        std::smatch match;
+        if (jobs.find(" running ") == std::string::npos ||
+            !std::regex_search(jobs, match, pilot_agent)) {
+          return false;
+        }
+        victim = match[1];
+        return true;
       },
       60s);
   ASSERT_TRUE(running) << cluster.Client({"status", "--jobs"}).out << slurm.Logs();
-  std::string victim = match[1];
   // orch slurm status pairs the queue's pilots with their agents.
   ProcessResult pilot_status = cluster.Client({"slurm", "status"});
   EXPECT_EQ(pilot_status.exit_code, 0) << pilot_status.err;
