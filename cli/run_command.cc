@@ -552,8 +552,9 @@ int RunBundle(const RunOptions& options) {
     if (Status s = system.StartAgents(SelfPath(), *endpoint, agents, agent_spec); !s.ok())
       return Fail(s.message(), kExitError);
     ClientOptions client{*endpoint, 10, system.admin_key(), system.coordinator_public_key()};
-    std::cout << "orch run: " << agents << (agents == 1 ? " agent (--agents N for more)" : " agents")
-              << ", logs in " << system.run_dir() << std::endl;
+    std::cout << "orch run: " << agents
+              << (agents == 1 ? " agent (--agents N for more)" : " agents") << ", logs in "
+              << system.run_dir() << std::endl;
     code = Drive(system, client, plan->experiment, *runnable, options, agents);
     system.Stop();
   }

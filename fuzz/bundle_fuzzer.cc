@@ -35,7 +35,8 @@ constexpr char kPlanJson[] = R"({"schema":"orch.plan/1","experiment":{"name":"ex
 constexpr int64_t kNow = 1'800'000'000'000;
 
 struct Keys {
-  protocol::SecretIdentity lab = std::move(protocol::GenerateIdentity("lab", "coordinator")).value();
+  protocol::SecretIdentity lab =
+      std::move(protocol::GenerateIdentity("lab", "coordinator")).value();
   protocol::SecretIdentity carol =
       std::move(protocol::GenerateIdentity("carol", "contributor")).value();
   std::string plan_bundle;

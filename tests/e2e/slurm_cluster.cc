@@ -33,7 +33,8 @@ SlurmCluster::~SlurmCluster() { Stop(); }
 void SlurmCluster::Start() {
   for (const char* sub : {"munge", "state", "spool"}) fs::create_directories(dir_ / sub);
   fs::permissions(dir_ / "munge", fs::perms::owner_all);
-  ProcessResult key = RunProcess({"/usr/sbin/mungekey", "-c", "-k", (dir_ / "munge" / "munge.key").string()});
+  ProcessResult key =
+      RunProcess({"/usr/sbin/mungekey", "-c", "-k", (dir_ / "munge" / "munge.key").string()});
   ASSERT_EQ(key.exit_code, 0) << key.err;
   fs::path socket = dir_ / "munge" / "munge.sock";
   Result<cli::ChildProcess> munged = cli::ChildProcess::Start(
@@ -47,8 +48,8 @@ void SlurmCluster::Start() {
   ASSERT_TRUE(LocalCluster::WaitUntil([&] { return fs::exists(socket); }, 10s)) << Logs();
 
   for (int i = 0; i < 2; ++i) std::ofstream(dir_ / ("fake-gpu" + std::to_string(i)));
-  std::ofstream(dir_ / "gres.conf") << "NodeName=orchnode Name=gpu File=" << (dir_ / "fake-gpu").string()
-                                    << "[0-1]\n";
+  std::ofstream(dir_ / "gres.conf")
+      << "NodeName=orchnode Name=gpu File=" << (dir_ / "fake-gpu").string() << "[0-1]\n";
   std::ofstream(dir_ / "slurm.conf")
       << "ClusterName=orchtest\nSlurmctldHost=localhost(127.0.0.1)\n"
       << "SlurmctldPort=" << LocalCluster::FreePort() << "\n"
@@ -75,12 +76,12 @@ void SlurmCluster::Start() {
       << extra_conf_;
   ::setenv("SLURM_CONF", (dir_ / "slurm.conf").c_str(), 1);
 
-  Result<cli::ChildProcess> ctld =
-      cli::ChildProcess::Start({"/usr/sbin/slurmctld", "-D", "-i"}, (dir_ / "slurmctld.out").string());
+  Result<cli::ChildProcess> ctld = cli::ChildProcess::Start(
+      {"/usr/sbin/slurmctld", "-D", "-i"}, (dir_ / "slurmctld.out").string());
   ASSERT_TRUE(ctld.ok()) << ctld.status().ToString();
   slurmctld_ = std::make_unique<cli::ChildProcess>(std::move(ctld).value());
-  Result<cli::ChildProcess> d =
-      cli::ChildProcess::Start({"/usr/sbin/slurmd", "-D", "-N", "orchnode"}, (dir_ / "slurmd.out").string());
+  Result<cli::ChildProcess> d = cli::ChildProcess::Start(
+      {"/usr/sbin/slurmd", "-D", "-N", "orchnode"}, (dir_ / "slurmd.out").string());
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   slurmd_ = std::make_unique<cli::ChildProcess>(std::move(d).value());
   bool idle = LocalCluster::WaitUntil(
