@@ -108,5 +108,47 @@ TEST(BundleReportTest, ADisagreeingRunOnTheSameClassIsAConflictAndAnAgreeingOneA
   EXPECT_TRUE(w.cells[0].conflicts.empty());
 }
 
+// A trusted contributor's summaries are whatever it signed: the report of runs imported
+// with summaries that are not the agent's JSON still builds and renders.
+TEST(BundleReportTest, SummariesThatAreNotAnAgentsJsonDoNotBreakTheReport) {
+  report::testing::ExperimentBuilder builder("odd");
+  builder.Workload("w", "teacher_forced", kPositions).Cell("baseline");
+  std::string job0 = builder.Job("baseline", "w", 0);
+  std::string job1 = builder.Job("baseline", "w", 1);
+  std::unique_ptr<store::Store> lab = store::MakeMemoryStore();
+  builder.Submit(*lab);
+  std::unique_ptr<store::Store> rig = store::MakeMemoryStore();
+  builder.Submit(*rig);
+  report::testing::AddSucceededRunWithSummary(*rig, job0, "r0", Records(), "not json {");
+  report::testing::AddSucceededRunWithSummary(
+      *rig, job1, "r1", Records(),
+      R"({"hello":[1,2],"done":{"token_text":{"7":42,"x":null},"model":"?"}})");
+  protocol::SecretIdentity coordinator =
+      std::move(protocol::GenerateIdentity("lab", "coordinator")).value();
+  protocol::SecretIdentity carol =
+      std::move(protocol::GenerateIdentity("carol", "contributor")).value();
+  PlanBundle plan = std::move(ReadPlanBundle(std::move(ExportPlanBundle(
+                                                 *lab, {"odd", {}, kNow, 86'400'000},
+                                                 coordinator))
+                                                 .value(),
+                                             "plan"))
+                        .value();
+  WrittenResults written = std::move(WriteResultBundle(*rig, plan, 1, kNow, carol)).value();
+  ImportContext context;
+  context.trusted = {carol.identity};
+  context.coordinator_key = coordinator.identity.sign_public;
+  context.now_ms = kNow + 1;
+  ASSERT_TRUE(ImportResultBundle(*lab, written.file, "r.orchb", context).ok());
+
+  Result<report::ExperimentInput> input = report::LoadExperiment(*lab, "odd");
+  ASSERT_TRUE(input.ok()) << input.status().ToString();
+  std::unique_ptr<report::RunSource> source = report::MakeStoreRunSource(*lab);
+  Result<report::Report> built = report::BuildReport(*input, *source, {});
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  EXPECT_THAT(report::RenderText(*built), HasSubstr("bit-identical"));
+  EXPECT_FALSE(report::RenderJson(*built).empty());
+  EXPECT_FALSE(report::RenderHtml(*built).empty());
+}
+
 }  // namespace
 }  // namespace orch::bundle
