@@ -1,0 +1,51 @@
+// What the two modes of `orch run` share (cli/run_command.cc): a spec, or a lab's plan
+// bundle (cli/run_bundle.cc). Internal to those two files.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "cli/client_commands.h"
+#include "cli/local_system.h"
+
+namespace orch::cli::run_local {
+
+struct RunOptions {
+  std::string spec;
+  int agents = 0;  // 0: sized to the machine
+  std::string data_dir = "orch-data";
+  std::vector<std::string> drivers;     // ENGINE=EXECUTABLE
+  std::vector<std::string> model_dirs;  // --model-dir
+  std::string hardware = "cpu";
+  int timeout_s = 3600;
+  bool allow_outside_spec_dir = false;
+  // Offline mode (docs/bundles.md): the plan bundle to run instead of SPEC, the
+  // contributor's secret key that signs the result bundle, where that goes, and the
+  // coordinator's public key to check the plan bundle with (optional).
+  std::string bundle;
+  std::string key;
+  std::string results;
+  std::string coordinator_key;
+  bool write_results_only = false;
+};
+
+// Stop signals for the whole run: SIGINT, SIGTERM and SIGHUP stop it; SIGPIPE is ignored.
+void InstallStopSignals();
+// This orch binary, which the coordinator and agents are started from.
+std::string SelfPath();
+// Prints "orch run: MESSAGE" on stderr and returns `code`.
+int Fail(const std::string& message, int code);
+// ENGINE=EXECUTABLE flags as a map; the error names the flag.
+Result<std::map<std::string, std::string>> ParseDrivers(const std::vector<std::string>& flags);
+// Gives every engine a driver (its flag, or the llama.cpp default); the error names every
+// engine left without one, where orch looked, and the flag that gives it.
+Status ResolveDrivers(const std::set<std::string>& engines,
+                      std::map<std::string, std::string>& drivers);
+// Everything after the daemons are up: submit, fail fast, watch; the exit status.
+int Drive(LocalSystem& system, const ClientOptions& client, const std::string& experiment,
+          const std::string& plan_json, const RunOptions& options, int agents);
+
+}  // namespace orch::cli::run_local
