@@ -83,8 +83,8 @@ struct ImportOptions {
 };
 
 // Imports one file into a store the command opened itself.
-int ImportOffline(const ImportOptions& options, store::Store& store,
-                  const bundle::ImportContext& context, const std::string& file) {
+int ImportOffline(store::Store& store, const bundle::ImportContext& context,
+                  const std::string& file) {
   Result<std::string> bytes = ReadRegularFile(file, kMaxBundleFileBytes);
   if (!bytes.ok()) {
     std::cerr << "orch import: " << bytes.status().message() << "\n";
@@ -95,7 +95,6 @@ int ImportOffline(const ImportOptions& options, store::Store& store,
     std::cerr << "orch import: refused, nothing stored: " << result.status().message() << "\n";
     return kExitError;
   }
-  (void)options;
   std::cout << file << ": " << bundle::DescribeImport(*result) << "\n";
   return kExitOk;
 }
@@ -133,7 +132,7 @@ int RunImportOffline(const ImportOptions& options) {
   context.now_ms = WallNowMs();
   int worst = kExitOk;
   for (const std::string& file : options.files) {
-    worst = std::max(worst, ImportOffline(options, **store, context, file));
+    worst = std::max(worst, ImportOffline(**store, context, file));
   }
   return worst;
 }
