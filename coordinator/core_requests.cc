@@ -354,6 +354,24 @@ protocol::StatusReply CoordinatorCore::Status(
   return reply;
 }
 
+namespace {
+
+// A succeeded run of a job still open whose RunFinished is stored but not
+// every chunk it announced.
+bool AwaitsChunks(const store::RunRecord& record,
+                  const std::vector<store::JobRecord>& jobs) {
+  if (!record.finished || record.state != RunState::kSucceeded || record.Complete())
+    return false;
+  auto job = std::lower_bound(
+      jobs.begin(), jobs.end(), record.job_id,
+      [](const store::JobRecord& j, const std::string& id) { return j.id < id; });
+  return job != jobs.end() && job->id == record.job_id &&
+         job->current_run_id == record.id &&
+         (job->state == JobState::kAssigned || job->state == JobState::kRunning);
+}
+
+}  // namespace
+
 Effects CoordinatorCore::Restore(const store::StoreState& state, Millis now) {
   catalog_ = PlanCatalog();
   jobs_ = JobTable();
@@ -378,6 +396,12 @@ Effects CoordinatorCore::Restore(const store::StoreState& state, Millis now) {
         record.state,
         now};
     if (record.finished && run.InFlight()) run.state = RunState::kFailed;
+    if (AwaitsChunks(record, state.jobs)) {
+      // Its RunFinished is stored, a chunk is not: it keeps a lease while its
+      // agent's spool sends the chunk again, as it would without the restart.
+      run.state = RunState::kRunning;
+      run.finish_stored = true;
+    }
     runs_.Add(std::move(run));
   }
   Effects out;

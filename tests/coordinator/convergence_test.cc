@@ -141,5 +141,65 @@ TEST(ConvergenceTest, AFinishedRunMissingAChunkCompletesWhenItComesOrRunsAgain) 
   EXPECT_EQ(again[0].job_id, assigns[1].job_id);
 }
 
+// The same after a coordinator restart: the restored run still waits for its
+// missing chunk under a lease instead of the job being run again at once.
+TEST(ConvergenceTest, AfterARestartAFinishedRunMissingAChunkStillCompletesWhenItComes) {
+  CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(SmallSpec("exp", 1)).ok);
+  auto agent = h.Peer("agent-1");
+  agent->Hello();
+  h.Pump();
+  auto assigns = OfKind<protocol::Assign>(agent->Take());
+  ASSERT_THAT(assigns, SizeIs(1));
+  std::string run = assigns[0].run_id;
+  agent->Chunk(run, 1);  // chunk 0 is missing
+  agent->Finish(run, 2);
+  h.Pump();
+
+  h.Restart();
+  protocol::Hello hello;
+  hello.agent_id = "agent-1";
+  hello.capabilities = {{kEngine}, "cpu", 0, 1, {}};
+  hello.delivering_runs = {run};
+  agent->Send(hello);
+  h.Pump();
+  EXPECT_THAT(OfKind<protocol::Assign>(agent->Take()), SizeIs(0))
+      << "the job is not run again while its run waits for a chunk";
+  agent->Chunk(run, 0);  // the spool sends it again
+  h.Pump();
+  EXPECT_EQ(h.store().GetJob(assigns[0].job_id)->state, store::JobState::kSucceeded);
+  EXPECT_EQ(h.store().GetJob(assigns[0].job_id)->current_run_id, run);
+}
+
+TEST(ConvergenceTest, AfterARestartAFinishedRunWhoseChunkNeverComesRunsAgainWhenItsLeaseEnds) {
+  CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(SmallSpec("exp", 1)).ok);
+  auto agent = h.Peer("agent-1");
+  agent->Hello();
+  h.Pump();
+  auto assigns = OfKind<protocol::Assign>(agent->Take());
+  ASSERT_THAT(assigns, SizeIs(1));
+  agent->Chunk(assigns[0].run_id, 1);
+  agent->Finish(assigns[0].run_id, 2);
+  h.Pump();
+
+  h.Restart();
+  protocol::Hello hello;
+  hello.agent_id = "agent-1";
+  hello.capabilities = {{kEngine}, "cpu", 0, 1, {}};
+  hello.delivering_runs = {assigns[0].run_id};  // says it has it, never sends it
+  agent->Send(hello);
+  h.Pump();
+  std::vector<protocol::Assign> again;
+  for (int i = 0; i < 31 && again.empty(); ++i) {
+    agent->Send(protocol::Heartbeat{"agent-1", {}, 1});
+    h.Advance(milliseconds(1000));
+    again = OfKind<protocol::Assign>(agent->Take());
+  }
+  ASSERT_THAT(again, SizeIs(1)) << "its lease expired: the job runs again";
+  EXPECT_EQ(again[0].job_id, assigns[0].job_id);
+  EXPECT_EQ(h.store().GetRun(assigns[0].run_id)->state, store::RunState::kLost);
+}
+
 }  // namespace
 }  // namespace orch::coordinator
