@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "coordinator/coordinator_core.h"
+#include "planner/job_id.h"
 #include "protocol/codec.h"
 
 namespace orch::coordinator {
@@ -24,22 +25,31 @@ namespace {
 
 constexpr const char* kEngine = "llama.cpp@b8390";
 
-std::string JobId(int i) {
-  char id[33];
-  std::snprintf(id, sizeof id, "%032x", i);
-  return id;
-}
-
-// An orch.plan/1 document with `jobs` jobs of one cell and workload.
+// An orch.plan/1 document with `jobs` jobs of one cell and workload, their ids made
+// as orch plan makes them (the coordinator recomputes them).
 std::string PlanJson(const std::string& name, int jobs) {
+  planner::Workload workload;
+  workload.name = "w";
+  workload.text = "bench";
+  workload.positions = 16;
+  planner::Coordinate coordinate;
+  coordinate["engine"] = planner::AxisValue::String(kEngine);
+  coordinate["hardware"] = planner::AxisValue::String("cpu");
+  coordinate["kv"] = planner::AxisValue::String("f16");
+  coordinate["quant"] = planner::AxisValue::String("q4_0");
+  std::string axes = planner::CanonicalAxes(coordinate, workload.kind);
+  std::string digest = planner::WorkloadDigest(workload);
   std::string json =
       R"({"schema":"orch.plan/1","experiment":{"name":")" + name +
       R"("},"model":{"name":"m","synth":"llama:vocab=512"},)"
-      R"("workloads":[{"name":"w","kind":"teacher_forced","positions":16}],"jobs":[)";
+      R"("workloads":[{"name":"w","kind":"teacher_forced","positions":16,"text":"bench",)"
+      R"("capture":{"top_k":20,"full_every":0,"full_windows":[]}}],"jobs":[)";
   for (int i = 0; i < jobs; ++i) {
     if (i > 0) json += ",";
+    std::string id = planner::JobIdOf(
+        planner::CanonicalJob(axes, name, "synth:llama:vocab=512", i, digest));
     json +=
-        R"({"id":")" + JobId(i) +
+        R"({"id":")" + id +
         R"(","cell":"baseline","workload":"w","repeat":)" + std::to_string(i) +
         R"(,"coordinate":{"engine":"llama.cpp@b8390","hardware":"cpu","kv":"f16","quant":"q4_0"},)"
         R"("requirements":{"engine":"llama.cpp@b8390","hardware":"cpu","gpus":0,"model":"synth:llama:vocab=512"}})";
@@ -113,8 +123,8 @@ BENCHMARK(BM_DispatchNoOpJobs)->Unit(benchmark::kMillisecond);
 
 void BM_EncodeAssigns(benchmark::State& state) {
   protocol::Assign assign;
-  assign.run_id = JobId(7).substr(0, 12) + "-1-abc123";
-  assign.job_id = JobId(7);
+  assign.run_id = "0000000000000007-1-abc123";
+  assign.job_id = "00000000000000000000000000000007";
   assign.coordinate = {{"engine", kEngine},
                        {"hardware", "cpu"},
                        {"kv", "f16"},

@@ -30,6 +30,8 @@ void CoordinatorCore::OnSubmit(const std::string& peer,
     Reply(out, peer, false, "submit refused: " + parsed.status().message());
     return;
   }
+  // Ids hash the experiment name and were recomputed above, so only a hash
+  // collision gets here; the store must never move a job to another plan.
   for (const PlannedJob& job : parsed->jobs) {
     const JobEntry* known = jobs_.Find(job.id);
     if (known != nullptr && PlanId(*known) != parsed->experiment) {
@@ -378,7 +380,7 @@ Effects CoordinatorCore::Restore(const store::StoreState& state, Millis now) {
   runs_ = RunTable();
   durations_.clear();
   for (const store::PlanRecord& record : state.plans) {
-    Result<ParsedPlan> parsed = ParsePlanJson(record.json);
+    Result<ParsedPlan> parsed = ParsePlanJson(record.json, PlanSource::kStore);
     if (!parsed.ok()) {
       Log("restore: skipping plan " + record.id + ": " +
           parsed.status().message());

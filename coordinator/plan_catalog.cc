@@ -7,6 +7,7 @@
 
 #include "base/sha256.h"
 #include "coordinator/matchmaker.h"
+#include "planner/plan_ids.h"
 
 namespace orch::coordinator {
 namespace {
@@ -223,7 +224,7 @@ std::string ExperimentNameOf(std::string_view text) {
   return finder.name;
 }
 
-Result<ParsedPlan> ParsePlanJson(std::string_view text) {
+Result<ParsedPlan> ParsePlanJson(std::string_view text, PlanSource source) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object())
     return InvalidArgument("plan: not a JSON object");
@@ -243,6 +244,8 @@ Result<ParsedPlan> ParsePlanJson(std::string_view text) {
   plan.baseline_json = doc.contains("baseline") ? doc["baseline"].dump() : "null";
   ORCH_ASSIGN_OR_RETURN(auto workloads, ReadWorkloads(doc, plan));
   ORCH_RETURN_IF_ERROR(ReadJobs(doc, workloads, plan));
+  // Last, so that a plan with a field of the wrong type hears about that field.
+  if (source == PlanSource::kPeer) ORCH_RETURN_IF_ERROR(planner::CheckPlanJobIds(doc));
   return plan;
 }
 

@@ -51,10 +51,17 @@ struct ParsedPlan {
 inline constexpr std::size_t kMaxPlanJobs = 1'000'000;
 inline constexpr std::size_t kMaxPlanWorkloads = 10'000;
 
+// Where a plan document comes from.
+enum class PlanSource {
+  kPeer,   // a Submit: every job id is recomputed from its canonical form
+  kStore,  // the store's copy, checked when it was submitted
+};
+
 // Parses and checks an orch.plan/1 document: names as the planner allows them,
 // at least one job, job ids of the planner's form and unique, workloads unique,
-// every field of the right type. InvalidArgument naming the field otherwise.
-Result<ParsedPlan> ParsePlanJson(std::string_view json);
+// every field of the right type, and from a peer, every job id the one `orch plan`
+// gives that job (planner/plan_ids.h). InvalidArgument naming the field otherwise.
+Result<ParsedPlan> ParsePlanJson(std::string_view json, PlanSource source = PlanSource::kPeer);
 
 // The plan's experiment.name, read without building the document (it stops
 // there); "" when the text is not JSON or has none.

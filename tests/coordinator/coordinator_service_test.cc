@@ -495,7 +495,8 @@ TEST(CoordinatorServiceTest, APlanReusingAnotherExperimentsJobIdsIsRefused) {
   ASSERT_EQ(replies.size(), 1u);
   protocol::CommandReply reply = replies[0];
   EXPECT_FALSE(reply.ok);
-  EXPECT_THAT(reply.message, ::testing::HasSubstr("is a job of experiment exp-a"));
+  // Its ids hash exp-a's name, so they are not the ids of exp-b's jobs.
+  EXPECT_THAT(reply.message, ::testing::HasSubstr("is not the id of this job's coordinate"));
   EXPECT_FALSE(h.store().GetPlan("exp-b").ok()) << "nothing stored";
 }
 

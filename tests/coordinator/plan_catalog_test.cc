@@ -70,7 +70,10 @@ TEST(PlanCatalogTest, WronglyTypedFieldsAreErrorsNotCrashes) {
               HasSubstr("requirements.gpus"));
   EXPECT_THAT(ParsePlanJson(with_requirements(R"({"engine":5})")).status().message(),
               HasSubstr("plan.jobs[0].requirements.engine: must be a string, got 5"));
-  EXPECT_TRUE(ParsePlanJson(with_requirements(R"({"engine":"x","gpus":2})")).ok());
+  nlohmann::json typed = nlohmann::json::parse(PlanJson(SmallSpec()));
+  typed["jobs"][0]["requirements"]["engine"] = "x";  // not part of the job id
+  typed["jobs"][0]["requirements"]["gpus"] = 2;
+  EXPECT_TRUE(ParsePlanJson(typed.dump()).ok());
 }
 
 }  // namespace
@@ -106,7 +109,22 @@ TEST(PlanCatalogTest, RefusesPlansTheServerCannotTrust) {
               HasSubstr("plan.jobs[0].repeat: must be an integer in [0, 1000000], got -1"));
   EXPECT_THAT(why(plan(R"("e")", w, "[" + job(id, R"(,"cell":7)") + "]")),
               HasSubstr("plan.jobs[0].cell: must be a string, got 7"));
-  EXPECT_TRUE(ParsePlanJson(plan(R"("e")", w, "[" + job(id) + "]")).ok());
+  EXPECT_THAT(why(plan(R"("e")", w, "[" + job(id) + "]")),
+              HasSubstr("plan.workloads[0].kind: required string")) << "ids are recomputed";
+  EXPECT_TRUE(ParsePlanJson(PlanJson(SmallSpec("e", 2))).ok());
+}
+
+// A job id that is not the hash of its job's canonical form was not made by orch plan:
+// a peer's plan is refused naming the job; the store's copy, checked when it came, is
+// read as it is (an older orch did not check).
+TEST(PlanCatalogTest, JobIdsOfASubmittedPlanAreRecomputed) {
+  nlohmann::json edited = nlohmann::json::parse(PlanJson(SmallSpec("e", 2)));
+  edited["jobs"][1]["coordinate"]["quant"] = "q8_0";  // same id, other coordinate
+  Result<ParsedPlan> from_peer = ParsePlanJson(edited.dump());
+  EXPECT_THAT(from_peer.status().message(),
+              HasSubstr("plan.jobs[1].id: " + edited["jobs"][1]["id"].get<std::string>() +
+                        " is not the id of this job's coordinate"));
+  EXPECT_TRUE(ParsePlanJson(edited.dump(), PlanSource::kStore).ok());
 }
 
 TEST(PlanCatalogTest, ExperimentNameOfFindsTheTopLevelNameOnly) {
