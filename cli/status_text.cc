@@ -133,6 +133,7 @@ void PrintAgents(std::ostringstream& out, const protocol::StatusReply& status) {
         << a.current_runs.size() << "/" << a.slots << "  " << Rate(a.positions_per_second)
         << " positions/s  " << a.model_count << " model files  heartbeat "
         << FormatDuration(a.heartbeat_age) << " ago\n";
+    if (!a.quarantined.empty()) out << "    quarantined: " << a.quarantined << "\n";
   }
 }
 
@@ -237,6 +238,7 @@ std::string FormatStatusJson(const protocol::StatusReply& status) {
                              {"current_runs", a.current_runs},
                              {"positions_per_second", a.positions_per_second},
                              {"model_files", a.model_count},
+                             {"quarantined", a.quarantined},
                              {"heartbeat_age_ms", a.heartbeat_age.count()}});
   }
   doc["jobs"] = nlohmann::json::array();

@@ -5,9 +5,12 @@
 namespace orch::coordinator {
 namespace {
 
-std::string HostOf(const protocol::Hello& hello) {
+// The value of the first of `keys` among the Hello's host facts; "" when none.
+std::string FactOf(const protocol::Hello& hello, std::initializer_list<std::string_view> keys) {
   for (const protocol::KeyValue& fact : hello.host_facts) {
-    if (fact.key == "hostname" || fact.key == "host") return fact.value;
+    for (std::string_view key : keys) {
+      if (fact.key == key) return fact.value;
+    }
   }
   return "";
 }
@@ -42,7 +45,8 @@ AgentEntry& AgentRegistry::Register(const protocol::Hello& hello,
                  agent.incarnation == hello.incarnation;
   agent.incarnation = hello.incarnation;
   agent.id = hello.agent_id;
-  agent.host = HostOf(hello);
+  agent.host = FactOf(hello, {"hostname", "host"});
+  agent.quarantined = FactOf(hello, {"quarantined_drivers"});
   agent.fingerprint_id = hello.fingerprint_id;
   agent.capabilities = hello.capabilities;
   agent.state = drained ? protocol::AgentState::kDraining

@@ -25,6 +25,8 @@ namespace orch::coordinator {
 struct AgentEntry {
   std::string id;    // also its transport peer id
   std::string host;  // from host facts ("hostname"), may be empty
+  // Drivers the agent quarantined (host fact "quarantined_drivers"), may be empty.
+  std::string quarantined;
   std::string fingerprint_id;
   protocol::Capabilities capabilities;
   protocol::AgentState state = protocol::AgentState::kConnected;

@@ -347,6 +347,7 @@ protocol::StatusReply CoordinatorCore::Status(
                std::max(Millis(0), now - agent.last_heard)};
     summary.positions_per_second = agent.PositionsPerSecond(now);
     summary.slots = agent.capabilities.slots;
+    summary.quarantined = agent.quarantined;
     summary.model_count =
         static_cast<std::uint32_t>(agent.capabilities.model_hashes.size());
   }

@@ -219,6 +219,7 @@ Result<AgentSummary> ReadAgent(const std::string& field,
   agent.positions_per_second = r.getPositionsPerSecond();
   agent.slots = r.getSlots();
   agent.model_count = r.getModelCount();
+  agent.quarantined = Str(r.getQuarantined());
   return agent;
 }
 

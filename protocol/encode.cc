@@ -158,6 +158,7 @@ void Fill(w::AgentSummary::Builder b, const AgentSummary& m) {
   b.setPositionsPerSecond(m.positions_per_second);
   b.setSlots(m.slots);
   b.setModelCount(m.model_count);
+  b.setQuarantined(Txt(m.quarantined));
 }
 
 void Fill(w::JobStatus::Builder b, const JobStatus& m) {

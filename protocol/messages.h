@@ -201,6 +201,9 @@ struct AgentSummary {
   double positions_per_second = 0;  // digest records stored/s over the last 30 s
   std::int32_t slots = 1;
   std::uint32_t model_count = 0;  // model files it advertised
+  // Drivers it stopped offering, "NAME (ENGINE): WHY; ..." (docs/agent.md,
+  // "Quarantine"); empty when none.
+  std::string quarantined = {};
   friend bool operator==(const AgentSummary&, const AgentSummary&) = default;
 };
 

@@ -166,6 +166,8 @@ struct AgentSummary {
   positionsPerSecond @7 :Float64;  # digest records stored per second over the last 30 s
   slots @8 :Int32;              # runs it takes at once
   modelCount @9 :UInt32;        # model files it advertised (modelHashes)
+  quarantined @10 :Text;        # drivers it stopped offering and why (its
+                                # "quarantined_drivers" host fact); empty when none
 }
 
 # One job as the coordinator sees it (orch status --jobs).

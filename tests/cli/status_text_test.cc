@@ -82,6 +82,18 @@ TEST(StatusTextTest, JsonHasJobsAndANullEtaWhenUnknown) {
   EXPECT_EQ(nlohmann::json::parse(FormatStatusJson(known))["experiments"][0]["eta_ms"], 4000);
 }
 
+TEST(StatusTextTest, AQuarantinedDriverIsShownUnderItsAgentInTextAndJson) {
+  protocol::StatusReply status = Reply();
+  EXPECT_THAT(FormatStatusText(status, false), Not(HasSubstr("quarantined")));
+  status.agents[0].quarantined =
+      "llamacpp-b8391 (llama.cpp@b8391): 3 runs in a row failed within 5000 ms of launch";
+  EXPECT_THAT(FormatStatusText(status, false),
+              HasSubstr(" ago\n    quarantined: llamacpp-b8391 (llama.cpp@b8391): "
+                        "3 runs in a row failed"));
+  EXPECT_EQ(nlohmann::json::parse(FormatStatusJson(status))["agents"][0]["quarantined"],
+            status.agents[0].quarantined);
+}
+
 TEST(StatusTextTest, AnInsecureCoordinatorIsSaidFirst) {
   protocol::StatusReply status = Reply();
   EXPECT_THAT(FormatStatusText(status, false), Not(HasSubstr("INSECURE")));

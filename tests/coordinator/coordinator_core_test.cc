@@ -242,5 +242,22 @@ TEST_F(CoreTest, StatusReportsProgressAgentsAndEta) {
   EXPECT_THAT(status.agents[0].engines, ElementsAre(kEngine));
 }
 
+// An agent that quarantined a driver says so in a host fact; status shows it
+// under the agent, and a Hello without it (the agent restarted) clears it.
+TEST_F(CoreTest, StatusShowsTheDriversAnAgentQuarantined) {
+  protocol::Hello hello;
+  hello.agent_id = "agent-1";
+  hello.capabilities = {{kEngine}, "cpu", 0, 1, {}};
+  hello.host_facts = {{"hostname", "box"},
+                      {"quarantined_drivers", "broken (llama.cpp@b8390): 3 runs in a row failed"}};
+  core_.OnMessage("agent-1", hello, now_);
+  protocol::StatusReply status = core_.Status({}, now_);
+  ASSERT_THAT(status.agents, SizeIs(1));
+  EXPECT_EQ(status.agents[0].host, "box");
+  EXPECT_EQ(status.agents[0].quarantined, "broken (llama.cpp@b8390): 3 runs in a row failed");
+  Hello("agent-1");
+  EXPECT_EQ(core_.Status({}, now_).agents.at(0).quarantined, "");
+}
+
 }  // namespace
 }  // namespace orch::coordinator

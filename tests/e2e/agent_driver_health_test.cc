@@ -138,6 +138,9 @@ TEST(AgentDriverHealthTest,
   ASSERT_FALSE(agent.is_null()) << cluster.Logs();
   EXPECT_EQ(agent["engines"], nlohmann::json::array())
       << "its only engine is quarantined";
+  EXPECT_THAT(agent.value("quarantined", ""),
+              HasSubstr("test (test-engine@1): 3 runs in a row failed"))
+      << "orch status says which driver and why";
   EXPECT_THAT(
       AgentLog(cluster, "broken"),
       AllOf(HasSubstr("driver test quarantined: 3 runs in a row failed"),
