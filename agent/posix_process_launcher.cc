@@ -131,7 +131,6 @@ struct Child : std::enable_shared_from_this<Child> {
       }
       ::kill(-pid,
              SIGKILL);  // leftovers of the group would hold the pipes open
-      boost::system::error_code ignored;
       deadline.cancel();
       MaybeReport();
       return;

@@ -29,14 +29,18 @@ Status GitError(int code, const std::string& what) {
 }
 
 Result<std::string> Describe(git_object* commit) {
-  git_describe_options options = GIT_DESCRIBE_OPTIONS_INIT;
+  // The *_init functions, not the *_INIT macros: the macros leave fields to
+  // zero-initialisation, which clang's -Wmissing-field-initializers refuses.
+  git_describe_options options;
+  git_describe_options_init(&options, GIT_DESCRIBE_OPTIONS_VERSION);
   options.describe_strategy = GIT_DESCRIBE_TAGS;
   options.show_commit_oid_as_fallback = 1;
   git_describe_result* raw = nullptr;
   int code = git_describe_commit(&raw, commit, &options);
   if (code != 0) return GitError(code, "describe");
   DescribeResult result(raw);
-  git_describe_format_options format = GIT_DESCRIBE_FORMAT_OPTIONS_INIT;
+  git_describe_format_options format;
+  git_describe_format_options_init(&format, GIT_DESCRIBE_FORMAT_OPTIONS_VERSION);
   git_buf buffer = GIT_BUF_INIT;
   code = git_describe_format(&buffer, result.get(), &format);
   if (code != 0) return GitError(code, "describe");
@@ -48,7 +52,8 @@ Result<std::string> Describe(git_object* commit) {
 // Staged or unstaged changes to tracked files; untracked and ignored files do not count.
 Result<bool> IsDirty(git_repository* repo) {
   if (git_repository_is_bare(repo)) return false;
-  git_status_options options = GIT_STATUS_OPTIONS_INIT;
+  git_status_options options;
+  git_status_options_init(&options, GIT_STATUS_OPTIONS_VERSION);
   options.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
   options.flags = GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
   git_status_list* raw = nullptr;
