@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -13,6 +14,7 @@
 #include "store/rocksdb_store.h"
 #include "store/store_backup.h"
 #include "store/store_check.h"
+#include "store/store_recover.h"
 
 namespace orch::cli {
 namespace {
@@ -108,12 +110,78 @@ int RunRestore(const StoreCommandOptions& options) {
   return kExitOk;
 }
 
+// DATA_DIR/rocksdb.damaged-20261203T091500Z: beside the store, named by the UTC time.
+std::string SavedCopyPath(const std::string& path) {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &utc);
+  std::filesystem::path p(path);
+  if (p.filename().empty()) p = p.parent_path();
+  return p.string() + ".damaged-" + stamp;
+}
+
+void PrintRecoverJson(const store::RecoveryReport& report) {
+  nlohmann::ordered_json lost = nlohmann::ordered_json::array();
+  for (const store::LostRecords& l : report.lost) {
+    lost.push_back({{"experiment", l.experiment}, {"table", l.table}, {"count", l.count},
+                    {"examples", l.examples}});
+  }
+  nlohmann::ordered_json out = {{"schema", "orch.store-recover/1"}, {"store", report.path},
+                                {"recovered", report.recovered},
+                                {"wal_messages", report.wal_messages},
+                                {"lost_total", report.lost_total}, {"lost", lost},
+                                {"records_kept", report.records_kept},
+                                {"saved_copy", report.saved_copy}};
+  std::cout << out.dump(2) << "\n";
+}
+
+void PrintRecoverText(const store::RecoveryReport& report) {
+  if (!report.recovered) {
+    std::cout << "store " << report.path << " opens strictly: nothing to recover, nothing changed\n";
+    return;
+  }
+  std::cout << "store " << report.path << ": replayed up to the first damaged WAL record\n";
+  for (const std::string& message : report.wal_messages) std::cout << "  rocksdb: " << message << "\n";
+  if (report.lost.empty()) {
+    std::cout << "No readable record lay beyond the damage: only the damaged bytes above were "
+                 "dropped.\n";
+  } else {
+    std::cout << "LOST " << report.lost_total << " records that lay beyond the damage:\n";
+    std::string shown;
+    for (const store::LostRecords& l : report.lost) {
+      std::string whose = l.experiment.empty() ? "the store as a whole" : "experiment " + l.experiment;
+      if (whose != shown) std::cout << "  " << whose << ":\n";
+      shown = whose;
+      std::cout << "    " << l.count << " " << l.table << " (e.g. " << l.examples.front() << ")\n";
+    }
+  }
+  std::cout << report.records_kept << " records kept; the store now opens strictly.\n"
+            << "The damaged store is saved as " << report.saved_copy
+            << " (remove it once satisfied).\n"
+            << "Start the coordinator: a job whose result was lost runs again when its lease "
+               "expires.\n";
+}
+
+int RunRecover(const StoreCommandOptions& options) {
+  std::string path = store::RocksDbPathInDataDir(options.data_dir);
+  Result<store::RecoveryReport> report = store::RecoverRocksDbStore(path, SavedCopyPath(path));
+  if (!report.ok()) return Fail("recover", report.status());
+  if (options.json) {
+    PrintRecoverJson(*report);
+  } else {
+    PrintRecoverText(*report);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 void RegisterStoreCommand(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<StoreCommandOptions>();  // shared with the callbacks below
   CLI::App* store = app.add_subcommand(
-      "store", "Check, back up and restore a coordinator's store (docs/store.md).");
+      "store", "Check, back up, restore and recover a coordinator's store (docs/store.md).");
   store->require_subcommand(1);
 
   CLI::App* check = store->add_subcommand(
@@ -142,6 +210,17 @@ void RegisterStoreCommand(CLI::App& app, int& exit_code) {
   restore->add_option("DATA_DIR", options->data_dir, "the data directory to restore into")
       ->required();
   restore->callback([options, &exit_code] { exit_code = RunRestore(*options); });
+
+  CLI::App* recover = store->add_subcommand(
+      "recover",
+      "Bring a stopped coordinator's store whose WAL is damaged (the open refuses it) back to\n"
+      "the last state that replays cleanly. First names every record that drops, by\n"
+      "experiment, and saves a copy of the damaged store beside it. Exit status: 0 recovered\n"
+      "or nothing to do, 1 failed (nothing changed), 2 no store there.");
+  recover->add_option("DATA_DIR", options->data_dir, "the coordinator's data directory")
+      ->required();
+  recover->add_flag("--json", options->json, "print JSON (schema orch.store-recover/1)");
+  recover->callback([options, &exit_code] { exit_code = RunRecover(*options); });
 }
 
 }  // namespace orch::cli

@@ -52,6 +52,16 @@ std::vector<rocksdb::ColumnFamilyHandle*> ByTable(
   return by_table;
 }
 
+rocksdb::WALRecoveryMode RecoveryMode(WalTail tail) {
+  switch (tail) {
+    case WalTail::kRefuse: return rocksdb::WALRecoveryMode::kAbsoluteConsistency;
+    case WalTail::kDropIncomplete: return rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+    case WalTail::kStopAtDamage: return rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+    case WalTail::kSkipDamage: return rocksdb::WALRecoveryMode::kSkipAnyCorruptedRecords;
+  }
+  return rocksdb::WALRecoveryMode::kAbsoluteConsistency;
+}
+
 // `log_dir`: where RocksDB's LOG goes (created); empty: nowhere.
 rocksdb::DBOptions DbOptions(const DbOpenSettings& settings, const std::string& log_dir) {
   rocksdb::DBOptions options;
@@ -59,12 +69,13 @@ rocksdb::DBOptions DbOptions(const DbOpenSettings& settings, const std::string& 
   options.create_missing_column_families = settings.role == DbRole::kPrimary;
   options.IncreaseParallelism(2);
   options.paranoid_checks = true;
-  options.wal_recovery_mode = settings.wal_tail == WalTail::kRefuse
-                                  ? rocksdb::WALRecoveryMode::kAbsoluteConsistency
-                                  : rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  options.wal_recovery_mode = RecoveryMode(settings.wal_tail);
   std::error_code ignored;
   if (!log_dir.empty()) std::filesystem::create_directories(log_dir, ignored);
   options.info_log = MakeInfoLog(log_dir.empty() ? "" : log_dir + "/LOG");
+  if (settings.wal_messages) {
+    options.info_log = MakeWalWarningTap(options.info_log, *settings.wal_messages);
+  }
   options.listeners.push_back(std::make_shared<NoAutomaticRecovery>());
   return options;
 }
@@ -84,8 +95,10 @@ Status DescribeOpenFailure(const std::string& path, const rocksdb::Status& s) {
                 "open store " + path + ": it is damaged and was left as it is (" +
                     status.message() +
                     "). Nothing was rolled back; acknowledged data may be affected. Run `orch "
-                    "store check " + data_dir + "` to see what is damaged, or restore a "
-                    "backup with `orch store restore BACKUP " + data_dir + "`");
+                    "store check " + data_dir + "` to see what is damaged; then restore a "
+                    "backup with `orch store restore BACKUP " + data_dir + "`, or, for damage "
+                    "in the WAL, keep what precedes it with `orch store recover " + data_dir +
+                    "` (it names what it drops first)");
 }
 
 }  // namespace

@@ -37,6 +37,12 @@ enum class WalTail {
   // recovery from a failed write and for a restored backup, where that record is a
   // write that never returned OK. Damage elsewhere still fails the open.
   kDropIncomplete,
+  // Replay up to the first damaged record and drop the rest (kPointInTimeRecovery):
+  // only for `orch store recover`, which first saves a copy and names what is dropped.
+  kStopAtDamage,
+  // Replay every record that reads and skip damaged ones (kSkipAnyCorruptedRecords):
+  // read-only, to learn which records lie beyond the damage. Never for a writer.
+  kSkipDamage,
 };
 
 struct DbOpenSettings {
@@ -44,6 +50,9 @@ struct DbOpenSettings {
   bool create_if_missing = false;  // kPrimary only
   WalTail wal_tail = WalTail::kRefuse;
   std::string secondary_dir = {};  // kSecondary only
+  // When set, RocksDB's warnings about the WAL while opening (what it dropped, where
+  // replay stopped) are appended here. Borrowed; must outlive the open.
+  std::vector<std::string>* wal_messages = nullptr;
 };
 
 // Owns the DB and its column family handles (handles are released before the DB).

@@ -8,6 +8,8 @@
 #include <cstdarg>
 #include <cstdio>
 #include <ctime>
+#include <string_view>
+#include <utility>
 
 namespace orch::store {
 namespace {
@@ -50,7 +52,49 @@ class FileInfoLog final : public rocksdb::Logger {
   const int fd_;  // -1: the file could not be opened
 };
 
+class WalWarningTap final : public rocksdb::Logger {
+ public:
+  WalWarningTap(std::shared_ptr<rocksdb::Logger> next, std::vector<std::string>& lines)
+      : rocksdb::Logger(rocksdb::InfoLogLevel::INFO_LEVEL), next_(std::move(next)), lines_(lines) {}
+
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    va_list copy;
+    va_copy(copy, ap);
+    char line[2048];
+    int n = std::vsnprintf(line, sizeof(line), format, copy);
+    va_end(copy);
+    if (n > 0 && IsAboutTheWal(line)) lines_.emplace_back(WithoutPrefixes(line));
+    next_->Logv(format, ap);
+  }
+
+ private:
+  // The lines of db_impl_open.cc's WAL replay that say what was not replayed.
+  static bool IsAboutTheWal(std::string_view line) {
+    return line.find("dropping") != std::string_view::npos ||
+           line.find("Point in time recovered") != std::string_view::npos;
+  }
+
+  // "[WARN] [db/db_impl/db_impl_open.cc:982] 000004.log: ..." -> "000004.log: ...".
+  static std::string WithoutPrefixes(std::string_view line) {
+    while (line.size() > 1 && line[0] == '[') {
+      size_t end = line.find("] ");
+      if (end == std::string_view::npos) break;
+      line.remove_prefix(end + 2);
+    }
+    return std::string(line);
+  }
+
+  std::shared_ptr<rocksdb::Logger> next_;
+  std::vector<std::string>& lines_;
+};
+
 }  // namespace
+
+std::shared_ptr<rocksdb::Logger> MakeWalWarningTap(std::shared_ptr<rocksdb::Logger> next,
+                                                   std::vector<std::string>& lines) {
+  return std::make_shared<WalWarningTap>(std::move(next), lines);
+}
 
 std::shared_ptr<rocksdb::Logger> MakeInfoLog(const std::string& file) {
   return std::make_shared<FileInfoLog>(file);

@@ -11,10 +11,17 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace orch::store {
 
 // A logger appending to `file` (created); when `file` cannot be opened it logs nothing.
 std::shared_ptr<rocksdb::Logger> MakeInfoLog(const std::string& file);
+
+// A logger that passes every line to `next` and also appends to `lines` those about
+// the WAL's replay: RocksDB's "dropping N bytes" reports and where point-in-time
+// recovery stopped. `lines` is borrowed and must outlive the logger's use (one open).
+std::shared_ptr<rocksdb::Logger> MakeWalWarningTap(std::shared_ptr<rocksdb::Logger> next,
+                                                   std::vector<std::string>& lines);
 
 }  // namespace orch::store

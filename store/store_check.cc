@@ -1,20 +1,14 @@
 #include "store/store_check.h"
 
 #include <filesystem>
-#include <map>
 #include <utility>
 
 #include "store/codec.h"
+#include "store/record_owners.h"
 #include "store/rocksdb_db.h"
 
 namespace orch::store {
 namespace {
-
-// The id of an IdPrefix-keyed key (plan_jobs, chunks, digests); empty when malformed.
-std::string PrefixId(std::string_view key) {
-  if (key.empty() || static_cast<uint8_t>(key[0]) + 1u > key.size()) return "";
-  return std::string(key.substr(1, static_cast<uint8_t>(key[0])));
-}
 
 // Walks the tables once each, in an order that learns whose each record is before
 // the tables that need it (jobs -> plan, runs -> job).
@@ -24,29 +18,28 @@ class TableChecker {
 
   void Run() {
     Walk(Table::kPlanJobs, [&](std::string_view key, std::string_view) {
-      std::string plan = PrefixId(key);
-      if (plan.empty()) return Problem("", Table::kPlanJobs, key, "malformed key");
-      plan_of_job_[std::string(JobIdOfPlanJobKey(key, plan))] = plan;
+      if (!owners_.NotePlanJob(key)) Problem("", Table::kPlanJobs, key, "malformed key");
     });
     Walk(Table::kPlans, [&](std::string_view key, std::string_view value) {
       Check(std::string(key), Table::kPlans, key, DecodePlan(Describe(Table::kPlans, key), value));
     });
     Walk(Table::kJobs, [&](std::string_view key, std::string_view value) {
       Result<JobRecord> job = DecodeJob(Describe(Table::kJobs, key), value);
-      Check(job.ok() ? job->plan_id : PlanOfJob(key), Table::kJobs, key, job);
+      Check(job.ok() ? job->plan_id : owners_.ExperimentOfJob(key), Table::kJobs, key, job);
     });
     Walk(Table::kRuns, [&](std::string_view key, std::string_view value) {
       Result<RunRecord> run = DecodeRun(Describe(Table::kRuns, key), value);
-      std::optional<std::string> job = run.ok() ? run->job_id : PeekRunJobId(value);
-      if (job) job_of_run_[std::string(key)] = *job;
-      Check(job ? PlanOfJob(*job) : "", Table::kRuns, key, run);
+      std::string job = owners_.NoteRun(key, value);
+      Check(owners_.ExperimentOfJob(job), Table::kRuns, key, run);
     });
     Walk(Table::kChunks, [&](std::string_view key, std::string_view value) {
-      Check(PlanOfRun(PrefixId(key)), Table::kChunks, key,
+      Check(owners_.ExperimentOfRun(PrefixId(key)), Table::kChunks, key,
             DecodeChunkCount(Describe(Table::kChunks, key), value));
     });
     Walk(Table::kDigests, [&](std::string_view key, std::string_view value) {
-      if (value.empty()) Problem(PlanOfRun(PrefixId(key)), Table::kDigests, key, "empty digest");
+      if (value.empty()) {
+        Problem(owners_.ExperimentOfRun(PrefixId(key)), Table::kDigests, key, "empty digest");
+      }
     });
     Walk(Table::kHosts, [&](std::string_view key, std::string_view value) {
       if (value.empty()) Problem("", Table::kHosts, key, "empty fingerprint");
@@ -87,19 +80,9 @@ class TableChecker {
     report_.problems.push_back({experiment, Describe(table, key), what});
   }
 
-  std::string PlanOfJob(std::string_view job) const {
-    auto it = plan_of_job_.find(std::string(job));
-    return it == plan_of_job_.end() ? "" : it->second;
-  }
-  std::string PlanOfRun(const std::string& run) const {
-    auto it = job_of_run_.find(run);
-    return it == job_of_run_.end() ? "" : PlanOfJob(it->second);
-  }
-
   KvEngine& engine_;
   StoreCheckReport& report_;
-  std::map<std::string, std::string> plan_of_job_;  // from the plan_jobs index
-  std::map<std::string, std::string> job_of_run_;
+  RecordOwners owners_;  // learned while walking plan_jobs, then runs
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-// `orch store check|backup|restore` as an operator runs them: the real binary on a real
+// `orch store check|backup|restore|recover` as an operator runs them: the real binary on a real
 // data directory.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -81,8 +81,37 @@ TEST_F(StoreCommandTest, BackupThenRestoreIntoANewDataDirectory) {
   EXPECT_EQ(store->GetPlan("exp")->name, "exp");
 }
 
+TEST_F(StoreCommandTest, RecoverReplaysACutOffWalSavesTheDamagedStoreAndSaysSo) {
+  std::string path = store::RocksDbPathInDataDir(data());
+  fs::path wal;
+  for (const auto& entry : fs::directory_iterator(path)) {
+    if (entry.path().extension() == ".log" && fs::file_size(entry.path()) > 0) wal = entry.path();
+  }
+  ASSERT_FALSE(wal.empty());
+  fs::resize_file(wal, fs::file_size(wal) - 5);
+  ProcessResult refused = RunProcess({OrchBinary(), "store", "check", data()});
+  EXPECT_EQ(refused.exit_code, 1) << "the store does not open strictly";
+
+  ProcessResult recover = RunProcess({OrchBinary(), "store", "recover", data(), "--json"});
+  ASSERT_EQ(recover.exit_code, 0) << recover.err;
+  nlohmann::json parsed = nlohmann::json::parse(recover.out);
+  EXPECT_EQ(parsed["schema"], "orch.store-recover/1");
+  EXPECT_EQ(parsed["recovered"], true);
+  EXPECT_EQ(parsed["lost_total"], 0);
+  EXPECT_FALSE(parsed["wal_messages"].empty());
+  std::string saved = parsed["saved_copy"];
+  EXPECT_THAT(saved, HasSubstr(path + ".damaged-"));
+  EXPECT_TRUE(fs::exists(fs::path(saved) / wal.filename()));
+
+  ProcessResult sound = RunProcess({OrchBinary(), "store", "check", data()});
+  EXPECT_EQ(sound.exit_code, 0) << sound.out;
+  ProcessResult again = RunProcess({OrchBinary(), "store", "recover", data()});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("nothing to recover"));
+}
+
 TEST_F(StoreCommandTest, EachCommandExplainsItselfWithHelp) {
-  for (std::string command : {"check", "backup", "restore"}) {
+  for (std::string command : {"check", "backup", "restore", "recover"}) {
     ProcessResult help = RunProcess({OrchBinary(), "store", command, "--help"});
     EXPECT_EQ(help.exit_code, 0) << command;
     EXPECT_THAT(help.out, HasSubstr("Exit status")) << command;
