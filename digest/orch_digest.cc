@@ -25,6 +25,12 @@ static_assert(ORCH_DIGEST_ROW_NO_FINITE_LOGIT ==
 static_assert(ORCH_DIGEST_NO_TARGET == orch::digest::kNoTarget);
 static_assert(ORCH_DIGEST_MAX_TOP_K == orch::digest::kMaxTopK);
 static_assert(ORCH_DIGEST_DEFAULT_TOP_K == orch::digest::kDefaultTopK);
+static_assert(ORCH_DIGEST_VERSION_1 ==
+              static_cast<unsigned>(orch::digest::DigestVersion::kV1));
+static_assert(ORCH_DIGEST_VERSION_2 ==
+              static_cast<unsigned>(orch::digest::DigestVersion::kV2));
+static_assert(ORCH_DIGEST_VERSION_CURRENT ==
+              static_cast<unsigned>(orch::digest::kCurrentDigestVersion));
 
 orch_digest_status ToCode(const orch::Status& status) {
   switch (status.code()) {
@@ -52,13 +58,19 @@ orch_row_digest ToC(const orch::digest::RowSummary& s) {
   return out;
 }
 
-orch_digest_status DigestRow(const float* row, uint64_t vocab_size,
-                             uint32_t top_k, int32_t target_id,
-                             orch_token_logit* top, uint32_t top_capacity,
-                             orch_row_digest* out) {
+orch_digest_status DigestRow(uint32_t digest_version, const float* row,
+                             uint64_t vocab_size, uint32_t top_k,
+                             int32_t target_id, orch_token_logit* top,
+                             uint32_t top_capacity, orch_row_digest* out) {
   if (row == nullptr || top == nullptr || out == nullptr)
     return ORCH_DIGEST_NULL_POINTER;
-  const orch::digest::DigestOptions options{top_k, target_id};
+  if (digest_version != ORCH_DIGEST_VERSION_1 &&
+      digest_version != ORCH_DIGEST_VERSION_2) {
+    return ORCH_DIGEST_INVALID_ARGUMENT;
+  }
+  const orch::digest::DigestOptions options{
+      top_k, target_id,
+      static_cast<orch::digest::DigestVersion>(digest_version)};
   const orch::Status valid =
       orch::digest::ValidateDigestRequest(vocab_size, options);
   if (!valid.ok()) return ToCode(valid);
@@ -104,7 +116,23 @@ orch_digest_status orch_digest_row(const float* row, uint64_t vocab_size,
                                    orch_token_logit* top, uint32_t top_capacity,
                                    orch_row_digest* out) {
   try {
-    return DigestRow(row, vocab_size, top_k, target_id, top, top_capacity, out);
+    return DigestRow(ORCH_DIGEST_VERSION_1, row, vocab_size, top_k, target_id,
+                     top, top_capacity, out);
+  } catch (...) {  // no exception may cross the C boundary
+    return ORCH_DIGEST_INTERNAL;
+  }
+}
+
+orch_digest_status orch_digest_row_versioned(uint32_t digest_version,
+                                             const float* row,
+                                             uint64_t vocab_size,
+                                             uint32_t top_k, int32_t target_id,
+                                             orch_token_logit* top,
+                                             uint32_t top_capacity,
+                                             orch_row_digest* out) {
+  try {
+    return DigestRow(digest_version, row, vocab_size, top_k, target_id, top,
+                     top_capacity, out);
   } catch (...) {  // no exception may cross the C boundary
     return ORCH_DIGEST_INTERNAL;
   }

@@ -19,7 +19,9 @@
 extern "C" {
 #endif
 
-/* Bumped when a struct layout or a function signature changes. */
+/* Bumped when a struct layout or a function signature changes (functions are
+ * only ever added without a bump: orch_digest_row_versioned came with digest
+ * v2). */
 #define ORCH_DIGEST_ABI_VERSION 1
 
 /* Status codes (int32_t). */
@@ -40,6 +42,13 @@ extern "C" {
 #define ORCH_DIGEST_NO_TARGET (-1)
 #define ORCH_DIGEST_DEFAULT_TOP_K 20u
 #define ORCH_DIGEST_MAX_TOP_K 1024u
+
+/* Digest versions (docs/metrics.md, "Digest versions"): how logsumexp and
+ * entropy are computed. Hash, flags, top-k, argmax and target logit are the
+ * same in every version. A position record's version byte is its digest's. */
+#define ORCH_DIGEST_VERSION_1 1u
+#define ORCH_DIGEST_VERSION_2 2u
+#define ORCH_DIGEST_VERSION_CURRENT ORCH_DIGEST_VERSION_2
 
 typedef int32_t orch_digest_status;
 
@@ -69,11 +78,25 @@ uint32_t orch_digest_abi_version(void);
 /* Static, never-NULL name of a status code ("OK", "INVALID_ARGUMENT", ...). */
 const char* orch_digest_status_name(orch_digest_status status);
 
-/* Digests `row[0..vocab_size)`: top `top_k` logits (ties to the lower id) into
- * `top[0..top_capacity)`, and the summary into `*out`. `target_id` is the
- * teacher-forced next token or ORCH_DIGEST_NO_TARGET. NaN/+inf rows are
- * digested and flagged, not rejected. Needs top_capacity >= min(top_k,
- * vocab_size). */
+/* Digests `row[0..vocab_size)` by digest version `digest_version`
+ * (ORCH_DIGEST_VERSION_*; INVALID_ARGUMENT for any other): top `top_k` logits
+ * (ties to the lower id) into `top[0..top_capacity)`, and the summary into
+ * `*out`. `target_id` is the teacher-forced next token or
+ * ORCH_DIGEST_NO_TARGET. NaN/+inf rows are digested and flagged, not rejected.
+ * Needs top_capacity >= min(top_k, vocab_size). Drivers pass
+ * ORCH_DIGEST_VERSION_CURRENT and write the same number as their records'
+ * version. */
+orch_digest_status orch_digest_row_versioned(uint32_t digest_version,
+                                             const float* row,
+                                             uint64_t vocab_size,
+                                             uint32_t top_k, int32_t target_id,
+                                             orch_token_logit* top,
+                                             uint32_t top_capacity,
+                                             orch_row_digest* out);
+
+/* orch_digest_row_versioned with ORCH_DIGEST_VERSION_1, as in every library
+ * before digest v2: callers that write version-1 records keep getting the
+ * digests those records promise. */
 orch_digest_status orch_digest_row(const float* row, uint64_t vocab_size,
                                    uint32_t top_k, int32_t target_id,
                                    orch_token_logit* top, uint32_t top_capacity,

@@ -38,7 +38,13 @@ struct PositionComparison {
   double abs_top1_logit_delta = std::numeric_limits<double>::quiet_NaN();
 };
 
-// Compares the digests `p` and `q` of position `position`. `p_row` / `q_row`
+// Compares the digests `p` and `q` of position `position`. The digests may be of
+// different versions (RowDigest::version): identity is the raw row's hash, and
+// for identical rows every metric comes from P's digest alone (KLD 0, Δp 0,
+// equal NLLs), so v1 against v2 of the same rows reads as identical. For
+// different rows each side's own statistics are used; mixing versions then adds
+// at most the two versions' error bounds (docs/metrics.md) to NLL, Δp and
+// top-k KLD. `p_row` / `q_row`
 // are the full logit rows when captured, else empty; a given row must match its
 // digest's vocabulary size. Errors (InvalidArgument): different vocabulary
 // sizes, different target tokens (the runs did not teacher-force the same

@@ -5,6 +5,9 @@
 namespace orch::digest {
 namespace {
 
+static_assert(kPositionRecordVersion == static_cast<std::uint8_t>(kCurrentDigestVersion),
+              "a record's version is its digest's");
+
 Status Corrupt(const std::string& what) {
   return Status(StatusCode::kDataLoss, "position record: " + what);
 }
@@ -65,7 +68,7 @@ Status DecodeFullRow(ByteReader& r, PositionRecord& p) {
 std::string EncodePositionRecord(const PositionRecord& record) {
   std::string out;
   out.reserve(80 + 8 * record.digest.top.size() + 4 * record.full_row.size());
-  AppendU8(out, kPositionRecordVersion);
+  AppendU8(out, static_cast<std::uint8_t>(record.digest.version));
   AppendU64(out, record.position);
   AppendI32(out, record.input_token);
   AppendI32(out, record.output_token);
@@ -79,11 +82,13 @@ Result<PositionRecord> DecodePositionRecord(std::string_view bytes) {
   ByteReader r(bytes);
   std::uint8_t version = 0;
   if (!r.ReadU8(&version)) return Corrupt("empty");
-  if (version != kPositionRecordVersion) {
+  if (version < kOldestPositionRecordVersion || version > kPositionRecordVersion) {
     return Corrupt("unknown version " + std::to_string(version) + " (this build reads " +
+                   std::to_string(kOldestPositionRecordVersion) + " to " +
                    std::to_string(kPositionRecordVersion) + ")");
   }
   PositionRecord p;
+  p.digest.version = static_cast<DigestVersion>(version);
   if (!DecodeScalars(r, p)) return Corrupt("truncated header");
   ORCH_RETURN_IF_ERROR(DecodeTop(r, p.digest));
   ORCH_RETURN_IF_ERROR(DecodeFullRow(r, p));

@@ -4,11 +4,13 @@
 // generated token (generation). Records travel as opaque bytes through the agent and the
 // coordinator (protocol/chunk_records.h frames them) and are decoded again by reports.
 //
-// Layout v1 (little-endian): u8 version=1, u64 position, i32 input_token, i32
+// Layout (little-endian): u8 version, u64 position, i32 input_token, i32
 // output_token, u32 vocab_size, u32 flags, i32 argmax, f64 logsumexp, f64 entropy, u64
 // hash.low, u64 hash.high, i32 target_id, f32 target_logit, u32 top_count, top_count x
 // (i32 id, f32 logit), u32 full_row_count (0 or vocab_size), full_row_count x f32.
-// Versions only grow; a decoder rejects versions it does not know.
+// The version byte is the digest's version (RowDigest::version): 1 for digest v1, 2 for
+// digest v2; both have this same layout. Versions only grow (a new layout or a new digest
+// definition takes the next number); a decoder rejects versions it does not know.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +23,9 @@
 
 namespace orch::digest {
 
-inline constexpr std::uint8_t kPositionRecordVersion = 1;
+// The versions this build reads; a record's version is its digest's.
+inline constexpr std::uint8_t kOldestPositionRecordVersion = 1;
+inline constexpr std::uint8_t kPositionRecordVersion = 2;
 
 struct PositionRecord {
   std::uint64_t position = 0;

@@ -61,6 +61,12 @@ Status ValidateDigestRequest(std::size_t vocab_size,
         "digest: target token " + std::to_string(options.target_id) +
         " outside a vocabulary of " + std::to_string(vocab_size));
   }
+  if (options.version != DigestVersion::kV1 &&
+      options.version != DigestVersion::kV2) {
+    return InvalidArgument(
+        "digest: unknown digest version " +
+        std::to_string(static_cast<unsigned>(options.version)));
+  }
   return Status::Ok();
 }
 
@@ -82,9 +88,12 @@ Status DigestRowIntoWith(VectorIsa isa, std::span<const float> row,
                            std::to_string(top.size()) + " entries, needs " +
                            std::to_string(k));
   }
-  const RowPass pass = RunRowPass(isa, row, top.first(k));
+  const RowPass pass = options.version == DigestVersion::kV1
+                            ? RunRowPass(isa, row, top.first(k))
+                            : RunRowPassV2(isa, row, top.first(k));
   const auto kept = top.first(pass.top_count);
   RowSummary s;
+  s.version = options.version;
   s.vocab_size = static_cast<std::uint32_t>(row.size());
   s.flags = FlagsFor(pass.has_nan, kept);
   s.argmax = kept.empty() ? -1 : kept[0].id;
@@ -109,6 +118,7 @@ Status ComputeRowDigestWith(VectorIsa isa, std::span<const float> row,
   ORCH_RETURN_IF_ERROR(
       DigestRowIntoWith(isa, row, options, out->top, &summary));
   out->top.resize(summary.top_count);
+  out->version = summary.version;
   out->vocab_size = summary.vocab_size;
   out->flags = summary.flags;
   out->argmax = summary.argmax;

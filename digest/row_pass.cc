@@ -12,16 +12,11 @@
 #include <xxhash.h>
 
 #include "digest/fast_exp.h"
+#include "digest/row_pass_parts.h"
 
 // Vectors wider than SSE pass by value differently with and without AVX; the
 // helpers below that take them are internal and always inlined.
 #pragma GCC diagnostic ignored "-Wpsabi"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#define ORCH_DIGEST_X86_VARIANTS 1
-#else
-#define ORCH_DIGEST_X86_VARIANTS 0
-#endif
 
 namespace orch::digest::internal {
 namespace {
@@ -36,152 +31,6 @@ constexpr std::size_t kBlockSize = 2048;
 
 // Four doubles: the running sums' lanes.
 using Double4 = double __attribute__((vector_size(32)));
-
-// A vector of N floats with its integer twins (GCC/Clang vector extension;
-// spelled out per width, as the extension takes no dependent sizes).
-template <std::size_t N>
-struct Lanes;
-
-template <>
-struct Lanes<4> {
-  static constexpr std::size_t kCount = 4;
-  using Float = Float4;
-  using Int = Int4;
-  using Uint = Uint4;
-  using Double = double __attribute__((vector_size(32)));
-};
-
-template <>
-struct Lanes<8> {
-  static constexpr std::size_t kCount = 8;
-  using Float = float __attribute__((vector_size(32)));
-  using Int = std::int32_t __attribute__((vector_size(32)));
-  using Uint = std::uint32_t __attribute__((vector_size(32)));
-  using Double = double __attribute__((vector_size(64)));
-};
-
-template <>
-struct Lanes<16> {
-  static constexpr std::size_t kCount = 16;
-  using Float = float __attribute__((vector_size(64)));
-  using Int = std::int32_t __attribute__((vector_size(64)));
-  using Uint = std::uint32_t __attribute__((vector_size(64)));
-  using Double = double __attribute__((vector_size(128)));
-};
-
-template <typename V>
-[[gnu::always_inline]] inline V Load(const float* from) {
-  V v;
-  std::memcpy(&v, from, sizeof(v));
-  return v;
-}
-
-// The 4-lane pieces of a vector, lowest lanes first.
-template <typename Piece, typename V>
-struct Pieces {
-  static constexpr std::size_t kCount = sizeof(V) / sizeof(Piece);
-  Piece piece[kCount];
-};
-
-template <typename Piece, typename V>
-[[gnu::always_inline]] inline Pieces<Piece, V> Split(V v) {
-  Pieces<Piece, V> pieces;
-  std::memcpy(&pieces, &v, sizeof(v));
-  return pieces;
-}
-
-// Largest non-NaN value of a block (-inf when none) and whether it holds a NaN.
-struct BlockScan {
-  float max = kNegInf;
-  bool has_nan = false;
-};
-
-// The maximum ignores NaN, and equal non-NaN floats differ only in the sign of
-// zero, which no output depends on (x - (+0) and x - (-0) give the same
-// exponential, and a maximum of +-0 ranks and rescales alike), so the lane
-// count of the scan does not show in the digest.
-template <typename L>
-[[gnu::always_inline]] inline BlockScan ScanBlock(
-    std::span<const float> block) {
-  using Float = typename L::Float;
-  Float max = Float{} + kNegInf;
-  typename L::Int nan = {};
-  std::size_t i = 0;
-  for (; i + L::kCount <= block.size(); i += L::kCount) {
-    const Float x = Load<Float>(&block[i]);
-    max = x > max ? x : max;  // NaN lanes keep the old maximum
-    nan |= x != x;
-  }
-  BlockScan scan;
-  for (std::size_t lane = 0; lane < L::kCount; ++lane) {
-    scan.max = max[lane] > scan.max ? max[lane] : scan.max;
-    scan.has_nan |= nan[lane] != 0;
-  }
-  for (; i < block.size(); ++i) {
-    scan.max = block[i] > scan.max ? block[i] : scan.max;
-    scan.has_nan |= block[i] != block[i];
-  }
-  return scan;
-}
-
-// The k largest offered logits, kept sorted (logit descending, earlier offer
-// first on ties) in a caller-owned buffer. Offers must come in increasing id
-// order.
-class TopK {
- public:
-  explicit TopK(std::span<TokenLogit> buffer) : buffer_(buffer) {}
-
-  std::size_t size() const { return size_; }
-
-  // Offers every element of a block whose ids start at `first_id`. Vectors
-  // with no element above a full list's threshold are skipped, which only
-  // saves Offer calls that would reject: the threshold never falls.
-  template <typename L>
-  [[gnu::always_inline]] void OfferBlock(std::span<const float> block,
-                                         std::int32_t first_id,
-                                         float block_max) {
-    if (Full() && !(block_max > buffer_.back().logit)) return;
-    std::size_t i = 0;
-    for (; i + L::kCount <= block.size(); i += L::kCount) {
-      if (Full() && !AnyAbove<L>(&block[i], buffer_.back().logit)) continue;
-      for (std::size_t j = i; j < i + L::kCount; ++j) {
-        Offer(Id(first_id, j), block[j]);
-      }
-    }
-    for (; i < block.size(); ++i) Offer(Id(first_id, i), block[i]);
-  }
-
- private:
-  bool Full() const { return size_ == buffer_.size(); }
-
-  static std::int32_t Id(std::int32_t first_id, std::size_t offset) {
-    return first_id + static_cast<std::int32_t>(offset);
-  }
-
-  // Whether one of the L::kCount floats at `x` exceeds `threshold` (NaN does
-  // not).
-  template <typename L>
-  [[gnu::always_inline]] static bool AnyAbove(const float* x, float threshold) {
-    const auto above = Split<Int4>(Load<typename L::Float>(x) > threshold);
-    Int4 any = above.piece[0];
-    for (std::size_t p = 1; p < above.kCount; ++p) any |= above.piece[p];
-    return (any[0] | any[1] | any[2] | any[3]) != 0;
-  }
-
-  void Offer(std::int32_t id, float logit) {
-    if (logit != logit) return;  // NaN never ranks
-    if (Full() && !(logit > buffer_.back().logit)) return;
-    std::size_t pos = Full() ? size_ - 1 : size_++;
-    while (pos > 0 && buffer_[pos - 1].logit < logit) {
-      buffer_[pos] = buffer_[pos - 1];
-      --pos;
-    }
-    buffer_[pos] = {id, logit};
-  }
-
-  std::span<TokenLogit> buffer_;
-  std::size_t size_ = 0;
-};
 
 // Online softmax statistics relative to the running maximum m:
 // sum = sum_i e^(x_i - m), weighted = sum_i e^(x_i - m) * (x_i - m).

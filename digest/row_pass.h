@@ -1,5 +1,6 @@
 // The one pass over a logit row behind DigestRowInto (row_digest.h): hash,
-// NaN scan, top-k and the online logsumexp/entropy sums, block by block.
+// NaN scan, top-k and the online logsumexp/entropy sums, block by block; one
+// pass per digest version (RunRowPass: v1, RunRowPassV2: v2).
 //
 // The pass is compiled for several x86-64 vector instruction sets and the
 // digest uses the widest the CPU has. Every variant performs the same float
@@ -41,7 +42,13 @@ struct RowPass {
 RowPass RunRowPass(VectorIsa isa, std::span<const float> row,
                    std::span<TokenLogit> top);
 
-// ComputeRowDigest (row_digest.h) with a chosen, available variant.
+// Digest v2's pass (row_pass_v2.cc), with the same contract as RunRowPass:
+// equal hash, NaN flag and top-k; logsumexp and entropy by v2's definition.
+RowPass RunRowPassV2(VectorIsa isa, std::span<const float> row,
+                     std::span<TokenLogit> top);
+
+// ComputeRowDigest (row_digest.h) with a chosen, available variant; the
+// version comes from `options`.
 Status ComputeRowDigestWith(VectorIsa isa, std::span<const float> row,
                             const DigestOptions& options, RowDigest* out);
 

@@ -19,16 +19,9 @@ TEST(OrchDigestCTest, ReportsItsAbiVersion) {
             static_cast<uint32_t>(ORCH_DIGEST_ABI_VERSION));
 }
 
-TEST(OrchDigestCTest, GivesTheSameDigestAsTheCppApi) {
-  testing::RowGenerator gen(13);
-  const std::vector<float> row = gen.Row(32000, 2.0, 7.0);
-  std::vector<orch_token_logit> top(20);
-  orch_row_digest c{};
-  ASSERT_EQ(orch_digest_row(row.data(), row.size(), 20, 42, top.data(), 20, &c),
-            ORCH_DIGEST_OK);
-
-  RowDigest cpp;
-  ASSERT_TRUE(ComputeRowDigest(row, {20, 42}, &cpp).ok());
+void ExpectSameDigest(const orch_row_digest& c,
+                      const std::vector<orch_token_logit>& top,
+                      const RowDigest& cpp, float target_logit) {
   EXPECT_EQ(c.vocab_size, cpp.vocab_size);
   EXPECT_EQ(c.flags, cpp.flags);
   EXPECT_EQ(c.argmax, cpp.argmax);
@@ -37,11 +30,53 @@ TEST(OrchDigestCTest, GivesTheSameDigestAsTheCppApi) {
   EXPECT_EQ(c.hash_low, cpp.hash.low);
   EXPECT_EQ(c.hash_high, cpp.hash.high);
   EXPECT_EQ(c.target_id, 42);
-  EXPECT_EQ(c.target_logit, row[42]);
+  EXPECT_EQ(c.target_logit, target_logit);
   ASSERT_EQ(c.top_count, 20u);
   for (std::size_t i = 0; i < 20; ++i) {
     EXPECT_EQ(top[i].id, cpp.top[i].id);
     EXPECT_EQ(top[i].logit, cpp.top[i].logit);
+  }
+}
+
+// orch_digest_row keeps its meaning from before digest v2: version 1.
+TEST(OrchDigestCTest, DigestRowGivesTheCppApisVersion1Digest) {
+  testing::RowGenerator gen(13);
+  const std::vector<float> row = gen.Row(32000, 2.0, 7.0);
+  std::vector<orch_token_logit> top(20);
+  orch_row_digest c{};
+  ASSERT_EQ(orch_digest_row(row.data(), row.size(), 20, 42, top.data(), 20, &c),
+            ORCH_DIGEST_OK);
+
+  RowDigest cpp;
+  ASSERT_TRUE(ComputeRowDigest(row, {20, 42, DigestVersion::kV1}, &cpp).ok());
+  ExpectSameDigest(c, top, cpp, row[42]);
+}
+
+TEST(OrchDigestCTest, DigestRowVersionedGivesTheCppApisDigestOfThatVersion) {
+  testing::RowGenerator gen(14);
+  const std::vector<float> row = gen.Row(32000, 2.0, 7.0);
+  for (const DigestVersion version : {DigestVersion::kV1, DigestVersion::kV2}) {
+    std::vector<orch_token_logit> top(20);
+    orch_row_digest c{};
+    ASSERT_EQ(orch_digest_row_versioned(static_cast<uint32_t>(version),
+                                        row.data(), row.size(), 20, 42,
+                                        top.data(), 20, &c),
+              ORCH_DIGEST_OK);
+    RowDigest cpp;
+    ASSERT_TRUE(ComputeRowDigest(row, {20, 42, version}, &cpp).ok());
+    ExpectSameDigest(c, top, cpp, row[42]);
+  }
+  EXPECT_EQ(static_cast<DigestVersion>(ORCH_DIGEST_VERSION_CURRENT),
+            kCurrentDigestVersion);
+}
+
+TEST(OrchDigestCTest, DigestRowVersionedRejectsAnUnknownVersion) {
+  const float row[4] = {1, 2, 3, 4};
+  orch_token_logit top[4];
+  orch_row_digest d{};
+  for (const uint32_t version : {0u, 3u}) {
+    EXPECT_EQ(orch_digest_row_versioned(version, row, 4, 2, -1, top, 4, &d),
+              ORCH_DIGEST_INVALID_ARGUMENT);
   }
 }
 

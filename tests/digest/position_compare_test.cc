@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "digest/kl_divergence.h"
@@ -37,6 +38,40 @@ TEST(ComparePositionTest, IdenticalRowsAreBitIdenticalWithZeroDivergence) {
   EXPECT_EQ(c.kld, 0.0);
   EXPECT_EQ(c.delta_p, 0.0);
   EXPECT_EQ(c.abs_top1_logit_delta, 0.0);
+}
+
+// A v1 and a v2 digest of the same row: identical, with no metric moved by the
+// versions' different last bits of logsumexp.
+TEST(ComparePositionTest, DigestsOfDifferentVersionsOfOneRowAreIdentical) {
+  const std::vector<float> row = testing::RowGenerator(8).Row(32000, 2.0, 5.0);
+  RowDigest v1, v2;
+  ASSERT_TRUE(ComputeRowDigest(row, {20, 7, DigestVersion::kV1}, &v1).ok());
+  ASSERT_TRUE(ComputeRowDigest(row, {20, 7, DigestVersion::kV2}, &v2).ok());
+  ASSERT_NE(v1.logsumexp, v2.logsumexp);  // what the comparison must look past
+  for (const auto& [p, q] : {std::pair{v1, v2}, std::pair{v2, v1}}) {
+    const PositionComparison c = Compare(p, q);
+    EXPECT_TRUE(c.identical);
+    EXPECT_TRUE(c.same_top1);
+    EXPECT_EQ(c.kld, 0.0);
+    EXPECT_EQ(c.delta_p, 0.0);
+    EXPECT_EQ(c.nll_reference, c.nll_other);
+    EXPECT_EQ(c.nll_reference, p.logsumexp - p.target_logit);
+    EXPECT_EQ(c.abs_top1_logit_delta, 0.0);
+  }
+}
+
+// Different rows keep each side's own statistics, whatever their versions.
+TEST(ComparePositionTest, DifferentRowsOfDifferentVersionsUseEachSidesStatistics) {
+  testing::RowGenerator gen(9);
+  const std::vector<float> p_row = gen.Row(32000, 2.0, 5.0);
+  const std::vector<float> q_row = gen.Perturbed(p_row, 0.01);
+  RowDigest p, q;
+  ASSERT_TRUE(ComputeRowDigest(p_row, {20, 7, DigestVersion::kV1}, &p).ok());
+  ASSERT_TRUE(ComputeRowDigest(q_row, {20, 7, DigestVersion::kV2}, &q).ok());
+  const PositionComparison c = Compare(p, q);
+  EXPECT_FALSE(c.identical);
+  EXPECT_EQ(c.nll_reference, p.logsumexp - p.target_logit);
+  EXPECT_EQ(c.nll_other, q.logsumexp - q.target_logit);
 }
 
 TEST(ComparePositionTest, ReportsATopOneFlip) {

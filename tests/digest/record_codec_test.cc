@@ -52,7 +52,7 @@ TEST(RecordCodecTest, RejectsUnknownVersionTrailingBytesAndImpossibleCounts) {
   std::string wrong_version = bytes;
   wrong_version[0] = 9;
   EXPECT_THAT(DecodePositionRecord(wrong_version).status().message(),
-              HasSubstr("unknown version 9 (this build reads 1)"));
+              HasSubstr("unknown version 9 (this build reads 1 to 2)"));
   EXPECT_THAT(DecodePositionRecord(bytes + "x").status().message(),
               HasSubstr("1 trailing bytes"));
   std::string huge_top = bytes;
@@ -60,6 +60,23 @@ TEST(RecordCodecTest, RejectsUnknownVersionTrailingBytesAndImpossibleCounts) {
   huge_top[top_count_offset + 3] = '\x7f';
   EXPECT_THAT(DecodePositionRecord(huge_top).status().message(),
               HasSubstr("is impossible here"));
+}
+
+// The version byte is the digest's version; v1 and v2 records share one layout
+// and both decode to the digest they were encoded from.
+TEST(RecordCodecTest, VersionByteIsTheDigestVersionAndBothVersionsRoundTrip) {
+  for (const DigestVersion version : {DigestVersion::kV1, DigestVersion::kV2}) {
+    PositionRecord r = Sample(true);
+    ASSERT_TRUE(ComputeRowDigest(r.full_row, {3, 2, version}, &r.digest).ok());
+    const std::string bytes = EncodePositionRecord(r);
+    EXPECT_EQ(bytes[0], static_cast<char>(version));
+    Result<PositionRecord> back = DecodePositionRecord(bytes);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(back->digest.version, version);
+    EXPECT_EQ(*back, r);
+  }
+  EXPECT_EQ(Sample(false).digest.version, DigestVersion::kV2);  // the default
+  EXPECT_EQ(EncodePositionRecord(Sample(false))[0], 2);
 }
 
 TEST(RecordCodecTest, FullRowMustMatchTheVocabulary) {

@@ -81,7 +81,7 @@ class StabilityHarness {
       const std::int32_t target =
           Below(4) == 0 ? kNoTarget
                         : static_cast<std::int32_t>(Below(row.size()));
-      const DigestOptions options{k, target};
+      const DigestOptions options{k, target, DigestVersion::kV1};
       const RowDigest expected = testing::ReferenceRowDigest(row, options);
       const std::string what = kind + " vocab " + std::to_string(row.size()) +
                                " k " + std::to_string(k) + " row #" +

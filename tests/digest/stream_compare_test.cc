@@ -74,6 +74,27 @@ TEST(CompareStreamsTest, IdenticalRunsNeverDiverge) {
   EXPECT_EQ(s.ppl_reference, s.ppl_other);
 }
 
+// A run recorded with digest v1 against a rerun with v2 on the same rows:
+// nothing differs but the versions, and the summary says so.
+TEST(CompareStreamsTest, RunsThatDifferOnlyInDigestVersionNeverDiverge) {
+  auto [p, q] = Runs(20, [](std::size_t, std::vector<float>&) {});
+  for (std::size_t i = 0; i < p.rows.size(); ++i) {
+    const auto target = static_cast<std::int32_t>(i % kVocab);
+    ASSERT_TRUE(ComputeRowDigest(p.rows[i], {kDefaultTopK, target, DigestVersion::kV1},
+                                 &p.digests[i])
+                    .ok());
+  }
+  ASSERT_EQ(q.digests[0].version, DigestVersion::kV2);
+  const StreamSummary s = Compare(p, q).summary;
+  EXPECT_FALSE(s.first_divergence.has_value());
+  EXPECT_EQ(s.identical_rows, 20u);
+  EXPECT_EQ(s.kld.max, 0.0);
+  EXPECT_EQ(s.mean_delta_p, 0.0);
+  EXPECT_EQ(s.rms_delta_p, 0.0);
+  EXPECT_EQ(s.ppl_ratio, 1.0);
+  EXPECT_EQ(s.ppl_reference, s.ppl_other);
+}
+
 TEST(CompareStreamsTest, FindsTheFirstDivergenceAndCountsTopOneFlips) {
   auto [p, q] = Runs(10, [](std::size_t i, std::vector<float>& row) {
     if (i == 6) row[3] += 1e-3f;  // bits differ, top-1 kept

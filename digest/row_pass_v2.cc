@@ -1,0 +1,222 @@
+// Digest v2's pass over a row (row_pass.h, RunRowPassV2). The hash, the NaN
+// scan and the top-k are v1's, bit for bit. logsumexp and entropy differ from
+// v1 in their last bits, because the sums are defined differently:
+//
+//  - the exponential is ExpNonPositiveV2Lanes (fast_exp.h): fewer operations,
+//    relative error below 3e-7 + |t| * 7e-8;
+//  - element j of a block adds e^t and e^t * t to float lane j % 32, in
+//    increasing j; every 256 elements (8 adds per lane) and at the end of a
+//    block the 32 float lanes are added into 32 double lanes, lane by lane;
+//    the double lanes are rescaled lane by lane when the running maximum
+//    grows and folded pairwise (lane i += lane i + h for h = 16, 8, 4, 2, 1)
+//    at the end of the row;
+//  - a block whose maximum is more than SkipMargin(V) below the running
+//    maximum adds nothing: SkipMargin(V) = (bit_width(V - 1) + 24) ln 2, so
+//    everything skipped in a row weighs at most V e^-SkipMargin <= 2^-24 of
+//    the final sum (the running maximum never exceeds the final one).
+//
+// Each vector width holds 32 / width accumulators per sum, so the same lane
+// receives the same elements in the same order on every instruction set.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <utility>
+
+#define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack: no allocation
+#include <xxhash.h>
+
+#include "digest/fast_exp.h"
+#include "digest/row_pass.h"
+#include "digest/row_pass_parts.h"
+
+// Vectors wider than SSE pass by value differently with and without AVX; the
+// helpers below that take them are internal and always inlined.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace orch::digest::internal {
+namespace {
+
+constexpr std::size_t kBlockSize = 2048;
+constexpr std::size_t kSumLanes = 32;
+constexpr std::size_t kFlushSize = 256;
+constexpr float kLn2 = 0.693147182f;
+
+float SkipMargin(std::size_t vocab) {
+  const int bits = std::bit_width(vocab - 1);  // vocab <= 2^bits
+  return static_cast<float>(bits + 24) * kLn2;
+}
+
+// Online softmax sums relative to the running maximum m, in kSumLanes double
+// lanes: sum = sum_i e^(x_i - m), weighted = sum_i e^(x_i - m) * (x_i - m).
+class SoftmaxLanes {
+ public:
+  explicit SoftmaxLanes(std::size_t vocab) : skip_margin_(SkipMargin(vocab)) {}
+
+  template <typename L>
+  [[gnu::always_inline]] void AddBlock(std::span<const float> block,
+                                       float block_max) {
+    if (!(block_max > kNegInfinity) || std::isinf(block_max)) return;
+    if (block_max > max_) Rescale(block_max);
+    if (block_max - max_ < -skip_margin_) return;
+    for (std::size_t begin = 0; begin < block.size(); begin += kFlushSize) {
+      AddChunk<L>(block.subspan(begin, std::min(kFlushSize, block.size() - begin)));
+    }
+  }
+
+  double LogSumExp() const { return max_ + std::log(Fold(sum_)); }
+
+  // H = log(sum) - weighted / sum, clamped at 0 against rounding.
+  double Entropy() const {
+    const double sum = Fold(sum_);
+    return std::max(0.0, std::log(sum) - Fold(weighted_) / sum);
+  }
+
+ private:
+  void Rescale(float new_max) {
+    if (max_ > kNegInfinity) {
+      const double shift = static_cast<double>(new_max) - max_;
+      const double scale = std::exp(-shift);
+      for (std::size_t lane = 0; lane < kSumLanes; ++lane) {
+        weighted_[lane] = scale * (weighted_[lane] - shift * sum_[lane]);
+        sum_[lane] *= scale;
+      }
+    }
+    max_ = new_max;
+  }
+
+  static double Fold(const double (&lanes)[kSumLanes]) {
+    double folded[kSumLanes];
+    std::copy(std::begin(lanes), std::end(lanes), folded);
+    for (std::size_t half = kSumLanes / 2; half > 0; half /= 2) {
+      for (std::size_t i = 0; i < half; ++i) folded[i] += folded[i + half];
+    }
+    return folded[0];
+  }
+
+  // At most kFlushSize elements into fresh float lanes, then into the double
+  // lanes. A last group of fewer than kSumLanes elements is padded with -inf,
+  // whose lanes add +0: no change, as a float lane that starts at +0 never
+  // holds -0.
+  template <typename L>
+  [[gnu::always_inline]] void AddChunk(std::span<const float> chunk) {
+    using Float = typename L::Float;
+    constexpr std::size_t kVectors = kSumLanes / L::kCount;
+    Float sum[kVectors] = {}, weighted[kVectors] = {};
+    std::size_t i = 0;
+    for (; i + kSumLanes <= chunk.size(); i += kSumLanes) {
+      AddGroup<L>(&chunk[i], sum, weighted);
+    }
+    if (i < chunk.size()) {
+      float padded[kSumLanes];
+      std::fill(std::begin(padded), std::end(padded), kNegInfinity);
+      std::copy(chunk.begin() + i, chunk.end(), padded);
+      AddGroup<L>(padded, sum, weighted);
+    }
+#pragma GCC unroll 8
+    for (std::size_t v = 0; v < kVectors; ++v) {
+      Flush<L>(sum[v], &sum_[v * L::kCount]);
+      Flush<L>(weighted[v], &weighted_[v * L::kCount]);
+    }
+  }
+
+  // Elements x[0..kSumLanes) into lanes 0..kSumLanes.
+  template <typename L>
+  [[gnu::always_inline]] void AddGroup(const float* x, typename L::Float* sum,
+                                       typename L::Float* weighted) const {
+#pragma GCC unroll 8  // keeps the accumulators in registers
+    for (std::size_t v = 0; v < kSumLanes / L::kCount; ++v) {
+      const auto [e, w] = Terms<L>(Load<typename L::Float>(x + v * L::kCount));
+      sum[v] += e;
+      weighted[v] += w;
+    }
+  }
+
+  // e^t and e^t * t lane by lane, for t = x - max_ (both 0 below the
+  // exponential's cutoff).
+  template <typename L>
+  [[gnu::always_inline]] std::pair<typename L::Float, typename L::Float> Terms(
+      typename L::Float x) const {
+    using Float = typename L::Float;
+    using Uint = typename L::Uint;
+    const Float t = x - max_;
+    const Float e = ExpNonPositiveV2Lanes<Float, Uint>(t);
+    const Uint kept = reinterpret_cast<Uint>(t >= kExpCutoff);
+    return {e, e * reinterpret_cast<Float>(reinterpret_cast<Uint>(t) & kept)};
+  }
+
+  template <typename L>
+  [[gnu::always_inline]] static void Flush(typename L::Float lanes,
+                                           double* into) {
+    using Double = typename L::Double;
+    Double wide = __builtin_convertvector(lanes, Double);
+    Double old;
+    std::memcpy(&old, into, sizeof(old));
+    wide = old + wide;
+    std::memcpy(into, &wide, sizeof(wide));
+  }
+
+  const float skip_margin_;
+  float max_ = kNegInfinity;
+  double sum_[kSumLanes] = {};
+  double weighted_[kSumLanes] = {};
+};
+
+template <typename L>
+[[gnu::always_inline]] inline RowPass RunPassV2(std::span<const float> row,
+                                                std::span<TokenLogit> top) {
+  XXH3_state_t hash_state;
+  XXH3_128bits_reset(&hash_state);
+  TopK top_k(top);
+  SoftmaxLanes softmax(row.size());
+  RowPass pass;
+  for (std::size_t begin = 0; begin < row.size(); begin += kBlockSize) {
+    const auto block =
+        row.subspan(begin, std::min(kBlockSize, row.size() - begin));
+    XXH3_128bits_update(&hash_state, block.data(), block.size_bytes());
+    const BlockScan scan = ScanBlock<L>(block);
+    pass.has_nan |= scan.has_nan;
+    top_k.OfferBlock<L>(block, static_cast<std::int32_t>(begin), scan.max);
+    softmax.AddBlock<L>(block, scan.max);
+  }
+  const XXH128_hash_t hash = XXH3_128bits_digest(&hash_state);
+  pass.hash = {hash.low64, hash.high64};
+  pass.top_count = top_k.size();
+  pass.logsumexp = softmax.LogSumExp();
+  pass.entropy = softmax.Entropy();
+  return pass;
+}
+
+RowPass RunBaselinePassV2(std::span<const float> row,
+                          std::span<TokenLogit> top) {
+  return RunPassV2<Lanes<4>>(row, top);
+}
+
+#if ORCH_DIGEST_X86_VARIANTS
+// Neither target enables FMA, and the library is built with -ffp-contract=off.
+[[gnu::target("avx2")]] RowPass RunAvx2PassV2(std::span<const float> row,
+                                              std::span<TokenLogit> top) {
+  return RunPassV2<Lanes<8>>(row, top);
+}
+
+[[gnu::target("avx512f")]] RowPass RunAvx512PassV2(std::span<const float> row,
+                                                   std::span<TokenLogit> top) {
+  return RunPassV2<Lanes<16>>(row, top);
+}
+#endif
+
+}  // namespace
+
+RowPass RunRowPassV2(VectorIsa isa, std::span<const float> row,
+                     std::span<TokenLogit> top) {
+#if ORCH_DIGEST_X86_VARIANTS
+  if (isa == VectorIsa::kAvx512) return RunAvx512PassV2(row, top);
+  if (isa == VectorIsa::kAvx2) return RunAvx2PassV2(row, top);
+#endif
+  (void)isa;
+  return RunBaselinePassV2(row, top);
+}
+
+}  // namespace orch::digest::internal

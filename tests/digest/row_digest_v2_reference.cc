@@ -1,0 +1,124 @@
+#include "tests/digest/row_digest_v2_reference.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <xxhash.h>
+
+namespace orch::digest::testing {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr std::size_t kBlock = 2048;
+constexpr std::size_t kLanes = 32;
+constexpr std::size_t kFlush = 256;
+
+// e^t, v2's exponential, one float operation at a time.
+float Exp(float t) {
+  if (!(t >= -80.0f)) return 0.0f;
+  const float y = t * 1.44269504088896341f;
+  const float shifted = y + 12582912.0f;
+  const float n = shifted - 12582912.0f;
+  const float f = y - n;
+  float p = f * 1.326474256e-3f + 9.671518004e-3f;
+  p = p * f + 5.550733756e-2f;
+  p = p * f + 2.402224200e-1f;
+  p = p * f + 6.931469776e-1f;
+  p = p * f + 1.0f;
+  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(p) +
+                              (std::bit_cast<std::uint32_t>(shifted) << 23));
+}
+
+double Fold(std::vector<double> lanes) {
+  for (std::size_t half = kLanes / 2; half > 0; half /= 2) {
+    for (std::size_t i = 0; i < half; ++i) lanes[i] += lanes[i + half];
+  }
+  return lanes[0];
+}
+
+struct Sums {
+  float max = -kInf;
+  std::vector<double> sum = std::vector<double>(kLanes, 0.0);
+  std::vector<double> weighted = std::vector<double>(kLanes, 0.0);
+};
+
+void AddBlock(std::span<const float> block, float margin, Sums* s) {
+  float block_max = -kInf;
+  for (const float x : block) block_max = x > block_max ? x : block_max;
+  if (!(block_max > -kInf) || std::isinf(block_max)) return;
+  if (block_max > s->max) {
+    if (s->max > -kInf) {
+      const double shift = static_cast<double>(block_max) - s->max;
+      const double scale = std::exp(-shift);
+      for (std::size_t l = 0; l < kLanes; ++l) {
+        s->weighted[l] = scale * (s->weighted[l] - shift * s->sum[l]);
+        s->sum[l] *= scale;
+      }
+    }
+    s->max = block_max;
+  }
+  if (block_max - s->max < -margin) return;
+  for (std::size_t begin = 0; begin < block.size(); begin += kFlush) {
+    float sum[kLanes] = {}, weighted[kLanes] = {};
+    for (std::size_t j = begin; j < std::min(block.size(), begin + kFlush); ++j) {
+      const float t = block[j] - s->max;
+      const float e = Exp(t);
+      sum[j % kLanes] += e;
+      weighted[j % kLanes] += e * (t >= -80.0f ? t : 0.0f);
+    }
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      s->sum[l] += static_cast<double>(sum[l]);
+      s->weighted[l] += static_cast<double>(weighted[l]);
+    }
+  }
+}
+
+}  // namespace
+
+RowDigest ReferenceRowDigestV2(std::span<const float> row,
+                               const DigestOptions& options) {
+  RowDigest d;
+  d.version = DigestVersion::kV2;
+  d.vocab_size = static_cast<std::uint32_t>(row.size());
+  const XXH128_hash_t hash = XXH3_128bits(row.data(), row.size_bytes());
+  d.hash = {hash.low64, hash.high64};
+  bool has_nan = false;
+  std::vector<TokenLogit> ranked;
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    if (std::isnan(row[i])) {
+      has_nan = true;
+    } else {
+      ranked.push_back({static_cast<std::int32_t>(i), row[i]});
+    }
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const TokenLogit& a, const TokenLogit& b) {
+                     return a.logit > b.logit;
+                   });
+  ranked.resize(std::min<std::size_t>(ranked.size(), options.top_k));
+  d.top = ranked;
+  d.argmax = d.top.empty() ? -1 : d.top[0].id;
+  d.flags = has_nan ? kRowHasNan : 0u;
+  if (d.top.empty() || d.top[0].logit == -kInf) d.flags |= kRowNoFiniteLogit;
+  if (!d.top.empty() && d.top[0].logit == kInf) d.flags |= kRowHasPosInf;
+  d.target_id = options.target_id;
+  d.target_logit = options.target_id == kNoTarget ? 0.0f : row[options.target_id];
+  const float margin =
+      static_cast<float>(std::bit_width(row.size() - 1) + 24) * 0.693147182f;
+  Sums s;
+  for (std::size_t begin = 0; begin < row.size(); begin += kBlock) {
+    AddBlock(row.subspan(begin, std::min(kBlock, row.size() - begin)), margin, &s);
+  }
+  const double sum = Fold(s.sum);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  d.logsumexp = d.flags == 0 ? s.max + std::log(sum) : nan;
+  d.entropy =
+      d.flags == 0 ? std::max(0.0, std::log(sum) - Fold(s.weighted) / sum) : nan;
+  return d;
+}
+
+}  // namespace orch::digest::testing
