@@ -25,6 +25,12 @@ OK = 0
 STATUS_NAMES = {0: "OK", 1: "INVALID_ARGUMENT", 2: "BUFFER_TOO_SMALL",
                 3: "NULL_POINTER", 4: "INTERNAL"}
 
+# Digest versions (digest/orch_digest.h ORCH_DIGEST_VERSION_*): how logsumexp
+# and entropy are computed; a position record's version byte is its digest's.
+DIGEST_VERSION_1 = 1
+DIGEST_VERSION_2 = 2
+CURRENT_DIGEST_VERSION = DIGEST_VERSION_2
+
 ROW_HAS_NAN = 1
 ROW_HAS_POS_INF = 2
 ROW_NO_FINITE_LOGIT = 4
@@ -66,10 +72,12 @@ class RowDigest:
     """One row's digest (digest/row_digest.h RowDigest)."""
 
     __slots__ = ("vocab_size", "flags", "argmax", "logsumexp", "entropy",
-                 "hash_low", "hash_high", "target_id", "target_logit", "top")
+                 "hash_low", "hash_high", "target_id", "target_logit", "top",
+                 "version")
 
     def __init__(self, vocab_size, flags, argmax, logsumexp, entropy,
-                 hash_low, hash_high, target_id, target_logit, top):
+                 hash_low, hash_high, target_id, target_logit, top,
+                 version=CURRENT_DIGEST_VERSION):
         self.vocab_size = vocab_size
         self.flags = flags
         self.argmax = argmax
@@ -80,6 +88,7 @@ class RowDigest:
         self.target_id = target_id
         self.target_logit = target_logit
         self.top = top  # [(id, logit), ...], best first
+        self.version = version  # DIGEST_VERSION_*
 
     def is_distribution(self):
         return self.flags == 0
@@ -134,11 +143,16 @@ class DigestLibrary:
         lib.orch_digest_abi_version.argtypes = []
         lib.orch_digest_status_name.restype = ctypes.c_char_p
         lib.orch_digest_status_name.argtypes = [ctypes.c_int32]
-        lib.orch_digest_row.restype = ctypes.c_int32
-        lib.orch_digest_row.argtypes = [
-            ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_int32,
-            ctypes.POINTER(_TokenLogit), ctypes.c_uint32,
-            ctypes.POINTER(_RowDigest)]
+        try:  # libraries before digest v2 lack it: "not found" below
+            row_versioned = lib.orch_digest_row_versioned
+        except AttributeError as error:
+            raise OSError("no orch_digest_row_versioned (a library older "
+                          "than digest v2)") from error
+        row_versioned.restype = ctypes.c_int32
+        row_versioned.argtypes = [
+            ctypes.c_uint32, ctypes.c_void_p, ctypes.c_uint64,
+            ctypes.c_uint32, ctypes.c_int32, ctypes.POINTER(_TokenLogit),
+            ctypes.c_uint32, ctypes.POINTER(_RowDigest)]
         lib.orch_digest_kl_divergence_exact.restype = ctypes.c_int32
         lib.orch_digest_kl_divergence_exact.argtypes = [
             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
@@ -154,40 +168,39 @@ class DigestLibrary:
     def status_name(self, status):
         return self._lib.orch_digest_status_name(status).decode()
 
+    def _digest(self, address, vocab_size, top_k, target_id, version):
+        status = self._lib.orch_digest_row_versioned(
+            version, ctypes.c_void_p(address), vocab_size, top_k, target_id,
+            self._top, MAX_TOP_K, ctypes.byref(self._out))
+        if status != OK:
+            raise DigestFailed(
+                "orch_digest_row_versioned(version %d, vocab %d, top_k %d, "
+                "target %d): %s" % (version, vocab_size, top_k, target_id,
+                                    self.status_name(status)))
+        return self._out
+
     def digest_address(self, address, vocab_size, top_k=DEFAULT_TOP_K,
-                       target_id=NO_TARGET):
+                       target_id=NO_TARGET, version=CURRENT_DIGEST_VERSION):
         """Digests `vocab_size` float32 values at memory `address` (e.g. a
         contiguous CPU tensor's data_ptr()). Not thread-safe: one
         DigestLibrary per thread."""
-        status = self._lib.orch_digest_row(
-            ctypes.c_void_p(address), vocab_size, top_k, target_id, self._top,
-            MAX_TOP_K, ctypes.byref(self._out))
-        if status != OK:
-            raise DigestFailed(
-                "orch_digest_row(vocab %d, top_k %d, target %d): %s"
-                % (vocab_size, top_k, target_id, self.status_name(status)))
-        o = self._out
+        o = self._digest(address, vocab_size, top_k, target_id, version)
         top = [(self._top[i].id, self._top[i].logit) for i in range(o.top_count)]
         return RowDigest(o.vocab_size, o.flags, o.argmax, o.logsumexp,
                          o.entropy, o.hash_low, o.hash_high, o.target_id,
-                         o.target_logit, top)
+                         o.target_logit, top, version)
 
     def record_at(self, address, vocab_size, top_k, target_id, position,
                   input_token, output_token, full_row):
-        """The position record (records.py layout v1) of the row at
-        `address`, encoded straight from the C structs: (bytes, flags,
-        argmax). The hot path of a driver: no Python objects per top-k
-        entry."""
-        status = self._lib.orch_digest_row(
-            ctypes.c_void_p(address), vocab_size, top_k, target_id, self._top,
-            MAX_TOP_K, ctypes.byref(self._out))
-        if status != OK:
-            raise DigestFailed(
-                "orch_digest_row(vocab %d, top_k %d, target %d): %s"
-                % (vocab_size, top_k, target_id, self.status_name(status)))
-        o = self._out
+        """The position record (records.py) of the row at `address`, digest
+        version CURRENT_DIGEST_VERSION, encoded straight from the C structs:
+        (bytes, flags, argmax). The hot path of a driver: no Python objects
+        per top-k entry."""
+        o = self._digest(address, vocab_size, top_k, target_id,
+                         CURRENT_DIGEST_VERSION)
         # orch_token_logit is {i32 id, f32 logit}: the record's pair layout.
-        parts = [_RECORD_HEAD.pack(1, position, input_token, output_token,
+        parts = [_RECORD_HEAD.pack(CURRENT_DIGEST_VERSION, position,
+                                   input_token, output_token,
                                    o.vocab_size, o.flags, o.argmax, o.logsumexp,
                                    o.entropy, o.hash_low, o.hash_high,
                                    o.target_id, o.target_logit, o.top_count),
@@ -199,14 +212,15 @@ class DigestLibrary:
             parts.append(_ZERO)
         return b"".join(parts), o.flags, o.argmax
 
-    def digest_row(self, row, top_k=DEFAULT_TOP_K, target_id=NO_TARGET):
+    def digest_row(self, row, top_k=DEFAULT_TOP_K, target_id=NO_TARGET,
+                   version=CURRENT_DIGEST_VERSION):
         """Digests a row given as bytes-like float32 data (array('f'),
         bytes) or a sequence of floats."""
         data = _float32_buffer(row)
         count = len(data) // 4
         buf = (ctypes.c_char * len(data)).from_buffer_copy(data)
         return self.digest_address(ctypes.addressof(buf), count, top_k,
-                                   target_id)
+                                   target_id, version)
 
     def kl_divergence(self, p_row, q_row):
         p = _float32_buffer(p_row)
@@ -247,7 +261,7 @@ def load(argv0=None, paths=None):
             continue
         try:
             return DigestLibrary(path)
-        except OSError as error:
+        except OSError as error:  # not loadable, or older than digest v2
             tried.append("%s (%s)" % (path, error))
     raise LibraryNotFound(
         "the digest library %s was not found; set ORCH_DIGEST_LIBRARY to its "

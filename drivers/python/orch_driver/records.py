@@ -1,7 +1,6 @@
-"""Position records (digest/record_codec.h, layout v1), the payload of a
-record frame.
+"""Position records (digest/record_codec.h), the payload of a record frame.
 
-Little-endian: u8 version=1, u64 position, i32 input_token, i32 output_token,
+Little-endian: u8 version (the digest's version, 1 or 2; same layout), u64 position, i32 input_token, i32 output_token,
 u32 vocab_size, u32 flags, i32 argmax, f64 logsumexp, f64 entropy,
 u64 hash.low, u64 hash.high, i32 target_id, f32 target_logit, u32 top_count,
 top_count x (i32 id, f32 logit), u32 full_row_count (0 or vocab_size),
@@ -10,7 +9,7 @@ full_row_count x f32.
 
 import struct
 
-VERSION = 1
+VERSIONS = (1, 2)  # digest.DIGEST_VERSION_1, digest.DIGEST_VERSION_2
 
 _HEAD = struct.Struct("<BQiiIIiddQQifI")
 _PAIR = struct.Struct("<if")
@@ -21,7 +20,9 @@ def encode_position_record(position, input_token, output_token, digest,
     """The record bytes. `full_row`: None, or the row as float32 bytes
     (exactly vocab_size values)."""
     top = digest.top
-    parts = [_HEAD.pack(VERSION, position, input_token, output_token,
+    if digest.version not in VERSIONS:
+        raise ValueError("digest version %r has no record layout" % (digest.version,))
+    parts = [_HEAD.pack(digest.version, position, input_token, output_token,
                         digest.vocab_size, digest.flags, digest.argmax,
                         digest.logsumexp, digest.entropy, digest.hash_low,
                         digest.hash_high, digest.target_id,
@@ -42,7 +43,7 @@ def encode_position_record(position, input_token, output_token, digest,
 def decode_position_record(data):
     """(position, input_token, output_token, fields dict, top, full_row
     bytes); for tests and tools. ValueError on malformed input."""
-    if len(data) < _HEAD.size or data[0] != VERSION:
+    if len(data) < _HEAD.size or data[0] not in VERSIONS:
         raise ValueError("position record: truncated or unknown version")
     head = _HEAD.unpack_from(data, 0)
     names = ("version", "position", "input_token", "output_token",

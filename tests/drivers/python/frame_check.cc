@@ -40,7 +40,7 @@ json DigestMatches(const orch::digest::PositionRecord& record) {
   const orch::digest::RowDigest& carried = record.digest;
   orch::digest::DigestOptions options{
       static_cast<std::uint32_t>(std::max<std::size_t>(carried.top.size(), 1)),
-      carried.target_id};
+      carried.target_id, carried.version};  // recomputed by the version it names
   orch::digest::RowDigest computed;
   if (!orch::digest::ComputeRowDigest(record.full_row, options, &computed).ok()) return false;
   return computed == carried;
@@ -52,6 +52,7 @@ json RecordJson(const std::string& payload) {
   return {{"position", record->position},
           {"input_token", record->input_token},
           {"output_token", record->output_token},
+          {"version", static_cast<int>(record->digest.version)},
           {"argmax", record->digest.argmax},
           {"flags", record->digest.flags},
           {"top_count", record->digest.top.size()},

@@ -4,6 +4,7 @@ library, run through orch-frame-check ($ORCH_FRAME_CHECK), and the shared
 digest library ($ORCH_DIGEST_LIBRARY)."""
 
 import array
+import ctypes
 import io
 import json
 import math
@@ -109,6 +110,31 @@ class DigestTest(unittest.TestCase):
         self.assertEqual([r["hash"] for r in checked["records"]],
                          ["%016x%016x" % (d.hash_high, d.hash_low) for d in digests])
 
+    def test_v1_and_v2_digests_each_match_the_cpp_library_of_their_version(self):
+        row = pseudo_row(7, 32000)
+        digests = [self.lib.digest_row(row, top_k=20, target_id=5, version=v)
+                   for v in (digest.DIGEST_VERSION_1, digest.DIGEST_VERSION_2)]
+        out = io.BytesIO()
+        writer = frames.FrameWriter(out)
+        writer.hello({})
+        for position, d in enumerate(digests):
+            writer.record(records.encode_position_record(position, 0, -1, d, row.tobytes()))
+        writer.done({})
+        recs = frame_check(out.getvalue())["records"]
+        self.assertEqual([(r["version"], r["digest_equal"]) for r in recs],
+                         [(1, True), (2, True)])
+        v1, v2 = digests
+        self.assertEqual((v1.hash_low, v1.hash_high, v1.argmax, v1.top),
+                         (v2.hash_low, v2.hash_high, v2.argmax, v2.top))
+        self.assertAlmostEqual(v1.logsumexp, v2.logsumexp, delta=2e-6)
+
+    def test_driver_records_carry_the_current_digest_version(self):
+        row = pseudo_row(8, 100)
+        buf = (ctypes.c_char * len(row.tobytes())).from_buffer_copy(row.tobytes())
+        data, _, _ = self.lib.record_at(ctypes.addressof(buf), 100, 20, -1, 0, 0, -1, False)
+        self.assertEqual(data[0], digest.CURRENT_DIGEST_VERSION)
+        self.assertEqual(digest.CURRENT_DIGEST_VERSION, 2)
+
     def test_a_changed_digest_field_is_caught_by_the_cpp_check(self):
         row = pseudo_row(4, 64)
         d = self.lib.digest_row(row, top_k=5)
@@ -189,8 +215,22 @@ class DigestTest(unittest.TestCase):
 
 
 class RecordsTest(unittest.TestCase):
-    def test_layout_v1(self):
+    def test_version_byte_is_the_digests_version_and_v2_is_the_default(self):
         d = digest.RowDigest(3, 0, 1, 2.5, 0.5, 7, 9, -1, 0.0, [(1, 3.0)])
+        v2 = records.encode_position_record(4, 5, 6, d, None)
+        self.assertEqual(v2[0], 2)
+        d.version = digest.DIGEST_VERSION_1
+        v1 = records.encode_position_record(4, 5, 6, d, None)
+        self.assertEqual(v1[0], 1)
+        self.assertEqual(v1[1:], v2[1:])  # one layout
+        self.assertEqual(records.decode_position_record(v2)[0]["version"], 2)
+        d.version = 3
+        with self.assertRaisesRegex(ValueError, "digest version 3 has no record layout"):
+            records.encode_position_record(4, 5, 6, d, None)
+
+    def test_layout_v1(self):
+        d = digest.RowDigest(3, 0, 1, 2.5, 0.5, 7, 9, -1, 0.0, [(1, 3.0)],
+                             digest.DIGEST_VERSION_1)
         data = records.encode_position_record(4, 5, 6, d, None)
         self.assertEqual(data[0], 1)
         self.assertEqual(struct.unpack_from("<Qii", data, 1), (4, 5, 6))
