@@ -20,6 +20,27 @@ CoordinatorService::CoordinatorService(CoordinatorOptions options,
       log_(log),
       max_bad_frames_(options.max_bad_frames) {}
 
+CoordinatorService::CoordinatorService(const CoordinatorService& state, store::Store& store,
+                                       Sender send)
+    : core_(state.core_),
+      store_(store),
+      send_(std::move(send)),
+      log_(state.log_),
+      max_bad_frames_(state.max_bad_frames_),
+      bad_by_peer_(state.bad_by_peer_),
+      ignored_(state.ignored_),
+      policy_(state.policy_),
+      bundle_keys_(state.bundle_keys_),
+      uploads_(state.uploads_),
+      owners_(state.owners_),
+      refused_by_(state.refused_by_),
+      quiet_until_(state.quiet_until_),
+      holder_(state.holder_),
+      bad_frames_(state.bad_frames_),
+      failed_writes_(state.failed_writes_),
+      resyncing_(state.resyncing_),
+      needs_resync_(state.needs_resync_) {}
+
 Status CoordinatorService::Start(Millis now) {
   Result<store::StoreState> state = store_.LoadState();
   if (!state.ok()) return state.status().WithContext("load coordinator state");

@@ -82,6 +82,12 @@ class CoordinatorService final {
   CoordinatorService(CoordinatorOptions options, store::Store& store,
                      Sender send, spdlog::logger& log);
 
+  // A service in the state `state` is in now, over `store` and sending through
+  // `send`; `store` must hold what `state`'s store holds (a copy of its memory
+  // tables, say). Lets the fuzz targets start every input from one set-up without
+  // repeating it. Not for a running coordinator: one store has one service.
+  CoordinatorService(const CoordinatorService& state, store::Store& store, Sender send);
+
   // Rebuilds the core from the store (restart). Errors when the store cannot be
   // read.
   Status Start(Millis now);
@@ -128,6 +134,8 @@ class CoordinatorService final {
   std::optional<std::string> AddPart(const protocol::TransportEvent& event,
                                      const protocol::ImportRequest& part, Millis now);
 
+  // The snapshot constructor copies every member but store_ and send_: a member
+  // added here must be added there too.
   CoordinatorCore core_;
   store::Store& store_;
   Sender send_;

@@ -265,6 +265,16 @@ std::vector<store::JobRecord> ToJobRecords(const ParsedPlan& plan) {
   return jobs;
 }
 
+PlanCatalog::PlanCatalog(const PlanCatalog& other) { *this = other; }
+
+PlanCatalog& PlanCatalog::operator=(const PlanCatalog& other) {
+  if (this == &other) return *this;
+  plans_.clear();
+  plans_.reserve(other.plans_.size());
+  for (const auto& plan : other.plans_) plans_.push_back(std::make_unique<ParsedPlan>(*plan));
+  return *this;
+}
+
 std::uint32_t PlanCatalog::Add(ParsedPlan plan) {
   for (std::uint32_t i = 0; i < plans_.size(); ++i) {
     if (plans_[i]->experiment == plan.experiment) {

@@ -72,14 +72,16 @@ std::string ExperimentNameOf(std::string_view json);
 store::PlanRecord ToPlanRecord(const ParsedPlan& plan, std::string_view json);
 std::vector<store::JobRecord> ToJobRecords(const ParsedPlan& plan);
 
-// What an Assign needs to know about one job.
-struct JobTemplate {
-  const ParsedPlan* plan = nullptr;  // owned by the catalog
-  const PlannedJob* job = nullptr;
-};
-
 class PlanCatalog final {
  public:
+  PlanCatalog() = default;
+  // A copy holds copies of the plans: parsed documents are small next to parsing
+  // them again (CoordinatorService's snapshot constructor relies on this).
+  PlanCatalog(const PlanCatalog& other);
+  PlanCatalog& operator=(const PlanCatalog& other);
+  PlanCatalog(PlanCatalog&&) = default;
+  PlanCatalog& operator=(PlanCatalog&&) = default;
+
   // Adds an experiment; replaces one of the same name. Returns its index.
   std::uint32_t Add(ParsedPlan plan);
   const ParsedPlan* Find(std::string_view experiment) const;

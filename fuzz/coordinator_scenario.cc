@@ -13,7 +13,6 @@
 #include "planner/plan.h"
 #include "planner/plan_json.h"
 #include "protocol/codec.h"
-#include "store/memory_store.h"
 #include "tests/support/map_source_reader.h"
 
 namespace orch::fuzz {
@@ -74,10 +73,26 @@ std::string_view ScenarioPlanJson() {
   return json;
 }
 
-CoordinatorScenario::CoordinatorScenario()
+const CoordinatorScenario& CoordinatorScenario::Original() {
+  static const CoordinatorScenario* original = new CoordinatorScenario(SetUp{});
+  return *original;
+}
+
+CoordinatorScenario::CoordinatorScenario() : log_(Original().log_) {
+  const CoordinatorScenario& original = Original();
+  tables_.tables = original.tables_.tables;
+  store_ = store::MakeMemoryStore(tables_);
+  service_ = std::make_unique<coordinator::CoordinatorService>(
+      *original.service_, *store_,
+      [this](std::string_view peer, std::string_view frame) { return Sent(peer, frame); });
+  now_ = original.now_;
+  run_id_ = original.run_id_;
+}
+
+CoordinatorScenario::CoordinatorScenario(SetUp)
     : log_(std::make_shared<spdlog::logger>(
           "fuzz", std::make_shared<spdlog::sinks::null_sink_mt>())),
-      store_(store::MakeMemoryStore()) {
+      store_(store::MakeMemoryStore(tables_)) {
   log_->set_level(spdlog::level::off);
   service_ = std::make_unique<coordinator::CoordinatorService>(
       Options(), *store_,

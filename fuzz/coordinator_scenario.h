@@ -1,7 +1,9 @@
 // CoordinatorScenario: a CoordinatorService over an in-memory store and a fake
 // clock, brought into a state where every message handler reaches real state,
-// for the message fuzzers. Built fresh per input, so every input runs from the
-// same state.
+// for the message fuzzers. Every scenario starts from the same state: the set-up
+// runs once per process, and each scenario is a snapshot of it (a copy of its
+// memory tables and CoordinatorService's snapshot constructor), so an input costs
+// what it does, not the set-up's plan parsing.
 //
 // The state: the plan of kSpec (two jobs of one workload) was submitted by a
 // CLI peer, agent kAgent connected, said Hello with one slot and was assigned
@@ -17,6 +19,7 @@
 #include <string_view>
 
 #include "coordinator/coordinator_service.h"
+#include "store/memory_store.h"
 #include "store/store.h"
 
 namespace orch::fuzz {
@@ -33,6 +36,7 @@ std::string_view ScenarioPlanJson();
 
 class CoordinatorScenario final {
  public:
+  // A snapshot of the process's one set-up scenario.
   CoordinatorScenario();
 
   void Connect(std::string_view peer);
@@ -47,10 +51,16 @@ class CoordinatorScenario final {
   coordinator::Millis now() const { return now_; }
 
  private:
+  struct SetUp {};
+  // Performs the set-up.
+  explicit CoordinatorScenario(SetUp);
+  // The set-up, made on first use and kept for the process.
+  static const CoordinatorScenario& Original();
   Status Sent(std::string_view peer, std::string_view frame);
 
   std::shared_ptr<spdlog::logger> log_;
-  std::unique_ptr<store::Store> store_;
+  store::MemoryTables tables_;
+  std::unique_ptr<store::Store> store_;  // over tables_
   std::unique_ptr<coordinator::CoordinatorService> service_;
   coordinator::Millis now_{1'000'000};
   std::string run_id_;
