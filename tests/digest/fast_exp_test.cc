@@ -24,6 +24,25 @@ TEST(FastExpTest, StaysWithinTwoTenthsOfAMillionthRelativeError) {
   EXPECT_LT(worst, 2e-7);
 }
 
+// Digest v2's exponential: relative error below 3e-7 + 7e-8 |t| on
+// [kExpCutoff, 0] (fast_exp.h), exactly 1 at 0, exactly 0 below the cutoff and
+// for -inf and NaN.
+TEST(FastExpTest, V2StaysWithinItsDocumentedRelativeError) {
+  double worst_excess = -1.0;
+  for (float t = kExpCutoff; t <= 0.0f; t += 0.000731f) {
+    const double exact = std::exp(static_cast<double>(t));
+    const double error = std::fabs(ExpNonPositiveV2(t) - exact) / exact;
+    worst_excess = std::max(worst_excess, error - (3e-7 + 7e-8 * std::fabs(t)));
+  }
+  EXPECT_LT(worst_excess, 0.0);
+  EXPECT_EQ(ExpNonPositiveV2(0.0f), 1.0f);
+  EXPECT_EQ(ExpNonPositiveV2(-0.0f), 1.0f);
+  EXPECT_EQ(ExpNonPositiveV2(std::nextafter(kExpCutoff, -100.0f)), 0.0f);
+  EXPECT_EQ(ExpNonPositiveV2(-std::numeric_limits<float>::infinity()), 0.0f);
+  EXPECT_EQ(ExpNonPositiveV2(std::numeric_limits<float>::quiet_NaN()), 0.0f);
+  EXPECT_GT(ExpNonPositiveV2(kExpCutoff), 0.0f);
+}
+
 TEST(FastExpTest, EveryVectorLaneEqualsTheScalarFormBitForBit) {
   using Float16 = float __attribute__((vector_size(64)));
   using Uint16 = std::uint32_t __attribute__((vector_size(64)));
