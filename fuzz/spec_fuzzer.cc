@@ -20,7 +20,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
   std::string_view text(reinterpret_cast<const char*>(data), size);
   orch::testing::MapSourceReader reader(
       orch::planner::SourceScope::kSpecDirOnly);
-  reader.Add("texts/fox.txt", "The quick brown fox jumps over the lazy dog.");
+  // Long enough for the seeds' 256 positions (the planner refuses a text shorter
+  // than its positions could be with any tokenizer).
+  std::string fox;
+  while (fox.size() < 300) fox += "The quick brown fox jumps over the lazy dog. ";
+  reader.Add("texts/fox.txt", fox);
   orch::planner::PlanOutcome outcome =
       orch::planner::PlanSpec(text, "spec.toml", reader);
   if (!outcome.plan.has_value()) return 0;

@@ -55,6 +55,20 @@ void ParseCapture(const toml::table& w, const std::string& path, int limit, Toml
   }
 }
 
+// The planner does not tokenize, but no tokenizer makes more tokens of a text than one
+// per byte plus a BOS and a leading space. A text below that bound for `positions`
+// cannot fill them: an error here, not a failed run on every agent.
+void CheckTextCanFillPositions(const toml::table& t, const std::string& path,
+                               const char* text_field, TomlFields& f, const Workload& w) {
+  if (text_field == nullptr || w.text.empty() || w.positions <= 0) return;
+  if (w.text.size() + 2 >= static_cast<std::size_t>(w.positions)) return;
+  f.diagnostics().Error(PosOf(*t.get("positions")), JoinPath(path, "positions"),
+                        "positions = " + std::to_string(w.positions) + " cannot be filled: " +
+                            JoinPath(path, text_field) + " is " + std::to_string(w.text.size()) +
+                            " bytes, at most " + std::to_string(w.text.size() + 2) +
+                            " tokens for any tokenizer; give a longer text or fewer positions");
+}
+
 void ParseTeacherForced(const toml::table& t, const std::string& path, SourceReader& reader,
                         TomlFields& f, Workload& w) {
   f.CheckKeys(t, path, {"name", "kind", "text", "text_file", "tokens", "positions", "capture"});
@@ -91,6 +105,7 @@ void ParseTeacherForced(const toml::table& t, const std::string& path, SourceRea
                           "positions = " + std::to_string(w.positions) + " exceeds the " +
                               std::to_string(w.tokens.size()) + " tokens given");
   }
+  CheckTextCanFillPositions(t, path, text_field, f, w);
   ParseCapture(t, path, w.positions, f, w.capture);
 }
 

@@ -158,7 +158,7 @@ TEST_F(PlanCommandTest, RefusesATextFileThatLeadsOutOfTheSpecDirectory) {
 }
 
 TEST_F(PlanCommandTest, AllowOutsideSpecDirReadsATextFileAboveTheSpec) {
-  std::ofstream(dir_ / "shared.txt") << "shared text\n";
+  std::ofstream(dir_ / "shared.txt") << "shared text of a workload\n";
   fs::create_directories(dir_ / "exp");
   std::string path = Write("exp/spec.toml", testing::Replace(testing::ValidSpecText(),
                                                              "text = \"The quick brown fox\"",
@@ -168,7 +168,7 @@ TEST_F(PlanCommandTest, AllowOutsideSpecDirReadsATextFileAboveTheSpec) {
   EXPECT_THAT(refused.err, HasSubstr("\"../shared.txt\" climbs out of the spec's directory"));
   ProcessResult allowed = Orch({"plan", "--json", "--allow-outside-spec-dir", path});
   ASSERT_EQ(allowed.exit_code, 0) << allowed.err;
-  EXPECT_THAT(allowed.out, HasSubstr("shared text\\n"));
+  EXPECT_THAT(allowed.out, HasSubstr("shared text of a workload\\n"));
 }
 
 TEST_F(PlanCommandTest, RefusesATextFileThatIsAFifo) {

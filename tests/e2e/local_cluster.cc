@@ -155,10 +155,14 @@ std::vector<LocalCluster::Driver> LlamaCppDrivers() {
 std::string TestEngineSpec(const std::string& name, int jobs, int positions, int delay_ms) {
   std::string variants;
   for (int v = 1; v <= jobs - 2; ++v) variants += (v > 1 ? ", " : "") + std::to_string(v);
+  // The test engine makes `positions` positions of any text, but the planner refuses a
+  // text too short for them with any real tokenizer (one token per byte at most).
+  std::string text = "hello";
+  while (text.size() + 2 < static_cast<std::size_t>(positions)) text += " hello";
   std::ostringstream spec;
   spec << "[experiment]\nname = \"" << name << "\"\n\n"
        << "[model]\nsynth = \"llama:vocab=512,embd=64,layers=2,heads=2,kv_heads=1,ff=128\"\n\n"
-       << "[[workloads]]\nname = \"w\"\nkind = \"teacher_forced\"\ntext = \"hello\"\n"
+       << "[[workloads]]\nname = \"w\"\nkind = \"teacher_forced\"\ntext = \"" << text << "\"\n"
        << "positions = " << positions << "\n\n"
        << "[baseline]\nengine = \"test-engine@1\"\nquant = \"f32\"\nkv = \"f16\"\n"
        << "attention = \"off\"\ntp = 1\nhardware = \"cpu\"\nknob.positions = " << positions

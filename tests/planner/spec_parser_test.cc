@@ -78,11 +78,11 @@ TEST(SpecParserTest, DefaultsCapturePolicyAndRepeats) {
 
 TEST(SpecParserTest, ReadsTextFileThroughTheSourceReader) {
   testing::MapSourceReader reader;
-  reader.Add("prompts/readme.txt", "file text\n");
+  reader.Add("prompts/readme.txt", "file text of a readme\n");
   Spec spec = MustParse(Replace(ValidSpecText(), "text = \"The quick brown fox\"",
                                 "text_file = \"prompts/readme.txt\""),
                         reader);
-  EXPECT_EQ(spec.workloads[0].text, "file text\n");
+  EXPECT_EQ(spec.workloads[0].text, "file text of a readme\n");
   EXPECT_EQ(spec.workloads[0].text_file, "prompts/readme.txt");
   EXPECT_THAT(reader.reads(), ElementsAre("prompts/readme.txt"));
 }
@@ -260,6 +260,17 @@ TEST(SpecParserErrorTest, ReportsEveryProblemAtOnce) {
     for (const std::string& e : errors) found = found || e.find(field) != std::string::npos;
     EXPECT_TRUE(found) << field;
   }
+}
+
+TEST(SpecParserErrorTest, ATextTooShortForItsPositionsIsAnError) {
+  std::string spec = Replace(ValidSpecText(), "text = \"The quick brown fox\"", "text = \"hi\"");
+  std::vector<std::string> errors = ErrorsOf(spec);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0], HasSubstr("workloads[0].positions: positions = 16 cannot be filled: "
+                                   "workloads[0].text is 2 bytes, at most 4 tokens"));
+  std::string enough = Replace(ValidSpecText(), "text = \"The quick brown fox\"",
+                               "text = \"fourteen bytes\"");
+  EXPECT_THAT(ErrorsOf(enough), ElementsAre()) << "14 bytes may make 16 tokens";
 }
 
 TEST(SpecParserErrorTest, AnEmptyTextIsAnErrorNotAOnePositionRun) {
