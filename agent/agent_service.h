@@ -1,21 +1,15 @@
-// AgentService: the agent daemon's logic on one event loop (docs/agent.md).
-//
-// It registers with the coordinator (Hello -> Welcome), heartbeats, runs each
-// Assign by spawning the driver whose engine equals requirements.engine, turns
-// the driver's frames into RunStarted / DigestChunk (seq from 0, at most
-// kRecordsPerChunk records) / RunFinished, writes each to the spool before
-// sending it, and drops it from the spool when acknowledged. After every
-// Welcome all unacknowledged messages are resent; when acknowledgements stall
-// for `resend_after` it says Hello again (a restarted coordinator does not know
-// it) and resends after the Welcome. A driver that crashes, hangs or writes
-// garbage fails its run; the agent lives on. A driver whose runs keep failing
-// at start-up (agent/driver_quarantine.h) is quarantined: the agent registers
-// again without its engine and refuses its Assigns (kRefusedNoEngine). The
-// model files it advertises are hashed on a worker thread (options.model_scan)
-// while the loop goes on.
+// AgentService: the shell around AgentCore (agent/agent_core.h, which says
+// what the agent decides; docs/agent.md). It decodes the coordinator's frames,
+// feeds the core with the steady clock's `now`, and performs the core's effects:
+// sends frames, writes and acks the spool, prepares runs (resolves the model,
+// begins the run in the spool, opens the driver's log), launches and cancels
+// drivers through the ProcessLauncher, runs model scans and fingerprint checks on
+// one worker thread and posts their results back, logs. It arms one steady_timer
+// at the core's NextDeadline() and ticks the core when it fires.
 //
 // Transport is not owned: frames go out through `send`, events come in through
-// OnEvent(). Not thread-safe: everything runs on the io_context's thread.
+// OnEvent(). Not thread-safe: everything but the worker's jobs runs on the
+// io_context's thread.
 #pragma once
 
 #include <chrono>
@@ -26,8 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/config.h"
-#include "agent/driver_quarantine.h"
+#include "agent/agent_core.h"
 #include "agent/model_resolver.h"
 #include "agent/process_launcher.h"
 #include "agent/spool.h"
@@ -43,35 +36,20 @@ class logger;
 
 namespace orch::agent {
 
-inline constexpr std::size_t kRecordsPerChunk = 256;
-
-struct AgentServiceOptions {
-  AgentConfig config;
-  std::string fingerprint_id;
-  std::string fingerprint_json;  // canonical JSON of fingerprint_id, sent in Hello
-  std::vector<std::string> model_hashes;
-  // Sent in Hello ("hostname" names the host in `orch status`).
-  std::vector<protocol::KeyValue> host_facts;
-  std::chrono::milliseconds hello_retry{
-      1000};  // Hello again while not welcomed
-  std::chrono::milliseconds resend_after{
-      5000};  // no ack for this long: re-register
-  std::chrono::milliseconds shutdown_grace{
-      5000};  // Stop(): wait this long for acks
-  // Recomputes the host fingerprint (canonical JSON). When set, the agent calls it
-  // every `fingerprint_check` while registered and, when the fingerprint changed (a
-  // driver was upgraded, say), registers again with the new one. Runs on the loop.
+struct AgentServiceOptions : AgentCoreOptions {
+  // Recomputes the host fingerprint (canonical JSON; empty when it cannot). When
+  // set, the agent calls it every `fingerprint_check` while registered, on the
+  // worker thread (cli/agent_command.cc's re-reads only the driver files that
+  // changed: agent/host_fingerprinter.h), and when the fingerprint changed (a
+  // driver was upgraded, say) registers again with the new one.
   std::function<std::string()> fingerprint_json_provider;
-  std::chrono::milliseconds fingerprint_check{60000};
   // Lists the model files the agent holds ("sha256:<hex>", agent/model_inventory.h).
-  // When set it replaces `model_hashes`: it runs on a worker thread, never on the
+  // When set it replaces `model_hashes`: it runs on the worker thread, never on the
   // loop (hashing a new 20 GB file takes minutes), first before the first Hello and
   // then every `model_rescan`; a changed set is announced with a new Hello. A scan
-  // in progress is not interrupted: destroying the service waits for it.
+  // in progress is not interrupted: destroying the service waits for it. Scans and
+  // fingerprint checks share the one worker thread, one at a time.
   std::function<std::vector<std::string>()> model_scan;
-  std::chrono::milliseconds model_rescan{30000};
-  // When a driver is quarantined (faults in a row, within how long of launch).
-  DriverQuarantineOptions quarantine = {};
 };
 
 class AgentService final {

@@ -250,4 +250,16 @@ std::size_t Spool::unacked() const {
   return count;
 }
 
+SpoolLedger Spool::Ledger() const {
+  SpoolLedger ledger;
+  for (const auto& [run_id, run] : runs_) {
+    ledger.BeginRun(run_id);
+    for (const auto& [seq, frame] : run.unacked_chunks) ledger.AddChunk(run_id, seq);
+    if (!run.finished) continue;
+    ledger.AddFinished(run_id);
+    if (run.finished_acked) ledger.MarkFinishedAcked(run_id);
+  }
+  return ledger;
+}
+
 }  // namespace orch::agent

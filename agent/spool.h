@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/spool_ledger.h"
 #include "base/status.h"
 #include "protocol/messages.h"
 
@@ -61,6 +62,8 @@ class Spool final {
   std::uint64_t ChunkCount(const std::string& run_id) const;
   // Messages not yet acknowledged.
   std::size_t unacked() const;
+  // What is written and not yet acknowledged, without the bytes (AgentCore's view).
+  SpoolLedger Ledger() const;
 
  private:
   struct RunEntry {

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <utility>  // before Boost.Asio under C++20 (Debian 12)
 
@@ -532,7 +533,11 @@ TEST_F(AgentServiceTest, RegistersAgainWithANewFingerprintWhenItChanges) {
   options_.fingerprint_json = "{\"engines\":\"v1\"}";
   options_.fingerprint_check = 20ms;
   std::string current = options_.fingerprint_json;
-  options_.fingerprint_json_provider = [&current] { return current; };
+  std::mutex current_mu;  // the provider runs on the agent's worker thread
+  options_.fingerprint_json_provider = [&current, &current_mu] {
+    std::lock_guard lock(current_mu);
+    return current;
+  };
   ScriptedProcessLauncher launcher(io_);
   StartAgent(launcher);
   std::optional<proto::Hello> first = Expect<proto::Hello>();
@@ -540,11 +545,15 @@ TEST_F(AgentServiceTest, RegistersAgainWithANewFingerprintWhenItChanges) {
   EXPECT_EQ(first->fingerprint_json, "{\"engines\":\"v1\"}");
   Send(proto::Welcome{proto::kProtocolVersion, "coord-1", 10ms});
   ASSERT_TRUE(Expect<proto::Heartbeat>().has_value());  // unchanged: just heartbeats
-  current = "{\"engines\":\"v2\"}";                    // say a driver was upgraded
+  std::string upgraded = "{\"engines\":\"v2\"}";  // say a driver was upgraded
+  {
+    std::lock_guard lock(current_mu);
+    current = upgraded;
+  }
   std::optional<proto::Hello> again = Expect<proto::Hello>();
   ASSERT_TRUE(again.has_value());
-  EXPECT_EQ(again->fingerprint_json, current);
-  EXPECT_EQ(again->fingerprint_id, "fp-" + Sha256Hex(current).substr(0, 32));
+  EXPECT_EQ(again->fingerprint_json, upgraded);
+  EXPECT_EQ(again->fingerprint_id, "fp-" + Sha256Hex(upgraded).substr(0, 32));
 }
 
 TEST_F(AgentServiceTest, MalformedDriverOutputFailsTheRun) {

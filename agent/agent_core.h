@@ -1,0 +1,185 @@
+// AgentCore: the agent's decisions (docs/agent.md), as a pure function of events
+// and time. AgentService is the shell that feeds it and performs its effects
+// (agent/agent_effects.h).
+//
+// Events in, each with `now` (steady clock): the coordinator's messages, the
+// driver's output and exit, a prepared (or refused) run, a model scan's or a
+// fingerprint check's result, Stop / Drain, and Tick, due at NextDeadline().
+// Effects out: messages to send (spooled or not), spool acks, runs to prepare,
+// launch and cancel, worker jobs, log lines, the end of the agent.
+//
+// What it decides:
+// - Hello (engines of the drivers not quarantined, the runs it runs, the
+//   finished runs whose messages are not all acknowledged) every hello_retry
+//   until Welcome; after Welcome, the spool resent and a Heartbeat every
+//   Welcome.heartbeat_interval.
+// - Resend: each unacknowledged message is timed from the first tick that sees
+//   it unacknowledged (or its last resend); one that waited resend_after or
+//   longer makes the agent say Hello again (then resend after the Welcome), even
+//   while acks of other messages arrive.
+// - Assign: refused (a spooled RunFinished{failed} with the code) when it is a
+//   duplicate (ignored), while draining, without a driver for its engine, without
+//   a free slot; else the run is prepared, then launched. Driver output becomes
+//   DigestChunks of kRecordsPerChunk records; the exit, one RunFinished.
+// - Quarantine (agent/driver_quarantine.h): a run's time is from its launch
+//   (OnRunPrepared) to its exit; when a run quarantines its driver the agent
+//   says Hello again without the driver's engine.
+// - Every fingerprint_check while welcomed it asks for the fingerprint to be
+//   recomputed (one at a time, on the worker); a changed one is adopted and
+//   announced with Hello. Every model_rescan, likewise the model files.
+// - Stop: no new work, runs cancelled, stopped when the spool is acknowledged or
+//   shutdown_grace has passed. Drain(grace): no new work, runs go on; stopped
+//   when they have ended and the spool is acknowledged; at the end of `grace`
+//   what still runs is cancelled as by Stop.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/agent_effects.h"
+#include "agent/config.h"
+#include "agent/driver_quarantine.h"
+#include "agent/driver_run.h"
+#include "agent/spool_ledger.h"
+#include "protocol/messages.h"
+
+namespace orch::agent {
+
+inline constexpr std::size_t kRecordsPerChunk = 256;
+
+// Time as the core sees it: the steady clock's, or a test's.
+using AgentTime = std::chrono::steady_clock::time_point;
+
+struct AgentCoreOptions {
+  AgentConfig config;
+  std::string fingerprint_id;
+  std::string fingerprint_json;  // canonical JSON of fingerprint_id, sent in Hello
+  std::vector<std::string> model_hashes;
+  // Sent in Hello ("hostname" names the host in `orch status`).
+  std::vector<protocol::KeyValue> host_facts;
+  std::chrono::milliseconds hello_retry{1000};     // Hello again while not welcomed
+  std::chrono::milliseconds resend_after{5000};    // no ack for this long: re-register
+  std::chrono::milliseconds shutdown_grace{5000};  // Stop(): wait this long for acks
+  std::chrono::milliseconds fingerprint_check{60000};
+  std::chrono::milliseconds model_rescan{30000};
+  // When a driver is quarantined (faults in a row, within how long of launch).
+  DriverQuarantineOptions quarantine = {};
+};
+
+// What the shell can do besides the options: set by AgentService.
+struct AgentCoreFeatures {
+  std::string incarnation;          // Hello::incarnation, one per agent process
+  bool scans_models = false;        // ScanModelsEffect is served
+  bool checks_fingerprint = false;  // CheckFingerprintEffect is served
+};
+
+class AgentCore final {
+ public:
+  AgentCore(AgentCoreOptions options, AgentCoreFeatures features);
+
+  // `spool`: what the spool holds now (after the shell failed the runs an earlier
+  // agent left unfinished). Says Hello, or first scans the models when it does.
+  AgentEffects Start(SpoolLedger spool, AgentTime now);
+  // A new connection: Hello again (unless the first model scan is still going).
+  AgentEffects OnReconnected(AgentTime now);
+  AgentEffects OnMessage(const protocol::Message& message, AgentTime now);
+  AgentEffects OnRunPrepared(const std::string& run_id, const std::string& experiment,
+                             std::string job, const std::string& log_path, AgentTime now);
+  AgentEffects OnRunNotPrepared(const protocol::Assign& assign, std::string_view code,
+                                const std::string& reason, AgentTime now);
+  AgentEffects OnDriverOutput(const std::string& run_id, std::string_view bytes,
+                              AgentTime now);
+  AgentEffects OnDriverExit(const std::string& run_id, const ProcessExit& exit,
+                            AgentTime now);
+  AgentEffects OnModelsScanned(std::vector<std::string> hashes, AgentTime now);
+  // `json`: the recomputed fingerprint's canonical JSON; empty when it could not be.
+  AgentEffects OnFingerprint(std::string json, AgentTime now);
+  // A spool write or ack failed: `spool` is what the spool really holds.
+  AgentEffects OnSpoolFailed(SpoolLedger spool, AgentTime now);
+  AgentEffects Stop(AgentTime now);
+  AgentEffects Drain(std::chrono::milliseconds grace, AgentTime now);
+  AgentEffects Tick(AgentTime now);
+
+  // When Tick is next due; nullopt when nothing waits for time (stopped).
+  std::optional<AgentTime> NextDeadline() const;
+
+  bool welcomed() const { return welcomed_; }
+  bool stopped() const { return stopped_; }
+  std::size_t running() const { return runs_.size(); }
+  const std::string& fingerprint_id() const { return options_.fingerprint_id; }
+  const SpoolLedger& spool() const { return spool_; }
+
+ private:
+  struct Run {
+    DriverRun run;
+    std::string experiment;
+    std::string driver;  // its name in the config
+    std::string log_path;
+    AgentTime launched;
+  };
+
+  const std::string& id() const { return options_.config.id; }
+  void Log(LogEffect::Level level, std::string line);
+  void SayHello(AgentTime now);
+  void Arm(std::chrono::milliseconds after, AgentTime now) { next_tick_ = now + after; }
+  void ArmHeartbeat(AgentTime now);
+  bool OldestUnackedIsStale(AgentTime now);
+  void MaybeCheckFingerprint(AgentTime now);
+  void StartScan();
+  std::int32_t FreeSlots() const;
+  std::vector<std::string> RunIds() const;
+  void OnWelcome(const protocol::Welcome& welcome, AgentTime now);
+  void OnAssign(const protocol::Assign& assign);
+  void OnAck(const protocol::Ack& ack);
+  void OnCancel(const protocol::Cancel& cancel);
+  void Refuse(const protocol::Assign& assign, std::string_view code, const std::string& reason);
+  void Spooled(const protocol::DigestChunk& chunk);
+  void Spooled(const protocol::RunFinished& finished);
+  const DriverConfig* DriverFor(const std::string& engine) const;
+  std::string Engines() const;
+  std::string QuarantinedDrivers() const;
+  std::string NoDriverReason(const std::string& engine) const;
+  void NoteRunEnding(const std::string& driver, const RunEnding& ending, AgentTime now);
+  void BeginStop(AgentTime now);
+  void MaybeStop();
+  void Finish();
+  AgentEffects Take();
+
+  AgentCoreOptions options_;
+  AgentCoreFeatures features_;
+  AgentEffects out_;  // effects of the event being handled
+  SpoolLedger spool_;
+  std::map<std::string, Run> runs_;
+  struct Preparing {
+    DriverConfig driver;
+    std::string job_id;
+  };
+  std::map<std::string, Preparing> preparing_;  // assigned runs not yet prepared
+  DriverQuarantine quarantine_;      // drivers no longer offered
+  std::optional<AgentTime> next_tick_;
+  bool welcomed_ = false;
+  bool draining_ = false;  // no new work; stop once everything is acknowledged
+  bool stopping_ = false;  // Stop(): as draining, but with a deadline
+  bool stopped_ = false;
+  std::chrono::milliseconds heartbeat_{1000};
+  // When each unacknowledged message ("RUN/SEQ") was first seen unacknowledged
+  // (or last resent): one left unacknowledged for resend_after is resent, even
+  // while acks for other messages keep arriving (a write the coordinator
+  // refused, e.g. on a full disk, is never acknowledged).
+  std::map<std::string, AgentTime> unacked_since_;
+  AgentTime stop_deadline_{};
+  // Drain(grace): when it passes with runs still going, they are cancelled (Stop).
+  std::optional<AgentTime> drain_deadline_;
+  AgentTime last_fingerprint_check_{};
+  bool checking_fingerprint_ = false;
+  bool scanning_ = false;
+  bool scanned_once_ = false;
+  AgentTime last_scan_{};
+};
+
+}  // namespace orch::agent
