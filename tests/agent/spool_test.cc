@@ -134,5 +134,35 @@ TEST_F(SpoolTest, CorruptFileIsReportedNotTrusted) {
   EXPECT_EQ(spool.status().code(), StatusCode::kDataLoss);
 }
 
+// AgentCore decides on a SpoolLedger kept as if every write succeeded; it must
+// say what the spool says after the same writes and acks.
+TEST_F(SpoolTest, ItsLedgerMirrorsWhatIsUnacknowledged) {
+  auto spool = Open();
+  SpoolLedger ledger;
+  ASSERT_TRUE(spool->BeginRun("a").ok());
+  ledger.BeginRun("a");
+  for (std::uint64_t seq : {0u, 1u}) {
+    ASSERT_TRUE(spool->AddChunk({"a", seq, "x"}).ok());
+    ledger.AddChunk("a", seq);
+  }
+  ASSERT_TRUE(spool->AddFinished({"a", protocol::RunStatus::kSucceeded, "{}", "", 2}).ok());
+  ledger.AddFinished("a");
+  ASSERT_TRUE(spool->AddFinished({"b", protocol::RunStatus::kFailed, "{}", "no", 0}).ok());
+  ledger.AddFinished("b");
+  EXPECT_EQ(spool->Ledger(), ledger);
+  for (auto [run, seq] : {std::pair<const char*, std::uint64_t>{"a", protocol::kRunFinishedSeq},
+                          {"a", 0}, {"b", protocol::kRunFinishedSeq}, {"c", 4}}) {
+    ASSERT_TRUE(spool->Ack(run, seq).ok());
+    ledger.Ack(run, seq);
+    EXPECT_EQ(spool->Ledger(), ledger) << run << "/" << seq;
+    EXPECT_EQ(spool->UnackedKeys(), ledger.UnackedKeys());
+    EXPECT_EQ(spool->FinishedUnacked(), ledger.FinishedUnacked());
+    EXPECT_EQ(spool->unacked(), ledger.unacked());
+  }
+  // After a restart the RunFinished acknowledged while chunk 1 was not is due again.
+  EXPECT_EQ(Open()->Ledger().UnackedKeys(),
+            (std::vector<std::string>{"a/1", "a/" + std::to_string(protocol::kRunFinishedSeq)}));
+}
+
 }  // namespace
 }  // namespace orch::agent

@@ -1,0 +1,322 @@
+// AgentCore's timing, on a fake clock: every time below is exact, nothing sleeps.
+#include "agent/agent_core.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "digest/record_codec.h"
+#include "driver_protocol/frames.h"
+
+namespace orch::agent {
+namespace {
+
+using driver_protocol::DriverFrameType;
+using driver_protocol::EncodeDriverFrame;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using namespace std::chrono_literals;
+namespace proto = orch::protocol;
+
+const AgentTime kT0 = AgentTime{} + 1000s;
+
+AgentCoreOptions Options() {
+  AgentCoreOptions options;
+  options.config.id = "agent-1";
+  options.config.slots = 1;
+  options.config.drivers = {{"broken", "/opt/driver", "test-engine@1"},
+                            {"other", "/opt/other", "other-engine@1"}};
+  options.fingerprint_id = "fp-1";
+  options.fingerprint_json = R"({"engines":"v1"})";
+  return options;
+}
+
+// The messages of type M among `effects`, sent or spooled and sent.
+template <typename M>
+std::vector<M> Sent(const AgentEffects& effects) {
+  std::vector<M> out;
+  for (const AgentEffect& effect : effects) {
+    const proto::Message* message = nullptr;
+    if (const auto* send = std::get_if<SendEffect>(&effect)) message = &send->message;
+    if (const auto* spooled = std::get_if<SpoolAndSendEffect>(&effect)) message = &spooled->message;
+    if (message == nullptr) continue;
+    if (const M* m = std::get_if<M>(message)) out.push_back(*m);
+  }
+  return out;
+}
+
+template <typename E>
+std::size_t Count(const AgentEffects& effects) {
+  std::size_t n = 0;
+  for (const AgentEffect& effect : effects) n += std::holds_alternative<E>(effect) ? 1 : 0;
+  return n;
+}
+
+std::string OneRecordOutput() {
+  digest::PositionRecord record;
+  return EncodeDriverFrame(DriverFrameType::kHello, R"({"engine":"test"})") +
+         EncodeDriverFrame(DriverFrameType::kRecord, digest::EncodePositionRecord(record)) +
+         EncodeDriverFrame(DriverFrameType::kDone, "{}");
+}
+
+const ProcessExit kExitedZero{ProcessExit::Reason::kExited, 0, 0, ""};
+const ProcessExit kExitedOne{ProcessExit::Reason::kExited, 1, 0, "libengine.so: cannot open\n"};
+
+proto::Assign MakeAssign(const std::string& run_id, const std::string& engine = "test-engine@1") {
+  proto::Assign assign;
+  assign.run_id = run_id;
+  assign.job_id = "job-" + run_id;
+  assign.requirements.engine = engine;
+  return assign;
+}
+
+class AgentCoreTest : public ::testing::Test {
+ protected:
+  explicit AgentCoreTest(AgentCoreOptions options = Options(), AgentCoreFeatures features = {})
+      : core_(std::move(options), std::move(features)) {}
+
+  // Start and Welcome at kT0, heartbeats every `heartbeat`.
+  void StartWelcomed(std::chrono::milliseconds heartbeat = 1000ms) {
+    ASSERT_EQ(Sent<proto::Hello>(core_.Start({}, kT0)).size(), 1u);
+    core_.OnMessage(proto::Welcome{proto::kProtocolVersion, "coord-1", heartbeat}, kT0);
+  }
+
+  // Assign, prepare and launch `run_id` at `now`; true when it was launched.
+  bool Launch(const std::string& run_id, AgentTime now) {
+    AgentEffects assigned = core_.OnMessage(MakeAssign(run_id), now);
+    if (Count<PrepareRunEffect>(assigned) != 1) return false;
+    AgentEffects prepared = core_.OnRunPrepared(run_id, "exp", "{}", "", now);
+    return Count<LaunchEffect>(prepared) == 1;
+  }
+
+  // A run that writes one record and succeeds: chunk 0 and its RunFinished spooled.
+  void RunToSuccess(const std::string& run_id, AgentTime now) {
+    ASSERT_TRUE(Launch(run_id, now));
+    core_.OnDriverOutput(run_id, OneRecordOutput(), now);
+    core_.OnDriverExit(run_id, kExitedZero, now);
+  }
+
+  AgentCore core_;
+};
+
+TEST_F(AgentCoreTest, SaysHelloAgainEveryHelloRetryUntilWelcomed) {
+  AgentEffects started = core_.Start({}, kT0);
+  ASSERT_EQ(Sent<proto::Hello>(started).size(), 1u);
+  EXPECT_EQ(core_.NextDeadline(), kT0 + 1000ms);
+  EXPECT_THAT(core_.Tick(kT0 + 999ms), IsEmpty()) << "not due yet";
+  EXPECT_EQ(Sent<proto::Hello>(core_.Tick(kT0 + 1000ms)).size(), 1u);
+  EXPECT_EQ(core_.NextDeadline(), kT0 + 2000ms);
+  core_.OnMessage(proto::Welcome{proto::kProtocolVersion, "coord-1", 60s}, kT0 + 1500ms);
+  EXPECT_TRUE(core_.welcomed());
+  EXPECT_EQ(core_.NextDeadline(), kT0 + 1500ms + 60s) << "the next heartbeat, no more Hello";
+}
+
+TEST_F(AgentCoreTest, ARejectedAgentSaysHelloAgainAfterHelloRetry) {
+  StartWelcomed();
+  core_.OnMessage(proto::Reject{proto::kProtocolVersion, "who are you"}, kT0 + 10ms);
+  EXPECT_FALSE(core_.welcomed());
+  EXPECT_EQ(core_.NextDeadline(), kT0 + 1010ms);
+  EXPECT_EQ(Sent<proto::Hello>(core_.Tick(kT0 + 1010ms)).size(), 1u);
+}
+
+TEST_F(AgentCoreTest, HeartbeatsEveryIntervalWithItsRunsAndFreeSlots) {
+  StartWelcomed(10s);
+  EXPECT_EQ(core_.NextDeadline(), kT0 + 10s);
+  std::vector<proto::Heartbeat> idle = Sent<proto::Heartbeat>(core_.Tick(kT0 + 10s));
+  ASSERT_EQ(idle.size(), 1u);
+  EXPECT_EQ(idle[0].agent_id, "agent-1");
+  EXPECT_THAT(idle[0].running_runs, IsEmpty());
+  EXPECT_EQ(idle[0].free_slots, 1);
+  ASSERT_TRUE(Launch("run-1", kT0 + 15s));
+  EXPECT_EQ(core_.NextDeadline(), kT0 + 20s) << "a run does not move the heartbeat";
+  std::vector<proto::Heartbeat> busy = Sent<proto::Heartbeat>(core_.Tick(kT0 + 20s));
+  ASSERT_EQ(busy.size(), 1u);
+  EXPECT_THAT(busy[0].running_runs, ElementsAre("run-1"));
+  EXPECT_EQ(busy[0].free_slots, 0);
+}
+
+// Each message is timed from the first tick that finds it unacknowledged; acks of
+// other messages do not reset it.
+TEST_F(AgentCoreTest, SaysHelloAgainWhenOneMessageWaitedResendAfterWhileOthersAreAcked) {
+  StartWelcomed(1s);  // resend_after 5 s
+  RunToSuccess("run-1", kT0 + 500ms);
+  ASSERT_EQ(core_.spool().unacked(), 2u);  // chunk 0 and RunFinished
+  core_.OnMessage(proto::Ack{"run-1", proto::kRunFinishedSeq}, kT0 + 600ms);
+  for (int second = 1; second <= 5; ++second) {
+    AgentTime now = kT0 + std::chrono::seconds(second);
+    core_.OnMessage(proto::Ack{"other-run", 0}, now - 1ms);
+    AgentEffects tick = core_.Tick(now);
+    EXPECT_THAT(Sent<proto::Hello>(tick), IsEmpty()) << "at " << second << " s";
+    EXPECT_EQ(Sent<proto::Heartbeat>(tick).size(), 1u) << "at " << second << " s";
+  }
+  // First seen unacknowledged at the 1 s tick: due at 6 s.
+  AgentEffects due = core_.Tick(kT0 + 6s);
+  std::vector<proto::Hello> hello = Sent<proto::Hello>(due);
+  ASSERT_EQ(hello.size(), 1u);
+  EXPECT_THAT(hello[0].delivering_runs, ElementsAre("run-1"));
+  EXPECT_THAT(Sent<proto::Heartbeat>(due), IsEmpty());
+  AgentEffects welcomed =
+      core_.OnMessage(proto::Welcome{proto::kProtocolVersion, "coord-1", 1s}, kT0 + 6100ms);
+  EXPECT_EQ(Count<ResendSpoolEffect>(welcomed), 1u);
+  // The resend restarts its clock at the 6 s tick: heartbeats at 7.1 to 10.1 s,
+  // Hello at the first tick from 11 s.
+  for (AgentTime at : {kT0 + 7100ms, kT0 + 8100ms, kT0 + 9100ms, kT0 + 10100ms}) {
+    ASSERT_EQ(core_.NextDeadline(), at);
+    EXPECT_THAT(Sent<proto::Hello>(core_.Tick(at)), IsEmpty());
+  }
+  EXPECT_EQ(Sent<proto::Hello>(core_.Tick(kT0 + 11100ms)).size(), 1u);
+}
+
+TEST_F(AgentCoreTest, AnAckedMessageIsNotResent) {
+  StartWelcomed(1s);
+  RunToSuccess("run-1", kT0 + 500ms);
+  core_.OnMessage(proto::Ack{"run-1", 0}, kT0 + 4s);
+  core_.OnMessage(proto::Ack{"run-1", proto::kRunFinishedSeq}, kT0 + 4s);
+  for (int second = 1; second <= 20; ++second) {
+    EXPECT_THAT(Sent<proto::Hello>(core_.Tick(kT0 + std::chrono::seconds(second))), IsEmpty());
+  }
+  EXPECT_EQ(core_.spool().unacked(), 0u);
+}
+
+class AgentCoreQuarantineTest : public AgentCoreTest {
+ protected:
+  // Launches at `at` a run that exits 1 without a record `ran` later.
+  void FailAfter(const std::string& run_id, AgentTime at, std::chrono::milliseconds ran,
+                 AgentEffects* ended = nullptr) {
+    ASSERT_TRUE(Launch(run_id, at));
+    AgentEffects effects = core_.OnDriverExit(run_id, kExitedOne, at + ran);
+    if (ended != nullptr) *ended = std::move(effects);
+  }
+};
+
+TEST_F(AgentCoreQuarantineTest, ThreeRunsFailingWithinTheWindowQuarantineTheDriver) {
+  StartWelcomed(60s);  // window: 5000 ms
+  FailAfter("run-1", kT0 + 1s, 4999ms);
+  FailAfter("run-2", kT0 + 10s, 4999ms);
+  AgentEffects third;
+  FailAfter("run-3", kT0 + 20s, 4999ms, &third);
+  std::vector<proto::Hello> hello = Sent<proto::Hello>(third);
+  ASSERT_EQ(hello.size(), 1u);
+  EXPECT_THAT(hello[0].capabilities.engines, ElementsAre("other-engine@1"));
+  ASSERT_EQ(hello[0].host_facts.size(), 1u);
+  EXPECT_THAT(hello[0].host_facts[0].value,
+              HasSubstr("broken (test-engine@1): 3 runs in a row failed within 5000 ms"));
+  std::vector<proto::RunFinished> refused =
+      Sent<proto::RunFinished>(core_.OnMessage(MakeAssign("run-4"), kT0 + 30s));
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_THAT(refused[0].summary, HasSubstr(proto::kRefusedNoEngine));
+}
+
+TEST_F(AgentCoreQuarantineTest, ARunFailingAtTheEndOfTheWindowIsNotCounted) {
+  StartWelcomed(60s);
+  FailAfter("run-1", kT0 + 1s, 4999ms);
+  FailAfter("run-2", kT0 + 10s, 4999ms);
+  AgentEffects third;
+  FailAfter("run-3", kT0 + 20s, 5000ms, &third);
+  EXPECT_THAT(Sent<proto::Hello>(third), IsEmpty());
+  AgentEffects fourth;
+  FailAfter("run-4", kT0 + 30s, 4999ms, &fourth);
+  EXPECT_THAT(Sent<proto::Hello>(fourth), IsEmpty()) << "the slow run reset the count";
+  EXPECT_EQ(Count<PrepareRunEffect>(core_.OnMessage(MakeAssign("run-5"), kT0 + 40s)), 1u);
+}
+
+TEST_F(AgentCoreTest, StopWaitsShutdownGraceForAcksThenStops) {
+  StartWelcomed(1s);
+  RunToSuccess("run-1", kT0 + 100ms);
+  AgentEffects stop = core_.Stop(kT0 + 200ms);
+  EXPECT_EQ(Count<StoppedEffect>(stop), 0u) << "two messages unacknowledged";
+  EXPECT_EQ(core_.NextDeadline(), kT0 + 5200ms);
+  EXPECT_THAT(Sent<proto::Heartbeat>(core_.Tick(kT0 + 5199ms)), IsEmpty()) << "not due";
+  EXPECT_FALSE(core_.stopped());
+  EXPECT_EQ(Count<StoppedEffect>(core_.Tick(kT0 + 5200ms)), 1u);
+  EXPECT_TRUE(core_.stopped());
+  EXPECT_EQ(core_.NextDeadline(), std::nullopt);
+}
+
+TEST_F(AgentCoreTest, StopCancelsRunsAndStopsOnceTheLastAckArrives) {
+  StartWelcomed(1s);
+  ASSERT_TRUE(Launch("run-1", kT0 + 100ms));
+  EXPECT_EQ(Count<CancelRunEffect>(core_.Stop(kT0 + 200ms)), 1u);
+  core_.OnDriverExit("run-1", {ProcessExit::Reason::kCancelled, -1, 0, ""}, kT0 + 300ms);
+  EXPECT_FALSE(core_.stopped());
+  AgentEffects acked = core_.OnMessage(proto::Ack{"run-1", proto::kRunFinishedSeq}, kT0 + 400ms);
+  EXPECT_EQ(Count<StoppedEffect>(acked), 1u);
+}
+
+TEST_F(AgentCoreTest, DrainCancelsWhatStillRunsWhenItsGraceIsUp) {
+  StartWelcomed(60s);
+  ASSERT_TRUE(Launch("run-1", kT0 + 100ms));
+  core_.Drain(20s, kT0 + 1s);
+  EXPECT_EQ(core_.NextDeadline(), kT0 + 21s) << "the drain's end comes before the heartbeat";
+  std::vector<proto::RunFinished> refused =
+      Sent<proto::RunFinished>(core_.OnMessage(MakeAssign("run-2"), kT0 + 2s));
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_THAT(refused[0].summary, HasSubstr(proto::kRefusedDraining));
+  AgentEffects up = core_.Tick(kT0 + 21s);
+  EXPECT_EQ(Count<CancelRunEffect>(up), 1u);
+  EXPECT_EQ(core_.NextDeadline(), kT0 + 21s + 5s) << "then shutdown_grace for the acks";
+}
+
+class AgentCoreWorkerTest : public AgentCoreTest {
+ protected:
+  AgentCoreWorkerTest() : AgentCoreTest(Options(), {"0123456789abcdef", true, true}) {}
+};
+
+TEST_F(AgentCoreWorkerTest, ScansModelsBeforeTheFirstHelloAndRegistersWithThem) {
+  AgentEffects started = core_.Start({}, kT0);
+  EXPECT_EQ(Count<ScanModelsEffect>(started), 1u);
+  EXPECT_THAT(Sent<proto::Hello>(started), IsEmpty());
+  std::vector<proto::Hello> hello =
+      Sent<proto::Hello>(core_.OnModelsScanned({"sha256:" + std::string(64, 'a')}, kT0 + 3s));
+  ASSERT_EQ(hello.size(), 1u);
+  EXPECT_THAT(hello[0].capabilities.model_hashes, ElementsAre("sha256:" + std::string(64, 'a')));
+  EXPECT_EQ(hello[0].incarnation, "0123456789abcdef");
+}
+
+TEST_F(AgentCoreWorkerTest, ChecksTheFingerprintEveryFingerprintCheckWhileHeartbeatsGoOn) {
+  core_.Start({}, kT0);
+  core_.OnModelsScanned({}, kT0);
+  core_.OnMessage(proto::Welcome{proto::kProtocolVersion, "coord-1", 20s}, kT0);
+  AgentEffects early = core_.Tick(kT0 + 40s);
+  EXPECT_EQ(Count<CheckFingerprintEffect>(early), 0u) << "due at 60 s";
+  AgentEffects due = core_.Tick(kT0 + 60s);
+  EXPECT_EQ(Count<CheckFingerprintEffect>(due), 1u);
+  EXPECT_EQ(Sent<proto::Heartbeat>(due).size(), 1u) << "the check runs on the worker";
+  EXPECT_EQ(Count<CheckFingerprintEffect>(core_.Tick(kT0 + 140s)), 0u)
+      << "one check at a time";
+  EXPECT_THAT(core_.OnFingerprint(R"({"engines":"v1"})", kT0 + 141s), IsEmpty())
+      << "unchanged: nothing to say";
+  EXPECT_EQ(Count<CheckFingerprintEffect>(core_.Tick(kT0 + 160s)), 1u);
+  std::vector<proto::Hello> hello =
+      Sent<proto::Hello>(core_.OnFingerprint(R"({"engines":"v2"})", kT0 + 161s));
+  ASSERT_EQ(hello.size(), 1u);
+  EXPECT_EQ(hello[0].fingerprint_json, R"({"engines":"v2"})");
+  EXPECT_EQ(hello[0].fingerprint_id, core_.fingerprint_id());
+  EXPECT_NE(core_.fingerprint_id(), "fp-1");
+}
+
+TEST_F(AgentCoreWorkerTest, RescansModelsEveryModelRescanAndAnnouncesOnlyAChangedSet) {
+  core_.Start({}, kT0);
+  core_.OnModelsScanned({}, kT0);
+  core_.OnMessage(proto::Welcome{proto::kProtocolVersion, "coord-1", 10s}, kT0);
+  EXPECT_EQ(Count<ScanModelsEffect>(core_.Tick(kT0 + 20s)), 0u) << "due at 30 s";
+  EXPECT_EQ(Count<ScanModelsEffect>(core_.Tick(kT0 + 30s)), 1u);
+  EXPECT_THAT(Sent<proto::Hello>(core_.OnModelsScanned({}, kT0 + 31s)), IsEmpty());
+  EXPECT_EQ(Count<ScanModelsEffect>(core_.Tick(kT0 + 60s)), 0u) << "30 s after the last scan";
+  EXPECT_EQ(Count<ScanModelsEffect>(core_.Tick(kT0 + 70s)), 1u);
+  EXPECT_EQ(Sent<proto::Hello>(core_.OnModelsScanned({"sha256:x"}, kT0 + 71s)).size(), 1u);
+}
+
+TEST_F(AgentCoreTest, AMessageTheSpoolCouldNotKeepIsNotWaitedFor) {
+  StartWelcomed(1s);
+  ASSERT_TRUE(Launch("run-1", kT0 + 1ms));
+  core_.OnMessage(proto::Drain{"agent-1"}, kT0 + 2ms);
+  core_.OnDriverOutput("run-1", OneRecordOutput(), kT0 + 100ms);
+  core_.OnDriverExit("run-1", kExitedZero, kT0 + 100ms);
+  ASSERT_FALSE(core_.stopped());
+  // The shell could write neither message: the spool holds nothing.
+  EXPECT_EQ(Count<StoppedEffect>(core_.OnSpoolFailed({}, kT0 + 200ms)), 1u);
+}
+
+}  // namespace
+}  // namespace orch::agent
