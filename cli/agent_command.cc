@@ -17,6 +17,7 @@
 #include "agent/agent_service.h"
 #include "agent/config.h"
 #include "agent/driver_check.h"
+#include "agent/host_fingerprinter.h"
 #include "agent/model_inventory.h"
 #include "agent/model_resolver.h"
 #include "agent/posix_process_launcher.h"
@@ -25,7 +26,6 @@
 #include "cli/command.h"
 #include "cli/security_keys.h"
 #include "fingerprint/canonical_json.h"
-#include "fingerprint/collect.h"
 #include "fingerprint/file_hash_cache.h"
 #include "fingerprint/libgit2_commit_resolver.h"
 #include "fingerprint/locked_hash_cache.h"
@@ -39,28 +39,29 @@ namespace {
 
 namespace fp = orch::fingerprint;
 
-// The host's fingerprint (canonical JSON), with the configured driver executables as
-// its engines.
-std::string HostFingerprintJson(const agent::AgentConfig& config) {
-  const char* env_path = std::getenv("PATH");
-  std::string path =
-      env_path != nullptr ? env_path : "/usr/local/bin:/usr/bin:/bin";
-  auto runner = fp::MakePosixCommandRunner(
-      {.search_path = path, .environment = {"PATH=" + path, "LC_ALL=C"}});
-  auto resolver = fp::MakeLibgit2CommitResolver();
-  fp::MemoryHashCache cache;
-  fp::FileHasher hasher(cache);
-  fp::RootFs root("/");
-  fp::HostProbe host(root);
-  fp::GpuProbe gpus(root, *runner);
-  fp::EngineProbe engines(hasher, *resolver);
-  std::vector<fp::EngineSpec> specs;
-  for (const agent::DriverConfig& driver : config.drivers) {
-    specs.push_back({.name = driver.name, .executable = driver.executable});
+// The real parts of the agent's host fingerprint (agent/host_fingerprinter.h), with
+// the configured driver executables as its engines. Kept for the agent's life: the
+// hash cache remembers the driver files, so a refresh re-reads only those that
+// changed.
+struct HostFingerprint {
+  explicit HostFingerprint(const agent::AgentConfig& config)
+      : runner(fp::MakePosixCommandRunner(
+            {.search_path = SearchPath(), .environment = {"PATH=" + SearchPath(), "LC_ALL=C"}})),
+        resolver(fp::MakeLibgit2CommitResolver()),
+        root("/"),
+        fingerprinter(root, *runner, *resolver, cache, config.drivers) {}
+
+  static std::string SearchPath() {
+    const char* env_path = std::getenv("PATH");
+    return env_path != nullptr ? env_path : "/usr/local/bin:/usr/bin:/bin";
   }
-  return fp::ToCanonicalJson(fp::CollectFingerprint(
-      host, gpus, engines, hasher, {.engines = specs, .models = {}}));
-}
+
+  std::unique_ptr<fp::CommandRunner> runner;
+  std::unique_ptr<fp::CommitResolver> resolver;
+  fp::RootFs root;
+  fp::MemoryHashCache cache;
+  agent::HostFingerprinter fingerprinter;
+};
 
 // How long a driver may take to answer `version` before the agent gives up on it.
 constexpr std::chrono::milliseconds kDriverCheckTimeout{10'000};
@@ -160,13 +161,14 @@ int RunAgent(const AgentOptions& flags) {
       hashes, log);
   agent::AgentServiceOptions options;
   options.config = *config;
-  options.fingerprint_json = HostFingerprintJson(*config);
+  HostFingerprint fingerprint(*config);  // outlives the service and its worker
+  options.fingerprint_json = fingerprint.fingerprinter.Json();
   options.fingerprint_id = fp::FingerprintIdOfJson(options.fingerprint_json);
   if (char name[256] = {}; ::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') {
     options.host_facts.push_back({"hostname", name});
   }
   options.host_facts.insert(options.host_facts.end(), slurm_facts.begin(), slurm_facts.end());
-  options.fingerprint_json_provider = [config = *config] { return HostFingerprintJson(config); };
+  options.fingerprint_json_provider = [&fingerprint] { return fingerprint.fingerprinter.Json(); };
   if (!config->model_dirs.empty()) {
     options.model_scan = [dirs = config->model_dirs, &hashes, &log] {
       return agent::ScanModelHashes(dirs, hashes, log);
