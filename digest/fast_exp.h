@@ -84,24 +84,24 @@ template <typename F, typename U>
   return ExpNonPositiveLanes<Float4, Uint4>(t);
 }
 
-// Digest v2's exponential (row_pass_v2.cc), cheaper than the one above: t is
-// multiplied by log2(e) once (y), n = round(y) and f = y - n (exact, in
-// [-1/2, 1/2]), and 2^f is a degree-5 polynomial with p(0) = 1 exactly
-// (minimax for relative error with that constraint: 9.2e-8 in exact
-// arithmetic). Contract, for t in [kExpCutoff, 0]: relative error below
-// 3e-7 + |t| * 7e-8 (the second term is the rounding of t * log2(e); its
-// effect on a softmax sum is at most 7e-8 times the row's entropy), measured
-// in fast_exp_test.cc; t below kExpCutoff, -inf and NaN give exactly 0. Same
-// operations in every lane and every vector width, so the bits depend on t
-// only.
+// Digest v2's exponential (row_pass_v2.cc): the Cody-Waite reduction above
+// (n = round(t / ln 2), r = (t - n ln2_hi) - n ln2_lo, the first step exact),
+// then e^r = 1 + r + r^2 s(r) with s of degree 4 (degree 6 in all, one less
+// than ExpNonPositive; minimax for relative error on [-ln 2 / 2, ln 2 / 2]:
+// 3.1e-9 in exact arithmetic), and 2^n added to the exponent bits. Contract,
+// for t in [kExpCutoff, 0]: relative error below 1.5e-7 (float evaluation
+// dominates), measured in fast_exp_test.cc; t below kExpCutoff, -inf and NaN
+// give exactly 0. Same operations in every lane and every vector width, so the
+// bits depend on t only.
 namespace internal {
 template <typename T>
-[[gnu::always_inline]] inline T Exp2Fraction(T f) {
-  T p = f * 1.326474256e-3f + 9.671518004e-3f;
-  p = p * f + 5.550733756e-2f;
-  p = p * f + 2.402224200e-1f;
-  p = p * f + 6.931469776e-1f;
-  return p * f + 1.0f;
+[[gnu::always_inline]] inline T ExpReducedV2(T r) {
+  const T r2 = r * r;
+  T s = r * 1.381461283e-3f + 8.368709858e-3f;
+  s = s * r + 4.166838737e-2f;
+  s = s * r + 1.666652069e-1f;
+  s = s * r + 4.999999345e-1f;
+  return s * r2 + r + 1.0f;
 }
 }  // namespace internal
 
@@ -111,10 +111,9 @@ template <typename F, typename U>
   using namespace internal;
   const U keep = reinterpret_cast<U>(t >= kExpCutoff);  // lanes of ~0 or 0
   const F x = reinterpret_cast<F>(reinterpret_cast<U>(t) & keep);
-  const F y = x * kLog2e;
-  const F shifted = y + kRoundMagic;  // n in its low mantissa bits
+  const F shifted = x * kLog2e + kRoundMagic;  // n in its low mantissa bits
   const F n = shifted - kRoundMagic;
-  const F p = Exp2Fraction(y - n);
+  const F p = ExpReducedV2((x - n * kLn2Hi) - n * kLn2Lo);
   // (bits of shifted) << 23 is n << 23: the magic's own bits shift out.
   const U scaled = reinterpret_cast<U>(p) + (reinterpret_cast<U>(shifted) << 23);
   return reinterpret_cast<F>(scaled & keep);

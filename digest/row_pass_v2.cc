@@ -2,20 +2,20 @@
 // scan and the top-k are v1's, bit for bit. logsumexp and entropy differ from
 // v1 in their last bits, because the sums are defined differently:
 //
-//  - the exponential is ExpNonPositiveV2Lanes (fast_exp.h): fewer operations,
-//    relative error below 3e-7 + |t| * 7e-8;
-//  - element j of a block adds e^t and e^t * t to float lane j % 32, in
-//    increasing j; every 256 elements (8 adds per lane) and at the end of a
-//    block the 32 float lanes are added into 32 double lanes, lane by lane;
-//    the double lanes are rescaled lane by lane when the running maximum
-//    grows and folded pairwise (lane i += lane i + h for h = 16, 8, 4, 2, 1)
-//    at the end of the row;
+//  - the exponential is ExpNonPositiveV2Lanes (fast_exp.h): v1's Cody-Waite
+//    reduction with a polynomial one degree shorter, relative error below
+//    1.5e-7;
+//  - element j of a block adds e^t and e^t * t, each widened to double, to
+//    double lane j % 16, in increasing j; the lanes are rescaled lane by lane
+//    when the running maximum grows and folded pairwise (lane i += lane i + h
+//    for h = 8, 4, 2, 1) at the end of the row;
 //  - a block whose maximum is more than SkipMargin(V) below the running
 //    maximum adds nothing: SkipMargin(V) = (bit_width(V - 1) + 24) ln 2, so
 //    everything skipped in a row weighs at most V e^-SkipMargin <= 2^-24 of
 //    the final sum (the running maximum never exceeds the final one).
 //
-// Each vector width holds 32 / width accumulators per sum, so the same lane
+// Each vector width holds 16 / width accumulators per sum (a 16-float vector
+// adds its low and high halves to lanes 0-7 and 8-15), so the same lane
 // receives the same elements in the same order on every instruction set.
 #include <algorithm>
 #include <bit>
@@ -40,8 +40,7 @@ namespace orch::digest::internal {
 namespace {
 
 constexpr std::size_t kBlockSize = 2048;
-constexpr std::size_t kSumLanes = 32;
-constexpr std::size_t kFlushSize = 256;
+constexpr std::size_t kSumLanes = 16;
 constexpr float kLn2 = 0.693147182f;
 
 float SkipMargin(std::size_t vocab) {
@@ -61,9 +60,7 @@ class SoftmaxLanes {
     if (!(block_max > kNegInfinity) || std::isinf(block_max)) return;
     if (block_max > max_) Rescale(block_max);
     if (block_max - max_ < -skip_margin_) return;
-    for (std::size_t begin = 0; begin < block.size(); begin += kFlushSize) {
-      AddChunk<L>(block.subspan(begin, std::min(kFlushSize, block.size() - begin)));
-    }
+    AccumulateLanes<L>(block);
   }
 
   double LogSumExp() const { return max_ + std::log(Fold(sum_)); }
@@ -96,41 +93,40 @@ class SoftmaxLanes {
     return folded[0];
   }
 
-  // At most kFlushSize elements into fresh float lanes, then into the double
-  // lanes. A last group of fewer than kSumLanes elements is padded with -inf,
-  // whose lanes add +0: no change, as a float lane that starts at +0 never
-  // holds -0.
+  // The block's elements into the double lanes, kept in registers for the
+  // block. A last group of fewer than kSumLanes elements is padded with -inf,
+  // whose lanes add +0: no change, as a lane that starts at +0 never holds -0.
   template <typename L>
-  [[gnu::always_inline]] void AddChunk(std::span<const float> chunk) {
-    using Float = typename L::Float;
+  [[gnu::always_inline]] void AccumulateLanes(std::span<const float> block) {
+    using Double = typename L::Double;
     constexpr std::size_t kVectors = kSumLanes / L::kCount;
-    Float sum[kVectors] = {}, weighted[kVectors] = {};
+    Double sum[kVectors], weighted[kVectors];
+    std::memcpy(&sum, sum_, sizeof(sum));
+    std::memcpy(&weighted, weighted_, sizeof(weighted));
     std::size_t i = 0;
-    for (; i + kSumLanes <= chunk.size(); i += kSumLanes) {
-      AddGroup<L>(&chunk[i], sum, weighted);
+    for (; i + kSumLanes <= block.size(); i += kSumLanes) {
+      AddGroup<L>(&block[i], sum, weighted);
     }
-    if (i < chunk.size()) {
+    if (i < block.size()) {
       float padded[kSumLanes];
       std::fill(std::begin(padded), std::end(padded), kNegInfinity);
-      std::copy(chunk.begin() + i, chunk.end(), padded);
+      std::copy(block.begin() + i, block.end(), padded);
       AddGroup<L>(padded, sum, weighted);
     }
-#pragma GCC unroll 8
-    for (std::size_t v = 0; v < kVectors; ++v) {
-      Flush<L>(sum[v], &sum_[v * L::kCount]);
-      Flush<L>(weighted[v], &weighted_[v * L::kCount]);
-    }
+    std::memcpy(sum_, &sum, sizeof(sum));
+    std::memcpy(weighted_, &weighted, sizeof(weighted));
   }
 
   // Elements x[0..kSumLanes) into lanes 0..kSumLanes.
   template <typename L>
-  [[gnu::always_inline]] void AddGroup(const float* x, typename L::Float* sum,
-                                       typename L::Float* weighted) const {
-#pragma GCC unroll 8  // keeps the accumulators in registers
+  [[gnu::always_inline]] void AddGroup(const float* x, typename L::Double* sum,
+                                       typename L::Double* weighted) const {
+    using Double = typename L::Double;
+#pragma GCC unroll 4  // keeps the accumulators in registers
     for (std::size_t v = 0; v < kSumLanes / L::kCount; ++v) {
       const auto [e, w] = Terms<L>(Load<typename L::Float>(x + v * L::kCount));
-      sum[v] += e;
-      weighted[v] += w;
+      sum[v] += __builtin_convertvector(e, Double);
+      weighted[v] += __builtin_convertvector(w, Double);
     }
   }
 
@@ -145,17 +141,6 @@ class SoftmaxLanes {
     const Float e = ExpNonPositiveV2Lanes<Float, Uint>(t);
     const Uint kept = reinterpret_cast<Uint>(t >= kExpCutoff);
     return {e, e * reinterpret_cast<Float>(reinterpret_cast<Uint>(t) & kept)};
-  }
-
-  template <typename L>
-  [[gnu::always_inline]] static void Flush(typename L::Float lanes,
-                                           double* into) {
-    using Double = typename L::Double;
-    Double wide = __builtin_convertvector(lanes, Double);
-    Double old;
-    std::memcpy(&old, into, sizeof(old));
-    wide = old + wide;
-    std::memcpy(into, &wide, sizeof(wide));
   }
 
   const float skip_margin_;

@@ -14,21 +14,20 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr std::size_t kBlock = 2048;
-constexpr std::size_t kLanes = 32;
-constexpr std::size_t kFlush = 256;
+constexpr std::size_t kLanes = 16;
 
 // e^t, v2's exponential, one float operation at a time.
 float Exp(float t) {
   if (!(t >= -80.0f)) return 0.0f;
-  const float y = t * 1.44269504088896341f;
-  const float shifted = y + 12582912.0f;
+  const float shifted = t * 1.44269504088896341f + 12582912.0f;
   const float n = shifted - 12582912.0f;
-  const float f = y - n;
-  float p = f * 1.326474256e-3f + 9.671518004e-3f;
-  p = p * f + 5.550733756e-2f;
-  p = p * f + 2.402224200e-1f;
-  p = p * f + 6.931469776e-1f;
-  p = p * f + 1.0f;
+  const float r = (t - n * 0.693359375f) - n * -2.12194440e-4f;
+  const float r2 = r * r;
+  float s = r * 1.381461283e-3f + 8.368709858e-3f;
+  s = s * r + 4.166838737e-2f;
+  s = s * r + 1.666652069e-1f;
+  s = s * r + 4.999999345e-1f;
+  const float p = s * r2 + r + 1.0f;
   return std::bit_cast<float>(std::bit_cast<std::uint32_t>(p) +
                               (std::bit_cast<std::uint32_t>(shifted) << 23));
 }
@@ -62,18 +61,11 @@ void AddBlock(std::span<const float> block, float margin, Sums* s) {
     s->max = block_max;
   }
   if (block_max - s->max < -margin) return;
-  for (std::size_t begin = 0; begin < block.size(); begin += kFlush) {
-    float sum[kLanes] = {}, weighted[kLanes] = {};
-    for (std::size_t j = begin; j < std::min(block.size(), begin + kFlush); ++j) {
-      const float t = block[j] - s->max;
-      const float e = Exp(t);
-      sum[j % kLanes] += e;
-      weighted[j % kLanes] += e * (t >= -80.0f ? t : 0.0f);
-    }
-    for (std::size_t l = 0; l < kLanes; ++l) {
-      s->sum[l] += static_cast<double>(sum[l]);
-      s->weighted[l] += static_cast<double>(weighted[l]);
-    }
+  for (std::size_t j = 0; j < block.size(); ++j) {
+    const float t = block[j] - s->max;
+    const float e = Exp(t);
+    s->sum[j % kLanes] += static_cast<double>(e);
+    s->weighted[j % kLanes] += static_cast<double>(e * (t >= -80.0f ? t : 0.0f));
   }
 }
 
