@@ -14,9 +14,10 @@
 //    everything skipped in a row weighs at most V e^-SkipMargin <= 2^-24 of
 //    the final sum (the running maximum never exceeds the final one).
 //
-// Each vector width holds 16 / width accumulators per sum (a 16-float vector
-// adds its low and high halves to lanes 0-7 and 8-15), so the same lane
-// receives the same elements in the same order on every instruction set.
+// Each vector width holds the 16 lanes of a sum in 32 / width registers of
+// width / 2 doubles (a 16-float vector adds its low and high halves, widened,
+// to lanes 0-7 and 8-15), so the same lane receives the same elements in the
+// same order on every instruction set.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -42,6 +43,30 @@ namespace {
 constexpr std::size_t kBlockSize = 2048;
 constexpr std::size_t kSumLanes = 16;
 constexpr float kLn2 = 0.693147182f;
+
+// Half a vector of N floats, and the same N / 2 lanes as doubles: one
+// register on the instruction set that holds N floats (spelled out per width,
+// as the vector extension takes no dependent sizes).
+template <std::size_t N>
+struct HalfLanes;
+
+template <>
+struct HalfLanes<4> {
+  using Float = float __attribute__((vector_size(8)));
+  using Double = double __attribute__((vector_size(16)));
+};
+
+template <>
+struct HalfLanes<8> {
+  using Float = float __attribute__((vector_size(16)));
+  using Double = double __attribute__((vector_size(32)));
+};
+
+template <>
+struct HalfLanes<16> {
+  using Float = float __attribute__((vector_size(32)));
+  using Double = double __attribute__((vector_size(64)));
+};
 
 float SkipMargin(std::size_t vocab) {
   const int bits = std::bit_width(vocab - 1);  // vocab <= 2^bits
@@ -98,9 +123,10 @@ class SoftmaxLanes {
   // whose lanes add +0: no change, as a lane that starts at +0 never holds -0.
   template <typename L>
   [[gnu::always_inline]] void AccumulateLanes(std::span<const float> block) {
-    using Double = typename L::Double;
-    constexpr std::size_t kVectors = kSumLanes / L::kCount;
-    Double sum[kVectors], weighted[kVectors];
+    using Half = typename HalfLanes<L::kCount>::Double;
+    constexpr std::size_t kHalves = 2 * kSumLanes / L::kCount;
+    Half sum[kHalves], weighted[kHalves];
+    static_assert(sizeof(sum) == sizeof(sum_));
     std::memcpy(&sum, sum_, sizeof(sum));
     std::memcpy(&weighted, weighted_, sizeof(weighted));
     std::size_t i = 0;
@@ -117,17 +143,28 @@ class SoftmaxLanes {
     std::memcpy(weighted_, &weighted, sizeof(weighted));
   }
 
-  // Elements x[0..kSumLanes) into lanes 0..kSumLanes.
+  // Elements x[0..kSumLanes) into lanes 0..kSumLanes; acc[h] holds lanes
+  // [h * kCount / 2, (h + 1) * kCount / 2), one register each.
   template <typename L>
-  [[gnu::always_inline]] void AddGroup(const float* x, typename L::Double* sum,
-                                       typename L::Double* weighted) const {
-    using Double = typename L::Double;
+  [[gnu::always_inline]] void AddGroup(
+      const float* x, typename HalfLanes<L::kCount>::Double* sum,
+      typename HalfLanes<L::kCount>::Double* weighted) const {
 #pragma GCC unroll 4  // keeps the accumulators in registers
     for (std::size_t v = 0; v < kSumLanes / L::kCount; ++v) {
       const auto [e, w] = Terms<L>(Load<typename L::Float>(x + v * L::kCount));
-      sum[v] += __builtin_convertvector(e, Double);
-      weighted[v] += __builtin_convertvector(w, Double);
+      AddWidened<L>(e, &sum[2 * v]);
+      AddWidened<L>(w, &weighted[2 * v]);
     }
+  }
+
+  // acc[0] += low half of x, acc[1] += high half, widened to double.
+  template <typename L>
+  [[gnu::always_inline]] static void AddWidened(
+      typename L::Float x, typename HalfLanes<L::kCount>::Double* acc) {
+    const auto wide = Split<typename HalfLanes<L::kCount>::Double>(
+        __builtin_convertvector(x, typename L::Double));
+    acc[0] += wide.piece[0];
+    acc[1] += wide.piece[1];
   }
 
   // e^t and e^t * t lane by lane, for t = x - max_ (both 0 below the
