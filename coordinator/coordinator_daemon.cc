@@ -34,10 +34,13 @@ struct CoordinatorDaemon::Impl {
             },
             log),
         log(log) {
-    driver.emplace(io, transport, [this](protocol::TransportEvent event) {
-      service.OnEvent(event, WallNow());
-      Arm();
-    });
+    driver.emplace(
+        io, transport,
+        [this](protocol::TransportEvent event) { service.OnEvent(event, WallNow()); },
+        [this] {
+          service.Commit();
+          Arm();
+        });
   }
 
   void Arm() {
@@ -52,6 +55,7 @@ struct CoordinatorDaemon::Impl {
     timer.async_wait([this](const boost::system::error_code& error) {
       if (error || stopped) return;
       service.Tick(WallNow());
+      service.Commit();
       Arm();
     });
   }
@@ -82,12 +86,14 @@ void CoordinatorDaemon::SetBundleKeys(BundleKeys keys) {
 
 Status CoordinatorDaemon::Start() {
   ORCH_RETURN_IF_ERROR(impl_->service.Start(WallNow()));
+  impl_->service.Commit();
   impl_->driver->Start();
   impl_->Arm();
   return Status::Ok();
 }
 
 void CoordinatorDaemon::Stop() {
+  impl_->service.Commit();  // what the last burst wrote and holds goes out durable
   impl_->stopped = true;
   impl_->timer.cancel();
   impl_->driver.reset();

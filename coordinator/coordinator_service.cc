@@ -18,7 +18,8 @@ CoordinatorService::CoordinatorService(CoordinatorOptions options,
       store_(store),
       send_(std::move(send)),
       log_(log),
-      max_bad_frames_(options.max_bad_frames) {}
+      max_bad_frames_(options.max_bad_frames),
+      group_commit_(options.group_commit) {}
 
 CoordinatorService::CoordinatorService(const CoordinatorService& state, store::Store& store,
                                        Sender send)
@@ -39,7 +40,10 @@ CoordinatorService::CoordinatorService(const CoordinatorService& state, store::S
       bad_frames_(state.bad_frames_),
       failed_writes_(state.failed_writes_),
       resyncing_(state.resyncing_),
-      needs_resync_(state.needs_resync_) {}
+      needs_resync_(state.needs_resync_),
+      group_commit_(state.group_commit_),
+      outbox_(state.outbox_),
+      unsynced_(state.unsynced_) {}
 
 Status CoordinatorService::Start(Millis now) {
   Result<store::StoreState> state = store_.LoadState();
@@ -205,6 +209,7 @@ bool CoordinatorService::PerformOne(Effect& effect, Millis now) {
     SendMessage(send->peer, send->message);
     return true;
   }
+  unsynced_ = true;  // every other effect writes to the store
   if (auto* put = std::get_if<PutPlanEffect>(&effect)) {
     if (Put(*put)) return true;
     Resync(now);
@@ -316,10 +321,43 @@ void CoordinatorService::SendMessage(const std::string& peer,
               protocol::MessageName(message), peer, holder->second);
     return;
   }
+  if (group_commit_) {
+    outbox_.push_back({peer, message});
+    return;
+  }
+  Deliver(peer, message);
+}
+
+void CoordinatorService::Deliver(const std::string& peer, const protocol::Message& message) {
   Status sent = send_(peer, protocol::Encode(message));
   if (!sent.ok()) {
     log_.warn(fmt::runtime("{} to {} not sent: {}"),
               protocol::MessageName(message), peer, sent.ToString());
+  }
+}
+
+void CoordinatorService::Commit() {
+  Status synced = Status::Ok();
+  if (unsynced_) {
+    unsynced_ = false;
+    synced = store_.Sync();
+  }
+  std::vector<Outgoing> out;
+  out.swap(outbox_);
+  if (!synced.ok()) {
+    ++failed_writes_;
+    log_.error(fmt::runtime("store sync failed; the acknowledgements of this burst are "
+                            "withheld: {}"),
+               synced.ToString());
+  }
+  for (Outgoing& o : out) {
+    if (!synced.ok()) {
+      if (std::holds_alternative<protocol::Ack>(o.message)) continue;
+      if (auto* reply = std::get_if<protocol::CommandReply>(&o.message); reply && reply->ok) {
+        o.message = protocol::CommandReply{false, "not stored durably: " + synced.message()};
+      }
+    }
+    Deliver(o.peer, o.message);
   }
 }
 
@@ -449,6 +487,7 @@ void CoordinatorService::OnImport(const protocol::TransportEvent& event,
     };
   }
   std::string name = request.name.empty() ? "(unnamed)" : request.name;
+  unsynced_ = true;
   Result<bundle::ImportResult> result =
       bundle::ImportResultBundle(store_, bundle_bytes, name, context);
   if (!result.ok()) {

@@ -98,6 +98,13 @@ class CoordinatorService final {
 
   void OnEvent(const protocol::TransportEvent& event, Millis now);
   void Tick(Millis now);
+  // With options.group_commit: syncs the store once if anything was written since the
+  // last commit, then sends every message held since. When the sync fails, the Acks
+  // and positive CommandReplies among them are not sent (the writes they confirm may
+  // not be durable; agents resend, and what is stored by then is acknowledged as a
+  // duplicate); a CommandReply says the write failed instead. Without group commit
+  // there is nothing to do. The shell calls it after each burst of events and tick.
+  void Commit();
   std::optional<Millis> NextDeadline() const { return core_.NextDeadline(); }
 
   const CoordinatorCore& core() const { return core_; }
@@ -123,7 +130,9 @@ class CoordinatorService final {
   bool Append(AppendChunkEffect& effect, Millis now);
   bool Finish(FinishRunEffect& effect, Millis now);
   void AfterRunWrite(const std::string& run_id, Millis now);
+  // Sends, or holds until Commit() under group commit.
   void SendMessage(const std::string& peer, const protocol::Message& message);
+  void Deliver(const std::string& peer, const protocol::Message& message);
   void Resync(Millis now);
   void OnExport(const protocol::TransportEvent& event, const protocol::ExportRequest& request,
                 Millis now);
@@ -159,6 +168,14 @@ class CoordinatorService final {
   std::uint64_t failed_writes_ = 0;
   bool resyncing_ = false;
   bool needs_resync_ = false;
+  // Group commit (options.group_commit): messages held until Commit(), in order.
+  bool group_commit_ = false;
+  struct Outgoing {
+    std::string peer;
+    protocol::Message message;
+  };
+  std::vector<Outgoing> outbox_;
+  bool unsynced_ = false;  // written since the last Commit()
 };
 
 }  // namespace orch::coordinator

@@ -27,6 +27,11 @@ struct CoordinatorOptions {
   std::size_t recent_failures = 20;
   // How the sockets are protected, as StatusReply says it ("curve", ...).
   std::string security = "plain (loopback)";
+  // Group commit: the store is written without a sync per write, and the service
+  // holds every message it sends until CoordinatorService::Commit() has synced the
+  // store once for the whole burst (so an Ack still means durable). Off: every write
+  // is synced by the store and messages go out at once (the tests' default).
+  bool group_commit = false;
 };
 
 }  // namespace orch::coordinator

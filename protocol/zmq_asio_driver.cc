@@ -13,10 +13,12 @@
 namespace orch::protocol {
 
 struct ZmqAsioDriver::Impl : std::enable_shared_from_this<ZmqAsioDriver::Impl> {
-  Impl(boost::asio::io_context& io, ZmqTransport& transport, Handler on_event)
+  Impl(boost::asio::io_context& io, ZmqTransport& transport, Handler on_event,
+       BurstHandler on_burst_end)
       : io(io),
         transport(transport),
         on_event(std::move(on_event)),
+        on_burst_end(std::move(on_burst_end)),
         descriptor(io, transport.NativeFd()) {}
 
   void Wait() {
@@ -32,11 +34,19 @@ struct ZmqAsioDriver::Impl : std::enable_shared_from_this<ZmqAsioDriver::Impl> {
 
   void Drain() {
     drain_posted = false;
+    int in_burst = 0;
     while (!stopped) {
       auto event = transport.Receive();
       if (!event) break;
       on_event(std::move(*event));
+      if (++in_burst == kMaxBurst) EndBurst(in_burst);
     }
+    EndBurst(in_burst);
+  }
+
+  void EndBurst(int& in_burst) {
+    if (in_burst > 0 && !stopped && on_burst_end) on_burst_end();
+    in_burst = 0;
   }
 
   void PostDrain() {
@@ -50,6 +60,7 @@ struct ZmqAsioDriver::Impl : std::enable_shared_from_this<ZmqAsioDriver::Impl> {
   boost::asio::io_context& io;
   ZmqTransport& transport;
   Handler on_event;
+  BurstHandler on_burst_end;  // may be empty
   boost::asio::posix::stream_descriptor descriptor;
   bool drain_posted = false;
   bool stopped = false;  // the driver is gone; queued handlers do nothing
@@ -57,7 +68,12 @@ struct ZmqAsioDriver::Impl : std::enable_shared_from_this<ZmqAsioDriver::Impl> {
 
 ZmqAsioDriver::ZmqAsioDriver(boost::asio::io_context& io,
                              ZmqTransport& transport, Handler on_event)
-    : impl_(std::make_shared<Impl>(io, transport, std::move(on_event))) {}
+    : ZmqAsioDriver(io, transport, std::move(on_event), BurstHandler()) {}
+
+ZmqAsioDriver::ZmqAsioDriver(boost::asio::io_context& io, ZmqTransport& transport,
+                             Handler on_event, BurstHandler on_burst_end)
+    : impl_(std::make_shared<Impl>(io, transport, std::move(on_event),
+                                   std::move(on_burst_end))) {}
 
 ZmqAsioDriver::~ZmqAsioDriver() {
   impl_->stopped = true;

@@ -25,12 +25,19 @@ class ZmqTransport;
 class ZmqAsioDriver final {
  public:
   using Handler = std::function<void(TransportEvent)>;
+  using BurstHandler = std::function<void()>;
+  static constexpr int kMaxBurst = 512;
 
   // Borrows `io` and `transport`, which must outlive the driver. `on_event`
   // runs on the thread running `io`, once per event, in arrival order. Nothing
   // happens before Start().
   ZmqAsioDriver(boost::asio::io_context& io, ZmqTransport& transport,
                 Handler on_event);
+  // The same, and `on_burst_end` runs after each burst of events handed over in
+  // one go (the socket had no more), and after every kMaxBurst events of a longer
+  // one: where the coordinator syncs its store once for many messages.
+  ZmqAsioDriver(boost::asio::io_context& io, ZmqTransport& transport,
+                Handler on_event, BurstHandler on_burst_end);
   // Stops waiting; leaves ZeroMQ's fd open (ZeroMQ owns it). Handlers already
   // queued on `io` become no-ops.
   ~ZmqAsioDriver();

@@ -114,4 +114,9 @@ Result<std::vector<RunRecord>> FailingStore::ListRunsOfJobs(
   return inner_.ListRunsOfJobs(job_ids);
 }
 
+Status FailingStore::Sync() {
+  ORCH_RETURN_IF_ERROR(NextWrite("sync"));
+  return inner_.Sync();
+}
+
 }  // namespace orch::store

@@ -3,8 +3,8 @@
 // check that the caller copes with the error and that the store still holds exactly
 // what it held before. Reads always pass through.
 //
-// Writes are PutPlan, ReplacePlan, Apply, AppendChunk, FinishRun, PutFingerprint, ImportBundle and
-// AppendEvent;
+// Writes are PutPlan, ReplacePlan, Apply, AppendChunk, FinishRun, PutFingerprint, ImportBundle,
+// AppendEvent and Sync;
 // they are numbered 1, 2, 3, ... from construction (or the last Reset), failed ones included.
 #pragma once
 
@@ -33,6 +33,7 @@ class FailingStore final : public Store {
   Result<JobRecord> GetJob(std::string_view job_id) override;
   Result<std::vector<JobRecord>> ListJobs(std::string_view plan_id) override;
   Status Apply(const StateChange& change) override;
+  Status Sync() override;  // counts as a write
   Result<RunRecord> GetRun(std::string_view run_id) override;
   Result<std::vector<RunRecord>> ListRunsOfJobs(
       const std::set<std::string, std::less<>>& job_ids) override;

@@ -54,6 +54,11 @@ class KvEngine {
   // Applies every put of the batch or none. `sync`: durable before returning.
   virtual Status Write(const KvBatch& batch, bool sync) = 0;
 
+  // Makes every write that returned OK durable (those made with sync = false); one
+  // sync for many writes is the coordinator's group commit. An error leaves them as
+  // durable as they were.
+  virtual Status Sync() = 0;
+
   // Visits, in key order, the keys that start with `prefix` and are >= `start`
   // (`start` empty: from the first key of the prefix).
   virtual Status Scan(Table table, std::string_view prefix, std::string_view start,

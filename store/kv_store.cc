@@ -491,4 +491,9 @@ Result<StoreState> KvStore::LoadState() {
   return state;
 }
 
+Status KvStore::Sync() {
+  std::lock_guard lock(write_mu_);
+  return engine_->Sync();
+}
+
 }  // namespace orch::store

@@ -31,6 +31,7 @@ class KvStore final : public Store {
   Result<JobRecord> GetJob(std::string_view job_id) override;
   Result<std::vector<JobRecord>> ListJobs(std::string_view plan_id) override;
   Status Apply(const StateChange& change) override;
+  Status Sync() override;
   Result<RunRecord> GetRun(std::string_view run_id) override;
   Result<std::vector<RunRecord>> ListRunsOfJobs(
       const std::set<std::string, std::less<>>& job_ids) override;

@@ -104,6 +104,19 @@ class RocksDbEngine final : public KvEngine {
     return LastKeyIn(*db, table);
   }
 
+  // A failed sync stops writing like a failed write: the next write resumes first.
+  Status Sync() override {
+    std::lock_guard write_lock(write_mu_);
+    if (stopped_) {
+      return Status(StatusCode::kIoError,
+                    "sync the WAL: the store stopped writing after a failed write");
+    }
+    ORCH_ASSIGN_OR_RETURN(std::shared_ptr<RocksDb> db, Current());
+    rocksdb::Status s = db->db->SyncWAL();
+    if (!s.ok()) stopped_ = true;
+    return FromRocks(s).WithContext("sync the WAL");
+  }
+
  private:
   Result<std::shared_ptr<RocksDb>> Current() {
     std::lock_guard lock(db_mu_);
@@ -173,6 +186,7 @@ class ReadOnlyRocksDbEngine final : public KvEngine {
   Result<std::optional<std::string>> Get(Table table, std::string_view key) override {
     return GetFrom(*db_, table, key);
   }
+  Status Sync() override { return Status::Ok(); }  // writes nothing
   Status Write(const KvBatch&, bool) override {
     return Status(StatusCode::kFailedPrecondition, "the store was opened only to read it");
   }

@@ -118,6 +118,14 @@ class Store {
   // Streams events with seq >= from_seq in order.
   virtual Status ScanEvents(uint64_t from_seq, const EventVisitor& visit) = 0;
 
+  // --- durability ---
+
+  // Makes every write that returned OK durable. With per-write syncs off (RocksDB's
+  // sync_chunks / sync_state), the coordinator writes a burst of messages and then
+  // syncs once before it acknowledges any of them (group commit). An error: those
+  // writes may not be durable; acknowledge none of them.
+  virtual Status Sync() = 0;
+
   // --- restart ---
 
   // Plans, jobs and runs, read in one pass per table. Meant for startup, before writes

@@ -23,6 +23,7 @@ class DiskFullEngine final : public KvEngine {
     if (++writes_ == fail_at_) return IoError("write batch: disk full");
     return inner_->Write(batch, sync);
   }
+  Status Sync() override { return inner_->Sync(); }
   Status Scan(Table table, std::string_view prefix, std::string_view start,
               const KvVisitor& visit) override {
     return inner_->Scan(table, prefix, start, visit);

@@ -384,6 +384,17 @@ TEST_P(StoreContractTest, ReopenKeepsEverything) {
   EXPECT_EQ(*store().AppendEvent(Event("b", "2")), 2u);  // the sequence continues
 }
 
+TEST_P(StoreContractTest, SyncKeepsWhatWasWrittenAndChangesNothingVisible) {
+  SeedPlanAndRun();
+  ASSERT_TRUE(store().AppendChunk("r1", 0, Digests({0, 1})).ok());
+  Snapshot before = Observe();
+  ASSERT_TRUE(store().Sync().ok());
+  EXPECT_EQ(Observe(), before);
+  ASSERT_TRUE(store().Sync().ok()) << "a sync with nothing new is fine";
+  harness_->Reopen();
+  EXPECT_EQ(Observe(), before);
+}
+
 TEST_P(StoreContractTest, ListRunsOfJobsReturnsOnlyTheRunsOfThoseJobs) {
   SeedPlanAndRun();
   ASSERT_TRUE(store().PutPlan(Plan("other"), {Job("other", "k1")}).ok());
