@@ -188,7 +188,7 @@ void CoordinatorCore::OnHeartbeat(const std::string& peer,
   }
   agent->free_hint = beat.free_slots;
   CancelStale(*agent, beat.running_runs, out);
-  Dispatch(now, out);
+  if (AnyPending()) DispatchTo(*agent, now, out);
 }
 
 void CoordinatorCore::OnRunStarted(const std::string& peer,
@@ -319,8 +319,10 @@ Effects CoordinatorCore::OnRunStored(const store::RunRecord& record,
     RunFailed(*run, record.state,
               "run " + record.id + " on " + record.agent_id + ": " + reason,
               now, out, code ? Retry::kNever : Retry::kWhileBudgetLasts);
+    Dispatch(now, out);  // the job may be pending again, for any agent
+    return out;
   }
-  Dispatch(now, out);
+  if (agent != nullptr && AnyPending()) DispatchTo(*agent, now, out);  // its slot only
   return out;
 }
 
@@ -437,17 +439,31 @@ void CoordinatorCore::NoteFailure(const std::string& run_id,
 
 // --- dispatch ---
 
+// Every agent: after what may give any agent work (new or requeued jobs, an agent
+// registering, a tick). Events that only free a slot on one agent dispatch to that
+// agent alone (DispatchTo): after a full pass no other agent can take a pending job,
+// so asking all of them again on every heartbeat and result would cost
+// O(agents) per message for nothing (1,000 agents: most of the coordinator's CPU).
 void CoordinatorCore::Dispatch(Millis now, Effects& out) {
-  for (auto& [id, agent] : agents_.all()) {
-    if (!agent.TakesWork() || FreeSlots(agent) <= 0) continue;
-    for (JobTable::Queue& queue : jobs_.queues()) {
-      if (queue.jobs.empty() || !Satisfies(queue.needs, agent.capabilities))
-        continue;
-      while (AssignOne(agent, queue, now, out)) {
-      }
-      if (FreeSlots(agent) <= 0) break;
+  if (!AnyPending()) return;
+  for (auto& [id, agent] : agents_.all()) DispatchTo(agent, now, out);
+}
+
+void CoordinatorCore::DispatchTo(AgentEntry& agent, Millis now, Effects& out) {
+  if (!agent.TakesWork() || FreeSlots(agent) <= 0) return;
+  for (JobTable::Queue& queue : jobs_.queues()) {
+    if (queue.jobs.empty() || !Satisfies(queue.needs, agent.capabilities)) continue;
+    while (AssignOne(agent, queue, now, out)) {
     }
+    if (FreeSlots(agent) <= 0) break;
   }
+}
+
+bool CoordinatorCore::AnyPending() const {
+  for (const JobTable::Queue& queue : jobs_.queues()) {
+    if (!queue.jobs.empty()) return true;
+  }
+  return false;
 }
 
 // Assigns the first suitable job of `queue` to `agent`; false when the agent is

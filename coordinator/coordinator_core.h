@@ -134,6 +134,8 @@ class CoordinatorCore final {
   void AddPlanJobs(std::uint32_t plan_index,
                    const std::vector<store::JobRecord>* stored);
   void Dispatch(Millis now, Effects& out);
+  void DispatchTo(AgentEntry& agent, Millis now, Effects& out);
+  bool AnyPending() const;
   bool AssignOne(AgentEntry& agent, JobTable::Queue& queue, Millis now,
                  Effects& out);
   void Assign(JobEntry& job, AgentEntry& agent, Millis now, Effects& out);
