@@ -41,12 +41,11 @@ LocalCluster::~LocalCluster() {
   if (!::testing::Test::HasFailure()) fs::remove_all(dir_);
 }
 
-void LocalCluster::StartCoordinator(const std::string& listen, const std::string& extra) {
+void LocalCluster::StartCoordinator(const std::string& listen, const std::string& extra,
+                                    const std::string& timings) {
   std::ofstream(dir_ / "coordinator.toml")
       << "[coordinator]\nid = \"coord-e2e\"\nlisten = \"" << listen
-      << "\"\ndata_dir = \"orch-data\"\nheartbeat_interval_ms = 200\n"
-         "agent_timeout_ms = 1500\nlease_ms = 3000\nretry_budget = 5\n"
-      << extra;
+      << "\"\ndata_dir = \"orch-data\"\n" << timings << "retry_budget = 5\n" << extra;
   fs::remove(data_dir() / "coordinator.endpoint");
   Result<cli::ChildProcess> child = cli::ChildProcess::Start(
       {OrchBinary(), "coordinator", "--config", (dir_ / "coordinator.toml").string()},

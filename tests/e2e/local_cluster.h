@@ -31,7 +31,11 @@ class LocalCluster {
   // Writes coordinator.toml and starts `orch coordinator`; waits for its endpoint file.
   // `listen` "tcp://127.0.0.1:*" picks a free port; a fixed port survives restarts.
   // `extra`: more [coordinator] keys (e.g. key, allowed_keys).
-  void StartCoordinator(const std::string& listen, const std::string& extra = "");
+  void StartCoordinator(const std::string& listen, const std::string& extra = "",
+                        const std::string& timings = kTestTimings);
+  // The tests' heartbeat interval, agent timeout and lease: short, so faults show fast.
+  static constexpr const char* kTestTimings =
+      "heartbeat_interval_ms = 200\nagent_timeout_ms = 1500\nlease_ms = 3000\n";
   cli::ChildProcess& coordinator() { return *coordinator_; }
   const std::string& endpoint() const { return endpoint_; }
 

@@ -80,4 +80,8 @@ std::string TestDriverBinary() {
   return std::string(ORCH_BINARY_DIR) + "/tests/support/orch-test-driver";
 }
 
+std::string SimAgentsBinary() {
+  return std::string(ORCH_BINARY_DIR) + "/tests/support/orch-sim-agents";
+}
+
 }  // namespace orch::testing

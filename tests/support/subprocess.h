@@ -25,5 +25,7 @@ ProcessResult RunProcess(const std::vector<std::string>& argv,
 std::string OrchBinary();
 // Path of the built test driver (tests/support/test_driver.cc), a test double of an engine.
 std::string TestDriverBinary();
+// The built orch-sim-agents (tests/support/simulated_agents.h).
+std::string SimAgentsBinary();
 
 }  // namespace orch::testing
