@@ -337,6 +337,7 @@ void CoordinatorService::Deliver(const std::string& peer, const protocol::Messag
 }
 
 void CoordinatorService::Commit() {
+  if (!group_commit_) return;  // every write was synced and every message sent already
   Status synced = Status::Ok();
   if (unsynced_) {
     unsynced_ = false;
