@@ -99,20 +99,7 @@ struct Simulators {
         ADD_FAILURE() << s.status().ToString();
         continue;
       }
-      total.agents += s->agents;
-      total.welcomed += s->welcomed;
-      total.assigns += s->assigns;
-      total.duplicate_assigns += s->duplicate_assigns;
-      total.finished_acked += s->finished_acked;
-      total.heartbeats += s->heartbeats;
-      total.rejects += s->rejects;
-      if (s->first_assign_ns != 0 &&
-          (total.first_assign_ns == 0 || s->first_assign_ns < total.first_assign_ns)) {
-        total.first_assign_ns = s->first_assign_ns;
-      }
-      total.last_ack_ns = std::max(total.last_ack_ns, s->last_ack_ns);
-      total.ack_latency_ns.insert(total.ack_latency_ns.end(), s->ack_latency_ns.begin(),
-                                  s->ack_latency_ns.end());
+      Merge(total, *s);
     }
     return total;
   }

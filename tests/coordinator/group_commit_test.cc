@@ -38,8 +38,8 @@ class GroupCommitTest : public ::testing::Test {
   void Frame(const std::string& peer, const protocol::Message& message) {
     Event(protocol::TransportEvent::Kind::kFrame, peer, protocol::Encode(message));
   }
-  // Connects agent-1 (one slot) and the CLI, submits one job: returns its run id.
-  std::string SubmitAndAssign() {
+  // The CLI submits one job; agent-1 (one slot) connects and says Hello. No commit.
+  void SubmitAndHello() {
     Event(protocol::TransportEvent::Kind::kConnected, "cli");
     Frame("cli", protocol::Submit{PlanJson(SmallSpec("exp", 1))});
     Event(protocol::TransportEvent::Kind::kConnected, "agent-1");
@@ -48,6 +48,10 @@ class GroupCommitTest : public ::testing::Test {
     hello.capabilities = {{kEngine}, "cpu", 0, 1, {}};
     hello.host_facts = {{"hostname", "host-1"}};
     Frame("agent-1", hello);
+  }
+  // The same, committed: returns the run id the agent was assigned.
+  std::string SubmitAndAssign() {
+    SubmitAndHello();
     service_->Commit();
     for (const auto& [peer, message] : sent_) {
       if (auto* assign = std::get_if<protocol::Assign>(&message)) return assign->run_id;
@@ -84,13 +88,7 @@ class GroupCommitTest : public ::testing::Test {
 };
 
 TEST_F(GroupCommitTest, NothingIsSentBeforeTheCommitThenEverythingInOrder) {
-  Event(protocol::TransportEvent::Kind::kConnected, "cli");
-  Frame("cli", protocol::Submit{PlanJson(SmallSpec("exp", 1))});
-  Event(protocol::TransportEvent::Kind::kConnected, "agent-1");
-  protocol::Hello hello;
-  hello.agent_id = "agent-1";
-  hello.capabilities = {{kEngine}, "cpu", 0, 1, {}};
-  Frame("agent-1", hello);
+  SubmitAndHello();
   EXPECT_TRUE(sent_.empty()) << "held until the commit";
   service_->Commit();
   EXPECT_THAT(Kinds(), ElementsAre("cli:commandReply", "agent-1:welcome", "agent-1:assign"));

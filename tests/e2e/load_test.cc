@@ -72,13 +72,7 @@ TEST(LoadTest, TwoHundredSimulatedAgentsRunTwoThousandJobsEachExactlyOnce) {
     Result<SimulatedAgentsStats> stats =
         StatsFromJson(Slurp(cluster.dir() / ("sim-" + std::to_string(p) + ".json")));
     ASSERT_TRUE(stats.ok()) << stats.status().ToString();
-    total.welcomed += stats->welcomed;
-    total.rejects += stats->rejects;
-    total.assigns += stats->assigns;
-    total.duplicate_assigns += stats->duplicate_assigns;
-    total.finished_acked += stats->finished_acked;
-    total.other_messages += stats->other_messages;
-    total.heartbeats += stats->heartbeats;
+    Merge(total, *stats);
   }
   EXPECT_EQ(total.welcomed, kProcesses * kAgentsPerProcess);
   EXPECT_EQ(total.rejects, 0u);

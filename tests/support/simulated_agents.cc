@@ -159,6 +159,25 @@ Result<SimulatedAgentsStats> RunSimulatedAgents(const SimulatedAgentsOptions& op
   return stats;
 }
 
+void Merge(SimulatedAgentsStats& total, const SimulatedAgentsStats& part) {
+  total.agents += part.agents;
+  total.welcomed += part.welcomed;
+  total.rejects += part.rejects;
+  total.hellos += part.hellos;
+  total.heartbeats += part.heartbeats;
+  total.assigns += part.assigns;
+  total.duplicate_assigns += part.duplicate_assigns;
+  total.finished_acked += part.finished_acked;
+  total.other_messages += part.other_messages;
+  if (part.first_assign_ns != 0 &&
+      (total.first_assign_ns == 0 || part.first_assign_ns < total.first_assign_ns)) {
+    total.first_assign_ns = part.first_assign_ns;
+  }
+  total.last_ack_ns = std::max(total.last_ack_ns, part.last_ack_ns);
+  total.ack_latency_ns.insert(total.ack_latency_ns.end(), part.ack_latency_ns.begin(),
+                              part.ack_latency_ns.end());
+}
+
 std::int64_t Quantile(std::vector<std::int64_t>& values, double q) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());

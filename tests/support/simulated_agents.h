@@ -47,6 +47,10 @@ struct SimulatedAgentsStats {
 Result<SimulatedAgentsStats> RunSimulatedAgents(const SimulatedAgentsOptions& options,
                                                 const std::atomic<bool>& stop);
 
+// Adds `part` (one process's agents) into `total`: counts add up, the first Assign is
+// the earliest, the last Ack the latest, latencies are pooled.
+void Merge(SimulatedAgentsStats& total, const SimulatedAgentsStats& part);
+
 // The stats as one JSON object (latencies as p50/p90/p99/max in microseconds), and back.
 std::string StatsToJson(const SimulatedAgentsStats& stats);
 Result<SimulatedAgentsStats> StatsFromJson(const std::string& json);
