@@ -1,20 +1,15 @@
 #include "agent/posix_process_launcher.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
-#include <cerrno>
 #include <cstring>
 #include <utility>  // before Boost.Asio under C++20 (Debian 12)
 
-extern char** environ;
+#include "base/spawn.h"
 
 namespace orch::agent {
 namespace {
@@ -118,17 +113,10 @@ struct Child : std::enable_shared_from_this<Child> {
   }
 
   void PollReap() {
-    int status = 0;
-    pid_t rc = ::waitpid(pid, &status, WNOHANG);
-    if (rc == pid || (rc < 0 && errno == ECHILD)) {
+    Result<std::optional<ChildExit>> status = WaitForExit(pid, std::chrono::milliseconds(0));
+    if (!status.ok() || status->has_value()) {  // an error: someone else reaped it
       reaped = true;
-      if (!killed && rc == pid && WIFEXITED(status)) {
-        exit.reason = ProcessExit::Reason::kExited;
-        exit.exit_code = WEXITSTATUS(status);
-      } else if (!killed && rc == pid && WIFSIGNALED(status)) {
-        exit.reason = ProcessExit::Reason::kSignaled;
-        exit.signal = WTERMSIG(status);
-      }
+      if (!killed && status.ok()) Record(**status);
       ::kill(-pid,
              SIGKILL);  // leftovers of the group would hold the pipes open
       deadline.cancel();
@@ -143,6 +131,16 @@ struct Child : std::enable_shared_from_this<Child> {
         });
   }
 
+  void Record(const ChildExit& status) {
+    if (status.signaled()) {
+      exit.reason = ProcessExit::Reason::kSignaled;
+      exit.signal = status.signal;
+    } else {
+      exit.reason = ProcessExit::Reason::kExited;
+      exit.exit_code = status.exit_code;
+    }
+  }
+
   void MaybeReport() {
     if (reported || detached || !reaped || !stdout_done || !stderr_done) return;
     reported = true;
@@ -154,9 +152,7 @@ struct Child : std::enable_shared_from_this<Child> {
     detached = true;
     if (!reaped) {
       ::kill(-pid, SIGKILL);
-      int status = 0;
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
+      (void)WaitForExit(pid);
       reaped = true;
     }
     boost::system::error_code ignored;
@@ -179,63 +175,6 @@ class PosixProcess final : public Process {
   std::shared_ptr<Child> child_;  // shared with in-flight asio handlers
 };
 
-struct Pipe {
-  int read = -1;
-  int write = -1;
-};
-
-Result<Pipe> MakePipe() {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    return IoError(std::string("pipe: ") + std::strerror(errno));
-  return Pipe{fds[0], fds[1]};
-}
-
-void ClosePipes(std::initializer_list<Pipe> pipes) {
-  for (const Pipe& pipe : pipes) {
-    if (pipe.read >= 0) ::close(pipe.read);
-    if (pipe.write >= 0) ::close(pipe.write);
-  }
-}
-
-Result<pid_t> Spawn(const LaunchRequest& request, const Pipe& in,
-                    const Pipe& out, const Pipe& err) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in.read, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.write, 1);
-  posix_spawn_file_actions_adddup2(&actions, err.write, 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-                                      POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP}) sigaddset(&defaults, sig);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-
-  std::vector<std::string> args{request.executable};
-  args.insert(args.end(), request.args.begin(), request.args.end());
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, request.executable.c_str(), &actions, &attr,
-                         argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    return Status(rc == ENOENT ? StatusCode::kNotFound : StatusCode::kIoError,
-                  "spawn " + request.executable + ": " + std::strerror(rc));
-  }
-  return pid;
-}
-
 class PosixProcessLauncher final : public ProcessLauncher {
  public:
   explicit PosixProcessLauncher(asio::io_context& io) : io_(io) {
@@ -244,23 +183,22 @@ class PosixProcessLauncher final : public ProcessLauncher {
 
   Result<std::unique_ptr<Process>> Launch(const LaunchRequest& request,
                                           ProcessHandlers handlers) override {
-    Result<Pipe> in = MakePipe();
-    Result<Pipe> out = in.ok() ? MakePipe() : in;
-    Result<Pipe> err = out.ok() ? MakePipe() : out;
-    if (!err.ok()) {
-      ClosePipes({in.ok() ? *in : Pipe{}, out.ok() ? *out : Pipe{}});
-      return err.status();
+    SpawnOptions options;
+    options.argv.push_back(request.executable);
+    options.argv.insert(options.argv.end(), request.args.begin(), request.args.end());
+    options.stdin_stream = Stdio::Pipe();
+    options.stdout_stream = Stdio::Pipe();
+    options.stderr_stream = Stdio::Pipe();
+    options.new_process_group = true;
+    options.die_with_parent = true;
+    options.reset_signals = true;
+    Result<SpawnedChild> spawned = SpawnChild(options);
+    if (!spawned.ok()) {
+      return Status(spawned.status().code(), "spawn " + spawned.status().message());
     }
-    Result<pid_t> pid = Spawn(request, *in, *out, *err);
-    ::close(in->read);
-    ::close(out->write);
-    ::close(err->write);
-    if (!pid.ok()) {
-      ClosePipes({{-1, in->write}, {out->read, -1}, {err->read, -1}});
-      return pid.status();
-    }
-    auto child = std::make_shared<Child>(io_, *pid, in->write, out->read,
-                                         err->read, std::move(handlers));
+    auto child = std::make_shared<Child>(
+        io_, spawned->pid, spawned->stdin_pipe.Release(), spawned->stdout_pipe.Release(),
+        spawned->stderr_pipe.Release(), std::move(handlers));
     child->Start(request.stdin_bytes, request.timeout);
     return std::unique_ptr<Process>(new PosixProcess(std::move(child)));
   }

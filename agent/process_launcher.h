@@ -1,21 +1,20 @@
 // ProcessLauncher: starts one driver process per run and reports its output and
 // exit.
 //
-// The contract (tests/agent/process_launcher_test.cc) for every implementation:
-// - Launch writes `stdin_bytes` to the child's stdin and closes it; each piece
-// of the
-//   child's stdout is handed to `on_stdout` in order; the last ~8 KB of stderr
-//   are kept.
-// - `on_exit` runs exactly once, after the last `on_stdout`, unless the Process
-// is
-//   destroyed first. Callbacks run on the launcher's event loop, never inside
-//   Launch.
-// - Cancel() and the timeout kill the child's whole process group; the exit
-// then says
-//   kCancelled or kTimedOut.
+// The contract (tests/agent/process_launcher_contract_test.cc runs it against the
+// real launcher and the scripted twin) for every implementation:
+// - Launch writes `stdin_bytes` to the child's stdin and closes it; each piece of
+//   the child's stdout is handed to `on_stdout` in order; every piece of stderr to
+//   `on_stderr` (when set), and its last kStderrTailBytes are kept in the exit.
+// - `on_exit` runs exactly once, after the last `on_stdout` and `on_stderr`, unless
+//   the Process is destroyed first. Callbacks run on the launcher's event loop,
+//   never inside Launch or Cancel.
+// - Cancel() and the timeout kill the child's whole process group; when either
+//   comes before the launcher has seen the child end, the exit says kCancelled or
+//   kTimedOut (exit_code -1, signal 0). Cancel() is idempotent, and changes nothing
+//   once the exit was reported.
 // - Destroying a Process kills and reaps a child that is still running; no
-// callback runs
-//   afterwards.
+//   callback runs afterwards.
 #pragma once
 
 #include <chrono>

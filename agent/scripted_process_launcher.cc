@@ -3,6 +3,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <optional>
 #include <utility>  // before Boost.Asio under C++20 (Debian 12)
 
 namespace orch::agent {
@@ -17,22 +18,30 @@ struct Play : std::enable_shared_from_this<Play> {
   ProcessScript script;
   ProcessHandlers handlers;
   asio::steady_timer deadline;
+  std::optional<ProcessExit::Reason> killed;  // Cancel or the timeout came first
   bool done = false;
   bool detached = false;
 
-  void Finish(ProcessExit exit) {
+  // Reports the scripted exit, or the kill that came before it was reported (as the
+  // real launcher does: a child that was killed has no exit code or signal of its own).
+  void Finish() {
     if (done || detached) return;
     done = true;
     deadline.cancel();
+    ProcessExit exit = script.exit;
+    if (killed) exit = ProcessExit{*killed, -1, 0, std::move(exit.stderr_tail)};
     if (handlers.on_stderr && !exit.stderr_tail.empty())
       handlers.on_stderr(exit.stderr_tail);
+    if (exit.stderr_tail.size() > kStderrTailBytes)
+      exit.stderr_tail.erase(0, exit.stderr_tail.size() - kStderrTailBytes);
     handlers.on_exit(std::move(exit));
   }
 
+  // Decides the reason now; the exit is reported on the loop.
   void Kill(ProcessExit::Reason reason) {
-    ProcessExit exit = script.exit;
-    exit.reason = reason;
-    Finish(std::move(exit));
+    if (done || detached) return;
+    if (!killed) killed = reason;
+    asio::post(deadline.get_executor(), [self = shared_from_this()] { self->Finish(); });
   }
 };
 
@@ -44,11 +53,7 @@ class ScriptedProcess final : public Process {
     play_->detached = true;
     play_->deadline.cancel();
   }
-  void Cancel() override {
-    auto play = play_;
-    asio::post(play->deadline.get_executor(),
-               [play] { play->Kill(ProcessExit::Reason::kCancelled); });
-  }
+  void Cancel() override { play_->Kill(ProcessExit::Reason::kCancelled); }
 
  private:
   std::shared_ptr<Play> play_;
@@ -77,7 +82,7 @@ Result<std::unique_ptr<Process>> ScriptedProcessLauncher::Launch(
       if (!error) play->Kill(ProcessExit::Reason::kTimedOut);
     });
   } else {
-    asio::post(io_, [play] { play->Finish(play->script.exit); });
+    asio::post(io_, [play] { play->Finish(); });
   }
   return std::unique_ptr<Process>(new ScriptedProcess(play));
 }

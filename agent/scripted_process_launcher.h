@@ -1,8 +1,11 @@
-// ScriptedProcessLauncher: the in-memory twin of the posix launcher for tests.
+// ScriptedProcessLauncher: the in-memory twin of the posix launcher for tests;
+// tests/agent/process_launcher_contract_test.cc holds both to one contract.
 // Each Launch consumes the next Script (or fails with kNotFound when none is
-// left) and plays it on the event loop: the stdout pieces, then the exit. A
+// left) and plays it on the event loop: the stdout pieces, then the exit (its
+// stderr_tail handed whole to on_stderr, and cut to kStderrTailBytes). A
 // script with `hang` set plays its pieces and then waits for Cancel() or the
-// request's timeout. Records every request.
+// request's timeout. Cancel() before the exit is reported turns it into
+// kCancelled, as with a real child. Records every request.
 #pragma once
 
 #include <deque>

@@ -86,17 +86,7 @@ Result<std::string> ResolveProgram(const SpawnOptions& options) {
   const std::string& name = options.program.empty() ? options.argv[0] : options.program;
   if (!options.search_path || name.find('/') != std::string::npos) return name;
   const char* path = std::getenv("PATH");
-  std::string_view dirs = path != nullptr ? path : "/bin:/usr/bin";
-  bool exists = false;
-  while (true) {
-    std::size_t colon = dirs.find(':');
-    std::string_view dir = dirs.substr(0, colon);
-    std::string candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + name;
-    if (IsExecutableFile(candidate, &exists)) return candidate;
-    if (colon == std::string_view::npos) break;
-    dirs.remove_prefix(colon + 1);
-  }
-  return SpawnError(name, exists ? EACCES : ENOENT);
+  return FindProgram(name, path != nullptr ? path : "/bin:/usr/bin");
 }
 
 std::vector<std::string> BuildEnvironment(const SpawnOptions& options) {
@@ -306,6 +296,22 @@ Result<SpawnedChild> SpawnChild(const SpawnOptions& options) {
   if (!pid.ok()) return pid.status();
   child.pid = *pid;
   return child;  // the child's pipe ends in `plan` close here
+}
+
+Result<std::string> FindProgram(const std::string& name, std::string_view directories) {
+  bool exists = false;
+  if (name.find('/') != std::string::npos) {
+    if (IsExecutableFile(name, &exists)) return name;
+    return SpawnError(name, exists ? EACCES : ENOENT);
+  }
+  while (!directories.empty()) {
+    std::size_t colon = std::min(directories.find(':'), directories.size());
+    std::string_view dir = directories.substr(0, colon);
+    std::string candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + name;
+    if (IsExecutableFile(candidate, &exists)) return candidate;
+    directories.remove_prefix(std::min(colon + 1, directories.size()));
+  }
+  return SpawnError(name, exists ? EACCES : ENOENT);
 }
 
 Result<ChildExit> WaitForExit(pid_t pid) {

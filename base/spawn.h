@@ -70,9 +70,9 @@ struct SpawnOptions {
   // The file to execute when it is not argv[0] (a path the caller resolved itself while
   // argv[0] keeps the short name). Empty: argv[0].
   std::string program{};
-  // Look a program without '/' up on this process's $PATH (execvp's rules: an empty entry
-  // is the current directory, the first executable regular file wins). Off: the program
-  // is a path, relative to this process's working directory.
+  // Look a program without '/' up on this process's $PATH (FindProgram below; the first
+  // executable regular file wins). Off: the program is a path, relative to this
+  // process's working directory.
   bool search_path = false;
   // On: the child gets this process's environment plus `environment` ("NAME=value"),
   // which replaces inherited variables of the same name. Off: exactly `environment`.
@@ -100,6 +100,14 @@ struct SpawnedChild {
 };
 
 [[nodiscard]] Result<SpawnedChild> SpawnChild(const SpawnOptions& options);
+
+// The file to execute for `name`: `name` itself when it contains '/', else the first
+// `dir/name` over `directories` (':'-separated like $PATH; an empty entry before the
+// last is the current directory; "" has none); either way an executable regular file. kNotFound naming `name` when there
+// is none, kIoError ("Permission denied") when the only candidates cannot be executed.
+// SpawnOptions::search_path uses it with this process's $PATH.
+[[nodiscard]] Result<std::string> FindProgram(const std::string& name,
+                                              std::string_view directories);
 
 // How a reaped child ended.
 struct ChildExit {

@@ -1,16 +1,7 @@
 #include "bench/timed_child.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
+#include "base/spawn.h"
 #include "driver_protocol/frames.h"
-
-extern char** environ;
 
 namespace orch::bench {
 namespace {
@@ -50,40 +41,16 @@ class FrameClock final {
   std::size_t offset_ = 0;
 };
 
-// Owns posix_spawn's file actions.
-class SpawnActions final {
- public:
-  SpawnActions(const std::string& stdin_path, int stdout_fd) {
-    posix_spawn_file_actions_init(&actions_);
-    posix_spawn_file_actions_addopen(&actions_, 0, stdin_path.c_str(), O_RDONLY,
-                                     0);
-    posix_spawn_file_actions_adddup2(&actions_, stdout_fd, 1);
-    posix_spawn_file_actions_addopen(&actions_, 2, "/dev/null", O_WRONLY, 0);
-  }
-  ~SpawnActions() { posix_spawn_file_actions_destroy(&actions_); }
-  SpawnActions(const SpawnActions&) = delete;
-  SpawnActions& operator=(const SpawnActions&) = delete;
-  const posix_spawn_file_actions_t* get() const { return &actions_; }
-
- private:
-  posix_spawn_file_actions_t actions_;
-};
-
 void DrainAndWait(int fd, pid_t pid, bool framed, ChildRun* run) {
   FrameClock clock(run);
-  char buffer[1 << 16];
-  for (ssize_t n; (n = read(fd, buffer, sizeof(buffer))) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    run->out.append(buffer, static_cast<std::size_t>(n));
+  int fds[] = {fd};
+  ReadToEnd(fds, Clock::time_point::max(), [&](std::size_t, std::string_view bytes) {
+    run->out.append(bytes);
     if (framed) clock.Scan();
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  });
+  Result<ChildExit> exit = WaitForExit(pid);
   run->total_ms = Milliseconds(run->start, Clock::now());
-  run->exit_code =
-      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run->exit_code = exit.ok() ? exit->ShellCode() : -1;
 }
 
 }  // namespace
@@ -94,27 +61,16 @@ double Milliseconds(Clock::time_point from, Clock::time_point to) {
 
 Result<ChildRun> RunTimedChild(const std::vector<std::string>& argv,
                                const std::string& stdin_path, bool framed) {
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0)
-    return IoError("pipe: " + std::string(std::strerror(errno)));
-  std::vector<char*> args;
-  for (const std::string& arg : argv)
-    args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
+  SpawnOptions options;
+  options.argv = argv;
+  options.stdin_stream = Stdio::File(stdin_path);
+  options.stdout_stream = Stdio::Pipe();
+  options.stderr_stream = Stdio::Null();
   ChildRun run;
-  pid_t pid = 0;
-  int rc = 0;
-  {
-    SpawnActions actions(stdin_path, pipe_fds[1]);
-    run.start = Clock::now();
-    rc = posix_spawn(&pid, args[0], actions.get(), nullptr, args.data(),
-                     environ);
-  }
-  close(pipe_fds[1]);
-  if (rc == 0) DrainAndWait(pipe_fds[0], pid, framed, &run);
-  close(pipe_fds[0]);
-  if (rc != 0)
-    return IoError("cannot start " + argv[0] + ": " + std::strerror(rc));
+  run.start = Clock::now();
+  Result<SpawnedChild> child = SpawnChild(options);
+  if (!child.ok()) return IoError("cannot start " + child.status().message());
+  DrainAndWait(child->stdout_pipe.get(), child->pid, framed, &run);
   return run;
 }
 

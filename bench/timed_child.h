@@ -4,8 +4,9 @@
 // as they arrive, so the run records when the first hello, the first record and
 // the done frame came in, a timeline of the driver from outside.
 //
-// Times are milliseconds since just before posix_spawn, on the steady clock
-// (CLOCK_MONOTONIC, the same clock in every process of the machine).
+// Times are milliseconds since just before the spawn (SpawnChild, base/spawn.h:
+// posix_spawn), on the steady clock (CLOCK_MONOTONIC, the same clock in every
+// process of the machine).
 #pragma once
 
 #include <chrono>
@@ -18,9 +19,9 @@
 namespace orch::bench {
 
 struct ChildRun {
-  std::chrono::steady_clock::time_point start;  // just before posix_spawn
+  std::chrono::steady_clock::time_point start;  // just before SpawnChild
   int exit_code = -1;   // 128 + the signal number when killed by one
-  double total_ms = 0;  // spawn to the end of waitpid
+  double total_ms = 0;  // spawn to the end of the wait
   // When each frame had fully arrived; -1 when none did (or not `framed`).
   double hello_ms = -1;
   double first_record_ms = -1;

@@ -1,4 +1,4 @@
-// The real CommandRunner: posix_spawn with stdout/stderr pipes, a timeout, and its own
+// The real CommandRunner: base/spawn.h with stdout/stderr pipes, a timeout, and its own
 // PATH lookup (so callers choose the search path instead of the process environment).
 #pragma once
 

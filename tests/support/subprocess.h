@@ -1,5 +1,7 @@
 // Runs a real child process for end-to-end tests of the binaries: captures stdout and
-// stderr, waits at most `timeout`, and kills the child by pid when it overruns.
+// stderr, waits at most `timeout`, and kills the child by pid when it overruns. The child
+// dies with the test process (base/spawn.h, die_with_parent), so an aborted test leaves
+// none behind.
 #pragma once
 
 #include <chrono>
