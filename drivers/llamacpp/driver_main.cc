@@ -3,6 +3,11 @@
 //
 //   orch-driver-llamacpp-RELEASE                  run the job on stdin
 //                                                 (docs/driver-protocol.md)
+//   orch-driver-llamacpp-RELEASE --digest-workers N
+//                                                 the same with N row-digest
+//                                                 threads (default: the cores
+//                                                 the engine's threads leave,
+//                                                 at least 1; llama_session.h)
 //   orch-driver-llamacpp-RELEASE quantize IN OUT TYPE [THREADS]
 //   orch-driver-llamacpp-RELEASE variants         CPU kernel variants + scores (JSON)
 //   orch-driver-llamacpp-RELEASE version          the hello object (JSON)
@@ -16,6 +21,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -182,7 +188,7 @@ json DoneObject(const llamacpp::JobSettings& settings,
   return done;
 }
 
-int RunJob() {
+int RunJob(int digest_workers) {
   FrameWriter frames;
   std::string input((std::istreambuf_iterator<char>(std::cin)),
                     std::istreambuf_iterator<char>());
@@ -202,7 +208,7 @@ int RunJob() {
   orch::Result<llamacpp::PreparedModel> model =
       llamacpp::PrepareModel(*settings, ORCH_LLAMACPP_RELEASE);
   if (!model.ok()) return Fail(frames, model.status());
-  auto session = llamacpp::LlamaSession::Open(model->path, *settings);
+  auto session = llamacpp::LlamaSession::Open(model->path, *settings, digest_workers);
   if (!session.ok()) return Fail(frames, session.status());
   auto summary = (*session)->Run([&frames](const orch::digest::PositionRecord& r) {
     if (!frames.Write(DriverFrameType::kRecord, orch::digest::EncodePositionRecord(r)))
@@ -255,19 +261,30 @@ int Variants() {
 void Usage(const char* self) {
   std::printf(
       "usage: %s                 run the job document on stdin (driver protocol)\n"
+      "       %s --digest-workers N   the same, digesting rows on N threads\n"
       "       %s quantize IN OUT TYPE [THREADS]\n"
       "       %s variants        CPU kernel variants and their scores here\n"
       "       %s version         engine version, commit and build (JSON)\n"
       "       %s capabilities --json   axes, values, invalid combinations\n"
       "llama.cpp %s, commit %s\n",
-      self, self, self, self, self, ORCH_LLAMACPP_RELEASE, ORCH_LLAMACPP_COMMIT);
+      self, self, self, self, self, self, ORCH_LLAMACPP_RELEASE, ORCH_LLAMACPP_COMMIT);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 1) return RunJob();
+  if (argc == 1) return RunJob(0);
   std::string command = argv[1];
+  if (command == "--digest-workers" && argc == 3) {
+    char* end = nullptr;
+    long workers = std::strtol(argv[2], &end, 10);
+    if (*argv[2] == '\0' || *end != '\0' || workers < 1 || workers > 256) {
+      std::fprintf(stderr, "%s: --digest-workers '%s': expected 1 to 256\n", argv[0],
+                   argv[2]);
+      return kExitInvalid;
+    }
+    return RunJob(static_cast<int>(workers));
+  }
   if (command == "quantize") return Quantize(argc, argv);
   if (command == "variants") return Variants();
   if (command == "version") {

@@ -94,10 +94,19 @@ SamplerPtr BuildSampler(const llama_vocab* vocab, const SamplerSettings& s) {
   return chain;
 }
 
+// The engine failed after the rows already submitted: their records go out
+// first, as when each row was digested before the next decode, unless one of
+// them fails first (an earlier position's failure wins).
+Status Drained(DigestPipeline& pipeline, const Status& engine_error) {
+  Status earlier = pipeline.Finish();
+  return earlier.ok() ? engine_error : earlier;
+}
+
 }  // namespace
 
-LlamaSession::LlamaSession(llama_model* model, const JobSettings& settings)
-    : model_(model), settings_(settings) {
+LlamaSession::LlamaSession(llama_model* model, const JobSettings& settings,
+                           int digest_workers)
+    : model_(model), settings_(settings), digest_workers_(digest_workers) {
   n_vocab_ = llama_vocab_n_tokens(llama_model_get_vocab(model_));
 }
 
@@ -107,7 +116,7 @@ LlamaSession::~LlamaSession() {
 }
 
 Result<std::unique_ptr<LlamaSession>> LlamaSession::Open(
-    const std::string& model_path, const JobSettings& settings) {
+    const std::string& model_path, const JobSettings& settings, int digest_workers) {
   llama_model_params params = llama_model_default_params();
   params.n_gpu_layers = settings.gpu() ? 999 : 0;
   params.use_extra_bufts = settings.repack;
@@ -120,7 +129,7 @@ Result<std::unique_ptr<LlamaSession>> LlamaSession::Open(
     return Internal("llama.cpp could not load the model " + model_path +
                     " (see the log above)");
   }
-  std::unique_ptr<LlamaSession> session(new LlamaSession(model, settings));
+  std::unique_ptr<LlamaSession> session(new LlamaSession(model, settings, digest_workers));
   return session;
 }
 
@@ -186,33 +195,34 @@ std::string LlamaSession::Piece(std::int32_t token) const {
   return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : "";
 }
 
-Status LlamaSession::DigestRow(std::int64_t position, const float* row,
-                               std::int32_t input_token,
-                               std::int32_t output_token, std::int32_t target,
-                               const RecordSink& sink,
-                               WorkloadSummary* summary) {
+std::unique_ptr<DigestPipeline> LlamaSession::StartPipeline(
+    const RecordSink& sink, WorkloadSummary* summary) const {
+  int workers = digest_workers_ > 0
+                    ? digest_workers_
+                    : DigestWorkers(Threads(settings_), std::thread::hardware_concurrency());
+  // Runs on this thread, in position order.
+  RecordSink counted = [&sink, summary](const digest::PositionRecord& record) {
+    for (std::int32_t id : {record.input_token, record.output_token, record.digest.argmax})
+      if (id >= 0) summary->token_text.emplace(id, std::string());
+    if (!record.digest.is_distribution()) {
+      if (summary->nan_rows++ == 0)
+        summary->first_nan_position = static_cast<std::int64_t>(record.position);
+    }
+    ++summary->positions;
+    return sink(record);
+  };
+  return std::make_unique<DigestPipeline>(
+      PipelineOptions{.workers = workers, .max_in_flight = RowsInFlight(workers)},
+      static_cast<std::size_t>(n_vocab_), ComputeDigester(settings_.capture.top_k),
+      std::move(counted));
+}
+
+Status LlamaSession::SubmitRow(DigestPipeline& pipeline, const RowMeta& meta,
+                               const float* row) const {
   if (row == nullptr)
     return Internal("llama.cpp returned no logits at position " +
-                    std::to_string(position));
-  std::span<const float> logits(row, static_cast<std::size_t>(n_vocab_));
-  digest::DigestOptions options{.top_k = settings_.capture.top_k,
-                                .target_id = target};
-  record_.position = static_cast<std::uint64_t>(position);
-  record_.input_token = input_token;
-  record_.output_token = output_token;
-  ORCH_RETURN_IF_ERROR(digest::ComputeRowDigest(logits, options, &record_.digest));
-  if (settings_.capture.WantsFullRow(position)) {
-    record_.full_row.assign(logits.begin(), logits.end());
-  } else {
-    record_.full_row.clear();
-  }
-  for (std::int32_t id : {input_token, output_token, record_.digest.argmax})
-    if (id >= 0) summary->token_text.emplace(id, std::string());
-  if (!record_.digest.is_distribution()) {
-    if (summary->nan_rows++ == 0) summary->first_nan_position = position;
-  }
-  ++summary->positions;
-  return sink(record_);
+                    std::to_string(meta.position));
+  return pipeline.Submit(meta, std::span<const float>(row, static_cast<std::size_t>(n_vocab_)));
 }
 
 void LlamaSession::AddTokenTexts(WorkloadSummary* summary) const {
@@ -252,25 +262,31 @@ Result<WorkloadSummary> LlamaSession::TeacherForce(const RecordSink& sink) {
   }
   ORCH_RETURN_IF_ERROR(CreateContext(static_cast<std::int64_t>(tokens.size())));
   WorkloadSummary summary;
+  std::unique_ptr<DigestPipeline> pipeline = StartPipeline(sink, &summary);
   auto start = Clock::now();
   Batch batch(static_cast<std::int32_t>(n_batch_));
   for (std::size_t first = 0; first < tokens.size(); first += n_batch_) {
     std::size_t count = std::min<std::size_t>(n_batch_, tokens.size() - first);
     batch.Fill(tokens, first, count, /*all_logits=*/true);
     if (int rc = llama_decode(context_, batch.batch); rc != 0) {
-      return Internal("llama_decode failed with " + std::to_string(rc) +
-                      " at positions " + std::to_string(first) + "..");
+      return Drained(*pipeline, Internal("llama_decode failed with " + std::to_string(rc) +
+                                         " at positions " + std::to_string(first) + ".."));
     }
     for (std::size_t i = 0; i < count; ++i) {
       std::size_t position = first + i;
-      std::int32_t target = position + 1 < tokens.size() ? tokens[position + 1]
-                                                         : digest::kNoTarget;
-      ORCH_RETURN_IF_ERROR(DigestRow(
-          static_cast<std::int64_t>(position),
-          llama_get_logits_ith(context_, static_cast<std::int32_t>(i)),
-          tokens[position], -1, target, sink, &summary));
+      RowMeta meta{.position = static_cast<std::int64_t>(position),
+                   .input_token = tokens[position],
+                   .output_token = -1,
+                   .target = position + 1 < tokens.size() ? tokens[position + 1]
+                                                          : digest::kNoTarget,
+                   .full_row = settings_.capture.WantsFullRow(
+                       static_cast<std::int64_t>(position))};
+      Status submitted = SubmitRow(
+          *pipeline, meta, llama_get_logits_ith(context_, static_cast<std::int32_t>(i)));
+      if (!submitted.ok()) return Drained(*pipeline, submitted);
     }
   }
+  ORCH_RETURN_IF_ERROR(pipeline->Finish());
   summary.eval_ms = MillisecondsSince(start);
   return summary;
 }
@@ -285,6 +301,7 @@ Result<WorkloadSummary> LlamaSession::Generate(const RecordSink& sink) {
   const llama_vocab* vocab = llama_model_get_vocab(model_);
   SamplerPtr sampler = BuildSampler(vocab, settings_.sampler);
   WorkloadSummary summary;
+  std::unique_ptr<DigestPipeline> pipeline = StartPipeline(sink, &summary);
   auto start = Clock::now();
   Batch batch(static_cast<std::int32_t>(std::max<std::size_t>(n_batch_, 1)));
   std::size_t fed = 0;
@@ -293,18 +310,24 @@ Result<WorkloadSummary> LlamaSession::Generate(const RecordSink& sink) {
       std::size_t count = std::min<std::size_t>(n_batch_, tokens.size() - first);
       batch.Fill(tokens, first, count, /*all_logits=*/false);
       if (int rc = llama_decode(context_, batch.batch); rc != 0) {
-        return Internal("llama_decode failed with " + std::to_string(rc) +
-                        " at generation step " + std::to_string(step));
+        return Drained(*pipeline, Internal("llama_decode failed with " + std::to_string(rc) +
+                                           " at generation step " + std::to_string(step)));
       }
     }
     fed = tokens.size();
     const float* row = llama_get_logits_ith(context_, -1);
     // The sampler works on its own copy of the row: the digest is of the raw
-    // logits.
+    // logits, copied by the pipeline before the next decode and digested
+    // while it runs.
     std::int32_t input = tokens.back();
     std::int32_t next = llama_sampler_sample(sampler.get(), context_, -1);
-    ORCH_RETURN_IF_ERROR(
-        DigestRow(step, row, input, next, digest::kNoTarget, sink, &summary));
+    RowMeta meta{.position = step,
+                 .input_token = input,
+                 .output_token = next,
+                 .target = digest::kNoTarget,
+                 .full_row = settings_.capture.WantsFullRow(step)};
+    if (Status submitted = SubmitRow(*pipeline, meta, row); !submitted.ok())
+      return Drained(*pipeline, submitted);
     summary.generated_ids.push_back(next);
     summary.generated_text += Piece(next);
     if (llama_vocab_is_eog(vocab, next)) {
@@ -313,6 +336,7 @@ Result<WorkloadSummary> LlamaSession::Generate(const RecordSink& sink) {
     }
     tokens.push_back(next);
   }
+  ORCH_RETURN_IF_ERROR(pipeline->Finish());
   if (summary.stop.empty()) summary.stop = "max_tokens";
   summary.eval_ms = MillisecondsSince(start);
   return summary;

@@ -2,10 +2,19 @@
 // job's settings, and the two workloads run on it.
 //
 // Teacher forcing feeds the workload's tokens in batches of n_batch with a logit
-// row requested at every position and digests each row as it is read (the
-// target is the next fed token). Generation decodes the prompt, then per step
-// digests the row, samples with the coordinate's sampler chain and feeds the
-// sample back. Records go to the sink in position order as they are computed.
+// row requested at every position and digests each row (the target is the next
+// fed token). Generation decodes the prompt, then per step samples with the
+// coordinate's sampler chain from the raw row, digests that row and feeds the
+// sample back.
+//
+// Digests run on a DigestPipeline (digest_pipeline.h): each row is copied out of
+// the engine's logits (valid only until the next decode) and digested on worker
+// threads while the engine decodes on, the calling thread helping whenever it
+// would wait; the rows of one teacher-forced batch are digested in parallel.
+// Records go to the sink in position order, byte for byte as if each row were
+// digested in turn. Workers: `digest_workers` when > 0, else DigestWorkers(the
+// engine's threads, hardware concurrency), i.e. the cores the engine leaves, at
+// least one; RowsInFlight(workers) rows in flight at most.
 #pragma once
 
 #include <cstdint>
@@ -18,15 +27,13 @@
 
 #include "base/status.h"
 #include "digest/record_codec.h"
+#include "drivers/llamacpp/digest_pipeline.h"
 #include "drivers/llamacpp/job_settings.h"
 
 struct llama_model;
 struct llama_context;
 
 namespace orch::drivers::llamacpp {
-
-using RecordSink = std::function<Status(const digest::PositionRecord&)>;
-
 
 struct WorkloadSummary {
   std::int64_t positions = 0;
@@ -48,9 +55,10 @@ class LlamaSession final {
  public:
   // Loads `model_path` and creates a context sized for the workload. Errors:
   // kInvalidArgument (a setting the build lacks, a context too small),
-  // kInternal (the engine refused the model or the context).
+  // kInternal (the engine refused the model or the context). `digest_workers`:
+  // threads that digest rows, 0 = the cores the engine leaves (see above).
   static Result<std::unique_ptr<LlamaSession>> Open(
-      const std::string& model_path, const JobSettings& settings);
+      const std::string& model_path, const JobSettings& settings, int digest_workers);
   ~LlamaSession();
 
   Result<WorkloadSummary> Run(const RecordSink& sink);
@@ -59,15 +67,16 @@ class LlamaSession final {
   std::string Describe() const;
 
  private:
-  LlamaSession(llama_model* model, const JobSettings& settings);
+  LlamaSession(llama_model* model, const JobSettings& settings, int digest_workers);
   Result<std::vector<std::int32_t>> Tokenize(const std::string& text) const;
   Result<WorkloadSummary> TeacherForce(const RecordSink& sink);
   Result<WorkloadSummary> Generate(const RecordSink& sink);
   Status CreateContext(std::int64_t tokens_needed);
-  Status DigestRow(std::int64_t position, const float* row,
-                   std::int32_t input_token, std::int32_t output_token,
-                   std::int32_t target, const RecordSink& sink,
-                   WorkloadSummary* summary);
+  // A pipeline whose records are counted into `summary`, then go to `sink`.
+  std::unique_ptr<DigestPipeline> StartPipeline(const RecordSink& sink,
+                                                WorkloadSummary* summary) const;
+  // Queues the row at `row` (n_vocab floats; null: the engine gave none).
+  Status SubmitRow(DigestPipeline& pipeline, const RowMeta& meta, const float* row) const;
   std::string Piece(std::int32_t token) const;
   void AddTokenTexts(WorkloadSummary* summary) const;
 
@@ -76,7 +85,7 @@ class LlamaSession final {
   JobSettings settings_;
   std::int32_t n_vocab_ = 0;
   std::uint32_t n_batch_ = 0;
-  digest::PositionRecord record_;  // reused across rows
+  int digest_workers_ = 0;  // 0 = DigestWorkers(engine threads, cores)
 };
 
 }  // namespace orch::drivers::llamacpp

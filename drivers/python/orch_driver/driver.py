@@ -23,6 +23,7 @@ import traceback
 from orch_driver import axes as axes_mod
 from orch_driver import digest as digest_mod
 from orch_driver import frames as frames_mod
+from orch_driver import pipeline as pipeline_mod
 from orch_driver import records
 from orch_driver.errors import EXIT_OK, DriverError, EngineError
 from orch_driver.job import parse_job
@@ -52,6 +53,11 @@ class Engine:
         increasing order; returns the engine's part of the done object."""
         raise NotImplementedError
 
+    def digest_workers(self, job):
+        """Threads that digest rows while run() goes on (pipeline.py); 0: each
+        row is digested inside sink.emit, on the engine's thread."""
+        return 0
+
     def declaration_json(self):
         return axes_mod.declaration_json(self.family, self.driver_name,
                                          self.axes, self.rules)
@@ -59,9 +65,11 @@ class Engine:
 
 class RecordSink:
     """Digests rows through the C ABI, frames them as records and keeps the
-    counts done reports (positions, nan_rows, the token ids named)."""
+    counts done reports (positions, nan_rows, the token ids named). With
+    `workers` > 0 the rows are digested on that many threads (pipeline.py)
+    and the records written in emit order; finish() writes the last ones."""
 
-    def __init__(self, writer, library, capture):
+    def __init__(self, writer, library, capture, workers=0):
         self._writer = writer
         self._library = library
         self._capture = capture
@@ -69,15 +77,42 @@ class RecordSink:
         self.nan_rows = 0
         self.first_nan_position = -1
         self.token_ids = set()
+        self._pipeline = None
+        if workers > 0:
+            self._pipeline = pipeline_mod.DigestPipeline(
+                [digest_mod.DigestLibrary(library.path) for _ in range(workers)],
+                library, self._written, pipeline_mod.rows_in_flight(workers))
 
     def emit(self, position, address, vocab_size, input_token, output_token,
-             target_id=digest_mod.NO_TARGET):
+             target_id=digest_mod.NO_TARGET, owner=None):
         """One position: `address` points at `vocab_size` contiguous float32
-        logits in host memory, valid for the duration of the call. Returns
-        the row's argmax."""
+        logits in host memory, valid for the duration of the call, or while
+        `owner` (an object holding that memory, e.g. a CPU tensor) lives.
+        Without workers the row is digested and written at once and emit
+        returns its argmax; with workers it is queued (copied unless `owner`
+        is given) and emit returns None."""
+        full_row = self._capture.wants_full_row(position)
+        if self._pipeline is not None:
+            self._pipeline.submit(address, vocab_size, self._capture.top_k, target_id,
+                                  position, input_token, output_token, full_row, owner)
+            return None
         payload, flags, argmax = self._library.record_at(
             address, vocab_size, self._capture.top_k, target_id, position,
-            input_token, output_token, self._capture.wants_full_row(position))
+            input_token, output_token, full_row)
+        self._count(position, input_token, output_token, payload, flags, argmax)
+        return argmax
+
+    def finish(self):
+        """Writes the records still in flight and stops the workers; raises
+        the first failure among them. Idempotent."""
+        if self._pipeline is not None:
+            pipeline, self._pipeline = self._pipeline, None
+            pipeline.finish()
+
+    def _written(self, args, payload, flags, argmax):
+        self._count(args[4], args[5], args[6], payload, flags, argmax)
+
+    def _count(self, position, input_token, output_token, payload, flags, argmax):
         self._writer.record(payload)
         ids = self.token_ids
         if input_token >= 0:
@@ -91,7 +126,6 @@ class RecordSink:
                 self.first_nan_position = position
             self.nan_rows += 1
         self.positions += 1
-        return argmax
 
 
 def _log(engine, text):
@@ -121,10 +155,15 @@ def run_job(engine, stdin_bytes, writer):
     writer.hello(hello)
     try:
         library = digest_mod.load()
-        sink = RecordSink(writer, library, job.capture)
+        sink = RecordSink(writer, library, job.capture, engine.digest_workers(job))
         start = time.monotonic()
         done = {"positions": 0}
-        done.update(engine.run(job, sink) or {})
+        try:
+            done.update(engine.run(job, sink) or {})
+        finally:
+            # The records of rows emitted before a failure go out before its
+            # error frame; a failure among them (an earlier position) wins.
+            sink.finish()
         done["positions"] = sink.positions
         done["nan_rows"] = sink.nan_rows
         if sink.nan_rows:

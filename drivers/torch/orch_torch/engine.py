@@ -9,7 +9,7 @@ import time
 import torch
 
 from orch_driver import axes as axes_mod
-from orch_driver import bpe, driver, gguf, model_file
+from orch_driver import bpe, driver, gguf, model_file, pipeline
 from orch_driver.errors import EngineError, InvalidCombination, InvalidJob
 from orch_driver.job import Workload
 from orch_torch import attention as attention_mod
@@ -168,6 +168,12 @@ class TorchEngine(driver.Engine):
         settings = TorchSettings(job)
         axes_mod.check_rules(self.rules, settings.rule_text())
         check_runtime(settings)
+
+    def digest_workers(self, job):
+        """The cores torch's threads leave, at least 1 (orch_driver/pipeline.py);
+        the engine's thread digests too while it waits for them."""
+        cores = os.cpu_count() or 1
+        return pipeline.workers_for(TorchSettings(job).threads or cores, cores)
 
     def run(self, job, sink):
         from orch_torch.session import Session

@@ -7,6 +7,10 @@ with logits at every position; record j digests row j with target
 tokens[j+1]. Generation: the prompt is prefilled, then per step the raw row
 is digested, the sampler chain draws the next token from its own copy, and
 the token is fed back, until max_tokens or an end-of-generation token.
+
+Rows go to the sink with the CPU tensor that holds them as their owner: the
+sink's digest workers (TorchEngine.digest_workers) digest them while the next
+chunk or step is computed, and the records still go out in position order.
 """
 
 import os
@@ -175,9 +179,11 @@ class Session:
             position = first + i
             if outputs is None:
                 target = tokens[position + 1] if position + 1 < len(tokens) else -1
-                sink.emit(position, base + i * row_bytes, vocab, tokens[position], -1, target)
+                sink.emit(position, base + i * row_bytes, vocab, tokens[position], -1, target,
+                          owner=logits)
             else:
-                sink.emit(position, base + i * row_bytes, vocab, outputs[0], outputs[1], -1)
+                sink.emit(position, base + i * row_bytes, vocab, outputs[0], outputs[1], -1,
+                          owner=logits)
         return logits
 
     def _teacher_force(self, model, cache, tokens, sink, vocab):
@@ -199,7 +205,7 @@ class Session:
         for step in range(self.job.workload.max_tokens):
             row = logits[-1].to("cpu").contiguous()
             token = sampler.sample(row)
-            sink.emit(step, row.data_ptr(), vocab, tokens[-1], token, -1)
+            sink.emit(step, row.data_ptr(), vocab, tokens[-1], token, -1, owner=row)
             generated.append(token)
             if token in eog:
                 stop = "eos"

@@ -70,12 +70,14 @@ std::string LlamaDriverBinary(const std::string& release) {
 }
 
 DriverOutput RunLlamaDriver(const std::string& release, const json& job,
-                            const std::string& dir) {
+                            const std::string& dir,
+                            const std::vector<std::string>& args) {
   static std::atomic<int> counter{0};
   std::string path = dir + "/job-" + std::to_string(counter++) + ".json";
   std::ofstream(path) << job.dump();
-  ProcessResult result = RunProcess({LlamaDriverBinary(release)},
-                                    std::chrono::seconds(120), "", path);
+  std::vector<std::string> argv = {LlamaDriverBinary(release)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ProcessResult result = RunProcess(argv, std::chrono::seconds(120), "", path);
   DriverOutput output;
   output.exit_code = result.exit_code;
   output.log = result.err;

@@ -26,9 +26,11 @@ struct DriverOutput {
 
 std::string LlamaDriverBinary(const std::string& release);
 
-// Writes `job` to `dir`/job-N.json and runs the driver on it.
+// Writes `job` to `dir`/job-N.json and runs the driver on it, with `args`
+// after the program name (none: as the agent runs it).
 DriverOutput RunLlamaDriver(const std::string& release,
-                            const nlohmann::json& job, const std::string& dir);
+                            const nlohmann::json& job, const std::string& dir,
+                            const std::vector<std::string>& args = {});
 
 // Generates the synth model `recipe` with `orch model synth` into `path`.
 void SynthModel(const std::string& recipe, const std::string& path);

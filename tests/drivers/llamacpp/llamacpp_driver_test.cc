@@ -428,6 +428,57 @@ TEST_F(LlamaCppDriverTest, GenerationWithOneSeedReproducesAndAnotherSeedDiffers)
   }
 }
 
+std::vector<std::string> RecordBytes(const DriverOutput& output) {
+  std::vector<std::string> bytes;
+  for (const auto& record : output.records) bytes.push_back(digest::EncodePositionRecord(record));
+  return bytes;
+}
+
+// Rows are digested on worker threads while the engine decodes the next batch;
+// the stream must not depend on how many: same record bytes, position order.
+TEST_F(LlamaCppDriverTest, DigestWorkerCountChangesNoRecordByteNorTheirOrder) {
+  constexpr int kPositions = 480;
+  json job = TeacherForcedJob(Model(), Cache(), {{"batch", "64"}}, kPositions);
+  json tokens = json::array();
+  for (int i = 0; i < kPositions; ++i) tokens.push_back((i * 7919 + 3) % 1024);
+  job["workload"].erase("text");
+  job["workload"]["tokens"] = tokens;
+  job["capture"] = {{"top_k", 20}, {"full_every", 50}, {"full_windows", json::array()}};
+  DriverOutput reference = RunLlamaDriver("v0.4.0", job, *dir_);
+  ASSERT_EQ(reference.exit_code, 0) << reference.log;
+  ASSERT_EQ(reference.records.size(), static_cast<std::size_t>(kPositions));
+  for (std::size_t i = 0; i < reference.records.size(); ++i) {
+    EXPECT_EQ(reference.records[i].position, i);
+    EXPECT_EQ(reference.records[i].full_row.empty(), i % 50 != 0) << i;
+  }
+  for (const char* workers : {"1", "2", "4"}) {
+    DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_, {"--digest-workers", workers});
+    ASSERT_EQ(output.exit_code, 0) << workers << " workers: " << output.log;
+    EXPECT_EQ(RecordBytes(output), RecordBytes(reference)) << workers << " workers";
+    EXPECT_EQ(output.done["token_text"], reference.done["token_text"]) << workers;
+    EXPECT_EQ(output.done["positions"], kPositions) << workers;
+  }
+  json sampler = {{"sampler.temperature", "1.0"}, {"sampler.seed", "42"}};
+  DriverOutput one = RunLlamaDriver("v0.4.0", GenerateJob(Model(), Cache(), sampler), *dir_,
+                                    {"--digest-workers", "1"});
+  DriverOutput four = RunLlamaDriver("v0.4.0", GenerateJob(Model(), Cache(), sampler), *dir_,
+                                     {"--digest-workers", "4"});
+  ASSERT_EQ(one.exit_code, 0) << one.log;
+  ASSERT_EQ(four.exit_code, 0) << four.log;
+  ASSERT_FALSE(one.records.empty());
+  EXPECT_EQ(RecordBytes(one), RecordBytes(four));
+  EXPECT_EQ(one.done["generated_ids"], four.done["generated_ids"]);
+}
+
+TEST_F(LlamaCppDriverTest, DigestWorkersMustBeAPositiveCount) {
+  for (const char* workers : {"0", "-1", "x", ""}) {
+    DriverOutput output = RunLlamaDriver("v0.4.0", TeacherForcedJob(Model(), Cache(), {}), *dir_,
+                                         {"--digest-workers", workers});
+    EXPECT_EQ(output.exit_code, 2) << workers;
+    EXPECT_THAT(output.log, ::testing::HasSubstr("--digest-workers")) << workers;
+  }
+}
+
 TEST_F(LlamaCppDriverTest, GreedyGenerationFollowsTheArgmax) {
   json sampler = {{"sampler.temperature", "0"}, {"sampler.seed", "7"}};
   DriverOutput output =

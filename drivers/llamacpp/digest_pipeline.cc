@@ -1,0 +1,143 @@
+#include "drivers/llamacpp/digest_pipeline.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "base/check.h"
+
+namespace orch::drivers::llamacpp {
+
+RowDigester ComputeDigester(std::uint32_t top_k) {
+  return [top_k](std::span<const float> row, const RowMeta& meta,
+                 digest::PositionRecord* record) {
+    digest::DigestOptions options{.top_k = top_k, .target_id = meta.target};
+    ORCH_RETURN_IF_ERROR(digest::ComputeRowDigest(row, options, &record->digest));
+    if (meta.full_row) {
+      record->full_row.assign(row.begin(), row.end());
+    } else {
+      record->full_row.clear();
+    }
+    return Status::Ok();
+  };
+}
+
+int DigestWorkers(int engine_threads, unsigned cores) {
+  return std::max(1, static_cast<int>(cores) - std::max(engine_threads, 0));
+}
+
+int RowsInFlight(int workers) { return std::min(64, 2 * (std::max(workers, 1) + 1)); }
+
+DigestPipeline::DigestPipeline(const PipelineOptions& options, std::size_t row_size,
+                               RowDigester digester, RecordSink sink)
+    : row_size_(row_size),
+      digester_(std::move(digester)),
+      sink_(std::move(sink)),
+      slots_(static_cast<std::size_t>(options.max_in_flight)) {
+  ORCH_CHECK(options.workers >= 1 && options.max_in_flight >= 1);
+  for (Slot& slot : slots_) slot.row.resize(row_size_);
+  for (int i = 0; i < options.workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+DigestPipeline::~DigestPipeline() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  queued_.notify_all();
+  for (std::thread& worker : workers_) worker.join();
+}
+
+void DigestPipeline::Digest(Slot& slot) {
+  slot.record.position = static_cast<std::uint64_t>(slot.meta.position);
+  slot.record.input_token = slot.meta.input_token;
+  slot.record.output_token = slot.meta.output_token;
+  slot.status = digester_(slot.row, slot.meta, &slot.record);
+}
+
+void DigestPipeline::WorkerLoop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    queued_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    Slot& slot = slots_[queue_.front()];
+    queue_.pop_front();
+    slot.state = State::kRunning;
+    lock.unlock();
+    Digest(slot);
+    lock.lock();
+    slot.state = State::kDone;
+    done_.notify_one();  // only the calling thread waits on done_
+  }
+}
+
+Status DigestPipeline::Submit(const RowMeta& meta, std::span<const float> row) {
+  if (!failed_.ok()) return failed_;
+  ORCH_CHECK(row.size() == row_size_) << "row of " << row.size() << " floats, expected "
+                                      << row_size_;
+  if (submitted_ - emitted_ == slots_.size()) ORCH_RETURN_IF_ERROR(EmitOldest());
+  std::size_t index = submitted_ % slots_.size();
+  Slot& slot = slots_[index];  // kFree: no other thread touches it
+  std::copy(row.begin(), row.end(), slot.row.begin());
+  slot.meta = meta;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    slot.state = State::kQueued;
+    queue_.push_back(index);
+  }
+  queued_.notify_one();
+  ++submitted_;
+  return EmitReady();
+}
+
+Status DigestPipeline::Finish() {
+  while (failed_.ok() && emitted_ < submitted_) ORCH_RETURN_IF_ERROR(EmitOldest());
+  return failed_;
+}
+
+Status DigestPipeline::EmitOldest() {
+  Slot& oldest = SlotOf(emitted_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (oldest.state != State::kDone) {
+    if (queue_.empty()) {
+      done_.wait(lock);
+      continue;
+    }
+    // Help instead of waiting: the newest queued row, leaving the oldest ones
+    // to the workers, which take from the front.
+    Slot& slot = slots_[queue_.back()];
+    queue_.pop_back();
+    slot.state = State::kRunning;
+    lock.unlock();
+    Digest(slot);
+    lock.lock();
+    slot.state = State::kDone;
+  }
+  lock.unlock();
+  return Emit(oldest);
+}
+
+Status DigestPipeline::EmitReady() {
+  while (emitted_ < submitted_) {
+    Slot& oldest = SlotOf(emitted_);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (oldest.state != State::kDone) return Status::Ok();
+    }
+    ORCH_RETURN_IF_ERROR(Emit(oldest));
+  }
+  return Status::Ok();
+}
+
+Status DigestPipeline::Emit(Slot& slot) {
+  // kDone: no worker touches the slot until it is queued again.
+  Status status = slot.status.ok() ? sink_(slot.record) : slot.status;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    slot.state = State::kFree;
+  }
+  ++emitted_;
+  if (!status.ok()) failed_ = status;
+  return status;
+}
+
+}  // namespace orch::drivers::llamacpp
