@@ -1,7 +1,8 @@
 #include "planner/axis_value.h"
 
 #include <charconv>
-#include <cstdio>
+
+#include "planner/canonical_json.h"
 
 namespace orch::planner {
 
@@ -9,30 +10,6 @@ std::string FormatDouble(double value) {
   char buffer[64];
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
   return std::string(buffer, end);
-}
-
-void AppendJsonString(std::string& out, const std::string& text) {
-  out += '"';
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-          out += escaped;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
 }
 
 std::string AxisValue::ToText() const {
@@ -43,10 +20,7 @@ std::string AxisValue::ToText() const {
 }
 
 std::string AxisValue::ToCanonicalJson() const {
-  if (!is_string()) return ToText();
-  std::string out;
-  AppendJsonString(out, as_string());
-  return out;
+  return CanonicalJsonText(AxisValueJson(*this));
 }
 
 }  // namespace orch::planner

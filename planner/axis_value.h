@@ -41,7 +41,8 @@ class AxisValue {
   // Human text: strings as written, integers in decimal, floats in the shortest form
   // that reads back to the same double, booleans as true/false.
   std::string ToText() const;
-  // Canonical JSON: a quoted, escaped string, or a bare number/boolean.
+  // Canonical JSON (planner/canonical_json.h): a quoted, escaped string, or a bare
+  // number/boolean; a float as ToText writes it.
   std::string ToCanonicalJson() const;
 
   friend bool operator==(const AxisValue&, const AxisValue&) = default;
@@ -50,9 +51,6 @@ class AxisValue {
   explicit AxisValue(Storage storage) : storage_(std::move(storage)) {}
   Storage storage_;
 };
-
-// Appends `text` as a JSON string literal (quotes, escapes, UTF-8 passed through).
-void AppendJsonString(std::string& out, const std::string& text);
 
 // Shortest round-trip decimal form of a double ("0.6", "1e-05", "2").
 std::string FormatDouble(double value);

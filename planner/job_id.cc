@@ -1,74 +1,46 @@
 #include "planner/job_id.h"
 
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
 #include "base/sha256.h"
+#include "planner/canonical_json.h"
 #include "planner/plan.h"
 
 namespace orch::planner {
 namespace {
 
-void AppendKey(std::string& out, const char* key) {
-  out += '"';
-  out += key;
-  out += "\":";
-}
+using json = nlohmann::json;
 
-std::string CanonicalCapture(const CapturePolicy& capture) {
-  std::string out = "{";
-  AppendKey(out, "full_every");
-  out += std::to_string(capture.full_every) + ",";
-  AppendKey(out, "full_windows");
-  out += "[";
-  for (std::size_t i = 0; i < capture.full_windows.size(); ++i) {
-    if (i > 0) out += ",";
-    out += "[" + std::to_string(capture.full_windows[i].first) + "," +
-           std::to_string(capture.full_windows[i].second) + "]";
+json CaptureJson(const CapturePolicy& capture) {
+  json windows = json::array();
+  for (const auto& [begin, end] : capture.full_windows) {
+    windows.push_back(json::array({begin, end}));
   }
-  out += "],";
-  AppendKey(out, "top_k");
-  return out + std::to_string(capture.top_k) + "}";
-}
-
-void AppendTeacherForced(std::string& out, const Workload& w) {
-  AppendKey(out, "positions");
-  out += std::to_string(w.positions);
-  if (!w.tokens.empty()) {
-    out += ",";
-    AppendKey(out, "tokens");
-    out += "[";
-    for (std::size_t i = 0; i < w.tokens.size(); ++i) {
-      out += (i > 0 ? "," : "") + std::to_string(w.tokens[i]);
-    }
-    out += "]";
-  } else {
-    out += ",";
-    AppendKey(out, "text");
-    AppendJsonString(out, w.text);
-  }
+  return {{"full_every", capture.full_every},
+          {"full_windows", std::move(windows)},
+          {"top_k", capture.top_k}};
 }
 
 }  // namespace
 
 std::string CanonicalWorkload(const Workload& w) {
-  std::string out = "{";
-  AppendKey(out, "capture");
-  out += CanonicalCapture(w.capture) + ",";
-  AppendKey(out, "kind");
-  AppendJsonString(out, WorkloadKindName(w.kind));
-  out += ",";
+  json out = {{"capture", CaptureJson(w.capture)},
+              {"kind", WorkloadKindName(w.kind)},
+              {"name", w.name}};
   if (w.kind == WorkloadKind::kGenerate) {
-    AppendKey(out, "max_tokens");
-    out += std::to_string(w.max_tokens) + ",";
-  }
-  AppendKey(out, "name");
-  AppendJsonString(out, w.name);
-  out += ",";
-  if (w.kind == WorkloadKind::kGenerate) {
-    AppendKey(out, "prompt");
-    AppendJsonString(out, w.prompt);
+    out["max_tokens"] = w.max_tokens;
+    out["prompt"] = w.prompt;
   } else {
-    AppendTeacherForced(out, w);
+    out["positions"] = w.positions;
+    if (!w.tokens.empty()) {
+      out["tokens"] = w.tokens;
+    } else {
+      out["text"] = w.text;
+    }
   }
-  return out + "}";
+  return CanonicalJsonText(out);
 }
 
 std::string WorkloadDigest(const Workload& workload) {
@@ -76,31 +48,26 @@ std::string WorkloadDigest(const Workload& workload) {
 }
 
 std::string CanonicalAxes(const Coordinate& coordinate, WorkloadKind kind) {
-  std::string out = "{";
-  for (const auto& [axis, value] : coordinate) {  // std::map: sorted by axis name
-    if (!AxisApplies(axis, kind)) continue;
-    if (out.size() > 1) out += ",";
-    AppendJsonString(out, axis);
-    out += ":" + value.ToCanonicalJson();
+  json out = json::object();
+  for (const auto& [axis, value] : coordinate) {
+    if (AxisApplies(axis, kind)) out[axis] = AxisValueJson(value);
   }
-  return out + "}";
+  return CanonicalJsonText(out);
 }
 
 std::string CanonicalJob(const std::string& canonical_axes, const std::string& experiment,
                          const std::string& model, int repeat,
                          const std::string& workload_digest) {
-  std::string out = "{";
-  AppendKey(out, "axes");
-  out += canonical_axes + ",";
-  AppendKey(out, "experiment");
+  // Written member by member, not as a json tree: this runs once per job, and a tree (a
+  // std::map and its strings) made bench/plan_bench's 18,150-job expansion 40% slower
+  // (46 ms against 33 ms). Same bytes as CanonicalJsonText of the tree, which
+  // tests/planner/canonical_json_golden_test.cc pins. The axes arrive as text, one per
+  // cell shared by its jobs; "axes" sorts before every other key.
+  std::string out = "{\"axes\":" + canonical_axes + ",\"experiment\":";
   AppendJsonString(out, experiment);
-  out += ",";
-  AppendKey(out, "model");
+  out += ",\"model\":";
   AppendJsonString(out, model);
-  out += ",";
-  AppendKey(out, "repeat");
-  out += std::to_string(repeat) + ",";
-  AppendKey(out, "workload");
+  out += ",\"repeat\":" + std::to_string(repeat) + ",\"workload\":";
   AppendJsonString(out, workload_digest);
   return out + "}";
 }

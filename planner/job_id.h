@@ -1,7 +1,8 @@
 // Job ids: a hash of the canonical form of a job's full coordinate.
 //
 // Canonical form (docs/spec.md, "Job ids"): compact JSON, keys sorted, no whitespace,
-// values normalised by the axis registry, numbers in shortest round-trip form:
+// values normalised by the axis registry, numbers in shortest round-trip form, written by
+// planner/canonical_json.h:
 //
 //   {"axes":{"attention":"off",...,"tp":1},"experiment":"NAME","model":"REQ",
 //    "repeat":R,"workload":"WORKLOAD_DIGEST"}
