@@ -145,6 +145,7 @@ class Session:
             cache = model.new_cache(capacity, kv) if hasattr(model, "new_cache") else \
                 KvCache(config, capacity, kv, model.w.layer_devices)
             done = self._teacher_force(model, cache, tokens, sink, config.vocab)
+        sink.finish()  # the last rows' records: evaluation ends with the last digest
         done["eval_ms"] = (time.monotonic() - start) * 1000.0
         done["load_ms"] = load_ms
         done["token_text"] = self._token_text(sink.token_ids, tokenizer, file)

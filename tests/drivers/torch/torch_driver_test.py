@@ -87,6 +87,14 @@ class TorchDriverTest(unittest.TestCase):
                           ran["devices"]), ("eager", "float32", "f16/f16", 1, ["cpu"]))
         self.assertEqual(out.done["model"]["type"], "f32")
 
+    def test_done_names_every_token_its_records_name(self):
+        # Rows are digested on worker threads; done is written after the last
+        # of their records, so token_text covers them all.
+        out = torch_run(positions=128)
+        self.assertOk(out)
+        named = set(out.inputs) | set(out.argmax)
+        self.assertEqual(named - {int(t) for t in out.done["token_text"]}, set())
+
     def test_rerun_in_a_child_process_is_bit_identical(self):
         first = torch_run()
         again = harness.run(harness.torch_driver(),
