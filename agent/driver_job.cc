@@ -2,14 +2,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plan_document/job_spec.h"
+
 namespace orch::agent {
 namespace {
 
 using nlohmann::json;
 
-std::string StringField(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+// A member of the job spec as JSON; `fallback` when the spec has none.
+json Member(const std::string& text, json fallback) {
+  return text.empty() ? fallback : json::parse(text, nullptr, /*allow_exceptions=*/false);
 }
 
 }  // namespace
@@ -17,30 +19,29 @@ std::string StringField(const json& object, const char* key) {
 Result<DriverJob> BuildDriverJob(const protocol::Assign& assign,
                                  ModelResolver& models,
                                  std::int32_t driver_threads) {
-  json spec = json::object();
+  plan_document::JobSpec spec;
   if (!assign.workload_spec.empty()) {
-    spec =
-        json::parse(assign.workload_spec, nullptr, /*allow_exceptions=*/false);
-    if (!spec.is_object()) {
+    Result<plan_document::JobSpec> read = plan_document::ReadJobSpec(assign.workload_spec);
+    if (!read.ok()) {
       return InvalidArgument("assign " + assign.run_id +
                              ": workload_spec is not a JSON object");
     }
+    spec = std::move(*read);
   }
   ORCH_ASSIGN_OR_RETURN(ResolvedModel resolved,
                         models.Resolve(assign.requirements.model));
   json coordinate = json::object();
   for (const protocol::KeyValue& kv : assign.coordinate)
     coordinate[kv.key] = kv.value;
-  json workload = spec.contains("workload") ? spec["workload"]
-                                            : json{{"name", assign.workload}};
+  json workload = Member(spec.workload, json{{"name", assign.workload}});
   json capture = workload.is_object() && workload.contains("capture")
                      ? workload["capture"]
                      : json::object();
-  json model = spec.contains("model") ? spec["model"] : json::object();
+  json model = Member(spec.model, json::object());
   json document = {
       {"run_id", assign.run_id},
       {"job_id", assign.job_id},
-      {"experiment", StringField(spec, "experiment")},
+      {"experiment", spec.experiment},
       {"coordinate", coordinate},
       {"workload", workload},
       {"model",
@@ -56,7 +57,7 @@ Result<DriverJob> BuildDriverJob(const protocol::Assign& assign,
         {"gpus", assign.requirements.gpus}}},
   };
   if (driver_threads > 0) document["resources"] = {{"threads", driver_threads}};
-  return DriverJob{StringField(spec, "experiment"), document.dump()};
+  return DriverJob{spec.experiment, document.dump()};
 }
 
 }  // namespace orch::agent

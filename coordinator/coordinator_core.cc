@@ -373,7 +373,7 @@ std::string CoordinatorCore::ImplausibleSuccess(
   const JobEntry* job = jobs_.Find(run.job_id);
   if (job == nullptr) return "";
   const ParsedPlan& plan = catalog_.plan(job->plan);
-  std::uint64_t limit = plan.workload_positions[plan.jobs[job->index].workload];
+  std::uint64_t limit = plan.workloads[plan.jobs[job->index].workload].MostPositions();
   if (limit == 0 || finished.chunk_count <= limit) return "";
   return "agent " + run.agent_id + " reported " + std::to_string(finished.chunk_count) +
          " chunks for a job of at most " + std::to_string(limit) + " positions; refused";

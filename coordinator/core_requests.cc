@@ -65,8 +65,8 @@ void CoordinatorCore::ReplacePlan(const std::string& peer,
                                   const ParsedPlan& existing, ParsedPlan parsed,
                                   const std::string& plan_json, Millis now,
                                   Effects& out) {
-  const char* changed = existing.model_json != parsed.model_json ? "model"
-                        : existing.baseline_json != parsed.baseline_json
+  const char* changed = existing.model != parsed.model ? "model"
+                        : existing.baseline != parsed.baseline
                             ? "baseline"
                             : nullptr;
   if (changed != nullptr) {
@@ -135,7 +135,7 @@ void CoordinatorCore::AddPlanJobs(std::uint32_t plan_index,
       known->index = i;
       continue;
     }
-    jobs_.Add(std::move(entry), plan.requirements[plan.jobs[i].requirement]);
+    jobs_.Add(std::move(entry), plan.needs[plan.jobs[i].requirements]);
   }
 }
 
@@ -275,12 +275,12 @@ void CoordinatorCore::FillJobStatus(const JobEntry& job,
   status.job_id = job.id;
   status.experiment = experiment;
   status.cell = planned.cell;
-  status.workload = catalog_.plan(job.plan).workload_names[planned.workload];
+  status.workload = catalog_.plan(job.plan).workloads[planned.workload].name;
   status.repeat = planned.repeat;
   status.state = store::JobStateName(job.state);
   status.attempts = job.attempts;
   const protocol::Requirements& needs =
-      catalog_.plan(job.plan).requirements[planned.requirement];
+      catalog_.plan(job.plan).needs[planned.requirements];
   status.hardware = needs.hardware;
   status.gpus = needs.gpus;
   status.engine = needs.engine;

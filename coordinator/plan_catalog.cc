@@ -7,6 +7,7 @@
 
 #include "base/sha256.h"
 #include "coordinator/matchmaker.h"
+#include "plan_document/job_spec.h"
 #include "planner/plan_ids.h"
 
 namespace orch::coordinator {
@@ -16,56 +17,6 @@ using nlohmann::json;
 
 Status Field(const std::string& field, const std::string& rule) {
   return InvalidArgument("plan." + field + ": " + rule);
-}
-
-Result<std::string> Text(const json& object, const char* key,
-                         const std::string& at) {
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_string() ||
-      it->get<std::string>().empty()) {
-    return Field(at + key, "required non-empty string");
-  }
-  return it->get<std::string>();
-}
-
-std::string ScalarText(const json& value) {
-  return value.is_string() ? value.get<std::string>() : value.dump();
-}
-
-// An optional string field: "" when absent, an error when of another type.
-Result<std::string> OptionalText(const json& object, const char* key,
-                                 const std::string& at) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return std::string();
-  if (!it->is_string()) return Field(at + key, "must be a string, got " + it->dump());
-  return it->get<std::string>();
-}
-
-// An optional integer in [0, 4096] (GPUs per job): 0 when absent.
-Result<std::int32_t> OptionalCount(const json& object, const char* key,
-                                   const std::string& at) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return 0;
-  if (!it->is_number_integer() || it->get<std::int64_t>() < 0 ||
-      it->get<std::int64_t>() > 4096) {
-    return Field(at + key, "must be an integer in [0, 4096], got " + it->dump());
-  }
-  return static_cast<std::int32_t>(it->get<std::int64_t>());
-}
-
-Result<protocol::Requirements> ReadRequirements(const json& job,
-                                                const std::string& at) {
-  auto it = job.find("requirements");
-  if (it == job.end() || !it->is_object())
-    return Field(at + "requirements", "required object");
-  const json& r = *it;
-  std::string where = at + "requirements.";
-  protocol::Requirements needs;
-  ORCH_ASSIGN_OR_RETURN(needs.engine, OptionalText(r, "engine", where));
-  ORCH_ASSIGN_OR_RETURN(needs.hardware, OptionalText(r, "hardware", where));
-  ORCH_ASSIGN_OR_RETURN(needs.gpus, OptionalCount(r, "gpus", where));
-  ORCH_ASSIGN_OR_RETURN(needs.model, OptionalText(r, "model", where));
-  return needs;
 }
 
 // Experiment and workload names: 1-128 letters, digits, '-', '_' or '.', not
@@ -93,159 +44,52 @@ Status CheckJobId(const std::string& id, const std::string& field) {
   return Field(field, "must be 32 lowercase hex digits (a job id), got " + json(id).dump());
 }
 
-std::uint64_t MostPositions(const json& workload) {
-  for (const char* key : {"positions", "max_tokens"}) {
-    auto it = workload.find(key);
-    if (it != workload.end() && it->is_number_unsigned()) return it->get<std::uint64_t>();
-  }
-  return 0;
-}
-
-// Adds the plan's workloads; returns name -> index.
-Result<std::map<std::string, std::uint32_t>> ReadWorkloads(const json& doc,
-                                                           ParsedPlan& plan) {
-  auto it = doc.find("workloads");
-  if (it == doc.end() || !it->is_array())
-    return Field("workloads", "required array");
-  std::map<std::string, std::uint32_t> index;
-  if (it->size() > kMaxPlanWorkloads) {
-    return Field("workloads", "more than " + std::to_string(kMaxPlanWorkloads) + " workloads");
-  }
-  for (const json& w : *it) {
-    if (!w.is_object()) return Field("workloads[]", "must be an object");
-    ORCH_ASSIGN_OR_RETURN(std::string name, Text(w, "name", "workloads[]."));
-    ORCH_RETURN_IF_ERROR(CheckName(name, "workloads[].name"));
-    if (index.contains(name)) return Field("workloads[].name", "duplicate workload " + name);
-    index[name] = static_cast<std::uint32_t>(plan.workload_names.size());
-    plan.workload_names.push_back(name);
-    plan.workload_json.push_back(w.dump());
-    plan.workload_positions.push_back(MostPositions(w));
-  }
-  return index;
-}
-
-Status ReadJobs(const json& doc,
-                const std::map<std::string, std::uint32_t>& workloads,
-                ParsedPlan& plan) {
-  auto it = doc.find("jobs");
-  if (it == doc.end() || !it->is_array())
-    return Field("jobs", "required array");
-  if (it->empty()) return Field("jobs", "a plan needs at least one job");
-  if (it->size() > kMaxPlanJobs) {
-    return Field("jobs", std::to_string(it->size()) + " jobs, more than " +
-                             std::to_string(kMaxPlanJobs));
-  }
-  std::map<std::string, std::uint32_t> interned;
-  std::set<std::string> ids;
-  for (std::size_t i = 0; i < it->size(); ++i) {
-    const json& j = (*it)[i];
-    std::string at = "jobs[" + std::to_string(i) + "].";
-    if (!j.is_object()) return Field(at, "must be an object");
-    ORCH_ASSIGN_OR_RETURN(std::string id, Text(j, "id", at));
-    ORCH_RETURN_IF_ERROR(CheckJobId(id, at + "id"));
-    if (!ids.insert(id).second) return Field(at + "id", "duplicate job id " + id);
-    ORCH_ASSIGN_OR_RETURN(std::string workload, Text(j, "workload", at));
-    auto w = workloads.find(workload);
-    if (w == workloads.end())
-      return Field(at + "workload", "unknown workload " + workload);
-    ORCH_ASSIGN_OR_RETURN(protocol::Requirements needs,
-                          ReadRequirements(j, at));
-    auto [slot, added] = interned.try_emplace(
-        RequirementKey(needs),
-        static_cast<std::uint32_t>(plan.requirements.size()));
-    if (added) plan.requirements.push_back(needs);
-    ORCH_ASSIGN_OR_RETURN(std::string cell, OptionalText(j, "cell", at));
-    auto r = j.find("repeat");
-    bool bad_repeat = r != j.end() && !r->is_null() &&
-                      (!r->is_number_unsigned() || r->get<std::uint64_t>() > 1'000'000);
-    if (bad_repeat) return Field(at + "repeat", "must be an integer in [0, 1000000], got " + r->dump());
-    std::uint32_t repeat = r != j.end() && r->is_number_unsigned() ? r->get<std::uint32_t>() : 0;
-    plan.jobs.push_back({std::move(id), std::move(cell), repeat, w->second,
-                         slot->second, j.dump()});
+Status CheckWorkloads(const ParsedPlan& plan) {
+  std::set<std::string> names;
+  for (const plan_document::Workload& w : plan.workloads) {
+    ORCH_RETURN_IF_ERROR(CheckName(w.name, "workloads[].name"));
+    if (!names.insert(w.name).second) {
+      return Field("workloads[].name", "duplicate workload " + w.name);
+    }
   }
   return Status::Ok();
 }
 
-// Finds experiment.name in a stream of SAX events and stops there.
-class NameFinder final : public json::json_sax_t {
- public:
-  std::string name;
+Status CheckJobs(const ParsedPlan& plan) {
+  if (plan.jobs.empty()) return Field("jobs", "a plan needs at least one job");
+  std::set<std::string_view> ids;
+  for (std::size_t i = 0; i < plan.jobs.size(); ++i) {
+    const PlannedJob& job = plan.jobs[i];
+    std::string at = "jobs[" + std::to_string(i) + "].";
+    ORCH_RETURN_IF_ERROR(CheckJobId(job.id, at + "id"));
+    if (!ids.insert(job.id).second) return Field(at + "id", "duplicate job id " + job.id);
+    if (job.workload == plan_document::kNone) {
+      return Field(at + "workload", "unknown workload " + job.unknown_workload);
+    }
+    if (job.requirements == plan_document::kNone) {
+      return Field(at + "requirements", "required object");
+    }
+  }
+  return Status::Ok();
+}
 
-  bool key(string_t& k) override {
-    in_experiment_key_ = depth_ == 1 && k == "experiment";
-    name_key_ = depth_ == 2 && in_experiment_ && k == "name";
-    return true;
-  }
-  bool start_object(std::size_t) override { return Enter(); }
-  bool start_array(std::size_t) override { return Enter(); }
-  bool end_object() override { return Leave(); }
-  bool end_array() override { return Leave(); }
-  bool string(string_t& value) override {
-    if (!name_key_) return Value();
-    name = value;
-    return false;  // found: stop
-  }
-  bool null() override { return Value(); }
-  bool boolean(bool) override { return Value(); }
-  bool number_integer(number_integer_t) override { return Value(); }
-  bool number_unsigned(number_unsigned_t) override { return Value(); }
-  bool number_float(number_float_t, const string_t&) override { return Value(); }
-  bool binary(binary_t&) override { return Value(); }
-  bool parse_error(std::size_t, const std::string&, const json::exception&) override {
-    return false;
-  }
-
- private:
-  bool Enter() {
-    if (depth_ == 1) in_experiment_ = in_experiment_key_;
-    in_experiment_key_ = name_key_ = false;
-    ++depth_;
-    return true;
-  }
-  bool Leave() {
-    if (--depth_ == 1) in_experiment_ = false;
-    return true;
-  }
-  bool Value() {
-    in_experiment_key_ = name_key_ = false;
-    return true;
-  }
-  int depth_ = 0;
-  bool in_experiment_key_ = false;  // the last key was the top level's "experiment"
-  bool in_experiment_ = false;      // inside that object
-  bool name_key_ = false;           // the last key was its "name"
-};
+protocol::Requirements Needs(const plan_document::Requirements& r) {
+  return {r.engine, r.hardware, r.gpus, r.model};
+}
 
 }  // namespace
 
-std::string ExperimentNameOf(std::string_view text) {
-  NameFinder finder;
-  (void)json::sax_parse(text.begin(), text.end(), &finder, json::input_format_t::json, false);
-  return finder.name;
-}
-
 Result<ParsedPlan> ParsePlanJson(std::string_view text, PlanSource source) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object())
-    return InvalidArgument("plan: not a JSON object");
-  if (!doc.contains("schema") || doc["schema"] != "orch.plan/1") {
-    return Field("schema", "expected \"orch.plan/1\"");
-  }
   ParsedPlan plan;
-  auto experiment = doc.find("experiment");
-  if (experiment == doc.end() || !experiment->is_object()) {
-    return Field("experiment", "required object");
-  }
-  ORCH_ASSIGN_OR_RETURN(plan.experiment,
-                        Text(*experiment, "name", "experiment."));
+  ORCH_ASSIGN_OR_RETURN(static_cast<plan_document::Document&>(plan),
+                        plan_document::ReadPlanJson(text));
   ORCH_RETURN_IF_ERROR(CheckName(plan.experiment, "experiment.name"));
-  plan.json_sha256 = Sha256Hex(text);
-  plan.model_json = doc.contains("model") ? doc["model"].dump() : "{}";
-  plan.baseline_json = doc.contains("baseline") ? doc["baseline"].dump() : "null";
-  ORCH_ASSIGN_OR_RETURN(auto workloads, ReadWorkloads(doc, plan));
-  ORCH_RETURN_IF_ERROR(ReadJobs(doc, workloads, plan));
+  ORCH_RETURN_IF_ERROR(CheckWorkloads(plan));
+  ORCH_RETURN_IF_ERROR(CheckJobs(plan));
   // Last, so that a plan with a field of the wrong type hears about that field.
-  if (source == PlanSource::kPeer) ORCH_RETURN_IF_ERROR(planner::CheckPlanJobIds(doc));
+  if (source == PlanSource::kPeer) ORCH_RETURN_IF_ERROR(planner::CheckPlanJobIds(plan));
+  plan.json_sha256 = Sha256Hex(text);
+  for (const plan_document::Requirements& r : plan.requirements) plan.needs.push_back(Needs(r));
   return plan;
 }
 
@@ -296,22 +140,17 @@ const ParsedPlan* PlanCatalog::Find(std::string_view experiment) const {
 protocol::Assign PlanCatalog::MakeAssign(std::uint32_t plan_index,
                                          const PlannedJob& job) const {
   const ParsedPlan& plan = *plans_[plan_index];
+  const plan_document::Workload& workload = plan.workloads[job.workload];
   protocol::Assign assign;
   assign.job_id = job.id;
-  assign.workload = plan.workload_names[job.workload];
-  assign.requirements = plan.requirements[job.requirement];
-  json parsed = json::parse(job.job_json, nullptr, false);
-  if (parsed.is_object() && parsed.contains("coordinate") &&
-      parsed["coordinate"].is_object()) {
-    for (const auto& [axis, value] : parsed["coordinate"].items()) {
-      assign.coordinate.push_back({axis, ScalarText(value)});
+  assign.workload = workload.name;
+  assign.requirements = plan.needs[job.requirements];
+  if (job.coordinate != plan_document::kNone) {
+    for (const auto& [axis, value] : plan.coordinates[job.coordinate]) {
+      assign.coordinate.push_back({axis, plan_document::ScalarText(value)});
     }
   }
-  json experiment_name = plan.experiment;
-  assign.workload_spec = "{\"experiment\":" + experiment_name.dump() +
-                         ",\"job\":" + job.job_json +
-                         ",\"workload\":" + plan.workload_json[job.workload] +
-                         ",\"model\":" + plan.model_json + "}";
+  assign.workload_spec = plan_document::WriteJobSpec(plan, job);
   return assign;
 }
 

@@ -2,11 +2,11 @@
 // out jobs.
 //
 // Reads the orch.plan/1 JSON (docs/plan-json.md) that `orch submit` sends and
-// that the store keeps, and holds per experiment what an Assign carries: each
-// job's coordinate, workload and requirements, and the workload_spec JSON
-// {"experiment", "job", "workload", "model"}. Requirements are interned: jobs
-// point at one shared copy. The catalog never changes a job's state (JobTable
-// does).
+// that the store keeps, once, into the typed document, and makes from it what an
+// Assign carries: each job's coordinate, workload and requirements, and the
+// workload_spec JSON {"experiment", "job", "workload", "model"}. Coordinates and
+// requirements are interned: jobs point at one shared copy. The catalog never
+// changes a job's state (JobTable does).
 #pragma once
 
 #include <cstdint>
@@ -16,40 +16,29 @@
 #include <vector>
 
 #include "base/status.h"
+#include "plan_document/plan_document.h"
+#include "plan_document/plan_json.h"
 #include "protocol/messages.h"
 #include "store/records.h"
 
 namespace orch::coordinator {
 
-// One job of a plan, as parsed.
-struct PlannedJob {
-  std::string id;
-  std::string cell;         // "baseline", "kv=q8_0"; may be empty
-  std::uint32_t repeat = 0;
-  std::uint32_t workload = 0;     // index into ParsedPlan::workload_names
-  std::uint32_t requirement = 0;  // index into ParsedPlan::requirements
-  std::string job_json;           // the job object of the plan, compact JSON
-};
+// One job of a plan: its id, cell, workload, repeat and the interned coordinate and
+// requirements it points at.
+using PlannedJob = plan_document::Job;
 
-struct ParsedPlan {
-  std::string experiment;  // the plan's id in the store and its name
-  std::string
-      json_sha256;  // of the document as submitted (the store keeps the text)
-  std::string model_json;     // compact
-  std::string baseline_json;  // compact; "null" when the plan has none
-  std::vector<std::string> workload_names;
-  std::vector<std::string>
-      workload_json;  // compact, parallel to workload_names
-  // Most positions a job of the workload can have (teacher_forced: positions,
-  // generate: max_tokens); 0 when the plan does not say. Parallel too.
-  std::vector<std::uint64_t> workload_positions;
-  std::vector<protocol::Requirements> requirements;
-  std::vector<PlannedJob> jobs;  // in plan order
+// A submitted plan: the typed document (read once, plan_document/plan_json.h) plus what
+// the coordinator derives from it. `experiment` is the plan's id in the store and its
+// name; jobs are in plan order and each has requirements (checked).
+struct ParsedPlan : plan_document::Document {
+  std::string json_sha256;  // of the document as submitted (the store keeps the text)
+  // Document::requirements as Assigns carry them, parallel to that table.
+  std::vector<protocol::Requirements> needs;
 };
 
 // The most jobs and workloads one plan may have.
-inline constexpr std::size_t kMaxPlanJobs = 1'000'000;
-inline constexpr std::size_t kMaxPlanWorkloads = 10'000;
+inline constexpr std::size_t kMaxPlanJobs = plan_document::kMaxJobs;
+inline constexpr std::size_t kMaxPlanWorkloads = plan_document::kMaxWorkloads;
 
 // Where a plan document comes from.
 enum class PlanSource {
@@ -63,9 +52,7 @@ enum class PlanSource {
 // gives that job (planner/plan_ids.h). InvalidArgument naming the field otherwise.
 Result<ParsedPlan> ParsePlanJson(std::string_view json, PlanSource source = PlanSource::kPeer);
 
-// The plan's experiment.name, read without building the document (it stops
-// there); "" when the text is not JSON or has none.
-std::string ExperimentNameOf(std::string_view json);
+using plan_document::ExperimentNameOf;
 
 // The store records for a parsed plan (`json`: its text): the plan and every
 // job as pending.

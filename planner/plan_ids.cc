@@ -11,169 +11,106 @@
 namespace orch::planner {
 namespace {
 
-using nlohmann::json;
-
-// "plan.FIELD: RULE"; a FIELD given as a prefix ("jobs[3].") names the object itself.
-Status Field(std::string field, const std::string& rule) {
-  if (!field.empty() && field.back() == '.') field.pop_back();
-  return InvalidArgument((field.empty() ? "plan" : "plan." + field) + ": " + rule);
+// "plan.FIELD: RULE (it makes the job ids)".
+Status Missing(const std::string& field, const char* type) {
+  return InvalidArgument("plan." + field + ": required " + type + " (it makes the job ids)");
 }
 
-// The member `key` of `object` when it has type `is`; an error naming it otherwise.
-template <typename Check>
-Result<const json*> Member(const json& object, const char* key, const std::string& at,
-                           Check is, const char* type) {
-  auto it = object.find(key);
-  if (it == object.end() || !is(*it)) {
-    return Field(at + key, std::string("required ") + type + " (it makes the job ids)");
-  }
-  return &*it;
+// An int as the planner holds it; the document may hold a wider integer.
+template <typename Wide>
+Result<int> Int(const std::optional<Wide>& value, const std::string& field) {
+  if (!value || *value < INT32_MIN || *value > INT32_MAX) return Missing(field, "integer");
+  return static_cast<int>(*value);
 }
 
-Result<int> Int(const json& object, const char* key, const std::string& at) {
-  ORCH_ASSIGN_OR_RETURN(const json* value,
-                        Member(object, key, at, [](const json& v) {
-                          return v.is_number_integer() && v.get<std::int64_t>() >= INT32_MIN &&
-                                 v.get<std::int64_t>() <= INT32_MAX;
-                        }, "integer"));
-  return static_cast<int>(value->get<std::int64_t>());
-}
-
-Result<std::string> String(const json& object, const char* key, const std::string& at) {
-  ORCH_ASSIGN_OR_RETURN(const json* value,
-                        Member(object, key, at, [](const json& v) { return v.is_string(); },
-                               "string"));
-  return value->get<std::string>();
-}
-
-Result<CapturePolicy> ReadCapture(const json& workload, const std::string& at) {
-  ORCH_ASSIGN_OR_RETURN(const json* capture,
-                        Member(workload, "capture", at,
-                               [](const json& v) { return v.is_object(); }, "object"));
+Result<CapturePolicy> ReadCapture(const plan_document::Workload& w, const std::string& at) {
+  if (!w.capture) return Missing(at + "capture", "object");
   CapturePolicy policy;
-  std::string where = at + "capture.";
-  ORCH_ASSIGN_OR_RETURN(policy.top_k, Int(*capture, "top_k", where));
-  ORCH_ASSIGN_OR_RETURN(policy.full_every, Int(*capture, "full_every", where));
-  ORCH_ASSIGN_OR_RETURN(const json* windows,
-                        Member(*capture, "full_windows", where,
-                               [](const json& v) { return v.is_array(); }, "array"));
-  for (const json& window : *windows) {
-    bool pair = window.is_array() && window.size() == 2 && window[0].is_number_integer() &&
-                window[1].is_number_integer();
-    if (!pair) return Field(where + "full_windows", "each window must be [begin, end]");
-    policy.full_windows.emplace_back(window[0].get<int>(), window[1].get<int>());
-  }
+  ORCH_ASSIGN_OR_RETURN(policy.top_k, Int(w.capture->top_k, at + "capture.top_k"));
+  ORCH_ASSIGN_OR_RETURN(policy.full_every, Int(w.capture->full_every, at + "capture.full_every"));
+  if (!w.capture->full_windows) return Missing(at + "capture.full_windows", "array");
+  for (const auto& window : *w.capture->full_windows) policy.full_windows.push_back(window);
   return policy;
 }
 
-// The workload as the planner held it, from its JSON object (planner/plan_json.cc).
-Result<Workload> ReadWorkload(const json& object, const std::string& at) {
-  if (!object.is_object()) return Field(at, "must be an object");
+// The workload as the planner held it (planner/plan_json.cc made the document from it).
+Result<Workload> ReadWorkload(const plan_document::Workload& in, const std::string& at) {
   Workload w;
-  ORCH_ASSIGN_OR_RETURN(w.name, String(object, "name", at));
-  ORCH_ASSIGN_OR_RETURN(std::string kind, String(object, "kind", at));
-  if (kind == "generate") {
+  w.name = in.name;
+  if (in.kind == "generate") {
     w.kind = WorkloadKind::kGenerate;
-    ORCH_ASSIGN_OR_RETURN(w.prompt, String(object, "prompt", at));
-    ORCH_ASSIGN_OR_RETURN(w.max_tokens, Int(object, "max_tokens", at));
-  } else if (kind == "teacher_forced") {
-    ORCH_ASSIGN_OR_RETURN(w.positions, Int(object, "positions", at));
-    auto tokens = object.find("tokens");
-    if (tokens != object.end()) {
-      if (!tokens->is_array()) return Field(at + "tokens", "must be an array of integers");
-      for (const json& token : *tokens) {
-        if (!token.is_number_integer()) return Field(at + "tokens", "must be an array of integers");
-        w.tokens.push_back(token.get<std::int64_t>());
-      }
+    if (!in.prompt) return Missing(at + "prompt", "string");
+    w.prompt = *in.prompt;
+    ORCH_ASSIGN_OR_RETURN(w.max_tokens, Int(in.max_tokens, at + "max_tokens"));
+  } else if (in.kind == "teacher_forced") {
+    ORCH_ASSIGN_OR_RETURN(w.positions, Int(in.positions, at + "positions"));
+    if (in.tokens) {
+      w.tokens = *in.tokens;
+    } else if (in.text) {
+      w.text = *in.text;
     } else {
-      ORCH_ASSIGN_OR_RETURN(w.text, String(object, "text", at));
+      return Missing(at + "text", "string");
     }
+  } else if (in.kind.empty()) {
+    return Missing(at + "kind", "string");
   } else {
-    return Field(at + "kind", "must be \"teacher_forced\" or \"generate\", got " + json(kind).dump());
+    return InvalidArgument("plan." + at + "kind: must be \"teacher_forced\" or \"generate\", got " +
+                           nlohmann::json(in.kind).dump());
   }
-  ORCH_ASSIGN_OR_RETURN(w.capture, ReadCapture(object, at));
+  ORCH_ASSIGN_OR_RETURN(w.capture, ReadCapture(in, at));
   return w;
 }
 
-Result<AxisValue> ReadAxisValue(const json& value, const std::string& at) {
-  if (value.is_string()) return AxisValue::String(value.get<std::string>());
-  if (value.is_boolean()) return AxisValue::Bool(value.get<bool>());
-  if (value.is_number_integer()) {
-    if (value.is_number_unsigned() && value.get<std::uint64_t>() > INT64_MAX) {
-      return Field(at, "integer out of range");
-    }
-    return AxisValue::Int(value.get<std::int64_t>());
-  }
-  if (value.is_number_float()) return AxisValue::Float(value.get<double>());
-  return Field(at, "must be a string, number or boolean, got " + value.dump());
-}
-
-Result<std::string> IdOf(const json& job, const std::string& experiment,
-                         const std::map<std::string, Workload>& workloads,
-                         std::map<std::string, std::string>& digests, const std::string& at) {
-  if (!job.is_object()) return Field(at, "must be an object");
-  ORCH_ASSIGN_OR_RETURN(std::string name, String(job, "workload", at));
-  auto workload = workloads.find(name);
-  if (workload == workloads.end()) return Field(at + "workload", "unknown workload " + name);
-  ORCH_ASSIGN_OR_RETURN(const json* coordinate,
-                        Member(job, "coordinate", at,
-                               [](const json& v) { return v.is_object(); }, "object"));
-  Coordinate axes;
-  for (const auto& [axis, value] : coordinate->items()) {
-    ORCH_ASSIGN_OR_RETURN(axes[axis], ReadAxisValue(value, at + "coordinate." + axis));
-  }
-  ORCH_ASSIGN_OR_RETURN(int repeat, Int(job, "repeat", at));
-  ORCH_ASSIGN_OR_RETURN(const json* requirements,
-                        Member(job, "requirements", at,
-                               [](const json& v) { return v.is_object(); }, "object"));
-  ORCH_ASSIGN_OR_RETURN(std::string model, String(*requirements, "model", at + "requirements."));
-  std::string& digest = digests[name];
-  if (digest.empty()) digest = WorkloadDigest(workload->second);
-  return JobIdOf(CanonicalJob(CanonicalAxes(axes, workload->second.kind), experiment, model,
-                              repeat, digest));
-}
-
-Status CheckIds(const json& plan) {
-  if (!plan.is_object()) return Field("", "must be an object");
-  ORCH_ASSIGN_OR_RETURN(const json* experiment,
-                        Member(plan, "experiment", "",
-                               [](const json& v) { return v.is_object(); }, "object"));
-  ORCH_ASSIGN_OR_RETURN(std::string name, String(*experiment, "name", "experiment."));
-  ORCH_ASSIGN_OR_RETURN(const json* listed,
-                        Member(plan, "workloads", "",
-                               [](const json& v) { return v.is_array(); }, "array"));
-  std::map<std::string, Workload> workloads;
-  for (std::size_t i = 0; i < listed->size(); ++i) {
-    std::string at = "workloads[" + std::to_string(i) + "].";
-    ORCH_ASSIGN_OR_RETURN(Workload w, ReadWorkload((*listed)[i], at));
-    workloads.emplace(w.name, std::move(w));
-  }
-  ORCH_ASSIGN_OR_RETURN(const json* jobs,
-                        Member(plan, "jobs", "", [](const json& v) { return v.is_array(); },
-                               "array"));
-  std::map<std::string, std::string> digests;
-  for (std::size_t i = 0; i < jobs->size(); ++i) {
-    std::string at = "jobs[" + std::to_string(i) + "].";
-    const json& job = (*jobs)[i];
-    ORCH_ASSIGN_OR_RETURN(std::string expected, IdOf(job, name, workloads, digests, at));
-    ORCH_ASSIGN_OR_RETURN(std::string id, String(job, "id", at));
-    if (id != expected) {
-      return Field(at + "id", id + " is not the id of this job's coordinate, workload, repeat "
-                              "and model (" + expected + "): make the plan with orch plan, "
-                              "and do not edit it");
-    }
-  }
-  return Status::Ok();
+AxisValue ValueOf(const plan_document::Scalar& value) {
+  if (const auto* s = std::get_if<std::string>(&value)) return AxisValue::String(*s);
+  if (const auto* i = std::get_if<std::int64_t>(&value)) return AxisValue::Int(*i);
+  if (const auto* d = std::get_if<double>(&value)) return AxisValue::Float(*d);
+  return AxisValue::Bool(std::get<bool>(value));
 }
 
 }  // namespace
 
-Status CheckPlanJobIds(const nlohmann::json& plan) {
-  try {
-    return CheckIds(plan);
-  } catch (const json::exception& e) {  // a value out of the range its getter reads
-    return InvalidArgument(std::string("plan: ") + e.what());
+Status CheckPlanJobIds(const plan_document::Document& plan) {
+  std::vector<Workload> workloads;
+  std::vector<std::string> digests(plan.workloads.size());
+  for (std::size_t i = 0; i < plan.workloads.size(); ++i) {
+    std::string at = "workloads[" + std::to_string(i) + "].";
+    ORCH_ASSIGN_OR_RETURN(Workload w, ReadWorkload(plan.workloads[i], at));
+    workloads.push_back(std::move(w));
   }
+  // Jobs share coordinates; each distinct one is made canonical once per workload kind.
+  std::map<std::pair<std::uint32_t, WorkloadKind>, std::string> axes;
+  for (std::size_t i = 0; i < plan.jobs.size(); ++i) {
+    const plan_document::Job& job = plan.jobs[i];
+    std::string at = "jobs[" + std::to_string(i) + "].";
+    if (job.workload == plan_document::kNone) {
+      return InvalidArgument("plan." + at + "workload: unknown workload " + job.unknown_workload);
+    }
+    if (job.coordinate == plan_document::kNone) return Missing(at + "coordinate", "object");
+    if (!job.has_repeat) return Missing(at + "repeat", "integer");
+    if (job.requirements == plan_document::kNone) return Missing(at + "requirements", "object");
+    const std::string& model = plan.requirements[job.requirements].model;
+    const Workload& workload = workloads[job.workload];
+    std::string& canonical = axes[{job.coordinate, workload.kind}];
+    if (canonical.empty()) {
+      Coordinate coordinate;
+      for (const auto& [axis, value] : plan.coordinates[job.coordinate]) {
+        coordinate[axis] = ValueOf(value);
+      }
+      canonical = CanonicalAxes(coordinate, workload.kind);
+    }
+    std::string& digest = digests[job.workload];
+    if (digest.empty()) digest = WorkloadDigest(workload);
+    std::string expected = JobIdOf(CanonicalJob(canonical, plan.experiment, model,
+                                                static_cast<int>(job.repeat), digest));
+    if (job.id != expected) {
+      return InvalidArgument("plan." + at + "id: " + job.id +
+                             " is not the id of this job's coordinate, workload, repeat and "
+                             "model (" + expected + "): make the plan with orch plan, and do "
+                             "not edit it");
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace orch::planner

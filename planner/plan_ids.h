@@ -1,4 +1,4 @@
-// Job ids recomputed from an orch.plan/1 document (docs/plan-json.md).
+// Job ids recomputed from a plan document (docs/plan-json.md).
 //
 // A plan that reaches the coordinator comes from a peer, which may have edited it. Every
 // job's id is the hash of its canonical form (planner/job_id.h), and the document carries
@@ -8,15 +8,15 @@
 // with this library's rule rather than a copy of it.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "base/status.h"
+#include "plan_document/plan_document.h"
 
 namespace orch::planner {
 
 // Ok when every job of `plan` has the id of its canonical form. InvalidArgument
-// naming the first field that cannot be read ("plan.workloads[1].capture.top_k: ...")
-// or the first job whose id differs ("plan.jobs[3].id: ..."). Never throws.
-Status CheckPlanJobIds(const nlohmann::json& plan);
+// naming the first field the form needs that the document lacks
+// ("plan.workloads[1].capture.top_k: required integer ...") or the first job whose id
+// differs ("plan.jobs[3].id: ..."). Types were checked when the document was read.
+Status CheckPlanJobIds(const plan_document::Document& plan);
 
 }  // namespace orch::planner

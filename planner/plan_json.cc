@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plan_document/plan_json.h"
 #include "planner/axes.h"
 #include "planner/job_id.h"
 
@@ -10,94 +11,62 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json ValueJson(const AxisValue& value) {
+plan_document::Scalar ScalarOf(const AxisValue& value) {
   if (value.is_string()) return value.as_string();
   if (value.is_int()) return value.as_int();
   if (value.is_float()) return value.as_float();
   return value.as_bool();
 }
 
-Json CoordinateJson(const Coordinate& coordinate) {
-  Json out = Json::object();
-  for (const auto& [axis, value] : coordinate) out[axis] = ValueJson(value);
+plan_document::Coordinate CoordinateOf(const Coordinate& coordinate) {
+  plan_document::Coordinate out;
+  for (const auto& [axis, value] : coordinate) out.emplace_back(axis, ScalarOf(value));
   return out;
 }
 
-Json ModelJson(const Model& model) {
-  Json out = {{"name", model.name}};
-  if (model.is_synth()) {
-    out["synth"] = model.synth;
-  } else {
-    out["file"] = model.file;
-    out["sha256"] = model.sha256;
+plan_document::Model ModelOf(const Model& model) {
+  plan_document::Model out;
+  out.name = model.name;
+  out.synth = model.synth;
+  if (!model.is_synth()) {
+    out.file = model.file;
+    out.sha256 = model.sha256;
   }
-  Json variants = Json::object();
-  for (const auto& [quant, v] : model.variants) {
-    variants[quant] = {{"file", v.file}, {"sha256", v.sha256}};
-  }
-  out["variants"] = variants;
+  for (const auto& [quant, v] : model.variants) out.variants[quant] = {v.file, v.sha256};
   return out;
 }
 
-Json WorkloadJson(const Workload& w) {
-  Json out = {{"name", w.name}, {"kind", WorkloadKindName(w.kind)}, {"digest", WorkloadDigest(w)}};
+plan_document::Workload WorkloadOf(const Workload& w) {
+  plan_document::Workload out;
+  out.name = w.name;
+  out.kind = WorkloadKindName(w.kind);
+  out.digest = WorkloadDigest(w);
   if (w.kind == WorkloadKind::kGenerate) {
-    out["prompt"] = w.prompt;
-    out["max_tokens"] = w.max_tokens;
+    out.prompt = w.prompt;
+    out.max_tokens = w.max_tokens;
   } else {
-    out["positions"] = w.positions;
-    if (!w.tokens.empty()) out["tokens"] = w.tokens;
-    else out["text"] = w.text;
-    if (!w.text_file.empty()) out["text_file"] = w.text_file;
+    out.positions = w.positions;
+    if (!w.tokens.empty()) out.tokens = w.tokens;
+    else out.text = w.text;
+    out.text_file = w.text_file;
   }
-  Json windows = Json::array();
-  for (const auto& [begin, end] : w.capture.full_windows) windows.push_back({begin, end});
-  out["capture"] = {{"top_k", w.capture.top_k},
-                    {"full_every", w.capture.full_every},
-                    {"full_windows", windows}};
+  out.capture = plan_document::Capture{w.capture.top_k, w.capture.full_every, {{}}};
+  for (const auto& window : w.capture.full_windows) out.capture->full_windows->push_back(window);
   return out;
 }
 
-Json AxesJson(const Spec& spec) {
-  Json out = Json::array();
-  for (const Axis& axis : spec.axes) {
-    Json alternatives = Json::array();
-    for (const AxisValue& v : axis.alternatives) alternatives.push_back(ValueJson(v));
-    bool generate_only = !AxisApplies(axis.name, WorkloadKind::kTeacherForced);
-    out.push_back({{"name", axis.name},
-                   {"baseline", ValueJson(axis.baseline)},
-                   {"alternatives", alternatives},
-                   {"applies_to", generate_only ? "generate" : "all"}});
-  }
+plan_document::Axis AxisOf(const Axis& axis) {
+  plan_document::Axis out;
+  out.name = axis.name;
+  out.baseline = ScalarOf(axis.baseline);
+  for (const AxisValue& v : axis.alternatives) out.alternatives.push_back(ScalarOf(v));
+  bool generate_only = !AxisApplies(axis.name, WorkloadKind::kTeacherForced);
+  out.applies_to = generate_only ? "generate" : "all";
   return out;
 }
 
-Json RequirementsJson(const Requirements& r) {
-  return {{"engine", r.engine}, {"hardware", r.hardware}, {"gpus", r.gpus}, {"model", r.model}};
-}
-
-Json CellJson(const Plan& plan, const Cell& cell, int jobs) {
-  Json out = {{"label", cell.label}, {"axis", nullptr}, {"value", nullptr}};
-  if (!cell.is_baseline()) {
-    const Axis& axis = plan.spec.axes[cell.axis];
-    out["axis"] = axis.name;
-    out["value"] = ValueJson(axis.alternatives[cell.alternative]);
-  }
-  out["jobs"] = jobs;
-  out["requirements"] = RequirementsJson(cell.requirements);
-  return out;
-}
-
-Json JobJson(const Plan& plan, const Job& job) {
-  const Cell& cell = plan.CellOf(job);
-  const Workload& w = plan.WorkloadOf(job);
-  return {{"id", job.id},
-          {"cell", cell.label},
-          {"workload", w.name},
-          {"kind", WorkloadKindName(w.kind)},
-          {"repeat", job.repeat},
-          {"coordinate", CoordinateJson(plan.JobCoordinate(job))},
-          {"requirements", RequirementsJson(cell.requirements)}};
+plan_document::Requirements RequirementsOf(const Requirements& r) {
+  return {r.engine, r.hardware, r.gpus, r.model};
 }
 
 Json DiagnosticJson(const std::string& file, const Diagnostic& d) {
@@ -113,40 +82,53 @@ Json DiagnosticsArray(const std::string& file, const std::vector<Diagnostic>& li
 
 }  // namespace
 
-std::string PlanToJson(const Plan& plan) {
-  std::vector<int> jobs_per_cell(plan.cells.size(), 0);
-  for (const Job& job : plan.jobs) ++jobs_per_cell[job.cell];
-  Json cells = Json::array();
-  for (std::size_t i = 0; i < plan.cells.size(); ++i) {
-    cells.push_back(CellJson(plan, plan.cells[i], jobs_per_cell[i]));
+plan_document::Document ToDocument(const Plan& plan) {
+  plan_document::Document doc;
+  doc.spec = plan.spec.file;
+  doc.experiment = plan.spec.name;
+  doc.description = plan.spec.description;
+  doc.model = ModelOf(plan.spec.model);
+  doc.baseline = CoordinateOf(plan.cells.front().coordinate);
+  plan_document::Interner interner(doc);
+  for (const Axis& axis : plan.spec.axes) {
+    doc.axes.push_back(AxisOf(axis));
+    doc.axes_varied += axis.alternatives.empty() ? 0 : 1;
   }
-  Json jobs = Json::array();
-  for (const Job& job : plan.jobs) jobs.push_back(JobJson(plan, job));
-  Json workloads = Json::array();
-  for (const Workload& w : plan.spec.workloads) workloads.push_back(WorkloadJson(w));
-  int varied = 0;
-  for (const Axis& axis : plan.spec.axes) varied += axis.alternatives.empty() ? 0 : 1;
-
-  Json out = {
-      {"schema", kPlanSchema},
-      {"spec", plan.spec.file},
-      {"experiment", {{"name", plan.spec.name}, {"description", plan.spec.description}}},
-      {"model", ModelJson(plan.spec.model)},
-      {"baseline", CoordinateJson(plan.cells.front().coordinate)},
-      {"axes", AxesJson(plan.spec)},
-      {"workloads", workloads},
-      {"repeats", {{"baseline", plan.spec.baseline_repeats}, {"cells", plan.spec.cell_repeats}}},
-      {"summary",
-       {{"axes_varied", varied},
-        {"cells", plan.cells.size()},
-        {"workloads", plan.spec.workloads.size()},
-        {"jobs", plan.jobs.size()}}},
-      {"cells", cells},
-      {"jobs", jobs},
-      {"warnings", DiagnosticsArray(plan.spec.file, plan.warnings)},
-  };
-  return out.dump(2) + "\n";
+  for (const Workload& w : plan.spec.workloads) doc.workloads.push_back(WorkloadOf(w));
+  doc.baseline_repeats = plan.spec.baseline_repeats;
+  doc.cell_repeats = plan.spec.cell_repeats;
+  for (const Cell& cell : plan.cells) {
+    plan_document::Cell out;
+    out.label = cell.label;
+    out.requirements = interner.Add(RequirementsOf(cell.requirements));
+    if (!cell.is_baseline()) {
+      const Axis& axis = plan.spec.axes[cell.axis];
+      out.axis = axis.name;
+      out.value = ScalarOf(axis.alternatives[cell.alternative]);
+    }
+    doc.cells.push_back(std::move(out));
+  }
+  for (const Job& job : plan.jobs) {
+    const Cell& cell = plan.CellOf(job);
+    ++doc.cells[job.cell].jobs;
+    plan_document::Job& out = doc.jobs.emplace_back();
+    out.id = job.id;
+    out.cell = cell.label;
+    out.kind = WorkloadKindName(plan.WorkloadOf(job).kind);
+    out.workload = static_cast<std::uint32_t>(job.workload);
+    out.repeat = static_cast<std::uint32_t>(job.repeat);
+    out.has_repeat = true;
+    out.coordinate = interner.Add(CoordinateOf(plan.JobCoordinate(job)));
+    out.requirements = interner.Add(RequirementsOf(cell.requirements));
+  }
+  for (const Diagnostic& d : plan.warnings) {
+    doc.warnings.push_back({plan.spec.file, d.pos.line, d.pos.column, d.field, d.message,
+                            d.Format(plan.spec.file)});
+  }
+  return doc;
 }
+
+std::string PlanToJson(const Plan& plan) { return plan_document::WritePlanJson(ToDocument(plan)); }
 
 std::string DiagnosticsToJson(const std::string& file, const Diagnostics& diagnostics) {
   Json out = {{"schema", "orch.plan-errors/1"},

@@ -5,14 +5,17 @@
 #include <string>
 #include <vector>
 
+#include "plan_document/plan_document.h"
 #include "planner/diagnostics.h"
 #include "planner/plan.h"
 
 namespace orch::planner {
 
-inline constexpr const char* kPlanSchema = "orch.plan/1";
+using plan_document::kPlanSchema;
 
-// Pretty-printed (2-space indent) JSON document with a trailing newline.
+// The plan as the typed document every reader and writer of plan JSON shares.
+plan_document::Document ToDocument(const Plan& plan);
+// WritePlanJson(ToDocument(plan)): 2-space indent, a trailing newline.
 std::string PlanToJson(const Plan& plan);
 
 // {"schema":"orch.plan-errors/1","file":...,"errors":[...],"warnings":[...]} for scripts

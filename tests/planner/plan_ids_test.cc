@@ -2,6 +2,8 @@
 // orch plan passes, any edit to what an id is made of is named.
 #include "planner/plan_ids.h"
 
+#include "plan_document/plan_json.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -26,12 +28,19 @@ json Golden() {
   return json::parse(text.str());
 }
 
-std::string Why(const json& plan) { return CheckPlanJobIds(plan).message(); }
+// The document is read first (types are the reader's), then its ids are checked.
+Status Check(const json& plan) {
+  Result<plan_document::Document> document = plan_document::ReadPlanJson(plan.dump());
+  if (!document.ok()) return document.status();
+  return CheckPlanJobIds(*document);
+}
+
+std::string Why(const json& plan) { return Check(plan).message(); }
 
 TEST(PlanIdsTest, EveryIdOfAPlanMadeByThePlannerChecksOut) {
   json plan = Golden();
   ASSERT_GE(plan["jobs"].size(), 10u);
-  Status status = CheckPlanJobIds(plan);
+  Status status = Check(plan);
   EXPECT_TRUE(status.ok()) << status.ToString();
 }
 
@@ -61,7 +70,7 @@ TEST(PlanIdsTest, EachPartOfTheCanonicalFormChangesTheIdAndIsNamed) {
 TEST(PlanIdsTest, AWorkloadsOwnDigestFieldIsNotTrusted) {
   json plan = Golden();
   plan["workloads"][0]["digest"] = std::string(64, '0');
-  EXPECT_TRUE(CheckPlanJobIds(plan).ok()) << "the digest is recomputed, not read";
+  EXPECT_TRUE(Check(plan).ok()) << "the digest is recomputed, not read";
 }
 
 TEST(PlanIdsTest, WhatCannotBeReadIsNamedNeverThrown) {
@@ -93,7 +102,7 @@ TEST(PlanIdsTest, WhatCannotBeReadIsNamedNeverThrown) {
     edit(plan);
     EXPECT_THAT(Why(plan), HasSubstr(message));
   }
-  EXPECT_THAT(Why(json::array()), HasSubstr("must be an object"));
+  EXPECT_THAT(Why(json::array()), HasSubstr("plan: not a JSON object"));
 }
 
 }  // namespace

@@ -1,0 +1,83 @@
+// The job spec an Assign carries: the plan's job, workload and model objects, written from
+// the document read once, and read back by the agent.
+#include "plan_document/job_spec.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "plan_document/plan_json.h"
+
+namespace orch::plan_document {
+namespace {
+
+using nlohmann::json;
+
+json GoldenPlan() {
+  std::ifstream in(std::filesystem::path(ORCH_SOURCE_DIR) /
+                   "tests/cli/testdata/seed-replication.plan.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  return json::parse(text.str());
+}
+
+TEST(JobSpecTest, CarriesThePlansObjectsAsSubmitted) {
+  json plan = GoldenPlan();
+  plan["workloads"][0]["future_field"] = {{"kept", true}};  // fields are only ever added
+  Result<Document> document = ReadPlanJson(plan.dump());
+  ASSERT_TRUE(document.ok()) << document.status().ToString();
+  for (std::size_t i = 0; i < document->jobs.size(); ++i) {
+    json spec = json::parse(WriteJobSpec(*document, document->jobs[i]));
+    EXPECT_EQ(spec["experiment"], plan["experiment"]["name"]);
+    // The job object as the plan has it (the driver-facing fields only).
+    EXPECT_EQ(spec["job"], plan["jobs"][i]) << "job " << i;
+    const std::string name = plan["jobs"][i]["workload"];
+    for (const json& w : plan["workloads"]) {
+      if (w["name"] == name) {
+        EXPECT_EQ(spec["workload"], w);
+      }
+    }
+    EXPECT_EQ(spec["model"], plan["model"]);
+  }
+}
+
+TEST(JobSpecTest, ADocumentBuiltInMemoryWritesItsTypedFields) {
+  Result<Document> read = ReadPlanJson(GoldenPlan().dump());
+  ASSERT_TRUE(read.ok());
+  Document document = *read;
+  for (Workload& w : document.workloads) w.json.clear();
+  document.model->json.clear();
+  json from_memory = json::parse(WriteJobSpec(document, document.jobs[0]));
+  json from_text = json::parse(WriteJobSpec(*read, read->jobs[0]));
+  EXPECT_EQ(from_memory, from_text);
+}
+
+TEST(JobSpecTest, ReadsWhatItWrote) {
+  Result<Document> document = ReadPlanJson(GoldenPlan().dump());
+  ASSERT_TRUE(document.ok());
+  const std::string text = WriteJobSpec(*document, document->jobs[0]);
+  Result<JobSpec> spec = ReadJobSpec(text);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->experiment, document->experiment);
+  EXPECT_EQ(json::parse(spec->workload), json::parse(text)["workload"]);
+  EXPECT_EQ(json::parse(spec->model), json::parse(text)["model"]);
+  EXPECT_EQ(json::parse(spec->job)["id"], document->jobs[0].id);
+}
+
+TEST(JobSpecTest, TextThatIsNotAnObjectIsRefused) {
+  for (const char* text : {"", "[]", "5", "{\"experiment\":"}) {
+    Result<JobSpec> spec = ReadJobSpec(text);
+    ASSERT_FALSE(spec.ok()) << text;
+    EXPECT_EQ(spec.status().code(), StatusCode::kInvalidArgument);
+  }
+  Result<JobSpec> partial = ReadJobSpec(R"({"experiment": 5})");
+  ASSERT_TRUE(partial.ok());
+  EXPECT_EQ(partial->experiment, "");
+  EXPECT_EQ(partial->workload, "");
+}
+
+}  // namespace
+}  // namespace orch::plan_document

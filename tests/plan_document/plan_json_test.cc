@@ -1,0 +1,137 @@
+// The typed plan document: what orch plan writes reads back to the same bytes, coordinates
+// and requirements are shared between jobs, and bad fields are named.
+#include "plan_document/plan_json.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace orch::plan_document {
+namespace {
+
+using ::testing::HasSubstr;
+using nlohmann::json;
+
+// orch plan's output for examples/seed-replication.toml: both workload kinds, string,
+// integer, float and boolean axis values, model variants.
+std::string Golden() {
+  std::ifstream in(std::filesystem::path(ORCH_SOURCE_DIR) /
+                   "tests/cli/testdata/seed-replication.plan.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(PlanJsonTest, WritingWhatWasReadGivesTheSameBytes) {
+  const std::string golden = Golden();
+  Result<Document> document = ReadPlanJson(golden);
+  ASSERT_TRUE(document.ok()) << document.status().ToString();
+  EXPECT_EQ(WritePlanJson(*document), golden);
+}
+
+TEST(PlanJsonTest, ReadsEveryPartOfThePlanTyped) {
+  Result<Document> document = ReadPlanJson(Golden());
+  ASSERT_TRUE(document.ok()) << document.status().ToString();
+  const json golden = json::parse(Golden());
+  EXPECT_EQ(document->experiment, golden["experiment"]["name"]);
+  EXPECT_EQ(document->jobs.size(), golden["jobs"].size());
+  EXPECT_EQ(document->cells.size(), golden["cells"].size());
+  EXPECT_EQ(document->workloads.size(), golden["workloads"].size());
+  for (std::size_t i = 0; i < document->jobs.size(); ++i) {
+    const Job& job = document->jobs[i];
+    EXPECT_EQ(job.id, golden["jobs"][i]["id"]);
+    EXPECT_EQ(document->workloads[job.workload].name, golden["jobs"][i]["workload"]);
+    ASSERT_NE(job.coordinate, kNone);
+    std::vector<std::pair<std::string, std::string>> read, expected;
+    for (const auto& [axis, value] : document->coordinates[job.coordinate]) {
+      read.emplace_back(axis, ScalarText(value));
+    }
+    for (const auto& [axis, value] : golden["jobs"][i]["coordinate"].items()) {
+      expected.emplace_back(axis, value.is_string() ? value.get<std::string>() : value.dump());
+    }
+    EXPECT_EQ(read, expected) << "job " << i;
+  }
+}
+
+TEST(PlanJsonTest, JobsShareTheirCoordinatesAndRequirements) {
+  Result<Document> document = ReadPlanJson(Golden());
+  ASSERT_TRUE(document.ok());
+  // Repeats of a cell have one coordinate; every job has one of the cells' requirements.
+  EXPECT_LT(document->coordinates.size(), document->jobs.size());
+  EXPECT_LE(document->requirements.size(), document->cells.size());
+  for (std::size_t a = 0; a < document->coordinates.size(); ++a) {
+    for (std::size_t b = a + 1; b < document->coordinates.size(); ++b) {
+      EXPECT_NE(document->coordinates[a], document->coordinates[b]) << "interned twice";
+    }
+  }
+}
+
+TEST(PlanJsonTest, ReadsKeysInAnyOrder) {
+  // Sorted keys put "jobs" before "workloads": names are resolved after the whole text.
+  const std::string sorted = json::parse(Golden()).dump();
+  Result<Document> document = ReadPlanJson(sorted);
+  ASSERT_TRUE(document.ok()) << document.status().ToString();
+  EXPECT_EQ(WritePlanJson(*document), Golden());
+}
+
+TEST(PlanJsonTest, NamesTheFieldOfTheWrongType) {
+  const json golden = json::parse(Golden());
+  std::vector<std::pair<std::string, std::function<void(json&)>>> edits = {
+      {"plan.schema: expected \"orch.plan/1\"", [](json& p) { p["schema"] = "orch.plan/2"; }},
+      {"plan.experiment.name: required string, not empty, got 5",
+       [](json& p) { p["experiment"]["name"] = 5; }},
+      {"plan.jobs[1].requirements.gpus: must be an integer in [0, 4096], got 5000",
+       [](json& p) { p["jobs"][1]["requirements"]["gpus"] = 5000; }},
+      {"plan.jobs[0].repeat: must be an integer in [0, 1000000], got -1",
+       [](json& p) { p["jobs"][0]["repeat"] = -1; }},
+      {"plan.jobs[2].coordinate.kv: must be a string, number or boolean, got []",
+       [](json& p) { p["jobs"][2]["coordinate"]["kv"] = json::array(); }},
+      {"plan.workloads[0].capture.top_k: required integer, got \"8\"",
+       [](json& p) { p["workloads"][0]["capture"]["top_k"] = "8"; }},
+      {"plan.workloads[0].capture.full_every: required integer, got 3000000000 (out of range)",
+       [](json& p) { p["workloads"][0]["capture"]["full_every"] = 3'000'000'000LL; }},
+      {"plan.jobs[0]: must be an object", [](json& p) { p["jobs"][0] = "job"; }},
+      {"plan.jobs: required array", [](json& p) { p["jobs"] = json::object(); }},
+      {"plan.jobs: required array", [](json& p) { p.erase("jobs"); }},
+      {"plan.workloads: required array", [](json& p) { p.erase("workloads"); }},
+      {"plan.model.variants: must be an object", [](json& p) { p["model"]["variants"] = 1; }},
+  };
+  for (auto& [message, edit] : edits) {
+    json plan = golden;
+    edit(plan);
+    Result<Document> document = ReadPlanJson(plan.dump(2));
+    ASSERT_FALSE(document.ok()) << message;
+    EXPECT_THAT(document.status().message(), HasSubstr(message));
+    EXPECT_EQ(document.status().code(), StatusCode::kInvalidArgument);
+  }
+}
+
+TEST(PlanJsonTest, TextThatIsNotAnObjectIsRefusedNeverThrown) {
+  for (const char* text : {"", "[1,2]", "5", "{\"schema\":", "{} trailing", "\"x\""}) {
+    Result<Document> document = ReadPlanJson(text);
+    ASSERT_FALSE(document.ok()) << text;
+    EXPECT_THAT(document.status().message(), HasSubstr("plan: not a JSON object")) << text;
+  }
+}
+
+TEST(PlanJsonTest, AJobOfNoWorkloadIsReadAndNamed) {
+  json plan = json::parse(Golden());
+  plan["jobs"][0]["workload"] = "nope";
+  Result<Document> document = ReadPlanJson(plan.dump());
+  ASSERT_TRUE(document.ok()) << "the consumer decides";
+  EXPECT_EQ(document->jobs[0].workload, kNone);
+  EXPECT_EQ(document->jobs[0].unknown_workload, "nope");
+}
+
+TEST(PlanJsonTest, ExperimentNameOfStopsAtTheTopLevelName) {
+  EXPECT_EQ(ExperimentNameOf(Golden()), json::parse(Golden())["experiment"]["name"]);
+  EXPECT_EQ(ExperimentNameOf(R"({"jobs": [{"experiment": {"name": "deep"}}]})"), "");
+  EXPECT_EQ(ExperimentNameOf("not json"), "");
+}
+
+}  // namespace
+}  // namespace orch::plan_document
