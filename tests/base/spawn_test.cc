@@ -321,6 +321,32 @@ TEST(SpawnChildTest, OnlyStderrCanFollowStdout) {
   EXPECT_EQ(SpawnChild(options).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(FindProgramTest, SearchesTheGivenDirectoriesInOrder) {
+  TempDir first;
+  TempDir second;
+  std::ofstream(first.path() / "tool") << "#!/bin/sh\n";  // not executable: skipped
+  std::ofstream(second.path() / "tool") << "#!/bin/sh\n";
+  ASSERT_EQ(::chmod((second.path() / "tool").c_str(), 0755), 0);
+  std::string dirs = first.path().string() + ":" + second.path().string();
+  Result<std::string> found = FindProgram("tool", dirs);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  EXPECT_EQ(*found, (second.path() / "tool").string());
+
+  Result<std::string> denied = FindProgram("tool", first.path().string());
+  EXPECT_EQ(denied.status().code(), StatusCode::kIoError);
+  EXPECT_EQ(denied.status().message(), "tool: Permission denied");
+  EXPECT_EQ(FindProgram("tool", "").status().code(), StatusCode::kNotFound) << "no directory";
+  EXPECT_EQ(FindProgram("sh", "/nonexistent:/bin").value(), "/bin/sh");
+}
+
+TEST(FindProgramTest, APathMustBeAnExecutableFile) {
+  EXPECT_EQ(FindProgram("/bin/sh", "").value(), "/bin/sh");
+  Result<std::string> missing = FindProgram("/nonexistent/tool", "/bin");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().message(), "/nonexistent/tool: No such file or directory");
+  EXPECT_FALSE(FindProgram("/tmp", "").ok()) << "a directory";
+}
+
 TEST(WaitForExitTest, WaitingForAProcessThatIsNotAChildIsAnError) {
   Result<ChildExit> exit = WaitForExit(::getpid());
   ASSERT_FALSE(exit.ok());
