@@ -1,6 +1,8 @@
 // A child process started by the CLI (daemons under `orch run`, or e2e tests): spawned
-// with posix_spawn, output appended to a log file, stopped by pid. The destructor kills a
-// child that is still running (SIGKILL) and reaps it, so no process outlives its owner.
+// with SpawnChild (base/spawn.h), output appended to a log file, stopped by pid. The
+// destructor kills a child that is still running (SIGKILL) and reaps it, and the child
+// gets SIGKILL when the thread that started it ends (a crashed or killed `orch run`), so
+// no process outlives its owner.
 #pragma once
 
 #include <sys/types.h>

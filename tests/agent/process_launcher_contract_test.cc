@@ -26,6 +26,9 @@ struct Driver {
   std::string stderr_text;                // written after the lines
   End end = End::kExit;
   int value = 0;  // the exit code (kExit) or the signal (kSignal)
+  // Ends only after 2 s (a real driver; the twin's end is never seen before the loop
+  // runs), so that what comes first is certain.
+  bool slow = false;
 };
 
 class LauncherHarness {
@@ -47,7 +50,7 @@ class PosixHarness final : public LauncherHarness {
   // The lines and the stderr text must not hold a single quote.
   LaunchRequest Prepare(const Driver& driver, std::string stdin_bytes,
                         std::chrono::milliseconds timeout) override {
-    std::string script;
+    std::string script = driver.slow ? "sleep 2; " : "";
     for (const std::string& line : driver.stdout_lines) script += "printf '%s\\n' '" + line + "'; ";
     if (!driver.stderr_text.empty()) script += "printf '%s' '" + driver.stderr_text + "' >&2; ";
     switch (driver.end) {
@@ -107,8 +110,11 @@ class ScriptedHarness final : public LauncherHarness {
   ScriptedProcessLauncher launcher_;
 };
 
-using HarnessFactory =
-    std::function<std::unique_ptr<LauncherHarness>(boost::asio::io_context&)>;
+struct LauncherKind {
+  std::string name;
+  std::function<std::unique_ptr<LauncherHarness>(boost::asio::io_context&)> make;
+};
+void PrintTo(const LauncherKind& kind, std::ostream* out) { *out << kind.name; }
 
 // Everything the caller saw, in order: 'o' stdout, 'e' stderr, 'x' exit.
 struct Seen {
@@ -119,7 +125,7 @@ struct Seen {
   int inside_a_call = 0;  // callbacks that ran inside Launch or Cancel
 };
 
-class ProcessLauncherContractTest : public ::testing::TestWithParam<HarnessFactory> {
+class ProcessLauncherContractTest : public ::testing::TestWithParam<LauncherKind> {
  protected:
   Result<std::unique_ptr<Process>> Launch(const LaunchRequest& request) {
     in_call_ = true;
@@ -160,7 +166,7 @@ class ProcessLauncherContractTest : public ::testing::TestWithParam<HarnessFacto
   }
 
   boost::asio::io_context io_;
-  std::unique_ptr<LauncherHarness> harness_ = GetParam()(io_);
+  std::unique_ptr<LauncherHarness> harness_ = GetParam().make(io_);
   Seen seen_;
 
  private:
@@ -213,7 +219,7 @@ TEST_P(ProcessLauncherContractTest, KeepsOnlyTheTailOfALongStderr) {
 }
 
 TEST_P(ProcessLauncherContractTest, TimeoutKillsAHungDriver) {
-  RunToExit({{"hello"}, "loading\n", Driver::End::kHang, 0}, "", 300ms);
+  RunToExit({{"hello"}, "loading\n", Driver::End::kHang, 0}, "", 1s);
   EXPECT_EQ(seen_.out, "hello\n");
   ASSERT_EQ(seen_.exits.size(), 1u);
   EXPECT_EQ(seen_.exits[0].reason, ProcessExit::Reason::kTimedOut);
@@ -237,9 +243,9 @@ TEST_P(ProcessLauncherContractTest, CancelKillsARunningDriverOnce) {
   EXPECT_EQ(seen_.inside_a_call, 0);
 }
 
-TEST_P(ProcessLauncherContractTest, CancelBeforeTheEndIsSeenWins) {
+TEST_P(ProcessLauncherContractTest, CancelBeforeTheDriverEndsWins) {
   Result<std::unique_ptr<Process>> process =
-      Launch(harness_->Prepare({{}, "", Driver::End::kExit, 0}, "", 10s));
+      Launch(harness_->Prepare({{}, "", Driver::End::kExit, 0, /*slow=*/true}, "", 10s));
   ASSERT_TRUE(process.ok()) << process.status().ToString();
   Cancel(**process);  // before the loop ran: the launcher has not seen it end
   RunUntilExit();
@@ -280,14 +286,22 @@ TEST_P(ProcessLauncherContractTest, DestroyingAProcessStopsItsCallbacks) {
   EXPECT_EQ(seen_.order, "");
 }
 
+auto KindName(const ::testing::TestParamInfo<LauncherKind>& info) { return info.param.name; }
+
 INSTANTIATE_TEST_SUITE_P(Posix, ProcessLauncherContractTest,
-                         ::testing::Values(HarnessFactory([](boost::asio::io_context& io) {
-                           return std::make_unique<PosixHarness>(io);
-                         })));
+                         ::testing::Values(LauncherKind{"Real",
+                                                        [](boost::asio::io_context& io) {
+                                                          return std::unique_ptr<LauncherHarness>(
+                                                              new PosixHarness(io));
+                                                        }}),
+                         KindName);
 INSTANTIATE_TEST_SUITE_P(Scripted, ProcessLauncherContractTest,
-                         ::testing::Values(HarnessFactory([](boost::asio::io_context& io) {
-                           return std::make_unique<ScriptedHarness>(io);
-                         })));
+                         ::testing::Values(LauncherKind{"Twin",
+                                                        [](boost::asio::io_context& io) {
+                                                          return std::unique_ptr<LauncherHarness>(
+                                                              new ScriptedHarness(io));
+                                                        }}),
+                         KindName);
 
 }  // namespace
 }  // namespace orch::agent

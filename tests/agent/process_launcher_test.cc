@@ -1,5 +1,6 @@
 // The real launcher with the test driver: ok, crash, hang + timeout (process
-// group killed), error exit, cancel, missing executable.
+// group killed), error exit, cancel, missing executable, death with the launching
+// thread.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -139,6 +140,25 @@ TEST_F(ProcessLauncherTest, DestroyingAProcessKillsItWithoutCallbacks) {
   }
   io_.run_for(50ms);
   EXPECT_FALSE(exited);
+}
+
+TEST_F(ProcessLauncherTest, ADriverDiesWithTheThreadThatLaunchedIt) {
+  auto launcher = MakePosixProcessLauncher(io_);
+  std::optional<ProcessExit> exit;
+  std::unique_ptr<Process> process;
+  std::thread launching([&] {
+    Result<std::unique_ptr<Process>> launched = launcher->Launch(
+        {TestDriver(), {}, Job("hang"), 30s},
+        {[](std::string_view) {}, [&exit](ProcessExit e) { exit = std::move(e); }, {}});
+    ASSERT_TRUE(launched.ok()) << launched.status().ToString();
+    process = std::move(launched).value();
+  });
+  launching.join();  // the kernel sends the driver SIGKILL (PR_SET_PDEATHSIG)
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!exit && std::chrono::steady_clock::now() < deadline) io_.run_for(20ms);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_EQ(exit->reason, ProcessExit::Reason::kSignaled);
+  EXPECT_EQ(exit->signal, SIGKILL);
 }
 
 TEST(ScriptedProcessLauncherTest, PlaysTheScriptAndRecordsTheRequest) {
