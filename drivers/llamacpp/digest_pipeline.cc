@@ -51,7 +51,9 @@ void DigestPipeline::Digest(Slot& slot) {
   slot.record.position = static_cast<std::uint64_t>(slot.meta.position);
   slot.record.input_token = slot.meta.input_token;
   slot.record.output_token = slot.meta.output_token;
-  slot.status = digester_(slot.row, slot.meta, &slot.record);
+  std::span<const float> row = slot.row;
+  if (slot.borrowed != nullptr) row = std::span<const float>(slot.borrowed, row_size_);
+  slot.status = digester_(row, slot.meta, &slot.record);
 }
 
 void DigestPipeline::WorkerLoop() {
@@ -71,13 +73,40 @@ void DigestPipeline::WorkerLoop() {
 }
 
 Status DigestPipeline::Submit(const RowMeta& meta, std::span<const float> row) {
+  return Queue(meta, row, /*borrow=*/false);
+}
+
+Status DigestPipeline::SubmitBorrowed(const RowMeta& meta, std::span<const float> row) {
+  return Queue(meta, row, /*borrow=*/true);
+}
+
+void DigestPipeline::ReleaseBorrowed() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (std::uint64_t sequence = emitted_; sequence < submitted_; ++sequence) {
+    Slot& slot = SlotOf(sequence);
+    if (slot.borrowed == nullptr) continue;
+    if (slot.state == State::kQueued) {
+      std::copy(slot.borrowed, slot.borrowed + row_size_, slot.row.begin());
+    } else {
+      done_.wait(lock, [&slot] { return slot.state == State::kDone; });
+    }
+    slot.borrowed = nullptr;
+  }
+}
+
+Status DigestPipeline::Queue(const RowMeta& meta, std::span<const float> row, bool borrow) {
   if (!failed_.ok()) return failed_;
   ORCH_CHECK(row.size() == row_size_) << "row of " << row.size() << " floats, expected "
                                       << row_size_;
   if (submitted_ - emitted_ == slots_.size()) ORCH_RETURN_IF_ERROR(EmitOldest());
   std::size_t index = submitted_ % slots_.size();
   Slot& slot = slots_[index];  // kFree: no other thread touches it
-  std::copy(row.begin(), row.end(), slot.row.begin());
+  if (borrow) {
+    slot.borrowed = row.data();
+  } else {
+    slot.borrowed = nullptr;
+    std::copy(row.begin(), row.end(), slot.row.begin());
+  }
   slot.meta = meta;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -134,6 +163,7 @@ Status DigestPipeline::Emit(Slot& slot) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     slot.state = State::kFree;
+    slot.borrowed = nullptr;
   }
   ++emitted_;
   if (!status.ok()) failed_ = status;

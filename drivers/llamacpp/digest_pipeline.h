@@ -5,7 +5,10 @@
 //
 // Submit copies the row into one of `max_in_flight` reused slots (the engine's
 // logits are only valid until its next decode) and queues it; workers digest
-// queued rows oldest first. At most `max_in_flight` rows are in flight: when all
+// queued rows oldest first. SubmitBorrowed queues the row without copying it,
+// for the rows of a batch that stay valid until the next decode: before that
+// decode ReleaseBorrowed copies the few still queued and waits for those being
+// digested, so a batch costs at most max_in_flight copies instead of one per row. At most `max_in_flight` rows are in flight: when all
 // slots are taken, Submit waits for the oldest, and while it waits the calling
 // thread digests queued rows itself (newest first), so a burst of rows (one
 // teacher-forced batch) is digested by the workers and the caller together once
@@ -86,6 +89,12 @@ class DigestPipeline final {
   // Copies `row` (only read during the call) and queues it; emits the records
   // that are ready at the head. Waits (helping) when max_in_flight rows are out.
   Status Submit(const RowMeta& meta, std::span<const float> row);
+  // The same without the copy: `row` must stay valid and unchanged until the
+  // next ReleaseBorrowed or Finish returns.
+  Status SubmitBorrowed(const RowMeta& meta, std::span<const float> row);
+  // Ends every borrow: rows still queued are copied into their slots, rows
+  // being digested are waited for. Afterwards no borrowed memory is read.
+  void ReleaseBorrowed();
   // Emits every submitted record in order; returns the first failure, if any.
   Status Finish();
 
@@ -94,11 +103,13 @@ class DigestPipeline final {
   struct Slot {
     State state = State::kFree;
     RowMeta meta;
+    const float* borrowed = nullptr;  // the row when borrowed, else in `row`
     std::vector<float> row;
     digest::PositionRecord record;
     Status status;
   };
 
+  Status Queue(const RowMeta& meta, std::span<const float> row, bool borrow);
   void WorkerLoop();
   void Digest(Slot& slot);
   Status EmitOldest();  // waits for (and helps towards) the oldest slot

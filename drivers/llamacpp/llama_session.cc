@@ -218,11 +218,12 @@ std::unique_ptr<DigestPipeline> LlamaSession::StartPipeline(
 }
 
 Status LlamaSession::SubmitRow(DigestPipeline& pipeline, const RowMeta& meta,
-                               const float* row) const {
+                               const float* row, bool borrow) const {
   if (row == nullptr)
     return Internal("llama.cpp returned no logits at position " +
                     std::to_string(meta.position));
-  return pipeline.Submit(meta, std::span<const float>(row, static_cast<std::size_t>(n_vocab_)));
+  std::span<const float> logits(row, static_cast<std::size_t>(n_vocab_));
+  return borrow ? pipeline.SubmitBorrowed(meta, logits) : pipeline.Submit(meta, logits);
 }
 
 void LlamaSession::AddTokenTexts(WorkloadSummary* summary) const {
@@ -268,6 +269,7 @@ Result<WorkloadSummary> LlamaSession::TeacherForce(const RecordSink& sink) {
   for (std::size_t first = 0; first < tokens.size(); first += n_batch_) {
     std::size_t count = std::min<std::size_t>(n_batch_, tokens.size() - first);
     batch.Fill(tokens, first, count, /*all_logits=*/true);
+    pipeline->ReleaseBorrowed();  // the decode overwrites the previous batch's rows
     if (int rc = llama_decode(context_, batch.batch); rc != 0) {
       return Drained(*pipeline, Internal("llama_decode failed with " + std::to_string(rc) +
                                          " at positions " + std::to_string(first) + ".."));
@@ -281,8 +283,9 @@ Result<WorkloadSummary> LlamaSession::TeacherForce(const RecordSink& sink) {
                                                           : digest::kNoTarget,
                    .full_row = settings_.capture.WantsFullRow(
                        static_cast<std::int64_t>(position))};
-      Status submitted = SubmitRow(
-          *pipeline, meta, llama_get_logits_ith(context_, static_cast<std::int32_t>(i)));
+      Status submitted =
+          SubmitRow(*pipeline, meta, llama_get_logits_ith(context_, static_cast<std::int32_t>(i)),
+                    /*borrow=*/true);
       if (!submitted.ok()) return Drained(*pipeline, submitted);
     }
   }
@@ -326,7 +329,7 @@ Result<WorkloadSummary> LlamaSession::Generate(const RecordSink& sink) {
                  .output_token = next,
                  .target = digest::kNoTarget,
                  .full_row = settings_.capture.WantsFullRow(step)};
-    if (Status submitted = SubmitRow(*pipeline, meta, row); !submitted.ok())
+    if (Status submitted = SubmitRow(*pipeline, meta, row, /*borrow=*/false); !submitted.ok())
       return Drained(*pipeline, submitted);
     summary.generated_ids.push_back(next);
     summary.generated_text += Piece(next);

@@ -7,10 +7,12 @@
 // coordinate's sampler chain from the raw row, digests that row and feeds the
 // sample back.
 //
-// Digests run on a DigestPipeline (digest_pipeline.h): each row is copied out of
-// the engine's logits (valid only until the next decode) and digested on worker
-// threads while the engine decodes on, the calling thread helping whenever it
-// would wait; the rows of one teacher-forced batch are digested in parallel.
+// Digests run on a DigestPipeline (digest_pipeline.h), on worker threads while
+// the engine decodes on, the calling thread helping whenever it would wait. The
+// rows of one teacher-forced batch are digested in parallel, in place in the
+// engine's logits; before the next decode the few still queued are copied out
+// (the logits are only valid until then). A generation step's row is copied at
+// once and digested while the next step decodes.
 // Records go to the sink in position order, byte for byte as if each row were
 // digested in turn. Workers: `digest_workers` when > 0, else DigestWorkers(the
 // engine's threads, hardware concurrency), i.e. the cores the engine leaves, at
@@ -75,8 +77,10 @@ class LlamaSession final {
   // A pipeline whose records are counted into `summary`, then go to `sink`.
   std::unique_ptr<DigestPipeline> StartPipeline(const RecordSink& sink,
                                                 WorkloadSummary* summary) const;
-  // Queues the row at `row` (n_vocab floats; null: the engine gave none).
-  Status SubmitRow(DigestPipeline& pipeline, const RowMeta& meta, const float* row) const;
+  // Queues the row at `row` (n_vocab floats; null: the engine gave none),
+  // borrowed (valid until the pipeline's ReleaseBorrowed) or copied.
+  Status SubmitRow(DigestPipeline& pipeline, const RowMeta& meta, const float* row,
+                   bool borrow) const;
   std::string Piece(std::int32_t token) const;
   void AddTokenTexts(WorkloadSummary* summary) const;
 

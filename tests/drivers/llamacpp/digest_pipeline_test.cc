@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -90,6 +91,34 @@ TEST(DigestPipelineTest, RecordsAreByteIdenticalToDigestingInTurnAndInPositionOr
       for (std::size_t i = 0; i < got.size(); ++i)
         ASSERT_EQ(got[i], expected[i]) << "position " << i << ", " << workers << " workers, "
                                        << slots << " slots";
+    }
+  }
+}
+
+// Teacher forcing: the rows of a batch are borrowed from the engine's buffer,
+// which the next decode overwrites once ReleaseBorrowed has returned.
+TEST(DigestPipelineTest, BorrowedBatchesGiveTheSameBytesAsTheyAreOverwritten) {
+  constexpr std::int64_t kRows = 300;
+  constexpr std::int64_t kBatch = 37;
+  const std::vector<std::string> expected = SequentialRecords(kRows);
+  for (int workers : {1, 2, 4}) {
+    for (int slots : {1, 3, RowsInFlight(workers)}) {
+      std::vector<std::string> got;
+      DigestPipeline pipeline({.workers = workers, .max_in_flight = slots}, kVocab,
+                              ComputeDigester(kTopK), [&got](const digest::PositionRecord& r) {
+                                got.push_back(digest::EncodePositionRecord(r));
+                                return Status::Ok();
+                              });
+      std::vector<std::vector<float>> logits(kBatch);  // the engine's buffer
+      for (std::int64_t first = 0; first < kRows; first += kBatch) {
+        pipeline.ReleaseBorrowed();
+        std::int64_t count = std::min(kBatch, kRows - first);
+        for (std::int64_t i = 0; i < count; ++i) logits[i] = Row(first + i);  // the decode
+        for (std::int64_t i = 0; i < count; ++i)
+          ASSERT_TRUE(pipeline.SubmitBorrowed(Meta(first + i, kRows), logits[i]).ok());
+      }
+      ASSERT_TRUE(pipeline.Finish().ok());
+      ASSERT_EQ(got, expected) << workers << " workers, " << slots << " slots";
     }
   }
 }
