@@ -90,6 +90,12 @@ Result<ParsedPlan> ParsePlanJson(std::string_view text, PlanSource source) {
   if (source == PlanSource::kPeer) ORCH_RETURN_IF_ERROR(planner::CheckPlanJobIds(plan));
   plan.json_sha256 = Sha256Hex(text);
   for (const plan_document::Requirements& r : plan.requirements) plan.needs.push_back(Needs(r));
+  // Dispatch needs jobs, workloads, coordinates and requirements; the cells, axes and
+  // warnings are for people (reports read them from the stored text). A plan of a cell
+  // per job would otherwise hold every cell twice over.
+  plan.cells = {};
+  plan.axes = {};
+  plan.warnings = {};
   return plan;
 }
 

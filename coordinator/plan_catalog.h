@@ -29,7 +29,8 @@ using PlannedJob = plan_document::Job;
 
 // A submitted plan: the typed document (read once, plan_document/plan_json.h) plus what
 // the coordinator derives from it. `experiment` is the plan's id in the store and its
-// name; jobs are in plan order and each has requirements (checked).
+// name; jobs are in plan order and each has requirements (checked). The cells, axes and
+// warnings are not kept (empty): nothing in the coordinator reads them.
 struct ParsedPlan : plan_document::Document {
   std::string json_sha256;  // of the document as submitted (the store keeps the text)
   // Document::requirements as Assigns carry them, parallel to that table.

@@ -1,6 +1,7 @@
 #include "plan_document/plan_document.h"
 
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 namespace orch::plan_document {
 
@@ -22,19 +23,33 @@ std::uint32_t Document::FindWorkload(const std::string& name) const {
   return kNone;
 }
 
-std::uint32_t Interner::Add(Coordinate coordinate) {
-  auto [slot, added] = coordinates_.try_emplace(
-      coordinate, static_cast<std::uint32_t>(document_.coordinates.size()));
-  if (added) document_.coordinates.push_back(std::move(coordinate));
-  return slot->second;
+Interner::Interner(Document& document)
+    : document_(document),
+      coordinates_(ByEntry<Coordinate>{&document.coordinates}),
+      requirements_(ByEntry<Requirements>{&document.requirements}) {
+  for (std::uint32_t i = 0; i < document.coordinates.size(); ++i) coordinates_.insert(i);
+  for (std::uint32_t i = 0; i < document.requirements.size(); ++i) requirements_.insert(i);
 }
 
-std::uint32_t Interner::Add(const Requirements& r) {
-  std::vector<std::string> key = {r.engine, r.hardware, std::to_string(r.gpus), r.model};
-  auto [slot, added] = requirements_.try_emplace(
-      std::move(key), static_cast<std::uint32_t>(document_.requirements.size()));
-  if (added) document_.requirements.push_back(r);
-  return slot->second;
+bool Interner::Less(const Requirements& a, const Requirements& b) {
+  return std::tie(a.engine, a.hardware, a.gpus, a.model) <
+         std::tie(b.engine, b.hardware, b.gpus, b.model);
+}
+
+std::uint32_t Interner::Add(Coordinate coordinate) {
+  if (auto it = coordinates_.find(coordinate); it != coordinates_.end()) return *it;
+  auto index = static_cast<std::uint32_t>(document_.coordinates.size());
+  document_.coordinates.push_back(std::move(coordinate));
+  coordinates_.insert(index);
+  return index;
+}
+
+std::uint32_t Interner::Add(const Requirements& requirements) {
+  if (auto it = requirements_.find(requirements); it != requirements_.end()) return *it;
+  auto index = static_cast<std::uint32_t>(document_.requirements.size());
+  document_.requirements.push_back(requirements);
+  requirements_.insert(index);
+  return index;
 }
 
 }  // namespace orch::plan_document

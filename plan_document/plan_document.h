@@ -18,6 +18,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <variant>
@@ -151,17 +152,33 @@ struct Document {
 };
 
 // Builds the interned tables of a Document: adds an entry unless an equal one is there
-// and returns its index, in O(log n). Borrows the document for its own lifetime.
+// and returns its index, in O(log n). The lookup sets hold indexes into the document's
+// tables, not copies (a plan of a million distinct coordinates would hold them twice).
+// Borrows the document for its own lifetime; the document's tables must only grow
+// through it meanwhile.
 class Interner final {
  public:
-  explicit Interner(Document& document) : document_(document) {}
+  explicit Interner(Document& document);
   std::uint32_t Add(Coordinate coordinate);
   std::uint32_t Add(const Requirements& requirements);
 
  private:
+  // Orders indexes by the table entries they point at; also compares an entry with an
+  // index, so that a candidate is looked up before it is stored.
+  template <typename T>
+  struct ByEntry {
+    using is_transparent = void;
+    const std::vector<T>* table;
+    bool operator()(std::uint32_t a, std::uint32_t b) const { return Less((*table)[a], (*table)[b]); }
+    bool operator()(const T& a, std::uint32_t b) const { return Less(a, (*table)[b]); }
+    bool operator()(std::uint32_t a, const T& b) const { return Less((*table)[a], b); }
+  };
+  static bool Less(const Coordinate& a, const Coordinate& b) { return a < b; }
+  static bool Less(const Requirements& a, const Requirements& b);
+
   Document& document_;
-  std::map<Coordinate, std::uint32_t> coordinates_;
-  std::map<std::vector<std::string>, std::uint32_t> requirements_;
+  std::set<std::uint32_t, ByEntry<Coordinate>> coordinates_;
+  std::set<std::uint32_t, ByEntry<Requirements>> requirements_;
 };
 
 }  // namespace orch::plan_document
