@@ -9,11 +9,14 @@
 //                    candidate change (default: the one built with this tree)
 //
 // Each round of a case measures, in rotating order:
-//   in process  one model load, context and decode, then two timed passes over
-//               the same rows in alternating order: the bare loop's (sum every
-//               logit) and the driver's (row digest, record encoding, framing
-//               into a buffer). bare = load + context + decode + sum pass;
-//               drv-work = the same with the driver's pass.
+//   in process  one model load, context and decode, then three timed passes
+//               over the same rows in rotating order: the bare loop's (sum every
+//               logit), the driver's (rows through the driver's digest
+//               pipeline, record encoding, framing into a buffer), and the
+//               same work with every row digested in turn on this thread (the
+//               driver before its pipeline). bare = load + context + decode +
+//               sum pass; drv-work = the same with the driver's pass; seq with
+//               the sequential one.
 //   bare-proc   the bare loop as its own program (llamacpp_bare_loop), spawn
 //               to exit
 //   drv-proc    the driver process: job on stdin from a file, frames drained
@@ -32,8 +35,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "driver_protocol/frames.h"
@@ -44,6 +49,7 @@
 #include "bench/timed_child.h"
 #include "digest/record_codec.h"
 #include "digest/row_digest.h"
+#include "drivers/llamacpp/digest_pipeline.h"
 #include "ggml-backend.h"
 #include "llama.h"
 
@@ -79,12 +85,18 @@ constexpr char kSmallRecipe[] =
 constexpr char kLargeVocabRecipe[] =
     "llama:vocab=32000,embd=256,layers=2,heads=4,kv_heads=2,ff=512,ctx=1024,"
     "seed=1";
+// Qwen2's vocabulary size.
+constexpr char kHugeVocabRecipe[] =
+    "llama:vocab=152064,embd=256,layers=2,heads=4,kv_heads=2,ff=512,ctx=1024,"
+    "seed=1";
 
 constexpr Case kCases[] = {
     {"vocab 1k", kSmallRecipe, 1024, 128},
     {"vocab 1k", kSmallRecipe, 1024, 512},
     {"vocab 32k", kLargeVocabRecipe, 32000, 128},
     {"vocab 32k", kLargeVocabRecipe, 32000, 512},
+    {"vocab 152k", kHugeVocabRecipe, 152064, 128},
+    {"vocab 152k", kHugeVocabRecipe, 152064, 512},
 };
 
 // ---- Inputs ----------------------------------------------------------------
@@ -148,43 +160,86 @@ std::string DriverJob(const Case& c, const std::string& model_path,
 // ---- In-process runs -------------------------------------------------------
 
 // What the driver does with each row after llama_get_logits_ith (its
-// LlamaSession::DigestRow and frame writer): digest, record, frame.
+// LlamaSession and frame writer): the row into the digest pipeline (borrowed,
+// digested on DigestWorkers(1 engine thread, this machine's cores) workers and
+// this thread), then in position order record and frame. The pipeline is
+// finished at the last row, inside the timed pass.
 class DriverRowWork final {
  public:
-  explicit DriverRowWork(std::vector<std::int32_t> tokens)
-      : tokens_(std::move(tokens)) {}
+  explicit DriverRowWork(std::vector<std::int32_t> tokens, std::int32_t vocab)
+      : tokens_(std::move(tokens)) {
+    using drivers::llamacpp::DigestWorkers;
+    int workers = DigestWorkers(1, std::thread::hardware_concurrency());
+    pipeline_ = std::make_unique<drivers::llamacpp::DigestPipeline>(
+        drivers::llamacpp::PipelineOptions{
+            .workers = workers, .max_in_flight = drivers::llamacpp::RowsInFlight(workers)},
+        static_cast<std::size_t>(vocab), drivers::llamacpp::ComputeDigester(digest::kDefaultTopK),
+        [this](const digest::PositionRecord& record) {
+          auto start = Clock::now();
+          stdout_ += driver_protocol::EncodeDriverFrame(driver_protocol::DriverFrameType::kRecord,
+                                                        digest::EncodePositionRecord(record));
+          hashes_.push_back(record.digest.hash);
+          encode_ms_ += Milliseconds(start, Clock::now());
+          return Status::Ok();
+        });
+  }
 
   void operator()(std::size_t position, std::span<const float> row) {
     auto start = Clock::now();
-    digest::DigestOptions options{.top_k = digest::kDefaultTopK,
-                                  .target_id = position + 1 < tokens_.size()
-                                                   ? tokens_[position + 1]
-                                                   : digest::kNoTarget};
-    Status status = digest::ComputeRowDigest(row, options, &record_.digest);
+    double encode_before = encode_ms_;
+    drivers::llamacpp::RowMeta meta{
+        .position = static_cast<std::int64_t>(position),
+        .input_token = tokens_[position],
+        .output_token = -1,
+        .target = position + 1 < tokens_.size() ? tokens_[position + 1] : digest::kNoTarget,
+        .full_row = false};
+    // Borrowed, as the driver does with a batch's rows: they stay valid (the
+    // context's logits) until the loop frees the context after every pass.
+    Status status = pipeline_->SubmitBorrowed(meta, row);
+    if (status.ok() && position + 1 == tokens_.size()) status = pipeline_->Finish();
     ORCH_CHECK(status.ok()) << status.ToString();
-    auto digested = Clock::now();
-    record_.position = position;
-    record_.input_token = tokens_[position];
-    record_.output_token = -1;
-    record_.full_row.clear();
-    stdout_ += driver_protocol::EncodeDriverFrame(driver_protocol::DriverFrameType::kRecord,
-                                        digest::EncodePositionRecord(record_));
-    hashes_.push_back(record_.digest.hash);
-    digest_ms_ += Milliseconds(start, digested);
-    encode_ms_ += Milliseconds(digested, Clock::now());
+    digest_ms_ += Milliseconds(start, Clock::now()) - (encode_ms_ - encode_before);
   }
 
+  // The pipeline's time on this thread less encoding: digesting, waiting
+  // for workers.
   double digest_ms() const { return digest_ms_; }
   double encode_ms() const { return encode_ms_; }
   const std::vector<digest::RowHash>& hashes() const { return hashes_; }
 
  private:
   std::vector<std::int32_t> tokens_;
-  digest::PositionRecord record_;  // reused, as the driver does
   std::string stdout_;
   std::vector<digest::RowHash> hashes_;
   double digest_ms_ = 0;
   double encode_ms_ = 0;
+  std::unique_ptr<drivers::llamacpp::DigestPipeline> pipeline_;  // last: its sink uses the above
+};
+
+// The driver's row work before the digest pipeline, the reference of the
+// `seq` column: digest, record, frame, each row in turn on the engine's thread.
+class SequentialRowWork final {
+ public:
+  explicit SequentialRowWork(std::vector<std::int32_t> tokens) : tokens_(std::move(tokens)) {}
+
+  void operator()(std::size_t position, std::span<const float> row) {
+    digest::DigestOptions options{
+        .top_k = digest::kDefaultTopK,
+        .target_id = position + 1 < tokens_.size() ? tokens_[position + 1] : digest::kNoTarget};
+    Status status = digest::ComputeRowDigest(row, options, &record_.digest);
+    ORCH_CHECK(status.ok()) << status.ToString();
+    record_.position = position;
+    record_.input_token = tokens_[position];
+    record_.output_token = -1;
+    record_.full_row.clear();
+    stdout_ += driver_protocol::EncodeDriverFrame(driver_protocol::DriverFrameType::kRecord,
+                                                  digest::EncodePositionRecord(record_));
+  }
+
+ private:
+  std::vector<std::int32_t> tokens_;
+  digest::PositionRecord record_;  // reused, as the driver did
+  std::string stdout_;
 };
 
 // ---- Measurement -----------------------------------------------------------
@@ -192,11 +247,13 @@ class DriverRowWork final {
 // One repetition of the three measurements of a case.
 struct Round {
   // In process: one decode, then one pass over the rows for the bare loop
-  // (sum) and one for the driver's row work, in alternating order.
-  bool sum_pass_first = true;
+  // (sum), one for the driver's row work and one for the same work done
+  // sequentially, in rotating order (`first_pass`: which comes first).
+  int first_pass = 0;
   LoopTimings in_process;
   double sum_ms = 0;
   double driver_rows_ms = 0;
+  double seq_rows_ms = 0;
   double digest_ms = 0;
   double encode_ms = 0;
   double bare_sum = 0;
@@ -208,6 +265,7 @@ struct Round {
 
   double bare_ms() const { return in_process.compute_ms() + sum_ms; }
   double work_ms() const { return in_process.compute_ms() + driver_rows_ms; }
+  double seq_ms() const { return in_process.compute_ms() + seq_rows_ms; }
 };
 
 struct Prepared {
@@ -218,18 +276,26 @@ struct Prepared {
 };
 
 Status MeasureInProcess(const Prepared& p, Round* r) {
-  DriverRowWork work(BenchTokens(p.c.vocab, p.c.positions));
+  DriverRowWork work(BenchTokens(p.c.vocab, p.c.positions), p.c.vocab);
   const RowVisitor sum_pass = [r](std::size_t, std::span<const float> row) {
     r->bare_sum += SumRow(row);
   };
   const RowVisitor driver_pass =
       [&work](std::size_t i, std::span<const float> row) { work(i, row); };
-  const RowVisitor passes[] = {r->sum_pass_first ? sum_pass : driver_pass,
-                               r->sum_pass_first ? driver_pass : sum_pass};
+  SequentialRowWork sequential(BenchTokens(p.c.vocab, p.c.positions));
+  const RowVisitor seq_pass = [&sequential](std::size_t i, std::span<const float> row) {
+    sequential(i, row);
+  };
+  const RowVisitor kinds[] = {sum_pass, driver_pass, seq_pass};
+  RowVisitor passes[3];
+  for (int k = 0; k < 3; ++k) passes[k] = kinds[(r->first_pass + k) % 3];
   ORCH_RETURN_IF_ERROR(RunTeacherForcedLoop(p.model_path, p.c.positions, passes,
                                             &r->in_process));
-  r->sum_ms = r->in_process.pass_ms[r->sum_pass_first ? 0 : 1];
-  r->driver_rows_ms = r->in_process.pass_ms[r->sum_pass_first ? 1 : 0];
+  // Pass k ran kind (first_pass + k) % 3: kind j ran as pass (j - first_pass) mod 3.
+  auto pass_of = [r](int kind) { return r->in_process.pass_ms[(kind - r->first_pass + 3) % 3]; };
+  r->sum_ms = pass_of(0);
+  r->driver_rows_ms = pass_of(1);
+  r->seq_rows_ms = pass_of(2);
   r->digest_ms = work.digest_ms();
   r->encode_ms = work.encode_ms();
   r->hashes = work.hashes();
@@ -272,7 +338,7 @@ Result<std::vector<Round>> MeasureCase(const Prepared& p, int reps) {
   std::vector<Round> rounds(static_cast<std::size_t>(reps));
   constexpr std::size_t n = std::size(kMeasures);
   for (std::size_t rep = 0; rep < rounds.size(); ++rep) {
-    rounds[rep].sum_pass_first = rep % 2 == 0;
+    rounds[rep].first_pass = static_cast<int>(rep % 3);
     for (std::size_t k = 0; k < n; ++k)
       ORCH_RETURN_IF_ERROR(kMeasures[(rep + k) % n](p, &rounds[rep]));
   }
@@ -303,7 +369,7 @@ std::string Check(const Round& r) {
 // Writes the case's model (once per recipe) and job into `dir`.
 Result<Prepared> PrepareCase(const Case& c, const std::string& dir,
                              const std::string& driver) {
-  std::string name = c.vocab == 1024 ? "vocab1k" : "vocab32k";
+  std::string name = "vocab" + std::to_string(c.vocab);
   Prepared p{c, dir + "/" + name + ".gguf",
              dir + "/job-" + name + "-" + std::to_string(c.positions) + ".json",
              driver};
@@ -345,11 +411,12 @@ Phases DriverPhases(const Round& r) {
 
 void PrintSummaryRow(const Case& c, const std::vector<Round>& rounds) {
   std::printf(
-      "%-9s %5d %8.1f %8.1f %9.1f %8.1f %7.3f %7.3f %7.3f  %s\n", c.model,
+      "%-10s %5d %8.1f %8.1f %9.1f %8.1f %7.3f %7.3f %7.3f %7.3f  %s\n", c.model,
       c.positions, Median(rounds, [](const Round& r) { return r.bare_ms(); }),
       Median(rounds, [](const Round& r) { return r.work_ms(); }),
       Median(rounds, [](const Round& r) { return r.bare_proc.total_ms; }),
       Median(rounds, [](const Round& r) { return r.drv_proc.total_ms; }),
+      Median(rounds, [](const Round& r) { return r.bare_ms() / r.seq_ms(); }),
       Median(rounds, [](const Round& r) { return r.bare_ms() / r.work_ms(); }),
       Median(rounds,
              [](const Round& r) {
@@ -362,7 +429,7 @@ void PrintSummaryRow(const Case& c, const std::vector<Round>& rounds) {
 
 void PrintInProcessRow(const Case& c, const std::vector<Round>& rounds) {
   std::printf(
-      "%-9s %5d %7.1f %6.1f %8.1f %8.1f %8.1f %8.1f\n", c.model, c.positions,
+      "%-10s %5d %7.1f %6.1f %8.1f %8.1f %8.1f %8.1f\n", c.model, c.positions,
       Median(rounds, [](const Round& r) { return r.in_process.load_ms; }),
       Median(rounds, [](const Round& r) { return r.in_process.context_ms; }),
       Median(rounds, [](const Round& r) { return r.in_process.decode_ms; }),
@@ -375,7 +442,7 @@ void PrintProcessRow(const Case& c, const char* who,
                      const std::vector<Round>& rounds,
                      Phases (*phases)(const Round&)) {
   std::printf(
-      "%-9s %5d %-9s %7.1f %8.1f %7.1f %9.1f %7.1f\n", c.model, c.positions,
+      "%-10s %5d %-9s %7.1f %8.1f %7.1f %9.1f %7.1f\n", c.model, c.positions,
       who, Median(rounds, [phases](const Round& r) { return phases(r).start; }),
       Median(rounds, [phases](const Round& r) { return phases(r).compute; }),
       Median(rounds, [phases](const Round& r) { return phases(r).rows; }),
@@ -391,23 +458,25 @@ void PrintReport(const Results& results, int reps, double backend_ms,
   std::printf(
       "llama.cpp v0.4.0, 1 thread, medians of %d rounds (ms). Ratios are bare "
       "time / driver time per round, the driver's\nthroughput relative to the "
-      "bare loop (goal >= 0.95): work = in process (one shared decode), proc = "
-      "both as\nprocesses, e2e = bare in process / driver process.\n\n",
+      "bare loop (goal >= 0.95): work = in process (one shared decode), seq = "
+      "the same with every row\ndigested in turn on the engine's thread (the "
+      "driver before its digest pipeline), proc = both as processes,\ne2e = "
+      "bare in process / driver process.\n\n",
       reps);
-  std::printf("%-9s %5s %8s %8s %9s %8s %7s %7s %7s  %s\n", "model", "pos",
-              "bare", "drv-work", "bare-proc", "drv-proc", "work", "proc",
+  std::printf("%-10s %5s %8s %8s %9s %8s %7s %7s %7s %7s  %s\n", "model", "pos",
+              "bare", "drv-work", "bare-proc", "drv-proc", "seq", "work", "proc",
               "e2e", "check");
   for (const auto& [c, rounds] : results) PrintSummaryRow(c, rounds);
   std::printf("\nin process (ms; backend load once per process: %.1f)\n",
               backend_ms);
-  std::printf("%-9s %5s %7s %6s %8s %8s %8s %8s\n", "model", "pos", "load",
+  std::printf("%-10s %5s %7s %6s %8s %8s %8s %8s\n", "model", "pos", "load",
               "ctx", "decode", "sum", "digest", "encode");
   for (const auto& [c, rounds] : results) PrintInProcessRow(c, rounds);
   std::printf(
       "\nas processes (ms): start = spawn until the backend is loaded (driver: "
       "hello), compute = load + context + decode (driver: until the first "
       "record), rows = the rows (driver: until done), teardown = to exit\n");
-  std::printf("%-9s %5s %-9s %7s %8s %7s %9s %7s\n", "model", "pos", "program",
+  std::printf("%-10s %5s %-9s %7s %8s %7s %9s %7s\n", "model", "pos", "program",
               "start", "compute", "rows", "teardown", "total");
   for (const auto& [c, rounds] : results) {
     PrintProcessRow(c, "bare", rounds, BarePhases);
