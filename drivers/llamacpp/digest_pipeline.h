@@ -8,8 +8,9 @@
 // queued rows oldest first. SubmitBorrowed queues the row without copying it,
 // for the rows of a batch that stay valid until the next decode: before that
 // decode ReleaseBorrowed copies the few still queued and waits for those being
-// digested, so a batch costs at most max_in_flight copies instead of one per row. At most `max_in_flight` rows are in flight: when all
-// slots are taken, Submit waits for the oldest, and while it waits the calling
+// digested, so a batch costs at most max_in_flight copies instead of one per row.
+// At most `max_in_flight` rows are in flight: when all slots are taken, Submit
+// (or SubmitBorrowed) waits for the oldest, and while it waits the calling
 // thread digests queued rows itself (newest first), so a burst of rows (one
 // teacher-forced batch) is digested by the workers and the caller together once
 // the engine is idle. Memory: max_in_flight rows of `row_size` floats, allocated

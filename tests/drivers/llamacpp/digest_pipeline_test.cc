@@ -207,7 +207,8 @@ TEST(DigestPipelineTest, FirstFailureInPositionOrderStopsTheStream) {
                             return Status::Ok();
                           });
   Status status;
-  for (std::int64_t p = 0; p < 40 && status.ok(); ++p) status = pipeline.Submit(Meta(p, 40), Row(p));
+  for (std::int64_t p = 0; p < 40 && status.ok(); ++p)
+    status = pipeline.Submit(Meta(p, 40), Row(p));
   Status finished = pipeline.Finish();
   EXPECT_FALSE(finished.ok());
   EXPECT_EQ(finished.message(), "row 7");
@@ -223,7 +224,8 @@ TEST(DigestPipelineTest, SinkFailureStopsTheStream) {
                             return r.position == 2 ? IoError("stdout closed") : Status::Ok();
                           });
   Status status;
-  for (std::int64_t p = 0; p < 20 && status.ok(); ++p) status = pipeline.Submit(Meta(p, 20), Row(p));
+  for (std::int64_t p = 0; p < 20 && status.ok(); ++p)
+    status = pipeline.Submit(Meta(p, 20), Row(p));
   EXPECT_EQ(pipeline.Finish().message(), "stdout closed");
   EXPECT_EQ(calls, 3);
 }
