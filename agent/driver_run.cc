@@ -1,5 +1,7 @@
 #include "agent/driver_run.h"
 
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
 #include "digest/record_codec.h"
@@ -86,8 +88,7 @@ Status DriverRun::Take(const DriverFrame& frame,
 }
 
 protocol::DigestChunk DriverRun::MakeChunk() {
-  protocol::DigestChunk chunk{run_id_, next_seq_++,
-                              protocol::EncodeChunkRecords(pending_)};
+  protocol::DigestChunk chunk{run_id_, next_seq_++, std::move(pending_)};
   pending_.clear();
   return chunk;
 }

@@ -12,7 +12,6 @@
 #include "driver_protocol/frames.h"
 #include "agent/process_launcher.h"
 #include "base/status.h"
-#include "protocol/chunk_records.h"
 #include "protocol/messages.h"
 
 namespace orch::agent {

@@ -6,7 +6,6 @@
 
 #include "coordinator/failure_kind.h"
 #include "coordinator/matchmaker.h"
-#include "protocol/chunk_records.h"
 
 namespace orch::coordinator {
 namespace {
@@ -223,20 +222,13 @@ void CoordinatorCore::OnChunk(const std::string& peer,
         " of unknown run " + chunk.run_id);
     return;
   }
-  Result<std::vector<protocol::ChunkRecord>> records =
-      protocol::DecodeChunkRecords(chunk.records);
-  if (!records.ok()) {
-    Log("dropping digestChunk " + std::to_string(chunk.seq) + " of run " +
-        chunk.run_id + ": " + records.status().message());
-    return;
-  }
   if (AgentEntry* agent = agents_.Find(run->agent_id)) {
-    agent->NotePositions(now, static_cast<std::uint32_t>(records->size()));
+    agent->NotePositions(now, static_cast<std::uint32_t>(chunk.records.size()));
   }
   AppendChunkEffect effect{chunk.run_id, chunk.seq, {}, peer};
-  effect.records.reserve(records->size());
-  for (protocol::ChunkRecord& record : *records) {
-    effect.records.push_back({record.position, std::move(record.bytes)});
+  effect.records.reserve(chunk.records.size());
+  for (const protocol::ChunkRecord& record : chunk.records) {
+    effect.records.push_back({record.position, record.bytes});
   }
   out.push_back(std::move(effect));
 }

@@ -2,7 +2,7 @@
 //
 // A driver writes one PositionRecord per evaluated position (teacher forcing) or per
 // generated token (generation). Records travel as opaque bytes through the agent and the
-// coordinator (protocol/chunk_records.h frames them) and are decoded again by reports.
+// coordinator (a DigestChunk carries them, protocol/messages.h) and are decoded again by reports.
 //
 // Layout (little-endian): u8 version, u64 position, i32 input_token, i32
 // output_token, u32 vocab_size, u32 flags, i32 argmax, f64 logsumexp, f64 entropy, u64

@@ -1,8 +1,9 @@
 // fuzz_corpus_writer CORPUS_DIR: writes the seed inputs of the binary fuzz
 // targets into CORPUS_DIR/<target>/ from the real encoders, so that the seeds
 // follow the formats as they change. The spec seeds (CORPUS_DIR/spec_fuzzer/)
-// are written by hand; their plans become the plan_json_fuzzer seeds. Exits
-// non-zero naming what failed.
+// are written by hand; their plans become the plan_json_fuzzer seeds. So is
+// digest_chunk_fuzzer/version_1, a DigestChunk of protocol version 1, which no
+// encoder writes any more. Exits non-zero naming what failed.
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -16,7 +17,6 @@
 #include "model/gguf_writer.h"
 #include "planner/plan.h"
 #include "planner/plan_json.h"
-#include "protocol/chunk_records.h"
 #include "protocol/codec.h"
 #include "store/codec.h"
 #include "tests/support/map_source_reader.h"
@@ -33,10 +33,8 @@ void Write(const fs::path& dir, const std::string& name,
 }
 
 std::string Chunk(const std::string& run, std::uint64_t seq) {
-  std::vector<protocol::ChunkRecord> records = {{seq * 2, "digest-a"},
-                                                {seq * 2 + 1, "digest-b"}};
-  return protocol::Encode(
-      protocol::DigestChunk{run, seq, protocol::EncodeChunkRecords(records)});
+  return protocol::Encode(protocol::DigestChunk{
+      run, seq, {{seq * 2, "digest-a"}, {seq * 2 + 1, "digest-b"}}});
 }
 
 protocol::Hello HelloFrom(std::string_view agent,
@@ -170,10 +168,11 @@ void WriteDriverSeeds(const fs::path& root) {
 }
 
 void WriteRecordSeeds(const fs::path& root) {
-  fs::path dir = root / "chunk_records_fuzzer";
-  Write(dir, "none", protocol::EncodeChunkRecords({}));
+  fs::path dir = root / "digest_chunk_fuzzer";
+  Write(dir, "none", protocol::Encode(protocol::DigestChunk{"run-1", 0, {}}));
   Write(dir, "three",
-        protocol::EncodeChunkRecords({{0, "a"}, {1, ""}, {7, "digest"}}));
+        protocol::Encode(protocol::DigestChunk{
+            "run-1", 4, {{0, "a"}, {1, ""}, {7, std::string("digest\0\xff", 8)}}}));
   dir = root / "store_codec_fuzzer";
   Write(dir, "plan", '\0' + store::EncodePlan({"exp", "exp", "{}", "alice"}));
   Write(dir, "job",

@@ -24,8 +24,9 @@ std::string Encode(const Message& message);
 // copied). Errors: kDataLoss for bytes that are not a well-formed frame (empty,
 // oversize, truncated, trailing bytes, limits exceeded, unknown message kind);
 // kInvalidArgument for a well-formed message that breaks a field rule
-// ("assign.runId: required"); kFailedPrecondition for another protocol version
-// (the message names both).
+// ("assign.runId: required"); kFailedPrecondition for another protocol version:
+// a Hello or Welcome of another version, or a DigestChunk of version 1 (the
+// message names both versions).
 Result<Message> Decode(std::span<const std::byte> frame);
 
 // Convenience for frames held in strings.

@@ -36,6 +36,10 @@ std::string Str(capnp::Text::Reader t) {
   return std::string(t.cStr(), t.size());
 }
 
+std::string Bytes(capnp::Data::Reader d) {
+  return std::string(reinterpret_cast<const char*>(d.begin()), d.size());
+}
+
 Status Required(const std::string& field, capnp::Text::Reader t) {
   return t.size() == 0 ? FieldError(field, "required, but empty")
                        : Status::Ok();
@@ -155,12 +159,31 @@ Result<RunStarted> Read(w::RunStarted::Reader r) {
   return RunStarted{Str(r.getRunId())};
 }
 
-Result<DigestChunk> Read(w::DigestChunk::Reader r) {
+// Protocol version 1 framed the records by hand in recordsV1: a chunk that sets
+// it comes from a peer of that version. A list of zero-sized structs costs no
+// bytes on the wire, so the record count is bounded by the frame's size before
+// anything is allocated for it.
+Result<DigestChunk> Read(w::DigestChunk::Reader r, std::size_t frame_bytes) {
+  if (r.hasRecordsV1()) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "digestChunk.recordsV1: peer speaks protocol version 1 (records framed "
+                  "in one Data field), this build speaks version " +
+                      std::to_string(kProtocolVersion));
+  }
+  auto list = r.getRecords();
+  if (list.size() > frame_bytes / kMinChunkRecordBytes) {
+    return Malformed("digestChunk.records: " + std::to_string(list.size()) +
+                     " records do not fit in a frame of " + std::to_string(frame_bytes) +
+                     " bytes (each takes at least " + std::to_string(kMinChunkRecordBytes) +
+                     ")");
+  }
   ORCH_RETURN_IF_ERROR(Required("digestChunk.runId", r.getRunId()));
-  auto records = r.getRecords();
-  return DigestChunk{Str(r.getRunId()), r.getSeq(),
-                     std::string(reinterpret_cast<const char*>(records.begin()),
-                                 records.size())};
+  DigestChunk chunk{Str(r.getRunId()), r.getSeq(), {}};
+  chunk.records.reserve(list.size());
+  for (auto record : list) {
+    chunk.records.push_back({record.getPosition(), Bytes(record.getBytes())});
+  }
+  return chunk;
 }
 
 Result<RunFinished> Read(w::RunFinished::Reader r) {
@@ -288,10 +311,6 @@ Result<CommandReply> Read(w::CommandReply::Reader r) {
   return CommandReply{r.getOk(), Str(r.getMessage())};
 }
 
-std::string Bytes(capnp::Data::Reader d) {
-  return std::string(reinterpret_cast<const char*>(d.begin()), d.size());
-}
-
 Result<ExportRequest> Read(w::ExportRequest::Reader r) {
   ORCH_RETURN_IF_ERROR(Required("exportRequest.experiment", r.getExperiment()));
   if (r.getValidForMs() == 0) return FieldError("exportRequest.validForMs", "must be above 0");
@@ -338,7 +357,8 @@ Result<Message> Wrap(Result<T> read) {
   return Message(std::move(read).value());
 }
 
-Result<Message> ReadEnvelope(w::Envelope::Reader e) {
+// `frame_bytes`: the size of the frame holding `e`.
+Result<Message> ReadEnvelope(w::Envelope::Reader e, std::size_t frame_bytes) {
   using W = w::Envelope;
   switch (e.which()) {
     case W::HELLO:
@@ -354,7 +374,7 @@ Result<Message> ReadEnvelope(w::Envelope::Reader e) {
     case W::RUN_STARTED:
       return Wrap(Read(e.getRunStarted()));
     case W::DIGEST_CHUNK:
-      return Wrap(Read(e.getDigestChunk()));
+      return Wrap(Read(e.getDigestChunk(), frame_bytes));
     case W::RUN_FINISHED:
       return Wrap(Read(e.getRunFinished()));
     case W::ACK:
@@ -394,7 +414,7 @@ Result<Message> DecodeWords(kj::ArrayPtr<const capnp::word> words) {
   capnp::FlatArrayMessageReader reader(words, options);
   if (reader.getEnd() != words.end())
     return Malformed("trailing bytes after the message");
-  return ReadEnvelope(reader.getRoot<w::Envelope>());
+  return ReadEnvelope(reader.getRoot<w::Envelope>(), words.asBytes().size());
 }
 
 }  // namespace

@@ -91,12 +91,19 @@ void Put(w::Envelope::Builder e, const RunStarted& m) {
   e.initRunStarted().setRunId(Txt(m.run_id));
 }
 
+kj::ArrayPtr<const kj::byte> Bytes(const std::string& s) {
+  return kj::ArrayPtr<const kj::byte>(reinterpret_cast<const kj::byte*>(s.data()), s.size());
+}
+
 void Put(w::Envelope::Builder e, const DigestChunk& m) {
   auto b = e.initDigestChunk();
   b.setRunId(Txt(m.run_id));
   b.setSeq(m.seq);
-  b.setRecords(capnp::Data::Reader(
-      reinterpret_cast<const kj::byte*>(m.records.data()), m.records.size()));
+  auto records = b.initRecords(static_cast<unsigned>(m.records.size()));
+  for (unsigned i = 0; i < m.records.size(); ++i) {
+    records[i].setPosition(m.records[i].position);
+    records[i].setBytes(Bytes(m.records[i].bytes));
+  }
 }
 
 void Put(w::Envelope::Builder e, const RunFinished& m) {
@@ -205,10 +212,6 @@ void Put(w::Envelope::Builder e, const ExportRequest& m) {
   b.setExperiment(Txt(m.experiment));
   SetTexts(b.initCells(m.cells.size()), m.cells);
   b.setValidForMs(m.valid_for_ms);
-}
-
-kj::ArrayPtr<const kj::byte> Bytes(const std::string& s) {
-  return kj::ArrayPtr<const kj::byte>(reinterpret_cast<const kj::byte*>(s.data()), s.size());
 }
 
 void Put(w::Envelope::Builder e, const ExportReply& m) {

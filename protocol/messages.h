@@ -19,8 +19,9 @@
 namespace orch::protocol {
 
 // Version spoken by this build. Hello and Welcome carry it; a mismatch is
-// refused.
-inline constexpr std::uint32_t kProtocolVersion = 1;
+// refused. Version 2: DigestChunk's records are a Cap'n Proto list (version 1
+// framed them by hand in one Data field; Decode refuses such a chunk).
+inline constexpr std::uint32_t kProtocolVersion = 2;
 
 // Largest frame Decode accepts, in bytes. Digest chunks are sized well below
 // it.
@@ -109,11 +110,25 @@ struct RunStarted {
   friend bool operator==(const RunStarted&, const RunStarted&) = default;
 };
 
+// One digest record of a run: its position, and bytes that are opaque here
+// (digest/record_codec.h gives them meaning); the coordinator stores each
+// record under its run and position.
+struct ChunkRecord {
+  std::uint64_t position = 0;
+  std::string bytes;
+  friend bool operator==(const ChunkRecord&, const ChunkRecord&) = default;
+};
+
+// At most one record per this many bytes of a DigestChunk's frame: what one
+// record takes on the wire at least (a position word and a pointer). Decode
+// refuses a larger count before allocating anything for it.
+inline constexpr std::size_t kMinChunkRecordBytes = 16;
+
 struct DigestChunk {
   std::string run_id;  // required
   std::uint64_t seq =
       0;  // from 0 within a run; storage is idempotent on (run_id, seq)
-  std::string records;  // opaque bytes (format owned by digest/)
+  std::vector<ChunkRecord> records;  // in the order the driver wrote them
   friend bool operator==(const DigestChunk&, const DigestChunk&) = default;
 };
 

@@ -4,7 +4,7 @@
 # append-only; never renumber, retype or reuse a field; add new union members and
 # fields at the end. A peer that meets a union member it does not know rejects the
 # frame (protocol/codec.h). The protocol version in Hello/Welcome changes only when a
-# change cannot be expressed by appending.
+# change cannot be expressed by appending (version 2: DigestChunk.records became a list).
 @0xa99be7451a1c41b8;
 
 $import "/capnp/c++.capnp".namespace("orch::protocol::wire");
@@ -82,11 +82,20 @@ struct RunStarted {
   runId @0 :Text;  # required
 }
 
+# One digest record of a run.
+struct ChunkRecord {
+  position @0 :UInt64;  # the record's position in the run
+  bytes @1 :Data;       # the encoded record; opaque here (format owned by digest/)
+}
+
 # agent -> coordinator: a batch of digest records of one run.
 struct DigestChunk {
   runId @0 :Text;    # required
   seq @1 :UInt64;    # chunk sequence number within the run, from 0; storage is idempotent on (runId, seq)
-  records @2 :Data;  # encoded digest records (format owned by digest/)
+  recordsV1 @2 :Data;  # deprecated: protocol version 1 framed the records here by hand;
+                       # never set since version 2, and a frame that sets it is refused
+  records @3 :List(ChunkRecord);  # the records, in the order the driver wrote them; at
+                                  # most one per 16 bytes of the frame
 }
 
 enum RunStatus {

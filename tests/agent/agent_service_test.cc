@@ -23,7 +23,6 @@
 #include "agent/scripted_process_launcher.h"
 #include "digest/record_codec.h"
 #include "fingerprint/memory_hash_cache.h"
-#include "protocol/chunk_records.h"
 #include "protocol/codec.h"
 #include "protocol/memory_network.h"
 
@@ -211,10 +210,8 @@ TEST_F(AgentServiceTest, HelloAssignChunksFinish) {
   ASSERT_TRUE(first && second && finished);
   EXPECT_EQ(first->seq, 0u);
   EXPECT_EQ(second->seq, 1u);
-  EXPECT_EQ(proto::DecodeChunkRecords(first->records)->size(),
-            kRecordsPerChunk);
-  EXPECT_EQ(proto::DecodeChunkRecords(second->records)->size(),
-            300 - kRecordsPerChunk);
+  EXPECT_EQ(first->records.size(), kRecordsPerChunk);
+  EXPECT_EQ(second->records.size(), 300 - kRecordsPerChunk);
   EXPECT_EQ(finished->status, proto::RunStatus::kSucceeded) << finished->error;
   EXPECT_EQ(finished->chunk_count, 2u);
   EXPECT_THAT(launcher.launched()[0].stdin_bytes,
@@ -346,7 +343,7 @@ TEST_F(AgentServiceTest,
        RestartedAgentFailsItsUnfinishedRunAndResendsTheSpool) {
   ASSERT_TRUE(spool_->BeginRun("old-run").ok());
   ASSERT_TRUE(
-      spool_->AddChunk({"old-run", 0, proto::EncodeChunkRecords({})}).ok());
+      spool_->AddChunk({"old-run", 0, {}}).ok());
   spool_ = std::move(Spool::Open(spool_dir_)).value();  // as after a restart
   ScriptedProcessLauncher launcher(io_);
   StartAgent(launcher);

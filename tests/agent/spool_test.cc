@@ -1,14 +1,19 @@
 #include "agent/spool.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "protocol/codec.h"
+#include "tests/protocol/version_1_frames.h"
 
 namespace orch::agent {
 namespace {
+
+using ::testing::HasSubstr;
 
 class SpoolTest : public ::testing::Test {
  protected:
@@ -34,8 +39,8 @@ TEST_F(SpoolTest, KeepsUnackedMessagesAcrossReopen) {
   {
     auto spool = Open();
     ASSERT_TRUE(spool->BeginRun("run/1").ok());
-    ASSERT_TRUE(spool->AddChunk({"run/1", 0, "a"}).ok());
-    ASSERT_TRUE(spool->AddChunk({"run/1", 1, "b"}).ok());
+    ASSERT_TRUE(spool->AddChunk({"run/1", 0, {{0, "a"}}}).ok());
+    ASSERT_TRUE(spool->AddChunk({"run/1", 1, {{0, "b"}}}).ok());
     ASSERT_TRUE(spool
                     ->AddFinished(
                         {"run/1", protocol::RunStatus::kSucceeded, "{}", "", 2})
@@ -47,7 +52,7 @@ TEST_F(SpoolTest, KeepsUnackedMessagesAcrossReopen) {
   Result<protocol::Message> first = protocol::Decode(frames[0]);
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(std::get<protocol::DigestChunk>(*first),
-            (protocol::DigestChunk{"run/1", 0, "a"}));
+            (protocol::DigestChunk{"run/1", 0, {{0, "a"}}}));
   EXPECT_TRUE(std::holds_alternative<protocol::RunFinished>(
       *protocol::Decode(frames[2])));
   EXPECT_EQ(spool->ChunkCount("run/1"), 2u);
@@ -56,8 +61,8 @@ TEST_F(SpoolTest, KeepsUnackedMessagesAcrossReopen) {
 TEST_F(SpoolTest, AckRemovesMessagesDurablyAndKeepsTheChunkCount) {
   {
     auto spool = Open();
-    ASSERT_TRUE(spool->AddChunk({"r", 0, "a"}).ok());
-    ASSERT_TRUE(spool->AddChunk({"r", 1, "b"}).ok());
+    ASSERT_TRUE(spool->AddChunk({"r", 0, {{0, "a"}}}).ok());
+    ASSERT_TRUE(spool->AddChunk({"r", 1, {{0, "b"}}}).ok());
     ASSERT_TRUE(spool->Ack("r", 0).ok());
     ASSERT_TRUE(spool->Ack("r", 0).ok());      // duplicate ack
     ASSERT_TRUE(spool->Ack("other", 3).ok());  // unknown run
@@ -71,7 +76,7 @@ TEST_F(SpoolTest, AckRemovesMessagesDurablyAndKeepsTheChunkCount) {
 TEST_F(SpoolTest, AckOfRunFinishedRemovesTheRun) {
   {
     auto spool = Open();
-    ASSERT_TRUE(spool->AddChunk({"r", 0, "a"}).ok());
+    ASSERT_TRUE(spool->AddChunk({"r", 0, {{0, "a"}}}).ok());
     ASSERT_TRUE(
         spool->AddFinished({"r", protocol::RunStatus::kSucceeded, "{}", "", 1})
             .ok());
@@ -89,8 +94,8 @@ TEST_F(SpoolTest, AckOfRunFinishedRemovesTheRun) {
 TEST_F(SpoolTest, AckOfRunFinishedKeepsAChunkNotYetAcknowledged) {
   {
     auto spool = Open();
-    ASSERT_TRUE(spool->AddChunk({"r", 0, "a"}).ok());
-    ASSERT_TRUE(spool->AddChunk({"r", 1, "b"}).ok());
+    ASSERT_TRUE(spool->AddChunk({"r", 0, {{0, "a"}}}).ok());
+    ASSERT_TRUE(spool->AddChunk({"r", 1, {{0, "b"}}}).ok());
     ASSERT_TRUE(
         spool->AddFinished({"r", protocol::RunStatus::kSucceeded, "{}", "", 2})
             .ok());
@@ -100,7 +105,7 @@ TEST_F(SpoolTest, AckOfRunFinishedKeepsAChunkNotYetAcknowledged) {
     std::vector<std::string> frames = spool->UnackedFrames();
     ASSERT_EQ(frames.size(), 1u);
     EXPECT_EQ(std::get<protocol::DigestChunk>(*protocol::Decode(frames[0])),
-              (protocol::DigestChunk{"r", 0, "a"}));
+              (protocol::DigestChunk{"r", 0, {{0, "a"}}}));
     EXPECT_EQ(spool->FinishedUnacked(), std::vector<std::string>{"r"});
   }
   auto spool = Open();  // after a restart: chunk 0, and RunFinished once more
@@ -121,7 +126,7 @@ TEST_F(SpoolTest, BegunRunWithoutMessagesIsUnfinishedAfterReopen) {
 TEST_F(SpoolTest, CorruptFileIsReportedNotTrusted) {
   {
     auto spool = Open();
-    ASSERT_TRUE(spool->AddChunk({"r", 0, "a"}).ok());
+    ASSERT_TRUE(spool->AddChunk({"r", 0, {{0, "a"}}}).ok());
   }
   for (const auto& run : std::filesystem::directory_iterator(dir_)) {
     for (const auto& file : std::filesystem::directory_iterator(run.path())) {
@@ -134,6 +139,28 @@ TEST_F(SpoolTest, CorruptFileIsReportedNotTrusted) {
   EXPECT_EQ(spool.status().code(), StatusCode::kDataLoss);
 }
 
+// A spool holds frames of the agent's protocol version; one left by an agent of
+// version 1 is refused naming the file and both versions (docs/agent.md).
+TEST_F(SpoolTest, AChunkOfProtocolVersion1IsRefusedNamingTheFile) {
+  { ASSERT_TRUE(Open()->AddChunk({"run-1", 3, {{0, "abc"}}}).ok()); }
+  std::string chunk_file;
+  for (const auto& run : std::filesystem::directory_iterator(dir_)) {
+    for (const auto& file : std::filesystem::directory_iterator(run.path())) {
+      if (file.path().extension() == ".msg") chunk_file = file.path().string();
+    }
+  }
+  ASSERT_FALSE(chunk_file.empty());
+  std::ofstream(chunk_file, std::ios::binary | std::ios::trunc)
+      << protocol::testing::Version1DigestChunkFrame();
+  Result<std::unique_ptr<Spool>> spool = Spool::Open(dir_);
+  ASSERT_FALSE(spool.ok());
+  EXPECT_EQ(spool.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(spool.status().message(), HasSubstr(chunk_file));
+  EXPECT_THAT(spool.status().message(),
+              HasSubstr("protocol version 1 (records framed in one Data field), "
+                        "this build speaks version 2"));
+}
+
 // AgentCore decides on a SpoolLedger kept as if every write succeeded; it must
 // say what the spool says after the same writes and acks.
 TEST_F(SpoolTest, ItsLedgerMirrorsWhatIsUnacknowledged) {
@@ -142,7 +169,7 @@ TEST_F(SpoolTest, ItsLedgerMirrorsWhatIsUnacknowledged) {
   ASSERT_TRUE(spool->BeginRun("a").ok());
   ledger.BeginRun("a");
   for (std::uint64_t seq : {0u, 1u}) {
-    ASSERT_TRUE(spool->AddChunk({"a", seq, "x"}).ok());
+    ASSERT_TRUE(spool->AddChunk({"a", seq, {{0, "x"}}}).ok());
     ledger.AddChunk("a", seq);
   }
   ASSERT_TRUE(spool->AddFinished({"a", protocol::RunStatus::kSucceeded, "{}", "", 2}).ok());

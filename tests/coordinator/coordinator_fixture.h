@@ -17,7 +17,6 @@
 #include "coordinator/coordinator_service.h"
 #include "planner/plan.h"
 #include "planner/plan_json.h"
-#include "protocol/chunk_records.h"
 #include "protocol/codec.h"
 #include "protocol/memory_network.h"
 #include "store/failing_store.h"
@@ -130,8 +129,7 @@ class ScriptedPeer {
       records.push_back(
           {seq * positions + p, "digest-" + run + "-" + std::to_string(p)});
     }
-    Send(
-        protocol::DigestChunk{run, seq, protocol::EncodeChunkRecords(records)});
+    Send(protocol::DigestChunk{run, seq, std::move(records)});
   }
   void Finish(const std::string& run, std::uint64_t chunks,
               protocol::RunStatus status = protocol::RunStatus::kSucceeded,

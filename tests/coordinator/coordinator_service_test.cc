@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/coordinator/coordinator_fixture.h"
+#include "tests/protocol/version_1_frames.h"
 
 namespace orch::coordinator {
 namespace {
@@ -262,6 +263,28 @@ TEST(CoordinatorServiceTest, RejectsAnotherProtocolVersionNamingBoth) {
   EXPECT_THAT(
       rejects[0].reason,
       HasSubstr("version " + std::to_string(protocol::kProtocolVersion)));
+}
+
+// Version 2 made DigestChunk's records a list: an agent of version 1 is refused at
+// Hello, and a chunk it framed is refused too, each naming both versions.
+TEST(CoordinatorServiceTest, RejectsAnAgentOfProtocolVersion1NamingBothVersions) {
+  CoordinatorHarness h;
+  auto agent = h.Peer("agent-9");
+  protocol::Hello hello;
+  hello.protocol_version = 1;
+  hello.agent_id = "agent-9";
+  hello.capabilities.hardware_class = "cpu";
+  agent->Send(hello);
+  agent->SendRaw(protocol::testing::Version1DigestChunkFrame());
+  h.Pump();
+  auto rejects = OfKind<protocol::Reject>(agent->Take());
+  ASSERT_THAT(rejects, SizeIs(2));
+  for (const protocol::Reject& reject : rejects) {
+    EXPECT_EQ(reject.protocol_version, 2u);
+    EXPECT_THAT(reject.reason, HasSubstr("peer speaks protocol version 1"));
+    EXPECT_THAT(reject.reason, HasSubstr("this build speaks version 2"));
+  }
+  EXPECT_THAT(rejects[1].reason, HasSubstr("digestChunk.recordsV1"));
 }
 
 TEST(CoordinatorServiceTest, RestartReadoptsARunInFlight) {

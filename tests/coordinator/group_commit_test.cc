@@ -60,7 +60,7 @@ class GroupCommitTest : public ::testing::Test {
     return "";
   }
   void FinishRun(const std::string& run) {
-    Frame("agent-1", protocol::DigestChunk{run, 0, protocol::EncodeChunkRecords({{0, "d0"}})});
+    Frame("agent-1", protocol::DigestChunk{run, 0, {{0, "d0"}}});
     Frame("agent-1", protocol::RunFinished{run, protocol::RunStatus::kSucceeded, "{}", "", 1});
   }
   std::vector<std::string> Kinds() const {

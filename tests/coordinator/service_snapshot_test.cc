@@ -82,7 +82,7 @@ void BringToTheFuzzScenario(RecordedService& s) {
 // from agent-2 (which then is ignored), a third agent, a lease that runs out, a status
 // request.
 void Continue(RecordedService& s, const std::string& run) {
-  s.Frame("agent-1", protocol::DigestChunk{run, 0, protocol::EncodeChunkRecords({{0, "d0"}})});
+  s.Frame("agent-1", protocol::DigestChunk{run, 0, {{0, "d0"}}});
   s.Frame("agent-1", protocol::RunFinished{run, protocol::RunStatus::kSucceeded, "{}", "", 1});
   s.Event(protocol::TransportEvent::Kind::kFrame, "agent-2", "a third bad one");
   for (std::string agent : {"agent-2", "agent-3"}) {

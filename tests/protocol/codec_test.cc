@@ -213,7 +213,7 @@ std::vector<BadField> BadFields() {
        Changed(ValidAssign(), [](Assign& m) { m.coordinate[2].key.clear(); }),
        "assign.coordinate[2].key"},
       {"RunStartedWithoutRunId", RunStarted{""}, "runStarted.runId"},
-      {"DigestChunkWithoutRunId", DigestChunk{"", 0, "x"}, "digestChunk.runId"},
+      {"DigestChunkWithoutRunId", DigestChunk{"", 0, {{0, "x"}}}, "digestChunk.runId"},
       {"RunFinishedFailedWithoutError",
        RunFinished{"r", RunStatus::kFailed, "", "", 0}, "runFinished.error"},
       {"RunFinishedWithUnknownStatus",

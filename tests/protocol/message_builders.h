@@ -84,7 +84,7 @@ inline std::vector<Message> OneOfEachMessage() {
           Heartbeat{"gpu-box-3", {"run-1", "run-2"}, 0},
           ValidAssign(),
           RunStarted{"run-42"},
-          DigestChunk{"run-42", 17, records},
+          DigestChunk{"run-42", 17, {{0, records}, {1, ""}, {std::uint64_t{1} << 40, "xyz"}}},
           RunFinished{"run-42", RunStatus::kFailed, "12 positions",
                       "driver crashed", 3},
           Ack{"run-42", 17},

@@ -63,7 +63,7 @@ TEST_P(ZmqAsioDriverTest, RunsAConversationOnOneEventLoop) {
     if (std::holds_alternative<Welcome>(*message)) {
       for (int seq = 0; seq < kChunks; ++seq) {
         DigestChunk chunk{"run-1", static_cast<std::uint64_t>(seq),
-                          std::string(300, 'd')};
+                          {{static_cast<std::uint64_t>(seq), std::string(300, 'd')}}};
         ASSERT_TRUE(client_loop->Send(kServerPeer, Encode(chunk)).ok());
       }
     } else if (std::holds_alternative<Ack>(*message) && ++acks == kChunks) {

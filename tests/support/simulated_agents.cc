@@ -10,7 +10,6 @@
 #include <set>
 #include <utility>
 
-#include "protocol/chunk_records.h"
 #include "protocol/codec.h"
 #include "protocol/zmq_transport.h"
 
@@ -126,8 +125,7 @@ class Simulation {
     if (stats_.first_assign_ns == 0) stats_.first_assign_ns = MonotonicNs();
     if (!runs_.insert(assign.run_id).second) ++stats_.duplicate_assigns;
     Send(agent, protocol::RunStarted{assign.run_id});
-    Send(agent, protocol::DigestChunk{assign.run_id, 0,
-                                      protocol::EncodeChunkRecords({{0, "no-op digest"}})});
+    Send(agent, protocol::DigestChunk{assign.run_id, 0, {{0, "no-op digest"}}});
     agent.finishing[assign.run_id] = MonotonicNs();
     Send(agent, protocol::RunFinished{assign.run_id, protocol::RunStatus::kSucceeded, "{}", "", 1});
   }
