@@ -157,8 +157,8 @@ AgentEffects AgentCore::OnFingerprint(std::string json, AgentTime now) {
   checking_fingerprint_ = false;
   if (stopped_ || json.empty() || json == options_.fingerprint_json) return Take();
   std::string new_id = fingerprint::FingerprintIdOfJson(json);
-  Log(Level::kInfo, "fingerprint changed: " + options_.fingerprint_id + " -> " + new_id +
-                        "; registering again");
+  Log(Level::kInfo,
+      "fingerprint changed: " + options_.fingerprint_id + " -> " + new_id + "; registering again");
   options_.fingerprint_json = std::move(json);
   options_.fingerprint_id = std::move(new_id);
   SayHello(now);
@@ -259,8 +259,7 @@ std::string AgentCore::NoDriverReason(const std::string& engine) const {
 
 // Counts a run's ending towards its driver's quarantine; registers again without
 // the driver's engine when this run quarantined it.
-void AgentCore::NoteRunEnding(const std::string& driver, const RunEnding& ending,
-                              AgentTime now) {
+void AgentCore::NoteRunEnding(const std::string& driver, const RunEnding& ending, AgentTime now) {
   if (!quarantine_.Observe(driver, ending)) return;
   Log(Level::kError, "driver " + driver + " quarantined: " + quarantine_.reason(driver) +
                          "; engine(s) offered now: " + Engines() +
@@ -290,18 +289,17 @@ AgentEffects AgentCore::OnRunNotPrepared(const protocol::Assign& assign, std::st
 }
 
 AgentEffects AgentCore::OnRunPrepared(const std::string& run_id, const std::string& experiment,
-                                      std::string job, const std::string& log_path,
-                                      AgentTime now) {
+                                      std::string job, const std::string& log_path, AgentTime now) {
   auto prepared = preparing_.find(run_id);
   ORCH_CHECK(prepared != preparing_.end()) << "run " << run_id << " was not being prepared";
   Preparing preparing = std::move(prepared->second);
   preparing_.erase(prepared);
   spool_.BeginRun(run_id);
-  runs_.emplace(run_id, Run{DriverRun(run_id, preparing.driver.name, kRecordsPerChunk),
-                            experiment, preparing.driver.name, log_path, now});
+  runs_.emplace(run_id, Run{DriverRun(run_id, preparing.driver.name, kRecordsPerChunk), experiment,
+                            preparing.driver.name, log_path, now});
   out_.push_back(SendEffect{protocol::RunStarted{run_id}});
-  Log(Level::kInfo, "run " + run_id + ": job " + preparing.job_id + " on driver " +
-                        preparing.driver.name);
+  Log(Level::kInfo,
+      "run " + run_id + ": job " + preparing.job_id + " on driver " + preparing.driver.name);
   out_.push_back(LaunchEffect{run_id, std::move(preparing.driver), std::move(job)});
   return Take();
 }
@@ -337,8 +335,7 @@ AgentEffects AgentCore::OnDriverExit(const std::string& run_id, const ProcessExi
   }
   Spooled(finished);
   RunEnding ending{finished.status, run.records(), run.error_code(),
-                   std::chrono::duration_cast<std::chrono::milliseconds>(now -
-                                                                         it->second.launched),
+                   std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.launched),
                    finished.error};
   std::string driver = it->second.driver;
   runs_.erase(it);
@@ -355,8 +352,8 @@ void AgentCore::OnAck(const protocol::Ack& ack) {
 
 void AgentCore::OnCancel(const protocol::Cancel& cancel) {
   for (const auto& [run_id, run] : runs_) {
-    bool match = cancel.run_id.empty() ? run.experiment == cancel.experiment
-                                       : run_id == cancel.run_id;
+    bool match =
+        cancel.run_id.empty() ? run.experiment == cancel.experiment : run_id == cancel.run_id;
     if (!match) continue;
     Log(Level::kInfo, "run " + run_id + ": cancelled by the coordinator");
     out_.push_back(CancelRunEffect{run_id});
@@ -386,8 +383,8 @@ void AgentCore::BeginStop(AgentTime now) {
 
 AgentEffects AgentCore::Drain(std::chrono::milliseconds grace, AgentTime now) {
   if (stopping_ || stopped_) return Take();
-  Log(Level::kInfo, "draining for up to " + std::to_string(grace.count()) +
-                        " ms: finishing " + std::to_string(runs_.size()) + " runs");
+  Log(Level::kInfo, "draining for up to " + std::to_string(grace.count()) + " ms: finishing " +
+                        std::to_string(runs_.size()) + " runs");
   draining_ = true;
   drain_deadline_ = now + grace;
   MaybeStop();

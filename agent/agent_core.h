@@ -92,10 +92,8 @@ class AgentCore final {
                              std::string job, const std::string& log_path, AgentTime now);
   AgentEffects OnRunNotPrepared(const protocol::Assign& assign, std::string_view code,
                                 const std::string& reason, AgentTime now);
-  AgentEffects OnDriverOutput(const std::string& run_id, std::string_view bytes,
-                              AgentTime now);
-  AgentEffects OnDriverExit(const std::string& run_id, const ProcessExit& exit,
-                            AgentTime now);
+  AgentEffects OnDriverOutput(const std::string& run_id, std::string_view bytes, AgentTime now);
+  AgentEffects OnDriverExit(const std::string& run_id, const ProcessExit& exit, AgentTime now);
   AgentEffects OnModelsScanned(std::vector<std::string> hashes, AgentTime now);
   // `json`: the recomputed fingerprint's canonical JSON; empty when it could not be.
   AgentEffects OnFingerprint(std::string json, AgentTime now);
@@ -160,7 +158,7 @@ class AgentCore final {
     std::string job_id;
   };
   std::map<std::string, Preparing> preparing_;  // assigned runs not yet prepared
-  DriverQuarantine quarantine_;      // drivers no longer offered
+  DriverQuarantine quarantine_;                 // drivers no longer offered
   std::optional<AgentTime> next_tick_;
   bool welcomed_ = false;
   bool draining_ = false;  // no new work; stop once everything is acknowledged

@@ -85,8 +85,8 @@ struct LogEffect {
 
 using AgentEffect =
     std::variant<SendEffect, SpoolAndSendEffect, SpoolAckEffect, ResendSpoolEffect,
-                 PrepareRunEffect, LaunchEffect, CancelRunEffect, RunEndedEffect,
-                 ScanModelsEffect, CheckFingerprintEffect, StoppedEffect, LogEffect>;
+                 PrepareRunEffect, LaunchEffect, CancelRunEffect, RunEndedEffect, ScanModelsEffect,
+                 CheckFingerprintEffect, StoppedEffect, LogEffect>;
 using AgentEffects = std::vector<AgentEffect>;
 
 }  // namespace orch::agent

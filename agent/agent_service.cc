@@ -145,8 +145,8 @@ struct AgentService::Impl {
     // agent/model_resolver.h).
     Result<DriverJob> job = BuildDriverJob(assign, models, config.driver_threads);
     if (!job.ok()) {
-      return Perform(core.OnRunNotPrepared(assign, protocol::kRefusedJob,
-                                           job.status().message(), Clock::now()));
+      return Perform(core.OnRunNotPrepared(assign, protocol::kRefusedJob, job.status().message(),
+                                           Clock::now()));
     }
     Status begun = spool.BeginRun(assign.run_id);
     if (!begun.ok()) {
@@ -177,25 +177,24 @@ struct AgentService::Impl {
     Running& running = runs[e.run_id];
     LaunchRequest request{e.driver.executable, {}, std::move(e.job), config.run_timeout};
     std::string run_id = e.run_id;
-    ProcessHandlers handlers{
-        [this, run_id](std::string_view bytes) {
-          Perform(core.OnDriverOutput(run_id, bytes, Clock::now()));
-        },
-        [this, run_id](ProcessExit exit) {
-          Perform(core.OnDriverExit(run_id, exit, Clock::now()));
-        },
-        [&running](std::string_view bytes) {
-          running.log.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-        }};
+    ProcessHandlers handlers{[this, run_id](std::string_view bytes) {
+                               Perform(core.OnDriverOutput(run_id, bytes, Clock::now()));
+                             },
+                             [this, run_id](ProcessExit exit) {
+                               Perform(core.OnDriverExit(run_id, exit, Clock::now()));
+                             },
+                             [&running](std::string_view bytes) {
+                               running.log.write(bytes.data(),
+                                                 static_cast<std::streamsize>(bytes.size()));
+                             }};
     Result<std::unique_ptr<Process>> process = launcher.Launch(request, std::move(handlers));
     if (process.ok()) {
       running.process = std::move(process).value();
       return;
     }
     ProcessExit failed{ProcessExit::Reason::kExited, 127, 0, process.status().message()};
-    asio::post(io, [this, run_id, failed] {
-      Perform(core.OnDriverExit(run_id, failed, Clock::now()));
-    });
+    asio::post(
+        io, [this, run_id, failed] { Perform(core.OnDriverExit(run_id, failed, Clock::now())); });
   }
 
   void Do(CancelRunEffect& e) {
@@ -260,8 +259,8 @@ struct AgentService::Impl {
 };
 
 AgentService::AgentService(asio::io_context& io, ProcessLauncher& launcher, Spool& spool,
-                           ModelResolver& models, spdlog::logger& log,
-                           AgentServiceOptions options, SendFn send)
+                           ModelResolver& models, spdlog::logger& log, AgentServiceOptions options,
+                           SendFn send)
     : impl_(std::make_unique<Impl>(io, launcher, spool, models, log, std::move(options),
                                    std::move(send))) {}
 

@@ -58,9 +58,9 @@ class AgentService final {
 
   // Borrows io, launcher, spool, models and log, which must outlive the
   // service. `models` resolves each Assign's model requirement.
-  AgentService(boost::asio::io_context& io, ProcessLauncher& launcher,
-               Spool& spool, ModelResolver& models, spdlog::logger& log,
-               AgentServiceOptions options, SendFn send);
+  AgentService(boost::asio::io_context& io, ProcessLauncher& launcher, Spool& spool,
+               ModelResolver& models, spdlog::logger& log, AgentServiceOptions options,
+               SendFn send);
   ~AgentService();
   AgentService(const AgentService&) = delete;
   AgentService& operator=(const AgentService&) = delete;

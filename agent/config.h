@@ -22,7 +22,7 @@ namespace orch::agent {
 struct DriverConfig {
   std::string name;        // unique within the file
   std::string executable;  // absolute after parsing
-  std::string engine;  // a job whose requirements.engine equals this runs here
+  std::string engine;      // a job whose requirements.engine equals this runs here
 };
 
 struct AgentConfig {
@@ -56,8 +56,7 @@ struct AgentConfig {
 // Parses `text`; `file_name` is used in messages, `base_dir` resolves relative
 // paths. Errors: kInvalidArgument naming file:line:col, the field and the
 // value.
-Result<AgentConfig> ParseAgentConfig(std::string_view text,
-                                     const std::string& file_name,
+Result<AgentConfig> ParseAgentConfig(std::string_view text, const std::string& file_name,
                                      const std::string& base_dir);
 
 // Reads and parses the file at `path`. kIoError when it cannot be read.

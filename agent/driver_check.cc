@@ -15,17 +15,15 @@ namespace {
 using nlohmann::json;
 
 std::string Lowercase(std::string text) {
-  for (char& c : text)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return text;
 }
 
 // "driver "NAME" (PATH): WHAT; WHAT TO DO".
-Status Rejected(const DriverConfig& driver, const std::string& what,
-                const std::string& todo) {
-  return Status(StatusCode::kFailedPrecondition,
-                "driver \"" + driver.name + "\" (" + driver.executable +
-                    "): " + what + "; " + todo);
+Status Rejected(const DriverConfig& driver, const std::string& what, const std::string& todo) {
+  return Status(
+      StatusCode::kFailedPrecondition,
+      "driver \"" + driver.name + "\" (" + driver.executable + "): " + what + "; " + todo);
 }
 
 constexpr char kFixPath[] =
@@ -46,13 +44,10 @@ Status CheckFile(const DriverConfig& driver) {
   if (::stat(driver.executable.c_str(), &info) != 0) {
     int error = errno;
     if (error == ENOENT || error == ENOTDIR) {
-      return Rejected(
-          driver, "does not exist",
-          "build or install the driver, or " + std::string(kFixPath));
+      return Rejected(driver, "does not exist",
+                      "build or install the driver, or " + std::string(kFixPath));
     }
-    return Rejected(driver,
-                    std::string("cannot be read: ") + std::strerror(error),
-                    kFixPath);
+    return Rejected(driver, std::string("cannot be read: ") + std::strerror(error), kFixPath);
   }
   if (S_ISDIR(info.st_mode)) {
     return Rejected(driver, "is a directory, not an executable file", kFixPath);
@@ -62,12 +57,9 @@ Status CheckFile(const DriverConfig& driver) {
   }
   if (::access(driver.executable.c_str(), X_OK) != 0) {
     char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o",
-                  static_cast<unsigned>(info.st_mode & 07777));
-    return Rejected(
-        driver,
-        std::string("is not executable by this user (mode ") + mode + ")",
-        "make it executable (chmod +x) or " + std::string(kFixPath));
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
+    return Rejected(driver, std::string("is not executable by this user (mode ") + mode + ")",
+                    "make it executable (chmod +x) or " + std::string(kFixPath));
   }
   return Status::Ok();
 }
@@ -86,64 +78,53 @@ std::string StringField(const json& object, const char* key) {
 
 }  // namespace
 
-Status JudgeVersionOutput(const DriverConfig& driver,
-                          const fingerprint::CommandOutput& output) {
-  std::string command =
-      "\"" + driver.executable + " " + kDriverVersionCommand + "\"";
+Status JudgeVersionOutput(const DriverConfig& driver, const fingerprint::CommandOutput& output) {
+  std::string command = "\"" + driver.executable + " " + kDriverVersionCommand + "\"";
   if (output.exit_code != 0) {
     std::string why = LastLine(output.stderr_text);
     return Rejected(driver,
-                    command + " exited with status " +
-                        std::to_string(output.exit_code) +
+                    command + " exited with status " + std::to_string(output.exit_code) +
                         (why.empty() ? "" : " (" + why + ")"),
                     "run it by hand to see why; is it an orch engine driver "
                     "(docs/driver-protocol.md)?");
   }
-  json hello =
-      json::parse(output.stdout_text, nullptr, /*allow_exceptions=*/false);
+  json hello = json::parse(output.stdout_text, nullptr, /*allow_exceptions=*/false);
   std::string engine = hello.is_object() ? StringField(hello, "engine") : "";
   if (engine.empty()) {
-    return Rejected(
-        driver,
-        command + " printed no JSON object naming its \"engine\" (got \"" +
-            LastLine(output.stdout_text, 80) + "\")",
-        "point executable at an orch engine driver (docs/driver-protocol.md)");
+    return Rejected(driver,
+                    command + " printed no JSON object naming its \"engine\" (got \"" +
+                        LastLine(output.stdout_text, 80) + "\")",
+                    "point executable at an orch engine driver (docs/driver-protocol.md)");
   }
   auto [name, version] = SplitEngine(driver.engine);
   std::string reported_version = StringField(hello, "version");
   bool name_ok = Lowercase(engine) == Lowercase(name);
-  bool version_ok = version.empty() || reported_version.empty() ||
-                    reported_version == version;
+  bool version_ok = version.empty() || reported_version.empty() || reported_version == version;
   if (name_ok && version_ok) return Status::Ok();
-  std::string reported =
-      engine + (reported_version.empty() ? "" : "@" + reported_version);
-  return Rejected(driver,
-                  "it reports engine " + reported +
-                      ", but the config says engine = \"" + driver.engine +
-                      "\"",
-                  "point executable at a driver of " + driver.engine +
-                      ", or set engine = \"" + reported + "\"");
+  std::string reported = engine + (reported_version.empty() ? "" : "@" + reported_version);
+  return Rejected(
+      driver,
+      "it reports engine " + reported + ", but the config says engine = \"" + driver.engine + "\"",
+      "point executable at a driver of " + driver.engine + ", or set engine = \"" + reported +
+          "\"");
 }
 
-Status CheckDriver(const DriverConfig& driver,
-                   fingerprint::CommandRunner& runner) {
+Status CheckDriver(const DriverConfig& driver, fingerprint::CommandRunner& runner) {
   ORCH_RETURN_IF_ERROR(CheckFile(driver));
   Result<fingerprint::CommandOutput> output =
       runner.Run({driver.executable, kDriverVersionCommand});
   if (!output.ok()) {
-    std::string what =
-        output.status().code() == StatusCode::kUnavailable
-            ? "did not answer \"" + std::string(kDriverVersionCommand) +
-                  "\" in time (" + output.status().message() + ")"
-            : "could not be run: " + output.status().message();
+    std::string what = output.status().code() == StatusCode::kUnavailable
+                           ? "did not answer \"" + std::string(kDriverVersionCommand) +
+                                 "\" in time (" + output.status().message() + ")"
+                           : "could not be run: " + output.status().message();
     return Rejected(driver, what, "run it by hand to see why");
   }
   return JudgeVersionOutput(driver, *output);
 }
 
-std::vector<DriverVerdict> CheckDrivers(
-    const std::vector<DriverConfig>& drivers,
-    fingerprint::CommandRunner& runner) {
+std::vector<DriverVerdict> CheckDrivers(const std::vector<DriverConfig>& drivers,
+                                        fingerprint::CommandRunner& runner) {
   std::vector<DriverVerdict> verdicts;
   for (const DriverConfig& driver : drivers) {
     verdicts.push_back({driver, CheckDriver(driver, runner)});

@@ -31,16 +31,13 @@ struct DriverVerdict {
 };
 
 // Pure: judges what `version` printed. `driver` names the engine expected.
-Status JudgeVersionOutput(const DriverConfig& driver,
-                          const fingerprint::CommandOutput& output);
+Status JudgeVersionOutput(const DriverConfig& driver, const fingerprint::CommandOutput& output);
 
 // Checks the file, then runs `version` through `runner`.
-Status CheckDriver(const DriverConfig& driver,
-                   fingerprint::CommandRunner& runner);
+Status CheckDriver(const DriverConfig& driver, fingerprint::CommandRunner& runner);
 
 // CheckDriver for every driver, in order.
-std::vector<DriverVerdict> CheckDrivers(
-    const std::vector<DriverConfig>& drivers,
-    fingerprint::CommandRunner& runner);
+std::vector<DriverVerdict> CheckDrivers(const std::vector<DriverConfig>& drivers,
+                                        fingerprint::CommandRunner& runner);
 
 }  // namespace orch::agent

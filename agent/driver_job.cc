@@ -16,27 +16,22 @@ json Member(const std::string& text, json fallback) {
 
 }  // namespace
 
-Result<DriverJob> BuildDriverJob(const protocol::Assign& assign,
-                                 ModelResolver& models,
+Result<DriverJob> BuildDriverJob(const protocol::Assign& assign, ModelResolver& models,
                                  std::int32_t driver_threads) {
   plan_document::JobSpec spec;
   if (!assign.workload_spec.empty()) {
     Result<plan_document::JobSpec> read = plan_document::ReadJobSpec(assign.workload_spec);
     if (!read.ok()) {
-      return InvalidArgument("assign " + assign.run_id +
-                             ": workload_spec is not a JSON object");
+      return InvalidArgument("assign " + assign.run_id + ": workload_spec is not a JSON object");
     }
     spec = std::move(*read);
   }
-  ORCH_ASSIGN_OR_RETURN(ResolvedModel resolved,
-                        models.Resolve(assign.requirements.model));
+  ORCH_ASSIGN_OR_RETURN(ResolvedModel resolved, models.Resolve(assign.requirements.model));
   json coordinate = json::object();
-  for (const protocol::KeyValue& kv : assign.coordinate)
-    coordinate[kv.key] = kv.value;
+  for (const protocol::KeyValue& kv : assign.coordinate) coordinate[kv.key] = kv.value;
   json workload = Member(spec.workload, json{{"name", assign.workload}});
-  json capture = workload.is_object() && workload.contains("capture")
-                     ? workload["capture"]
-                     : json::object();
+  json capture =
+      workload.is_object() && workload.contains("capture") ? workload["capture"] : json::object();
   json model = Member(spec.model, json::object());
   json document = {
       {"run_id", assign.run_id},

@@ -22,8 +22,7 @@ struct DriverJob {
 // model into its cache); an empty resolved path tells the driver the model is
 // missing. Errors from `models` are returned as they are. `driver_threads` > 0
 // adds "resources": {"threads": N} (AgentConfig::driver_threads).
-Result<DriverJob> BuildDriverJob(const protocol::Assign& assign,
-                                 ModelResolver& models,
+Result<DriverJob> BuildDriverJob(const protocol::Assign& assign, ModelResolver& models,
                                  std::int32_t driver_threads);
 
 }  // namespace orch::agent

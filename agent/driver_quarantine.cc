@@ -9,8 +9,8 @@ namespace {
 // Typed errors that depend only on the job and its model
 // (docs/driver-protocol.md; the coordinator's list in
 // coordinator/failure_kind.cc).
-constexpr std::array<std::string_view, 4> kJobErrorCodes = {
-    "invalid_job", "invalid_combination", "model_missing", "sha256_mismatch"};
+constexpr std::array<std::string_view, 4> kJobErrorCodes = {"invalid_job", "invalid_combination",
+                                                            "model_missing", "sha256_mismatch"};
 
 bool IsJobError(const std::string& code) {
   for (std::string_view job_code : kJobErrorCodes) {
@@ -32,8 +32,7 @@ bool IsStartupFault(const RunEnding& ending, std::chrono::milliseconds fast) {
          ending.ran < fast && !IsJobError(ending.error_code);
 }
 
-bool DriverQuarantine::Observe(const std::string& driver,
-                               const RunEnding& ending) {
+bool DriverQuarantine::Observe(const std::string& driver, const RunEnding& ending) {
   if (quarantined(driver) || ending.status == protocol::RunStatus::kCancelled) {
     return false;
   }
@@ -42,10 +41,9 @@ bool DriverQuarantine::Observe(const std::string& driver,
     return false;
   }
   if (++faults_[driver] < options_.faults_in_a_row) return false;
-  reasons_[driver] =
-      std::to_string(faults_[driver]) + " runs in a row failed within " +
-      std::to_string(options_.fast.count()) +
-      " ms of launch without a record; the last: " + Headline(ending.error);
+  reasons_[driver] = std::to_string(faults_[driver]) + " runs in a row failed within " +
+                     std::to_string(options_.fast.count()) +
+                     " ms of launch without a record; the last: " + Headline(ending.error);
   return true;
 }
 

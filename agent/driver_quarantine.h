@@ -24,7 +24,7 @@ namespace orch::agent {
 struct RunEnding {
   protocol::RunStatus status = protocol::RunStatus::kFailed;
   std::uint64_t records = 0;
-  std::string error_code = {};  // the driver's typed error; empty without one
+  std::string error_code = {};       // the driver's typed error; empty without one
   std::chrono::milliseconds ran{0};  // from launch to exit
   std::string error = {};            // RunFinished.error, for the reason
 };
@@ -39,16 +39,13 @@ bool IsStartupFault(const RunEnding& ending, std::chrono::milliseconds fast);
 
 class DriverQuarantine final {
  public:
-  explicit DriverQuarantine(DriverQuarantineOptions options)
-      : options_(options) {}
+  explicit DriverQuarantine(DriverQuarantineOptions options) : options_(options) {}
 
   // Notes how a run of `driver` ended. True when this run quarantined it (once
   // per driver; later runs of a quarantined driver change nothing).
   bool Observe(const std::string& driver, const RunEnding& ending);
 
-  bool quarantined(const std::string& driver) const {
-    return reasons_.contains(driver);
-  }
+  bool quarantined(const std::string& driver) const { return reasons_.contains(driver); }
   // Why `driver` is quarantined ("3 runs in a row failed within 5000 ms of
   // launch without a record; the last: ..."); empty when it is not.
   std::string reason(const std::string& driver) const;

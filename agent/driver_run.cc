@@ -47,8 +47,7 @@ std::string LogNote(const std::string& log_path) {
 
 }  // namespace
 
-Status DriverRun::Feed(std::string_view bytes,
-                       std::vector<protocol::DigestChunk>* chunks) {
+Status DriverRun::Feed(std::string_view bytes, std::vector<protocol::DigestChunk>* chunks) {
   if (!failure_.ok()) return failure_;
   std::vector<DriverFrame> frames;
   Status status = parser_.Feed(bytes, &frames);
@@ -60,8 +59,7 @@ Status DriverRun::Feed(std::string_view bytes,
   return failure_;
 }
 
-Status DriverRun::Take(const DriverFrame& frame,
-                       std::vector<protocol::DigestChunk>* chunks) {
+Status DriverRun::Take(const DriverFrame& frame, std::vector<protocol::DigestChunk>* chunks) {
   switch (frame.type) {
     case DriverFrameType::kHello:
       hello_ = frame.payload;
@@ -75,11 +73,9 @@ Status DriverRun::Take(const DriverFrame& frame,
     case DriverFrameType::kRecord:
       break;
   }
-  Result<digest::PositionRecord> record =
-      digest::DecodePositionRecord(frame.payload);
+  Result<digest::PositionRecord> record = digest::DecodePositionRecord(frame.payload);
   if (!record.ok()) {
-    return record.status().WithContext("driver output: record " +
-                                       std::to_string(records_));
+    return record.status().WithContext("driver output: record " + std::to_string(records_));
   }
   pending_.push_back({record->position, frame.payload});
   ++records_;
@@ -98,9 +94,7 @@ std::optional<protocol::DigestChunk> DriverRun::Flush() {
   return MakeChunk();
 }
 
-std::string DriverRun::error_code() const {
-  return Field(AsJson(error_), "code");
-}
+std::string DriverRun::error_code() const { return Field(AsJson(error_), "code"); }
 
 std::string DriverRun::Summary(const ProcessExit& exit) const {
   json summary = {{"driver", driver_name_},
@@ -117,8 +111,8 @@ protocol::RunFinished DriverRun::Finish(const ProcessExit& exit,
   auto with_tail = [&](std::string message) {
     return message + LogNote(log_path) + LastLines(exit.stderr_tail, 3);
   };
-  protocol::RunFinished finished{run_id_, protocol::RunStatus::kSucceeded,
-                                 Summary(exit), "", next_seq_};
+  protocol::RunFinished finished{run_id_, protocol::RunStatus::kSucceeded, Summary(exit), "",
+                                 next_seq_};
   std::string prefix = "driver " + driver_name_ + ": ";
   Status output = failure_.ok() ? parser_.Finish() : failure_;
   if (!failure_.ok()) {  // the agent killed the driver for malformed output
@@ -133,14 +127,12 @@ protocol::RunFinished DriverRun::Finish(const ProcessExit& exit,
   } else if (!error_.empty()) {
     json error = AsJson(error_);
     finished.status = protocol::RunStatus::kFailed;
-    finished.error = prefix + Field(error, "code") + ": " +
-                     Field(error, "message") + LogNote(log_path);
-  } else if (!output.ok() && exit.reason == ProcessExit::Reason::kExited &&
-             exit.exit_code == 0) {
+    finished.error =
+        prefix + Field(error, "code") + ": " + Field(error, "message") + LogNote(log_path);
+  } else if (!output.ok() && exit.reason == ProcessExit::Reason::kExited && exit.exit_code == 0) {
     finished.status = protocol::RunStatus::kFailed;
     finished.error = with_tail(prefix + output.message() + " (exit status 0)");
-  } else if (exit.reason != ProcessExit::Reason::kExited ||
-             exit.exit_code != 0) {
+  } else if (exit.reason != ProcessExit::Reason::kExited || exit.exit_code != 0) {
     finished.status = protocol::RunStatus::kFailed;
     finished.error = with_tail(prefix + exit.Describe());
   }

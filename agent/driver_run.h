@@ -21,19 +21,16 @@ using driver_protocol::DriverFrame;
 using driver_protocol::DriverFrameParser;
 using driver_protocol::DriverFrameType;
 
-
 class DriverRun final {
  public:
-  DriverRun(std::string run_id, std::string driver_name,
-            std::size_t records_per_chunk)
+  DriverRun(std::string run_id, std::string driver_name, std::size_t records_per_chunk)
       : run_id_(std::move(run_id)),
         driver_name_(std::move(driver_name)),
         records_per_chunk_(records_per_chunk) {}
 
   // Appends the full chunks completed by `bytes` to `chunks`. A malformed
   // stream fails the run (the Status says why; the caller kills the driver).
-  Status Feed(std::string_view bytes,
-              std::vector<protocol::DigestChunk>* chunks);
+  Status Feed(std::string_view bytes, std::vector<protocol::DigestChunk>* chunks);
 
   // The last partial chunk, if any.
   std::optional<protocol::DigestChunk> Flush();
@@ -42,8 +39,7 @@ class DriverRun final {
   // produced. The error is the meaningful part: a typed error's code and
   // message, else what went wrong and the last lines of the driver's stderr;
   // `log_path` (the whole stderr, may be empty) is named in it.
-  protocol::RunFinished Finish(const ProcessExit& exit,
-                               const std::string& log_path) const;
+  protocol::RunFinished Finish(const ProcessExit& exit, const std::string& log_path) const;
 
   const std::string& run_id() const { return run_id_; }
   std::uint64_t records() const { return records_; }
@@ -51,8 +47,7 @@ class DriverRun final {
   std::string error_code() const;
 
  private:
-  Status Take(const DriverFrame& frame,
-              std::vector<protocol::DigestChunk>* chunks);
+  Status Take(const DriverFrame& frame, std::vector<protocol::DigestChunk>* chunks);
   protocol::DigestChunk MakeChunk();
   std::string Summary(const ProcessExit& exit) const;
 

@@ -15,8 +15,8 @@ namespace fs = std::filesystem;
 
 // Files orch itself keeps next to models: never models.
 bool IsBookkeeping(const std::string& name) {
-  return name.starts_with(".") || name.ends_with(".sha256") ||
-         name.ends_with(".tsv") || name.find(".tmp.") != std::string::npos;
+  return name.starts_with(".") || name.ends_with(".sha256") || name.ends_with(".tsv") ||
+         name.find(".tmp.") != std::string::npos;
 }
 
 }  // namespace
@@ -27,8 +27,7 @@ std::vector<std::string> ModelFilesIn(const std::string& entry) {
   std::vector<std::string> files;
   for (const fs::directory_entry& file : fs::directory_iterator(entry, error)) {
     std::error_code ignored;
-    if (file.is_regular_file(ignored) &&
-        !IsBookkeeping(file.path().filename().string())) {
+    if (file.is_regular_file(ignored) && !IsBookkeeping(file.path().filename().string())) {
       files.push_back(file.path().string());
     }
   }
@@ -36,9 +35,8 @@ std::vector<std::string> ModelFilesIn(const std::string& entry) {
   return files;
 }
 
-std::vector<std::string> ScanModelHashes(
-    const std::vector<std::string>& model_dirs, fingerprint::HashCache& hashes,
-    spdlog::logger& log) {
+std::vector<std::string> ScanModelHashes(const std::vector<std::string>& model_dirs,
+                                         fingerprint::HashCache& hashes, spdlog::logger& log) {
   fingerprint::FileHasher hasher(hashes);
   std::set<std::string> found;
   for (const std::string& entry : model_dirs) {

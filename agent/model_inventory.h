@@ -28,8 +28,7 @@ namespace orch::agent {
 // out. A missing entry has none.
 std::vector<std::string> ModelFilesIn(const std::string& entry);
 
-std::vector<std::string> ScanModelHashes(
-    const std::vector<std::string>& model_dirs, fingerprint::HashCache& hashes,
-    spdlog::logger& log);
+std::vector<std::string> ScanModelHashes(const std::vector<std::string>& model_dirs,
+                                         fingerprint::HashCache& hashes, spdlog::logger& log);
 
 }  // namespace orch::agent

@@ -26,8 +26,7 @@ constexpr std::string_view kSidecarSuffix = ".sha256";
 
 std::string Lowercase(std::string_view text) {
   std::string out(text);
-  for (char& c : out)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -49,64 +48,49 @@ fingerprint::FileIdentity IdentityOf(const std::string& path, const struct stat&
 // Reads the whole file, bypassing any cache.
 Result<std::string> HashUncached(const std::string& path) {
   fingerprint::MemoryHashCache empty;
-  ORCH_ASSIGN_OR_RETURN(fingerprint::FileHash hash,
-                        fingerprint::FileHasher(empty).Hash(path));
+  ORCH_ASSIGN_OR_RETURN(fingerprint::FileHash hash, fingerprint::FileHasher(empty).Hash(path));
   return hash.sha256;
 }
 
 }  // namespace
 
-ModelResolver::ModelResolver(ModelResolverOptions options,
-                             fingerprint::HashCache& hashes,
+ModelResolver::ModelResolver(ModelResolverOptions options, fingerprint::HashCache& hashes,
                              spdlog::logger& log)
     : options_(std::move(options)), hashes_(hashes), log_(log) {}
 
 Result<ResolvedModel> ModelResolver::Resolve(const std::string& requirement) {
   if (requirement.empty()) return ResolvedModel{};
-  Result<ResolvedModel> resolved = requirement.starts_with("synth:")
-                                       ? ResolveSynth(requirement)
+  Result<ResolvedModel> resolved = requirement.starts_with("synth:") ? ResolveSynth(requirement)
                                    : requirement.starts_with("sha256:")
                                        ? ResolveSha256(requirement.substr(7))
                                        : ResolveName(requirement);
-  if (!resolved.ok())
-    return resolved.status().WithContext("model " + requirement);
+  if (!resolved.ok()) return resolved.status().WithContext("model " + requirement);
   return resolved;
 }
 
-Result<ResolvedModel> ModelResolver::ResolveSynth(
-    std::string_view recipe_text) {
-  ORCH_ASSIGN_OR_RETURN(model::SynthRecipe recipe,
-                        model::ParseSynthRecipe(recipe_text));
+Result<ResolvedModel> ModelResolver::ResolveSynth(std::string_view recipe_text) {
+  ORCH_ASSIGN_OR_RETURN(model::SynthRecipe recipe, model::ParseSynthRecipe(recipe_text));
   std::error_code error;
   fs::create_directories(options_.cache_dir, error);
   if (error) {
-    return IoError("model cache " + options_.cache_dir + ": " +
-                   error.message());
+    return IoError("model cache " + options_.cache_dir + ": " + error.message());
   }
-  std::string path =
-      (fs::path(options_.cache_dir) / model::SynthModelFileName(recipe))
-          .string();
-  if (std::optional<ResolvedModel> cached = VerifiedCacheFile(path))
-    return *cached;
-  ORCH_ASSIGN_OR_RETURN(model::FileDigest digest,
-                        model::WriteSynthModelHashed(recipe, path));
-  std::string sidecar =
-      digest.sha256 + "  " + fs::path(path).filename().string() + "\n";
+  std::string path = (fs::path(options_.cache_dir) / model::SynthModelFileName(recipe)).string();
+  if (std::optional<ResolvedModel> cached = VerifiedCacheFile(path)) return *cached;
+  ORCH_ASSIGN_OR_RETURN(model::FileDigest digest, model::WriteSynthModelHashed(recipe, path));
+  std::string sidecar = digest.sha256 + "  " + fs::path(path).filename().string() + "\n";
   ORCH_RETURN_IF_ERROR(
-      model::WriteFileAtomically(path + std::string(kSidecarSuffix), sidecar)
-          .status());
+      model::WriteFileAtomically(path + std::string(kSidecarSuffix), sidecar).status());
   log_.info(fmt::runtime("model cache: generated {} ({} bytes, sha256 {}) for "
                          "synth:{}"),
             path, digest.bytes, digest.sha256, model::CanonicalRecipe(recipe));
   return ResolvedModel{path, digest.sha256};
 }
 
-std::optional<ResolvedModel> ModelResolver::VerifiedCacheFile(
-    const std::string& path) {
+std::optional<ResolvedModel> ModelResolver::VerifiedCacheFile(const std::string& path) {
   std::error_code error;
   if (!fs::exists(path, error)) return std::nullopt;
-  std::optional<std::string> recorded =
-      ReadSidecar(path + std::string(kSidecarSuffix));
+  std::optional<std::string> recorded = ReadSidecar(path + std::string(kSidecarSuffix));
   if (!recorded) {
     log_.warn(fmt::runtime("model cache: {} has no readable {} sidecar; "
                            "regenerating it"),
@@ -123,8 +107,8 @@ std::optional<ResolvedModel> ModelResolver::VerifiedCacheFile(
 
 Result<ResolvedModel> ModelResolver::ResolveSha256(std::string_view hex) {
   if (!IsSha256Hex(hex)) {
-    return InvalidArgument("expected 64 hex digits after sha256:, got \"" +
-                           std::string(hex) + "\"");
+    return InvalidArgument("expected 64 hex digits after sha256:, got \"" + std::string(hex) +
+                           "\"");
   }
   std::string wanted = Lowercase(hex);
   fingerprint::FileHasher hasher(hashes_);
@@ -136,8 +120,7 @@ Result<ResolvedModel> ModelResolver::ResolveSha256(std::string_view hex) {
     for (const std::string& file : ModelFilesIn(dirs[d])) {
       Result<fingerprint::FileHash> hash = hasher.Hash(file);
       if (!hash.ok()) {
-        log_.warn(fmt::runtime("model lookup: skipping {}"),
-                  hash.status().message());
+        log_.warn(fmt::runtime("model lookup: skipping {}"), hash.status().message());
         continue;
       }
       if (hash->sha256 != wanted) continue;
@@ -160,11 +143,10 @@ bool ModelResolver::StillHas(const std::string& path, const std::string& sha256,
                              std::string* corruption) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) return false;
-  Stamp stamp{info.st_dev, info.st_ino, static_cast<std::uint64_t>(info.st_size),
-              static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 +
-                  info.st_mtim.tv_nsec,
-              static_cast<std::int64_t>(info.st_ctim.tv_sec) * 1'000'000'000 +
-                  info.st_ctim.tv_nsec};
+  Stamp stamp{
+      info.st_dev, info.st_ino, static_cast<std::uint64_t>(info.st_size),
+      static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec,
+      static_cast<std::int64_t>(info.st_ctim.tv_sec) * 1'000'000'000 + info.st_ctim.tv_nsec};
   auto known = verified_.find(path);
   if (known != verified_.end() && known->second == stamp) return true;
   Result<std::string> actual = HashUncached(path);
@@ -178,8 +160,8 @@ bool ModelResolver::StillHas(const std::string& path, const std::string& sha256,
   std::error_code ignored;
   fs::remove(path, ignored);
   fs::remove(path + std::string(kSidecarSuffix), ignored);
-  *corruption = "model cache file " + path + " no longer has SHA-256 " + sha256 +
-                " (found " + found + "): it was corrupted or modified in place, and has been removed";
+  *corruption = "model cache file " + path + " no longer has SHA-256 " + sha256 + " (found " +
+                found + "): it was corrupted or modified in place, and has been removed";
   log_.warn(fmt::runtime("model cache: {}"), *corruption);
   return false;
 }
@@ -199,8 +181,7 @@ Result<ResolvedModel> ModelResolver::ResolveName(const std::string& name) {
     }
   }
   if (found.empty()) return ResolvedModel{};
-  ORCH_ASSIGN_OR_RETURN(fingerprint::FileHash hash,
-                        fingerprint::FileHasher(hashes_).Hash(found));
+  ORCH_ASSIGN_OR_RETURN(fingerprint::FileHash hash, fingerprint::FileHasher(hashes_).Hash(found));
   return ResolvedModel{found, hash.sha256};
 }
 

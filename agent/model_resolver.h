@@ -61,8 +61,7 @@ struct ModelResolverOptions {
 class ModelResolver final {
  public:
   // Borrows `hashes` and `log`, which must outlive the resolver.
-  ModelResolver(ModelResolverOptions options, fingerprint::HashCache& hashes,
-                spdlog::logger& log);
+  ModelResolver(ModelResolverOptions options, fingerprint::HashCache& hashes, spdlog::logger& log);
 
   // Errors name the requirement: kInvalidArgument for a malformed recipe or
   // hash, kIoError when the cache cannot be written or a found file cannot be
@@ -80,8 +79,7 @@ class ModelResolver final {
   // Whether the model-cache file at `path` still has SHA-256 `sha256` (read
   // again unless verified since it last changed). One that does not is
   // removed; `corruption` then says what was found.
-  bool StillHas(const std::string& path, const std::string& sha256,
-                std::string* corruption);
+  bool StillHas(const std::string& path, const std::string& sha256, std::string* corruption);
 
   // What identifies a file's current contents without reading it.
   struct Stamp {

@@ -20,8 +20,7 @@ constexpr std::chrono::milliseconds kReapPoll{10};
 // One running child. Shared with the pending asio handlers, which hold it
 // weakly.
 struct Child : std::enable_shared_from_this<Child> {
-  Child(asio::io_context& io, pid_t pid, int in, int out, int err,
-        ProcessHandlers h)
+  Child(asio::io_context& io, pid_t pid, int in, int out, int err, ProcessHandlers h)
       : pid(pid),
         stdin_pipe(io, in),
         stdout_pipe(io, out),
@@ -66,19 +65,17 @@ struct Child : std::enable_shared_from_this<Child> {
     ReadStdout();
     ReadStderr();
     deadline.expires_after(timeout);
-    deadline.async_wait(
-        [weak = weak_from_this()](const boost::system::error_code& error) {
-          auto child = weak.lock();
-          if (!error && child) child->Kill(ProcessExit::Reason::kTimedOut);
-        });
+    deadline.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
+      auto child = weak.lock();
+      if (!error && child) child->Kill(ProcessExit::Reason::kTimedOut);
+    });
     PollReap();
   }
 
   void ReadStdout() {
     stdout_pipe.async_read_some(
         asio::buffer(out_buffer),
-        [self = shared_from_this()](const boost::system::error_code& error,
-                                    std::size_t n) {
+        [self = shared_from_this()](const boost::system::error_code& error, std::size_t n) {
           if (n > 0 && !self->detached) {
             self->handlers.on_stdout(std::string_view(self->out_buffer, n));
           }
@@ -94,15 +91,13 @@ struct Child : std::enable_shared_from_this<Child> {
   void ReadStderr() {
     stderr_pipe.async_read_some(
         asio::buffer(err_buffer),
-        [self = shared_from_this()](const boost::system::error_code& error,
-                                    std::size_t n) {
+        [self = shared_from_this()](const boost::system::error_code& error, std::size_t n) {
           std::string& tail = self->exit.stderr_tail;
           tail.append(self->err_buffer, n);
           if (n > 0 && !self->detached && self->handlers.on_stderr) {
             self->handlers.on_stderr(std::string_view(self->err_buffer, n));
           }
-          if (tail.size() > kStderrTailBytes)
-            tail.erase(0, tail.size() - kStderrTailBytes);
+          if (tail.size() > kStderrTailBytes) tail.erase(0, tail.size() - kStderrTailBytes);
           if (error || self->detached) {
             self->stderr_done = true;
             self->MaybeReport();
@@ -124,11 +119,10 @@ struct Child : std::enable_shared_from_this<Child> {
       return;
     }
     reap_timer.expires_after(kReapPoll);
-    reap_timer.async_wait(
-        [weak = weak_from_this()](const boost::system::error_code& error) {
-          auto child = weak.lock();
-          if (!error && child) child->PollReap();
-        });
+    reap_timer.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
+      auto child = weak.lock();
+      if (!error && child) child->PollReap();
+    });
   }
 
   void Record(const ChildExit& status) {
@@ -166,8 +160,7 @@ struct Child : std::enable_shared_from_this<Child> {
 
 class PosixProcess final : public Process {
  public:
-  explicit PosixProcess(std::shared_ptr<Child> child)
-      : child_(std::move(child)) {}
+  explicit PosixProcess(std::shared_ptr<Child> child) : child_(std::move(child)) {}
   ~PosixProcess() override { child_->Detach(); }
   void Cancel() override { child_->Kill(ProcessExit::Reason::kCancelled); }
 
@@ -177,9 +170,7 @@ class PosixProcess final : public Process {
 
 class PosixProcessLauncher final : public ProcessLauncher {
  public:
-  explicit PosixProcessLauncher(asio::io_context& io) : io_(io) {
-    ::signal(SIGPIPE, SIG_IGN);
-  }
+  explicit PosixProcessLauncher(asio::io_context& io) : io_(io) { ::signal(SIGPIPE, SIG_IGN); }
 
   Result<std::unique_ptr<Process>> Launch(const LaunchRequest& request,
                                           ProcessHandlers handlers) override {
@@ -196,9 +187,9 @@ class PosixProcessLauncher final : public ProcessLauncher {
     if (!spawned.ok()) {
       return Status(spawned.status().code(), "spawn " + spawned.status().message());
     }
-    auto child = std::make_shared<Child>(
-        io_, spawned->pid, spawned->stdin_pipe.Release(), spawned->stdout_pipe.Release(),
-        spawned->stderr_pipe.Release(), std::move(handlers));
+    auto child = std::make_shared<Child>(io_, spawned->pid, spawned->stdin_pipe.Release(),
+                                         spawned->stdout_pipe.Release(),
+                                         spawned->stderr_pipe.Release(), std::move(handlers));
     child->Start(request.stdin_bytes, request.timeout);
     return std::unique_ptr<Process>(new PosixProcess(std::move(child)));
   }
@@ -214,8 +205,7 @@ std::string ProcessExit::Describe() const {
     case Reason::kExited:
       return "exit status " + std::to_string(exit_code);
     case Reason::kSignaled:
-      return "killed by signal " + std::to_string(signal) + " (" +
-             strsignal(signal) + ")";
+      return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
     case Reason::kTimedOut:
       return "timed out (process group killed)";
     case Reason::kCancelled:
@@ -224,8 +214,7 @@ std::string ProcessExit::Describe() const {
   return "unknown";
 }
 
-std::unique_ptr<ProcessLauncher> MakePosixProcessLauncher(
-    asio::io_context& io) {
+std::unique_ptr<ProcessLauncher> MakePosixProcessLauncher(asio::io_context& io) {
   return std::make_unique<PosixProcessLauncher>(io);
 }
 

@@ -19,7 +19,6 @@ class io_context;
 namespace orch::agent {
 
 // `io` is borrowed and must outlive the launcher and every Process it made.
-std::unique_ptr<ProcessLauncher> MakePosixProcessLauncher(
-    boost::asio::io_context& io);
+std::unique_ptr<ProcessLauncher> MakePosixProcessLauncher(boost::asio::io_context& io);
 
 }  // namespace orch::agent

@@ -30,8 +30,7 @@ struct Play : std::enable_shared_from_this<Play> {
     deadline.cancel();
     ProcessExit exit = script.exit;
     if (killed) exit = ProcessExit{*killed, -1, 0, std::move(exit.stderr_tail)};
-    if (handlers.on_stderr && !exit.stderr_tail.empty())
-      handlers.on_stderr(exit.stderr_tail);
+    if (handlers.on_stderr && !exit.stderr_tail.empty()) handlers.on_stderr(exit.stderr_tail);
     if (exit.stderr_tail.size() > kStderrTailBytes)
       exit.stderr_tail.erase(0, exit.stderr_tail.size() - kStderrTailBytes);
     handlers.on_exit(std::move(exit));
@@ -47,8 +46,7 @@ struct Play : std::enable_shared_from_this<Play> {
 
 class ScriptedProcess final : public Process {
  public:
-  explicit ScriptedProcess(std::shared_ptr<Play> play)
-      : play_(std::move(play)) {}
+  explicit ScriptedProcess(std::shared_ptr<Play> play) : play_(std::move(play)) {}
   ~ScriptedProcess() override {
     play_->detached = true;
     play_->deadline.cancel();
@@ -61,13 +59,11 @@ class ScriptedProcess final : public Process {
 
 }  // namespace
 
-Result<std::unique_ptr<Process>> ScriptedProcessLauncher::Launch(
-    const LaunchRequest& request, ProcessHandlers handlers) {
+Result<std::unique_ptr<Process>> ScriptedProcessLauncher::Launch(const LaunchRequest& request,
+                                                                 ProcessHandlers handlers) {
   launched_.push_back(request);
-  if (scripts_.empty())
-    return NotFound("no script left for " + request.executable);
-  auto play = std::make_shared<Play>(io_, std::move(scripts_.front()),
-                                     std::move(handlers));
+  if (scripts_.empty()) return NotFound("no script left for " + request.executable);
+  auto play = std::make_shared<Play>(io_, std::move(scripts_.front()), std::move(handlers));
   scripts_.pop_front();
   for (std::size_t i = 0; i < play->script.stdout_pieces.size(); ++i) {
     asio::post(io_, [play, i] {

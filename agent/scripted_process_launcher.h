@@ -23,8 +23,7 @@ namespace orch::agent {
 
 struct ProcessScript {
   std::vector<std::string> stdout_pieces;
-  ProcessExit
-      exit;  // reason kExited / kSignaled and the code, signal and stderr tail
+  ProcessExit exit;  // reason kExited / kSignaled and the code, signal and stderr tail
   bool hang = false;
 };
 

@@ -6,8 +6,8 @@
 namespace orch::agent {
 namespace {
 
-constexpr const char* kVariables[] = {"SLURM_JOB_ID",        "SLURM_JOB_PARTITION",
-                                      "SLURMD_NODENAME",     "SLURM_GPUS_ON_NODE",
+constexpr const char* kVariables[] = {"SLURM_JOB_ID",         "SLURM_JOB_PARTITION",
+                                      "SLURMD_NODENAME",      "SLURM_GPUS_ON_NODE",
                                       "CUDA_VISIBLE_DEVICES", "SLURM_JOB_GPUS"};
 
 std::string Get(const Environment& env, const std::string& name) {
@@ -33,8 +33,7 @@ Environment SlurmEnvironment() {
   return env;
 }
 
-std::vector<protocol::KeyValue> ApplySlurmAllocation(const Environment& env,
-                                                     AgentConfig& config) {
+std::vector<protocol::KeyValue> ApplySlurmAllocation(const Environment& env, AgentConfig& config) {
   std::string job = Get(env, "SLURM_JOB_ID");
   if (job.empty()) return {};
   std::string devices = Get(env, "CUDA_VISIBLE_DEVICES");

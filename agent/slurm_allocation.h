@@ -22,7 +22,6 @@ Environment SlurmEnvironment();
 
 // Nothing when `env` has no SLURM_JOB_ID (not inside a Slurm job). Otherwise adjusts
 // `config` (gpus, spool_dir) and returns the host facts to add.
-std::vector<protocol::KeyValue> ApplySlurmAllocation(const Environment& env,
-                                                     AgentConfig& config);
+std::vector<protocol::KeyValue> ApplySlurmAllocation(const Environment& env, AgentConfig& config);
 
 }  // namespace orch::agent

@@ -28,14 +28,11 @@ std::string Hex(const std::string& text) {
 
 std::string SeqName(std::uint64_t seq) {
   char name[32];
-  std::snprintf(name, sizeof(name), "chunk-%020llu",
-                static_cast<unsigned long long>(seq));
+  std::snprintf(name, sizeof(name), "chunk-%020llu", static_cast<unsigned long long>(seq));
   return name;
 }
 
-Status Errno(const std::string& what) {
-  return IoError(what + ": " + std::strerror(errno));
-}
+Status Errno(const std::string& what) { return IoError(what + ": " + std::strerror(errno)); }
 
 Status SyncPath(const std::string& path, int flags) {
   int fd = ::open(path.c_str(), flags | O_CLOEXEC);
@@ -69,8 +66,7 @@ Status WriteDurably(const std::string& path, const std::string& bytes) {
   }
   ::close(fd);
   if (::rename(temp.c_str(), path.c_str()) != 0) return Errno("rename " + temp);
-  return SyncPath(fs::path(path).parent_path().string(),
-                  O_RDONLY | O_DIRECTORY);
+  return SyncPath(fs::path(path).parent_path().string(), O_RDONLY | O_DIRECTORY);
 }
 
 Result<std::string> ReadAll(const std::string& path) {
@@ -86,8 +82,7 @@ Result<std::string> ReadAll(const std::string& path) {
 Result<std::unique_ptr<Spool>> Spool::Open(const std::string& dir) {
   std::error_code error;
   fs::create_directories(dir, error);
-  if (error)
-    return IoError("create spool directory " + dir + ": " + error.message());
+  if (error) return IoError("create spool directory " + dir + ": " + error.message());
   std::unique_ptr<Spool> spool(new Spool(dir));
   ORCH_RETURN_IF_ERROR(spool->Load().WithContext("spool " + dir));
   return spool;
@@ -100,8 +95,7 @@ std::string Spool::RunDir(const std::string& run_id) const {
 Status Spool::Load() {
   std::error_code error;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir_, error)) {
-    if (entry.is_directory() &&
-        entry.path().filename().string().starts_with("run-")) {
+    if (entry.is_directory() && entry.path().filename().string().starts_with("run-")) {
       ORCH_RETURN_IF_ERROR(LoadRun(entry.path().string()));
     }
   }
@@ -115,21 +109,18 @@ Status Spool::LoadRun(const std::string& run_dir) {
   RunEntry& run = runs_[run_id];
   for (const fs::directory_entry& entry : fs::directory_iterator(run_dir)) {
     std::string name = entry.path().filename().string();
-    if (name.starts_with("chunk-") &&
-        (name.ends_with(".msg") || name.ends_with(".acked"))) {
+    if (name.starts_with("chunk-") && (name.ends_with(".msg") || name.ends_with(".acked"))) {
       std::uint64_t seq = std::stoull(name.substr(6, 20));
       run.chunk_count = std::max(run.chunk_count, seq + 1);
       if (name.ends_with(".acked")) continue;
       ORCH_ASSIGN_OR_RETURN(std::string frame, ReadAll(entry.path().string()));
       Result<protocol::Message> message = protocol::Decode(frame);
-      if (!message.ok())
-        return message.status().WithContext(entry.path().string());
+      if (!message.ok()) return message.status().WithContext(entry.path().string());
       run.unacked_chunks[seq] = std::move(frame);
     } else if (name == "finished.msg") {
       ORCH_ASSIGN_OR_RETURN(std::string frame, ReadAll(entry.path().string()));
       Result<protocol::Message> message = protocol::Decode(frame);
-      if (!message.ok())
-        return message.status().WithContext(entry.path().string());
+      if (!message.ok()) return message.status().WithContext(entry.path().string());
       run.finished = std::move(frame);
     }
   }
@@ -148,11 +139,10 @@ Status Spool::BeginRun(const std::string& run_id) {
 }
 
 Status Spool::AddChunk(const protocol::DigestChunk& chunk) {
-  if (!runs_.contains(chunk.run_id))
-    ORCH_RETURN_IF_ERROR(BeginRun(chunk.run_id));
+  if (!runs_.contains(chunk.run_id)) ORCH_RETURN_IF_ERROR(BeginRun(chunk.run_id));
   std::string frame = protocol::Encode(chunk);
-  ORCH_RETURN_IF_ERROR(WriteDurably(
-      RunDir(chunk.run_id) + "/" + SeqName(chunk.seq) + ".msg", frame));
+  ORCH_RETURN_IF_ERROR(
+      WriteDurably(RunDir(chunk.run_id) + "/" + SeqName(chunk.seq) + ".msg", frame));
   RunEntry& run = runs_[chunk.run_id];
   run.unacked_chunks[chunk.seq] = std::move(frame);
   run.chunk_count = std::max(run.chunk_count, chunk.seq + 1);
@@ -160,11 +150,9 @@ Status Spool::AddChunk(const protocol::DigestChunk& chunk) {
 }
 
 Status Spool::AddFinished(const protocol::RunFinished& finished) {
-  if (!runs_.contains(finished.run_id))
-    ORCH_RETURN_IF_ERROR(BeginRun(finished.run_id));
+  if (!runs_.contains(finished.run_id)) ORCH_RETURN_IF_ERROR(BeginRun(finished.run_id));
   std::string frame = protocol::Encode(finished);
-  ORCH_RETURN_IF_ERROR(
-      WriteDurably(RunDir(finished.run_id) + "/finished.msg", frame));
+  ORCH_RETURN_IF_ERROR(WriteDurably(RunDir(finished.run_id) + "/finished.msg", frame));
   runs_[finished.run_id].finished = std::move(frame);
   return Status::Ok();
 }
@@ -185,14 +173,12 @@ Status Spool::Ack(const std::string& run_id, std::uint64_t seq) {
   if (::rename((path + ".msg").c_str(), (path + ".acked").c_str()) != 0) {
     return Errno("rename " + path + ".msg");
   }
-  if (::truncate((path + ".acked").c_str(), 0) != 0)
-    return Errno("truncate " + path);
+  if (::truncate((path + ".acked").c_str(), 0) != 0) return Errno("truncate " + path);
   return RemoveIfDone(it);
 }
 
 Status Spool::RemoveIfDone(std::map<std::string, RunEntry>::iterator run) {
-  if (!run->second.finished_acked || !run->second.unacked_chunks.empty())
-    return Status::Ok();
+  if (!run->second.finished_acked || !run->second.unacked_chunks.empty()) return Status::Ok();
   std::string run_dir = RunDir(run->first);
   std::error_code error;
   fs::remove_all(run_dir, error);
@@ -213,7 +199,8 @@ std::vector<std::string> Spool::UnackedFrames() const {
 std::vector<std::string> Spool::UnackedKeys() const {
   std::vector<std::string> keys;
   for (const auto& [run_id, run] : runs_) {
-    for (const auto& [seq, frame] : run.unacked_chunks) keys.push_back(run_id + "/" + std::to_string(seq));
+    for (const auto& [seq, frame] : run.unacked_chunks)
+      keys.push_back(run_id + "/" + std::to_string(seq));
     if (run.finished && !run.finished_acked) {
       keys.push_back(run_id + "/" + std::to_string(protocol::kRunFinishedSeq));
     }

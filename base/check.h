@@ -30,8 +30,7 @@ struct Voidify {
 
 }  // namespace orch::internal
 
-#define ORCH_CHECK(condition)                                        \
-  (condition) ? (void)0                                              \
-              : ::orch::internal::Voidify() &                        \
-                    ::orch::internal::CheckFailure(__FILE__, __LINE__, \
-                                                   #condition)
+#define ORCH_CHECK(condition)                 \
+  (condition) ? (void)0                       \
+              : ::orch::internal::Voidify() & \
+                    ::orch::internal::CheckFailure(__FILE__, __LINE__, #condition)

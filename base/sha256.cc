@@ -11,16 +11,13 @@ struct Sha256::State {
   bool finished = false;
 };
 
-Sha256::Sha256() : state_(std::make_unique<State>()) {
-  crypto_hash_sha256_init(&state_->sodium);
-}
+Sha256::Sha256() : state_(std::make_unique<State>()) { crypto_hash_sha256_init(&state_->sodium); }
 
 Sha256::~Sha256() = default;
 
 void Sha256::Update(std::string_view bytes) {
   ORCH_CHECK(!state_->finished) << "Sha256::Update after Finish";
-  crypto_hash_sha256_update(&state_->sodium,
-                            reinterpret_cast<const unsigned char*>(bytes.data()),
+  crypto_hash_sha256_update(&state_->sodium, reinterpret_cast<const unsigned char*>(bytes.data()),
                             bytes.size());
 }
 
@@ -50,15 +47,12 @@ std::string ToHex(const std::uint8_t* data, std::size_t size) {
   return out;
 }
 
-std::string ToHex(const Sha256Digest& digest) {
-  return ToHex(digest.data(), digest.size());
-}
+std::string ToHex(const Sha256Digest& digest) { return ToHex(digest.data(), digest.size()); }
 
 bool IsSha256Hex(std::string_view text) {
   if (text.size() != 64) return false;
   for (char c : text) {
-    bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-               (c >= 'A' && c <= 'F');
+    bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
     if (!hex) return false;
   }
   return true;

@@ -100,8 +100,7 @@ std::vector<std::string> BuildEnvironment(const SpawnOptions& options) {
   for (char** variable = environ; variable != nullptr && *variable != nullptr; ++variable) {
     if (!replaced(*variable)) environment.emplace_back(*variable);
   }
-  environment.insert(environment.end(), options.environment.begin(),
-                     options.environment.end());
+  environment.insert(environment.end(), options.environment.begin(), options.environment.end());
   return environment;
 }
 
@@ -119,8 +118,8 @@ Status AddStream(int target, const Stdio& stdio, Plan& plan, SpawnedChild& child
       plan.actions.push_back({target, -1, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY});
       return Status::Ok();
     case Stdio::Kind::kFile:
-      plan.actions.push_back({target, -1, stdio.path.c_str(),
-                              target == 0 ? O_RDONLY : output_flags});
+      plan.actions.push_back(
+          {target, -1, stdio.path.c_str(), target == 0 ? O_RDONLY : output_flags});
       return Status::Ok();
     case Stdio::Kind::kPipe: {
       ORCH_ASSIGN_OR_RETURN(PipeEnds pipe, MakePipe(plan.program));
@@ -176,8 +175,8 @@ Result<pid_t> StartWithPosixSpawn(const SpawnOptions& options, Plan& plan) {
   }
   posix_spawnattr_setflags(&attributes, flags);
   pid_t pid = -1;
-  int error = ::posix_spawn(&pid, plan.program.c_str(), &actions, &attributes,
-                            plan.argv.data(), plan.envp.data());
+  int error = ::posix_spawn(&pid, plan.program.c_str(), &actions, &attributes, plan.argv.data(),
+                            plan.envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   if (error != 0) return SpawnError(plan.program, error);
@@ -204,8 +203,8 @@ void ResetSignalActions(bool reset_ignored) {
     bool caught = (current.sa_flags & SA_SIGINFO) != 0 ||
                   (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);
     bool reset_ignore = reset_ignored && current.sa_handler == SIG_IGN &&
-                        std::find(std::begin(kResetSignals), std::end(kResetSignals),
-                                  signal) != std::end(kResetSignals);
+                        std::find(std::begin(kResetSignals), std::end(kResetSignals), signal) !=
+                            std::end(kResetSignals);
     if (caught || reset_ignore) ::sigaction(signal, &default_action, nullptr);
   }
 }
@@ -286,13 +285,12 @@ Result<SpawnedChild> SpawnChild(const SpawnOptions& options) {
     plan.working_directory = options.working_directory.c_str();
   }
   SpawnedChild child;
-  const Stdio* streams[3] = {&options.stdin_stream, &options.stdout_stream,
-                             &options.stderr_stream};
+  const Stdio* streams[3] = {&options.stdin_stream, &options.stdout_stream, &options.stderr_stream};
   for (int target = 0; target < 3; ++target) {
     ORCH_RETURN_IF_ERROR(AddStream(target, *streams[target], plan, child));
   }
-  Result<pid_t> pid = options.die_with_parent ? StartWithFork(options, plan)
-                                              : StartWithPosixSpawn(options, plan);
+  Result<pid_t> pid =
+      options.die_with_parent ? StartWithFork(options, plan) : StartWithPosixSpawn(options, plan);
   if (!pid.ok()) return pid.status();
   child.pid = *pid;
   return child;  // the child's pipe ends in `plan` close here

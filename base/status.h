@@ -21,9 +21,9 @@ enum class StatusCode {
   kNotFound,         // a named thing does not exist
   kAlreadyExists,
   kFailedPrecondition,
-  kUnavailable,      // a peer or resource is temporarily unreachable
-  kDataLoss,         // stored or received bytes are corrupt
-  kIoError,          // the operating system refused (disk, file, pipe)
+  kUnavailable,  // a peer or resource is temporarily unreachable
+  kDataLoss,     // stored or received bytes are corrupt
+  kIoError,      // the operating system refused (disk, file, pipe)
   kInternal,
 };
 
@@ -32,8 +32,7 @@ std::string_view StatusCodeName(StatusCode code);
 class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
-  Status(StatusCode code, std::string message)
-      : code_(code), message_(std::move(message)) {}
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status Ok() { return Status(); }
 
@@ -71,7 +70,7 @@ inline Status Internal(std::string message) {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : state_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : state_(std::move(status)) {  // NOLINT: implicit by design
     ORCH_CHECK(!std::get<Status>(state_).ok()) << "Result built from an OK Status";
   }
@@ -92,8 +91,7 @@ class [[nodiscard]] Result {
 
  private:
   T& Checked() {
-    ORCH_CHECK(ok()) << "value() of an error Result: "
-                     << std::get<Status>(state_).ToString();
+    ORCH_CHECK(ok()) << "value() of an error Result: " << std::get<Status>(state_).ToString();
     return std::get<T>(state_);
   }
 
@@ -106,10 +104,10 @@ class [[nodiscard]] Result {
 #define ORCH_STATUS_CONCAT(a, b) ORCH_STATUS_CONCAT_INNER(a, b)
 
 // Returns the Status from the enclosing function when `expr` is not OK.
-#define ORCH_RETURN_IF_ERROR(expr)                \
-  do {                                            \
-    ::orch::Status orch_status_ = (expr);         \
-    if (!orch_status_.ok()) return orch_status_;  \
+#define ORCH_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::orch::Status orch_status_ = (expr);        \
+    if (!orch_status_.ok()) return orch_status_; \
   } while (false)
 
 // `ORCH_ASSIGN_OR_RETURN(auto x, MakeX());` declares x from a Result or returns its error.

@@ -46,11 +46,10 @@ std::string PlanJson(const std::string& name, int jobs) {
       R"("capture":{"top_k":20,"full_every":0,"full_windows":[]}}],"jobs":[)";
   for (int i = 0; i < jobs; ++i) {
     if (i > 0) json += ",";
-    std::string id = planner::JobIdOf(
-        planner::CanonicalJob(axes, name, "synth:llama:vocab=512", i, digest));
+    std::string id =
+        planner::JobIdOf(planner::CanonicalJob(axes, name, "synth:llama:vocab=512", i, digest));
     json +=
-        R"({"id":")" + id +
-        R"(","cell":"baseline","workload":"w","repeat":)" + std::to_string(i) +
+        R"({"id":")" + id + R"(","cell":"baseline","workload":"w","repeat":)" + std::to_string(i) +
         R"(,"coordinate":{"engine":"llama.cpp@b8390","hardware":"cpu","kv":"f16","quant":"q4_0"},)"
         R"("requirements":{"engine":"llama.cpp@b8390","hardware":"cpu","gpus":0,"model":"synth:llama:vocab=512"}})";
   }
@@ -68,15 +67,13 @@ std::vector<protocol::Assign> Assigns(const Effects& effects) {
   std::vector<protocol::Assign> out;
   for (const Effect& e : effects) {
     if (auto* send = std::get_if<SendEffect>(&e)) {
-      if (auto* a = std::get_if<protocol::Assign>(&send->message))
-        out.push_back(*a);
+      if (auto* a = std::get_if<protocol::Assign>(&send->message)) out.push_back(*a);
     }
   }
   return out;
 }
 
-store::RunRecord Done(const protocol::Assign& assign,
-                      const std::string& agent) {
+store::RunRecord Done(const protocol::Assign& assign, const std::string& agent) {
   store::RunRecord run;
   run.id = assign.run_id;
   run.job_id = assign.job_id;
@@ -115,9 +112,8 @@ void BM_DispatchNoOpJobs(benchmark::State& state) {
     if (assigned != kJobs) state.SkipWithError("not every job was assigned");
   }
   state.SetItemsProcessed(state.iterations() * kJobs);
-  state.counters["assignments_per_s"] =
-      benchmark::Counter(static_cast<double>(state.iterations() * kJobs),
-                         benchmark::Counter::kIsRate);
+  state.counters["assignments_per_s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * kJobs), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_DispatchNoOpJobs)->Unit(benchmark::kMillisecond);
 
@@ -125,30 +121,24 @@ void BM_EncodeAssigns(benchmark::State& state) {
   protocol::Assign assign;
   assign.run_id = "0000000000000007-1-abc123";
   assign.job_id = "00000000000000000000000000000007";
-  assign.coordinate = {{"engine", kEngine},
-                       {"hardware", "cpu"},
-                       {"kv", "f16"},
-                       {"quant", "q4_0"}};
+  assign.coordinate = {{"engine", kEngine}, {"hardware", "cpu"}, {"kv", "f16"}, {"quant", "q4_0"}};
   assign.workload = "w";
   assign.requirements = {kEngine, "cpu", 0, "synth:llama:vocab=512"};
   assign.lease = std::chrono::seconds(30);
   assign.workload_spec = std::string(600, 'x');
   for (auto _ : state) {
-    for (int i = 0; i < kJobs; ++i)
-      benchmark::DoNotOptimize(protocol::Encode(assign));
+    for (int i = 0; i < kJobs; ++i) benchmark::DoNotOptimize(protocol::Encode(assign));
   }
   state.SetItemsProcessed(state.iterations() * kJobs);
-  state.counters["assignments_per_s"] =
-      benchmark::Counter(static_cast<double>(state.iterations() * kJobs),
-                         benchmark::Counter::kIsRate);
+  state.counters["assignments_per_s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * kJobs), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_EncodeAssigns)->Unit(benchmark::kMillisecond);
 
 double RssMiB() {
   long pages = 0, resident = 0;
   std::ifstream("/proc/self/statm") >> pages >> resident;
-  return static_cast<double>(resident) *
-         static_cast<double>(sysconf(_SC_PAGESIZE)) / (1 << 20);
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1 << 20);
 }
 
 void BM_MemoryAgentsAndJobs(benchmark::State& state) {
@@ -162,12 +152,10 @@ void BM_MemoryAgentsAndJobs(benchmark::State& state) {
       protocol::Hello hello = AgentHello(a);
       benchmark::DoNotOptimize(core.OnMessage(hello.agent_id, hello, now));
     }
-    state.counters["rss_peak_growth_MiB"] =
-        RssMiB() - before;  // parse transients included
+    state.counters["rss_peak_growth_MiB"] = RssMiB() - before;  // parse transients included
     malloc_trim(0);
     state.counters["rss_retained_growth_MiB"] = RssMiB() - before;
-    state.counters["plan_json_MiB"] =
-        static_cast<double>(plan.size()) / (1 << 20);
+    state.counters["plan_json_MiB"] = static_cast<double>(plan.size()) / (1 << 20);
   }
 }
 BENCHMARK(BM_MemoryAgentsAndJobs)->Unit(benchmark::kMillisecond)->Iterations(1);

@@ -80,10 +80,10 @@ struct Simulators {
       int first = p * agents / processes_n;
       int count = (p + 1) * agents / processes_n - first;
       outputs.push_back(dir / (tag + "-sim-" + std::to_string(p) + ".json"));
-      Result<cli::ChildProcess> child = cli::ChildProcess::Start(
-          {SimAgentsBinary(), endpoint, std::to_string(first), std::to_string(count),
-           outputs.back().string()},
-          (dir / (tag + "-sim-" + std::to_string(p) + ".log")).string());
+      Result<cli::ChildProcess> child =
+          cli::ChildProcess::Start({SimAgentsBinary(), endpoint, std::to_string(first),
+                                    std::to_string(count), outputs.back().string()},
+                                   (dir / (tag + "-sim-" + std::to_string(p) + ".log")).string());
       ASSERT_TRUE(child.ok()) << child.status().ToString();
       processes.push_back(std::move(child).value());
     }
@@ -138,8 +138,8 @@ void NullCoordinator(protocol::ZmqTransport& server, int jobs, int heartbeat_ms,
                                            std::chrono::milliseconds(heartbeat_ms)}));
         assign(event->peer);
       } else if (auto* done = std::get_if<protocol::RunFinished>(&*m)) {
-        (void)server.Send(event->peer, protocol::Encode(protocol::Ack{
-                                           done->run_id, protocol::kRunFinishedSeq}));
+        (void)server.Send(event->peer,
+                          protocol::Encode(protocol::Ack{done->run_id, protocol::kRunFinishedSeq}));
         acked.fetch_add(1);
         assign(event->peer);
       }
@@ -152,8 +152,7 @@ void Report(const char* what, SimulatedAgentsStats& s) {
             << static_cast<long>(PerSecond(s)) << "/s; RunFinished->Ack p50 "
             << Quantile(s.ack_latency_ns, 0.5) / 1000 << " us, p99 "
             << Quantile(s.ack_latency_ns, 0.99) / 1000 << " us, max "
-            << Quantile(s.ack_latency_ns, 1.0) / 1000 << " us; " << s.heartbeats
-            << " heartbeats\n";
+            << Quantile(s.ack_latency_ns, 1.0) / 1000 << " us; " << s.heartbeats << " heartbeats\n";
 }
 
 TEST(CoordinatorLoadBench, SimulatedAgentsOverRealSockets) {
@@ -233,15 +232,15 @@ TEST(CoordinatorLoadBench, SimulatedAgentsOverRealSockets) {
 
   EXPECT_EQ(orch_stats.assigns, static_cast<std::uint64_t>(per_experiment * experiments));
   EXPECT_EQ(orch_stats.duplicate_assigns, 0u);
-  std::cout << "\ncoordinator load: " << agents << " agents in " << processes
-            << " processes, " << per_experiment * experiments << " jobs in " << experiments
+  std::cout << "\ncoordinator load: " << agents << " agents in " << processes << " processes, "
+            << per_experiment * experiments << " jobs in " << experiments
             << " experiments, heartbeat " << heartbeat_ms << " ms\n";
   Report("null coordinator (baseline)", null_stats);
   Report("orch coordinator", orch_stats);
   double ratio = PerSecond(null_stats) > 0 ? PerSecond(orch_stats) / PerSecond(null_stats) : 0;
   std::cout << "  orch / baseline assignments/s: " << ratio << "\n"
-            << "  registration of " << agents << " agents: " << register_s << " s; submit: "
-            << submit_s << " s\n"
+            << "  registration of " << agents << " agents: " << register_s
+            << " s; submit: " << submit_s << " s\n"
             << "  coordinator CPU while submitting and dispatching: " << cpu_s << " s ("
             << cpu_s * 1e6 / static_cast<double>(std::max<std::uint64_t>(1, orch_stats.assigns))
             << " us per assignment)\n"

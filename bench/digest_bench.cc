@@ -23,8 +23,7 @@ std::vector<float> BenchRow(std::size_t vocab) {
 }
 
 void BM_CopyRow(benchmark::State& state) {
-  const std::vector<float> row =
-      BenchRow(static_cast<std::size_t>(state.range(0)));
+  const std::vector<float> row = BenchRow(static_cast<std::size_t>(state.range(0)));
   std::vector<float> copy(row.size());
   for (auto _ : state) {
     std::memcpy(copy.data(), row.data(), row.size() * sizeof(float));
@@ -35,8 +34,7 @@ void BM_CopyRow(benchmark::State& state) {
 }
 
 void BM_SumRow(benchmark::State& state) {
-  const std::vector<float> row =
-      BenchRow(static_cast<std::size_t>(state.range(0)));
+  const std::vector<float> row = BenchRow(static_cast<std::size_t>(state.range(0)));
   for (auto _ : state) {
     float sum = 0.0f;
     for (const float x : row) sum += x;
@@ -48,12 +46,10 @@ void BM_SumRow(benchmark::State& state) {
 // Digest version 1 or 2 with the widest variant this CPU has.
 void BM_DigestRow(benchmark::State& state) {
   const auto version = static_cast<DigestVersion>(state.range(0));
-  const std::vector<float> row =
-      BenchRow(static_cast<std::size_t>(state.range(1)));
+  const std::vector<float> row = BenchRow(static_cast<std::size_t>(state.range(1)));
   RowDigest digest;
   for (auto _ : state) {
-    const Status status =
-        ComputeRowDigest(row, {kDefaultTopK, 17, version}, &digest);
+    const Status status = ComputeRowDigest(row, {kDefaultTopK, 17, version}, &digest);
     benchmark::DoNotOptimize(status.ok());
     benchmark::DoNotOptimize(digest.logsumexp);
   }
@@ -69,12 +65,11 @@ void BM_DigestRowWith(benchmark::State& state) {
     state.SkipWithError("instruction set not available on this CPU");
     return;
   }
-  const std::vector<float> row =
-      BenchRow(static_cast<std::size_t>(state.range(2)));
+  const std::vector<float> row = BenchRow(static_cast<std::size_t>(state.range(2)));
   RowDigest digest;
   for (auto _ : state) {
-    const Status status = internal::ComputeRowDigestWith(
-        isa, row, {kDefaultTopK, 17, version}, &digest);
+    const Status status =
+        internal::ComputeRowDigestWith(isa, row, {kDefaultTopK, 17, version}, &digest);
     benchmark::DoNotOptimize(status.ok());
     benchmark::DoNotOptimize(digest.logsumexp);
   }
@@ -87,8 +82,7 @@ void BM_DigestRowWith(benchmark::State& state) {
 // v1_per_copy, v2_per_copy (the goal: v2_per_copy <= 2).
 void BM_DigestToCopyRatio(benchmark::State& state) {
   using Clock = std::chrono::steady_clock;
-  const std::vector<float> row =
-      BenchRow(static_cast<std::size_t>(state.range(0)));
+  const std::vector<float> row = BenchRow(static_cast<std::size_t>(state.range(0)));
   std::vector<float> copy(row.size());
   RowDigest digest;
   Clock::duration copy_time{}, v1_time{}, v2_time{};
@@ -105,8 +99,7 @@ void BM_DigestToCopyRatio(benchmark::State& state) {
     });
     for (const DigestVersion version : {DigestVersion::kV1, DigestVersion::kV2}) {
       timed(version == DigestVersion::kV1 ? &v1_time : &v2_time, [&] {
-        benchmark::DoNotOptimize(
-            ComputeRowDigest(row, {kDefaultTopK, 17, version}, &digest).ok());
+        benchmark::DoNotOptimize(ComputeRowDigest(row, {kDefaultTopK, 17, version}, &digest).ok());
         benchmark::DoNotOptimize(digest.logsumexp);
       });
     }
@@ -124,9 +117,7 @@ void BM_DigestToCopyRatio(benchmark::State& state) {
 
 BENCHMARK(BM_CopyRow)->Arg(32000)->Arg(152064);
 BENCHMARK(BM_SumRow)->Arg(32000)->Arg(152064);
-BENCHMARK(BM_DigestRow)
-    ->ArgNames({"version", "vocab"})
-    ->ArgsProduct({{1, 2}, {32000, 152064}});
+BENCHMARK(BM_DigestRow)->ArgNames({"version", "vocab"})->ArgsProduct({{1, 2}, {32000, 152064}});
 BENCHMARK(BM_DigestRowWith)
     ->ArgNames({"version", "isa", "vocab"})
     ->ArgsProduct({{1, 2}, {0, 1, 2}, {32000, 152064}});
@@ -156,8 +147,7 @@ const Streams& BenchStreams() {
     auto* s = new Streams;
     for (std::size_t i = 0; i < kPositions; ++i) {
       s->reference.push_back(p_rows[i % kDistinctRows]);
-      s->other.push_back(i < 1000 ? p_rows[i % kDistinctRows]
-                                  : q_rows[i % kDistinctRows]);
+      s->other.push_back(i < 1000 ? p_rows[i % kDistinctRows] : q_rows[i % kDistinctRows]);
     }
     return s;
   }();
@@ -181,8 +171,7 @@ void BM_ScanDigests(benchmark::State& state) {
 void BM_CompareStreams(benchmark::State& state) {
   const Streams& s = BenchStreams();
   for (auto _ : state) {
-    Result<StreamComparison> c =
-        CompareStreams({s.reference, {}}, {s.other, {}});
+    Result<StreamComparison> c = CompareStreams({s.reference, {}}, {s.other, {}});
     benchmark::DoNotOptimize(c.ok());
   }
   state.SetItemsProcessed(state.iterations() * kPositions);

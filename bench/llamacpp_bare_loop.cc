@@ -14,8 +14,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double MillisecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start)
-      .count();
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
 llama_context_params DriverContextParams(int positions) {
@@ -73,10 +72,8 @@ Status VisitRows(llama_context* context, int positions, std::int32_t n_vocab,
                  const RowVisitor& visit) {
   for (int i = 0; i < positions; ++i) {
     const float* row = llama_get_logits_ith(context, i);
-    if (row == nullptr)
-      return Internal("no logits at position " + std::to_string(i));
-    visit(static_cast<std::size_t>(i),
-          {row, static_cast<std::size_t>(n_vocab)});
+    if (row == nullptr) return Internal("no logits at position " + std::to_string(i));
+    visit(static_cast<std::size_t>(i), {row, static_cast<std::size_t>(n_vocab)});
   }
   return Status::Ok();
 }
@@ -88,34 +85,28 @@ std::vector<std::int32_t> BenchTokens(std::int32_t vocab, int positions) {
   std::uint64_t state = 0x9e3779b97f4a7c15ull;
   for (int i = 0; i < positions; ++i) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
-    tokens.push_back(static_cast<std::int32_t>(
-        (state >> 33) % static_cast<std::uint64_t>(vocab)));
+    tokens.push_back(static_cast<std::int32_t>((state >> 33) % static_cast<std::uint64_t>(vocab)));
   }
   return tokens;
 }
 
 Status RunTeacherForcedLoop(const std::string& model_path, int positions,
-                            std::span<const RowVisitor> passes,
-                            LoopTimings* timings) {
+                            std::span<const RowVisitor> passes, LoopTimings* timings) {
   Loaded loaded;
   auto start = Clock::now();
   llama_model_params model_params = llama_model_default_params();
   model_params.n_gpu_layers = 0;
   model_params.use_extra_bufts = true;
   loaded.model = llama_model_load_from_file(model_path.c_str(), model_params);
-  if (loaded.model == nullptr)
-    return Internal("llama.cpp could not load " + model_path);
+  if (loaded.model == nullptr) return Internal("llama.cpp could not load " + model_path);
   timings->load_ms = MillisecondsSince(start);
 
   start = Clock::now();
-  loaded.context =
-      llama_init_from_model(loaded.model, DriverContextParams(positions));
-  if (loaded.context == nullptr)
-    return Internal("llama.cpp refused the context");
+  loaded.context = llama_init_from_model(loaded.model, DriverContextParams(positions));
+  if (loaded.context == nullptr) return Internal("llama.cpp refused the context");
   timings->context_ms = MillisecondsSince(start);
 
-  const std::int32_t n_vocab =
-      llama_vocab_n_tokens(llama_model_get_vocab(loaded.model));
+  const std::int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(loaded.model));
   start = Clock::now();
   ORCH_RETURN_IF_ERROR(Decode(loaded.context, BenchTokens(n_vocab, positions)));
   timings->decode_ms = MillisecondsSince(start);
@@ -138,8 +129,7 @@ double SumRow(std::span<const float> row) {
   std::array<float, 8> partial{};
   std::size_t i = 0;
   for (; i + partial.size() <= row.size(); i += partial.size()) {
-    for (std::size_t lane = 0; lane < partial.size(); ++lane)
-      partial[lane] += row[i + lane];
+    for (std::size_t lane = 0; lane < partial.size(); ++lane) partial[lane] += row[i + lane];
   }
   double sum = 0;
   for (; i < row.size(); ++i) sum += row[i];
@@ -150,20 +140,17 @@ double SumRow(std::span<const float> row) {
 std::string FormatBareReport(const BareProcessReport& r) {
   const double rows_ms = r.loop.pass_ms.empty() ? 0.0 : r.loop.pass_ms[0];
   char line[256];
-  std::snprintf(line, sizeof(line),
-                "%.17g %" PRId64 " %" PRId64 " %.6f %.6f %.6f %.6f %.6f\n",
-                r.sum, r.main_ns, r.backend_ns, r.loop.load_ms,
-                r.loop.context_ms, r.loop.decode_ms, rows_ms, r.loop.free_ms);
+  std::snprintf(line, sizeof(line), "%.17g %" PRId64 " %" PRId64 " %.6f %.6f %.6f %.6f %.6f\n",
+                r.sum, r.main_ns, r.backend_ns, r.loop.load_ms, r.loop.context_ms, r.loop.decode_ms,
+                rows_ms, r.loop.free_ms);
   return line;
 }
 
 bool ParseBareReport(const std::string& text, BareProcessReport* r) {
   double rows_ms = 0;
-  bool ok = std::sscanf(text.c_str(),
-                        "%lg %" SCNd64 " %" SCNd64 " %lg %lg %lg %lg %lg",
-                        &r->sum, &r->main_ns, &r->backend_ns, &r->loop.load_ms,
-                        &r->loop.context_ms, &r->loop.decode_ms, &rows_ms,
-                        &r->loop.free_ms) == 8;
+  bool ok = std::sscanf(text.c_str(), "%lg %" SCNd64 " %" SCNd64 " %lg %lg %lg %lg %lg", &r->sum,
+                        &r->main_ns, &r->backend_ns, &r->loop.load_ms, &r->loop.context_ms,
+                        &r->loop.decode_ms, &rows_ms, &r->loop.free_ms) == 8;
   r->loop.pass_ms = {rows_ms};
   return ok;
 }

@@ -37,8 +37,7 @@ struct LoopTimings {
 
 // Receives each position's raw logit row (n_vocab floats), in position order.
 // The span is valid only during the call.
-using RowVisitor =
-    std::function<void(std::size_t position, std::span<const float> row)>;
+using RowVisitor = std::function<void(std::size_t position, std::span<const float> row)>;
 
 // Loads `model_path`, evaluates BenchTokens(n_vocab, positions), then walks
 // every row once per visitor in `passes`, in order, each pass timed on its own
@@ -46,8 +45,7 @@ using RowVisitor =
 // model and context are freed before it returns. kInternal when the engine
 // refuses the model, the context or the batch.
 Status RunTeacherForcedLoop(const std::string& model_path, int positions,
-                            std::span<const RowVisitor> passes,
-                            LoopTimings* timings);
+                            std::span<const RowVisitor> passes, LoopTimings* timings);
 
 // The bare loop's use of a row: the sum of its logits, so that every element is
 // read. Accumulated in a fixed order, so equal rows give equal sums.

@@ -33,12 +33,11 @@ int main(int argc, char** argv) {
   ggml_backend_load_all_from_path(ORCH_BENCH_ENGINE_DIR);
   llama_backend_init();
   report.backend_ns = SteadyNanoseconds();
-  const orch::bench::RowVisitor sum_rows =
-      [&report](std::size_t, std::span<const float> row) {
-        report.sum += orch::bench::SumRow(row);
-      };
-  orch::Status status = orch::bench::RunTeacherForcedLoop(
-      argv[1], std::atoi(argv[2]), {&sum_rows, 1}, &report.loop);
+  const orch::bench::RowVisitor sum_rows = [&report](std::size_t, std::span<const float> row) {
+    report.sum += orch::bench::SumRow(row);
+  };
+  orch::Status status =
+      orch::bench::RunTeacherForcedLoop(argv[1], std::atoi(argv[2]), {&sum_rows, 1}, &report.loop);
   if (!status.ok()) {
     std::fprintf(stderr, "%s: %s\n", argv[0], status.ToString().c_str());
     return 3;

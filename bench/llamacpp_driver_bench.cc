@@ -68,8 +68,7 @@ double Median(const std::vector<T>& items, Get get) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
   std::size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid]
-                                : (values[mid - 1] + values[mid]) / 2;
+  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
 
 struct Case {
@@ -91,12 +90,9 @@ constexpr char kHugeVocabRecipe[] =
     "seed=1";
 
 constexpr Case kCases[] = {
-    {"vocab 1k", kSmallRecipe, 1024, 128},
-    {"vocab 1k", kSmallRecipe, 1024, 512},
-    {"vocab 32k", kLargeVocabRecipe, 32000, 128},
-    {"vocab 32k", kLargeVocabRecipe, 32000, 512},
-    {"vocab 152k", kHugeVocabRecipe, 152064, 128},
-    {"vocab 152k", kHugeVocabRecipe, 152064, 512},
+    {"vocab 1k", kSmallRecipe, 1024, 128},         {"vocab 1k", kSmallRecipe, 1024, 512},
+    {"vocab 32k", kLargeVocabRecipe, 32000, 128},  {"vocab 32k", kLargeVocabRecipe, 32000, 512},
+    {"vocab 152k", kHugeVocabRecipe, 152064, 128}, {"vocab 152k", kHugeVocabRecipe, 152064, 512},
 };
 
 // ---- Inputs ----------------------------------------------------------------
@@ -110,11 +106,9 @@ Result<std::string> FileSha256(const std::string& path) {
 Status SynthModel(const std::string& recipe, const std::string& path) {
   ORCH_ASSIGN_OR_RETURN(
       ChildRun run,
-      RunTimedChild({ORCH_BENCH_ORCH, "model", "synth", recipe, "-o", path},
-                    "/dev/null", false));
+      RunTimedChild({ORCH_BENCH_ORCH, "model", "synth", recipe, "-o", path}, "/dev/null", false));
   if (run.exit_code != 0) {
-    return Internal("orch model synth " + recipe + " exited with " +
-                    std::to_string(run.exit_code));
+    return Internal("orch model synth " + recipe + " exited with " + std::to_string(run.exit_code));
   }
   return Status::Ok();
 }
@@ -122,8 +116,8 @@ Status SynthModel(const std::string& recipe, const std::string& path) {
 // The job an agent would send for this case: explicit token ids, capture top
 // 20, the model's SHA-256 supplied (as the agent does), one thread, best CPU
 // variant.
-std::string DriverJob(const Case& c, const std::string& model_path,
-                      const std::string& sha256, const std::string& cache_dir) {
+std::string DriverJob(const Case& c, const std::string& model_path, const std::string& sha256,
+                      const std::string& cache_dir) {
   json coordinate = {{"engine", "llama.cpp@v0.4.0"},
                      {"quant", "f32"},
                      {"kv", "f16"},
@@ -132,28 +126,25 @@ std::string DriverJob(const Case& c, const std::string& model_path,
                      {"cpu_backend", "best"},
                      {"hardware", "cpu"},
                      {"tp", "1"}};
-  json capture = {
-      {"top_k", 20}, {"full_every", 0}, {"full_windows", json::array()}};
-  return json{
-      {"run_id", "bench-run"},
-      {"job_id", "bench-job"},
-      {"experiment", "driver-bench"},
-      {"coordinate", coordinate},
-      {"workload",
-       {{"name", "bench"},
-        {"kind", "teacher_forced"},
-        {"positions", c.positions},
-        {"tokens", BenchTokens(c.vocab, c.positions)},
-        {"capture", capture}}},
-      {"model",
-       {{"requirement", std::string("synth:") + c.recipe},
-        {"path", model_path},
-        {"sha256", sha256},
-        {"cache_dir", cache_dir},
-        {"spec", json::object()}}},
-      {"capture", capture},
-      {"requirements",
-       {{"engine", "llama.cpp@v0.4.0"}, {"hardware", "cpu"}, {"gpus", 0}}}}
+  json capture = {{"top_k", 20}, {"full_every", 0}, {"full_windows", json::array()}};
+  return json{{"run_id", "bench-run"},
+              {"job_id", "bench-job"},
+              {"experiment", "driver-bench"},
+              {"coordinate", coordinate},
+              {"workload",
+               {{"name", "bench"},
+                {"kind", "teacher_forced"},
+                {"positions", c.positions},
+                {"tokens", BenchTokens(c.vocab, c.positions)},
+                {"capture", capture}}},
+              {"model",
+               {{"requirement", std::string("synth:") + c.recipe},
+                {"path", model_path},
+                {"sha256", sha256},
+                {"cache_dir", cache_dir},
+                {"spec", json::object()}}},
+              {"capture", capture},
+              {"requirements", {{"engine", "llama.cpp@v0.4.0"}, {"hardware", "cpu"}, {"gpus", 0}}}}
       .dump();
 }
 
@@ -280,8 +271,9 @@ Status MeasureInProcess(const Prepared& p, Round* r) {
   const RowVisitor sum_pass = [r](std::size_t, std::span<const float> row) {
     r->bare_sum += SumRow(row);
   };
-  const RowVisitor driver_pass =
-      [&work](std::size_t i, std::span<const float> row) { work(i, row); };
+  const RowVisitor driver_pass = [&work](std::size_t i, std::span<const float> row) {
+    work(i, row);
+  };
   SequentialRowWork sequential(BenchTokens(p.c.vocab, p.c.positions));
   const RowVisitor seq_pass = [&sequential](std::size_t i, std::span<const float> row) {
     sequential(i, row);
@@ -289,8 +281,7 @@ Status MeasureInProcess(const Prepared& p, Round* r) {
   const RowVisitor kinds[] = {sum_pass, driver_pass, seq_pass};
   RowVisitor passes[3];
   for (int k = 0; k < 3; ++k) passes[k] = kinds[(r->first_pass + k) % 3];
-  ORCH_RETURN_IF_ERROR(RunTeacherForcedLoop(p.model_path, p.c.positions, passes,
-                                            &r->in_process));
+  ORCH_RETURN_IF_ERROR(RunTeacherForcedLoop(p.model_path, p.c.positions, passes, &r->in_process));
   // Pass k ran kind (first_pass + k) % 3: kind j ran as pass (j - first_pass) mod 3.
   auto pass_of = [r](int kind) { return r->in_process.pass_ms[(kind - r->first_pass + 3) % 3]; };
   r->sum_ms = pass_of(0);
@@ -303,32 +294,27 @@ Status MeasureInProcess(const Prepared& p, Round* r) {
 }
 
 Status MeasureBareProcess(const Prepared& p, Round* r) {
-  ORCH_ASSIGN_OR_RETURN(r->bare_proc,
-                        RunTimedChild({ORCH_BENCH_BARE_LOOP, p.model_path,
-                                       std::to_string(p.c.positions)},
-                                      "/dev/null", false));
-  if (r->bare_proc.exit_code != 0 ||
-      !ParseBareReport(r->bare_proc.out, &r->bare_report))
-    return Internal("llamacpp_bare_loop exited with " +
-                    std::to_string(r->bare_proc.exit_code));
+  ORCH_ASSIGN_OR_RETURN(r->bare_proc, RunTimedChild({ORCH_BENCH_BARE_LOOP, p.model_path,
+                                                     std::to_string(p.c.positions)},
+                                                    "/dev/null", false));
+  if (r->bare_proc.exit_code != 0 || !ParseBareReport(r->bare_proc.out, &r->bare_report))
+    return Internal("llamacpp_bare_loop exited with " + std::to_string(r->bare_proc.exit_code));
   return Status::Ok();
 }
 
 Status MeasureDriverProcess(const Prepared& p, Round* r) {
-  ORCH_ASSIGN_OR_RETURN(r->drv_proc,
-                        RunTimedChild({p.driver}, p.job_path, true));
+  ORCH_ASSIGN_OR_RETURN(r->drv_proc, RunTimedChild({p.driver}, p.job_path, true));
   const ChildRun& run = r->drv_proc;
   if (run.exit_code != 0 || run.done_ms < 0 ||
       run.records != static_cast<std::uint64_t>(p.c.positions)) {
-    return Internal("the driver exited with " + std::to_string(run.exit_code) +
-                    " after " + std::to_string(run.records) + " records");
+    return Internal("the driver exited with " + std::to_string(run.exit_code) + " after " +
+                    std::to_string(run.records) + " records");
   }
   return Status::Ok();
 }
 
 using Measure = Status (*)(const Prepared&, Round*);
-constexpr Measure kMeasures[] = {MeasureInProcess, MeasureBareProcess,
-                                 MeasureDriverProcess};
+constexpr Measure kMeasures[] = {MeasureInProcess, MeasureBareProcess, MeasureDriverProcess};
 
 // One warm-up round, then `reps` rounds; each round starts with the next
 // measure, so slow drift of a shared machine does not always hit the same one.
@@ -350,15 +336,12 @@ Result<std::vector<Round>> MeasureCase(const Prepared& p, int reps) {
 std::string Check(const Round& r) {
   driver_protocol::DriverFrameParser parser;
   std::vector<driver_protocol::DriverFrame> frames;
-  if (!parser.Feed(r.drv_proc.out, &frames).ok() || !parser.Finish().ok())
-    return "bad stream";
+  if (!parser.Feed(r.drv_proc.out, &frames).ok() || !parser.Finish().ok()) return "bad stream";
   std::size_t i = 0;
   for (const driver_protocol::DriverFrame& frame : frames) {
     if (frame.type != driver_protocol::DriverFrameType::kRecord) continue;
-    Result<digest::PositionRecord> record =
-        digest::DecodePositionRecord(frame.payload);
-    if (!record.ok() || i >= r.hashes.size() ||
-        !(record->digest.hash == r.hashes[i]))
+    Result<digest::PositionRecord> record = digest::DecodePositionRecord(frame.payload);
+    if (!record.ok() || i >= r.hashes.size() || !(record->digest.hash == r.hashes[i]))
       return "rows differ at " + std::to_string(i);
     ++i;
   }
@@ -367,17 +350,13 @@ std::string Check(const Round& r) {
 }
 
 // Writes the case's model (once per recipe) and job into `dir`.
-Result<Prepared> PrepareCase(const Case& c, const std::string& dir,
-                             const std::string& driver) {
+Result<Prepared> PrepareCase(const Case& c, const std::string& dir, const std::string& driver) {
   std::string name = "vocab" + std::to_string(c.vocab);
   Prepared p{c, dir + "/" + name + ".gguf",
-             dir + "/job-" + name + "-" + std::to_string(c.positions) + ".json",
-             driver};
-  if (!fs::exists(p.model_path))
-    ORCH_RETURN_IF_ERROR(SynthModel(c.recipe, p.model_path));
+             dir + "/job-" + name + "-" + std::to_string(c.positions) + ".json", driver};
+  if (!fs::exists(p.model_path)) ORCH_RETURN_IF_ERROR(SynthModel(c.recipe, p.model_path));
   ORCH_ASSIGN_OR_RETURN(std::string sha256, FileSha256(p.model_path));
-  std::ofstream(p.job_path)
-      << DriverJob(c, p.model_path, sha256, dir + "/cache");
+  std::ofstream(p.job_path) << DriverJob(c, p.model_path, sha256, dir + "/cache");
   return p;
 }
 
@@ -392,8 +371,7 @@ struct Phases {
 
 Phases BarePhases(const Round& r) {
   const BareProcessReport& b = r.bare_report;
-  double spawn_ns =
-      static_cast<double>(r.bare_proc.start.time_since_epoch().count());
+  double spawn_ns = static_cast<double>(r.bare_proc.start.time_since_epoch().count());
   double start = (static_cast<double>(b.backend_ns) - spawn_ns) / 1e6;
   double compute = b.loop.load_ms + b.loop.context_ms + b.loop.decode_ms;
   double total = r.bare_proc.total_ms;
@@ -405,55 +383,47 @@ Phases BarePhases(const Round& r) {
 // the first record after the decode, done after the last record.
 Phases DriverPhases(const Round& r) {
   const ChildRun& d = r.drv_proc;
-  return {d.hello_ms, d.first_record_ms - d.hello_ms,
-          d.done_ms - d.first_record_ms, d.total_ms - d.done_ms, d.total_ms};
+  return {d.hello_ms, d.first_record_ms - d.hello_ms, d.done_ms - d.first_record_ms,
+          d.total_ms - d.done_ms, d.total_ms};
 }
 
 void PrintSummaryRow(const Case& c, const std::vector<Round>& rounds) {
   std::printf(
-      "%-10s %5d %8.1f %8.1f %9.1f %8.1f %7.3f %7.3f %7.3f %7.3f  %s\n", c.model,
-      c.positions, Median(rounds, [](const Round& r) { return r.bare_ms(); }),
+      "%-10s %5d %8.1f %8.1f %9.1f %8.1f %7.3f %7.3f %7.3f %7.3f  %s\n", c.model, c.positions,
+      Median(rounds, [](const Round& r) { return r.bare_ms(); }),
       Median(rounds, [](const Round& r) { return r.work_ms(); }),
       Median(rounds, [](const Round& r) { return r.bare_proc.total_ms; }),
       Median(rounds, [](const Round& r) { return r.drv_proc.total_ms; }),
       Median(rounds, [](const Round& r) { return r.bare_ms() / r.seq_ms(); }),
       Median(rounds, [](const Round& r) { return r.bare_ms() / r.work_ms(); }),
-      Median(rounds,
-             [](const Round& r) {
-               return r.bare_proc.total_ms / r.drv_proc.total_ms;
-             }),
-      Median(rounds,
-             [](const Round& r) { return r.bare_ms() / r.drv_proc.total_ms; }),
+      Median(rounds, [](const Round& r) { return r.bare_proc.total_ms / r.drv_proc.total_ms; }),
+      Median(rounds, [](const Round& r) { return r.bare_ms() / r.drv_proc.total_ms; }),
       Check(rounds.back()).c_str());
 }
 
 void PrintInProcessRow(const Case& c, const std::vector<Round>& rounds) {
-  std::printf(
-      "%-10s %5d %7.1f %6.1f %8.1f %8.1f %8.1f %8.1f\n", c.model, c.positions,
-      Median(rounds, [](const Round& r) { return r.in_process.load_ms; }),
-      Median(rounds, [](const Round& r) { return r.in_process.context_ms; }),
-      Median(rounds, [](const Round& r) { return r.in_process.decode_ms; }),
-      Median(rounds, [](const Round& r) { return r.sum_ms; }),
-      Median(rounds, [](const Round& r) { return r.digest_ms; }),
-      Median(rounds, [](const Round& r) { return r.encode_ms; }));
+  std::printf("%-10s %5d %7.1f %6.1f %8.1f %8.1f %8.1f %8.1f\n", c.model, c.positions,
+              Median(rounds, [](const Round& r) { return r.in_process.load_ms; }),
+              Median(rounds, [](const Round& r) { return r.in_process.context_ms; }),
+              Median(rounds, [](const Round& r) { return r.in_process.decode_ms; }),
+              Median(rounds, [](const Round& r) { return r.sum_ms; }),
+              Median(rounds, [](const Round& r) { return r.digest_ms; }),
+              Median(rounds, [](const Round& r) { return r.encode_ms; }));
 }
 
-void PrintProcessRow(const Case& c, const char* who,
-                     const std::vector<Round>& rounds,
+void PrintProcessRow(const Case& c, const char* who, const std::vector<Round>& rounds,
                      Phases (*phases)(const Round&)) {
-  std::printf(
-      "%-10s %5d %-9s %7.1f %8.1f %7.1f %9.1f %7.1f\n", c.model, c.positions,
-      who, Median(rounds, [phases](const Round& r) { return phases(r).start; }),
-      Median(rounds, [phases](const Round& r) { return phases(r).compute; }),
-      Median(rounds, [phases](const Round& r) { return phases(r).rows; }),
-      Median(rounds, [phases](const Round& r) { return phases(r).teardown; }),
-      Median(rounds, [phases](const Round& r) { return phases(r).total; }));
+  std::printf("%-10s %5d %-9s %7.1f %8.1f %7.1f %9.1f %7.1f\n", c.model, c.positions, who,
+              Median(rounds, [phases](const Round& r) { return phases(r).start; }),
+              Median(rounds, [phases](const Round& r) { return phases(r).compute; }),
+              Median(rounds, [phases](const Round& r) { return phases(r).rows; }),
+              Median(rounds, [phases](const Round& r) { return phases(r).teardown; }),
+              Median(rounds, [phases](const Round& r) { return phases(r).total; }));
 }
 
 using Results = std::vector<std::pair<Case, std::vector<Round>>>;
 
-void PrintReport(const Results& results, int reps, double backend_ms,
-                 const std::string& driver) {
+void PrintReport(const Results& results, int reps, double backend_ms, const std::string& driver) {
   std::printf("driver: %s\n", driver.c_str());
   std::printf(
       "llama.cpp v0.4.0, 1 thread, medians of %d rounds (ms). Ratios are bare "
@@ -463,21 +433,19 @@ void PrintReport(const Results& results, int reps, double backend_ms,
       "driver before its digest pipeline), proc = both as processes,\ne2e = "
       "bare in process / driver process.\n\n",
       reps);
-  std::printf("%-10s %5s %8s %8s %9s %8s %7s %7s %7s %7s  %s\n", "model", "pos",
-              "bare", "drv-work", "bare-proc", "drv-proc", "seq", "work", "proc",
-              "e2e", "check");
+  std::printf("%-10s %5s %8s %8s %9s %8s %7s %7s %7s %7s  %s\n", "model", "pos", "bare", "drv-work",
+              "bare-proc", "drv-proc", "seq", "work", "proc", "e2e", "check");
   for (const auto& [c, rounds] : results) PrintSummaryRow(c, rounds);
-  std::printf("\nin process (ms; backend load once per process: %.1f)\n",
-              backend_ms);
-  std::printf("%-10s %5s %7s %6s %8s %8s %8s %8s\n", "model", "pos", "load",
-              "ctx", "decode", "sum", "digest", "encode");
+  std::printf("\nin process (ms; backend load once per process: %.1f)\n", backend_ms);
+  std::printf("%-10s %5s %7s %6s %8s %8s %8s %8s\n", "model", "pos", "load", "ctx", "decode", "sum",
+              "digest", "encode");
   for (const auto& [c, rounds] : results) PrintInProcessRow(c, rounds);
   std::printf(
       "\nas processes (ms): start = spawn until the backend is loaded (driver: "
       "hello), compute = load + context + decode (driver: until the first "
       "record), rows = the rows (driver: until done), teardown = to exit\n");
-  std::printf("%-10s %5s %-9s %7s %8s %7s %9s %7s\n", "model", "pos", "program",
-              "start", "compute", "rows", "teardown", "total");
+  std::printf("%-10s %5s %-9s %7s %8s %7s %9s %7s\n", "model", "pos", "program", "start", "compute",
+              "rows", "teardown", "total");
   for (const auto& [c, rounds] : results) {
     PrintProcessRow(c, "bare", rounds, BarePhases);
     PrintProcessRow(c, "driver", rounds, DriverPhases);
@@ -491,8 +459,7 @@ int Run(int reps, const std::string& driver) {
   llama_backend_init();
   double backend_ms = Milliseconds(start, Clock::now());
 
-  std::string dir_template =
-      (fs::temp_directory_path() / "orch-llamacpp-bench-XXXXXX").string();
+  std::string dir_template = (fs::temp_directory_path() / "orch-llamacpp-bench-XXXXXX").string();
   if (mkdtemp(dir_template.data()) == nullptr) {
     std::perror("mkdtemp");
     return 1;
@@ -502,9 +469,9 @@ int Run(int reps, const std::string& driver) {
   Status status;
   for (const Case& c : kCases) {
     Result<Prepared> prepared = PrepareCase(c, dir, driver);
-    Result<std::vector<Round>> rounds =
-        prepared.ok() ? MeasureCase(*prepared, reps)
-                      : Result<std::vector<Round>>(prepared.status());
+    Result<std::vector<Round>> rounds = prepared.ok()
+                                            ? MeasureCase(*prepared, reps)
+                                            : Result<std::vector<Round>>(prepared.status());
     if (!rounds.ok()) {
       status = rounds.status();
       break;
@@ -514,8 +481,7 @@ int Run(int reps, const std::string& driver) {
   std::error_code ignored;
   fs::remove_all(dir, ignored);
   if (!status.ok()) {
-    std::fprintf(stderr, "llamacpp_driver_bench: %s\n",
-                 status.ToString().c_str());
+    std::fprintf(stderr, "llamacpp_driver_bench: %s\n", status.ToString().c_str());
     return 1;
   }
   PrintReport(results, reps, backend_ms, driver);

@@ -19,7 +19,8 @@ Spec BenchSpec(int workloads) {
   Spec spec;
   spec.file = "bench.toml";
   spec.name = "bench";
-  spec.model.synth = "llama:vocab=1024,embd=128,layers=4,heads=4,kv_heads=2,ff=384,ctx=512,seed=1,type=f32";
+  spec.model.synth =
+      "llama:vocab=1024,embd=128,layers=4,heads=4,kv_heads=2,ff=384,ctx=512,seed=1,type=f32";
   spec.baseline_repeats = 3;
   spec.cell_repeats = 3;
   auto add = [&](const char* name, AxisValue baseline) {
@@ -77,9 +78,9 @@ void BM_ExpandSpec(benchmark::State& state) {
     benchmark::DoNotOptimize(outcome);
   }
   state.counters["jobs"] = static_cast<double>(jobs);
-  state.counters["ns_per_job"] = benchmark::Counter(
-      static_cast<double>(jobs) * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_job"] =
+      benchmark::Counter(static_cast<double>(jobs) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   double expand = 0;
   {
     auto start = std::chrono::steady_clock::now();

@@ -155,8 +155,8 @@ void Report(const char* shape, const planner::Spec& spec) {
   });
   std::cout << "| " << shape << " | " << outcome.plan->jobs.size() << " | "
             << Mib(static_cast<long>(text.size() / 1024)) << " | " << Mib(tree.peak_kb) << " | "
-            << Mib(typed.peak_kb) << " | " << Mib(typed.retained_kb) << " | "
-            << Mib(typed.live_kb) << " | ";
+            << Mib(typed.peak_kb) << " | " << Mib(typed.retained_kb) << " | " << Mib(typed.live_kb)
+            << " | ";
   std::printf("%.2f |%s\n", static_cast<double>(typed.peak_kb) / static_cast<double>(tree.peak_kb),
               tree.ok && typed.ok ? "" : " (a read failed)");
 }
@@ -177,4 +177,3 @@ int main(int argc, char** argv) {
   orch::Report("a cell per job", orch::CellPerJobSpec(jobs));
   return 0;
 }
-

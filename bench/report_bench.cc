@@ -62,8 +62,7 @@ void AddRun(store::Store& store, const std::string& job, const std::string& run,
     }
   }
   job_record.state = store::JobState::kSucceeded;
-  store::RunOutcome outcome{store::RunState::kSucceeded, 0, "", static_cast<std::int64_t>(seq),
-                            ""};
+  store::RunOutcome outcome{store::RunState::kSucceeded, 0, "", static_cast<std::int64_t>(seq), ""};
   if (!store.FinishRun(run, outcome, job_record).ok()) std::abort();
 }
 

@@ -53,8 +53,8 @@ TEST(SlurmDispatchBench, NoOpTasksThroughOrchAndThroughSlurm) {
   // Slurm's high-throughput settings (its HTC guide): start jobs as they come.
   const char* sched = std::getenv("ORCH_BENCH_SLURM_SCHED");
   SlurmCluster slurm(cluster.dir() / "slurm",
-                     "MaxArraySize=" + std::to_string(n + 1) + "\nMaxJobCount=" +
-                         std::to_string(n + 100) + "\nSchedulerParameters=" +
+                     "MaxArraySize=" + std::to_string(n + 1) +
+                         "\nMaxJobCount=" + std::to_string(n + 100) + "\nSchedulerParameters=" +
                          (sched != nullptr ? sched
                                            : "batch_sched_delay=0,sched_min_interval=0,"
                                              "sched_max_job_start=0,default_queue_depth=10000") +
@@ -62,11 +62,14 @@ TEST(SlurmDispatchBench, NoOpTasksThroughOrchAndThroughSlurm) {
   slurm.Start();
   if (HasFatalFailure()) return;
   start = Clock::now();
-  ProcessResult array = slurm.Run({"sbatch", "--array=0-" + std::to_string(n - 1),
-                                   "--output=/dev/null", "--wrap=true"});
+  ProcessResult array = slurm.Run(
+      {"sbatch", "--array=0-" + std::to_string(n - 1), "--output=/dev/null", "--wrap=true"});
   ASSERT_EQ(array.exit_code, 0) << array.err;
   bool drained = LocalCluster::WaitUntil(
-      [&] { return slurm.Run({"squeue", "-h", "-r"}).out.empty(); }, 3600s);
+      [&] {
+        return slurm.Run({"squeue", "-h", "-r"}).out.empty();
+      },
+      3600s);
   double slurm_s = Seconds(Clock::now() - start);
   ASSERT_TRUE(drained) << slurm.Logs();
   slurm.Stop();

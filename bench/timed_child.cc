@@ -59,8 +59,8 @@ double Milliseconds(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
 }
 
-Result<ChildRun> RunTimedChild(const std::vector<std::string>& argv,
-                               const std::string& stdin_path, bool framed) {
+Result<ChildRun> RunTimedChild(const std::vector<std::string>& argv, const std::string& stdin_path,
+                               bool framed) {
   SpawnOptions options;
   options.argv = argv;
   options.stdin_stream = Stdio::File(stdin_path);

@@ -20,8 +20,8 @@ namespace orch::bench {
 
 struct ChildRun {
   std::chrono::steady_clock::time_point start;  // just before SpawnChild
-  int exit_code = -1;   // 128 + the signal number when killed by one
-  double total_ms = 0;  // spawn to the end of the wait
+  int exit_code = -1;                           // 128 + the signal number when killed by one
+  double total_ms = 0;                          // spawn to the end of the wait
   // When each frame had fully arrived; -1 when none did (or not `framed`).
   double hello_ms = -1;
   double first_record_ms = -1;
@@ -33,8 +33,8 @@ struct ChildRun {
 
 // Starts argv[0] (a path; no PATH search) and waits for it. kIoError when it
 // cannot be started; a child that fails is a ChildRun with its exit code.
-Result<ChildRun> RunTimedChild(const std::vector<std::string>& argv,
-                               const std::string& stdin_path, bool framed);
+Result<ChildRun> RunTimedChild(const std::vector<std::string>& argv, const std::string& stdin_path,
+                               bool framed);
 
 // Milliseconds from `from` to `to`.
 double Milliseconds(std::chrono::steady_clock::time_point from,

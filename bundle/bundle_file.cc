@@ -33,8 +33,7 @@ void AppendSection(std::string& out, std::string_view tag, std::string_view payl
 // Reads sections in order from a bundle file; errors name the file and the section.
 class SectionReader {
  public:
-  SectionReader(std::string_view bytes, std::string file)
-      : bytes_(bytes), file_(std::move(file)) {}
+  SectionReader(std::string_view bytes, std::string file) : bytes_(bytes), file_(std::move(file)) {}
 
   Status Header() {
     if (bytes_.size() < kMagic.size() + 1 || bytes_.substr(0, kMagic.size()) != kMagic) {
@@ -126,9 +125,9 @@ Result<protocol::PublicIdentity> SignerOf(const json& manifest) {
   const json* signer = manifest.contains("signer") ? &manifest.at("signer") : nullptr;
   if (signer == nullptr || !signer->is_object()) return InvalidArgument("manifest.signer missing");
   protocol::PublicIdentity id;
-  for (auto [field, out] : {std::pair{"name", &id.name}, std::pair{"role", &id.role},
-                            std::pair{"ed25519", &id.sign_public},
-                            std::pair{"curve", &id.curve_public}}) {
+  for (auto [field, out] :
+       {std::pair{"name", &id.name}, std::pair{"role", &id.role},
+        std::pair{"ed25519", &id.sign_public}, std::pair{"curve", &id.curve_public}}) {
     if (!signer->contains(field) || !signer->at(field).is_string()) {
       return InvalidArgument(std::string("manifest.signer.") + field + " missing or not a string");
     }
@@ -211,11 +210,10 @@ Result<OpenedBundle> ReadBundle(std::string_view bytes, std::string_view file) {
   }
   std::string signed_bytes = SignedBytes(manifest_text);
   if (signature.size() != crypto_sign_BYTES ||
-      crypto_sign_verify_detached(reinterpret_cast<const unsigned char*>(signature.data()),
-                                  reinterpret_cast<const unsigned char*>(signed_bytes.data()),
-                                  signed_bytes.size(),
-                                  reinterpret_cast<const unsigned char*>(public_key->data())) !=
-          0) {
+      crypto_sign_verify_detached(
+          reinterpret_cast<const unsigned char*>(signature.data()),
+          reinterpret_cast<const unsigned char*>(signed_bytes.data()), signed_bytes.size(),
+          reinterpret_cast<const unsigned char*>(public_key->data())) != 0) {
     return reader.Fail("the signature does not verify with the key the manifest names (" +
                        signer->name + ", ed25519 " + signer->sign_public +
                        "): the manifest or the signature was altered, or another key signed it");
@@ -240,8 +238,8 @@ Result<OpenedBundle> ReadBundle(std::string_view bytes, std::string_view file) {
     const json& entry = blobs[i];
     std::string where = "manifest.blobs[" + std::to_string(i) + "]";
     if (!entry.is_object() || !entry.contains("name") || !entry.at("name").is_string() ||
-        !entry.contains("sha256") || !entry.at("sha256").is_string() ||
-        !entry.contains("size") || !entry.at("size").is_number_unsigned()) {
+        !entry.contains("sha256") || !entry.at("sha256").is_string() || !entry.contains("size") ||
+        !entry.at("size").is_number_unsigned()) {
       return reader.Fail(where + " needs name, sha256 and size");
     }
     std::string name = entry.at("name").get<std::string>();

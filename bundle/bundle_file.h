@@ -51,11 +51,11 @@ struct BundleContent {
 };
 
 struct OpenedBundle {
-  std::string sha256;         // of the whole file (hex): the bundle's identity
+  std::string sha256;  // of the whole file (hex): the bundle's identity
   std::string kind;
-  std::string manifest_json;  // the manifest as signed
+  std::string manifest_json;        // the manifest as signed
   protocol::PublicIdentity signer;  // as the manifest names it; the signature verified
-  std::vector<Blob> blobs;    // in manifest order, hashes checked, decompressed
+  std::vector<Blob> blobs;          // in manifest order, hashes checked, decompressed
 
   const Blob* Find(std::string_view name) const;
 };

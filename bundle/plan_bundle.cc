@@ -134,8 +134,8 @@ Result<PlanBundle> ReadPlanBundle(std::string_view bytes, std::string_view file)
   Result<int64_t> expires = IntField(manifest, "expires_at_ms");
   Result<std::vector<std::string>> cells = StringList(manifest, "cells");
   Result<std::vector<std::string>> jobs = StringList(manifest, "jobs");
-  for (const Status& s : {experiment.status(), nonce.status(), created.status(),
-                          expires.status(), cells.status(), jobs.status()}) {
+  for (const Status& s : {experiment.status(), nonce.status(), created.status(), expires.status(),
+                          cells.status(), jobs.status()}) {
     if (!s.ok()) return fail(s);
   }
   const Blob* plan = opened.Find("plan.json");

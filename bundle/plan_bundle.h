@@ -24,11 +24,11 @@ struct PlanBundle {
   std::string nonce;       // 32 hex digits, random per bundle
   int64_t created_at_ms = 0;
   int64_t expires_at_ms = 0;
-  std::vector<std::string> cells;    // the cells it holds, in plan order
-  std::vector<std::string> job_ids;  // its jobs, in plan order
-  std::string plan_json;             // orch.plan/1 with only those jobs
+  std::vector<std::string> cells;        // the cells it holds, in plan order
+  std::vector<std::string> job_ids;      // its jobs, in plan order
+  std::string plan_json;                 // orch.plan/1 with only those jobs
   protocol::PublicIdentity coordinator;  // who signed it
-  std::string file;                  // the bundle file's bytes, as read
+  std::string file;                      // the bundle file's bytes, as read
 };
 
 struct ExportOptions {

@@ -98,8 +98,7 @@ Result<RunEntry> ReadRunEntry(const json& entry, size_t index) {
     *out = entry.at(field).get<std::string>();
   }
   if (run.run_id.empty() || run.run_id.size() > kMaxRunIdBytes || run.agent_id.size() > 255) {
-    return InvalidArgument(where + ".run must be 1.." + std::to_string(kMaxRunIdBytes) +
-                           " bytes");
+    return InvalidArgument(where + ".run must be 1.." + std::to_string(kMaxRunIdBytes) + " bytes");
   }
   if (entry.contains("exit_status") && entry.at("exit_status").is_number_integer()) {
     run.exit_status = entry.at("exit_status").get<int32_t>();
@@ -142,8 +141,7 @@ Result<WrittenResults> WriteResultBundle(store::Store& store, const PlanBundle& 
     std::string index = std::to_string(entries.size());
     std::string fingerprint_blob = "fingerprints/" + run->host_fingerprint_id;
     if (!run->host_fingerprint_id.empty() && fingerprints.insert(fingerprint_blob).second) {
-      ORCH_ASSIGN_OR_RETURN(std::string json_text,
-                            store.GetFingerprint(run->host_fingerprint_id));
+      ORCH_ASSIGN_OR_RETURN(std::string json_text, store.GetFingerprint(run->host_fingerprint_id));
       content.blobs.push_back({fingerprint_blob, std::move(json_text)});
     }
     content.blobs.push_back({"runs/" + index + "/summary", run->summary});
@@ -160,12 +158,9 @@ Result<WrittenResults> WriteResultBundle(store::Store& store, const PlanBundle& 
                        {"digests", "runs/" + index + "/digests"}});
     ++written.runs;
   }
-  json fields = {{"experiment", plan.experiment},
-                 {"nonce", plan.nonce},
-                 {"plan_bundle_sha256", plan.sha256},
-                 {"sequence", sequence},
-                 {"created_at_ms", now_ms},
-                 {"runs", std::move(entries)}};
+  json fields = {{"experiment", plan.experiment},     {"nonce", plan.nonce},
+                 {"plan_bundle_sha256", plan.sha256}, {"sequence", sequence},
+                 {"created_at_ms", now_ms},           {"runs", std::move(entries)}};
   content.fields_json = fields.dump();
   ORCH_ASSIGN_OR_RETURN(written.file, WriteBundle(content, contributor));
   return written;
@@ -219,8 +214,9 @@ Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view by
   }
   if (manifest.contains("plan_bundle_sha256") &&
       manifest.at("plan_bundle_sha256") != plan->sha256) {
-    return Refused(file, "manifest.plan_bundle_sha256 is not the hash of the plan bundle it "
-                         "carries");
+    return Refused(file,
+                   "manifest.plan_bundle_sha256 is not the hash of the plan bundle it "
+                   "carries");
   }
   if (plan->nonce != nonce || plan->experiment != result.experiment) {
     return Refused(file, "its nonce or experiment is not that of the plan bundle it carries");
@@ -233,9 +229,10 @@ Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view by
                       " s ago; export a new one (orch export " + result.experiment + ")");
   }
   if (context.may_import && !context.may_import(result.experiment)) {
-    return Status(StatusCode::kFailedPrecondition,
-                  "result bundle " + std::string(file) + ": only an admin or the key that "
-                  "submitted " + result.experiment + " may import into it");
+    return Status(StatusCode::kFailedPrecondition, "result bundle " + std::string(file) +
+                                                       ": only an admin or the key that "
+                                                       "submitted " +
+                                                       result.experiment + " may import into it");
   }
   Result<store::PlanRecord> stored_plan = store.GetPlan(result.experiment);
   if (!stored_plan.ok()) {
@@ -278,8 +275,7 @@ Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view by
     if (runs[i].contains("positions") &&
         runs[i].at("positions") != static_cast<uint64_t>(records->size())) {
       return Refused(file, where + ": manifest says " + runs[i].at("positions").dump() +
-                               " positions, its digests hold " +
-                               std::to_string(records->size()));
+                               " positions, its digests hold " + std::to_string(records->size()));
     }
     if (!entry->host_fingerprint.empty()) {
       const Blob* fingerprint = NeedBlob(opened, entry->fingerprint_blob, missing);
@@ -323,11 +319,10 @@ Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view by
     import.bundle.run_ids.push_back(run.run.id);
 
     ORCH_ASSIGN_OR_RETURN(store::JobRecord job, store.GetJob(entry->job_id));
-    bool in_flight = job.state == store::JobState::kAssigned ||
-                     job.state == store::JobState::kRunning;
-    bool completes = context.may_complete
-                         ? context.may_complete(job)
-                         : job.state != store::JobState::kSucceeded && !in_flight;
+    bool in_flight =
+        job.state == store::JobState::kAssigned || job.state == store::JobState::kRunning;
+    bool completes = context.may_complete ? context.may_complete(job)
+                                          : job.state != store::JobState::kSucceeded && !in_flight;
     if (completes) {
       job.state = store::JobState::kSucceeded;
       job.current_run_id = run.run.id;
@@ -338,13 +333,17 @@ Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view by
     import.runs.push_back(std::move(run));
   }
   result.runs = static_cast<int>(import.runs.size());
-  json detail = {{"contributor", result.contributor}, {"sequence", result.sequence},
-                 {"experiment", result.experiment},   {"runs", result.runs},
+  json detail = {{"contributor", result.contributor},
+                 {"sequence", result.sequence},
+                 {"experiment", result.experiment},
+                 {"runs", result.runs},
                  {"already_imported", result.already_imported},
                  {"jobs_completed", result.jobs_completed}};
-  import.events.push_back(
-      {.seq = 0, .time_ms = context.now_ms, .kind = "bundle.imported",
-       .subject = opened.sha256, .detail = detail.dump()});
+  import.events.push_back({.seq = 0,
+                           .time_ms = context.now_ms,
+                           .kind = "bundle.imported",
+                           .subject = opened.sha256,
+                           .detail = detail.dump()});
   Result<store::WriteOutcome> written = store.ImportBundle(import);
   if (!written.ok()) {
     return Status(written.status().code(),
@@ -360,8 +359,8 @@ std::string DescribeImport(const ImportResult& result) {
   if (result.duplicate) {
     return "already imported " + what + " for " + result.experiment + ": nothing changed";
   }
-  std::string line = "imported " + std::to_string(result.runs) + " runs of " +
-                     result.experiment + " from " + what;
+  std::string line =
+      "imported " + std::to_string(result.runs) + " runs of " + result.experiment + " from " + what;
   if (result.already_imported > 0) {
     line += " (" + std::to_string(result.already_imported) +
             " more it holds were imported before, from an earlier bundle)";

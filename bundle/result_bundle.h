@@ -30,8 +30,8 @@ inline constexpr std::string_view kResultKind = "result";
 inline constexpr size_t kImportChunkRecords = 1024;
 
 struct WrittenResults {
-  std::string file;                      // the result bundle's bytes
-  int runs = 0;                          // runs it holds
+  std::string file;                       // the result bundle's bytes
+  int runs = 0;                           // runs it holds
   std::vector<std::string> missing_jobs;  // the plan bundle's jobs without a usable run
 };
 
@@ -42,9 +42,9 @@ Result<WrittenResults> WriteResultBundle(store::Store& store, const PlanBundle& 
 
 struct ImportContext {
   std::vector<protocol::PublicIdentity> trusted;  // contributors' keys
-  std::string trust_hint;    // how to trust an unknown key (TrustedSigner)
-  std::string coordinator_key;  // this coordinator's Ed25519 public key (Z85)
-  int64_t now_ms = 0;        // wall clock, ms since the Unix epoch
+  std::string trust_hint;                         // how to trust an unknown key (TrustedSigner)
+  std::string coordinator_key;                    // this coordinator's Ed25519 public key (Z85)
+  int64_t now_ms = 0;                             // wall clock, ms since the Unix epoch
   // Whether an imported successful run completes its job (job record in): the live
   // coordinator says no for a job one of its agents is running. Default: any job not
   // yet succeeded and not in flight in the store.
@@ -59,9 +59,9 @@ struct ImportResult {
   std::string contributor;
   uint64_t sequence = 0;
   std::string experiment;
-  int runs = 0;            // runs stored
+  int runs = 0;              // runs stored
   int already_imported = 0;  // runs it holds that an earlier bundle of the signer brought
-  int jobs_completed = 0;  // jobs it completed
+  int jobs_completed = 0;    // jobs it completed
 };
 
 Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view bytes,

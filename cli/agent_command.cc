@@ -108,8 +108,7 @@ bool KeepWorkingDrivers(agent::AgentConfig& config, const std::string& config_pa
   }
   if (working.size() < config.drivers.size()) {
     log.error(fmt::runtime("{} of {} drivers failed their check; offering only: {}"),
-              config.drivers.size() - working.size(), config.drivers.size(),
-              EnginesOf(working));
+              config.drivers.size() - working.size(), config.drivers.size(), EnginesOf(working));
   }
   config.drivers = std::move(working);
   return true;
@@ -118,8 +117,8 @@ bool KeepWorkingDrivers(agent::AgentConfig& config, const std::string& config_pa
 // The agent's own persistent hash cache, in its model cache folder (one file
 // per agent id: a cache file has one writer). An in-memory one when it cannot
 // be opened: a cache only saves time.
-std::unique_ptr<fp::HashCache> OpenAgentHashCache(
-    const agent::AgentConfig& config, spdlog::logger& log) {
+std::unique_ptr<fp::HashCache> OpenAgentHashCache(const agent::AgentConfig& config,
+                                                  spdlog::logger& log) {
   std::error_code error;
   std::filesystem::create_directories(config.model_cache, error);
   std::string path = config.model_cache + "/file-sha256-" + config.id + ".tsv";
@@ -148,17 +147,15 @@ int RunAgent(const AgentOptions& flags) {
   std::vector<protocol::KeyValue> slurm_facts =
       agent::ApplySlurmAllocation(agent::SlurmEnvironment(), *config);
   if (!KeepWorkingDrivers(*config, config_path, log)) return kExitInvalidInput;
-  Result<std::unique_ptr<agent::Spool>> spool =
-      agent::Spool::Open(config->spool_dir);
+  Result<std::unique_ptr<agent::Spool>> spool = agent::Spool::Open(config->spool_dir);
   if (!spool.ok()) {
     log.error(fmt::runtime("{}"), spool.status().message());
     return kExitError;
   }
   std::unique_ptr<fp::HashCache> cache = OpenAgentHashCache(*config, log);
   fp::LockedHashCache hashes(*cache);  // shared by the model scans' thread
-  agent::ModelResolver models(
-      {.model_dirs = config->model_dirs, .cache_dir = config->model_cache},
-      hashes, log);
+  agent::ModelResolver models({.model_dirs = config->model_dirs, .cache_dir = config->model_cache},
+                              hashes, log);
   agent::AgentServiceOptions options;
   options.config = *config;
   HostFingerprint fingerprint(*config);  // outlives the service and its worker
@@ -187,8 +184,7 @@ int RunAgent(const AgentOptions& flags) {
     Result<protocol::SecretIdentity> own = protocol::ReadSecretKeyFile(config->key);
     if (own.ok() && !protocol::SpeaksAs(own->identity.role, own->identity.name, config->id)) {
       std::cerr << "orch agent: agent.id is " << config->id << " but its key " << config->key
-                << " is named " << own->identity.name
-                << " (role " << own->identity.role
+                << " is named " << own->identity.name << " (role " << own->identity.role
                 << "); an agent speaks only as its key's name, a pilot key's also as "
                    "NAME.SUFFIX (orch keygen "
                 << config->id << ")\n";
@@ -201,22 +197,17 @@ int RunAgent(const AgentOptions& flags) {
       *curve ? protocol::ConnectZmqClient(zmq, config->coordinator, config->id, **curve)
              : protocol::ConnectZmqClient(zmq, config->coordinator, config->id);
   if (!transport.ok()) {
-    log.error(fmt::runtime("connect {}: {}"), config->coordinator,
-              transport.status().message());
+    log.error(fmt::runtime("connect {}: {}"), config->coordinator, transport.status().message());
     return kExitError;
   }
-  std::unique_ptr<agent::AgentService>
-      service;  // built below; used by the driver's handler
-  protocol::ZmqAsioDriver driver(io, **transport,
-                                 [&service](protocol::TransportEvent event) {
-                                   if (service) service->OnEvent(event);
-                                 });
+  std::unique_ptr<agent::AgentService> service;  // built below; used by the driver's handler
+  protocol::ZmqAsioDriver driver(io, **transport, [&service](protocol::TransportEvent event) {
+    if (service) service->OnEvent(event);
+  });
   auto launcher = agent::MakePosixProcessLauncher(io);
   service = std::make_unique<agent::AgentService>(
       io, *launcher, **spool, models, log, options,
-      [&driver](std::string_view frame) {
-        return driver.Send(protocol::kServerPeer, frame);
-      });
+      [&driver](std::string_view frame) { return driver.Send(protocol::kServerPeer, frame); });
   service->SetOnStopped([&io] { io.stop(); });
   // SIGTERM/SIGINT: stop (or, with stop_drain_ms, drain first); a second one stops
   // at once.
@@ -250,15 +241,14 @@ int RunAgent(const AgentOptions& flags) {
 
 void RegisterAgentCommand(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<AgentOptions>();  // shared with the callback below
-  CLI::App* cmd = app.add_subcommand(
-      "agent",
-      "Run an agent: register with the coordinator, run assigned jobs through "
-      "the drivers\n"
-      "named in the config file, stream their digests back (spooled to disk "
-      "until\n"
-      "acknowledged). SIGTERM/SIGINT stop it cleanly. See docs/agent.md.");
-  cmd->add_option("--config", options->config, "FILE: the agent's TOML configuration")
-      ->required();
+  CLI::App* cmd =
+      app.add_subcommand("agent",
+                         "Run an agent: register with the coordinator, run assigned jobs through "
+                         "the drivers\n"
+                         "named in the config file, stream their digests back (spooled to disk "
+                         "until\n"
+                         "acknowledged). SIGTERM/SIGINT stop it cleanly. See docs/agent.md.");
+  cmd->add_option("--config", options->config, "FILE: the agent's TOML configuration")->required();
   cmd->add_option("--id", options->id,
                   "agent id instead of the config's agent.id (a pilot job's: "
                   "KEY_NAME.slurm-JOBID, docs/slurm.md)");

@@ -67,8 +67,8 @@ int RunExport(const ExportOptions& options) {
   }
   std::cout << "wrote " << options.output << ": " << plan->job_ids.size() << " jobs of "
             << plan->experiment << " (" << plan->cells.size() << " cells), signed by "
-            << plan->coordinator.name << ", valid for " << options.valid_days
-            << " days (nonce " << plan->nonce << ")\n"
+            << plan->coordinator.name << ", valid for " << options.valid_days << " days (nonce "
+            << plan->nonce << ")\n"
             << "a contributor runs it with: orch run --bundle " << options.output
             << " --key KEY.key_secret\n";
   return kExitOk;
@@ -76,9 +76,9 @@ int RunExport(const ExportOptions& options) {
 
 struct ImportOptions {
   std::vector<std::string> files;
-  std::string data_dir;        // offline: the stopped coordinator's data directory
-  std::string own_key;         // offline: the coordinator's secret key file
-  std::string allowed_keys;    // offline: its allowed-keys folder
+  std::string data_dir;      // offline: the stopped coordinator's data directory
+  std::string own_key;       // offline: the coordinator's secret key file
+  std::string allowed_keys;  // offline: its allowed-keys folder
   ClientOptions client;
 };
 
@@ -126,7 +126,8 @@ int RunImportOffline(const ImportOptions& options) {
     if (key.role == "contributor") context.trusted.push_back(key);
   }
   context.trust_hint = "check with the contributor that this is their key, then: cp {name}.key " +
-                       options.allowed_keys + "/ (the public file `orch keygen {name} "
+                       options.allowed_keys +
+                       "/ (the public file `orch keygen {name} "
                        "--role contributor` made on the rig)";
   context.coordinator_key = own->identity.sign_public;
   context.now_ms = WallNowMs();

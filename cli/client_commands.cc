@@ -32,8 +32,8 @@ int Report(const char* command, const Result<protocol::Message>& reply) {
   }
   const auto* answer = std::get_if<protocol::CommandReply>(&*reply);
   if (answer == nullptr) {
-    std::cerr << "orch " << command << ": unexpected "
-              << protocol::MessageName(*reply) << " from the coordinator\n";
+    std::cerr << "orch " << command << ": unexpected " << protocol::MessageName(*reply)
+              << " from the coordinator\n";
     return kExitError;
   }
   if (answer->ok) {
@@ -63,21 +63,19 @@ int RunSubmit(const std::string& spec, const ClientOptions& options, bool allow_
     std::cerr << "orch submit: " << text.status().message() << "\n";
     return kExitError;
   }
-  FileSourceReader reader(std::filesystem::path(spec).parent_path().string(),
-                          allow_outside ? planner::SourceScope::kAnywhere
-                                        : planner::SourceScope::kSpecDirOnly);
+  FileSourceReader reader(
+      std::filesystem::path(spec).parent_path().string(),
+      allow_outside ? planner::SourceScope::kAnywhere : planner::SourceScope::kSpecDirOnly);
   planner::PlanOutcome outcome = planner::PlanSpec(*text, spec, reader);
   if (!outcome.plan) {
     for (const planner::Diagnostic& d : outcome.diagnostics.all()) {
       std::cerr << d.Format(spec) << "\n";
     }
-    std::cerr << "orch submit: invalid spec " << spec
-              << "; nothing was submitted\n";
+    std::cerr << "orch submit: invalid spec " << spec << "; nothing was submitted\n";
     return kExitInvalidInput;
   }
-  int code = Report(
-      "submit",
-      Request(options, protocol::Submit{planner::PlanToJson(*outcome.plan)}));
+  int code =
+      Report("submit", Request(options, protocol::Submit{planner::PlanToJson(*outcome.plan)}));
   if (code == kExitOk) WarnAboutUnrunnableJobs(options, outcome.plan->spec.name);
   return code;
 }
@@ -86,13 +84,11 @@ int RunSubmit(const std::string& spec, const ClientOptions& options, bool allow_
 
 void AddClientOptions(CLI::App& cmd, ClientOptions& options) {
   const char* env = std::getenv("ORCH_COORDINATOR");
-  options.coordinator =
-      env != nullptr && *env != '\0' ? env : "tcp://127.0.0.1:7700";
+  options.coordinator = env != nullptr && *env != '\0' ? env : "tcp://127.0.0.1:7700";
   cmd.add_option("--coordinator", options.coordinator,
                  "coordinator endpoint (default: $ORCH_COORDINATOR, else "
                  "tcp://127.0.0.1:7700)");
-  cmd.add_option("--timeout", options.timeout_s,
-                 "seconds to wait for the coordinator (10)")
+  cmd.add_option("--timeout", options.timeout_s, "seconds to wait for the coordinator (10)")
       ->check(CLI::PositiveNumber);
   const char* key = std::getenv("ORCH_KEY");
   const char* server_key = std::getenv("ORCH_COORDINATOR_KEY");
@@ -105,27 +101,23 @@ void AddClientOptions(CLI::App& cmd, ClientOptions& options) {
                  "FILE: the coordinator's public key (default $ORCH_COORDINATOR_KEY)");
 }
 
-Result<protocol::Message> Request(const ClientOptions& options,
-                                  const protocol::Message& request) {
+Result<protocol::Message> Request(const ClientOptions& options, const protocol::Message& request) {
   std::string bad = protocol::WhyBadEndpoint(options.coordinator, protocol::EndpointUse::kConnect);
   if (!bad.empty()) return InvalidArgument("--coordinator " + bad);
-  ORCH_ASSIGN_OR_RETURN(std::optional<protocol::CurveClientKeys> curve,
-                        LoadClientKeys(options.key, options.coordinator_key,
-                                       "--key/--coordinator-key"));
+  ORCH_ASSIGN_OR_RETURN(
+      std::optional<protocol::CurveClientKeys> curve,
+      LoadClientKeys(options.key, options.coordinator_key, "--key/--coordinator-key"));
   protocol::ZmqContext context;
   Result<std::unique_ptr<protocol::ZmqTransport>> client =
       curve ? protocol::ConnectZmqClient(context, options.coordinator, ClientId(), *curve)
             : protocol::ConnectZmqClient(context, options.coordinator, ClientId());
   if (!client.ok()) return client.status();
-  ORCH_RETURN_IF_ERROR(
-      (*client)->Send(protocol::kServerPeer, protocol::Encode(request)));
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::seconds(options.timeout_s);
+  ORCH_RETURN_IF_ERROR((*client)->Send(protocol::kServerPeer, protocol::Encode(request)));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(options.timeout_s);
   while (std::chrono::steady_clock::now() < deadline) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    if (!(*client)->Wait(std::max(left, std::chrono::milliseconds(1))))
-      continue;
+    if (!(*client)->Wait(std::max(left, std::chrono::milliseconds(1)))) continue;
     while (auto event = (*client)->Receive()) {
       if (event->kind != protocol::TransportEvent::Kind::kFrame) continue;
       Result<protocol::Message> reply = protocol::Decode(event->frame);
@@ -149,9 +141,9 @@ Result<protocol::StatusReply> RequestStatus(const ClientOptions& client,
   }
   const auto* status = std::get_if<protocol::StatusReply>(&reply);
   if (status == nullptr) {
-    return Status(StatusCode::kUnavailable, std::string("unexpected ") +
-                                                protocol::MessageName(reply) +
-                                                " from the coordinator");
+    return Status(
+        StatusCode::kUnavailable,
+        std::string("unexpected ") + protocol::MessageName(reply) + " from the coordinator");
   }
   return *status;
 }
@@ -163,13 +155,11 @@ void RegisterSubmitCommand(CLI::App& app, int& exit_code) {
     bool allow_outside_spec_dir = false;
   };
   auto options = std::make_shared<Options>();  // shared with the callback below
-  CLI::App* cmd = app.add_subcommand(
-      "submit",
-      "Plan a spec (as `orch plan` does) and submit it to the coordinator.\n"
-      "Resubmitting the same plan is harmless: stored jobs keep their state.");
-  cmd->add_option("SPEC", options->spec,
-                  "experiment spec (TOML, see docs/spec.md)")
-      ->required();
+  CLI::App* cmd =
+      app.add_subcommand("submit",
+                         "Plan a spec (as `orch plan` does) and submit it to the coordinator.\n"
+                         "Resubmitting the same plan is harmless: stored jobs keep their state.");
+  cmd->add_option("SPEC", options->spec, "experiment spec (TOML, see docs/spec.md)")->required();
   cmd->add_flag("--allow-outside-spec-dir", options->allow_outside_spec_dir,
                 "let text_file read files outside the spec's directory (absolute paths, "
                 "\"..\", symlinks leading out); their content goes into the plan");
@@ -185,17 +175,14 @@ void RegisterCancelCommand(CLI::App& app, int& exit_code) {
     ClientOptions client;
   };
   auto options = std::make_shared<Options>();  // shared with the callback below
-  CLI::App* cmd =
-      app.add_subcommand("cancel",
-                         "Cancel an experiment: its unfinished jobs are "
-                         "cancelled and their runs stopped.");
-  cmd->add_option("EXPERIMENT", options->experiment, "experiment name")
-      ->required();
+  CLI::App* cmd = app.add_subcommand("cancel",
+                                     "Cancel an experiment: its unfinished jobs are "
+                                     "cancelled and their runs stopped.");
+  cmd->add_option("EXPERIMENT", options->experiment, "experiment name")->required();
   AddClientOptions(*cmd, options->client);
   cmd->callback([options, &exit_code] {
-    exit_code = Report(
-        "cancel",
-        Request(options->client, protocol::Cancel{"", options->experiment}));
+    exit_code =
+        Report("cancel", Request(options->client, protocol::Cancel{"", options->experiment}));
   });
 }
 
@@ -217,8 +204,7 @@ void RegisterRetryCommand(CLI::App& app, int& exit_code) {
   AddClientOptions(*cmd, options->client);
   cmd->callback([options, &exit_code] {
     bool both = !options->failed && !options->cancelled;
-    protocol::Retry retry{options->experiment, both || options->failed,
-                          both || options->cancelled};
+    protocol::Retry retry{options->experiment, both || options->failed, both || options->cancelled};
     exit_code = Report("retry", Request(options->client, retry));
   });
 }
@@ -235,8 +221,7 @@ void RegisterDrainCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("AGENT", options->agent, "agent id")->required();
   AddClientOptions(*cmd, options->client);
   cmd->callback([options, &exit_code] {
-    exit_code = Report(
-        "drain", Request(options->client, protocol::Drain{options->agent}));
+    exit_code = Report("drain", Request(options->client, protocol::Drain{options->agent}));
   });
 }
 

@@ -41,7 +41,6 @@ Result<protocol::StatusReply> RequestStatus(const ClientOptions& client,
 
 // Sends `request` to the coordinator and waits up to the timeout for the first
 // reply it decodes. Unavailable when none comes.
-Result<protocol::Message> Request(const ClientOptions& options,
-                                  const protocol::Message& request);
+Result<protocol::Message> Request(const ClientOptions& options, const protocol::Message& request);
 
 }  // namespace orch::cli

@@ -49,8 +49,8 @@ int RunCoordinator(const std::string& config_path) {
     return kExitInvalidInput;
   }
   config->options.run_id_salt = RandomSalt();
-  auto log = std::make_shared<spdlog::logger>(
-      "coordinator", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  auto log = std::make_shared<spdlog::logger>("coordinator",
+                                              std::make_shared<spdlog::sinks::stderr_sink_mt>());
   log->flush_on(spdlog::level::info);
 
   std::error_code error;
@@ -70,8 +70,8 @@ int RunCoordinator(const std::string& config_path) {
     if (!loaded.ok()) return Fail(loaded.status().message());
     security = std::move(loaded).value();
     config->options.security = "curve";
-    log->info(fmt::runtime("CurveZMQ on; {} keys admitted from {}"),
-              security->curve.allowed.size(), config->allowed_keys);
+    log->info(fmt::runtime("CurveZMQ on; {} keys admitted from {}"), security->curve.allowed.size(),
+              config->allowed_keys);
   } else if (config->insecure) {
     config->options.security =
         coordinator::IsLoopbackEndpoint(config->listen)
@@ -86,12 +86,10 @@ int RunCoordinator(const std::string& config_path) {
       security ? protocol::BindZmqServer(zmq, config->listen, security->curve)
                : protocol::BindZmqServer(zmq, config->listen);
   if (!transport.ok())
-    return Fail("listen on " + config->listen + ": " +
-                transport.status().message());
+    return Fail("listen on " + config->listen + ": " + transport.status().message());
 
   boost::asio::io_context io;
-  coordinator::CoordinatorDaemon daemon(io, **transport, **store,
-                                        config->options, *log);
+  coordinator::CoordinatorDaemon daemon(io, **transport, **store, config->options, *log);
   if (security) {
     daemon.SetAccessPolicy(security->policy);
     daemon.SetBundleKeys(security->bundles);
@@ -100,11 +98,10 @@ int RunCoordinator(const std::string& config_path) {
   if (!started.ok()) return Fail(started.message());
   std::string endpoint = (*transport)->endpoint();
   Status written = WriteFileAtomically(
-      (fs::path(config->data_dir) / "coordinator.endpoint").string(),
-      endpoint + "\n");
+      (fs::path(config->data_dir) / "coordinator.endpoint").string(), endpoint + "\n");
   if (!written.ok()) return Fail(written.message());
-  log->info(fmt::runtime("coordinator {} listening on {}, data in {}"),
-            config->options.id, endpoint, config->data_dir);
+  log->info(fmt::runtime("coordinator {} listening on {}, data in {}"), config->options.id,
+            endpoint, config->data_dir);
 
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& failed, int signal) {
@@ -122,16 +119,13 @@ int RunCoordinator(const std::string& config_path) {
 }  // namespace
 
 void RegisterCoordinatorCommand(CLI::App& app, int& exit_code) {
-  auto config =
-      std::make_shared<std::string>();  // shared with the callback below
-  CLI::App* cmd =
-      app.add_subcommand("coordinator",
-                         "Run the coordinator daemon: hands the submitted "
-                         "plans' jobs to agents and stores\n"
-                         "their results (RocksDB under data_dir). Stops "
-                         "cleanly on SIGTERM/SIGINT.");
-  cmd->add_option("--config", *config,
-                  "coordinator config (TOML, see docs/coordinator.md)")
+  auto config = std::make_shared<std::string>();  // shared with the callback below
+  CLI::App* cmd = app.add_subcommand("coordinator",
+                                     "Run the coordinator daemon: hands the submitted "
+                                     "plans' jobs to agents and stores\n"
+                                     "their results (RocksDB under data_dir). Stops "
+                                     "cleanly on SIGTERM/SIGINT.");
+  cmd->add_option("--config", *config, "coordinator config (TOML, see docs/coordinator.md)")
       ->required();
   cmd->callback([config, &exit_code] { exit_code = RunCoordinator(*config); });
 }

@@ -10,9 +10,10 @@ namespace fs = std::filesystem;
 std::vector<std::string> DefaultDriverCandidates(const std::string& exe_dir,
                                                  const std::string& release) {
   std::string name = "orch-driver-llamacpp-" + release;
-  return {(fs::path(exe_dir) / name).lexically_normal().string(),
-          (fs::path(exe_dir) / ".." / "lib" / "orch" / "drivers" / name).lexically_normal().string(),
-          (fs::path(exe_dir) / ".." / "drivers" / "llamacpp" / name).lexically_normal().string()};
+  return {
+      (fs::path(exe_dir) / name).lexically_normal().string(),
+      (fs::path(exe_dir) / ".." / "lib" / "orch" / "drivers" / name).lexically_normal().string(),
+      (fs::path(exe_dir) / ".." / "drivers" / "llamacpp" / name).lexically_normal().string()};
 }
 
 std::string JoinPlaces(const std::vector<std::string>& places) {

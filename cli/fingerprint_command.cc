@@ -24,8 +24,8 @@ namespace fp = orch::fingerprint;
 
 struct FingerprintOptions {
   bool json = false;
-  std::vector<std::string> drivers;      // NAME=EXECUTABLE
-  std::vector<std::string> checkouts;    // [NAME=]DIR
+  std::vector<std::string> drivers;       // NAME=EXECUTABLE
+  std::vector<std::string> checkouts;     // [NAME=]DIR
   std::vector<std::string> backend_dirs;  // [NAME=]DIR
   std::vector<std::string> models;
   std::string hash_cache;  // empty: the default location
@@ -61,8 +61,8 @@ std::pair<std::string, std::string> SplitNamed(const std::string& text) {
 }
 
 // The engine `name` names, or the only engine when `name` is empty; creates a named one.
-Result<fp::EngineSpec*> EngineFor(std::vector<fp::EngineSpec>& engines,
-                                  const std::string& name, const std::string& flag) {
+Result<fp::EngineSpec*> EngineFor(std::vector<fp::EngineSpec>& engines, const std::string& name,
+                                  const std::string& flag) {
   if (name.empty()) {
     if (engines.size() == 1) return &engines.front();
     return InvalidArgument(flag + " without NAME= needs exactly one --driver (" +
@@ -111,9 +111,9 @@ int RunFingerprint(const FingerprintOptions& options) {
       {.search_path = path, .environment = {"PATH=" + path, "LC_ALL=C"}});
   auto resolver = fp::MakeLibgit2CommitResolver();
   bool hashes = !options.models.empty() || !engines->empty();
-  std::unique_ptr<fp::HashCache> cache =
-      hashes ? OpenHashCache(options.hash_cache, "orch fingerprint")
-             : std::make_unique<fp::MemoryHashCache>();
+  std::unique_ptr<fp::HashCache> cache = hashes
+                                             ? OpenHashCache(options.hash_cache, "orch fingerprint")
+                                             : std::make_unique<fp::MemoryHashCache>();
   fp::FileHasher hasher(*cache);
   fp::RootFs root("/");
   fp::HostProbe host(root);
@@ -121,8 +121,8 @@ int RunFingerprint(const FingerprintOptions& options) {
   fp::EngineProbe engine_probe(hasher, *resolver);
   std::vector<std::string> models;
   for (const std::string& model : options.models) models.push_back(Absolute(model));
-  fp::Fingerprint fingerprint = fp::CollectFingerprint(
-      host, gpus, engine_probe, hasher, {.engines = *engines, .models = models});
+  fp::Fingerprint fingerprint = fp::CollectFingerprint(host, gpus, engine_probe, hasher,
+                                                       {.engines = *engines, .models = models});
   if (options.json) {
     std::cout << fp::ToCanonicalJson(fingerprint) << "\n";
   } else {
@@ -182,7 +182,8 @@ void RegisterDiff(CLI::App& fingerprint, int& exit_code) {
       "Exit status: 0 compared (identical or not), 2 unreadable or malformed input.");
   cmd->add_option("A", options->a, "first fingerprint: a JSON file, or a stored id with --data-dir")
       ->required();
-  cmd->add_option("B", options->b, "second fingerprint: a JSON file, or a stored id with --data-dir")
+  cmd->add_option("B", options->b,
+                  "second fingerprint: a JSON file, or a stored id with --data-dir")
       ->required();
   cmd->add_option("--data-dir", options->data_dir,
                   "a coordinator's data directory: look up ids (fp-...) in its store");

@@ -20,8 +20,8 @@ std::string Env(const char* name) {
 std::string HashCachePath(const std::string& requested) {
   if (!requested.empty()) return requested;
   std::string base = !Env("XDG_CACHE_HOME").empty() ? Env("XDG_CACHE_HOME")
-                     : !Env("HOME").empty()        ? Env("HOME") + "/.cache"
-                                                   : "";
+                     : !Env("HOME").empty()         ? Env("HOME") + "/.cache"
+                                                    : "";
   if (base.empty()) return "";
   std::string path = base + "/orch/file-sha256.tsv";
   std::error_code ignored;

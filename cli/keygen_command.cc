@@ -42,8 +42,8 @@ int RunKeygen(const KeygenOptions& options) {
               << "\n";
     return kExitOk;
   }
-  std::cout << id.name << " " << id.role << " curve:" << id.curve_public << " ed25519:"
-            << id.sign_public << "\n"
+  std::cout << id.name << " " << id.role << " curve:" << id.curve_public
+            << " ed25519:" << id.sign_public << "\n"
             << "public key  " << files->first << "  (give it to the coordinator's admin)\n"
             << "secret key  " << files->second << "  (mode 0600; never share it)\n";
   return kExitOk;
@@ -61,8 +61,9 @@ void RegisterKeygenCommand(CLI::App& app, int& exit_code) {
       "the key exists (--force replaces it), 1 the files cannot be written.");
   cmd->add_option("NAME", options->name, "the key's name (an agent's id, a user's name)")
       ->required();
-  cmd->add_option("--role", options->role,
-                  "coordinator, agent, pilot, submitter, admin, viewer or contributor (default agent)");
+  cmd->add_option(
+      "--role", options->role,
+      "coordinator, agent, pilot, submitter, admin, viewer or contributor (default agent)");
   cmd->add_option("--dir", options->dir, "where the two files go (default ./keys)");
   cmd->add_flag("--force", options->force, "replace an existing key of that name");
   cmd->add_flag("--json", options->json, "print the public key and the paths as JSON");

@@ -41,9 +41,8 @@ Status NewKey(const std::string& name, const std::string& role, const std::strin
   return Status::Ok();
 }
 
-void WriteAgentConfig(const fs::path& path, const std::string& id,
-                      const std::string& endpoint, const LocalAgentSpec& spec,
-                      const std::string& keys_dir) {
+void WriteAgentConfig(const fs::path& path, const std::string& id, const std::string& endpoint,
+                      const LocalAgentSpec& spec, const std::string& keys_dir) {
   std::ofstream out(path);
   if (!keys_dir.empty()) {
     out << "# CurveZMQ with orch run's throwaway keys\n";
@@ -68,8 +67,7 @@ void WriteAgentConfig(const fs::path& path, const std::string& id,
 }
 
 std::string Trimmed(std::string text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.pop_back();
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
   return text;
 }
 
@@ -79,7 +77,8 @@ std::string WhyNotStarted(const std::string& log_path, const std::string& data_d
   if (log.ok() && log->find("lock") != std::string::npos) {
     return "the store in " + data_dir +
            " is locked: another orch run or orch coordinator uses this data dir; "
-           "stop it, or pass another --data-dir (log: " + log_path + ")";
+           "stop it, or pass another --data-dir (log: " +
+           log_path + ")";
   }
   return "the coordinator did not start; see its log " + log_path;
 }
@@ -122,8 +121,8 @@ Result<std::string> LocalSystem::StartCoordinator(const std::string& orch) {
   return Status(StatusCode::kUnavailable, WhyNotStarted(log, data_dir_));
 }
 
-Status LocalSystem::StartAgents(const std::string& orch, const std::string& endpoint,
-                                int count, const LocalAgentSpec& spec) {
+Status LocalSystem::StartAgents(const std::string& orch, const std::string& endpoint, int count,
+                                const LocalAgentSpec& spec) {
   for (int i = 1; i <= count; ++i) {
     std::string id = "local-" + std::to_string(i);
     fs::path config = fs::path(run_dir_) / ("agent-" + id + ".toml");
@@ -146,8 +145,8 @@ std::string LocalSystem::ExitedDaemon() {
   }
   for (std::size_t i = 0; i < agents_.size(); ++i) {
     if (std::optional<int> code = agents_[i].WaitFor(0ms)) {
-      return "agent local-" + std::to_string(i + 1) + " exited (status " +
-             std::to_string(*code) + "); see " + agent_logs_[i];
+      return "agent local-" + std::to_string(i + 1) + " exited (status " + std::to_string(*code) +
+             "); see " + agent_logs_[i];
     }
   }
   return "";

@@ -18,8 +18,8 @@ namespace orch::cli {
 
 struct LocalAgentSpec {
   std::string hardware = "cpu";
-  std::vector<std::string> model_dirs;  // absolute; folders or single files
-  std::int32_t driver_threads = 0;      // 0: the driver's default
+  std::vector<std::string> model_dirs;                       // absolute; folders or single files
+  std::int32_t driver_threads = 0;                           // 0: the driver's default
   std::vector<std::pair<std::string, std::string>> drivers;  // engine -> executable
 };
 

@@ -74,15 +74,16 @@ int RunSynth(const SynthOptions& options) {
   const std::string command = "orch model synth";
   Result<model::SynthRecipe> recipe = model::ParseSynthRecipe(options.recipe);
   if (!recipe.ok()) {
-    return Fail(command, "recipe \"" + options.recipe + "\": " + recipe.status().message() +
-                             " (grammar: docs/spec.md, [model] synth)",
+    return Fail(command,
+                "recipe \"" + options.recipe + "\": " + recipe.status().message() +
+                    " (grammar: docs/spec.md, [model] synth)",
                 kExitInvalidInput);
   }
   std::string path = Absolute(options.output);
   if (std::error_code ec; !fs::is_directory(fs::path(path).parent_path(), ec)) {
-    return Fail(command, "output " + options.output + ": folder " +
-                             fs::path(path).parent_path().string() +
-                             " does not exist; create it or choose another -o FILE",
+    return Fail(command,
+                "output " + options.output + ": folder " + fs::path(path).parent_path().string() +
+                    " does not exist; create it or choose another -o FILE",
                 kExitInvalidInput);
   }
   Result<model::FileDigest> digest = model::WriteSynthModelHashed(*recipe, path);
@@ -174,8 +175,7 @@ Status CheckQuantizeArguments(const QuantizeOptions& options) {
                            " does not exist; create it or choose another OUT");
   }
   if (fs::equivalent(options.input, options.output, ec)) {
-    return InvalidArgument("output " + options.output +
-                           " is the input file; choose another OUT");
+    return InvalidArgument("output " + options.output + " is the input file; choose another OUT");
   }
   if (!IsTypeName(options.type)) {
     return InvalidArgument("TYPE \"" + options.type +
@@ -202,12 +202,10 @@ int RunQuantize(const QuantizeOptions& options) {
                 kExitInvalidInput);
   }
   if (*exit == kDriverEngineError) {
-    return Fail(command, what + ": the engine failed (exit 3; its message is above)",
-                kExitError);
+    return Fail(command, what + ": the engine failed (exit 3; its message is above)", kExitError);
   }
   if (*exit != 0) {
-    return Fail(command, what + ": the driver failed with exit status " +
-                             std::to_string(*exit),
+    return Fail(command, what + ": the driver failed with exit status " + std::to_string(*exit),
                 kExitError);
   }
   fp::MemoryHashCache cache;
@@ -266,8 +264,9 @@ void RegisterQuantize(CLI::App& model, int& exit_code) {
       "Exit status: 0 written, 1 engine or driver failure, 2 invalid arguments or input.");
   cmd->add_option("IN", options->input, "the GGUF to quantize")->required();
   cmd->add_option("OUT", options->output, "where the quantized GGUF goes")->required();
-  cmd->add_option("TYPE", options->type, "q4_0, q8_0, q4_k_m, f16, bf16, ... (the engine's "
-                                         "names)")
+  cmd->add_option("TYPE", options->type,
+                  "q4_0, q8_0, q4_k_m, f16, bf16, ... (the engine's "
+                  "names)")
       ->required();
   CLI::Option* engine = cmd->add_option(
       "--engine", options->engine,

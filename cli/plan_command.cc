@@ -65,8 +65,7 @@ void RegisterPlanCommand(CLI::App& app, int& exit_code) {
       "Validate an experiment spec and expand it one axis at a time into jobs.\n"
       "Works offline. Exit status: 0 ok, 2 invalid spec (all problems listed), 1 other "
       "error.");
-  cmd->add_option("SPEC", options->spec, "experiment spec (TOML, see docs/spec.md)")
-      ->required();
+  cmd->add_option("SPEC", options->spec, "experiment spec (TOML, see docs/spec.md)")->required();
   cmd->add_flag("--json", options->json,
                 "print the plan as JSON (schema orch.plan/1, docs/plan-json.md)");
   cmd->add_option("-o,--output", options->output,

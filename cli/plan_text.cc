@@ -48,7 +48,8 @@ std::string WorkloadsLine(const Plan& plan) {
     bool generate = w.kind == planner::WorkloadKind::kGenerate;
     out += std::string(1, sep) + " " + w.name + " (" + planner::WorkloadKindName(w.kind) + ", " +
            (generate ? std::to_string(w.max_tokens) + " tokens"
-                     : std::to_string(w.positions) + " positions") + ")";
+                     : std::to_string(w.positions) + " positions") +
+           ")";
     sep = ',';
   }
   return out;
@@ -74,8 +75,8 @@ std::string Summary(const Plan& plan) {
   out += "Cells       " + std::to_string(plan.cells.size()) + " (baseline + " +
          std::to_string(plan.cells.size() - 1) + ")\n";
   out += "Workloads   " + WorkloadsLine(plan) + "\n";
-  out += "Repeats     baseline x" + std::to_string(plan.spec.baseline_repeats) +
-         ", other cells x" + std::to_string(plan.spec.cell_repeats) + "\n";
+  out += "Repeats     baseline x" + std::to_string(plan.spec.baseline_repeats) + ", other cells x" +
+         std::to_string(plan.spec.cell_repeats) + "\n";
   out += "Jobs        " + std::to_string(plan.jobs.size()) + "\n";
   return out;
 }

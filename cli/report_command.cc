@@ -28,14 +28,14 @@ struct ReportCommandOptions {
   bool by_host = false;
 };
 
-
 // The store is only read, as a secondary instance: a running coordinator may hold
 // it open, and the report then shows what it had stored when the report began.
 Result<std::unique_ptr<store::Store>> OpenStore(const std::string& data_dir,
                                                 const ScratchDir& scratch) {
   std::string dir = store::RocksDbPathInDataDir(data_dir);
   if (!std::filesystem::is_directory(dir)) {
-    return NotFound("no store at " + dir + " (give the coordinator's data directory as --data-dir)");
+    return NotFound("no store at " + dir +
+                    " (give the coordinator's data directory as --data-dir)");
   }
   if (scratch.path().empty()) return IoError("cannot create a temporary folder to read " + dir);
   return store::OpenRocksDbStoreForReading(dir, scratch.path());
@@ -96,7 +96,8 @@ void RegisterReportCommand(CLI::App& app, int& exit_code) {
       "report",
       "Report where and why the configurations of an experiment diverge: repeatability,\n"
       "each cell against the baseline, flips and near-ties, attribution, fingerprints.\n"
-      "Reads the store directly, also while the coordinator runs (docs/report.md). Exit status: 0 ok (also for a partial\n"
+      "Reads the store directly, also while the coordinator runs (docs/report.md). Exit status: 0 "
+      "ok (also for a partial\n"
       "report of a running experiment), 2 unknown experiment or store, 1 other error.");
   cmd->add_option("EXPERIMENT", options->experiment, "experiment name (as submitted)")->required();
   cmd->add_option("--data-dir", options->data_dir,
@@ -107,8 +108,8 @@ void RegisterReportCommand(CLI::App& app, int& exit_code) {
   CLI::Option* csv =
       cmd->add_flag("--csv", options->csv, "print CSV, one row per workload and cell");
   json->excludes(csv);
-  CLI::Option* html = cmd->add_option(
-      "--html", options->html, "also write a self-contained HTML report with plots to FILE");
+  CLI::Option* html = cmd->add_option("--html", options->html,
+                                      "also write a self-contained HTML report with plots to FILE");
   CLI::Option* by_host = cmd->add_flag(
       "--by-host", options->by_host,
       "instead, for every job run on more than one host fingerprint (the lab's and\n"

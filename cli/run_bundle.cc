@@ -50,7 +50,8 @@ Result<uint64_t> LastSequence(const std::string& file) {
     if (text.find_first_not_of(" \n", used) == std::string::npos) return value;
   } catch (const std::exception&) {
   }
-  return InvalidArgument(file + ": not a sequence number (it holds the number of the last "
+  return InvalidArgument(file +
+                         ": not a sequence number (it holds the number of the last "
                          "result bundle this key signed)");
 }
 
@@ -112,9 +113,9 @@ bool WriteResults(const RunOptions& options, const bundle::PlanBundle& plan,
     std::cout << "orch run: no job of the bundle has finished yet; no result bundle written\n";
     return true;
   }
-  std::string out = options.results.empty() ? fs::path(options.bundle).stem().string() +
-                                                  ".results.orchb"
-                                            : options.results;
+  std::string out = options.results.empty()
+                        ? fs::path(options.bundle).stem().string() + ".results.orchb"
+                        : options.results;
   // The sequence number is spent before the bundle exists: a crash between the two
   // skips a number, which is harmless; reusing one would make the next bundle a replay.
   Status seq = WriteFileAtomically(sequence_file, std::to_string(*last + 1) + "\n");
@@ -123,14 +124,13 @@ bool WriteResults(const RunOptions& options, const bundle::PlanBundle& plan,
     Fail(file.message(), kExitError);
     return false;
   }
-  std::cout << "orch run: wrote " << out << ": " << written->runs << " of "
-            << plan.job_ids.size() << " jobs of " << plan.experiment << ", signed by "
-            << key.identity.name << " (sequence " << *last + 1 << ")";
+  std::cout << "orch run: wrote " << out << ": " << written->runs << " of " << plan.job_ids.size()
+            << " jobs of " << plan.experiment << ", signed by " << key.identity.name
+            << " (sequence " << *last + 1 << ")";
   if (!written->missing_jobs.empty()) {
     std::cout << "; " << written->missing_jobs.size() << " not run here";
   }
-  std::cout << "\norch run: send it to the lab, which imports it with: orch import " << out
-            << "\n";
+  std::cout << "\norch run: send it to the lab, which imports it with: orch import " << out << "\n";
   return true;
 }
 
@@ -150,14 +150,15 @@ Result<bundle::PlanBundle> OpenPlanBundle(const RunOptions& options) {
                              ": do not run it");
     }
   } else {
-    std::cout << "orch run: the plan bundle is signed by " << plan.coordinator.name
-              << " (ed25519 " << plan.coordinator.sign_public
+    std::cout << "orch run: the plan bundle is signed by " << plan.coordinator.name << " (ed25519 "
+              << plan.coordinator.sign_public
               << "); pass --coordinator-key to check that it is your lab's\n";
   }
   if (WallNowMs() > plan.expires_at_ms) {
     return InvalidArgument("the plan bundle expired on " + UtcDate(plan.expires_at_ms) +
                            "; its results would be refused. Ask the lab for a new one "
-                           "(orch export " + plan.experiment + ")");
+                           "(orch export " +
+                           plan.experiment + ")");
   }
   return plan;
 }
@@ -184,10 +185,11 @@ Result<std::string> RunnablePlan(const RunOptions& options, const bundle::PlanBu
   }
   std::set<std::string> skipped;
   int kept = 0;
-  ORCH_ASSIGN_OR_RETURN(std::string runnable,
-                        KeepRunnable(plan.plan_json, drivers, skipped, kept));
-  if (kept == 0) return InvalidArgument("this machine has a driver for none of the bundle's "
-                                        "engines");
+  ORCH_ASSIGN_OR_RETURN(std::string runnable, KeepRunnable(plan.plan_json, drivers, skipped, kept));
+  if (kept == 0)
+    return InvalidArgument(
+        "this machine has a driver for none of the bundle's "
+        "engines");
   std::cout << "orch run: " << kept << " of " << plan.job_ids.size() << " jobs of "
             << plan.experiment << " from the bundle run here\n";
   return runnable;
@@ -209,9 +211,8 @@ int RunOnThisMachine(const RunOptions& options, const std::string& experiment,
   if (Status s = system.StartAgents(SelfPath(), *endpoint, agents, agent_spec); !s.ok())
     return Fail(s.message(), kExitError);
   ClientOptions client{*endpoint, 10, system.admin_key(), system.coordinator_public_key()};
-  std::cout << "orch run: " << agents
-            << (agents == 1 ? " agent (--agents N for more)" : " agents") << ", logs in "
-            << system.run_dir() << std::endl;
+  std::cout << "orch run: " << agents << (agents == 1 ? " agent (--agents N for more)" : " agents")
+            << ", logs in " << system.run_dir() << std::endl;
   int code = Drive(system, client, experiment, plan_json, options, agents);
   system.Stop();
   return code;
@@ -222,9 +223,10 @@ int RunOnThisMachine(const RunOptions& options, const std::string& experiment,
 int RunBundle(const RunOptions& options) {
   InstallStopSignals();
   if (options.key.empty()) {
-    return Fail("--bundle needs --key: the contributor's secret key file that signs the "
-                "results (make one with: orch keygen NAME --role contributor)",
-                kExitInvalidInput);
+    return Fail(
+        "--bundle needs --key: the contributor's secret key file that signs the "
+        "results (make one with: orch keygen NAME --role contributor)",
+        kExitInvalidInput);
   }
   Result<protocol::SecretIdentity> key = protocol::ReadSecretKeyFile(options.key);
   if (!key.ok()) return Fail(key.status().message(), kExitInvalidInput);

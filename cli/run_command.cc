@@ -32,7 +32,6 @@ namespace run_local {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-
 // The signal that asked `orch run` to stop (SIGINT, SIGTERM), 0 while none did.
 // A global because a signal handler can reach nothing else; only RunLocal reads it.
 volatile std::sig_atomic_t g_stop_signal = 0;
@@ -165,15 +164,15 @@ Status WaitForAgents(LocalSystem& system, const ClientOptions& client, int count
     int registered = status.ok() ? static_cast<int>(status->agents.size()) : 0;
     if (registered >= count) return Status::Ok();
     if (!said && std::chrono::steady_clock::now() - start > 3s) {
-      std::cout << "orch run: waiting for the agents to register (" << registered << " of "
-                << count << "; each first hashes its model files)" << std::endl;
+      std::cout << "orch run: waiting for the agents to register (" << registered << " of " << count
+                << "; each first hashes its model files)" << std::endl;
       said = true;
     }
     Pause(200ms);
   }
   if (g_stop_signal != 0) return Status(StatusCode::kUnavailable, "interrupted");
-  return Status(StatusCode::kUnavailable, "the agents did not register within 10 minutes; see " +
-                                              system.run_dir());
+  return Status(StatusCode::kUnavailable,
+                "the agents did not register within 10 minutes; see " + system.run_dir());
 }
 
 Result<std::string> Submit(ClientOptions client, const std::string& plan_json) {
@@ -317,26 +316,26 @@ int RunLocal(const RunOptions& options) {
   Result<std::vector<std::string>> model_files = SpecModelFiles(plan->spec, SpecReader(options));
   if (!model_files.ok()) return Fail(model_files.status().message(), kExitInvalidInput);
   for (const std::string& file : *model_files) agent_spec.model_dirs.push_back(file);
-  Sizing size = SizeAgents(*plan, static_cast<int>(std::thread::hardware_concurrency()),
-                           options.agents);
+  Sizing size =
+      SizeAgents(*plan, static_cast<int>(std::thread::hardware_concurrency()), options.agents);
   agent_spec.driver_threads = size.threads;
   std::cout << "orch run: " << size.why << "\n";
 
   fs::path data_dir = fs::absolute(options.data_dir);
   LocalSystem system(data_dir.string(), (data_dir / "local").string());
-  if (Status keys = system.MakeKeys(size.agents); !keys.ok()) return Fail(keys.message(), kExitError);
+  if (Status keys = system.MakeKeys(size.agents); !keys.ok())
+    return Fail(keys.message(), kExitError);
   Result<std::string> endpoint = system.StartCoordinator(SelfPath());
   if (!endpoint.ok()) return Fail(endpoint.status().message(), kExitError);
   if (Status s = system.StartAgents(SelfPath(), *endpoint, size.agents, agent_spec); !s.ok())
     return Fail(s.message(), kExitError);
   ClientOptions client{*endpoint, 10, system.admin_key(), system.coordinator_public_key()};
-  std::cout << "orch run: coordinator " << *endpoint << ", " << size.agents
-            << " agents, logs in " << system.run_dir() << "\n"
+  std::cout << "orch run: coordinator " << *endpoint << ", " << size.agents << " agents, logs in "
+            << system.run_dir() << "\n"
             << "orch run: its sockets use throwaway keys; to watch it: orch status --coordinator "
             << *endpoint << " --key " << client.key << " --coordinator-key "
             << client.coordinator_key << std::endl;
-  return Drive(system, client, plan->spec.name, planner::PlanToJson(*plan), options,
-               size.agents);
+  return Drive(system, client, plan->spec.name, planner::PlanToJson(*plan), options, size.agents);
 }
 
 }  // namespace run_local
@@ -368,7 +367,8 @@ void RegisterRunCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--model-dir", options->model_dirs,
                   "DIR: a folder (or one file) of model files the agents offer by SHA-256 "
                   "(repeatable); the spec's [model] file is offered too");
-  cmd->add_option("--hardware", options->hardware, "hardware class of the local agents (default cpu)");
+  cmd->add_option("--hardware", options->hardware,
+                  "hardware class of the local agents (default cpu)");
   cmd->add_option("--timeout", options->timeout_s, "give up after this many seconds (default 3600)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--allow-outside-spec-dir", options->allow_outside_spec_dir,
@@ -393,8 +393,8 @@ void RegisterRunCommand(CLI::App& app, int& exit_code) {
       exit_code = kExitInvalidInput;
       return;
     }
-    exit_code = options->bundle.empty() ? run_local::RunLocal(*options)
-                                          : run_local::RunBundle(*options);
+    exit_code =
+        options->bundle.empty() ? run_local::RunLocal(*options) : run_local::RunBundle(*options);
   });
 }
 

@@ -24,8 +24,9 @@ Result<std::optional<protocol::CurveClientKeys>> LoadClientKeys(
     return std::optional<protocol::CurveClientKeys>();
   }
   if (key_file.empty() || coordinator_key_file.empty()) {
-    return InvalidArgument(what + ": give both the own secret key and the coordinator's public "
-                                  "key, or neither");
+    return InvalidArgument(what +
+                           ": give both the own secret key and the coordinator's public "
+                           "key, or neither");
   }
   ORCH_ASSIGN_OR_RETURN(protocol::SecretIdentity own, protocol::ReadSecretKeyFile(key_file));
   ORCH_ASSIGN_OR_RETURN(protocol::PublicIdentity server,

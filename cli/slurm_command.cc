@@ -45,11 +45,10 @@ std::unique_ptr<fingerprint::CommandRunner> Runner() {
   for (char** variable = ::environ; variable != nullptr && *variable != nullptr; ++variable) {
     environment.emplace_back(*variable);
   }
-  return fingerprint::MakePosixCommandRunner(
-      {.search_path = path ? path : "/usr/bin:/bin",
-       .environment = std::move(environment),
-       .timeout = std::chrono::seconds(60),
-       .max_output_bytes = 16 << 20});
+  return fingerprint::MakePosixCommandRunner({.search_path = path ? path : "/usr/bin:/bin",
+                                              .environment = std::move(environment),
+                                              .timeout = std::chrono::seconds(60),
+                                              .max_output_bytes = 16 << 20});
 }
 
 // `argv`'s stdout; an error naming the command and what it printed on stderr.
@@ -88,7 +87,8 @@ Status ReadAgentConfig(SlurmOptions& options) {
     ORCH_ASSIGN_OR_RETURN(protocol::SecretIdentity key, protocol::ReadSecretKeyFile(config.key));
     if (key.identity.role != "pilot") {
       return InvalidArgument(options.agent_config + ": its key " + config.key + " has role " +
-                             key.identity.role + "; pilots need a key of role pilot, which "
+                             key.identity.role +
+                             "; pilots need a key of role pilot, which "
                              "speaks as NAME.slurm-JOBID (orch keygen NAME --role pilot)");
     }
     options.pilots.id_prefix = key.identity.name;
@@ -182,12 +182,11 @@ int RunStatus(const ClientOptions& client) {
       }
     }
     const char* states[] = {"connected", "draining", "disconnected"};
-    std::printf("%-10s %-24s %-11s %-12s %-28s %-12s %s\n", pilot.job_id.c_str(),
-                pilot.name.c_str(), pilot.state.c_str(),
-                pilot.node.empty() ? "-" : pilot.node.c_str(),
-                agent ? agent->agent_id.c_str() : "-",
-                agent ? states[static_cast<int>(agent->state)] : "-",
-                agent ? std::to_string(agent->current_runs.size()).c_str() : "-");
+    std::printf(
+        "%-10s %-24s %-11s %-12s %-28s %-12s %s\n", pilot.job_id.c_str(), pilot.name.c_str(),
+        pilot.state.c_str(), pilot.node.empty() ? "-" : pilot.node.c_str(),
+        agent ? agent->agent_id.c_str() : "-", agent ? states[static_cast<int>(agent->state)] : "-",
+        agent ? std::to_string(agent->current_runs.size()).c_str() : "-");
   }
   if (pilots->empty()) std::printf("(no orch pilots in the queue)\n");
   return kExitOk;
@@ -210,23 +209,27 @@ void RegisterSlurmCommand(CLI::App& app, int& exit_code) {
       "GPUs (--gres=gpu:N) or --cpus-per-task, with --signal=B:TERM@N so its agent\n"
       "drains before the walltime. --watch repeats until nothing is pending or running.\n"
       "Exit status: 0 done, 1 Slurm or the coordinator failed, 2 invalid arguments.");
-  submit->add_option("--agent-config", options->agent_config,
-                     "FILE: the pilots' agent config (coordinator, key of role pilot, "
-                     "drivers, hardware)")
+  submit
+      ->add_option("--agent-config", options->agent_config,
+                   "FILE: the pilots' agent config (coordinator, key of role pilot, "
+                   "drivers, hardware)")
       ->required();
   submit->add_option("--partition", options->pilots.partition, "Slurm partition");
   submit->add_option("--account", options->pilots.account, "Slurm account");
   submit->add_option("--walltime", options->pilots.walltime,
                      "each pilot's time limit (default 01:00:00)");
-  submit->add_option("--max-pilots", options->pilots.max_pilots,
-                     "pilots queued or running per shape (default 2)")
+  submit
+      ->add_option("--max-pilots", options->pilots.max_pilots,
+                   "pilots queued or running per shape (default 2)")
       ->check(CLI::Range(1, 10000));
-  submit->add_option("--cpus-per-task", options->pilots.cpus_per_task,
-                     "CPUs of a pilot for CPU jobs (default 1)")
+  submit
+      ->add_option("--cpus-per-task", options->pilots.cpus_per_task,
+                   "CPUs of a pilot for CPU jobs (default 1)")
       ->check(CLI::Range(1, 4096));
-  submit->add_option("--drain-seconds", options->pilots.drain_seconds,
-                     "SIGTERM this long before the walltime (default 120; the agent's "
-                     "stop_drain must be shorter)")
+  submit
+      ->add_option("--drain-seconds", options->pilots.drain_seconds,
+                   "SIGTERM this long before the walltime (default 120; the agent's "
+                   "stop_drain must be shorter)")
       ->check(CLI::Range(10, 3600));
   submit->add_option("--orch", options->pilots.orch,
                      "the orch binary on the compute nodes (default: orch on their PATH)");

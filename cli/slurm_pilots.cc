@@ -67,14 +67,18 @@ PilotPlan PlanPilots(const protocol::StatusReply& status, const std::vector<Pilo
     int have = active[PilotName(shape)];
     int count = std::min(options.max_pilots - have, jobs);
     if (count <= 0) {
-      plan.notes.push_back(what + ": " + std::to_string(have) + " pilots are queued or "
-                           "running (--max-pilots " + std::to_string(options.max_pilots) + ")");
+      plan.notes.push_back(what + ": " + std::to_string(have) +
+                           " pilots are queued or "
+                           "running (--max-pilots " +
+                           std::to_string(options.max_pilots) + ")");
       continue;
     }
-    std::vector<std::string> args{"--parsable", "--job-name=" + PilotName(shape),
+    std::vector<std::string> args{"--parsable",
+                                  "--job-name=" + PilotName(shape),
                                   "--time=" + options.walltime,
                                   "--signal=B:TERM@" + std::to_string(options.drain_seconds),
-                                  "--output=" + options.log_dir + "/%j.log", "--nodes=1",
+                                  "--output=" + options.log_dir + "/%j.log",
+                                  "--nodes=1",
                                   "--ntasks=1"};
     if (!options.partition.empty()) args.push_back("--partition=" + options.partition);
     if (!options.account.empty()) args.push_back("--account=" + options.account);
@@ -95,8 +99,9 @@ std::string PilotScript(const PilotOptions& options) {
   return "#!/bin/sh\n"
          "# An orch agent for the length of this allocation (docs/slurm.md). Slurm sends\n"
          "# SIGTERM before the walltime ends; the agent then drains and hands back its runs.\n"
-         "exec " + Quote(options.orch) + " agent --config " + Quote(options.agent_config) +
-         " --id " + Quote(options.id_prefix) + ".slurm-\"$SLURM_JOB_ID\"\n";
+         "exec " +
+         Quote(options.orch) + " agent --config " + Quote(options.agent_config) + " --id " +
+         Quote(options.id_prefix) + ".slurm-\"$SLURM_JOB_ID\"\n";
 }
 
 }  // namespace orch::cli

@@ -17,17 +17,17 @@
 namespace orch::cli {
 
 struct PilotOptions {
-  std::string orch = "orch";       // the orch binary on the compute nodes
-  std::string agent_config;        // absolute: the pilots' agent config
-  std::string agent_hardware;      // its hardware class (agent.hardware)
-  std::string id_prefix;           // pilot ids: PREFIX.slurm-$SLURM_JOB_ID
-  std::string partition;           // empty: the cluster's default
-  std::string account;             // empty: none
+  std::string orch = "orch";   // the orch binary on the compute nodes
+  std::string agent_config;    // absolute: the pilots' agent config
+  std::string agent_hardware;  // its hardware class (agent.hardware)
+  std::string id_prefix;       // pilot ids: PREFIX.slurm-$SLURM_JOB_ID
+  std::string partition;       // empty: the cluster's default
+  std::string account;         // empty: none
   std::string walltime = "01:00:00";
-  int max_pilots = 2;              // per shape, queued or running
-  int cpus_per_task = 1;           // for CPU jobs
-  int drain_seconds = 120;         // --signal=B:TERM@N: the agent drains before walltime
-  std::string log_dir;             // absolute: where each pilot's log goes (JOBID.log)
+  int max_pilots = 2;       // per shape, queued or running
+  int cpus_per_task = 1;    // for CPU jobs
+  int drain_seconds = 120;  // --signal=B:TERM@N: the agent drains before walltime
+  std::string log_dir;      // absolute: where each pilot's log goes (JOBID.log)
 };
 
 // One pilot job of ours as squeue lists it.

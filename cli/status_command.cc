@@ -16,9 +16,8 @@ namespace {
 
 bool AllDone(const protocol::StatusReply& status) {
   if (status.experiments.empty()) return false;
-  return std::all_of(
-      status.experiments.begin(), status.experiments.end(),
-      [](const auto& e) { return e.running == 0 && e.pending == 0; });
+  return std::all_of(status.experiments.begin(), status.experiments.end(),
+                     [](const auto& e) { return e.running == 0 && e.pending == 0; });
 }
 
 struct StatusOptions {
@@ -30,7 +29,6 @@ struct StatusOptions {
   int interval_ms = 1000;
   ClientOptions client;
 };
-
 
 int RunStatus(const StatusOptions& options) {
   bool terminal = isatty(STDOUT_FILENO) == 1;
@@ -52,8 +50,7 @@ int RunStatus(const StatusOptions& options) {
       std::cout << FormatStatusJson(*status) << std::flush;
     } else {
       if (options.watch && terminal) std::cout << "\033[H\033[2J";
-      std::cout << (options.jobs ? FormatJobsTable(*status)
-                                 : FormatStatusText(*status, terminal))
+      std::cout << (options.jobs ? FormatJobsTable(*status) : FormatStatusText(*status, terminal))
                 << std::flush;
     }
     if (!options.watch || AllDone(*status)) return kExitOk;
@@ -91,8 +88,7 @@ void RegisterExperimentsCommand(CLI::App& app, int& exit_code) {
   };
   auto options = std::make_shared<Options>();  // shared with the callback below
   CLI::App* cmd = app.add_subcommand(
-      "experiments",
-      "List the submitted experiments with their job counts per state and ETA.");
+      "experiments", "List the submitted experiments with their job counts per state and ETA.");
   cmd->add_flag("--json", options->json, "print JSON (schema orch.status/1, no jobs)");
   AddClientOptions(*cmd, options->client);
   cmd->callback([options, &exit_code] {
@@ -104,8 +100,7 @@ void RegisterExperimentsCommand(CLI::App& app, int& exit_code) {
       return;
     }
     status->jobs.clear();
-    std::cout << (options->json ? FormatStatusJson(*status)
-                                : FormatExperimentsTable(*status));
+    std::cout << (options->json ? FormatStatusJson(*status) : FormatExperimentsTable(*status));
     exit_code = kExitOk;
   });
 }

@@ -36,8 +36,7 @@ std::string Bar(const protocol::ExperimentProgress& e, bool terminal) {
   auto cells = [&](std::uint32_t n) {
     return e.total == 0 ? 0 : static_cast<int>(std::int64_t{n} * kBarWidth / e.total);
   };
-  int done = cells(e.succeeded), running = cells(e.running),
-      failed = cells(e.failed + e.cancelled);
+  int done = cells(e.succeeded), running = cells(e.running), failed = cells(e.failed + e.cancelled);
   int pending = std::max(0, kBarWidth - done - running - failed);
   auto colour = [&](const char* code) { return terminal ? std::string(code) : ""; };
   return "[" + colour("\033[32m") + std::string(done, '#') + colour("\033[33m") +
@@ -57,8 +56,7 @@ std::string Rate(double per_second) {
 }
 
 // Rows of cells printed as left-aligned columns.
-std::string Columns(const std::vector<std::vector<std::string>>& rows,
-                    const std::string& indent) {
+std::string Columns(const std::vector<std::vector<std::string>>& rows, const std::string& indent) {
   std::vector<std::size_t> width;
   for (const auto& row : rows) {
     width.resize(std::max(width.size(), row.size()));
@@ -86,19 +84,17 @@ std::string AgentAndHost(const protocol::JobStatus& job) {
   return job.agent_id + (job.host.empty() ? "" : "@" + job.host);
 }
 
-void PrintExperiments(std::ostringstream& out, const protocol::StatusReply& status,
-                      bool terminal) {
+void PrintExperiments(std::ostringstream& out, const protocol::StatusReply& status, bool terminal) {
   out << "EXPERIMENTS\n";
   if (status.experiments.empty()) out << "  (none submitted)\n";
   for (const protocol::ExperimentProgress& e : status.experiments) {
-    out << "  " << e.experiment << "  " << Bar(e, terminal) << "  " << e.succeeded << "/"
-        << e.total << " succeeded, " << e.running << " running, " << e.pending
-        << " pending, " << e.failed << " failed, " << e.cancelled << " cancelled, ETA "
-        << Eta(e) << "\n";
+    out << "  " << e.experiment << "  " << Bar(e, terminal) << "  " << e.succeeded << "/" << e.total
+        << " succeeded, " << e.running << " running, " << e.pending << " pending, " << e.failed
+        << " failed, " << e.cancelled << " cancelled, ETA " << Eta(e) << "\n";
     if (e.unrunnable > 0) {
       out << "    " << e.unrunnable
-          << " pending jobs can run on no connected agent (orch status --jobs "
-          << e.experiment << ")\n";
+          << " pending jobs can run on no connected agent (orch status --jobs " << e.experiment
+          << ")\n";
     }
   }
 }
@@ -128,23 +124,29 @@ void PrintAgents(std::ostringstream& out, const protocol::StatusReply& status) {
   out << "AGENTS\n";
   if (status.agents.empty()) out << "  (none registered)\n";
   for (const protocol::AgentSummary& a : status.agents) {
-    out << "  " << a.agent_id << "  host " << Or(a.host) << "  " << a.hardware_class
-        << "  engines " << Join(a.engines) << "  " << StateName(a.state) << "  runs "
-        << a.current_runs.size() << "/" << a.slots << "  " << Rate(a.positions_per_second)
-        << " positions/s  " << a.model_count << " model files  heartbeat "
-        << FormatDuration(a.heartbeat_age) << " ago\n";
+    out << "  " << a.agent_id << "  host " << Or(a.host) << "  " << a.hardware_class << "  engines "
+        << Join(a.engines) << "  " << StateName(a.state) << "  runs " << a.current_runs.size()
+        << "/" << a.slots << "  " << Rate(a.positions_per_second) << " positions/s  "
+        << a.model_count << " model files  heartbeat " << FormatDuration(a.heartbeat_age)
+        << " ago\n";
     if (!a.quarantined.empty()) out << "    quarantined: " << a.quarantined << "\n";
   }
 }
 
 nlohmann::json JobJson(const protocol::JobStatus& job) {
-  return {{"id", job.job_id},          {"experiment", job.experiment},
-          {"cell", job.cell},          {"workload", job.workload},
-          {"repeat", job.repeat},      {"state", job.state},
-          {"agent", job.agent_id},     {"host", job.host},
-          {"run", job.run_id},         {"attempts", job.attempts},
+  return {{"id", job.job_id},
+          {"experiment", job.experiment},
+          {"cell", job.cell},
+          {"workload", job.workload},
+          {"repeat", job.repeat},
+          {"state", job.state},
+          {"agent", job.agent_id},
+          {"host", job.host},
+          {"run", job.run_id},
+          {"attempts", job.attempts},
           {"elapsed_ms", job.elapsed.count()},
-          {"reason", job.reason},      {"runnable", job.runnable}};
+          {"reason", job.reason},
+          {"runnable", job.runnable}};
 }
 
 }  // namespace
@@ -181,9 +183,9 @@ std::string FormatStatusText(const protocol::StatusReply& status, bool terminal)
 }
 
 std::string FormatJobsTable(const protocol::StatusReply& status) {
-  std::vector<std::vector<std::string>> rows = {
-      {"JOB", "EXPERIMENT", "CELL", "WORKLOAD", "REPEAT", "STATE", "AGENT@HOST",
-       "ATTEMPTS", "ELAPSED", "REASON"}};
+  std::vector<std::vector<std::string>> rows = {{"JOB", "EXPERIMENT", "CELL", "WORKLOAD", "REPEAT",
+                                                 "STATE", "AGENT@HOST", "ATTEMPTS", "ELAPSED",
+                                                 "REASON"}};
   for (const protocol::JobStatus& job : status.jobs) {
     rows.push_back({job.job_id.substr(0, 12), job.experiment, job.cell, job.workload,
                     std::to_string(job.repeat), job.state, AgentAndHost(job),
@@ -204,14 +206,13 @@ std::string FormatUnrunnableJobs(const protocol::StatusReply& status, std::size_
 }
 
 std::string FormatExperimentsTable(const protocol::StatusReply& status) {
-  std::vector<std::vector<std::string>> rows = {
-      {"EXPERIMENT", "TOTAL", "SUCCEEDED", "RUNNING", "PENDING", "FAILED", "CANCELLED",
-       "CAN'T RUN", "ETA"}};
+  std::vector<std::vector<std::string>> rows = {{"EXPERIMENT", "TOTAL", "SUCCEEDED", "RUNNING",
+                                                 "PENDING", "FAILED", "CANCELLED", "CAN'T RUN",
+                                                 "ETA"}};
   for (const protocol::ExperimentProgress& e : status.experiments) {
     rows.push_back({e.experiment, std::to_string(e.total), std::to_string(e.succeeded),
-                    std::to_string(e.running), std::to_string(e.pending),
-                    std::to_string(e.failed), std::to_string(e.cancelled),
-                    std::to_string(e.unrunnable), Eta(e)});
+                    std::to_string(e.running), std::to_string(e.pending), std::to_string(e.failed),
+                    std::to_string(e.cancelled), std::to_string(e.unrunnable), Eta(e)});
   }
   if (rows.size() == 1) return "(no experiments submitted)\n";
   return Columns(rows, "");
@@ -222,9 +223,14 @@ std::string FormatStatusJson(const protocol::StatusReply& status) {
   doc["experiments"] = nlohmann::json::array();
   for (const protocol::ExperimentProgress& e : status.experiments) {
     doc["experiments"].push_back(
-        {{"experiment", e.experiment}, {"total", e.total}, {"succeeded", e.succeeded},
-         {"running", e.running},       {"pending", e.pending}, {"failed", e.failed},
-         {"cancelled", e.cancelled},   {"unrunnable", e.unrunnable},
+        {{"experiment", e.experiment},
+         {"total", e.total},
+         {"succeeded", e.succeeded},
+         {"running", e.running},
+         {"pending", e.pending},
+         {"failed", e.failed},
+         {"cancelled", e.cancelled},
+         {"unrunnable", e.unrunnable},
          {"eta_ms", e.eta_known ? nlohmann::json(e.eta.count()) : nlohmann::json()}});
   }
   doc["agents"] = nlohmann::json::array();

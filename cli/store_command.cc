@@ -25,7 +25,6 @@ struct StoreCommandOptions {
   bool json = false;
 };
 
-
 int Fail(const std::string& command, const Status& status) {
   std::cerr << "orch store " << command << ": " << status.message() << "\n";
   return status.code() == StatusCode::kNotFound ? kExitInvalidInput : kExitError;
@@ -41,13 +40,16 @@ std::map<std::string, std::vector<store::StoreProblem>> ByExperiment(
 }
 
 void PrintCheckJson(const store::StoreCheckReport& report) {
-  nlohmann::ordered_json out = {{"schema", "orch.store-check/1"}, {"store", report.path},
-                                {"ok", report.ok()}, {"records", report.records}};
+  nlohmann::ordered_json out = {{"schema", "orch.store-check/1"},
+                                {"store", report.path},
+                                {"ok", report.ok()},
+                                {"records", report.records}};
   nlohmann::ordered_json experiments = nlohmann::ordered_json::array();
   nlohmann::ordered_json whole = nlohmann::ordered_json::array();
   for (const auto& [experiment, problems] : ByExperiment(report)) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const store::StoreProblem& p : problems) list.push_back({{"where", p.where}, {"what", p.what}});
+    for (const store::StoreProblem& p : problems)
+      list.push_back({{"where", p.where}, {"what", p.what}});
     if (experiment.empty()) {
       whole = list;
     } else {
@@ -65,13 +67,14 @@ void PrintCheckText(const store::StoreCheckReport& report, const std::string& da
               << " records checked, every checksum and record sound\n";
     return;
   }
-  std::cout << "store " << report.path << ": DAMAGED (" << report.problems.size()
-            << " problems, " << report.records << " records read)\n";
+  std::cout << "store " << report.path << ": DAMAGED (" << report.problems.size() << " problems, "
+            << report.records << " records read)\n";
   for (const auto& [experiment, problems] : ByExperiment(report)) {
     std::cout << (experiment.empty() ? std::string("the store as a whole")
                                      : "experiment " + experiment)
               << ": " << problems.size() << " problems\n";
-    for (const store::StoreProblem& p : problems) std::cout << "  " << p.where << ": " << p.what << "\n";
+    for (const store::StoreProblem& p : problems)
+      std::cout << "  " << p.where << ": " << p.what << "\n";
   }
   std::cout << "Restore a backup into an empty data directory: orch store restore BACKUP "
             << data_dir << "-restored (docs/store.md)\n";
@@ -125,25 +128,28 @@ std::string SavedCopyPath(const std::string& path) {
 void PrintRecoverJson(const store::RecoveryReport& report) {
   nlohmann::ordered_json lost = nlohmann::ordered_json::array();
   for (const store::LostRecords& l : report.lost) {
-    lost.push_back({{"experiment", l.experiment}, {"table", l.table}, {"count", l.count},
+    lost.push_back({{"experiment", l.experiment},
+                    {"table", l.table},
+                    {"count", l.count},
                     {"examples", l.examples}});
   }
-  nlohmann::ordered_json out = {{"schema", "orch.store-recover/1"}, {"store", report.path},
-                                {"recovered", report.recovered},
-                                {"wal_messages", report.wal_messages},
-                                {"lost_total", report.lost_total}, {"lost", lost},
-                                {"records_kept", report.records_kept},
-                                {"saved_copy", report.saved_copy}};
+  nlohmann::ordered_json out = {
+      {"schema", "orch.store-recover/1"},    {"store", report.path},
+      {"recovered", report.recovered},       {"wal_messages", report.wal_messages},
+      {"lost_total", report.lost_total},     {"lost", lost},
+      {"records_kept", report.records_kept}, {"saved_copy", report.saved_copy}};
   std::cout << out.dump(2) << "\n";
 }
 
 void PrintRecoverText(const store::RecoveryReport& report) {
   if (!report.recovered) {
-    std::cout << "store " << report.path << " opens strictly: nothing to recover, nothing changed\n";
+    std::cout << "store " << report.path
+              << " opens strictly: nothing to recover, nothing changed\n";
     return;
   }
   std::cout << "store " << report.path << ": replayed up to the first damaged WAL record\n";
-  for (const std::string& message : report.wal_messages) std::cout << "  rocksdb: " << message << "\n";
+  for (const std::string& message : report.wal_messages)
+    std::cout << "  rocksdb: " << message << "\n";
   if (report.lost.empty()) {
     std::cout << "No readable record lay beyond the damage: only the damaged bytes above were "
                  "dropped.\n";
@@ -151,7 +157,8 @@ void PrintRecoverText(const store::RecoveryReport& report) {
     std::cout << "LOST " << report.lost_total << " records that lay beyond the damage:\n";
     std::string shown;
     for (const store::LostRecords& l : report.lost) {
-      std::string whose = l.experiment.empty() ? "the store as a whole" : "experiment " + l.experiment;
+      std::string whose =
+          l.experiment.empty() ? "the store as a whole" : "experiment " + l.experiment;
       if (whose != shown) std::cout << "  " << whose << ":\n";
       shown = whose;
       std::cout << "    " << l.count << " " << l.table << " (e.g. " << l.examples.front() << ")\n";

@@ -25,8 +25,8 @@ std::string ExperimentOf(const protocol::Message& m) {
   return "";
 }
 
-std::string Needs(const std::string& user, const std::string& role,
-                  const protocol::Message& m, const std::string& needed) {
+std::string Needs(const std::string& user, const std::string& role, const protocol::Message& m,
+                  const std::string& needed) {
   return "key " + user + " (role " + role + ") may not send " + protocol::MessageName(m) +
          ": needs role " + needed;
 }
@@ -51,9 +51,8 @@ std::string ForSubmitter(const std::string& user, const protocol::Message& m,
 
 }  // namespace
 
-std::string WhyRefused(const AccessPolicy& policy, const std::string& user,
-                    const std::string& peer, const protocol::Message& message,
-                    const OwnerOf& owner_of) {
+std::string WhyRefused(const AccessPolicy& policy, const std::string& user, const std::string& peer,
+                       const protocol::Message& message, const OwnerOf& owner_of) {
   if (!policy.authenticated) return "";
   auto it = policy.roles.find(user);
   std::string role = it == policy.roles.end() ? "" : it->second;
@@ -73,7 +72,9 @@ std::string WhyRefused(const AccessPolicy& policy, const std::string& user,
   bool drain = std::holds_alternative<protocol::Drain>(message);
   bool status = std::holds_alternative<protocol::StatusRequest>(message);
   return Needs(user, role.empty() ? "none" : role, message,
-               drain ? "admin" : status ? "viewer, submitter or admin" : "submitter or admin");
+               drain    ? "admin"
+               : status ? "viewer, submitter or admin"
+                        : "submitter or admin");
 }
 
 }  // namespace orch::coordinator

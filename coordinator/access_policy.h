@@ -30,7 +30,7 @@
 namespace orch::coordinator {
 
 struct AccessPolicy {
-  bool authenticated = false;                 // CURVE on: enforce the roles
+  bool authenticated = false;                // CURVE on: enforce the roles
   std::map<std::string, std::string> roles;  // key name -> role
 };
 
@@ -40,8 +40,7 @@ using OwnerOf = std::function<std::optional<std::string>(const std::string& expe
 
 // Empty when `user` (the authenticated key's name) may send `message` from the
 // connection `peer`; else the reason, naming the role needed.
-std::string WhyRefused(const AccessPolicy& policy, const std::string& user,
-                    const std::string& peer, const protocol::Message& message,
-                    const OwnerOf& owner_of);
+std::string WhyRefused(const AccessPolicy& policy, const std::string& user, const std::string& peer,
+                       const protocol::Message& message, const OwnerOf& owner_of);
 
 }  // namespace orch::coordinator

@@ -17,11 +17,9 @@ std::string FactOf(const protocol::Hello& hello, std::initializer_list<std::stri
 
 }  // namespace
 
-void AgentEntry::NotePositions(std::chrono::milliseconds now,
-                               std::uint32_t count) {
+void AgentEntry::NotePositions(std::chrono::milliseconds now, std::uint32_t count) {
   recent_positions.emplace_back(now, count);
-  while (now - recent_positions.front().first > kRateWindow)
-    recent_positions.pop_front();
+  while (now - recent_positions.front().first > kRateWindow) recent_positions.pop_front();
 }
 
 // Over the time since the oldest chunk in the window (at least one second), so
@@ -38,19 +36,17 @@ double AgentEntry::PositionsPerSecond(std::chrono::milliseconds now) const {
   return total == 0 ? 0.0 : total * 1000.0 / static_cast<double>(span.count());
 }
 
-AgentEntry& AgentRegistry::Register(const protocol::Hello& hello,
-                                    std::chrono::milliseconds now) {
+AgentEntry& AgentRegistry::Register(const protocol::Hello& hello, std::chrono::milliseconds now) {
   AgentEntry& agent = agents_[hello.agent_id];
-  bool drained = agent.state == protocol::AgentState::kDraining &&
-                 agent.incarnation == hello.incarnation;
+  bool drained =
+      agent.state == protocol::AgentState::kDraining && agent.incarnation == hello.incarnation;
   agent.incarnation = hello.incarnation;
   agent.id = hello.agent_id;
   agent.host = FactOf(hello, {"hostname", "host"});
   agent.quarantined = FactOf(hello, {"quarantined_drivers"});
   agent.fingerprint_id = hello.fingerprint_id;
   agent.capabilities = hello.capabilities;
-  agent.state = drained ? protocol::AgentState::kDraining
-                        : protocol::AgentState::kConnected;
+  agent.state = drained ? protocol::AgentState::kDraining : protocol::AgentState::kConnected;
   agent.last_heard = now;
   return agent;
 }
@@ -70,8 +66,7 @@ void AgentRegistry::Heard(std::string_view id, std::chrono::milliseconds now) {
 }
 
 void AgentRegistry::Disconnect(std::string_view id) {
-  if (AgentEntry* agent = Find(id))
-    agent->state = protocol::AgentState::kDisconnected;
+  if (AgentEntry* agent = Find(id)) agent->state = protocol::AgentState::kDisconnected;
 }
 
 std::vector<std::string> AgentRegistry::Expire(std::chrono::milliseconds now) {

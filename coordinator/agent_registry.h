@@ -58,13 +58,11 @@ inline constexpr std::chrono::milliseconds kRateWindow{30000};
 
 class AgentRegistry final {
  public:
-  explicit AgentRegistry(std::chrono::milliseconds timeout)
-      : timeout_(timeout) {}
+  explicit AgentRegistry(std::chrono::milliseconds timeout) : timeout_(timeout) {}
 
   // Registers or refreshes an agent from its Hello; a drained agent stays
   // drained until a Hello of another incarnation (a restarted agent process).
-  AgentEntry& Register(const protocol::Hello& hello,
-                       std::chrono::milliseconds now);
+  AgentEntry& Register(const protocol::Hello& hello, std::chrono::milliseconds now);
   AgentEntry* Find(std::string_view id);
   const AgentEntry* Find(std::string_view id) const;
   // Records that the agent was heard from. No-op for an unknown agent.
@@ -76,9 +74,7 @@ class AgentRegistry final {
   std::vector<std::string> Expire(std::chrono::milliseconds now);
   std::optional<std::chrono::milliseconds> NextDeadline() const;
 
-  const std::map<std::string, AgentEntry, std::less<>>& all() const {
-    return agents_;
-  }
+  const std::map<std::string, AgentEntry, std::less<>>& all() const { return agents_; }
   std::map<std::string, AgentEntry, std::less<>>& all() { return agents_; }
 
  private:

@@ -12,44 +12,41 @@ namespace orch::coordinator {
 namespace {
 
 std::string Where(const std::string& file, const toml::source_region& at) {
-  return file + ":" + std::to_string(at.begin.line) + ":" +
-         std::to_string(at.begin.column);
+  return file + ":" + std::to_string(at.begin.line) + ":" + std::to_string(at.begin.column);
 }
 
-Status BadValue(const std::string& file, const toml::node& node,
-                const std::string& field, const std::string& rule) {
+Status BadValue(const std::string& file, const toml::node& node, const std::string& field,
+                const std::string& rule) {
   std::ostringstream value;
   node.visit([&value](const auto& concrete) { value << concrete; });
-  return InvalidArgument(Where(file, node.source()) + ": coordinator." + field +
-                         " = " + value.str() + ": " + rule);
+  return InvalidArgument(Where(file, node.source()) + ": coordinator." + field + " = " +
+                         value.str() + ": " + rule);
 }
 
-Status ReadString(const toml::table& t, const std::string& file,
-                  const char* key, std::string& out) {
+Status ReadString(const toml::table& t, const std::string& file, const char* key,
+                  std::string& out) {
   const toml::node* node = t.get(key);
   if (node == nullptr) return Status::Ok();
   auto value = node->value<std::string>();
-  if (!value || value->empty())
-    return BadValue(file, *node, key, "expected a non-empty string");
+  if (!value || value->empty()) return BadValue(file, *node, key, "expected a non-empty string");
   out = *value;
   return Status::Ok();
 }
 
-Status ReadInt(const toml::table& t, const std::string& file, const char* key,
-               std::int64_t min, std::int64_t& out) {
+Status ReadInt(const toml::table& t, const std::string& file, const char* key, std::int64_t min,
+               std::int64_t& out) {
   const toml::node* node = t.get(key);
   if (node == nullptr) return Status::Ok();
   auto value = node->value_exact<std::int64_t>();
   if (!value || *value < min) {
-    return BadValue(file, *node, key,
-                    "expected an integer >= " + std::to_string(min));
+    return BadValue(file, *node, key, "expected an integer >= " + std::to_string(min));
   }
   out = *value;
   return Status::Ok();
 }
 
-Status ReadMillis(const toml::table& t, const std::string& file,
-                  const char* key, std::chrono::milliseconds& out) {
+Status ReadMillis(const toml::table& t, const std::string& file, const char* key,
+                  std::chrono::milliseconds& out) {
   std::int64_t ms = out.count();
   ORCH_RETURN_IF_ERROR(ReadInt(t, file, key, 1, ms));
   out = std::chrono::milliseconds(ms);
@@ -57,16 +54,9 @@ Status ReadMillis(const toml::table& t, const std::string& file,
 }
 
 Status CheckKeys(const toml::table& t, const std::string& file) {
-  static const std::set<std::string> kKnown = {"id",
-                                               "listen",
-                                               "data_dir",
-                                               "heartbeat_interval_ms",
-                                               "agent_timeout_ms",
-                                               "lease_ms",
-                                               "retry_budget",
-                                               "key",
-                                               "allowed_keys",
-                                               "insecure"};
+  static const std::set<std::string> kKnown = {
+      "id",       "listen",       "data_dir", "heartbeat_interval_ms", "agent_timeout_ms",
+      "lease_ms", "retry_budget", "key",      "allowed_keys",          "insecure"};
   for (const auto& [key, node] : t) {
     if (!kKnown.contains(std::string(key.str()))) {
       return InvalidArgument(Where(file, node.source()) + ": coordinator." +
@@ -93,7 +83,8 @@ Status CheckTimings(const CoordinatorOptions& o, const toml::table& t, const std
   if (o.lease < 2 * o.heartbeat_interval) {
     return InvalidArgument(at("lease_ms") + " = " + ms(o.lease) +
                            ": must be at least twice heartbeat_interval_ms (" +
-                           ms(o.heartbeat_interval) + "), or leases expire before a heartbeat "
+                           ms(o.heartbeat_interval) +
+                           "), or leases expire before a heartbeat "
                            "renews them");
   }
   return Status::Ok();
@@ -103,8 +94,9 @@ Result<CoordinatorConfig> CheckSecurity(CoordinatorConfig config, const toml::ta
                                         const std::string& file) {
   std::string at = Where(file, t.source()) + ": coordinator";
   if (!config.key.empty() && config.allowed_keys.empty()) {
-    return InvalidArgument(at + ".allowed_keys: required with key (the folder of the public "
-                                "keys it admits)");
+    return InvalidArgument(at +
+                           ".allowed_keys: required with key (the folder of the public "
+                           "keys it admits)");
   }
   if (config.key.empty() && !config.insecure && !IsLoopbackEndpoint(config.listen)) {
     return InvalidArgument(at + ".listen = " + config.listen +
@@ -116,14 +108,12 @@ Result<CoordinatorConfig> CheckSecurity(CoordinatorConfig config, const toml::ta
   return config;
 }
 
-Result<CoordinatorConfig> ReadTable(const toml::table& root,
-                                    const std::string& file) {
+Result<CoordinatorConfig> ReadTable(const toml::table& root, const std::string& file) {
   CoordinatorConfig config;
   config.data_dir = "orch-data";
   const toml::table* t = root["coordinator"].as_table();
   if (t == nullptr) {
-    return InvalidArgument(file +
-                           ":1:1: [coordinator]: required table is missing");
+    return InvalidArgument(file + ":1:1: [coordinator]: required table is missing");
   }
   ORCH_RETURN_IF_ERROR(CheckKeys(*t, file));
   CoordinatorOptions& o = config.options;
@@ -136,10 +126,8 @@ Result<CoordinatorConfig> ReadTable(const toml::table& root,
     }
   }
   ORCH_RETURN_IF_ERROR(ReadString(*t, file, "data_dir", config.data_dir));
-  ORCH_RETURN_IF_ERROR(
-      ReadMillis(*t, file, "heartbeat_interval_ms", o.heartbeat_interval));
-  ORCH_RETURN_IF_ERROR(
-      ReadMillis(*t, file, "agent_timeout_ms", o.agent_timeout));
+  ORCH_RETURN_IF_ERROR(ReadMillis(*t, file, "heartbeat_interval_ms", o.heartbeat_interval));
+  ORCH_RETURN_IF_ERROR(ReadMillis(*t, file, "agent_timeout_ms", o.agent_timeout));
   ORCH_RETURN_IF_ERROR(ReadMillis(*t, file, "lease_ms", o.lease));
   ORCH_RETURN_IF_ERROR(CheckTimings(o, *t, file));
   std::int64_t budget = o.retry_budget;
@@ -148,7 +136,8 @@ Result<CoordinatorConfig> ReadTable(const toml::table& root,
   ORCH_RETURN_IF_ERROR(ReadString(*t, file, "key", config.key));
   ORCH_RETURN_IF_ERROR(ReadString(*t, file, "allowed_keys", config.allowed_keys));
   if (const toml::node* insecure = t->get("insecure")) {
-    if (!insecure->is_boolean()) return BadValue(file, *insecure, "insecure", "expected true or false");
+    if (!insecure->is_boolean())
+      return BadValue(file, *insecure, "insecure", "expected true or false");
     config.insecure = **insecure->as_boolean();
   }
   return CheckSecurity(config, *t, file);
@@ -156,20 +145,17 @@ Result<CoordinatorConfig> ReadTable(const toml::table& root,
 
 }  // namespace
 
-Result<CoordinatorConfig> ParseCoordinatorConfig(std::string_view text,
-                                                 const std::string& file) {
+Result<CoordinatorConfig> ParseCoordinatorConfig(std::string_view text, const std::string& file) {
   toml::table root;
   try {
     root = toml::parse(text, file);
   } catch (const toml::parse_error& e) {
-    return InvalidArgument(Where(file, e.source()) + ": " +
-                           std::string(e.description()));
+    return InvalidArgument(Where(file, e.source()) + ": " + std::string(e.description()));
   }
   ORCH_ASSIGN_OR_RETURN(CoordinatorConfig config, ReadTable(root, file));
   std::filesystem::path dir = std::filesystem::path(file).parent_path();
   std::filesystem::path data(config.data_dir);
-  if (data.is_relative() && !dir.empty())
-    config.data_dir = (dir / data).string();
+  if (data.is_relative() && !dir.empty()) config.data_dir = (dir / data).string();
   for (std::string* path : {&config.key, &config.allowed_keys}) {
     if (!path->empty() && std::filesystem::path(*path).is_relative() && !dir.empty())
       *path = (dir / *path).string();
@@ -178,8 +164,8 @@ Result<CoordinatorConfig> ParseCoordinatorConfig(std::string_view text,
 }
 
 bool IsLoopbackEndpoint(const std::string& endpoint) {
-  for (std::string_view prefix : {"tcp://127.", "tcp://localhost:", "tcp://[::1]:", "ipc://",
-                                  "inproc://"}) {
+  for (std::string_view prefix :
+       {"tcp://127.", "tcp://localhost:", "tcp://[::1]:", "ipc://", "inproc://"}) {
     if (endpoint.starts_with(prefix)) return true;
   }
   return false;

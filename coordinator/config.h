@@ -32,7 +32,7 @@ namespace orch::coordinator {
 struct CoordinatorConfig {
   CoordinatorOptions options;
   std::string listen = "tcp://127.0.0.1:7700";
-  std::string data_dir;  // absolute, or relative to the working directory
+  std::string data_dir;      // absolute, or relative to the working directory
   std::string key;           // secret key file; empty: plain sockets
   std::string allowed_keys;  // folder of NAME.key files; with `key`
   bool insecure = false;
@@ -44,7 +44,6 @@ bool IsLoopbackEndpoint(const std::string& endpoint);
 
 // Parses `text`, read from `file` (named in errors; relative paths resolve
 // against its directory).
-Result<CoordinatorConfig> ParseCoordinatorConfig(std::string_view text,
-                                                 const std::string& file);
+Result<CoordinatorConfig> ParseCoordinatorConfig(std::string_view text, const std::string& file);
 
 }  // namespace orch::coordinator

@@ -43,14 +43,11 @@ bool RefusedBy(const JobEntry& job, const std::string& agent) {
 }  // namespace
 
 CoordinatorCore::CoordinatorCore(CoordinatorOptions options, LogSink log)
-    : options_(std::move(options)),
-      log_(std::move(log)),
-      agents_(options_.agent_timeout) {}
+    : options_(std::move(options)), log_(std::move(log)), agents_(options_.agent_timeout) {}
 
 // --- events ---
 
-Effects CoordinatorCore::OnMessage(const std::string& peer,
-                                   const protocol::Message& message,
+Effects CoordinatorCore::OnMessage(const std::string& peer, const protocol::Message& message,
                                    Millis now) {
   Effects out;
   if (auto* m = std::get_if<protocol::Hello>(&message)) {
@@ -75,8 +72,8 @@ Effects CoordinatorCore::OnMessage(const std::string& peer,
   } else if (auto* m = std::get_if<protocol::Retry>(&message)) {
     OnRetry(peer, *m, now, out);
   } else {
-    Log("ignoring " + std::string(protocol::MessageName(message)) + " from " +
-        peer + ": not a message the coordinator accepts");
+    Log("ignoring " + std::string(protocol::MessageName(message)) + " from " + peer +
+        ": not a message the coordinator accepts");
   }
   return out;
 }
@@ -89,14 +86,13 @@ Effects CoordinatorCore::OnDisconnected(const std::string& peer, Millis) {
   return {};
 }
 
-void CoordinatorCore::OnHello(const std::string& peer,
-                              const protocol::Hello& hello, Millis now,
+void CoordinatorCore::OnHello(const std::string& peer, const protocol::Hello& hello, Millis now,
                               Effects& out) {
   if (hello.agent_id != peer) {
     Send(out, peer,
-         protocol::Reject{protocol::kProtocolVersion,
-                          "agent id " + hello.agent_id +
-                              " does not match its connection id " + peer});
+         protocol::Reject{
+             protocol::kProtocolVersion,
+             "agent id " + hello.agent_id + " does not match its connection id " + peer});
     return;
   }
   AgentEntry& agent = agents_.Register(hello, now);
@@ -104,8 +100,7 @@ void CoordinatorCore::OnHello(const std::string& peer,
     out.push_back(PutFingerprintEffect{hello.fingerprint_id, hello.fingerprint_json});
   }
   Send(out, peer,
-       protocol::Welcome{protocol::kProtocolVersion, options_.id,
-                         options_.heartbeat_interval});
+       protocol::Welcome{protocol::kProtocolVersion, options_.id, options_.heartbeat_interval});
   std::vector<std::string> kept = hello.running_runs;
   kept.insert(kept.end(), hello.delivering_runs.begin(), hello.delivering_runs.end());
   for (const std::string& run_id : kept) {
@@ -153,26 +148,23 @@ std::int32_t CoordinatorCore::FreeSlots(const AgentEntry& agent) const {
 }
 
 void CoordinatorCore::ReleaseUnlisted(const AgentEntry& agent,
-                                      const std::vector<std::string>& listed,
-                                      Millis now, Effects& out) {
+                                      const std::vector<std::string>& listed, Millis now,
+                                      Effects& out) {
   for (const std::string& run_id : runs_.InFlightOn(agent.id)) {
     if (Contains(listed, run_id)) continue;
     RunEntry* run = runs_.Find(run_id);
-    RunFailed(*run, RunState::kLost,
-              "agent " + agent.id + " reconnected without run " + run_id, now,
-              out);
+    RunFailed(*run, RunState::kLost, "agent " + agent.id + " reconnected without run " + run_id,
+              now, out);
   }
 }
 
-void CoordinatorCore::OnHeartbeat(const std::string& peer,
-                                  const protocol::Heartbeat& beat, Millis now,
-                                  Effects& out) {
+void CoordinatorCore::OnHeartbeat(const std::string& peer, const protocol::Heartbeat& beat,
+                                  Millis now, Effects& out) {
   AgentEntry* agent = agents_.Find(peer);
   if (agent == nullptr || beat.agent_id != peer) {
     Send(out, peer,
-         protocol::Reject{
-             protocol::kProtocolVersion,
-             "agent " + beat.agent_id + " is not registered: send Hello"});
+         protocol::Reject{protocol::kProtocolVersion,
+                          "agent " + beat.agent_id + " is not registered: send Hello"});
     return;
   }
   agents_.Heard(peer, now);
@@ -190,14 +182,12 @@ void CoordinatorCore::OnHeartbeat(const std::string& peer,
   if (AnyPending()) DispatchTo(*agent, now, out);
 }
 
-void CoordinatorCore::OnRunStarted(const std::string& peer,
-                                   const protocol::RunStarted& started,
+void CoordinatorCore::OnRunStarted(const std::string& peer, const protocol::RunStarted& started,
                                    Millis now, Effects& out) {
   RunEntry* run = runs_.Find(started.run_id);
   if (run != nullptr && !FromItsAgent(*run, peer, "runStarted")) return;
   if (run == nullptr || run->state != RunState::kAssigned) {
-    Log("ignoring runStarted for run " + started.run_id +
-        ": unknown or not assigned");
+    Log("ignoring runStarted for run " + started.run_id + ": unknown or not assigned");
     return;
   }
   runs_.Start(*run);
@@ -212,14 +202,12 @@ void CoordinatorCore::OnRunStarted(const std::string& peer,
   out.push_back(ApplyEffect{std::move(change)});
 }
 
-void CoordinatorCore::OnChunk(const std::string& peer,
-                              const protocol::DigestChunk& chunk, Millis now,
-                              Effects& out) {
+void CoordinatorCore::OnChunk(const std::string& peer, const protocol::DigestChunk& chunk,
+                              Millis now, Effects& out) {
   RunEntry* run = runs_.Find(chunk.run_id);
   if (run != nullptr && !FromItsAgent(*run, peer, "digestChunk")) return;
   if (run == nullptr) {
-    Log("ignoring digestChunk " + std::to_string(chunk.seq) +
-        " of unknown run " + chunk.run_id);
+    Log("ignoring digestChunk " + std::to_string(chunk.seq) + " of unknown run " + chunk.run_id);
     return;
   }
   if (AgentEntry* agent = agents_.Find(run->agent_id)) {
@@ -233,9 +221,8 @@ void CoordinatorCore::OnChunk(const std::string& peer,
   out.push_back(std::move(effect));
 }
 
-void CoordinatorCore::OnFinished(const std::string& peer,
-                                 const protocol::RunFinished& finished, Millis,
-                                 Effects& out) {
+void CoordinatorCore::OnFinished(const std::string& peer, const protocol::RunFinished& finished,
+                                 Millis, Effects& out) {
   RunEntry* run = runs_.Find(finished.run_id);
   if (run == nullptr) {
     Log("ignoring runFinished of unknown run " + finished.run_id);
@@ -243,8 +230,7 @@ void CoordinatorCore::OnFinished(const std::string& peer,
   }
   if (!FromItsAgent(*run, peer, "runFinished")) return;
   bool refused = run->state == RunState::kAssigned &&
-                 finished.status == protocol::RunStatus::kFailed &&
-                 finished.chunk_count == 0;
+                 finished.status == protocol::RunStatus::kFailed && finished.chunk_count == 0;
   JobEntry* job = jobs_.Find(run->job_id);
   bool transient = refused && TransientRefusal(finished.summary);
   if (refused) run->refused = true;
@@ -258,8 +244,7 @@ void CoordinatorCore::OnFinished(const std::string& peer,
     Log("agent " + run->agent_id + " could not take run " + run->id + " now: " + finished.error);
   } else if (refused && job != nullptr && !RefusedBy(*job, run->agent_id)) {
     job->refusals.push_back({run->agent_id, finished.error});
-    Log("agent " + run->agent_id + " refused job " + job->id + ": " +
-        finished.error);
+    Log("agent " + run->agent_id + " refused job " + job->id + ": " + finished.error);
   }
   store::RunOutcome outcome;
   outcome.state = ToRunState(finished.status);
@@ -274,8 +259,7 @@ void CoordinatorCore::OnFinished(const std::string& peer,
   out.push_back(FinishRunEffect{finished.run_id, std::move(outcome), peer});
 }
 
-Effects CoordinatorCore::OnRunStored(const store::RunRecord& record,
-                                     Millis now) {
+Effects CoordinatorCore::OnRunStored(const store::RunRecord& record, Millis now) {
   Effects out;
   RunEntry* run = runs_.Find(record.id);
   if (run == nullptr || !record.finished) return out;
@@ -285,8 +269,7 @@ Effects CoordinatorCore::OnRunStored(const store::RunRecord& record,
     agent->free_hint += 1;  // its slot is free again by the agent's count
   }
   JobEntry* job = jobs_.Find(record.job_id);
-  bool current =
-      job != nullptr && job->current_run == record.id && !job->Terminal();
+  bool current = job != nullptr && job->current_run == record.id && !job->Terminal();
   if (!current) {
     if (run->InFlight()) runs_.End(*run, record.state);
     return out;  // a late or stray result: stored under its own run id, nothing
@@ -302,14 +285,12 @@ Effects CoordinatorCore::OnRunStored(const store::RunRecord& record,
     if (run->InFlight()) runs_.End(*run, record.state);
     JobSucceeded(*job, *run, now, out);
   } else {
-    std::string reason = record.error.empty()
-                             ? std::string(store::RunStateName(record.state))
-                             : record.error;
+    std::string reason =
+        record.error.empty() ? std::string(store::RunStateName(record.state)) : record.error;
     std::optional<std::string> code = DeterministicErrorCode(record.summary);
     // A refused run never ran: it does not spend the job's retry budget.
     if (run->refused && job->current_run == run->id && job->attempts > 0) job->attempts -= 1;
-    RunFailed(*run, record.state,
-              "run " + record.id + " on " + record.agent_id + ": " + reason,
+    RunFailed(*run, record.state, "run " + record.id + " on " + record.agent_id + ": " + reason,
               now, out, code ? Retry::kNever : Retry::kWhileBudgetLasts);
     Dispatch(now, out);  // the job may be pending again, for any agent
     return out;
@@ -321,15 +302,12 @@ Effects CoordinatorCore::OnRunStored(const store::RunRecord& record,
 Effects CoordinatorCore::Tick(Millis now) {
   Effects out;
   for (const std::string& id : agents_.Expire(now)) {
-    Log("agent " + id +
-        " is silent; marked disconnected, its runs keep their leases");
+    Log("agent " + id + " is silent; marked disconnected, its runs keep their leases");
   }
   for (const std::string& run_id : runs_.Expired(now)) {
     RunEntry* run = runs_.Find(run_id);
-    RunFailed(
-        *run, RunState::kLost,
-        "lease of run " + run_id + " on agent " + run->agent_id + " expired",
-        now, out);
+    RunFailed(*run, RunState::kLost,
+              "lease of run " + run_id + " on agent " + run->agent_id + " expired", now, out);
   }
   Dispatch(now, out);
   return out;
@@ -356,8 +334,8 @@ bool CoordinatorCore::FromItsAgent(const RunEntry& run, const std::string& peer,
 // Why a RunFinished{succeeded} cannot be true: no digest at all, or more
 // chunks than the job has positions (each chunk holds at least one). Empty
 // when plausible.
-std::string CoordinatorCore::ImplausibleSuccess(
-    const RunEntry& run, const protocol::RunFinished& finished) const {
+std::string CoordinatorCore::ImplausibleSuccess(const RunEntry& run,
+                                                const protocol::RunFinished& finished) const {
   if (finished.status != protocol::RunStatus::kSucceeded) return "";
   if (finished.chunk_count == 0) {
     return "agent " + run.agent_id + " reported success without any digest; refused";
@@ -373,9 +351,8 @@ std::string CoordinatorCore::ImplausibleSuccess(
 
 // --- outcomes ---
 
-void CoordinatorCore::RunFailed(RunEntry& run, RunState state,
-                                const std::string& reason, Millis now,
-                                Effects& out, Retry retry) {
+void CoordinatorCore::RunFailed(RunEntry& run, RunState state, const std::string& reason,
+                                Millis now, Effects& out, Retry retry) {
   bool was_in_flight = run.InFlight();
   runs_.End(run, state);
   NoteFailure(run.id, reason);
@@ -388,16 +365,13 @@ void CoordinatorCore::RunFailed(RunEntry& run, RunState state,
       job->state = JobState::kFailed;
       job->current_run.clear();
       job->last_error = reason + " (not retried: the same job fails the same way)";
-      change.events.push_back(
-          Event(now, "job.failed", job->id, job->last_error));
+      change.events.push_back(Event(now, "job.failed", job->id, job->last_error));
     } else if (job->attempts >= options_.retry_budget) {
       job->state = JobState::kFailed;
       job->current_run.clear();
-      job->last_error = "retry budget of " +
-                        std::to_string(options_.retry_budget) +
+      job->last_error = "retry budget of " + std::to_string(options_.retry_budget) +
                         " runs exhausted; last: " + reason;
-      change.events.push_back(
-          Event(now, "job.failed", job->id, job->last_error));
+      change.events.push_back(Event(now, "job.failed", job->id, job->last_error));
     } else {
       jobs_.Requeue(*job);
       change.events.push_back(Event(now, "job.requeued", job->id, reason));
@@ -407,8 +381,7 @@ void CoordinatorCore::RunFailed(RunEntry& run, RunState state,
   if (change.job || change.run) out.push_back(ApplyEffect{std::move(change)});
 }
 
-void CoordinatorCore::JobSucceeded(JobEntry& job, RunEntry& run, Millis now,
-                                   Effects& out) {
+void CoordinatorCore::JobSucceeded(JobEntry& job, RunEntry& run, Millis now, Effects& out) {
   job.state = JobState::kSucceeded;
   job.last_error.clear();
   if (job.plan < durations_.size()) {
@@ -421,12 +394,10 @@ void CoordinatorCore::JobSucceeded(JobEntry& job, RunEntry& run, Millis now,
   out.push_back(ApplyEffect{std::move(change)});
 }
 
-void CoordinatorCore::NoteFailure(const std::string& run_id,
-                                  const std::string& reason) {
+void CoordinatorCore::NoteFailure(const std::string& run_id, const std::string& reason) {
   Log(reason);
   recent_failures_.push_front(run_id + ": " + reason);
-  while (recent_failures_.size() > options_.recent_failures)
-    recent_failures_.pop_back();
+  while (recent_failures_.size() > options_.recent_failures) recent_failures_.pop_back();
 }
 
 // --- dispatch ---
@@ -460,8 +431,8 @@ bool CoordinatorCore::AnyPending() const {
 
 // Assigns the first suitable job of `queue` to `agent`; false when the agent is
 // full or the queue holds nothing it may take.
-bool CoordinatorCore::AssignOne(AgentEntry& agent, JobTable::Queue& queue,
-                                Millis now, Effects& out) {
+bool CoordinatorCore::AssignOne(AgentEntry& agent, JobTable::Queue& queue, Millis now,
+                                Effects& out) {
   if (FreeSlots(agent) <= 0) return false;
   std::vector<std::string> skipped;  // refused by this agent: kept in order
   bool assigned = false;
@@ -469,8 +440,7 @@ bool CoordinatorCore::AssignOne(AgentEntry& agent, JobTable::Queue& queue,
     std::string id = std::move(queue.jobs.front());
     queue.jobs.pop_front();
     JobEntry* job = jobs_.Find(id);
-    if (job == nullptr || job->state != JobState::kPending)
-      continue;  // stale entry
+    if (job == nullptr || job->state != JobState::kPending) continue;  // stale entry
     if (RefusedBy(*job, agent.id)) {
       skipped.push_back(std::move(id));
       continue;
@@ -482,13 +452,12 @@ bool CoordinatorCore::AssignOne(AgentEntry& agent, JobTable::Queue& queue,
   return assigned;
 }
 
-void CoordinatorCore::Assign(JobEntry& job, AgentEntry& agent, Millis now,
-                             Effects& out) {
+void CoordinatorCore::Assign(JobEntry& job, AgentEntry& agent, Millis now, Effects& out) {
   job.attempts += 1;
   if (agent.free_hint > 0) agent.free_hint -= 1;
   RunEntry run;
-  run.id = job.id.substr(0, 12) + "-" + std::to_string(job.attempts) + "-" +
-           options_.run_id_salt + std::to_string(++next_run_);
+  run.id = job.id.substr(0, 12) + "-" + std::to_string(job.attempts) + "-" + options_.run_id_salt +
+           std::to_string(++next_run_);
   run.job_id = job.id;
   run.agent_id = agent.id;
   run.host_fingerprint_id = agent.fingerprint_id;
@@ -505,8 +474,7 @@ void CoordinatorCore::Assign(JobEntry& job, AgentEntry& agent, Millis now,
   store::StateChange change;
   change.job = job.ToRecord(plan.experiment);
   change.run = run.ToRecord();
-  change.events.push_back(
-      Event(now, "job.assigned", job.id, run.id + " " + agent.id));
+  change.events.push_back(Event(now, "job.assigned", job.id, run.id + " " + agent.id));
   runs_.Add(std::move(run));
   out.push_back(ApplyEffect{std::move(change)});
   Send(out, agent.id, std::move(assign));
@@ -514,8 +482,7 @@ void CoordinatorCore::Assign(JobEntry& job, AgentEntry& agent, Millis now,
 
 // --- helpers ---
 
-store::EventRecord CoordinatorCore::Event(Millis now, std::string kind,
-                                          std::string subject,
+store::EventRecord CoordinatorCore::Event(Millis now, std::string kind, std::string subject,
                                           std::string detail) const {
   store::EventRecord event;
   event.time_ms = now.count();

@@ -11,20 +11,17 @@
 // restarts). NextDeadline() says when Tick is next due.
 //
 // What it decides:
-// - Hello: Welcome (or Reject: agent id that does not match its connection);
-// re-adopts
+// - Hello: Welcome (or Reject: agent id that does not match its connection); re-adopts
 //   the runs the agent lists in running_runs and releases its runs it does not
 //   list.
 // - Heartbeat: renews the leases of the runs it lists.
-// - Assign: each pending job goes to a connected, non-draining agent with a
-// free slot
+// - Assign: each pending job goes to a connected, non-draining agent with a free slot
 //   whose capabilities meet the job's requirements (matchmaker.h) and that has
 //   not refused it. Run ids: "<job id, 12 chars>-<attempt>-<salt><counter>".
 // - RunStarted, DigestChunk, RunFinished: taken only from the connection of the
 //   agent the run was assigned to; a RunFinished{succeeded} without digests or
 //   with more chunks than the job has positions is stored as failed.
-// - DigestChunk, RunFinished: stored under their own run id whatever became of
-// the job
+// - DigestChunk, RunFinished: stored under their own run id whatever became of the job
 //   (a late result after a lease expired is kept apart); unknown run ids are
 //   logged and ignored. A job succeeds when its current run is complete
 //   (RunFinished and all its chunks stored). A failed, timed-out or lost run
@@ -32,8 +29,7 @@
 //   reason. A RunFinished{failed} before RunStarted is a refusal: the job
 //   avoids that agent from then on.
 // - Lease expiry: the run is lost, its job requeued or failed as above.
-// - Submit, StatusRequest, Cancel{experiment}, Drain: from the CLI; replies go
-// to the
+// - Submit, StatusRequest, Cancel{experiment}, Drain: from the CLI; replies go to the
 //   requesting peer.
 #pragma once
 
@@ -72,8 +68,7 @@ class CoordinatorCore final {
   // Plans that no longer parse are logged and skipped.
   Effects Restore(const store::StoreState& state, Millis now);
 
-  Effects OnMessage(const std::string& peer, const protocol::Message& message,
-                    Millis now);
+  Effects OnMessage(const std::string& peer, const protocol::Message& message, Millis now);
   Effects OnDisconnected(const std::string& peer, Millis now);
   Effects OnRunStored(const store::RunRecord& run, Millis now);
   Effects Tick(Millis now);
@@ -84,72 +79,57 @@ class CoordinatorCore final {
   const JobTable& jobs() const { return jobs_; }
   bool HasExperiment(const std::string& name) const { return catalog_.Find(name) != nullptr; }
   const AgentRegistry& agents() const { return agents_; }
-  protocol::StatusReply Status(const protocol::StatusRequest& request,
-                               Millis now) const;
+  protocol::StatusReply Status(const protocol::StatusRequest& request, Millis now) const;
 
  private:
-  void OnHello(const std::string& peer, const protocol::Hello& hello,
-               Millis now, Effects& out);
-  void OnHeartbeat(const std::string& peer, const protocol::Heartbeat& beat,
-                   Millis now, Effects& out);
-  void OnRunStarted(const std::string& peer, const protocol::RunStarted& started,
-                    Millis now, Effects& out);
+  void OnHello(const std::string& peer, const protocol::Hello& hello, Millis now, Effects& out);
+  void OnHeartbeat(const std::string& peer, const protocol::Heartbeat& beat, Millis now,
+                   Effects& out);
+  void OnRunStarted(const std::string& peer, const protocol::RunStarted& started, Millis now,
+                    Effects& out);
   // Results are taken only from the agent the run was assigned to (its
   // connection's peer id); anything else is logged and dropped.
-  bool FromItsAgent(const RunEntry& run, const std::string& peer,
-                    const char* what) const;
-  std::string ImplausibleSuccess(const RunEntry& run,
-                                 const protocol::RunFinished& finished) const;
-  void OnChunk(const std::string& peer, const protocol::DigestChunk& chunk,
-               Millis now, Effects& out);
-  void OnFinished(const std::string& peer,
-                  const protocol::RunFinished& finished, Millis now,
-                  Effects& out);
-  void OnSubmit(const std::string& peer, const protocol::Submit& submit,
-                Millis now, Effects& out);
-  void OnCancel(const std::string& peer, const protocol::Cancel& cancel,
-                Millis now, Effects& out);
-  void OnDrain(const std::string& peer, const protocol::Drain& drain,
+  bool FromItsAgent(const RunEntry& run, const std::string& peer, const char* what) const;
+  std::string ImplausibleSuccess(const RunEntry& run, const protocol::RunFinished& finished) const;
+  void OnChunk(const std::string& peer, const protocol::DigestChunk& chunk, Millis now,
                Effects& out);
-  void OnRetry(const std::string& peer, const protocol::Retry& retry,
-               Millis now, Effects& out);
+  void OnFinished(const std::string& peer, const protocol::RunFinished& finished, Millis now,
+                  Effects& out);
+  void OnSubmit(const std::string& peer, const protocol::Submit& submit, Millis now, Effects& out);
+  void OnCancel(const std::string& peer, const protocol::Cancel& cancel, Millis now, Effects& out);
+  void OnDrain(const std::string& peer, const protocol::Drain& drain, Effects& out);
+  void OnRetry(const std::string& peer, const protocol::Retry& retry, Millis now, Effects& out);
   // Ends `job` as cancelled (its run, if in flight, too; its agent is told).
-  void CancelJob(JobEntry& job, const std::string& experiment,
-                 const std::string& why, Millis now, Effects& out);
+  void CancelJob(JobEntry& job, const std::string& experiment, const std::string& why, Millis now,
+                 Effects& out);
   // A resubmitted plan with other jobs: adopts the new plan, keeps the jobs it
   // still lists, adds the new ones, forgets (and cancels) the ones it drops.
-  void ReplacePlan(const std::string& peer, const ParsedPlan& existing,
-                   ParsedPlan parsed, const std::string& plan_json,
-                   Millis now, Effects& out);
+  void ReplacePlan(const std::string& peer, const ParsedPlan& existing, ParsedPlan parsed,
+                   const std::string& plan_json, Millis now, Effects& out);
   // Pending reasons per requirement queue, computed once per StatusReply.
   using ReasonCache = std::unordered_map<std::uint32_t, PendingReason>;
   PendingReason WhyPending(const JobEntry& job, ReasonCache& cache) const;
-  protocol::ExperimentProgress Progress(
-      std::uint32_t plan, const protocol::StatusRequest& request, Millis now,
-      ReasonCache& cache, std::vector<protocol::JobStatus>& jobs) const;
-  void FillJobStatus(const JobEntry& job, const PlannedJob& planned,
-                     const std::string& experiment, Millis now,
-                     protocol::JobStatus& status) const;
+  protocol::ExperimentProgress Progress(std::uint32_t plan, const protocol::StatusRequest& request,
+                                        Millis now, ReasonCache& cache,
+                                        std::vector<protocol::JobStatus>& jobs) const;
+  void FillJobStatus(const JobEntry& job, const PlannedJob& planned, const std::string& experiment,
+                     Millis now, protocol::JobStatus& status) const;
 
-  void AddPlanJobs(std::uint32_t plan_index,
-                   const std::vector<store::JobRecord>* stored);
+  void AddPlanJobs(std::uint32_t plan_index, const std::vector<store::JobRecord>* stored);
   void Dispatch(Millis now, Effects& out);
   void DispatchTo(AgentEntry& agent, Millis now, Effects& out);
   bool AnyPending() const;
-  bool AssignOne(AgentEntry& agent, JobTable::Queue& queue, Millis now,
-                 Effects& out);
+  bool AssignOne(AgentEntry& agent, JobTable::Queue& queue, Millis now, Effects& out);
   void Assign(JobEntry& job, AgentEntry& agent, Millis now, Effects& out);
   std::int32_t FreeSlots(const AgentEntry& agent) const;
   void CancelStale(AgentEntry& agent, const std::vector<std::string>& running, Effects& out);
   // The run ended without success: requeue its job (kWhileBudgetLasts, while
   // attempts < retry_budget) or fail it, with `reason`.
   enum class Retry { kWhileBudgetLasts, kNever };
-  void RunFailed(RunEntry& run, store::RunState state,
-                 const std::string& reason, Millis now, Effects& out,
-                 Retry retry = Retry::kWhileBudgetLasts);
+  void RunFailed(RunEntry& run, store::RunState state, const std::string& reason, Millis now,
+                 Effects& out, Retry retry = Retry::kWhileBudgetLasts);
   void JobSucceeded(JobEntry& job, RunEntry& run, Millis now, Effects& out);
-  void ReleaseUnlisted(const AgentEntry& agent,
-                       const std::vector<std::string>& listed, Millis now,
+  void ReleaseUnlisted(const AgentEntry& agent, const std::vector<std::string>& listed, Millis now,
                        Effects& out);
   void NoteFailure(const std::string& run_id, const std::string& reason);
   store::EventRecord Event(Millis now, std::string kind, std::string subject,

@@ -16,16 +16,14 @@ namespace orch::coordinator {
 namespace {
 
 Millis WallNow() {
-  return std::chrono::duration_cast<Millis>(
-      std::chrono::system_clock::now().time_since_epoch());
+  return std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch());
 }
 
 }  // namespace
 
 struct CoordinatorDaemon::Impl {
-  Impl(boost::asio::io_context& io, protocol::ZmqTransport& transport,
-       store::Store& store, const CoordinatorOptions& options,
-       spdlog::logger& log)
+  Impl(boost::asio::io_context& io, protocol::ZmqTransport& transport, store::Store& store,
+       const CoordinatorOptions& options, spdlog::logger& log)
       : timer(io),
         service(
             options, store,
@@ -67,10 +65,8 @@ struct CoordinatorDaemon::Impl {
   bool stopped = false;
 };
 
-CoordinatorDaemon::CoordinatorDaemon(boost::asio::io_context& io,
-                                     protocol::ZmqTransport& transport,
-                                     store::Store& store,
-                                     const CoordinatorOptions& options,
+CoordinatorDaemon::CoordinatorDaemon(boost::asio::io_context& io, protocol::ZmqTransport& transport,
+                                     store::Store& store, const CoordinatorOptions& options,
                                      spdlog::logger& log)
     : impl_(std::make_unique<Impl>(io, transport, store, options, log)) {}
 

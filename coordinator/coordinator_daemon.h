@@ -32,9 +32,8 @@ namespace orch::coordinator {
 class CoordinatorDaemon final {
  public:
   // Borrows everything; all must outlive the daemon.
-  CoordinatorDaemon(boost::asio::io_context& io,
-                    protocol::ZmqTransport& transport, store::Store& store,
-                    const CoordinatorOptions& options, spdlog::logger& log);
+  CoordinatorDaemon(boost::asio::io_context& io, protocol::ZmqTransport& transport,
+                    store::Store& store, const CoordinatorOptions& options, spdlog::logger& log);
   ~CoordinatorDaemon();
   CoordinatorDaemon(const CoordinatorDaemon&) = delete;
   CoordinatorDaemon& operator=(const CoordinatorDaemon&) = delete;

@@ -8,13 +8,9 @@
 
 namespace orch::coordinator {
 
-CoordinatorService::CoordinatorService(CoordinatorOptions options,
-                                       store::Store& store, Sender send,
+CoordinatorService::CoordinatorService(CoordinatorOptions options, store::Store& store, Sender send,
                                        spdlog::logger& log)
-    : core_(options,
-            [&log](std::string_view line) {
-              log.info(fmt::runtime("{}"), line);
-            }),
+    : core_(options, [&log](std::string_view line) { log.info(fmt::runtime("{}"), line); }),
       store_(store),
       send_(std::move(send)),
       log_(log),
@@ -48,15 +44,14 @@ CoordinatorService::CoordinatorService(const CoordinatorService& state, store::S
 Status CoordinatorService::Start(Millis now) {
   Result<store::StoreState> state = store_.LoadState();
   if (!state.ok()) return state.status().WithContext("load coordinator state");
-  log_.info(fmt::runtime("restored {} plans, {} jobs, {} runs from the store"),
-            state->plans.size(), state->jobs.size(), state->runs.size());
+  log_.info(fmt::runtime("restored {} plans, {} jobs, {} runs from the store"), state->plans.size(),
+            state->jobs.size(), state->runs.size());
   RestoreOwners(*state);
   Perform(core_.Restore(*state, now), now);
   return Status::Ok();
 }
 
-void CoordinatorService::OnEvent(const protocol::TransportEvent& event,
-                                 Millis now) {
+void CoordinatorService::OnEvent(const protocol::TransportEvent& event, Millis now) {
   using Kind = protocol::TransportEvent::Kind;
   if (needs_resync_) Resync(now);
   if (policy_.authenticated && event.kind != Kind::kDisconnected) {
@@ -108,10 +103,8 @@ void CoordinatorService::OnFrame(const protocol::TransportEvent& event, Millis n
   }
   if (message.status().code() == StatusCode::kFailedPrecondition) {
     // Another protocol version: the decoder's message names both.
-    log_.warn(fmt::runtime("rejecting {}: {}"), peer,
-              message.status().message());
-    SendMessage(peer, protocol::Reject{protocol::kProtocolVersion,
-                                       message.status().message()});
+    log_.warn(fmt::runtime("rejecting {}: {}"), peer, message.status().message());
+    SendMessage(peer, protocol::Reject{protocol::kProtocolVersion, message.status().message()});
     return;
   }
   BadFrame(peer, message.status());
@@ -124,8 +117,8 @@ bool CoordinatorService::Quiet(const protocol::TransportEvent& event, Millis now
   auto quiet = quiet_until_.find(event.user);
   if (quiet == quiet_until_.end() || now >= quiet->second) return false;
   auto role = policy_.roles.find(event.user);
-  bool own_agent = role != policy_.roles.end() &&
-                   protocol::SpeaksAs(role->second, event.user, event.peer);
+  bool own_agent =
+      role != policy_.roles.end() && protocol::SpeaksAs(role->second, event.user, event.peer);
   return !own_agent;
 }
 
@@ -142,8 +135,8 @@ bool CoordinatorService::Permitted(const protocol::TransportEvent& event,
     return true;
   }
   std::int32_t count = ++refused_by_[event.user];
-  log_.warn(fmt::runtime("refused {} from {} ({} in a row): {}"),
-            protocol::MessageName(message), event.peer, count, refusal);
+  log_.warn(fmt::runtime("refused {} from {} ({} in a row): {}"), protocol::MessageName(message),
+            event.peer, count, refusal);
   if (std::holds_alternative<protocol::ExportRequest>(message)) {
     SendMessage(event.peer, protocol::ExportReply{false, "refused: " + refusal, ""});
   }
@@ -188,19 +181,17 @@ void CoordinatorService::RestoreOwners(const store::StoreState& state) {
 void CoordinatorService::BadFrame(const std::string& peer, const Status& why) {
   ++bad_frames_;
   std::int32_t count = ++bad_by_peer_[peer];
-  log_.warn(fmt::runtime("dropping a bad frame from {} ({} so far): {}"), peer,
-            count, why.ToString());
+  log_.warn(fmt::runtime("dropping a bad frame from {} ({} so far): {}"), peer, count,
+            why.ToString());
   if (count >= max_bad_frames_) {
     ignored_.insert(peer);
-    log_.warn(fmt::runtime("ignoring {} from now on: {} bad frames"), peer,
-              count);
+    log_.warn(fmt::runtime("ignoring {} from now on: {} bad frames"), peer, count);
   }
 }
 
 void CoordinatorService::Perform(Effects effects, Millis now) {
   for (Effect& effect : effects) {
-    if (!PerformOne(effect, now))
-      return;  // nothing after a failed write happens
+    if (!PerformOne(effect, now)) return;  // nothing after a failed write happens
   }
 }
 
@@ -223,11 +214,9 @@ bool CoordinatorService::PerformOne(Effect& effect, Millis now) {
     Resync(now);
     return false;
   }
-  if (auto* chunk = std::get_if<AppendChunkEffect>(&effect))
-    return Append(*chunk, now);
+  if (auto* chunk = std::get_if<AppendChunkEffect>(&effect)) return Append(*chunk, now);
   if (auto* fingerprint = std::get_if<PutFingerprintEffect>(&effect)) {
-    Result<store::WriteOutcome> stored =
-        store_.PutFingerprint(fingerprint->id, fingerprint->json);
+    Result<store::WriteOutcome> stored = store_.PutFingerprint(fingerprint->id, fingerprint->json);
     if (!stored.ok()) {
       log_.warn(fmt::runtime("store fingerprint {}: {}"), fingerprint->id,
                 stored.status().ToString());
@@ -238,20 +227,16 @@ bool CoordinatorService::PerformOne(Effect& effect, Millis now) {
 }
 
 bool CoordinatorService::Put(PutPlanEffect& effect) {
-  Result<int> inserted = effect.replace
-                             ? store_.ReplacePlan(effect.plan, effect.jobs)
-                             : store_.PutPlan(effect.plan, effect.jobs);
+  Result<int> inserted = effect.replace ? store_.ReplacePlan(effect.plan, effect.jobs)
+                                        : store_.PutPlan(effect.plan, effect.jobs);
   if (!inserted.ok()) {
     ++failed_writes_;
-    log_.error(fmt::runtime("store plan {}: {}"), effect.plan.id,
-               inserted.status().ToString());
+    log_.error(fmt::runtime("store plan {}: {}"), effect.plan.id, inserted.status().ToString());
     SendMessage(effect.peer,
-                protocol::CommandReply{
-                    false, "submit failed: " + inserted.status().message()});
+                protocol::CommandReply{false, "submit failed: " + inserted.status().message()});
     return false;
   }
-  log_.info(fmt::runtime("{} ({} new jobs stored)"), effect.ok_message,
-            *inserted);
+  log_.info(fmt::runtime("{} ({} new jobs stored)"), effect.ok_message, *inserted);
   if (!effect.plan.owner.empty()) owners_.try_emplace(effect.plan.id, effect.plan.owner);
   SendMessage(effect.peer, protocol::CommandReply{true, effect.ok_message});
   return true;
@@ -262,13 +247,11 @@ bool CoordinatorService::Append(AppendChunkEffect& effect, Millis now) {
       store_.AppendChunk(effect.run_id, effect.seq, effect.records);
   if (!stored.ok()) {
     ++failed_writes_;
-    log_.error(
-        fmt::runtime("chunk {} of run {} not stored, not acknowledged: {}"),
-        effect.seq, effect.run_id, stored.status().ToString());
+    log_.error(fmt::runtime("chunk {} of run {} not stored, not acknowledged: {}"), effect.seq,
+               effect.run_id, stored.status().ToString());
     return false;
   }
-  if (!effect.peer.empty())
-    SendMessage(effect.peer, protocol::Ack{effect.run_id, effect.seq});
+  if (!effect.peer.empty()) SendMessage(effect.peer, protocol::Ack{effect.run_id, effect.seq});
   AfterRunWrite(effect.run_id, now);
   return true;
 }
@@ -278,13 +261,12 @@ bool CoordinatorService::Finish(FinishRunEffect& effect, Millis now) {
       store_.FinishRun(effect.run_id, effect.outcome, std::nullopt);
   if (!stored.ok()) {
     ++failed_writes_;
-    log_.error(fmt::runtime("end of run {} not stored, not acknowledged: {}"),
-               effect.run_id, stored.status().ToString());
+    log_.error(fmt::runtime("end of run {} not stored, not acknowledged: {}"), effect.run_id,
+               stored.status().ToString());
     return false;
   }
   if (!effect.peer.empty()) {
-    SendMessage(effect.peer,
-                protocol::Ack{effect.run_id, protocol::kRunFinishedSeq});
+    SendMessage(effect.peer, protocol::Ack{effect.run_id, protocol::kRunFinishedSeq});
   }
   AfterRunWrite(effect.run_id, now);
   return true;
@@ -293,15 +275,13 @@ bool CoordinatorService::Finish(FinishRunEffect& effect, Millis now) {
 void CoordinatorService::AfterRunWrite(const std::string& run_id, Millis now) {
   Result<store::RunRecord> run = store_.GetRun(run_id);
   if (!run.ok()) {
-    log_.error(fmt::runtime("read back run {}: {}"), run_id,
-               run.status().ToString());
+    log_.error(fmt::runtime("read back run {}: {}"), run_id, run.status().ToString());
     return;
   }
   Perform(core_.OnRunStored(*run, now), now);
 }
 
-void CoordinatorService::SendMessage(const std::string& peer,
-                                     const protocol::Message& message) {
+void CoordinatorService::SendMessage(const std::string& peer, const protocol::Message& message) {
   // While its agent is gone, an agent's id may be taken by a connection of
   // another key (protocol/peer_names.h): nothing meant for the agent goes out
   // then (a lost Assign is recovered by its lease).
@@ -311,8 +291,8 @@ void CoordinatorService::SendMessage(const std::string& peer,
   for (const auto& [name, role] : policy_.roles) {
     if (protocol::SpeaksAs(role, name, peer)) agents_id = true;
   }
-  auto holder_role = holder == holder_.end() ? policy_.roles.end()
-                                             : policy_.roles.find(holder->second);
+  auto holder_role =
+      holder == holder_.end() ? policy_.roles.end() : policy_.roles.find(holder->second);
   bool held_by_its_key = holder_role != policy_.roles.end() &&
                          protocol::SpeaksAs(holder_role->second, holder->second, peer);
   if (policy_.authenticated && !refusal && agents_id && holder != holder_.end() &&
@@ -331,8 +311,8 @@ void CoordinatorService::SendMessage(const std::string& peer,
 void CoordinatorService::Deliver(const std::string& peer, const protocol::Message& message) {
   Status sent = send_(peer, protocol::Encode(message));
   if (!sent.ok()) {
-    log_.warn(fmt::runtime("{} to {} not sent: {}"),
-              protocol::MessageName(message), peer, sent.ToString());
+    log_.warn(fmt::runtime("{} to {} not sent: {}"), protocol::MessageName(message), peer,
+              sent.ToString());
   }
 }
 
@@ -371,8 +351,7 @@ void CoordinatorService::Resync(Millis now) {
   Result<store::StoreState> state = store_.LoadState();
   if (state.ok()) {
     needs_resync_ = false;
-    log_.warn(fmt::runtime(
-        "rebuilt coordinator state from the store after a failed write"));
+    log_.warn(fmt::runtime("rebuilt coordinator state from the store after a failed write"));
     RestoreOwners(*state);
     Perform(core_.Restore(*state, now), now);
   } else {
@@ -401,8 +380,9 @@ void CoordinatorService::OnExport(const protocol::TransportEvent& event,
                                 static_cast<int64_t>(request.valid_for_ms)};
   Result<std::string> file = bundle::ExportPlanBundle(store_, options, *bundle_keys_.own);
   if (!file.ok()) {
-    SendMessage(event.peer, protocol::ExportReply{false, "export " + request.experiment + ": " +
-                                                             file.status().message(), ""});
+    SendMessage(event.peer,
+                protocol::ExportReply{
+                    false, "export " + request.experiment + ": " + file.status().message(), ""});
     return;
   }
   log_.info(fmt::runtime("exported a plan bundle of {} ({} bytes) to {}"), request.experiment,
@@ -417,9 +397,8 @@ std::optional<std::string> CoordinatorService::AddPart(const protocol::Transport
   auto reply = [&](bool ok, const std::string& message) {
     SendMessage(event.peer, protocol::CommandReply{ok, message});
   };
-  std::erase_if(uploads_, [now](const auto& entry) {
-    return now - entry.second.last > kUploadIdle;
-  });
+  std::erase_if(uploads_,
+                [now](const auto& entry) { return now - entry.second.last > kUploadIdle; });
   std::string id = event.user + "/" + part.upload_id;
   auto it = uploads_.find(id);
   if (part.offset == 0) {
@@ -431,8 +410,9 @@ std::optional<std::string> CoordinatorService::AddPart(const protocol::Transport
       return std::nullopt;
     }
     if (it == uploads_.end() && uploads_.size() >= kMaxUploads) {
-      reply(false, std::to_string(uploads_.size()) + " bundle uploads are in progress; try "
-                                                      "again in a minute");
+      reply(false, std::to_string(uploads_.size()) +
+                       " bundle uploads are in progress; try "
+                       "again in a minute");
       return std::nullopt;
     }
     it = uploads_.insert_or_assign(id, Upload{"", part.total_size, now}).first;
@@ -475,7 +455,8 @@ void CoordinatorService::OnImport(const protocol::TransportEvent& event,
     if (key.role == "contributor") context.trusted.push_back(key);
   }
   context.trust_hint = "check with the contributor that this is their key, then: cp {name}.key " +
-                       bundle_keys_.allowed_dir + "/ (the public file `orch keygen {name} "
+                       bundle_keys_.allowed_dir +
+                       "/ (the public file `orch keygen {name} "
                        "--role contributor` made on the rig; no restart is needed)";
   context.coordinator_key = bundle_keys_.own->identity.sign_public;
   context.now_ms = now.count();

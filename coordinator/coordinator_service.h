@@ -5,17 +5,14 @@
 // MemoryNetwork and a fake clock.
 //
 // Guarantees:
-// - An Ack{run, seq} is sent only after the store returned OK for that chunk
-// (or found it
+// - An Ack{run, seq} is sent only after the store returned OK for that chunk (or found it
 //   already stored); a RunFinished is acknowledged with seq kRunFinishedSeq
 //   likewise.
-// - A failed store write sends nothing that depended on it, leaves the store as
-// it was
+// - A failed store write sends nothing that depended on it, leaves the store as it was
 //   (store contract), is logged, and the core is rebuilt from the store; the
 //   service keeps running. A Submit whose write failed is answered
 //   CommandReply{ok = false}.
-// - Bad input: frames that do not decode are counted and logged and dropped; a
-// peer that
+// - Bad input: frames that do not decode are counted and logged and dropped; a peer that
 //   sends `max_bad_frames` of them is ignored until it connects anew (the
 //   transport reports each new connection), so a peer that used an absent
 //   agent's id cannot lock the agent out. A Hello of another
@@ -75,12 +72,11 @@ class CoordinatorService final {
  public:
   // Sends one frame to a peer (a Transport::Send, or ZmqAsioDriver::Send on a
   // loop).
-  using Sender =
-      std::function<Status(std::string_view peer, std::string_view frame)>;
+  using Sender = std::function<Status(std::string_view peer, std::string_view frame)>;
 
   // Borrows `store` and `log`, which must outlive the service.
-  CoordinatorService(CoordinatorOptions options, store::Store& store,
-                     Sender send, spdlog::logger& log);
+  CoordinatorService(CoordinatorOptions options, store::Store& store, Sender send,
+                     spdlog::logger& log);
 
   // A service in the state `state` is in now, over `store` and sending through
   // `send`; `store` must hold what `state`'s store holds (a copy of its memory
@@ -110,9 +106,7 @@ class CoordinatorService final {
   const CoordinatorCore& core() const { return core_; }
   std::uint64_t bad_frames() const { return bad_frames_; }
   std::uint64_t failed_writes() const { return failed_writes_; }
-  bool ignoring(const std::string& peer) const {
-    return ignored_.contains(peer);
-  }
+  bool ignoring(const std::string& peer) const { return ignored_.contains(peer); }
 
  private:
   void OnFrame(const protocol::TransportEvent& event, Millis now);
@@ -159,11 +153,11 @@ class CoordinatorService final {
     std::uint64_t total = 0;
     Millis last{0};
   };
-  std::map<std::string, Upload> uploads_;  // key name + "/" + upload id
-  std::map<std::string, std::string> owners_;        // experiment -> submitting key (stored)
-  std::map<std::string, std::int32_t> refused_by_;   // key -> refusals in a row
-  std::map<std::string, Millis> quiet_until_;        // key -> ignored until then
-  std::map<std::string, std::string> holder_;        // peer id -> key of its connection
+  std::map<std::string, Upload> uploads_;           // key name + "/" + upload id
+  std::map<std::string, std::string> owners_;       // experiment -> submitting key (stored)
+  std::map<std::string, std::int32_t> refused_by_;  // key -> refusals in a row
+  std::map<std::string, Millis> quiet_until_;       // key -> ignored until then
+  std::map<std::string, std::string> holder_;       // peer id -> key of its connection
   std::uint64_t bad_frames_ = 0;
   std::uint64_t failed_writes_ = 0;
   bool resyncing_ = false;

@@ -14,16 +14,13 @@ namespace {
 using store::JobState;
 using store::RunState;
 
-void Reply(Effects& out, const std::string& peer, bool ok,
-           std::string message) {
-  out.push_back(
-      SendEffect{peer, protocol::CommandReply{ok, std::move(message)}});
+void Reply(Effects& out, const std::string& peer, bool ok, std::string message) {
+  out.push_back(SendEffect{peer, protocol::CommandReply{ok, std::move(message)}});
 }
 
 }  // namespace
 
-void CoordinatorCore::OnSubmit(const std::string& peer,
-                               const protocol::Submit& submit, Millis now,
+void CoordinatorCore::OnSubmit(const std::string& peer, const protocol::Submit& submit, Millis now,
                                Effects& out) {
   Result<ParsedPlan> parsed = ParsePlanJson(submit.plan_json);
   if (!parsed.ok()) {
@@ -37,20 +34,20 @@ void CoordinatorCore::OnSubmit(const std::string& peer,
     if (known != nullptr && PlanId(*known) != parsed->experiment) {
       Reply(out, peer, false,
             "submit refused: plan.jobs[].id " + job.id + " is a job of experiment " +
-                PlanId(*known) + " (job ids hash the experiment name: this plan was not made "
-                "by orch plan for " + parsed->experiment + ")");
+                PlanId(*known) +
+                " (job ids hash the experiment name: this plan was not made "
+                "by orch plan for " +
+                parsed->experiment + ")");
       return;
     }
   }
   const ParsedPlan* existing = catalog_.Find(parsed->experiment);
   if (existing != nullptr && existing->json_sha256 != parsed->json_sha256) {
-    return ReplacePlan(peer, *existing, std::move(parsed).value(),
-                       submit.plan_json, now, out);
+    return ReplacePlan(peer, *existing, std::move(parsed).value(), submit.plan_json, now, out);
   }
-  std::string message = "experiment " + parsed->experiment + ": " +
-                        std::to_string(parsed->jobs.size()) + " jobs";
-  PutPlanEffect effect{ToPlanRecord(*parsed, submit.plan_json),
-                       ToJobRecords(*parsed), peer, ""};
+  std::string message =
+      "experiment " + parsed->experiment + ": " + std::to_string(parsed->jobs.size()) + " jobs";
+  PutPlanEffect effect{ToPlanRecord(*parsed, submit.plan_json), ToJobRecords(*parsed), peer, ""};
   if (existing != nullptr) {
     effect.ok_message = message + ", already submitted";
   } else {
@@ -61,18 +58,16 @@ void CoordinatorCore::OnSubmit(const std::string& peer,
   out.push_back(std::move(effect));
 }
 
-void CoordinatorCore::ReplacePlan(const std::string& peer,
-                                  const ParsedPlan& existing, ParsedPlan parsed,
-                                  const std::string& plan_json, Millis now,
+void CoordinatorCore::ReplacePlan(const std::string& peer, const ParsedPlan& existing,
+                                  ParsedPlan parsed, const std::string& plan_json, Millis now,
                                   Effects& out) {
-  const char* changed = existing.model != parsed.model ? "model"
-                        : existing.baseline != parsed.baseline
-                            ? "baseline"
-                            : nullptr;
+  const char* changed = existing.model != parsed.model         ? "model"
+                        : existing.baseline != parsed.baseline ? "baseline"
+                                                               : nullptr;
   if (changed != nullptr) {
     Reply(out, peer, false,
-          "submit refused: experiment " + parsed.experiment +
-              " already exists with another " + changed +
+          "submit refused: experiment " + parsed.experiment + " already exists with another " +
+              changed +
               "; an experiment's model and baseline cannot change (its "
               "finished runs were made with them): give the spec a new "
               "experiment name");
@@ -86,13 +81,12 @@ void CoordinatorCore::ReplacePlan(const std::string& peer,
   }
   int added = 0;
   for (const PlannedJob& job : parsed.jobs) added += jobs_.Find(job.id) == nullptr;
-  PutPlanEffect effect{ToPlanRecord(parsed, plan_json), ToJobRecords(parsed),
-                       peer, "", /*replace=*/true};
-  effect.ok_message = "experiment " + parsed.experiment + ": " +
-                      std::to_string(parsed.jobs.size()) + " jobs, updated: " +
-                      std::to_string(added) + " added, " +
-                      std::to_string(dropped.size()) +
-                      " no longer in the spec dropped, finished jobs kept";
+  PutPlanEffect effect{ToPlanRecord(parsed, plan_json), ToJobRecords(parsed), peer, "",
+                       /*replace=*/true};
+  effect.ok_message =
+      "experiment " + parsed.experiment + ": " + std::to_string(parsed.jobs.size()) +
+      " jobs, updated: " + std::to_string(added) + " added, " + std::to_string(dropped.size()) +
+      " no longer in the spec dropped, finished jobs kept";
   std::string experiment = parsed.experiment;
   out.push_back(std::move(effect));
   for (const std::string& id : dropped) {
@@ -111,8 +105,7 @@ void CoordinatorCore::AddPlanJobs(std::uint32_t plan_index,
   if (durations_.size() <= plan_index) durations_.resize(plan_index + 1);
   std::unordered_map<std::string_view, const store::JobRecord*> by_id;
   if (stored != nullptr) {
-    for (const store::JobRecord& record : *stored)
-      by_id.emplace(record.id, &record);
+    for (const store::JobRecord& record : *stored) by_id.emplace(record.id, &record);
   }
   for (std::uint32_t i = 0; i < plan.jobs.size(); ++i) {
     JobEntry entry;
@@ -122,12 +115,10 @@ void CoordinatorCore::AddPlanJobs(std::uint32_t plan_index,
     auto it = by_id.find(entry.id);
     if (it != by_id.end()) {
       const store::JobRecord& record = *it->second;
-      entry.state =
-          record.state == JobState::kLost ? JobState::kPending : record.state;
+      entry.state = record.state == JobState::kLost ? JobState::kPending : record.state;
       entry.attempts = record.attempts;
       entry.last_error = record.last_error;
-      bool held = entry.state == JobState::kAssigned ||
-                  entry.state == JobState::kRunning;
+      bool held = entry.state == JobState::kAssigned || entry.state == JobState::kRunning;
       if (held) entry.current_run = record.current_run_id;
     }
     if (JobEntry* known = jobs_.Find(entry.id); known != nullptr) {
@@ -139,8 +130,7 @@ void CoordinatorCore::AddPlanJobs(std::uint32_t plan_index,
   }
 }
 
-void CoordinatorCore::OnCancel(const std::string& peer,
-                               const protocol::Cancel& cancel, Millis now,
+void CoordinatorCore::OnCancel(const std::string& peer, const protocol::Cancel& cancel, Millis now,
                                Effects& out) {
   const ParsedPlan* plan = catalog_.Find(cancel.experiment);
   if (plan == nullptr) {
@@ -158,21 +148,17 @@ void CoordinatorCore::OnCancel(const std::string& peer,
   }
   Reply(out, peer, true,
         "experiment " + plan->experiment + ": " + std::to_string(cancelled) +
-            " jobs cancelled (orch retry " + plan->experiment +
-            " --cancelled runs them again)");
+            " jobs cancelled (orch retry " + plan->experiment + " --cancelled runs them again)");
 }
 
 void CoordinatorCore::CancelJob(JobEntry& job, const std::string& experiment,
-                                const std::string& why, Millis now,
-                                Effects& out) {
+                                const std::string& why, Millis now, Effects& out) {
   store::StateChange change;
-  if (RunEntry* run = runs_.Find(job.current_run);
-      run != nullptr && run->InFlight()) {
+  if (RunEntry* run = runs_.Find(job.current_run); run != nullptr && run->InFlight()) {
     runs_.End(*run, RunState::kCancelled);
     change.run = run->ToRecord();
     const AgentEntry* agent = agents_.Find(run->agent_id);
-    if (agent != nullptr &&
-        agent->state != protocol::AgentState::kDisconnected) {
+    if (agent != nullptr && agent->state != protocol::AgentState::kDisconnected) {
       out.push_back(SendEffect{agent->id, protocol::Cancel{run->id, ""}});
     }
   }
@@ -184,8 +170,7 @@ void CoordinatorCore::CancelJob(JobEntry& job, const std::string& experiment,
   out.push_back(ApplyEffect{std::move(change)});
 }
 
-void CoordinatorCore::OnRetry(const std::string& peer,
-                              const protocol::Retry& retry, Millis now,
+void CoordinatorCore::OnRetry(const std::string& peer, const protocol::Retry& retry, Millis now,
                               Effects& out) {
   const ParsedPlan* plan = catalog_.Find(retry.experiment);
   if (plan == nullptr) {
@@ -195,9 +180,8 @@ void CoordinatorCore::OnRetry(const std::string& peer,
   int again = 0;
   for (const PlannedJob& planned : plan->jobs) {
     JobEntry* job = jobs_.Find(planned.id);
-    bool wanted = job != nullptr &&
-                  ((retry.failed && job->state == JobState::kFailed) ||
-                   (retry.cancelled && job->state == JobState::kCancelled));
+    bool wanted = job != nullptr && ((retry.failed && job->state == JobState::kFailed) ||
+                                     (retry.cancelled && job->state == JobState::kCancelled));
     if (!wanted) continue;
     job->attempts = 0;
     job->last_error.clear();
@@ -210,13 +194,11 @@ void CoordinatorCore::OnRetry(const std::string& peer,
     ++again;
   }
   Reply(out, peer, true,
-        "experiment " + plan->experiment + ": " + std::to_string(again) +
-            " jobs queued again");
+        "experiment " + plan->experiment + ": " + std::to_string(again) + " jobs queued again");
   Dispatch(now, out);
 }
 
-void CoordinatorCore::OnDrain(const std::string& peer,
-                              const protocol::Drain& drain, Effects& out) {
+void CoordinatorCore::OnDrain(const std::string& peer, const protocol::Drain& drain, Effects& out) {
   AgentEntry* agent = agents_.Find(drain.agent_id);
   if (agent == nullptr) {
     Reply(out, peer, false, "no agent " + drain.agent_id + " is registered");
@@ -227,8 +209,8 @@ void CoordinatorCore::OnDrain(const std::string& peer,
     out.push_back(SendEffect{agent->id, drain});
   }
   Reply(out, peer, true,
-        "agent " + agent->id + " drains: no new runs, " +
-            std::to_string(runs_.CountOn(agent->id)) + " in flight");
+        "agent " + agent->id + " drains: no new runs, " + std::to_string(runs_.CountOn(agent->id)) +
+            " in flight");
 }
 
 namespace {
@@ -258,8 +240,7 @@ void Count(JobState state, bool runnable, protocol::ExperimentProgress& p) {
 
 }  // namespace
 
-PendingReason CoordinatorCore::WhyPending(const JobEntry& job,
-                                          ReasonCache& cache) const {
+PendingReason CoordinatorCore::WhyPending(const JobEntry& job, ReasonCache& cache) const {
   auto busy = [this](std::string_view agent) { return runs_.CountOn(agent); };
   const protocol::Requirements& needs = jobs_.queues()[job.queue].needs;
   if (!job.refusals.empty()) return ExplainPending(needs, job.refusals, agents_, busy);
@@ -268,8 +249,7 @@ PendingReason CoordinatorCore::WhyPending(const JobEntry& job,
   return it->second;
 }
 
-void CoordinatorCore::FillJobStatus(const JobEntry& job,
-                                    const PlannedJob& planned,
+void CoordinatorCore::FillJobStatus(const JobEntry& job, const PlannedJob& planned,
                                     const std::string& experiment, Millis now,
                                     protocol::JobStatus& status) const {
   status.job_id = job.id;
@@ -279,8 +259,7 @@ void CoordinatorCore::FillJobStatus(const JobEntry& job,
   status.repeat = planned.repeat;
   status.state = store::JobStateName(job.state);
   status.attempts = job.attempts;
-  const protocol::Requirements& needs =
-      catalog_.plan(job.plan).needs[planned.requirements];
+  const protocol::Requirements& needs = catalog_.plan(job.plan).needs[planned.requirements];
   status.hardware = needs.hardware;
   status.gpus = needs.gpus;
   status.engine = needs.engine;
@@ -298,8 +277,8 @@ void CoordinatorCore::FillJobStatus(const JobEntry& job,
 }
 
 protocol::ExperimentProgress CoordinatorCore::Progress(
-    std::uint32_t p, const protocol::StatusRequest& request, Millis now,
-    ReasonCache& cache, std::vector<protocol::JobStatus>& jobs) const {
+    std::uint32_t p, const protocol::StatusRequest& request, Millis now, ReasonCache& cache,
+    std::vector<protocol::JobStatus>& jobs) const {
   const ParsedPlan& plan = catalog_.plan(p);
   protocol::ExperimentProgress progress;
   progress.experiment = plan.experiment;
@@ -317,9 +296,7 @@ protocol::ExperimentProgress CoordinatorCore::Progress(
     if (pending) status.reason = why.text;
     status.runnable = why.runnable;
   }
-  auto [total, count] = p < durations_.size()
-                            ? durations_[p]
-                            : std::pair<Millis, std::uint32_t>{};
+  auto [total, count] = p < durations_.size() ? durations_[p] : std::pair<Millis, std::uint32_t>{};
   std::uint32_t left = progress.pending + progress.running;
   if (left == 0) {
     progress.eta_known = true;  // done: nothing left
@@ -330,29 +307,29 @@ protocol::ExperimentProgress CoordinatorCore::Progress(
   return progress;
 }
 
-protocol::StatusReply CoordinatorCore::Status(
-    const protocol::StatusRequest& request, Millis now) const {
+protocol::StatusReply CoordinatorCore::Status(const protocol::StatusRequest& request,
+                                              Millis now) const {
   protocol::StatusReply reply;
   ReasonCache cache;
   for (std::uint32_t p = 0; p < catalog_.size(); ++p) {
-    if (!request.experiment.empty() &&
-        catalog_.plan(p).experiment != request.experiment)
-      continue;
+    if (!request.experiment.empty() && catalog_.plan(p).experiment != request.experiment) continue;
     reply.experiments.push_back(Progress(p, request, now, cache, reply.jobs));
   }
   for (const auto& [id, agent] : agents_.all()) {
     protocol::AgentSummary& summary = reply.agents.emplace_back();
-    summary = {id, agent.host, agent.capabilities.hardware_class,
-               agent.capabilities.engines, agent.state, runs_.InFlightOn(id),
+    summary = {id,
+               agent.host,
+               agent.capabilities.hardware_class,
+               agent.capabilities.engines,
+               agent.state,
+               runs_.InFlightOn(id),
                std::max(Millis(0), now - agent.last_heard)};
     summary.positions_per_second = agent.PositionsPerSecond(now);
     summary.slots = agent.capabilities.slots;
     summary.quarantined = agent.quarantined;
-    summary.model_count =
-        static_cast<std::uint32_t>(agent.capabilities.model_hashes.size());
+    summary.model_count = static_cast<std::uint32_t>(agent.capabilities.model_hashes.size());
   }
-  reply.recent_failures.assign(recent_failures_.begin(),
-                               recent_failures_.end());
+  reply.recent_failures.assign(recent_failures_.begin(), recent_failures_.end());
   reply.security = options_.security;
   return reply;
 }
@@ -361,15 +338,12 @@ namespace {
 
 // A succeeded run of a job still open whose RunFinished is stored but not
 // every chunk it announced.
-bool AwaitsChunks(const store::RunRecord& record,
-                  const std::vector<store::JobRecord>& jobs) {
-  if (!record.finished || record.state != RunState::kSucceeded || record.Complete())
-    return false;
-  auto job = std::lower_bound(
-      jobs.begin(), jobs.end(), record.job_id,
-      [](const store::JobRecord& j, const std::string& id) { return j.id < id; });
-  return job != jobs.end() && job->id == record.job_id &&
-         job->current_run_id == record.id &&
+bool AwaitsChunks(const store::RunRecord& record, const std::vector<store::JobRecord>& jobs) {
+  if (!record.finished || record.state != RunState::kSucceeded || record.Complete()) return false;
+  auto job =
+      std::lower_bound(jobs.begin(), jobs.end(), record.job_id,
+                       [](const store::JobRecord& j, const std::string& id) { return j.id < id; });
+  return job != jobs.end() && job->id == record.job_id && job->current_run_id == record.id &&
          (job->state == JobState::kAssigned || job->state == JobState::kRunning);
 }
 
@@ -383,21 +357,19 @@ Effects CoordinatorCore::Restore(const store::StoreState& state, Millis now) {
   for (const store::PlanRecord& record : state.plans) {
     Result<ParsedPlan> parsed = ParsePlanJson(record.json, PlanSource::kStore);
     if (!parsed.ok()) {
-      Log("restore: skipping plan " + record.id + ": " +
-          parsed.status().message());
+      Log("restore: skipping plan " + record.id + ": " + parsed.status().message());
       continue;
     }
     AddPlanJobs(catalog_.Add(std::move(parsed).value()), &state.jobs);
   }
   for (const store::RunRecord& record : state.runs) {
-    RunEntry run{
-        record.id,
-        record.job_id,
-        record.agent_id,
-        record.host_fingerprint_id,
-        std::max(Millis(record.lease_expiry_ms), now + options_.agent_timeout),
-        record.state,
-        now};
+    RunEntry run{record.id,
+                 record.job_id,
+                 record.agent_id,
+                 record.host_fingerprint_id,
+                 std::max(Millis(record.lease_expiry_ms), now + options_.agent_timeout),
+                 record.state,
+                 now};
     if (record.finished && run.InFlight()) run.state = RunState::kFailed;
     if (AwaitsChunks(record, state.jobs)) {
       // Its RunFinished is stored, a chunk is not: it keeps a lease while its
@@ -417,8 +389,7 @@ Effects CoordinatorCore::Restore(const store::StoreState& state, Millis now) {
   }
   // A job held by a run the store does not know cannot finish: run it again.
   for (auto& [id, job] : jobs_.all()) {
-    bool held =
-        job.state == JobState::kAssigned || job.state == JobState::kRunning;
+    bool held = job.state == JobState::kAssigned || job.state == JobState::kRunning;
     RunEntry* run = held ? runs_.Find(job.current_run) : nullptr;
     if (held && (run == nullptr || !run->InFlight())) jobs_.Requeue(job);
   }

@@ -60,8 +60,8 @@ struct PutFingerprintEffect {
   std::string json;
 };
 
-using Effect = std::variant<SendEffect, PutPlanEffect, ApplyEffect,
-                            AppendChunkEffect, FinishRunEffect, PutFingerprintEffect>;
+using Effect = std::variant<SendEffect, PutPlanEffect, ApplyEffect, AppendChunkEffect,
+                            FinishRunEffect, PutFingerprintEffect>;
 using Effects = std::vector<Effect>;
 
 }  // namespace orch::coordinator

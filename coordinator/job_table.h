@@ -37,12 +37,11 @@ struct JobEntry {
   store::JobState state = store::JobState::kPending;
   std::int32_t attempts = 0;  // runs started so far
   std::string last_error;
-  std::string current_run;              // empty when no run holds the job
+  std::string current_run;        // empty when no run holds the job
   std::vector<Refusal> refusals;  // agents that refused it, first refusal each
 
   bool Terminal() const {
-    return state == store::JobState::kSucceeded ||
-           state == store::JobState::kFailed ||
+    return state == store::JobState::kSucceeded || state == store::JobState::kFailed ||
            state == store::JobState::kCancelled;
   }
   store::JobRecord ToRecord(const std::string& plan_id) const;

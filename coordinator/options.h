@@ -10,14 +10,11 @@
 namespace orch::coordinator {
 
 struct CoordinatorOptions {
-  std::string id = "coord-1";  // named in Welcome
-  std::chrono::milliseconds heartbeat_interval{
-      1000};  // agents heartbeat this often
-  std::chrono::milliseconds agent_timeout{
-      5000};  // silent this long: agent is lost
-  std::chrono::milliseconds lease{
-      30000};                     // a run's lease, renewed by heartbeats
-  std::int32_t retry_budget = 3;  // runs per job before it fails for good
+  std::string id = "coord-1";                          // named in Welcome
+  std::chrono::milliseconds heartbeat_interval{1000};  // agents heartbeat this often
+  std::chrono::milliseconds agent_timeout{5000};       // silent this long: agent is lost
+  std::chrono::milliseconds lease{30000};              // a run's lease, renewed by heartbeats
+  std::int32_t retry_budget = 3;                       // runs per job before it fails for good
   // Mixed into run ids so that ids from two coordinator lifetimes never
   // collide.
   std::string run_id_salt = "0";

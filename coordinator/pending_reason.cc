@@ -35,8 +35,7 @@ bool Holds(const AgentEntry& agent, const std::string& model) {
   return std::find(hashes.begin(), hashes.end(), model) != hashes.end();
 }
 
-const Refusal* RefusalBy(const std::vector<Refusal>& refusals,
-                         const std::string& agent) {
+const Refusal* RefusalBy(const std::vector<Refusal>& refusals, const std::string& agent) {
   for (const Refusal& refusal : refusals) {
     if (refusal.agent == agent) return &refusal;
   }
@@ -70,9 +69,8 @@ std::variant<Agents, PendingReason> Capable(const protocol::Requirements& needs,
                  " (they have: " + Join(classes) + ")");
   }
   std::string where = engine + (needs.hardware.empty() ? "" : " on " + needs.hardware);
-  Agents with_gpus = Filter(on_hardware, [&](const AgentEntry* a) {
-    return a->capabilities.gpus >= needs.gpus;
-  });
+  Agents with_gpus =
+      Filter(on_hardware, [&](const AgentEntry* a) { return a->capabilities.gpus >= needs.gpus; });
   if (with_gpus.empty()) {
     std::int32_t most = 0;
     for (const AgentEntry* a : on_hardware) most = std::max(most, a->capabilities.gpus);
@@ -89,10 +87,9 @@ std::variant<Agents, PendingReason> Capable(const protocol::Requirements& needs,
 
 }  // namespace
 
-PendingReason ExplainPending(
-    const protocol::Requirements& needs, const std::vector<Refusal>& refusals,
-    const AgentRegistry& agents,
-    const std::function<std::int32_t(std::string_view)>& busy) {
+PendingReason ExplainPending(const protocol::Requirements& needs,
+                             const std::vector<Refusal>& refusals, const AgentRegistry& agents,
+                             const std::function<std::int32_t(std::string_view)>& busy) {
   Agents live;
   for (const auto& [id, agent] : agents.all()) {
     if (agent.state != protocol::AgentState::kDisconnected) live.push_back(&agent);
@@ -104,13 +101,15 @@ PendingReason ExplainPending(
   Agents willing = Filter(able, [&](const AgentEntry* a) { return !RefusalBy(refusals, a->id); });
   if (willing.empty()) {
     std::string text = "refused by every capable agent:";
-    for (const AgentEntry* a : able) text += " " + a->id + ": " + RefusalBy(refusals, a->id)->reason + ";";
+    for (const AgentEntry* a : able)
+      text += " " + a->id + ": " + RefusalBy(refusals, a->id)->reason + ";";
     text.pop_back();
     return Never(text);
   }
   Agents taking = Filter(willing, [](const AgentEntry* a) { return a->TakesWork(); });
   if (taking.empty()) return Never("capable agents draining: " + Ids(willing));
-  Agents free = Filter(taking, [&](const AgentEntry* a) { return busy(a->id) < a->capabilities.slots; });
+  Agents free =
+      Filter(taking, [&](const AgentEntry* a) { return busy(a->id) < a->capabilities.slots; });
   if (free.empty()) return {"waiting for a free slot on " + Ids(taking), true};
   return {"waiting to be dispatched to " + Ids(free), true};
 }

@@ -34,9 +34,8 @@ struct PendingReason {
 };
 
 // `busy(agent_id)` is the number of runs in flight on that agent.
-PendingReason ExplainPending(
-    const protocol::Requirements& needs, const std::vector<Refusal>& refusals,
-    const AgentRegistry& agents,
-    const std::function<std::int32_t(std::string_view)>& busy);
+PendingReason ExplainPending(const protocol::Requirements& needs,
+                             const std::vector<Refusal>& refusals, const AgentRegistry& agents,
+                             const std::function<std::int32_t(std::string_view)>& busy);
 
 }  // namespace orch::coordinator

@@ -143,8 +143,7 @@ const ParsedPlan* PlanCatalog::Find(std::string_view experiment) const {
   return nullptr;
 }
 
-protocol::Assign PlanCatalog::MakeAssign(std::uint32_t plan_index,
-                                         const PlannedJob& job) const {
+protocol::Assign PlanCatalog::MakeAssign(std::uint32_t plan_index, const PlannedJob& job) const {
   const ParsedPlan& plan = *plans_[plan_index];
   const plan_document::Workload& workload = plan.workloads[job.workload];
   protocol::Assign assign;

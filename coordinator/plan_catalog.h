@@ -74,13 +74,10 @@ class PlanCatalog final {
   std::uint32_t Add(ParsedPlan plan);
   const ParsedPlan* Find(std::string_view experiment) const;
   const ParsedPlan& plan(std::uint32_t index) const { return *plans_[index]; }
-  std::uint32_t size() const {
-    return static_cast<std::uint32_t>(plans_.size());
-  }
+  std::uint32_t size() const { return static_cast<std::uint32_t>(plans_.size()); }
 
   // The Assign for `job` of plan `plan_index`, without run id and lease.
-  protocol::Assign MakeAssign(std::uint32_t plan_index,
-                              const PlannedJob& job) const;
+  protocol::Assign MakeAssign(std::uint32_t plan_index, const PlannedJob& job) const;
 
  private:
   std::vector<std::unique_ptr<ParsedPlan>> plans_;  // stable addresses

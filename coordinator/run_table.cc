@@ -36,8 +36,7 @@ const RunEntry* RunTable::Find(std::string_view id) const {
 }
 
 void RunTable::Renew(RunEntry& run, Millis expiry) {
-  ORCH_CHECK(run.InFlight())
-      << "renewing the lease of run " << run.id << " not in flight";
+  ORCH_CHECK(run.InFlight()) << "renewing the lease of run " << run.id << " not in flight";
   leases_.erase({run.lease_expiry, run.id});
   run.lease_expiry = expiry;
   leases_.emplace(expiry, run.id);
@@ -77,8 +76,7 @@ std::vector<std::string> RunTable::InFlightOn(std::string_view agent) const {
 
 std::int32_t RunTable::CountOn(std::string_view agent) const {
   auto it = by_agent_.find(agent);
-  return it == by_agent_.end() ? 0
-                               : static_cast<std::int32_t>(it->second.size());
+  return it == by_agent_.end() ? 0 : static_cast<std::int32_t>(it->second.size());
 }
 
 }  // namespace orch::coordinator

@@ -33,12 +33,11 @@ struct RunEntry {
   Millis lease_expiry{0};
   store::RunState state = store::RunState::kAssigned;
   Millis assigned_at{0};
-  bool refused = false;  // its agent refused it before it started
+  bool refused = false;        // its agent refused it before it started
   bool finish_stored = false;  // its RunFinished is stored; chunks may be missing
 
   bool InFlight() const {
-    return state == store::RunState::kAssigned ||
-           state == store::RunState::kRunning;
+    return state == store::RunState::kAssigned || state == store::RunState::kRunning;
   }
   store::RunRecord ToRecord() const;
 };
@@ -69,9 +68,8 @@ class RunTable final {
 
  private:
   std::unordered_map<std::string, RunEntry> runs_;
-  std::set<std::pair<Millis, std::string>> leases_;  // in-flight runs by expiry
-  std::map<std::string, std::set<std::string>, std::less<>>
-      by_agent_;  // in flight
+  std::set<std::pair<Millis, std::string>> leases_;                     // in-flight runs by expiry
+  std::map<std::string, std::set<std::string>, std::less<>> by_agent_;  // in flight
 };
 
 }  // namespace orch::coordinator

@@ -32,8 +32,7 @@ using Uint4 = std::uint32_t __attribute__((vector_size(16)));
 
 namespace internal {
 inline constexpr float kLog2e = 1.44269504088896341f;
-inline constexpr float kRoundMagic =
-    12582912.0f;  // 1.5 * 2^23: round to nearest
+inline constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23: round to nearest
 inline constexpr std::uint32_t kRoundMagicBits = 0x4B400000u;
 inline constexpr float kLn2Hi = 0.693359375f;
 inline constexpr float kLn2Lo = -2.12194440e-4f;
@@ -56,10 +55,8 @@ inline float ExpNonPositive(float t) {
   const std::uint32_t keep = t >= kExpCutoff ? ~0u : 0u;  // false for NaN
   const float x = std::bit_cast<float>(std::bit_cast<std::uint32_t>(t) & keep);
   const float shifted = x * kLog2e + kRoundMagic;
-  const float n =
-      shifted - kRoundMagic;  // round(x / ln 2), an integer in [-116, 0]
-  const std::uint32_t n_bits =
-      std::bit_cast<std::uint32_t>(shifted) - kRoundMagicBits;
+  const float n = shifted - kRoundMagic;  // round(x / ln 2), an integer in [-116, 0]
+  const std::uint32_t n_bits = std::bit_cast<std::uint32_t>(shifted) - kRoundMagicBits;
   const float p = ExpPolynomial((x - n * kLn2Hi) - n * kLn2Lo);
   const std::uint32_t scaled = std::bit_cast<std::uint32_t>(p) + (n_bits << 23);
   return std::bit_cast<float>(scaled & keep);  // e^r * 2^n, or 0

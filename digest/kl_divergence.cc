@@ -33,8 +33,8 @@ double Term(double p, double q) {
 
 // Adds token `id` of P to the buckets when Q knows its logit. Returns whether
 // it did.
-bool AddBucket(const RowDigest& p, const RowDigest& q, std::int32_t id,
-               float p_logit, double* kld, double* p_mass, double* q_mass) {
+bool AddBucket(const RowDigest& p, const RowDigest& q, std::int32_t id, float p_logit, double* kld,
+               double* p_mass, double* q_mass) {
   const std::optional<float> q_logit = KnownLogit(q, id);
   if (!q_logit) return false;
   const double log_p = p_logit - p.logsumexp;
@@ -53,11 +53,9 @@ bool InTop(const RowDigest& digest, std::int32_t id) {
 
 }  // namespace
 
-Result<double> ExactKlDivergence(std::span<const float> p_logits,
-                                 std::span<const float> q_logits) {
+Result<double> ExactKlDivergence(std::span<const float> p_logits, std::span<const float> q_logits) {
   if (p_logits.empty() || p_logits.size() != q_logits.size()) {
-    return InvalidArgument("kl divergence: rows of " +
-                           std::to_string(p_logits.size()) + " and " +
+    return InvalidArgument("kl divergence: rows of " + std::to_string(p_logits.size()) + " and " +
                            std::to_string(q_logits.size()) + " logits");
   }
   const double lse_p = LogSumExp(p_logits);

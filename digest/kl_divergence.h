@@ -21,8 +21,7 @@ namespace orch::digest {
 // Rows must have equal, non-zero size and both be distributions (no NaN, no
 // +inf, at least one finite logit); otherwise InvalidArgument. Returns +inf
 // when some token has p > 0 and q = 0 (a -inf logit in Q only).
-Result<double> ExactKlDivergence(std::span<const float> p_logits,
-                                 std::span<const float> q_logits);
+Result<double> ExactKlDivergence(std::span<const float> p_logits, std::span<const float> q_logits);
 
 // The raw logit a digest knows for `id`: from its top-k list or its target
 // token.

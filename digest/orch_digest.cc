@@ -20,15 +20,12 @@ static_assert(offsetof(orch_token_logit, logit) == offsetof(TokenLogit, logit));
 static_assert(sizeof(orch_row_digest) == 56);
 static_assert(ORCH_DIGEST_ROW_HAS_NAN == orch::digest::kRowHasNan);
 static_assert(ORCH_DIGEST_ROW_HAS_POS_INF == orch::digest::kRowHasPosInf);
-static_assert(ORCH_DIGEST_ROW_NO_FINITE_LOGIT ==
-              orch::digest::kRowNoFiniteLogit);
+static_assert(ORCH_DIGEST_ROW_NO_FINITE_LOGIT == orch::digest::kRowNoFiniteLogit);
 static_assert(ORCH_DIGEST_NO_TARGET == orch::digest::kNoTarget);
 static_assert(ORCH_DIGEST_MAX_TOP_K == orch::digest::kMaxTopK);
 static_assert(ORCH_DIGEST_DEFAULT_TOP_K == orch::digest::kDefaultTopK);
-static_assert(ORCH_DIGEST_VERSION_1 ==
-              static_cast<unsigned>(orch::digest::DigestVersion::kV1));
-static_assert(ORCH_DIGEST_VERSION_2 ==
-              static_cast<unsigned>(orch::digest::DigestVersion::kV2));
+static_assert(ORCH_DIGEST_VERSION_1 == static_cast<unsigned>(orch::digest::DigestVersion::kV1));
+static_assert(ORCH_DIGEST_VERSION_2 == static_cast<unsigned>(orch::digest::DigestVersion::kV2));
 static_assert(ORCH_DIGEST_VERSION_CURRENT ==
               static_cast<unsigned>(orch::digest::kCurrentDigestVersion));
 
@@ -58,29 +55,24 @@ orch_row_digest ToC(const orch::digest::RowSummary& s) {
   return out;
 }
 
-orch_digest_status DigestRow(uint32_t digest_version, const float* row,
-                             uint64_t vocab_size, uint32_t top_k,
-                             int32_t target_id, orch_token_logit* top,
+orch_digest_status DigestRow(uint32_t digest_version, const float* row, uint64_t vocab_size,
+                             uint32_t top_k, int32_t target_id, orch_token_logit* top,
                              uint32_t top_capacity, orch_row_digest* out) {
-  if (row == nullptr || top == nullptr || out == nullptr)
-    return ORCH_DIGEST_NULL_POINTER;
-  if (digest_version != ORCH_DIGEST_VERSION_1 &&
-      digest_version != ORCH_DIGEST_VERSION_2) {
+  if (row == nullptr || top == nullptr || out == nullptr) return ORCH_DIGEST_NULL_POINTER;
+  if (digest_version != ORCH_DIGEST_VERSION_1 && digest_version != ORCH_DIGEST_VERSION_2) {
     return ORCH_DIGEST_INVALID_ARGUMENT;
   }
   const orch::digest::DigestOptions options{
-      top_k, target_id,
-      static_cast<orch::digest::DigestVersion>(digest_version)};
-  const orch::Status valid =
-      orch::digest::ValidateDigestRequest(vocab_size, options);
+      top_k, target_id, static_cast<orch::digest::DigestVersion>(digest_version)};
+  const orch::Status valid = orch::digest::ValidateDigestRequest(vocab_size, options);
   if (!valid.ok()) return ToCode(valid);
   if (top_capacity < orch::digest::TopCapacityNeeded(vocab_size, options)) {
     return ORCH_DIGEST_BUFFER_TOO_SMALL;
   }
   std::array<TokenLogit, orch::digest::kMaxTopK> best;  // 8 KiB, on the stack
   orch::digest::RowSummary summary;
-  const orch::Status status = orch::digest::DigestRowInto(
-      std::span<const float>(row, vocab_size), options, best, &summary);
+  const orch::Status status =
+      orch::digest::DigestRowInto(std::span<const float>(row, vocab_size), options, best, &summary);
   if (!status.ok()) return ToCode(status);
   for (std::uint32_t i = 0; i < summary.top_count; ++i) {
     top[i] = orch_token_logit{best[i].id, best[i].logit};
@@ -111,44 +103,36 @@ const char* orch_digest_status_name(orch_digest_status status) {
   return "UNKNOWN";
 }
 
-orch_digest_status orch_digest_row(const float* row, uint64_t vocab_size,
-                                   uint32_t top_k, int32_t target_id,
-                                   orch_token_logit* top, uint32_t top_capacity,
+orch_digest_status orch_digest_row(const float* row, uint64_t vocab_size, uint32_t top_k,
+                                   int32_t target_id, orch_token_logit* top, uint32_t top_capacity,
                                    orch_row_digest* out) {
   try {
-    return DigestRow(ORCH_DIGEST_VERSION_1, row, vocab_size, top_k, target_id,
-                     top, top_capacity, out);
+    return DigestRow(ORCH_DIGEST_VERSION_1, row, vocab_size, top_k, target_id, top, top_capacity,
+                     out);
   } catch (...) {  // no exception may cross the C boundary
     return ORCH_DIGEST_INTERNAL;
   }
 }
 
-orch_digest_status orch_digest_row_versioned(uint32_t digest_version,
-                                             const float* row,
-                                             uint64_t vocab_size,
-                                             uint32_t top_k, int32_t target_id,
-                                             orch_token_logit* top,
-                                             uint32_t top_capacity,
+orch_digest_status orch_digest_row_versioned(uint32_t digest_version, const float* row,
+                                             uint64_t vocab_size, uint32_t top_k, int32_t target_id,
+                                             orch_token_logit* top, uint32_t top_capacity,
                                              orch_row_digest* out) {
   try {
-    return DigestRow(digest_version, row, vocab_size, top_k, target_id, top,
-                     top_capacity, out);
+    return DigestRow(digest_version, row, vocab_size, top_k, target_id, top, top_capacity, out);
   } catch (...) {  // no exception may cross the C boundary
     return ORCH_DIGEST_INTERNAL;
   }
 }
 
-orch_digest_status orch_digest_kl_divergence_exact(const float* p_logits,
-                                                   const float* q_logits,
-                                                   uint64_t vocab_size,
-                                                   double* out) {
+orch_digest_status orch_digest_kl_divergence_exact(const float* p_logits, const float* q_logits,
+                                                   uint64_t vocab_size, double* out) {
   if (p_logits == nullptr || q_logits == nullptr || out == nullptr) {
     return ORCH_DIGEST_NULL_POINTER;
   }
   try {
     const orch::Result<double> kld = orch::digest::ExactKlDivergence(
-        std::span<const float>(p_logits, vocab_size),
-        std::span<const float>(q_logits, vocab_size));
+        std::span<const float>(p_logits, vocab_size), std::span<const float>(q_logits, vocab_size));
     if (!kld.ok()) return ToCode(kld.status());
     *out = *kld;
     return ORCH_DIGEST_OK;

@@ -26,10 +26,10 @@ extern "C" {
 
 /* Status codes (int32_t). */
 #define ORCH_DIGEST_OK 0
-#define ORCH_DIGEST_INVALID_ARGUMENT 1 /* empty row, k or target out of range \
-                                        */
-#define ORCH_DIGEST_BUFFER_TOO_SMALL 2 /* top buffer below min(top_k, vocab) \
-                                        */
+/* Empty row, k or target out of range. */
+#define ORCH_DIGEST_INVALID_ARGUMENT 1
+/* The top buffer is below min(top_k, vocab). */
+#define ORCH_DIGEST_BUFFER_TOO_SMALL 2
 #define ORCH_DIGEST_NULL_POINTER 3
 #define ORCH_DIGEST_INTERNAL 4 /* a bug: please report */
 
@@ -86,28 +86,22 @@ const char* orch_digest_status_name(orch_digest_status status);
  * Needs top_capacity >= min(top_k, vocab_size). Drivers pass
  * ORCH_DIGEST_VERSION_CURRENT and write the same number as their records'
  * version. */
-orch_digest_status orch_digest_row_versioned(uint32_t digest_version,
-                                             const float* row,
-                                             uint64_t vocab_size,
-                                             uint32_t top_k, int32_t target_id,
-                                             orch_token_logit* top,
-                                             uint32_t top_capacity,
+orch_digest_status orch_digest_row_versioned(uint32_t digest_version, const float* row,
+                                             uint64_t vocab_size, uint32_t top_k, int32_t target_id,
+                                             orch_token_logit* top, uint32_t top_capacity,
                                              orch_row_digest* out);
 
 /* orch_digest_row_versioned with ORCH_DIGEST_VERSION_1, as in every library
  * before digest v2: callers that write version-1 records keep getting the
  * digests those records promise. */
-orch_digest_status orch_digest_row(const float* row, uint64_t vocab_size,
-                                   uint32_t top_k, int32_t target_id,
-                                   orch_token_logit* top, uint32_t top_capacity,
+orch_digest_status orch_digest_row(const float* row, uint64_t vocab_size, uint32_t top_k,
+                                   int32_t target_id, orch_token_logit* top, uint32_t top_capacity,
                                    orch_row_digest* out);
 
 /* Exact KL(P || Q) in nats of two full rows of `vocab_size` logits, into
  * `*out`. INVALID_ARGUMENT when either row is not a distribution. */
-orch_digest_status orch_digest_kl_divergence_exact(const float* p_logits,
-                                                   const float* q_logits,
-                                                   uint64_t vocab_size,
-                                                   double* out);
+orch_digest_status orch_digest_kl_divergence_exact(const float* p_logits, const float* q_logits,
+                                                   uint64_t vocab_size, double* out);
 
 #ifdef __cplusplus
 } /* extern "C" */

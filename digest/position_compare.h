@@ -23,9 +23,8 @@ enum class KldMethod : std::uint8_t {
 struct PositionComparison {
   std::uint64_t position = 0;
   bool identical = false;  // equal vocabulary and equal raw-row hash
-  bool same_top1 =
-      false;            // equal argmax (NaN logits ignored, lower id on ties)
-  bool scored = false;  // both rows are distributions: KLD, Δp, NLL are defined
+  bool same_top1 = false;  // equal argmax (NaN logits ignored, lower id on ties)
+  bool scored = false;     // both rows are distributions: KLD, Δp, NLL are defined
   KldMethod kld_method = KldMethod::kNone;
   double kld = std::numeric_limits<double>::quiet_NaN();  // KL(P || Q), nats
   // p_Q(target) - p_P(target); NaN unless both sides carry the target logit.
@@ -50,10 +49,8 @@ struct PositionComparison {
 // sizes, different target tokens (the runs did not teacher-force the same
 // workload), a full row of the wrong size. DataLoss when a full row's hash
 // differs from its digest's.
-Result<PositionComparison> ComparePosition(std::uint64_t position,
-                                           const RowDigest& p,
-                                           const RowDigest& q,
-                                           std::span<const float> p_row,
+Result<PositionComparison> ComparePosition(std::uint64_t position, const RowDigest& p,
+                                           const RowDigest& q, std::span<const float> p_row,
                                            std::span<const float> q_row);
 
 }  // namespace orch::digest

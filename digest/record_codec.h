@@ -32,7 +32,7 @@ struct PositionRecord {
   std::int32_t input_token = -1;   // token fed at this position; -1 when not applicable
   std::int32_t output_token = -1;  // token generated at this step; -1 under teacher forcing
   RowDigest digest;
-  std::vector<float> full_row;     // the whole logit row when the capture policy asks
+  std::vector<float> full_row;  // the whole logit row when the capture policy asks
   friend bool operator==(const PositionRecord&, const PositionRecord&) = default;
 };
 

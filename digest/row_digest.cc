@@ -34,63 +34,52 @@ RowHash HashRow(std::span<const float> row) {
 
 std::string RowHashHex(const RowHash& hash) {
   char text[33];
-  std::snprintf(text, sizeof(text), "%016llx%016llx",
-                static_cast<unsigned long long>(hash.high),
+  std::snprintf(text, sizeof(text), "%016llx%016llx", static_cast<unsigned long long>(hash.high),
                 static_cast<unsigned long long>(hash.low));
   return text;
 }
 
-Status ValidateDigestRequest(std::size_t vocab_size,
-                             const DigestOptions& options) {
+Status ValidateDigestRequest(std::size_t vocab_size, const DigestOptions& options) {
   if (vocab_size == 0) return InvalidArgument("digest: empty logit row");
-  if (vocab_size >
-      static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
+  if (vocab_size > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
     return InvalidArgument("digest: row of " + std::to_string(vocab_size) +
                            " logits exceeds the int32 token id range");
   }
   if (options.top_k == 0 || options.top_k > kMaxTopK) {
-    return InvalidArgument("digest: top_k " + std::to_string(options.top_k) +
-                           " outside 1.." + std::to_string(kMaxTopK));
+    return InvalidArgument("digest: top_k " + std::to_string(options.top_k) + " outside 1.." +
+                           std::to_string(kMaxTopK));
   }
   const bool target_ok =
       options.target_id == kNoTarget ||
-      (options.target_id >= 0 &&
-       static_cast<std::size_t>(options.target_id) < vocab_size);
+      (options.target_id >= 0 && static_cast<std::size_t>(options.target_id) < vocab_size);
   if (!target_ok) {
-    return InvalidArgument(
-        "digest: target token " + std::to_string(options.target_id) +
-        " outside a vocabulary of " + std::to_string(vocab_size));
+    return InvalidArgument("digest: target token " + std::to_string(options.target_id) +
+                           " outside a vocabulary of " + std::to_string(vocab_size));
   }
-  if (options.version != DigestVersion::kV1 &&
-      options.version != DigestVersion::kV2) {
-    return InvalidArgument(
-        "digest: unknown digest version " +
-        std::to_string(static_cast<unsigned>(options.version)));
+  if (options.version != DigestVersion::kV1 && options.version != DigestVersion::kV2) {
+    return InvalidArgument("digest: unknown digest version " +
+                           std::to_string(static_cast<unsigned>(options.version)));
   }
   return Status::Ok();
 }
 
-std::size_t TopCapacityNeeded(std::size_t vocab_size,
-                              const DigestOptions& options) {
+std::size_t TopCapacityNeeded(std::size_t vocab_size, const DigestOptions& options) {
   return std::min<std::size_t>(options.top_k, vocab_size);
 }
 
 namespace internal {
 namespace {
 
-Status DigestRowIntoWith(VectorIsa isa, std::span<const float> row,
-                         const DigestOptions& options,
+Status DigestRowIntoWith(VectorIsa isa, std::span<const float> row, const DigestOptions& options,
                          std::span<TokenLogit> top, RowSummary* summary) {
   ORCH_RETURN_IF_ERROR(ValidateDigestRequest(row.size(), options));
   const std::size_t k = TopCapacityNeeded(row.size(), options);
   if (top.size() < k) {
-    return InvalidArgument("digest: top buffer holds " +
-                           std::to_string(top.size()) + " entries, needs " +
-                           std::to_string(k));
+    return InvalidArgument("digest: top buffer holds " + std::to_string(top.size()) +
+                           " entries, needs " + std::to_string(k));
   }
-  const RowPass pass = options.version == DigestVersion::kV1
-                            ? RunRowPass(isa, row, top.first(k))
-                            : RunRowPassV2(isa, row, top.first(k));
+  const RowPass pass = options.version == DigestVersion::kV1 ? RunRowPass(isa, row, top.first(k))
+                                                             : RunRowPassV2(isa, row, top.first(k));
   const auto kept = top.first(pass.top_count);
   RowSummary s;
   s.version = options.version;
@@ -102,21 +91,19 @@ Status DigestRowIntoWith(VectorIsa isa, std::span<const float> row,
   s.entropy = s.flags == 0 ? pass.entropy : kNan;
   s.hash = pass.hash;
   s.target_id = options.target_id;
-  s.target_logit =
-      options.target_id == kNoTarget ? 0.0f : row[options.target_id];
+  s.target_logit = options.target_id == kNoTarget ? 0.0f : row[options.target_id];
   *summary = s;
   return Status::Ok();
 }
 
 }  // namespace
 
-Status ComputeRowDigestWith(VectorIsa isa, std::span<const float> row,
-                            const DigestOptions& options, RowDigest* out) {
+Status ComputeRowDigestWith(VectorIsa isa, std::span<const float> row, const DigestOptions& options,
+                            RowDigest* out) {
   ORCH_RETURN_IF_ERROR(ValidateDigestRequest(row.size(), options));
   out->top.resize(TopCapacityNeeded(row.size(), options));
   RowSummary summary;
-  ORCH_RETURN_IF_ERROR(
-      DigestRowIntoWith(isa, row, options, out->top, &summary));
+  ORCH_RETURN_IF_ERROR(DigestRowIntoWith(isa, row, options, out->top, &summary));
   out->top.resize(summary.top_count);
   out->version = summary.version;
   out->vocab_size = summary.vocab_size;
@@ -134,14 +121,11 @@ Status ComputeRowDigestWith(VectorIsa isa, std::span<const float> row,
 
 Status DigestRowInto(std::span<const float> row, const DigestOptions& options,
                      std::span<TokenLogit> top, RowSummary* summary) {
-  return internal::DigestRowIntoWith(internal::BestVectorIsa(), row, options,
-                                     top, summary);
+  return internal::DigestRowIntoWith(internal::BestVectorIsa(), row, options, top, summary);
 }
 
-Status ComputeRowDigest(std::span<const float> row,
-                        const DigestOptions& options, RowDigest* out) {
-  return internal::ComputeRowDigestWith(internal::BestVectorIsa(), row, options,
-                                        out);
+Status ComputeRowDigest(std::span<const float> row, const DigestOptions& options, RowDigest* out) {
+  return internal::ComputeRowDigestWith(internal::BestVectorIsa(), row, options, out);
 }
 
 }  // namespace orch::digest

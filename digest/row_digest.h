@@ -68,10 +68,9 @@ std::string RowHashHex(const RowHash& hash);
 
 // Why a row is not a probability distribution. Flags combine with bitwise or.
 enum RowFlag : std::uint32_t {
-  kRowHasNan = 1u << 0,     // at least one NaN logit
-  kRowHasPosInf = 1u << 1,  // at least one +inf logit (softmax undefined)
-  kRowNoFiniteLogit =
-      1u << 2,  // every non-NaN logit is -inf (or there is none)
+  kRowHasNan = 1u << 0,         // at least one NaN logit
+  kRowHasPosInf = 1u << 1,      // at least one +inf logit (softmax undefined)
+  kRowNoFiniteLogit = 1u << 2,  // every non-NaN logit is -inf (or there is none)
 };
 
 // Summary of one row. Every field is a deterministic function of the row bits
@@ -103,9 +102,8 @@ struct RowDigest {
 
 // The capture policy's per-row parameters.
 struct DigestOptions {
-  std::uint32_t top_k =
-      kDefaultTopK;  // 1 ... kMaxTopK; clamped to the vocabulary
-  std::int32_t target_id = kNoTarget;  // kNoTarget or an id in [0, vocab)
+  std::uint32_t top_k = kDefaultTopK;             // 1 ... kMaxTopK; clamped to the vocabulary
+  std::int32_t target_id = kNoTarget;             // kNoTarget or an id in [0, vocab)
   DigestVersion version = kCurrentDigestVersion;  // kV1 or kV2
 };
 
@@ -126,13 +124,11 @@ struct RowSummary {
 // Checks the request without reading the row: non-empty row of at most
 // INT32_MAX entries, 1 <= top_k <= kMaxTopK, target in range, a known
 // version. Returns InvalidArgument otherwise.
-Status ValidateDigestRequest(std::size_t vocab_size,
-                             const DigestOptions& options);
+Status ValidateDigestRequest(std::size_t vocab_size, const DigestOptions& options);
 
 // Number of top entries a row of `vocab_size` yields at most: min(top_k,
 // vocab_size).
-std::size_t TopCapacityNeeded(std::size_t vocab_size,
-                              const DigestOptions& options);
+std::size_t TopCapacityNeeded(std::size_t vocab_size, const DigestOptions& options);
 
 // Digests `row` into `summary` and the first summary->top_count entries of
 // `top`. `top` must hold TopCapacityNeeded() entries. Never allocates. Rows
@@ -145,7 +141,6 @@ Status DigestRowInto(std::span<const float> row, const DigestOptions& options,
 // As DigestRowInto, into a reusable RowDigest: `out->top` is resized in place,
 // so a digest reused across rows allocates only when k grows. On error `out` is
 // unchanged.
-Status ComputeRowDigest(std::span<const float> row,
-                        const DigestOptions& options, RowDigest* out);
+Status ComputeRowDigest(std::span<const float> row, const DigestOptions& options, RowDigest* out);
 
 }  // namespace orch::digest

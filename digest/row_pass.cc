@@ -38,8 +38,7 @@ using Double4 = double __attribute__((vector_size(32)));
 class SoftmaxAccumulator {
  public:
   template <typename L>
-  [[gnu::always_inline]] void AddBlock(std::span<const float> block,
-                                       float block_max) {
+  [[gnu::always_inline]] void AddBlock(std::span<const float> block, float block_max) {
     if (!(block_max > kNegInf) || std::isinf(block_max)) return;
     if (block_max > max_) Rescale(block_max);
     AccumulateLanes<L>(block);
@@ -49,9 +48,7 @@ class SoftmaxAccumulator {
 
   // H = -sum p_i log p_i = log(sum) - weighted / sum, clamped at 0 against
   // rounding.
-  double Entropy() const {
-    return std::max(0.0, std::log(sum_) - weighted_ / sum_);
-  }
+  double Entropy() const { return std::max(0.0, std::log(sum_) - weighted_ / sum_); }
 
  private:
   void Rescale(float new_max) {
@@ -97,8 +94,7 @@ class SoftmaxAccumulator {
     const Float t = Load<Float>(x) - max_;
     const Float e = ExpNonPositiveLanes<Float, Uint>(t);
     const Uint kept = reinterpret_cast<Uint>(t >= kExpCutoff);
-    const Float w =
-        e * reinterpret_cast<Float>(reinterpret_cast<Uint>(t) & kept);
+    const Float w = e * reinterpret_cast<Float>(reinterpret_cast<Uint>(t) & kept);
     AddPieces(__builtin_convertvector(e, typename L::Double), sum4,
               std::make_index_sequence<L::kCount / 4>());
     AddPieces(__builtin_convertvector(w, typename L::Double), weighted4,
@@ -107,10 +103,9 @@ class SoftmaxAccumulator {
 
   // *acc += lanes 0-3 of v, then lanes 4-7, and so on.
   template <typename D, std::size_t... kPiece>
-  [[gnu::always_inline]] static void AddPieces(D v, Double4* acc,
-                                               std::index_sequence<kPiece...>) {
-    ((*acc += __builtin_shufflevector(v, v, 4 * kPiece, 4 * kPiece + 1,
-                                      4 * kPiece + 2, 4 * kPiece + 3)),
+  [[gnu::always_inline]] static void AddPieces(D v, Double4* acc, std::index_sequence<kPiece...>) {
+    ((*acc +=
+      __builtin_shufflevector(v, v, 4 * kPiece, 4 * kPiece + 1, 4 * kPiece + 2, 4 * kPiece + 3)),
      ...);
   }
 
@@ -128,8 +123,7 @@ template <typename L>
   SoftmaxAccumulator softmax;
   RowPass pass;
   for (std::size_t begin = 0; begin < row.size(); begin += kBlockSize) {
-    const auto block =
-        row.subspan(begin, std::min(kBlockSize, row.size() - begin));
+    const auto block = row.subspan(begin, std::min(kBlockSize, row.size() - begin));
     XXH3_128bits_update(&hash_state, block.data(), block.size_bytes());
     const BlockScan scan = ScanBlock<L>(block);
     pass.has_nan |= scan.has_nan;
@@ -151,8 +145,7 @@ RowPass RunBaselinePass(std::span<const float> row, std::span<TokenLogit> top) {
 #if ORCH_DIGEST_X86_VARIANTS
 // Same source, compiled for wider registers. Neither target enables FMA, and
 // the library is built with -ffp-contract=off besides.
-[[gnu::target("avx2")]] RowPass RunAvx2Pass(std::span<const float> row,
-                                            std::span<TokenLogit> top) {
+[[gnu::target("avx2")]] RowPass RunAvx2Pass(std::span<const float> row, std::span<TokenLogit> top) {
   return RunPass<Lanes<8>>(row, top);
 }
 
@@ -189,8 +182,7 @@ VectorIsa BestVectorIsa() {
   return VectorIsa::kBaseline;
 }
 
-RowPass RunRowPass(VectorIsa isa, std::span<const float> row,
-                   std::span<TokenLogit> top) {
+RowPass RunRowPass(VectorIsa isa, std::span<const float> row, std::span<TokenLogit> top) {
 #if ORCH_DIGEST_X86_VARIANTS
   if (isa == VectorIsa::kAvx512) return RunAvx512Pass(row, top);
   if (isa == VectorIsa::kAvx2) return RunAvx2Pass(row, top);

@@ -39,17 +39,15 @@ struct RowPass {
 
 // Runs the pass with `isa`, which must be available. `top` holds exactly
 // min(k, row.size()) entries; `row` is non-empty.
-RowPass RunRowPass(VectorIsa isa, std::span<const float> row,
-                   std::span<TokenLogit> top);
+RowPass RunRowPass(VectorIsa isa, std::span<const float> row, std::span<TokenLogit> top);
 
 // Digest v2's pass (row_pass_v2.cc), with the same contract as RunRowPass:
 // equal hash, NaN flag and top-k; logsumexp and entropy by v2's definition.
-RowPass RunRowPassV2(VectorIsa isa, std::span<const float> row,
-                     std::span<TokenLogit> top);
+RowPass RunRowPassV2(VectorIsa isa, std::span<const float> row, std::span<TokenLogit> top);
 
 // ComputeRowDigest (row_digest.h) with a chosen, available variant; the
 // version comes from `options`.
-Status ComputeRowDigestWith(VectorIsa isa, std::span<const float> row,
-                            const DigestOptions& options, RowDigest* out);
+Status ComputeRowDigestWith(VectorIsa isa, std::span<const float> row, const DigestOptions& options,
+                            RowDigest* out);
 
 }  // namespace orch::digest::internal

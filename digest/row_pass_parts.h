@@ -95,8 +95,7 @@ struct BlockScan {
 // exponential, and a maximum of +-0 ranks and rescales alike), so the lane
 // count of the scan does not show in the digest.
 template <typename L>
-[[gnu::always_inline]] inline BlockScan ScanBlock(
-    std::span<const float> block) {
+[[gnu::always_inline]] inline BlockScan ScanBlock(std::span<const float> block) {
   using Float = typename L::Float;
   Float max = Float{} + kNegInfinity;
   typename L::Int nan = {};
@@ -131,8 +130,7 @@ class TopK {
   // with no element above a full list's threshold are skipped, which only
   // saves Offer calls that would reject: the threshold never falls.
   template <typename L>
-  [[gnu::always_inline]] void OfferBlock(std::span<const float> block,
-                                         std::int32_t first_id,
+  [[gnu::always_inline]] void OfferBlock(std::span<const float> block, std::int32_t first_id,
                                          float block_max) {
     if (Full() && !(block_max > buffer_.back().logit)) return;
     std::size_t i = 0;

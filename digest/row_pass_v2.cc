@@ -80,8 +80,7 @@ class SoftmaxLanes {
   explicit SoftmaxLanes(std::size_t vocab) : skip_margin_(SkipMargin(vocab)) {}
 
   template <typename L>
-  [[gnu::always_inline]] void AddBlock(std::span<const float> block,
-                                       float block_max) {
+  [[gnu::always_inline]] void AddBlock(std::span<const float> block, float block_max) {
     if (!(block_max > kNegInfinity) || std::isinf(block_max)) return;
     if (block_max > max_) Rescale(block_max);
     if (block_max - max_ < -skip_margin_) return;
@@ -146,9 +145,8 @@ class SoftmaxLanes {
   // Elements x[0..kSumLanes) into lanes 0..kSumLanes; acc[h] holds lanes
   // [h * kCount / 2, (h + 1) * kCount / 2), one register each.
   template <typename L>
-  [[gnu::always_inline]] void AddGroup(
-      const float* x, typename HalfLanes<L::kCount>::Double* sum,
-      typename HalfLanes<L::kCount>::Double* weighted) const {
+  [[gnu::always_inline]] void AddGroup(const float* x, typename HalfLanes<L::kCount>::Double* sum,
+                                       typename HalfLanes<L::kCount>::Double* weighted) const {
 #pragma GCC unroll 4  // keeps the accumulators in registers
     for (std::size_t v = 0; v < kSumLanes / L::kCount; ++v) {
       const auto [e, w] = Terms<L>(Load<typename L::Float>(x + v * L::kCount));
@@ -159,8 +157,8 @@ class SoftmaxLanes {
 
   // acc[0] += low half of x, acc[1] += high half, widened to double.
   template <typename L>
-  [[gnu::always_inline]] static void AddWidened(
-      typename L::Float x, typename HalfLanes<L::kCount>::Double* acc) {
+  [[gnu::always_inline]] static void AddWidened(typename L::Float x,
+                                                typename HalfLanes<L::kCount>::Double* acc) {
     const auto wide = Split<typename HalfLanes<L::kCount>::Double>(
         __builtin_convertvector(x, typename L::Double));
     acc[0] += wide.piece[0];
@@ -195,8 +193,7 @@ template <typename L>
   SoftmaxLanes softmax(row.size());
   RowPass pass;
   for (std::size_t begin = 0; begin < row.size(); begin += kBlockSize) {
-    const auto block =
-        row.subspan(begin, std::min(kBlockSize, row.size() - begin));
+    const auto block = row.subspan(begin, std::min(kBlockSize, row.size() - begin));
     XXH3_128bits_update(&hash_state, block.data(), block.size_bytes());
     const BlockScan scan = ScanBlock<L>(block);
     pass.has_nan |= scan.has_nan;
@@ -211,8 +208,7 @@ template <typename L>
   return pass;
 }
 
-RowPass RunBaselinePassV2(std::span<const float> row,
-                          std::span<TokenLogit> top) {
+RowPass RunBaselinePassV2(std::span<const float> row, std::span<TokenLogit> top) {
   return RunPassV2<Lanes<4>>(row, top);
 }
 
@@ -231,8 +227,7 @@ RowPass RunBaselinePassV2(std::span<const float> row,
 
 }  // namespace
 
-RowPass RunRowPassV2(VectorIsa isa, std::span<const float> row,
-                     std::span<TokenLogit> top) {
+RowPass RunRowPassV2(VectorIsa isa, std::span<const float> row, std::span<TokenLogit> top) {
 #if ORCH_DIGEST_X86_VARIANTS
   if (isa == VectorIsa::kAvx512) return RunAvx512PassV2(row, top);
   if (isa == VectorIsa::kAvx2) return RunAvx2PassV2(row, top);

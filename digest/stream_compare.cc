@@ -48,8 +48,7 @@ double Fraction(std::uint64_t part, std::uint64_t whole) {
   return static_cast<double>(part) / static_cast<double>(whole);
 }
 
-void SummarizeIdentity(std::span<const PositionComparison> positions,
-                       StreamSummary* s) {
+void SummarizeIdentity(std::span<const PositionComparison> positions, StreamSummary* s) {
   std::uint64_t same_top1 = 0;
   std::uint64_t scored_same_top1 = 0;
   for (const PositionComparison& c : positions) {
@@ -84,8 +83,7 @@ KldStats SummarizeKld(std::span<const PositionComparison> positions) {
   return stats;
 }
 
-void SummarizeTarget(std::span<const PositionComparison> positions,
-                     StreamSummary* s) {
+void SummarizeTarget(std::span<const PositionComparison> positions, StreamSummary* s) {
   double sum_dp = 0.0, sum_dp2 = 0.0, sum_nll_p = 0.0, sum_nll_q = 0.0;
   for (const PositionComparison& c : positions) {
     if (!c.scored || std::isnan(c.delta_p)) continue;
@@ -104,8 +102,7 @@ void SummarizeTarget(std::span<const PositionComparison> positions,
   s->ppl_ratio = std::exp((sum_nll_q - sum_nll_p) / n);
 }
 
-void SummarizeTopLogit(std::span<const PositionComparison> positions,
-                       StreamSummary* s) {
+void SummarizeTopLogit(std::span<const PositionComparison> positions, StreamSummary* s) {
   double sum = 0.0, max = 0.0;
   for (const PositionComparison& c : positions) {
     if (std::isnan(c.abs_top1_logit_delta)) continue;
@@ -120,12 +117,10 @@ void SummarizeTopLogit(std::span<const PositionComparison> positions,
 
 }  // namespace
 
-Result<StreamComparison> CompareStreams(const DigestStream& reference,
-                                        const DigestStream& other) {
+Result<StreamComparison> CompareStreams(const DigestStream& reference, const DigestStream& other) {
   ORCH_RETURN_IF_ERROR(ValidateFullRows(reference, "reference"));
   ORCH_RETURN_IF_ERROR(ValidateFullRows(other, "other"));
-  const std::size_t n =
-      std::min(reference.digests.size(), other.digests.size());
+  const std::size_t n = std::min(reference.digests.size(), other.digests.size());
   StreamComparison out;
   out.positions.reserve(n);
   FullRowCursor p_rows(reference.full_rows);
@@ -133,18 +128,15 @@ Result<StreamComparison> CompareStreams(const DigestStream& reference,
   for (std::size_t i = 0; i < n; ++i) {
     ORCH_ASSIGN_OR_RETURN(
         PositionComparison c,
-        ComparePosition(i, reference.digests[i], other.digests[i], p_rows.At(i),
-                        q_rows.At(i)));
+        ComparePosition(i, reference.digests[i], other.digests[i], p_rows.At(i), q_rows.At(i)));
     out.positions.push_back(c);
   }
-  out.summary =
-      Summarize(out.positions, reference.digests.size(), other.digests.size());
+  out.summary = Summarize(out.positions, reference.digests.size(), other.digests.size());
   return out;
 }
 
 StreamSummary Summarize(std::span<const PositionComparison> positions,
-                        std::uint64_t reference_length,
-                        std::uint64_t other_length) {
+                        std::uint64_t reference_length, std::uint64_t other_length) {
   StreamSummary s;
   s.reference_length = reference_length;
   s.other_length = other_length;

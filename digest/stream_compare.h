@@ -53,20 +53,16 @@ struct StreamSummary {
   std::uint64_t common_prefix = 0;   // identical positions before it
   std::uint64_t identical_rows = 0;  // anywhere in the compared range
   std::uint64_t scored = 0;          // both rows are distributions
-  double top1_agreement =
-      std::numeric_limits<double>::quiet_NaN();  // over compared
-  double same_top_p = std::numeric_limits<double>::quiet_NaN();  // over scored
+  double top1_agreement = std::numeric_limits<double>::quiet_NaN();  // over compared
+  double same_top_p = std::numeric_limits<double>::quiet_NaN();      // over scored
   KldStats kld;
-  std::uint64_t target_count =
-      0;  // scored positions with a target on both sides
+  std::uint64_t target_count = 0;  // scored positions with a target on both sides
   double mean_delta_p = std::numeric_limits<double>::quiet_NaN();
   double rms_delta_p = std::numeric_limits<double>::quiet_NaN();
   double ppl_reference = std::numeric_limits<double>::quiet_NaN();
   double ppl_other = std::numeric_limits<double>::quiet_NaN();
-  double ppl_ratio =
-      std::numeric_limits<double>::quiet_NaN();  // PPL(Q) / PPL(P)
-  std::uint64_t top1_logit_count =
-      0;  // positions where |Δlogit| at top-1 is known
+  double ppl_ratio = std::numeric_limits<double>::quiet_NaN();  // PPL(Q) / PPL(P)
+  std::uint64_t top1_logit_count = 0;  // positions where |Δlogit| at top-1 is known
   double mean_abs_top1_logit_delta = std::numeric_limits<double>::quiet_NaN();
   double max_abs_top1_logit_delta = std::numeric_limits<double>::quiet_NaN();
 };
@@ -79,12 +75,10 @@ struct StreamComparison {
 // Compares `reference` (P) with `other` (Q) over their common length. Errors
 // (InvalidArgument, with the position): full rows out of order or beyond the
 // stream, and everything ComparePosition rejects.
-Result<StreamComparison> CompareStreams(const DigestStream& reference,
-                                        const DigestStream& other);
+Result<StreamComparison> CompareStreams(const DigestStream& reference, const DigestStream& other);
 
 // The aggregates of per-position comparisons (in position order).
 StreamSummary Summarize(std::span<const PositionComparison> positions,
-                        std::uint64_t reference_length,
-                        std::uint64_t other_length);
+                        std::uint64_t reference_length, std::uint64_t other_length);
 
 }  // namespace orch::digest

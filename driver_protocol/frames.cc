@@ -8,8 +8,7 @@ constexpr std::size_t kHeaderBytes = 5;
 std::uint32_t ReadLength(std::string_view bytes) {
   std::uint32_t length = 0;
   for (int i = 3; i >= 0; --i) {
-    length = (length << 8) |
-             static_cast<std::uint8_t>(bytes[static_cast<std::size_t>(i)]);
+    length = (length << 8) | static_cast<std::uint8_t>(bytes[static_cast<std::size_t>(i)]);
   }
   return length;
 }
@@ -20,16 +19,14 @@ std::string EncodeDriverFrame(DriverFrameType type, std::string_view payload) {
   std::string frame;
   frame.reserve(kHeaderBytes + payload.size());
   auto length = static_cast<std::uint32_t>(payload.size());
-  for (int i = 0; i < 4; ++i)
-    frame.push_back(static_cast<char>((length >> (8 * i)) & 0xff));
+  for (int i = 0; i < 4; ++i) frame.push_back(static_cast<char>((length >> (8 * i)) & 0xff));
   frame.push_back(static_cast<char>(type));
   frame.append(payload);
   return frame;
 }
 
 Status DriverFrameParser::Fail(std::string message) {
-  error_ =
-      Status(StatusCode::kDataLoss, "driver output: " + std::move(message));
+  error_ = Status(StatusCode::kDataLoss, "driver output: " + std::move(message));
   buffer_.clear();
   return error_;
 }
@@ -40,20 +37,17 @@ Status DriverFrameParser::Accept(DriverFrameType type) {
   if (!saw_hello_ && type != DriverFrameType::kHello) {
     return Fail(index + ": the first frame must be hello");
   }
-  if (saw_hello_ && type == DriverFrameType::kHello)
-    return Fail(index + ": second hello");
+  if (saw_hello_ && type == DriverFrameType::kHello) return Fail(index + ": second hello");
   saw_hello_ = true;
   saw_last_ = type == DriverFrameType::kDone || type == DriverFrameType::kError;
   ++frames_;
   return Status::Ok();
 }
 
-Status DriverFrameParser::Feed(std::string_view bytes,
-                               std::vector<DriverFrame>* out) {
+Status DriverFrameParser::Feed(std::string_view bytes, std::vector<DriverFrame>* out) {
   if (!error_.ok()) return error_;
   if (saw_last_ && !bytes.empty()) {
-    return Fail("frame " + std::to_string(frames_) +
-                ": bytes after done/error");
+    return Fail("frame " + std::to_string(frames_) + ": bytes after done/error");
   }
   buffer_.append(bytes);
   std::size_t offset = 0;
@@ -62,24 +56,21 @@ Status DriverFrameParser::Feed(std::string_view bytes,
     std::uint32_t length = ReadLength(rest);
     auto type = static_cast<std::uint8_t>(rest[4]);
     if (length > kMaxDriverFramePayload) {
-      return Fail("frame " + std::to_string(frames_) + ": payload of " +
-                  std::to_string(length) + " bytes exceeds the limit of " +
-                  std::to_string(kMaxDriverFramePayload));
+      return Fail("frame " + std::to_string(frames_) + ": payload of " + std::to_string(length) +
+                  " bytes exceeds the limit of " + std::to_string(kMaxDriverFramePayload));
     }
     if (type < 1 || type > 4) {
-      return Fail("frame " + std::to_string(frames_) + ": unknown type " +
-                  std::to_string(type));
+      return Fail("frame " + std::to_string(frames_) + ": unknown type " + std::to_string(type));
     }
     if (rest.size() - kHeaderBytes < length) break;
     ORCH_RETURN_IF_ERROR(Accept(static_cast<DriverFrameType>(type)));
-    out->push_back({static_cast<DriverFrameType>(type),
-                    std::string(rest.substr(kHeaderBytes, length))});
+    out->push_back(
+        {static_cast<DriverFrameType>(type), std::string(rest.substr(kHeaderBytes, length))});
     offset += kHeaderBytes + length;
   }
   buffer_.erase(0, offset);
   if (saw_last_ && !buffer_.empty()) {
-    return Fail("frame " + std::to_string(frames_) +
-                ": bytes after done/error");
+    return Fail("frame " + std::to_string(frames_) + ": bytes after done/error");
   }
   return Status::Ok();
 }
@@ -87,16 +78,13 @@ Status DriverFrameParser::Feed(std::string_view bytes,
 Status DriverFrameParser::Finish() const {
   if (!error_.ok()) return error_;
   if (!buffer_.empty()) {
-    return Status(StatusCode::kDataLoss,
-                  "driver output: truncated frame (" +
-                      std::to_string(buffer_.size()) +
-                      " bytes of an incomplete frame at the end)");
+    return Status(StatusCode::kDataLoss, "driver output: truncated frame (" +
+                                             std::to_string(buffer_.size()) +
+                                             " bytes of an incomplete frame at the end)");
   }
-  if (!saw_hello_)
-    return Status(StatusCode::kDataLoss, "driver output: no hello frame");
+  if (!saw_hello_) return Status(StatusCode::kDataLoss, "driver output: no hello frame");
   if (!saw_last_) {
-    return Status(StatusCode::kDataLoss,
-                  "driver output: ended without done or error");
+    return Status(StatusCode::kDataLoss, "driver output: ended without done or error");
   }
   return Status::Ok();
 }

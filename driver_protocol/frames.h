@@ -19,12 +19,7 @@
 
 namespace orch::driver_protocol {
 
-enum class DriverFrameType : std::uint8_t {
-  kHello = 1,
-  kRecord = 2,
-  kDone = 3,
-  kError = 4
-};
+enum class DriverFrameType : std::uint8_t { kHello = 1, kRecord = 2, kDone = 3, kError = 4 };
 
 // Largest payload accepted: a full float row of a 4M-token vocabulary fits.
 inline constexpr std::uint32_t kMaxDriverFramePayload = 16u << 20;

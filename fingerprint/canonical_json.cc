@@ -21,7 +21,7 @@ concept Is = std::same_as<std::remove_const_t<S>, T>;
 // Field lists, shared by the encoder and the decoder so the two cannot drift apart.
 // `S` is the struct, const or not; `f(name, field)` is called once per field.
 template <typename S, typename F>
-  requires Is<S, CpuFacts>
+requires Is<S, CpuFacts>
 void Fields(S& s, F&& f) {
   f("vendor", s.vendor), f("model_name", s.model_name), f("family", s.family);
   f("model", s.model), f("stepping", s.stepping), f("microcode", s.microcode);
@@ -29,25 +29,25 @@ void Fields(S& s, F&& f) {
   f("amx", s.amx), f("sockets", s.sockets), f("cores", s.cores), f("threads", s.threads);
 }
 template <typename S, typename F>
-  requires Is<S, OsFacts>
+requires Is<S, OsFacts>
 void Fields(S& s, F&& f) {
   f("name", s.name), f("id", s.id), f("kernel_release", s.kernel_release);
   f("kernel_version", s.kernel_version), f("glibc", s.glibc);
 }
 template <typename S, typename F>
-  requires Is<S, VirtualizationFacts>
+requires Is<S, VirtualizationFacts>
 void Fields(S& s, F&& f) {
   f("container", s.container), f("hypervisor", s.hypervisor);
   f("sys_vendor", s.sys_vendor), f("product_name", s.product_name);
 }
 template <typename S, typename F>
-  requires Is<S, HostFacts>
+requires Is<S, HostFacts>
 void Fields(S& s, F&& f) {
   f("cpu", s.cpu), f("memory_bytes", s.memory_bytes), f("numa_nodes", s.numa_nodes);
   f("os", s.os), f("virtualization", s.virtualization);
 }
 template <typename S, typename F>
-  requires Is<S, GpuFacts>
+requires Is<S, GpuFacts>
 void Fields(S& s, F&& f) {
   f("vendor", s.vendor), f("name", s.name), f("uuid", s.uuid);
   f("driver_version", s.driver_version), f("compute_capability", s.compute_capability);
@@ -57,27 +57,27 @@ void Fields(S& s, F&& f) {
   f("persistence_mode", s.persistence_mode), f("mig_mode", s.mig_mode);
 }
 template <typename S, typename F>
-  requires Is<S, GpuSection>
+requires Is<S, GpuSection>
 void Fields(S& s, F&& f) {
   f("nvidia_kernel_module", s.nvidia_kernel_module), f("cuda_version", s.cuda_version);
   f("rocm_driver_version", s.rocm_driver_version), f("devices", s.devices);
 }
 template <typename S, typename F>
-  requires Is<S, CheckoutState>
+requires Is<S, CheckoutState>
 void Fields(S& s, F&& f) {
   f("commit", s.commit), f("branch", s.branch), f("detached", s.detached);
   f("describe", s.describe), f("dirty", s.dirty);
 }
 // The engine's name and each checkout's path are object keys, not fields.
 template <typename S, typename F>
-  requires Is<S, EngineFacts>
+requires Is<S, EngineFacts>
 void Fields(S& s, F&& f) {
   f("executable", s.executable), f("executable_sha256", s.executable_sha256);
   f("metadata", s.metadata), f("backend_dir", s.backend_dir);
   f("backend_libraries", s.backend_libraries);
 }
 template <typename S, typename F>
-  requires Is<S, ModelFacts>
+requires Is<S, ModelFacts>
 void Fields(S& s, F&& f) {
   f("path", s.path), f("sha256", s.sha256), f("size_bytes", s.size_bytes);
 }
@@ -285,7 +285,8 @@ Fingerprint DecodeFingerprint(const json& in) {
   }
   const json& models = Section(in, "models");
   for (const auto& item : models.items()) {
-    WithPath("models", [&] { DecodeMember(models, item.key(), fingerprint.models.emplace_back()); });
+    WithPath("models",
+             [&] { DecodeMember(models, item.key(), fingerprint.models.emplace_back()); });
   }
   return fingerprint;
 }

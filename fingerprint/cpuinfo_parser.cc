@@ -106,8 +106,7 @@ void DeriveFromFlags(CpuFacts& cpu) {
 CpuFacts ParseCpuInfo(std::string_view cpuinfo_text) {
   std::vector<Block> blocks = SplitBlocks(cpuinfo_text);
   std::vector<Block> processors;
-  std::copy_if(blocks.begin(), blocks.end(), std::back_inserter(processors),
-               IsProcessorBlock);
+  std::copy_if(blocks.begin(), blocks.end(), std::back_inserter(processors), IsProcessorBlock);
   const Block first = processors.empty() ? Block{} : processors.front();
   CpuFacts cpu;
   cpu.vendor = Text(first, "vendor_id");

@@ -41,8 +41,7 @@ const json* Item(const json* array, std::size_t index) {
 // and reported once at its own path.
 void DiffNodes(const std::string& path, const json* a, const json* b,
                std::vector<FieldDifference>& out) {
-  if (a && b && a->is_object() && b->is_object() && !IsUnknownMarker(*a) &&
-      !IsUnknownMarker(*b)) {
+  if (a && b && a->is_object() && b->is_object() && !IsUnknownMarker(*a) && !IsUnknownMarker(*b)) {
     std::set<std::string> keys;
     for (const auto& item : a->items()) keys.insert(item.key());
     for (const auto& item : b->items()) keys.insert(item.key());
@@ -104,11 +103,16 @@ json ValueOrNull(const std::optional<std::string>& value) {
 
 std::string DiffGroupName(DiffGroup group) {
   switch (group) {
-    case DiffGroup::kHardware: return "hardware";
-    case DiffGroup::kGpuDriver: return "gpu_driver";
-    case DiffGroup::kEngine: return "engine";
-    case DiffGroup::kModel: return "model";
-    case DiffGroup::kOther: return "other";
+    case DiffGroup::kHardware:
+      return "hardware";
+    case DiffGroup::kGpuDriver:
+      return "gpu_driver";
+    case DiffGroup::kEngine:
+      return "engine";
+    case DiffGroup::kModel:
+      return "model";
+    case DiffGroup::kOther:
+      return "other";
   }
   return "other";
 }
@@ -118,10 +122,9 @@ FingerprintDiff Diff(const Fingerprint& a, const Fingerprint& b) {
   json tree_a = json::parse(ToCanonicalJson(a));
   json tree_b = json::parse(ToCanonicalJson(b));
   DiffNodes("", &tree_a, &tree_b, diff.differences);
-  std::stable_sort(diff.differences.begin(), diff.differences.end(),
-                   [](const FieldDifference& x, const FieldDifference& y) {
-                     return x.group < y.group;
-                   });
+  std::stable_sort(
+      diff.differences.begin(), diff.differences.end(),
+      [](const FieldDifference& x, const FieldDifference& y) { return x.group < y.group; });
   return diff;
 }
 
@@ -132,8 +135,8 @@ std::string RenderDiffText(const FingerprintDiff& diff) {
     return out.str();
   }
   out << "A: " << diff.a_id << "\nB: " << diff.b_id << "\n"
-      << diff.differences.size() << (diff.differences.size() == 1 ? " field differs" : " fields differ")
-      << "\n";
+      << diff.differences.size()
+      << (diff.differences.size() == 1 ? " field differs" : " fields differ") << "\n";
   std::optional<DiffGroup> group;
   for (const FieldDifference& d : diff.differences) {
     if (group != d.group) out << "\n" << DiffGroupName(d.group) << "\n";

@@ -24,8 +24,8 @@ Result<std::vector<std::string>> ListFiles(const std::string& directory) {
 }  // namespace
 
 bool IsBackendLibraryName(const std::string& name) {
-  bool shared_object = name.starts_with("lib") && (name.ends_with(".so") ||
-                                                   name.find(".so.") != std::string::npos);
+  bool shared_object =
+      name.starts_with("lib") && (name.ends_with(".so") || name.find(".so.") != std::string::npos);
   return shared_object || name.ends_with(".dylib") || name.ends_with(".dll");
 }
 
@@ -38,10 +38,9 @@ EngineFacts EngineProbe::Probe(const EngineSpec& spec) {
                                 : HashFile(spec.executable);
   facts.metadata = spec.metadata;
   facts.backend_dir = spec.backend_dir;
-  facts.backend_libraries =
-      spec.backend_dir.empty()
-          ? Probed<LibraryHashes>::Unknown("no backend directory configured")
-          : ProbeLibraries(spec.backend_dir);
+  facts.backend_libraries = spec.backend_dir.empty()
+                                ? Probed<LibraryHashes>::Unknown("no backend directory configured")
+                                : ProbeLibraries(spec.backend_dir);
   for (const std::string& checkout : spec.checkouts) {
     Result<CheckoutState> state = resolver_.Resolve(checkout);
     facts.checkouts.push_back(

@@ -15,7 +15,7 @@ namespace orch::fingerprint {
 
 // One configured engine driver.
 struct EngineSpec {
-  std::string name{};      // unique among the engines of one fingerprint
+  std::string name{};        // unique among the engines of one fingerprint
   std::string executable{};  // may be empty (only checkouts or libraries configured)
   std::map<std::string, std::string> metadata{};  // version/build facts, copied as given
   std::string backend_dir{};  // may be empty; shared libraries directly inside are hashed

@@ -24,8 +24,8 @@ FileIdentity IdentityOf(const std::string& path, const struct stat& info) {
   FileIdentity identity;
   identity.path = path;
   identity.size = static_cast<std::uint64_t>(info.st_size);
-  identity.mtime_ns = static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 +
-                      info.st_mtim.tv_nsec;
+  identity.mtime_ns =
+      static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec;
   identity.inode = info.st_ino;
   identity.device = info.st_dev;
   return identity;

@@ -18,19 +18,19 @@ namespace orch::fingerprint {
 inline constexpr int kSchemaVersion = 1;
 
 struct CpuFacts {
-  Probed<std::string> vendor;        // "GenuineIntel", "AuthenticAMD"
-  Probed<std::string> model_name;    // "Intel(R) Xeon(R) Platinum 8480+"
-  Probed<std::int64_t> family;       // cpuinfo "cpu family"
+  Probed<std::string> vendor;      // "GenuineIntel", "AuthenticAMD"
+  Probed<std::string> model_name;  // "Intel(R) Xeon(R) Platinum 8480+"
+  Probed<std::int64_t> family;     // cpuinfo "cpu family"
   Probed<std::int64_t> model;
   Probed<std::int64_t> stepping;
-  Probed<std::string> microcode;     // "0x2b000590"
+  Probed<std::string> microcode;            // "0x2b000590"
   Probed<std::vector<std::string>> flags;   // sorted, unique
-  Probed<std::string> isa_level;     // "x86-64-v1" .. "x86-64-v4"
+  Probed<std::string> isa_level;            // "x86-64-v1" .. "x86-64-v4"
   Probed<std::vector<std::string>> avx512;  // AVX-512 subsets present, sorted
   Probed<std::vector<std::string>> amx;     // AMX features present, sorted
   Probed<std::int64_t> sockets;
-  Probed<std::int64_t> cores;        // physical cores, all sockets
-  Probed<std::int64_t> threads;      // logical processors
+  Probed<std::int64_t> cores;    // physical cores, all sockets
+  Probed<std::int64_t> threads;  // logical processors
 };
 
 struct OsFacts {
@@ -77,14 +77,14 @@ struct GpuSection {
   Probed<std::string> nvidia_kernel_module;  // /proc/driver/nvidia/version, first line
   Probed<std::string> cuda_version;          // highest CUDA the driver supports
   Probed<std::string> rocm_driver_version;
-  std::vector<GpuFacts> devices;             // in tool order; empty when no GPU tool
+  std::vector<GpuFacts> devices;  // in tool order; empty when no GPU tool
 };
 
 // State of a git working tree, as `git rev-parse HEAD`, `git branch --show-current`,
 // `git describe --tags --always` and `git diff-index --quiet HEAD` would report it.
 struct CheckoutState {
-  std::string commit;    // 40 hex digits
-  std::string branch;    // short name; empty when detached
+  std::string commit;  // 40 hex digits
+  std::string branch;  // short name; empty when detached
   bool detached = false;
   std::string describe;  // nearest tag plus distance, or the abbreviated commit
   bool dirty = false;    // tracked files differ from HEAD; untracked files do not count

@@ -15,10 +15,11 @@ using nlohmann::json;
 // hypervisor bit, and speculation mitigations and timer facts that the kernel, the BIOS
 // or the microcode turn on and off on identical processors.
 const std::set<std::string, std::less<>> kNonIsaFlags = {
-    "amd_ibpb", "amd_ssbd",     "amd_stibp",    "arch_capabilities", "flush_l1d",
-    "hypervisor", "ibpb",       "ibrs",         "ibrs_enhanced",     "intel_ppin",
-    "intel_stibp", "md_clear",  "pti",          "retpoline",         "spec_ctrl",
-    "ssbd",     "stibp",        "tsc_known_freq", "virt_ssbd"};
+    "amd_ibpb",      "amd_ssbd",       "amd_stibp",   "arch_capabilities",
+    "flush_l1d",     "hypervisor",     "ibpb",        "ibrs",
+    "ibrs_enhanced", "intel_ppin",     "intel_stibp", "md_clear",
+    "pti",           "retpoline",      "spec_ctrl",   "ssbd",
+    "stibp",         "tsc_known_freq", "virt_ssbd"};
 
 // Paths in the driver's hello that name where the engine is installed on this host.
 const std::set<std::string, std::less<>> kHelloLocalPaths = {"library_dir", "backend_file"};
@@ -160,9 +161,7 @@ std::string RunClassJson(const RunClassFacts& facts) {
   return out.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-std::string RunClassId(const RunClassFacts& facts) {
-  return ClassIdOfJson(RunClassJson(facts));
-}
+std::string RunClassId(const RunClassFacts& facts) { return ClassIdOfJson(RunClassJson(facts)); }
 
 std::string FingerprintClassId(const Fingerprint& fingerprint) {
   return RunClassId(RunClassFacts{.host = &fingerprint});

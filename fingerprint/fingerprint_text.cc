@@ -12,8 +12,8 @@ std::string RenderFingerprintText(const Fingerprint& fingerprint) {
   std::ostringstream out;
   out << "fingerprint " << FingerprintId(fingerprint) << "\n";
   std::vector<FlatField> fields = FlattenFingerprint(fingerprint);
-  for (DiffGroup group : {DiffGroup::kHardware, DiffGroup::kGpuDriver, DiffGroup::kEngine,
-                          DiffGroup::kModel}) {
+  for (DiffGroup group :
+       {DiffGroup::kHardware, DiffGroup::kGpuDriver, DiffGroup::kEngine, DiffGroup::kModel}) {
     out << "\n" << DiffGroupName(group) << "\n";
     bool any = false;
     for (const FlatField& field : fields) {

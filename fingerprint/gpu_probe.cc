@@ -10,8 +10,8 @@ constexpr std::size_t kMaxToolMessage = 200;
 
 // "exit 9: NVIDIA-SMI has failed because ..." from a failed tool run.
 std::string FailureReason(const std::string& tool, const CommandOutput& output) {
-  std::string message(TrimSpace(output.stderr_text.empty() ? output.stdout_text
-                                                           : output.stderr_text));
+  std::string message(
+      TrimSpace(output.stderr_text.empty() ? output.stdout_text : output.stderr_text));
   if (message.size() > kMaxToolMessage) message.resize(kMaxToolMessage);
   return tool + " exited with " + std::to_string(output.exit_code) +
          (message.empty() ? "" : ": " + message);
@@ -49,35 +49,34 @@ GpuSection GpuProbe::Probe() {
 void GpuProbe::ProbeNvidia(GpuSection& section) {
   Result<std::string> module = root_.ReadFile("/proc/driver/nvidia/version");
   if (module.ok()) module = ParseNvidiaKernelModule(*module);
-  section.nvidia_kernel_module =
-      module.ok() ? Probed<std::string>::Known(*module)
-                  : Probed<std::string>::Unknown(module.status().message());
+  section.nvidia_kernel_module = module.ok()
+                                     ? Probed<std::string>::Known(*module)
+                                     : Probed<std::string>::Unknown(module.status().message());
 
-  ToolRun query = RunTool(runner_, {"nvidia-smi", "--query-gpu=" + NvidiaSmiQueryFields(),
-                                    "--format=csv,noheader"});
+  ToolRun query = RunTool(
+      runner_, {"nvidia-smi", "--query-gpu=" + NvidiaSmiQueryFields(), "--format=csv,noheader"});
   if (!query.failure.empty()) {
     section.cuda_version = Probed<std::string>::Unknown(query.failure);
     return;
   }
   Result<std::vector<GpuFacts>> gpus = ParseNvidiaSmiCsv(query.stdout_text);
   if (!gpus.ok()) {
-    section.cuda_version = Probed<std::string>::Unknown(
-        gpus.status().WithContext("nvidia-smi output").message());
+    section.cuda_version =
+        Probed<std::string>::Unknown(gpus.status().WithContext("nvidia-smi output").message());
     return;
   }
   section.devices = std::move(*gpus);
   ToolRun banner = RunTool(runner_, {"nvidia-smi", "-q", "-d", "COMPUTE"});
-  Result<std::string> cuda = banner.failure.empty()
-                                 ? ParseNvidiaCudaVersion(banner.stdout_text)
-                                 : Result<std::string>(Internal(banner.failure));
+  Result<std::string> cuda = banner.failure.empty() ? ParseNvidiaCudaVersion(banner.stdout_text)
+                                                    : Result<std::string>(Internal(banner.failure));
   section.cuda_version = cuda.ok() ? Probed<std::string>::Known(*cuda)
                                    : Probed<std::string>::Unknown(cuda.status().message());
 }
 
 void GpuProbe::ProbeAmd(GpuSection& section) {
-  ToolRun run = RunTool(runner_, {"rocm-smi", "--showproductname", "--showdriverversion",
-                                  "--showuniqueid", "--showvbios", "--showbus",
-                                  "--showmeminfo", "vram", "--json"});
+  ToolRun run =
+      RunTool(runner_, {"rocm-smi", "--showproductname", "--showdriverversion", "--showuniqueid",
+                        "--showvbios", "--showbus", "--showmeminfo", "vram", "--json"});
   if (!run.failure.empty()) {
     section.rocm_driver_version = Probed<std::string>::Unknown(run.failure);
     return;
@@ -85,8 +84,8 @@ void GpuProbe::ProbeAmd(GpuSection& section) {
   std::string driver;
   Result<std::vector<GpuFacts>> gpus = ParseRocmSmiJson(run.stdout_text, &driver);
   if (!gpus.ok()) {
-    section.rocm_driver_version = Probed<std::string>::Unknown(
-        gpus.status().WithContext("rocm-smi output").message());
+    section.rocm_driver_version =
+        Probed<std::string>::Unknown(gpus.status().WithContext("rocm-smi output").message());
     return;
   }
   section.rocm_driver_version =

@@ -10,10 +10,18 @@
 namespace orch::fingerprint {
 namespace {
 
-constexpr const char* kNvidiaFields[] = {
-    "name",          "uuid",           "driver_version",   "compute_cap",
-    "memory.total",  "vbios_version",  "pci.bus_id",       "clocks.max.sm",
-    "power.limit",   "ecc.mode.current", "persistence_mode", "mig.mode.current"};
+constexpr const char* kNvidiaFields[] = {"name",
+                                         "uuid",
+                                         "driver_version",
+                                         "compute_cap",
+                                         "memory.total",
+                                         "vbios_version",
+                                         "pci.bus_id",
+                                         "clocks.max.sm",
+                                         "power.limit",
+                                         "ecc.mode.current",
+                                         "persistence_mode",
+                                         "mig.mode.current"};
 constexpr std::size_t kNvidiaFieldCount = std::size(kNvidiaFields);
 
 Probed<std::string> SmiValue(std::string_view raw) {
@@ -38,16 +46,15 @@ std::vector<std::string_view> SplitCsv(std::string_view line) {
 Result<GpuFacts> ParseNvidiaLine(std::string_view line) {
   std::vector<std::string_view> cells = SplitCsv(line);
   if (cells.size() != kNvidiaFieldCount) {
-    return InvalidArgument("expected " + std::to_string(kNvidiaFieldCount) +
-                           " columns, got " + std::to_string(cells.size()) + ": " +
-                           std::string(line));
+    return InvalidArgument("expected " + std::to_string(kNvidiaFieldCount) + " columns, got " +
+                           std::to_string(cells.size()) + ": " + std::string(line));
   }
   GpuFacts gpu;
   gpu.vendor = "nvidia";
   Probed<std::string>* fields[] = {
-      &gpu.name,          &gpu.uuid,           &gpu.driver_version, &gpu.compute_capability,
-      &gpu.memory_total,  &gpu.vbios_version,  &gpu.pci_bus_id,     &gpu.max_sm_clock,
-      &gpu.power_limit,   &gpu.ecc_mode,       &gpu.persistence_mode, &gpu.mig_mode};
+      &gpu.name,         &gpu.uuid,          &gpu.driver_version,   &gpu.compute_capability,
+      &gpu.memory_total, &gpu.vbios_version, &gpu.pci_bus_id,       &gpu.max_sm_clock,
+      &gpu.power_limit,  &gpu.ecc_mode,      &gpu.persistence_mode, &gpu.mig_mode};
   for (std::size_t i = 0; i < kNvidiaFieldCount; ++i) *fields[i] = SmiValue(cells[i]);
   return gpu;
 }
@@ -66,8 +73,7 @@ Probed<std::string> RocmValue(const nlohmann::json& card, std::string_view key) 
     if (text.empty() || text == "N/A") break;
     return Probed<std::string>::Known(text);
   }
-  return Probed<std::string>::Unknown("rocm-smi does not report \"" + std::string(key) +
-                                      "\"");
+  return Probed<std::string>::Unknown("rocm-smi does not report \"" + std::string(key) + "\"");
 }
 
 GpuFacts ParseRocmCard(const nlohmann::json& card, const Probed<std::string>& driver) {

@@ -28,8 +28,7 @@ Probed<std::string> LineOrUnknown(const RootFs& root, const std::string& path) {
 
 bool IsNumaNodeName(const std::string& name) {
   return name.size() > 4 && name.starts_with("node") &&
-         std::all_of(name.begin() + 4, name.end(),
-                     [](unsigned char c) { return std::isdigit(c); });
+         std::all_of(name.begin() + 4, name.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
 // Candidate libc.so.6 paths: the fixed folders, then multiarch ones ("*-linux-gnu*").
@@ -84,8 +83,7 @@ Probed<std::int64_t> HostProbe::ProbeMemory() const {
 }
 
 Probed<std::int64_t> HostProbe::ProbeNumaNodes() const {
-  Result<std::vector<std::string>> entries =
-      root_.ListDirectory("/sys/devices/system/node");
+  Result<std::vector<std::string>> entries = root_.ListDirectory("/sys/devices/system/node");
   if (!entries.ok()) return FromStatus<std::int64_t>(entries.status());
   auto count = std::count_if(entries->begin(), entries->end(), IsNumaNodeName);
   if (count == 0) {

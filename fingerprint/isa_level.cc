@@ -9,18 +9,17 @@ namespace {
 
 // Flag names as Linux prints them. "pni" is SSE3, "abm" carries LZCNT, "lahf_lm" is
 // LAHF/SAHF in 64-bit mode. OSXSAVE is not printed; "xsave" stands in for it.
-constexpr std::array<std::string_view, 8> kV1 = {
-    "cmov", "cx8", "fpu", "fxsr", "mmx", "syscall", "sse", "sse2"};
-constexpr std::array<std::string_view, 7> kV2 = {
-    "cx16", "lahf_lm", "popcnt", "pni", "sse4_1", "sse4_2", "ssse3"};
-constexpr std::array<std::string_view, 9> kV3 = {
-    "avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave"};
-constexpr std::array<std::string_view, 5> kV4 = {
-    "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"};
+constexpr std::array<std::string_view, 8> kV1 = {"cmov", "cx8",     "fpu", "fxsr",
+                                                 "mmx",  "syscall", "sse", "sse2"};
+constexpr std::array<std::string_view, 7> kV2 = {"cx16",   "lahf_lm", "popcnt", "pni",
+                                                 "sse4_1", "sse4_2",  "ssse3"};
+constexpr std::array<std::string_view, 9> kV3 = {"avx", "avx2", "bmi1",  "bmi2", "f16c",
+                                                 "fma", "abm",  "movbe", "xsave"};
+constexpr std::array<std::string_view, 5> kV4 = {"avx512f", "avx512bw", "avx512cd", "avx512dq",
+                                                 "avx512vl"};
 
 template <std::size_t N>
-bool HasAll(const std::vector<std::string>& flags,
-            const std::array<std::string_view, N>& wanted) {
+bool HasAll(const std::vector<std::string>& flags, const std::array<std::string_view, N>& wanted) {
   return std::all_of(wanted.begin(), wanted.end(), [&flags](std::string_view flag) {
     return std::find(flags.begin(), flags.end(), flag) != flags.end();
   });

@@ -17,8 +17,7 @@ void AppendCapped(std::string& to, std::string_view bytes, std::size_t cap) {
 
 class PosixCommandRunner final : public CommandRunner {
  public:
-  explicit PosixCommandRunner(PosixCommandRunnerOptions options)
-      : options_(std::move(options)) {}
+  explicit PosixCommandRunner(PosixCommandRunnerOptions options) : options_(std::move(options)) {}
 
   Result<CommandOutput> Run(const std::vector<std::string>& argv) override;
 
@@ -63,9 +62,9 @@ Result<CommandOutput> PosixCommandRunner::Run(const std::vector<std::string>& ar
   if (!exit.ok() || !exit->has_value()) {
     ::kill(child->pid, SIGKILL);
     (void)WaitForExit(child->pid);
-    return Status(StatusCode::kUnavailable,
-                  argv[0] + ": timed out after " + std::to_string(options_.timeout.count()) +
-                      " ms and was killed");
+    return Status(StatusCode::kUnavailable, argv[0] + ": timed out after " +
+                                                std::to_string(options_.timeout.count()) +
+                                                " ms and was killed");
   }
   output.exit_code = (*exit)->ShellCode();
   return output;

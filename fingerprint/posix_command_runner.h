@@ -13,8 +13,8 @@
 namespace orch::fingerprint {
 
 struct PosixCommandRunnerOptions {
-  std::string search_path{};             // like $PATH: directories separated by ':'
-  std::vector<std::string> environment{};  // the child's whole environment, "NAME=value"
+  std::string search_path{};                  // like $PATH: directories separated by ':'
+  std::vector<std::string> environment{};     // the child's whole environment, "NAME=value"
   std::chrono::milliseconds timeout{10'000};  // per command; the child is killed after
   std::size_t max_output_bytes = 16 << 20;    // per stream; more is read and dropped
 };

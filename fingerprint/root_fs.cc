@@ -43,8 +43,7 @@ std::string RootFs::RealPath(const std::string& path) const {
   return root_ + (path.starts_with('/') ? "" : "/") + path;
 }
 
-Result<std::string> RootFs::ReadFile(const std::string& path,
-                                     std::size_t max_bytes) const {
+Result<std::string> RootFs::ReadFile(const std::string& path, std::size_t max_bytes) const {
   int fd = ::open(RealPath(path).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus(path, errno);
   FdCloser closer(fd);

@@ -19,8 +19,7 @@ class RootFs final {
 
   // The whole file at `path` (absolute, relative to the root), at most `max_bytes`.
   // Errors: NotFound when absent, IoError otherwise (permission, a directory, ...).
-  Result<std::string> ReadFile(const std::string& path,
-                               std::size_t max_bytes = 1 << 20) const;
+  Result<std::string> ReadFile(const std::string& path, std::size_t max_bytes = 1 << 20) const;
   // ReadFile with trailing whitespace removed.
   Result<std::string> ReadLine(const std::string& path) const;
 

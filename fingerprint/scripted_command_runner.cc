@@ -4,13 +4,11 @@
 
 namespace orch::fingerprint {
 
-void ScriptedCommandRunner::Script(std::vector<std::string> argv,
-                                   Result<CommandOutput> result) {
+void ScriptedCommandRunner::Script(std::vector<std::string> argv, Result<CommandOutput> result) {
   scripts_.insert_or_assign(std::move(argv), std::move(result));
 }
 
-void ScriptedCommandRunner::ScriptOutput(std::vector<std::string> argv,
-                                         std::string stdout_text) {
+void ScriptedCommandRunner::ScriptOutput(std::vector<std::string> argv, std::string stdout_text) {
   CommandOutput output;
   output.stdout_text = std::move(stdout_text);
   Script(std::move(argv), std::move(output));

@@ -97,9 +97,9 @@ std::string DetectContainer(bool has_dockerenv, bool has_containerenv,
                             std::string_view init_cgroup_text) {
   if (has_dockerenv) return "docker";
   if (has_containerenv) return "podman";
-  for (auto [marker, name] : {std::pair{"kubepods", "kubernetes"},
-                              std::pair{"docker", "docker"}, std::pair{"libpod", "podman"},
-                              std::pair{"lxc", "lxc"}, std::pair{"containerd", "containerd"}}) {
+  for (auto [marker, name] : {std::pair{"kubepods", "kubernetes"}, std::pair{"docker", "docker"},
+                              std::pair{"libpod", "podman"}, std::pair{"lxc", "lxc"},
+                              std::pair{"containerd", "containerd"}}) {
     if (init_cgroup_text.find(marker) != std::string_view::npos) return name;
   }
   return "none";

@@ -111,8 +111,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   context.trusted = {keys.carol.identity};
   context.coordinator_key = keys.lab.identity.sign_public;
   context.now_ms = kNow + 1000;
-  Result<bundle::ImportResult> imported =
-      bundle::ImportResultBundle(*store, file, "fuzz", context);
+  Result<bundle::ImportResult> imported = bundle::ImportResultBundle(*store, file, "fuzz", context);
   if (!imported.ok()) {
     FUZZ_EXPECT(store->GetSigner(keys.carol.identity.sign_public).status().code() ==
                 StatusCode::kNotFound);

@@ -65,8 +65,7 @@ protocol::Hello AgentHello() {
 std::string_view ScenarioPlanJson() {
   static const std::string json = [] {
     orch::testing::MapSourceReader reader;
-    planner::PlanOutcome outcome =
-        planner::PlanSpec(kSpec, "spec.toml", reader);
+    planner::PlanOutcome outcome = planner::PlanSpec(kSpec, "spec.toml", reader);
     ORCH_CHECK(outcome.plan.has_value()) << "the scenario's spec does not plan";
     return planner::PlanToJson(*outcome.plan);
   }();
@@ -90,21 +89,17 @@ CoordinatorScenario::CoordinatorScenario() : log_(Original().log_) {
 }
 
 CoordinatorScenario::CoordinatorScenario(SetUp)
-    : log_(std::make_shared<spdlog::logger>(
-          "fuzz", std::make_shared<spdlog::sinks::null_sink_mt>())),
+    : log_(std::make_shared<spdlog::logger>("fuzz",
+                                            std::make_shared<spdlog::sinks::null_sink_mt>())),
       store_(store::MakeMemoryStore(tables_)) {
   log_->set_level(spdlog::level::off);
   service_ = std::make_unique<coordinator::CoordinatorService>(
       Options(), *store_,
-      [this](std::string_view peer, std::string_view frame) {
-        return Sent(peer, frame);
-      },
-      *log_);
+      [this](std::string_view peer, std::string_view frame) { return Sent(peer, frame); }, *log_);
   Status started = service_->Start(now_);
   ORCH_CHECK(started.ok()) << started.ToString();
   Connect(kCli);
-  Frame(kCli,
-        protocol::Encode(protocol::Submit{std::string(ScenarioPlanJson())}));
+  Frame(kCli, protocol::Encode(protocol::Submit{std::string(ScenarioPlanJson())}));
   Connect(kAgent);
   Connect(kStranger);
   Frame(kAgent, protocol::Encode(AgentHello()));
@@ -112,20 +107,15 @@ CoordinatorScenario::CoordinatorScenario(SetUp)
 }
 
 void CoordinatorScenario::Connect(std::string_view peer) {
-  service_->OnEvent(
-      {protocol::TransportEvent::Kind::kConnected, std::string(peer), ""},
-      now_);
+  service_->OnEvent({protocol::TransportEvent::Kind::kConnected, std::string(peer), ""}, now_);
 }
 
 void CoordinatorScenario::Disconnect(std::string_view peer) {
-  service_->OnEvent(
-      {protocol::TransportEvent::Kind::kDisconnected, std::string(peer), ""},
-      now_);
+  service_->OnEvent({protocol::TransportEvent::Kind::kDisconnected, std::string(peer), ""}, now_);
 }
 
 void CoordinatorScenario::Frame(std::string_view peer, std::string frame) {
-  service_->OnEvent({protocol::TransportEvent::Kind::kFrame, std::string(peer),
-                     std::move(frame)},
+  service_->OnEvent({protocol::TransportEvent::Kind::kFrame, std::string(peer), std::move(frame)},
                     now_);
 }
 
@@ -135,17 +125,14 @@ void CoordinatorScenario::Advance(coordinator::Millis by) {
 }
 
 // The coordinator must only ever send frames its peers can decode.
-Status CoordinatorScenario::Sent(std::string_view peer,
-                                 std::string_view frame) {
+Status CoordinatorScenario::Sent(std::string_view peer, std::string_view frame) {
   Result<protocol::Message> message = protocol::Decode(frame);
   if (!message.ok()) {
     std::cerr << "coordinator sent " << peer
-              << " a frame that does not decode: "
-              << message.status().ToString() << "\n";
+              << " a frame that does not decode: " << message.status().ToString() << "\n";
     std::abort();
   }
-  if (auto* assign = std::get_if<protocol::Assign>(&*message);
-      assign && run_id_.empty()) {
+  if (auto* assign = std::get_if<protocol::Assign>(&*message); assign && run_id_.empty()) {
     run_id_ = assign->run_id;
   }
   return Status::Ok();

@@ -26,19 +26,17 @@ namespace {
 
 using namespace orch;
 
-void Write(const fs::path& dir, const std::string& name,
-           const std::string& bytes) {
+void Write(const fs::path& dir, const std::string& name, const std::string& bytes) {
   fs::create_directories(dir);
   std::ofstream(dir / name, std::ios::binary) << bytes;
 }
 
 std::string Chunk(const std::string& run, std::uint64_t seq) {
-  return protocol::Encode(protocol::DigestChunk{
-      run, seq, {{seq * 2, "digest-a"}, {seq * 2 + 1, "digest-b"}}});
+  return protocol::Encode(
+      protocol::DigestChunk{run, seq, {{seq * 2, "digest-a"}, {seq * 2 + 1, "digest-b"}}});
 }
 
-protocol::Hello HelloFrom(std::string_view agent,
-                          std::vector<std::string> running) {
+protocol::Hello HelloFrom(std::string_view agent, std::vector<std::string> running) {
   protocol::Hello hello;
   hello.agent_id = std::string(agent);
   hello.capabilities = {{std::string(fuzz::kEngine)}, "cpu", 0, 1, {}};
@@ -49,23 +47,18 @@ protocol::Hello HelloFrom(std::string_view agent,
 
 protocol::StatusReply AnyStatusReply() {
   protocol::StatusReply reply;
-  reply.experiments.push_back(
-      {.experiment = "exp", .total = 2, .running = 1, .pending = 1});
-  reply.agents.push_back(
-      {.agent_id = std::string(fuzz::kAgent), .host = "host"});
-  reply.jobs.push_back(
-      {.job_id = "job", .experiment = "exp", .state = "pending"});
+  reply.experiments.push_back({.experiment = "exp", .total = 2, .running = 1, .pending = 1});
+  reply.agents.push_back({.agent_id = std::string(fuzz::kAgent), .host = "host"});
+  reply.jobs.push_back({.job_id = "job", .experiment = "exp", .state = "pending"});
   return reply;
 }
 
-std::vector<std::pair<std::string, protocol::Message>> Messages(
-    const std::string& run) {
+std::vector<std::pair<std::string, protocol::Message>> Messages(const std::string& run) {
   using namespace protocol;
   std::string agent(fuzz::kAgent);
   return {
       {"hello", HelloFrom(agent, {run})},
-      {"welcome",
-       Welcome{kProtocolVersion, "coord", std::chrono::milliseconds(1000)}},
+      {"welcome", Welcome{kProtocolVersion, "coord", std::chrono::milliseconds(1000)}},
       {"reject", Reject{kProtocolVersion, "no"}},
       {"heartbeat", Heartbeat{agent, {run}, 0}},
       {"assign", Assign{run,
@@ -77,8 +70,7 @@ std::vector<std::pair<std::string, protocol::Message>> Messages(
                         "{}"}},
       {"run_started", RunStarted{run}},
       {"run_finished", RunFinished{run, RunStatus::kSucceeded, "{}", "", 1}},
-      {"run_failed",
-       RunFinished{run, RunStatus::kFailed, "{}", "driver exited 1", 0}},
+      {"run_failed", RunFinished{run, RunStatus::kFailed, "{}", "driver exited 1", 0}},
       {"ack", Ack{run, 0}},
       {"cancel_run", Cancel{run, ""}},
       {"cancel_experiment", Cancel{"", "exp"}},
@@ -92,11 +84,10 @@ std::vector<std::pair<std::string, protocol::Message>> Messages(
 }
 
 // One record of a frame_stream_fuzzer script (see frame_stream_fuzzer.cc).
-std::string Op(int peer, int event, const std::string& bytes = "",
-               std::uint16_t n = 0) {
+std::string Op(int peer, int event, const std::string& bytes = "", std::uint16_t n = 0) {
   if (event == 0) n = static_cast<std::uint16_t>(bytes.size());
-  std::string out{static_cast<char>(peer | event << 2),
-                  static_cast<char>(n & 0xff), static_cast<char>(n >> 8)};
+  std::string out{static_cast<char>(peer | event << 2), static_cast<char>(n & 0xff),
+                  static_cast<char>(n >> 8)};
   return out + bytes;
 }
 
@@ -113,19 +104,16 @@ void WriteMessageSeeds(const fs::path& root) {
         Op(0, 0, Encode(protocol::RunStarted{run})) + Op(0, 0, Chunk(run, 0)) +
             Op(0, 0, Chunk(run, 1)) +
             Op(0, 0,
-               Encode(protocol::RunFinished{
-                   run, protocol::RunStatus::kSucceeded, "{}", "", 2})));
+               Encode(protocol::RunFinished{run, protocol::RunStatus::kSucceeded, "{}", "", 2})));
   Write(dir, "lease_expires",
         Op(0, 0, Chunk(run, 0)) + Op(0, 3, "", 400) + Op(0, 0, Chunk(run, 1)));
   Write(dir, "bad_frames_then_hello",
         Op(1, 0, "x") + Op(1, 0, "yy") + Op(1, 0, "zzz") +
             Op(1, 0, Encode(HelloFrom(fuzz::kStranger, {}))) + Op(1, 1) +
             Op(1, 0, Encode(HelloFrom(fuzz::kStranger, {}))));
-  Write(
-      dir, "reconnect",
-      Op(0, 2) + Op(0, 1) + Op(0, 0, Encode(HelloFrom(fuzz::kAgent, {run}))) +
-          Op(0, 0,
-             Encode(protocol::Heartbeat{std::string(fuzz::kAgent), {run}, 0})));
+  Write(dir, "reconnect",
+        Op(0, 2) + Op(0, 1) + Op(0, 0, Encode(HelloFrom(fuzz::kAgent, {run}))) +
+            Op(0, 0, Encode(protocol::Heartbeat{std::string(fuzz::kAgent), {run}, 0})));
   Write(dir, "cli_requests",
         Op(2, 0, Encode(protocol::StatusRequest{"", true})) +
             Op(2, 0, Encode(protocol::Cancel{"", "exp"})) +
@@ -176,26 +164,23 @@ void WriteRecordSeeds(const fs::path& root) {
   dir = root / "store_codec_fuzzer";
   Write(dir, "plan", '\0' + store::EncodePlan({"exp", "exp", "{}", "alice"}));
   Write(dir, "job",
-        '\1' + store::EncodeJob({"job", "exp", store::JobState::kFailed, 2,
-                                 "boom", "run-1"}));
-  store::RunRecord run{
-      "run-1", "job", "agent-1", -5,       store::RunState::kSucceeded,
-      1,       "err", "host",    "engine", 3,
-      2,       true,  "{}"};
+        '\1' + store::EncodeJob({"job", "exp", store::JobState::kFailed, 2, "boom", "run-1"}));
+  store::RunRecord run{"run-1", "job", "agent-1", -5,       store::RunState::kSucceeded,
+                       1,       "err", "host",    "engine", 3,
+                       2,       true,  "{}"};
   Write(dir, "run", '\2' + store::EncodeRun(run));
-  Write(dir, "event",
-        '\3' + store::EncodeEvent({0, -7, "job.assigned", "job", "{}"}));
+  Write(dir, "event", '\3' + store::EncodeEvent({0, -7, "job.assigned", "job", "{}"}));
   Write(dir, "bundle",
-        '\4' + store::EncodeBundle({std::string(64, 'a'), "carol", "key", 3, "exp", "n", 5,
-                                    {"r1", "r2"}}));
+        '\4' + store::EncodeBundle(
+                   {std::string(64, 'a'), "carol", "key", 3, "exp", "n", 5, {"r1", "r2"}}));
   Write(dir, "signer", '\5' + store::EncodeSigner({"key", 3, std::string(64, 'a')}));
 
   // bundle_fuzzer: a signed result bundle of one run of j1 (the fuzzer substitutes the
   // plan bundle and its nonce), and the same as a raw file would start.
   std::string digests;
   for (uint64_t position = 0; position < 3; ++position) {
-    digests += std::string(7, '\0') + static_cast<char>(position) + std::string(3, '\0') +
-               '\x02' + "dg";
+    digests +=
+        std::string(7, '\0') + static_cast<char>(position) + std::string(3, '\0') + '\x02' + "dg";
   }
   std::string fields =
       R"({"experiment":"exp","nonce":"@nonce","sequence":1,"runs":[{"run":"r1","job":"j1",)"
@@ -220,8 +205,7 @@ bool WritePlanSeeds(const fs::path& root) {
     text << std::ifstream(entry.path()).rdbuf();
     testing::MapSourceReader reader;
     reader.Add("texts/fox.txt", "The quick brown fox jumps over the lazy dog.");
-    planner::PlanOutcome outcome =
-        planner::PlanSpec(text.str(), "spec.toml", reader);
+    planner::PlanOutcome outcome = planner::PlanSpec(text.str(), "spec.toml", reader);
     if (!outcome.plan) {
       std::cerr << "fuzz_corpus_writer: " << entry.path() << " does not plan\n";
       return false;

@@ -14,8 +14,7 @@
 #include "fuzz/fuzz_check.h"
 #include "protocol/codec.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
-                                      std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace protocol = orch::protocol;
   std::string frame(reinterpret_cast<const char*>(data), size);
   orch::Result<protocol::Message> message = protocol::Decode(frame);

@@ -33,14 +33,12 @@ Outcome Parse(std::string_view stream, std::size_t first_piece) {
     outcome.fed = parser.Feed(part, &outcome.frames);
     piece = piece % 256 + 1;
   }
-  if (!outcome.fed.ok())
-    FUZZ_EXPECT(parser.Feed("", &outcome.frames).code() == outcome.fed.code());
+  if (!outcome.fed.ok()) FUZZ_EXPECT(parser.Feed("", &outcome.frames).code() == outcome.fed.code());
   outcome.finished = parser.Finish();
   return outcome;
 }
 
-bool SameFrames(const std::vector<DriverFrame>& a,
-                const std::vector<DriverFrame>& b) {
+bool SameFrames(const std::vector<DriverFrame>& a, const std::vector<DriverFrame>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
     if (a[i].type != b[i].type || a[i].payload != b[i].payload) return false;
@@ -50,8 +48,7 @@ bool SameFrames(const std::vector<DriverFrame>& a,
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
-                                      std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   std::string_view stream(reinterpret_cast<const char*>(data) + 1, size - 1);
   Outcome cut = Parse(stream, std::size_t{data[0]} % 256 + 1);

@@ -22,8 +22,7 @@ namespace {
 using orch::fuzz::CoordinatorScenario;
 
 std::string_view Peer(std::uint8_t op) {
-  constexpr std::string_view kPeers[] = {orch::fuzz::kAgent,
-                                         orch::fuzz::kStranger,
+  constexpr std::string_view kPeers[] = {orch::fuzz::kAgent, orch::fuzz::kStranger,
                                          orch::fuzz::kCli, orch::fuzz::kAgent};
   return kPeers[op & 3];
 }
@@ -33,8 +32,7 @@ void Step(std::string_view& script, CoordinatorScenario& scenario) {
   std::uint8_t op = static_cast<std::uint8_t>(script[0]);
   std::size_t n = 0;
   if (script.size() >= 3) {
-    n = static_cast<std::uint8_t>(script[1]) |
-        static_cast<std::uint8_t>(script[2]) << 8;
+    n = static_cast<std::uint8_t>(script[1]) | static_cast<std::uint8_t>(script[2]) << 8;
   }
   script.remove_prefix(std::min<std::size_t>(3, script.size()));
   switch ((op >> 2) & 3) {
@@ -58,8 +56,7 @@ void Step(std::string_view& script, CoordinatorScenario& scenario) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
-                                      std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view script(reinterpret_cast<const char*>(data), size);
   CoordinatorScenario scenario;
   while (!script.empty()) Step(script, scenario);

@@ -6,11 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define FUZZ_EXPECT(condition)                                                 \
-  do {                                                                         \
-    if (!(condition)) {                                                        \
-      std::fprintf(stderr, "%s:%d: property broken: %s\n", __FILE__, __LINE__, \
-                   #condition);                                                \
-      std::abort();                                                            \
-    }                                                                          \
+#define FUZZ_EXPECT(condition)                                                              \
+  do {                                                                                      \
+    if (!(condition)) {                                                                     \
+      std::fprintf(stderr, "%s:%d: property broken: %s\n", __FILE__, __LINE__, #condition); \
+      std::abort();                                                                         \
+    }                                                                                       \
   } while (0)

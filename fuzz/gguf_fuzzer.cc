@@ -22,8 +22,7 @@ Wide ExpectedBytes(const GgufTensorInfo& tensor) {
   Wide elements = 1;
   for (std::uint64_t n : tensor.ne) {
     elements *= n;
-    if (elements >> 64 != 0)
-      return ~Wide{0};  // the reader must have refused it
+    if (elements >> 64 != 0) return ~Wide{0};  // the reader must have refused it
   }
   switch (tensor.type) {
     case GgmlType::kF32:
@@ -41,13 +40,11 @@ Wide ExpectedBytes(const GgufTensorInfo& tensor) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
-                                      std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
   orch::Result<orch::model::GgufFile> file = orch::model::ParseGguf(bytes);
   if (!file.ok()) return 0;
-  for (const auto& [key, value] : file->metadata)
-    FUZZ_EXPECT(file->Find(key) != nullptr);
+  for (const auto& [key, value] : file->metadata) FUZZ_EXPECT(file->Find(key) != nullptr);
   for (const GgufTensorInfo& tensor : file->tensors) {
     FUZZ_EXPECT(file->FindTensor(tensor.name) != nullptr);
     FUZZ_EXPECT(ExpectedBytes(tensor) == tensor.bytes);

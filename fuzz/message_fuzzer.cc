@@ -23,8 +23,7 @@ void CheckRoundTrip(const orch::protocol::Message& message) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
-                                      std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string frame(reinterpret_cast<const char*>(data), size);
   orch::Result<orch::protocol::Message> message = orch::protocol::Decode(frame);
   if (!message.ok()) return 0;

@@ -9,15 +9,12 @@
 #include "coordinator/plan_catalog.h"
 #include "fuzz/fuzz_check.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data,
-                                      std::size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view json(reinterpret_cast<const char*>(data), size);
   (void)orch::coordinator::ExperimentNameOf(json);
-  orch::Result<orch::coordinator::ParsedPlan> plan =
-      orch::coordinator::ParsePlanJson(json);
+  orch::Result<orch::coordinator::ParsedPlan> plan = orch::coordinator::ParsePlanJson(json);
   if (!plan.ok()) return 0;
-  FUZZ_EXPECT(orch::coordinator::ToJobRecords(*plan).size() ==
-              plan->jobs.size());
+  FUZZ_EXPECT(orch::coordinator::ToJobRecords(*plan).size() == plan->jobs.size());
   (void)orch::coordinator::ToPlanRecord(*plan, json);
   orch::coordinator::PlanCatalog catalog;
   std::uint32_t index = catalog.Add(*plan);

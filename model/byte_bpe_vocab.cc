@@ -158,8 +158,8 @@ std::string Gpt2ByteToken(std::uint8_t byte) {
 
 ByteBpeVocab BuildByteBpeVocab(std::int64_t vocab_size) {
   ORCH_CHECK(vocab_size >= 260 && vocab_size <= (1 << 20)) << "vocab " << vocab_size;
-  constexpr std::string_view kControl[] = {"<|begin_of_text|>", "<|end_of_text|>",
-                                           "<|pad|>", "<|unk|>"};
+  constexpr std::string_view kControl[] = {"<|begin_of_text|>", "<|end_of_text|>", "<|pad|>",
+                                           "<|unk|>"};
   ByteBpeVocab vocab;
   for (int b = 0; b < 256; ++b) {
     vocab.tokens.push_back(Gpt2ByteToken(static_cast<std::uint8_t>(b)));

@@ -10,9 +10,7 @@ namespace {
 constexpr std::uint64_t kMaxArrayItems = 1ull << 28;
 constexpr std::uint64_t kMaxTensorElements = std::numeric_limits<std::uint64_t>::max() / 4;
 
-Status Malformed(const std::string& what) {
-  return Status(StatusCode::kDataLoss, "gguf: " + what);
-}
+Status Malformed(const std::string& what) { return Status(StatusCode::kDataLoss, "gguf: " + what); }
 
 class Parser {
  public:
@@ -38,13 +36,18 @@ class Parser {
   bool Value(GgufValueType type, GgufValue* out, bool allow_array) {
     out->type = type;
     switch (type) {
-      case GgufValueType::kU8: case GgufValueType::kI8: case GgufValueType::kBool:
+      case GgufValueType::kU8:
+      case GgufValueType::kI8:
+      case GgufValueType::kBool:
         return Integer<std::uint8_t>(type == GgufValueType::kI8, out);
-      case GgufValueType::kU16: case GgufValueType::kI16:
+      case GgufValueType::kU16:
+      case GgufValueType::kI16:
         return Integer<std::uint16_t>(type == GgufValueType::kI16, out);
-      case GgufValueType::kU32: case GgufValueType::kI32:
+      case GgufValueType::kU32:
+      case GgufValueType::kI32:
         return Integer<std::uint32_t>(type == GgufValueType::kI32, out);
-      case GgufValueType::kU64: case GgufValueType::kI64:
+      case GgufValueType::kU64:
+      case GgufValueType::kI64:
         return Integer<std::uint64_t>(false, out);
       case GgufValueType::kF32: {
         float value = 0;

@@ -84,8 +84,7 @@ void GgufWriter::AddF32Array(const std::string& key, const std::vector<float>& v
   for (float value : values) AppendF32(metadata_, value);
 }
 
-void GgufWriter::AddTensor(const std::string& name, std::vector<std::uint64_t> ne,
-                           GgmlType type) {
+void GgufWriter::AddTensor(const std::string& name, std::vector<std::uint64_t> ne, GgmlType type) {
   ORCH_CHECK(!ne.empty() && ne.size() <= 4) << "tensor " << name << ": 1 to 4 dimensions";
   ORCH_CHECK(type == GgmlType::kF32 || type == GgmlType::kF16 || type == GgmlType::kBF16)
       << "tensor " << name << ": GgufWriter writes unquantized tensors only";

@@ -71,8 +71,6 @@ float F16BitsToF32(std::uint16_t bits) {
   return sign != 0 ? -magnitude : magnitude;
 }
 
-float Bf16BitsToF32(std::uint16_t bits) {
-  return FloatOf(static_cast<std::uint32_t>(bits) << 16);
-}
+float Bf16BitsToF32(std::uint16_t bits) { return FloatOf(static_cast<std::uint32_t>(bits) << 16); }
 
 }  // namespace orch::model

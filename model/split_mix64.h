@@ -21,9 +21,7 @@ class SplitMix64 final {
 
   // A signed integer uniform in [-2^23, 2^23) from the top 24 bits of Next(); exact as a
   // float, so `NextSigned24() * scale` rounds once and is the same everywhere.
-  std::int32_t NextSigned24() {
-    return static_cast<std::int32_t>(Next() >> 40) - (1 << 23);
-  }
+  std::int32_t NextSigned24() { return static_cast<std::int32_t>(Next() >> 40) - (1 << 23); }
 
  private:
   std::uint64_t state_;

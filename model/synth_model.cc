@@ -72,8 +72,8 @@ void AddTensors(GgufWriter& w, const SynthRecipe& r) {
   auto embd = static_cast<std::uint64_t>(r.embd);
   auto vocab = static_cast<std::uint64_t>(r.vocab);
   auto ff = static_cast<std::uint64_t>(r.ff);
-  std::uint64_t kv = embd / static_cast<std::uint64_t>(r.heads) *
-                     static_cast<std::uint64_t>(r.kv_heads);
+  std::uint64_t kv =
+      embd / static_cast<std::uint64_t>(r.heads) * static_cast<std::uint64_t>(r.kv_heads);
   GgmlType type = WeightType(r);
   w.AddTensor("token_embd.weight", {embd, vocab}, type);
   for (std::int64_t layer = 0; layer < r.layers; ++layer) {

@@ -14,14 +14,10 @@ struct IntKey {
 };
 
 constexpr IntKey kIntKeys[] = {
-    {"vocab", &SynthRecipe::vocab, 260, 1 << 20},
-    {"embd", &SynthRecipe::embd, 8, 1 << 16},
-    {"layers", &SynthRecipe::layers, 1, 256},
-    {"heads", &SynthRecipe::heads, 1, 1024},
-    {"kv_heads", &SynthRecipe::kv_heads, 1, 1024},
-    {"ff", &SynthRecipe::ff, 1, 1 << 18},
-    {"ctx", &SynthRecipe::ctx, 8, 1 << 20},
-    {"seed", &SynthRecipe::seed, 0, INT64_MAX},
+    {"vocab", &SynthRecipe::vocab, 260, 1 << 20},  {"embd", &SynthRecipe::embd, 8, 1 << 16},
+    {"layers", &SynthRecipe::layers, 1, 256},      {"heads", &SynthRecipe::heads, 1, 1024},
+    {"kv_heads", &SynthRecipe::kv_heads, 1, 1024}, {"ff", &SynthRecipe::ff, 1, 1 << 18},
+    {"ctx", &SynthRecipe::ctx, 8, 1 << 20},        {"seed", &SynthRecipe::seed, 0, INT64_MAX},
 };
 
 std::vector<std::string_view> Split(std::string_view text, char sep) {
@@ -50,8 +46,8 @@ Status SetKey(SynthRecipe& recipe, std::string_view key, std::string_view value)
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (ec != std::errc() || end != value.data() + value.size() || v < k.min || v > k.max) {
       return InvalidArgument("synth key " + std::string(key) + ": expected an integer in [" +
-                             std::to_string(k.min) + ", " + std::to_string(k.max) +
-                             "], got \"" + std::string(value) + "\"");
+                             std::to_string(k.min) + ", " + std::to_string(k.max) + "], got \"" +
+                             std::string(value) + "\"");
     }
     recipe.*k.field = v;
     return Status::Ok();

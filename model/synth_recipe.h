@@ -16,15 +16,15 @@ namespace orch::model {
 
 struct SynthRecipe {
   std::string arch = "llama";
-  std::int64_t vocab = 1024;   // >= 260: 256 byte tokens plus control tokens
-  std::int64_t embd = 128;     // model width; divisible by heads
+  std::int64_t vocab = 1024;  // >= 260: 256 byte tokens plus control tokens
+  std::int64_t embd = 128;    // model width; divisible by heads
   std::int64_t layers = 4;
-  std::int64_t heads = 4;      // embd / heads is the head dimension (even)
-  std::int64_t kv_heads = 2;   // divides heads (grouped-query attention)
-  std::int64_t ff = 384;       // feed-forward width
-  std::int64_t ctx = 512;      // trained context length
-  std::int64_t seed = 1;       // weight generator seed
-  std::string type = "f32";    // tensor type written: f32, f16 or bf16
+  std::int64_t heads = 4;     // embd / heads is the head dimension (even)
+  std::int64_t kv_heads = 2;  // divides heads (grouped-query attention)
+  std::int64_t ff = 384;      // feed-forward width
+  std::int64_t ctx = 512;     // trained context length
+  std::int64_t seed = 1;      // weight generator seed
+  std::string type = "f32";   // tensor type written: f32, f16 or bf16
 };
 
 // Parses and checks a recipe; the error names the key and the value.

@@ -51,8 +51,8 @@ std::string WriteJobSpec(const Document& document, const Job& job) {
   }
   std::string model_json = "{}";
   if (document.model) {
-    model_json = document.model->json.empty() ? MemberOf(document, "model").dump()
-                                              : document.model->json;
+    model_json =
+        document.model->json.empty() ? MemberOf(document, "model").dump() : document.model->json;
   }
   // Concatenated: the objects are already JSON text, and re-parsing them for every
   // Assign would cost more than the rest of dispatch.
@@ -68,8 +68,8 @@ Result<JobSpec> ReadJobSpec(std::string_view text) {
   if (auto it = spec.find("experiment"); it != spec.end() && it->is_string()) {
     out.experiment = it->get<std::string>();
   }
-  for (auto [key, field] : {std::pair{"job", &out.job}, {"workload", &out.workload},
-                            {"model", &out.model}}) {
+  for (auto [key, field] :
+       {std::pair{"job", &out.job}, {"workload", &out.workload}, {"model", &out.model}}) {
     if (auto it = spec.find(key); it != spec.end()) *field = it->dump();
   }
   return out;

@@ -42,10 +42,10 @@ std::string ScalarText(const Scalar& value);
 using Coordinate = std::vector<std::pair<std::string, Scalar>>;
 
 struct Requirements {
-  std::string engine;    // "" when absent
-  std::string hardware;  // "" when absent
+  std::string engine;     // "" when absent
+  std::string hardware;   // "" when absent
   std::int32_t gpus = 0;  // in [0, 4096]; 0 when absent
-  std::string model;     // "sha256:HEX" or "synth:RECIPE"; "" when absent
+  std::string model;      // "sha256:HEX" or "synth:RECIPE"; "" when absent
   friend bool operator==(const Requirements&, const Requirements&) = default;
 };
 
@@ -57,9 +57,9 @@ struct ModelFile {
 
 struct Model {
   std::string name;
-  std::string synth;                         // the recipe of a generated model, or ""
-  std::string file;                          // a model file, or ""
-  std::string sha256;                        // of that file, or ""
+  std::string synth;                          // the recipe of a generated model, or ""
+  std::string file;                           // a model file, or ""
+  std::string sha256;                         // of that file, or ""
   std::map<std::string, ModelFile> variants;  // quant -> file
   // The object as read, compact with sorted keys, unknown fields included: what the
   // coordinator forwards to drivers. Empty for a document built in memory.
@@ -101,23 +101,23 @@ struct Axis {
 };
 
 struct Cell {
-  std::string label;                  // "baseline" or "axis=value"
-  std::string axis;                   // "" for the baseline
-  std::optional<Scalar> value;        // absent for the baseline
+  std::string label;            // "baseline" or "axis=value"
+  std::string axis;             // "" for the baseline
+  std::optional<Scalar> value;  // absent for the baseline
   std::int64_t jobs = 0;
   std::uint32_t requirements = kNone;  // index into Document::requirements
 };
 
 struct Job {
   std::string id;
-  std::string cell;                     // a cell label; "" when absent
-  std::string kind;                     // "" when absent
-  std::uint32_t workload = kNone;       // index into Document::workloads; kNone: unknown
-  std::string unknown_workload;         // the name it gives when no workload has it
-  std::uint32_t repeat = 0;             // 0-based; 0 when absent
+  std::string cell;                // a cell label; "" when absent
+  std::string kind;                // "" when absent
+  std::uint32_t workload = kNone;  // index into Document::workloads; kNone: unknown
+  std::string unknown_workload;    // the name it gives when no workload has it
+  std::uint32_t repeat = 0;        // 0-based; 0 when absent
   bool has_repeat = false;
-  std::uint32_t coordinate = kNone;     // index into Document::coordinates
-  std::uint32_t requirements = kNone;   // index into Document::requirements
+  std::uint32_t coordinate = kNone;    // index into Document::coordinates
+  std::uint32_t requirements = kNone;  // index into Document::requirements
 };
 
 struct Diagnostic {
@@ -169,7 +169,9 @@ class Interner final {
   struct ByEntry {
     using is_transparent = void;
     const std::vector<T>* table;
-    bool operator()(std::uint32_t a, std::uint32_t b) const { return Less((*table)[a], (*table)[b]); }
+    bool operator()(std::uint32_t a, std::uint32_t b) const {
+      return Less((*table)[a], (*table)[b]);
+    }
     bool operator()(const T& a, std::uint32_t b) const { return Less(a, (*table)[b]); }
     bool operator()(std::uint32_t a, const T& b) const { return Less((*table)[a], b); }
   };

@@ -25,12 +25,11 @@ Status Text(const json& object, const char* key, const std::string& at, std::str
   return Status::Ok();
 }
 
-Status RequiredText(const json& object, const char* key, const std::string& at,
-                    std::string& out) {
+Status RequiredText(const json& object, const char* key, const std::string& at, std::string& out) {
   auto it = object.find(key);
   if (it == object.end() || !it->is_string() || it->get<std::string>().empty()) {
-    return Field(at + key, "required string, not empty" +
-                               (it == object.end() ? "" : ", got " + it->dump()));
+    return Field(at + key,
+                 "required string, not empty" + (it == object.end() ? "" : ", got " + it->dump()));
   }
   out = it->get<std::string>();
   return Status::Ok();
@@ -112,8 +111,10 @@ Result<Requirements> ReadRequirements(const json& r, const std::string& at) {
 Result<Model> ReadModel(const json& m) {
   ORCH_RETURN_IF_ERROR(Object(m, "model"));
   Model model;
-  for (auto [key, field] : {std::pair{"name", &model.name}, {"synth", &model.synth},
-                            {"file", &model.file}, {"sha256", &model.sha256}}) {
+  for (auto [key, field] : {std::pair{"name", &model.name},
+                            {"synth", &model.synth},
+                            {"file", &model.file},
+                            {"sha256", &model.sha256}}) {
     ORCH_RETURN_IF_ERROR(Text(m, key, "model.", *field));
   }
   if (auto it = m.find("variants"); it != m.end() && !it->is_null()) {
@@ -173,8 +174,8 @@ Result<Workload> ReadWorkload(const json& w, const std::string& at) {
     std::vector<std::int64_t> tokens;
     for (std::size_t i = 0; integers && i < it->size(); ++i) {
       const json& t = (*it)[i];
-      integers = t.is_number_integer() &&
-                 !(t.is_number_unsigned() && t.get<std::uint64_t>() > INT64_MAX);
+      integers =
+          t.is_number_integer() && !(t.is_number_unsigned() && t.get<std::uint64_t>() > INT64_MAX);
       if (integers) tokens.push_back(t.get<std::int64_t>());
     }
     if (!integers) return Field(at + "tokens", "must be an array of integers");
@@ -200,8 +201,8 @@ class Reader {
   Status Axes(const json& value);
   Status Workloads(const json& value);
   Status Cells(const json& value);
-  Status Counts(const json& value, const char* at, std::initializer_list<
-                std::pair<const char*, std::int64_t*>> fields);
+  Status Counts(const json& value, const char* at,
+                std::initializer_list<std::pair<const char*, std::int64_t*>> fields);
   Status Warnings(const json& value);
 
   Document document_;
@@ -231,8 +232,8 @@ Status Reader::Member(const std::string& key, const json& value) {
   } else if (key == "workloads") {
     return Workloads(value);
   } else if (key == "repeats") {
-    return Counts(value, "repeats.", {{"baseline", &document_.baseline_repeats},
-                                      {"cells", &document_.cell_repeats}});
+    return Counts(value, "repeats.",
+                  {{"baseline", &document_.baseline_repeats}, {"cells", &document_.cell_repeats}});
   } else if (key == "summary") {
     return Counts(value, "summary.", {{"axes_varied", &document_.axes_varied}});
   } else if (key == "cells") {
@@ -332,8 +333,10 @@ Status Reader::Warnings(const json& value) {
     std::string at = "warnings[" + std::to_string(i) + "].";
     ORCH_RETURN_IF_ERROR(Object(w, at));
     Diagnostic d;
-    for (auto [key, field] : {std::pair{"file", &d.file}, {"field", &d.field},
-                              {"message", &d.message}, {"text", &d.text}}) {
+    for (auto [key, field] : {std::pair{"file", &d.file},
+                              {"field", &d.field},
+                              {"message", &d.message},
+                              {"text", &d.text}}) {
       ORCH_RETURN_IF_ERROR(Text(w, key, at, *field));
     }
     ORCH_RETURN_IF_ERROR(Integer(w, "line", at, 0, INT64_MAX, d.line));

@@ -87,8 +87,8 @@ Json CellJson(const Document& document, const Cell& cell) {
 Json JobJson(const Document& document, const Job& job) {
   return {{"id", job.id},
           {"cell", job.cell},
-          {"workload", job.workload == kNone ? job.unknown_workload
-                                             : document.workloads[job.workload].name},
+          {"workload",
+           job.workload == kNone ? job.unknown_workload : document.workloads[job.workload].name},
           {"kind", job.kind},
           {"repeat", job.repeat},
           {"coordinate", job.coordinate == kNone
@@ -100,8 +100,12 @@ Json JobJson(const Document& document, const Job& job) {
 Json WarningsJson(const std::vector<Diagnostic>& list) {
   Json out = Json::array();
   for (const Diagnostic& d : list) {
-    out.push_back({{"file", d.file},       {"line", d.line},       {"column", d.column},
-                   {"field", d.field},     {"message", d.message}, {"text", d.text}});
+    out.push_back({{"file", d.file},
+                   {"line", d.line},
+                   {"column", d.column},
+                   {"field", d.field},
+                   {"message", d.message},
+                   {"text", d.text}});
   }
   return out;
 }
@@ -115,10 +119,10 @@ std::string WritePlanJson(const Document& document) {
   for (const Job& job : document.jobs) jobs.push_back(JobJson(document, job));
   Json workloads = Json::array();
   for (const Workload& w : document.workloads) workloads.push_back(WorkloadJson(w));
-  Json out = {{"schema", kPlanSchema},
-              {"spec", document.spec},
-              {"experiment",
-               {{"name", document.experiment}, {"description", document.description}}}};
+  Json out = {
+      {"schema", kPlanSchema},
+      {"spec", document.spec},
+      {"experiment", {{"name", document.experiment}, {"description", document.description}}}};
   if (document.model) out["model"] = ModelJson(*document.model);
   if (document.baseline) out["baseline"] = CoordinateJson(*document.baseline);
   out["axes"] = AxesJson(document.axes);

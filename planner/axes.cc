@@ -44,8 +44,7 @@ constexpr std::array kAxes = {
     AxisDef{"matmul_tf32", kBool, kAll, false, false, 0, 0, "TF32 matmuls (CUDA)"},
     AxisDef{"deterministic", kBool, kAll, false, false, 0, 0,
             "deterministic algorithms only (torch.use_deterministic_algorithms)"},
-    AxisDef{"sampler.seed", kInt, kGen, false, false, 0, 18446744073709551615.0,
-            "sampler seed"},
+    AxisDef{"sampler.seed", kInt, kGen, false, false, 0, 18446744073709551615.0, "sampler seed"},
     AxisDef{"sampler.temperature", kFloat, kGen, false, false, 0, 100,
             "sampling temperature (0 = greedy)"},
     AxisDef{"sampler.top_k", kInt, kGen, false, false, 0, 1 << 24, "top-k (0 = off)"},
@@ -59,8 +58,8 @@ constexpr std::array kAxes = {
             "sampler chain order, e.g. \"top_k,top_p,min_p,temperature\""},
 };
 
-constexpr AxisDef kKnob{"knob.*", kAny, kAll, false, false, 0, 0,
-                        "free engine knob passed to the driver unchecked"};
+constexpr AxisDef kKnob{"knob.*", kAny, kAll, false,
+                        false,    0,    0,    "free engine knob passed to the driver unchecked"};
 
 std::string Trim(std::string_view text) {
   auto is_space = [](unsigned char c) { return std::isspace(c) != 0; };
@@ -82,8 +81,7 @@ std::size_t EditDistance(std::string_view a, std::string_view b) {
     row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
       std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
-                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
       diagonal = above;
     }
   }
@@ -147,8 +145,8 @@ Result<AxisValue> NormaliseNumber(const AxisDef& axis, const AxisValue& raw) {
   bool want_int = axis.type == kInt;
   bool type_ok = want_int ? raw.is_int() : (raw.is_int() || raw.is_float());
   if (!type_ok) {
-    return InvalidArgument(std::string("expected ") + (want_int ? "an integer" : "a number") +
-                           " " + Range(axis) + ", got " + Describe(raw));
+    return InvalidArgument(std::string("expected ") + (want_int ? "an integer" : "a number") + " " +
+                           Range(axis) + ", got " + Describe(raw));
   }
   double v = raw.is_int() ? static_cast<double>(raw.as_int()) : raw.as_float();
   if (!(v >= axis.min && v <= axis.max)) {
@@ -179,8 +177,8 @@ const AxisDef* FindAxis(std::string_view name) {
 }
 
 const std::vector<std::string_view>& StandardAxes() {
-  static const std::vector<std::string_view> kStandard = {"engine", "quant", "kv",
-                                                          "attention", "tp", "hardware"};
+  static const std::vector<std::string_view> kStandard = {"engine",    "quant", "kv",
+                                                          "attention", "tp",    "hardware"};
   return kStandard;
 }
 
@@ -205,10 +203,13 @@ std::string SuggestAxis(std::string_view unknown) {
 
 Result<AxisValue> NormaliseAxisValue(const AxisDef& axis, const AxisValue& raw) {
   switch (axis.type) {
-    case kString: return NormaliseString(axis, raw);
+    case kString:
+      return NormaliseString(axis, raw);
     case kInt:
-    case kFloat: return NormaliseNumber(axis, raw);
-    case kBool: return NormaliseBool(raw);
+    case kFloat:
+      return NormaliseNumber(axis, raw);
+    case kBool:
+      return NormaliseBool(raw);
     case kAny:
       if (raw.is_string()) return AxisValue::String(Trim(raw.as_string()));
       return raw;

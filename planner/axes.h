@@ -26,11 +26,11 @@ struct AxisDef {
   std::string_view name;
   AxisType type = AxisType::kString;
   AxisScope scope = AxisScope::kAllWorkloads;
-  bool standard = false;      // one of the six required baseline axes
-  bool lowercase = false;     // string values are case-insensitive names
-  double min = 0;             // numeric lower bound (inclusive)
-  double max = 1e18;          // numeric upper bound (inclusive)
-  std::string_view help;      // one line for messages and docs
+  bool standard = false;   // one of the six required baseline axes
+  bool lowercase = false;  // string values are case-insensitive names
+  double min = 0;          // numeric lower bound (inclusive)
+  double max = 1e18;       // numeric upper bound (inclusive)
+  std::string_view help;   // one line for messages and docs
 };
 
 inline constexpr std::string_view kKnobPrefix = "knob.";

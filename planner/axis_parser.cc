@@ -40,8 +40,9 @@ const AxisDef* KnownAxis(const Leaf& leaf, const std::string& section, TomlField
   std::string message = "unknown axis " + Quote(leaf.name);
   std::string suggestion = SuggestAxis(leaf.name);
   if (!suggestion.empty()) message += "; did you mean " + Quote(suggestion) + "?";
-  message += " Axes are engine, quant, kv, attention, tp, hardware, the extras in "
-             "docs/spec.md, or knob.<name> for any other engine setting";
+  message +=
+      " Axes are engine, quant, kv, attention, tp, hardware, the extras in "
+      "docs/spec.md, or knob.<name> for any other engine setting";
   f.diagnostics().Error(PosOf(*leaf.node), JoinPath(section, leaf.name), message);
   return nullptr;
 }
@@ -50,9 +51,9 @@ std::optional<AxisValue> AxisValueOf(const AxisDef& axis, const toml::node& node
                                      const std::string& field, TomlFields& f) {
   std::optional<AxisValue> raw = ScalarOf(node);
   if (!raw) {
-    f.diagnostics().Error(PosOf(node), field,
-                          "expected a single value (string, number or boolean), got " +
-                              DescribeNode(node));
+    f.diagnostics().Error(
+        PosOf(node), field,
+        "expected a single value (string, number or boolean), got " + DescribeNode(node));
     return std::nullopt;
   }
   Result<AxisValue> value = NormaliseAxisValue(axis, *raw);
@@ -75,8 +76,8 @@ std::vector<Axis> ParseBaseline(const toml::table& root, TomlFields& f) {
     if (value) axes.push_back({leaf.name, *value, PosOf(*leaf.node), {}, {}});
   }
   for (std::string_view standard : StandardAxes()) {
-    bool present = std::any_of(axes.begin(), axes.end(),
-                               [&](const Axis& a) { return a.name == standard; });
+    bool present =
+        std::any_of(axes.begin(), axes.end(), [&](const Axis& a) { return a.name == standard; });
     bool written = t->get(standard) != nullptr;  // present but invalid: already reported
     if (!present && !written) {
       f.diagnostics().Error(PosOf(*t), "baseline." + std::string(standard),
@@ -136,8 +137,8 @@ void ParseAlternatives(const toml::table& root, std::vector<Axis>& axes, TomlFie
   for (const Leaf& leaf : FlattenInOrder(*t)) {
     const AxisDef* def = KnownAxis(leaf, "alternatives", f);
     if (def == nullptr) continue;
-    auto axis = std::find_if(axes.begin(), axes.end(),
-                             [&](const Axis& a) { return a.name == leaf.name; });
+    auto axis =
+        std::find_if(axes.begin(), axes.end(), [&](const Axis& a) { return a.name == leaf.name; });
     if (axis == axes.end()) {
       bool written = baseline && baseline->at_path(leaf.name).node() != nullptr;
       if (!written) {  // present but invalid: already reported

@@ -19,8 +19,6 @@ std::string AxisValue::ToText() const {
   return as_bool() ? "true" : "false";
 }
 
-std::string AxisValue::ToCanonicalJson() const {
-  return CanonicalJsonText(AxisValueJson(*this));
-}
+std::string AxisValue::ToCanonicalJson() const { return CanonicalJsonText(AxisValueJson(*this)); }
 
 }  // namespace orch::planner

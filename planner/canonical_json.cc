@@ -45,19 +45,31 @@ void AppendArray(std::string& out, const json& array) {
 
 void AppendValue(std::string& out, const json& value) {
   switch (value.type()) {
-    case json::value_t::object: return AppendObject(out, value);
-    case json::value_t::array: return AppendArray(out, value);
+    case json::value_t::object:
+      return AppendObject(out, value);
+    case json::value_t::array:
+      return AppendArray(out, value);
     // Not dump(): it throws on bytes that are not UTF-8 (see the header).
-    case json::value_t::string: return AppendJsonString(out, value.get_ref<const std::string&>());
+    case json::value_t::string:
+      return AppendJsonString(out, value.get_ref<const std::string&>());
     // Not dump(): it writes "1.0" where ids were made from "1" (see the header).
-    case json::value_t::number_float: out += FormatDouble(value.get<double>()); return;
+    case json::value_t::number_float:
+      out += FormatDouble(value.get<double>());
+      return;
     // dump()'s bytes, written here without a serializer per value.
-    case json::value_t::number_integer: return AppendInteger(out, value.get<std::int64_t>());
-    case json::value_t::number_unsigned: return AppendInteger(out, value.get<std::uint64_t>());
-    case json::value_t::boolean: out += value.get<bool>() ? "true" : "false"; return;
-    case json::value_t::null: out += "null"; return;
+    case json::value_t::number_integer:
+      return AppendInteger(out, value.get<std::int64_t>());
+    case json::value_t::number_unsigned:
+      return AppendInteger(out, value.get<std::uint64_t>());
+    case json::value_t::boolean:
+      out += value.get<bool>() ? "true" : "false";
+      return;
+    case json::value_t::null:
+      out += "null";
+      return;
     case json::value_t::binary:
-    case json::value_t::discarded: break;
+    case json::value_t::discarded:
+      break;
   }
   ORCH_CHECK(false) << "no canonical JSON for a " << value.type_name() << " value";
 }
@@ -78,13 +90,27 @@ void AppendJsonString(std::string& out, const std::string& text) {
   out += '"';
   for (unsigned char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (c < 0x20) {
           char escaped[8];

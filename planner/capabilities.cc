@@ -46,20 +46,28 @@ std::string Expected(const DeclaredAxis& axis) {
 
 std::string TypeName(DeclaredType type) {
   switch (type) {
-    case DeclaredType::kString: return "a string";
-    case DeclaredType::kInteger: return "an integer";
-    case DeclaredType::kNumber: return "a number";
-    case DeclaredType::kBoolean: return "a boolean";
+    case DeclaredType::kString:
+      return "a string";
+    case DeclaredType::kInteger:
+      return "an integer";
+    case DeclaredType::kNumber:
+      return "a number";
+    case DeclaredType::kBoolean:
+      return "a boolean";
   }
   return "?";
 }
 
 bool TypeMatches(DeclaredType declared, const AxisValue& value) {
   switch (declared) {
-    case DeclaredType::kString: return value.is_string();
-    case DeclaredType::kInteger: return value.is_int();
-    case DeclaredType::kNumber: return value.is_int() || value.is_float();
-    case DeclaredType::kBoolean: return value.is_bool();
+    case DeclaredType::kString:
+      return value.is_string();
+    case DeclaredType::kInteger:
+      return value.is_int();
+    case DeclaredType::kNumber:
+      return value.is_int() || value.is_float();
+    case DeclaredType::kBoolean:
+      return value.is_bool();
   }
   return false;
 }
@@ -101,8 +109,8 @@ std::optional<CapabilityProblem> CheckRule(const CombinationRule& rule, const Co
   if (!Holds(rule.when, when->second) || Holds(rule.needs, needs->second)) return std::nullopt;
   return CapabilityProblem{{rule.when.axis, rule.needs.axis},
                            rule.when.axis + " = " + Quote(when->second) + " needs " +
-                               DescribeCondition(rule.needs) + ", but " + rule.needs.axis +
-                               " = " + Quote(needs->second) + ": " + rule.reason,
+                               DescribeCondition(rule.needs) + ", but " + rule.needs.axis + " = " +
+                               Quote(needs->second) + ": " + rule.reason,
                            ProblemKind::kCombination};
 }
 
@@ -130,8 +138,7 @@ const EngineCapabilities* FindEngineCapabilities(std::string_view family) {
   return nullptr;
 }
 
-std::optional<AcceptedValues> AcceptedFor(const EngineCapabilities& engine,
-                                          std::string_view axis) {
+std::optional<AcceptedValues> AcceptedFor(const EngineCapabilities& engine, std::string_view axis) {
   const DeclaredAxis* declared = engine.FindAxis(axis);
   const AxisDef* def = FindAxis(axis);
   if (declared == nullptr || def == nullptr) return std::nullopt;

@@ -44,8 +44,7 @@ struct AcceptedValues {
   const DeclaredAxis* declared = nullptr;  // the engine's declaration
   double min = 0, max = 0;                 // numeric axes: inclusive bounds
 };
-std::optional<AcceptedValues> AcceptedFor(const EngineCapabilities& engine,
-                                          std::string_view axis);
+std::optional<AcceptedValues> AcceptedFor(const EngineCapabilities& engine, std::string_view axis);
 
 // Every problem of `coordinate` on `engine`: undeclared axes (knob.* pass),
 // values outside what is accepted (both halves of a K/V pair, each item of a

@@ -46,8 +46,7 @@ Result<DeclaredType> TypeOf(const std::string& name, const std::string& where) {
   if (name == "integer") return DeclaredType::kInteger;
   if (name == "number") return DeclaredType::kNumber;
   if (name == "boolean") return DeclaredType::kBoolean;
-  return Bad(where + ".type", "expected string, integer, number or boolean, got \"" + name +
-                                  "\"");
+  return Bad(where + ".type", "expected string, integer, number or boolean, got \"" + name + "\"");
 }
 
 Result<DeclaredAxis> ParseAxis(const json& item, const std::string& where) {
@@ -66,8 +65,7 @@ Result<DeclaredAxis> ParseAxis(const json& item, const std::string& where) {
   return axis;
 }
 
-Result<ValueCondition> ParseCondition(const json& rule, const std::string& where,
-                                      const char* key) {
+Result<ValueCondition> ParseCondition(const json& rule, const std::string& where, const char* key) {
   std::string at = where + "." + key;
   auto it = rule.find(key);
   if (it == rule.end() || !it->is_object()) return Bad(at, "expected an object");
@@ -101,7 +99,8 @@ Result<std::vector<T>> ParseArray(const json& doc, const char* key, Parse parse)
   if (it == doc.end()) return out;
   if (!it->is_array()) return Bad(key, "expected an array");
   for (std::size_t i = 0; i < it->size(); ++i) {
-    ORCH_ASSIGN_OR_RETURN(T item, parse((*it)[i], std::string(key) + "[" + std::to_string(i) + "]"));
+    ORCH_ASSIGN_OR_RETURN(T item,
+                          parse((*it)[i], std::string(key) + "[" + std::to_string(i) + "]"));
     out.push_back(std::move(item));
   }
   return out;
@@ -153,9 +152,9 @@ bool Holds(const ValueCondition& condition, const AxisValue& value) {
 }
 
 std::string DescribeCondition(const ValueCondition& c) {
-  std::string subject = c.part.empty() ? c.axis
-                                       : "the " + std::string(c.part == "k" ? "K" : "V") +
-                                             " half of " + c.axis;
+  std::string subject =
+      c.part.empty() ? c.axis
+                     : "the " + std::string(c.part == "k" ? "K" : "V") + " half of " + c.axis;
   std::vector<std::string> tests;
   if (c.in.size() == 1) tests.push_back(subject + " = \"" + c.in[0] + "\"");
   if (c.in.size() > 1) tests.push_back(subject + " one of " + Join(c.in));

@@ -35,10 +35,10 @@ struct DeclaredAxis {
 // A test on one axis's value; holds when every test given holds.
 struct ValueCondition {
   std::string axis;
-  std::string part;                  // "" whole value; "k" / "v": half of "K/V"
-  std::vector<std::string> in;       // the value is one of these
-  std::string prefix;                // the value starts with this
-  std::optional<std::int64_t> min;   // the value is an integer >= min
+  std::string part;                 // "" whole value; "k" / "v": half of "K/V"
+  std::vector<std::string> in;      // the value is one of these
+  std::string prefix;               // the value starts with this
+  std::optional<std::int64_t> min;  // the value is an integer >= min
 };
 
 // A coordinate where `when` holds and `needs` does not cannot run.

@@ -35,16 +35,14 @@ void CheckCell(const Spec& spec, const Cell& cell, Diagnostics& diagnostics) {
     if (need.tokens <= ctx) continue;
     diagnostics.Error(pos, field,
                       "cell " + cell.label + ": ctx = " + std::to_string(ctx) +
-                          " is smaller than workload " + Quote(w.name) + ", which " +
-                          need.what + "; raise ctx to at least " +
-                          std::to_string(need.tokens));
+                          " is smaller than workload " + Quote(w.name) + ", which " + need.what +
+                          "; raise ctx to at least " + std::to_string(need.tokens));
   }
 }
 
 }  // namespace
 
-void CheckContextFits(const Spec& spec, const std::vector<Cell>& cells,
-                      Diagnostics& diagnostics) {
+void CheckContextFits(const Spec& spec, const std::vector<Cell>& cells, Diagnostics& diagnostics) {
   for (const Cell& cell : cells) {
     if (SetsContext(spec, cell)) CheckCell(spec, cell, diagnostics);
   }

@@ -16,7 +16,6 @@ namespace orch::planner {
 // Reports, for the baseline and each `ctx` cell, every workload whose need
 // exceeds the cell's ctx: one error at the ctx value, naming the cell, the
 // workload and both numbers. Cells without a ctx axis are not checked.
-void CheckContextFits(const Spec& spec, const std::vector<Cell>& cells,
-                      Diagnostics& diagnostics);
+void CheckContextFits(const Spec& spec, const std::vector<Cell>& cells, Diagnostics& diagnostics);
 
 }  // namespace orch::planner

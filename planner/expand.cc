@@ -50,8 +50,8 @@ std::vector<int> AlternativeOrder(const Spec& spec) {
     if (!spec.axes[i].alternatives.empty()) order.push_back(i);
   }
   auto first_pos = [&](int i) {
-    SourcePos p = spec.axes[i].alternative_pos.empty() ? SourcePos{}
-                                                       : spec.axes[i].alternative_pos[0];
+    SourcePos p =
+        spec.axes[i].alternative_pos.empty() ? SourcePos{} : spec.axes[i].alternative_pos[0];
     return std::pair(p.line, p.column);
   };
   std::stable_sort(order.begin(), order.end(),
@@ -77,8 +77,7 @@ SourcePos CellPos(const Spec& spec, const Cell& cell, const CapabilityProblem& p
 
 std::string CellField(const Spec& spec, const Cell& cell, const CapabilityProblem& problem) {
   if (cell.is_baseline()) return "baseline." + problem.axes.front();
-  return "alternatives." + spec.axes[cell.axis].name + "[" + std::to_string(cell.alternative) +
-         "]";
+  return "alternatives." + spec.axes[cell.axis].name + "[" + std::to_string(cell.alternative) + "]";
 }
 
 void WarnUndeclaredEngine(const Spec& spec, const Cell& cell, const std::string& engine,
@@ -120,15 +119,16 @@ void CheckCells(const Spec& spec, const std::vector<Cell>& cells, Diagnostics& d
 }
 
 void WarnUnusedSamplerAxes(const Spec& spec, Diagnostics& diagnostics) {
-  bool any_generate = std::any_of(spec.workloads.begin(), spec.workloads.end(), [](const Workload& w) {
-    return w.kind == WorkloadKind::kGenerate;
-  });
+  bool any_generate =
+      std::any_of(spec.workloads.begin(), spec.workloads.end(),
+                  [](const Workload& w) { return w.kind == WorkloadKind::kGenerate; });
   if (any_generate) return;
   for (const Axis& axis : spec.axes) {
     if (axis.alternatives.empty() || AxisApplies(axis.name, WorkloadKind::kTeacherForced)) continue;
     diagnostics.Warning(axis.alternative_pos[0], "alternatives." + axis.name,
-                        axis.name + " acts only on generate workloads and there are none; "
-                                    "its cells produce no jobs");
+                        axis.name +
+                            " acts only on generate workloads and there are none; "
+                            "its cells produce no jobs");
   }
 }
 

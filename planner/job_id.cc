@@ -26,9 +26,8 @@ json CaptureJson(const CapturePolicy& capture) {
 }  // namespace
 
 std::string CanonicalWorkload(const Workload& w) {
-  json out = {{"capture", CaptureJson(w.capture)},
-              {"kind", WorkloadKindName(w.kind)},
-              {"name", w.name}};
+  json out = {
+      {"capture", CaptureJson(w.capture)}, {"kind", WorkloadKindName(w.kind)}, {"name", w.name}};
   if (w.kind == WorkloadKind::kGenerate) {
     out["max_tokens"] = w.max_tokens;
     out["prompt"] = w.prompt;
@@ -56,8 +55,7 @@ std::string CanonicalAxes(const Coordinate& coordinate, WorkloadKind kind) {
 }
 
 std::string CanonicalJob(const std::string& canonical_axes, const std::string& experiment,
-                         const std::string& model, int repeat,
-                         const std::string& workload_digest) {
+                         const std::string& model, int repeat, const std::string& workload_digest) {
   // Written member by member, not as a json tree: this runs once per job, and a tree (a
   // std::map and its strings) made bench/plan_bench's 18,150-job expansion 40% slower
   // (46 ms against 33 ms). Same bytes as CanonicalJsonText of the tree, which

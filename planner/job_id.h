@@ -32,8 +32,7 @@ std::string WorkloadDigest(const Workload& workload);
 std::string CanonicalAxes(const Coordinate& coordinate, WorkloadKind kind);
 // The full canonical form above.
 std::string CanonicalJob(const std::string& canonical_axes, const std::string& experiment,
-                         const std::string& model, int repeat,
-                         const std::string& workload_digest);
+                         const std::string& model, int repeat, const std::string& workload_digest);
 std::string JobIdOf(const std::string& canonical_job);
 
 }  // namespace orch::planner

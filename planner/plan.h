@@ -28,19 +28,19 @@ struct Requirements {
 };
 
 struct Cell {
-  int axis = -1;         // index into Spec::axes; -1 for the baseline
-  int alternative = -1;  // index into that axis's alternatives
-  std::string label;     // "baseline" or "axis=value"
-  Coordinate coordinate; // every axis of the cell
+  int axis = -1;          // index into Spec::axes; -1 for the baseline
+  int alternative = -1;   // index into that axis's alternatives
+  std::string label;      // "baseline" or "axis=value"
+  Coordinate coordinate;  // every axis of the cell
   Requirements requirements;
   bool is_baseline() const { return axis < 0; }
 };
 
 struct Job {
-  std::string id;  // 32 hex digits; see planner/job_id.h
-  int cell = 0;    // index into Plan::cells
+  std::string id;    // 32 hex digits; see planner/job_id.h
+  int cell = 0;      // index into Plan::cells
   int workload = 0;  // index into Spec::workloads
-  int repeat = 0;  // 0-based repeat index within the cell
+  int repeat = 0;    // 0-based repeat index within the cell
 };
 
 struct Plan {

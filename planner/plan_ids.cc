@@ -101,12 +101,14 @@ Status CheckPlanJobIds(const plan_document::Document& plan) {
     }
     std::string& digest = digests[job.workload];
     if (digest.empty()) digest = WorkloadDigest(workload);
-    std::string expected = JobIdOf(CanonicalJob(canonical, plan.experiment, model,
-                                                static_cast<int>(job.repeat), digest));
+    std::string expected = JobIdOf(
+        CanonicalJob(canonical, plan.experiment, model, static_cast<int>(job.repeat), digest));
     if (job.id != expected) {
       return InvalidArgument("plan." + at + "id: " + job.id +
                              " is not the id of this job's coordinate, workload, repeat and "
-                             "model (" + expected + "): make the plan with orch plan, and do "
+                             "model (" +
+                             expected +
+                             "): make the plan with orch plan, and do "
                              "not edit it");
     }
   }

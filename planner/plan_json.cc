@@ -46,8 +46,10 @@ plan_document::Workload WorkloadOf(const Workload& w) {
     out.max_tokens = w.max_tokens;
   } else {
     out.positions = w.positions;
-    if (!w.tokens.empty()) out.tokens = w.tokens;
-    else out.text = w.text;
+    if (!w.tokens.empty())
+      out.tokens = w.tokens;
+    else
+      out.text = w.text;
     out.text_file = w.text_file;
   }
   out.capture = plan_document::Capture{w.capture.top_k, w.capture.full_every, {{}}};
@@ -70,8 +72,8 @@ plan_document::Requirements RequirementsOf(const Requirements& r) {
 }
 
 Json DiagnosticJson(const std::string& file, const Diagnostic& d) {
-  return {{"file", file},       {"line", d.pos.line},       {"column", d.pos.column},
-          {"field", d.field},   {"message", d.message},     {"text", d.Format(file)}};
+  return {{"file", file},     {"line", d.pos.line},   {"column", d.pos.column},
+          {"field", d.field}, {"message", d.message}, {"text", d.Format(file)}};
 }
 
 Json DiagnosticsArray(const std::string& file, const std::vector<Diagnostic>& list) {
@@ -122,8 +124,8 @@ plan_document::Document ToDocument(const Plan& plan) {
     out.requirements = interner.Add(RequirementsOf(cell.requirements));
   }
   for (const Diagnostic& d : plan.warnings) {
-    doc.warnings.push_back({plan.spec.file, d.pos.line, d.pos.column, d.field, d.message,
-                            d.Format(plan.spec.file)});
+    doc.warnings.push_back(
+        {plan.spec.file, d.pos.line, d.pos.column, d.field, d.message, d.Format(plan.spec.file)});
   }
   return doc;
 }

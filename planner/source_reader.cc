@@ -34,8 +34,7 @@ Status RefuseSpecialFile(const std::string& path, const std::string& kind) {
 
 Status RefuseTooLarge(const std::string& path, std::uint64_t bytes) {
   return InvalidArgument(Quoted(path) + " is " + std::to_string(bytes) +
-                         " bytes, over the limit of " +
-                         std::to_string(kMaxSourceFileBytes >> 20) +
+                         " bytes, over the limit of " + std::to_string(kMaxSourceFileBytes >> 20) +
                          " MiB for a file read into the plan; use a shorter text");
 }
 

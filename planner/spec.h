@@ -21,10 +21,10 @@ struct ModelVariant {
 };
 
 struct Model {
-  std::string name;       // label for tables; defaults to the file stem or "synth"
-  std::string file;       // path as written (file models)
-  std::string sha256;     // lowercase hex (file models)
-  std::string synth;      // canonical recipe without the "synth:" prefix (generated models)
+  std::string name;    // label for tables; defaults to the file stem or "synth"
+  std::string file;    // path as written (file models)
+  std::string sha256;  // lowercase hex (file models)
+  std::string synth;   // canonical recipe without the "synth:" prefix (generated models)
   std::map<std::string, ModelVariant> variants;  // quant value -> file
   SourcePos pos;
 
@@ -39,8 +39,8 @@ const char* WorkloadKindName(WorkloadKind kind);
 
 // Which logit rows a driver captures beyond the per-position digest.
 struct CapturePolicy {
-  int top_k = 20;       // ids and logits kept per position
-  int full_every = 0;   // a full row every N positions; 0 = never
+  int top_k = 20;                                 // ids and logits kept per position
+  int full_every = 0;                             // a full row every N positions; 0 = never
   std::vector<std::pair<int, int>> full_windows;  // [begin, end) positions kept whole
 };
 

@@ -33,9 +33,9 @@ void ParseExperiment(const toml::table& root, TomlFields& f, Spec& spec) {
     if (IsName(*name)) {
       spec.name = *name;
     } else {
-      f.diagnostics().Error(PosOf(*t->get("name")), "experiment.name",
-                            "invalid name " + Quote(*name) +
-                                "; expected 1-128 letters, digits, '-', '_' or '.'");
+      f.diagnostics().Error(
+          PosOf(*t->get("name")), "experiment.name",
+          "invalid name " + Quote(*name) + "; expected 1-128 letters, digits, '-', '_' or '.'");
     }
   }
   spec.description = f.String(*t, "experiment", "description", false).value_or("");
@@ -114,8 +114,7 @@ void ParseRepeats(const toml::table& root, TomlFields& f, Spec& spec) {
 
 }  // namespace
 
-ParsedSpec ParseSpec(std::string_view toml_text, const std::string& file,
-                     SourceReader& reader) {
+ParsedSpec ParseSpec(std::string_view toml_text, const std::string& file, SourceReader& reader) {
   ParsedSpec out;
   toml::table root;
   try {

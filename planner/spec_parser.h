@@ -25,7 +25,6 @@ struct ParsedSpec {
 };
 
 // `file` names the spec in messages; `reader` must outlive the call.
-ParsedSpec ParseSpec(std::string_view toml_text, const std::string& file,
-                     SourceReader& reader);
+ParsedSpec ParseSpec(std::string_view toml_text, const std::string& file, SourceReader& reader);
 
 }  // namespace orch::planner

@@ -38,15 +38,14 @@ void TomlFields::CheckKeys(const toml::table& table, const std::string& path,
     if (known) continue;
     std::string expected;
     for (std::string_view a : allowed) expected += (expected.empty() ? "" : ", ") + std::string(a);
-    diagnostics_.Error(PosOf(node), JoinPath(path, key.str()),
-                       "unknown field " + Quote(std::string(key.str())) +
-                           "; expected one of: " + expected);
+    diagnostics_.Error(
+        PosOf(node), JoinPath(path, key.str()),
+        "unknown field " + Quote(std::string(key.str())) + "; expected one of: " + expected);
   }
 }
 
-std::optional<std::string> TomlFields::String(const toml::table& table,
-                                              const std::string& path, std::string_view key,
-                                              bool required) {
+std::optional<std::string> TomlFields::String(const toml::table& table, const std::string& path,
+                                              std::string_view key, bool required) {
   const toml::node* node = table.get(key);
   if (node == nullptr) {
     if (required) {
@@ -62,8 +61,8 @@ std::optional<std::string> TomlFields::String(const toml::table& table,
 }
 
 std::optional<std::int64_t> TomlFields::Int(const toml::table& table, const std::string& path,
-                                            std::string_view key, bool required,
-                                            std::int64_t min, std::int64_t max) {
+                                            std::string_view key, bool required, std::int64_t min,
+                                            std::int64_t max) {
   const toml::node* node = table.get(key);
   std::string field = JoinPath(path, key);
   if (node == nullptr) {
@@ -78,12 +77,12 @@ std::optional<std::int64_t> TomlFields::Int(const toml::table& table, const std:
     return std::nullopt;
   }
   if (i->get() < min || i->get() > max) {
-    std::string range = max == INT64_MAX ? ">= " + std::to_string(min)
-                                         : "in [" + std::to_string(min) + ", " +
-                                               std::to_string(max) + "]";
-    diagnostics_.Error(PosOf(*node), field,
-                       std::string(key) + " must be " + range + ", got " +
-                           std::to_string(i->get()));
+    std::string range = max == INT64_MAX
+                            ? ">= " + std::to_string(min)
+                            : "in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    diagnostics_.Error(
+        PosOf(*node), field,
+        std::string(key) + " must be " + range + ", got " + std::to_string(i->get()));
     return std::nullopt;
   }
   return i->get();

@@ -36,10 +36,9 @@ class TomlFields {
   std::optional<std::int64_t> Int(const toml::table& table, const std::string& path,
                                   std::string_view key, bool required, std::int64_t min,
                                   std::int64_t max);
-  const toml::table* Table(const toml::table& table, const std::string& path,
-                           std::string_view key, bool required);
-  const toml::array* Array(const toml::table& table, const std::string& path,
-                           std::string_view key);
+  const toml::table* Table(const toml::table& table, const std::string& path, std::string_view key,
+                           bool required);
+  const toml::array* Array(const toml::table& table, const std::string& path, std::string_view key);
 
   Diagnostics& diagnostics() { return diagnostics_; }
 

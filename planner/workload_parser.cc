@@ -8,8 +8,7 @@ namespace {
 
 constexpr std::int64_t kMaxPositions = 1 << 24;
 
-void ParseTokens(const toml::array& array, const std::string& path, TomlFields& f,
-                 Workload& w) {
+void ParseTokens(const toml::array& array, const std::string& path, TomlFields& f, Workload& w) {
   for (std::size_t i = 0; i < array.size(); ++i) {
     const auto* id = array[i].as_integer();
     if (id == nullptr || id->get() < 0) {
@@ -21,23 +20,24 @@ void ParseTokens(const toml::array& array, const std::string& path, TomlFields& 
   }
 }
 
-void ParseWindows(const toml::array& array, const std::string& path, int limit,
-                  TomlFields& f, CapturePolicy& capture) {
+void ParseWindows(const toml::array& array, const std::string& path, int limit, TomlFields& f,
+                  CapturePolicy& capture) {
   for (std::size_t i = 0; i < array.size(); ++i) {
     const auto* pair = array[i].as_array();
-    const toml::value<std::int64_t>* begin = pair && pair->size() == 2 ? (*pair)[0].as_integer() : nullptr;
-    const toml::value<std::int64_t>* end = pair && pair->size() == 2 ? (*pair)[1].as_integer() : nullptr;
+    const toml::value<std::int64_t>* begin =
+        pair && pair->size() == 2 ? (*pair)[0].as_integer() : nullptr;
+    const toml::value<std::int64_t>* end =
+        pair && pair->size() == 2 ? (*pair)[1].as_integer() : nullptr;
     bool ok = begin && end && begin->get() >= 0 && begin->get() < end->get() &&
               (limit <= 0 || end->get() <= limit);
     if (!ok) {
-      f.diagnostics().Error(PosOf(array[i]), Indexed(path, i),
-                            "expected [BEGIN, END] with 0 <= BEGIN < END <= " +
-                                std::to_string(limit) + " (positions), got " +
-                                DescribeNode(array[i]));
+      f.diagnostics().Error(
+          PosOf(array[i]), Indexed(path, i),
+          "expected [BEGIN, END] with 0 <= BEGIN < END <= " + std::to_string(limit) +
+              " (positions), got " + DescribeNode(array[i]));
       continue;
     }
-    capture.full_windows.emplace_back(static_cast<int>(begin->get()),
-                                      static_cast<int>(end->get()));
+    capture.full_windows.emplace_back(static_cast<int>(begin->get()), static_cast<int>(end->get()));
   }
 }
 
@@ -76,7 +76,8 @@ void ParseTeacherForced(const toml::table& t, const std::string& path, SourceRea
   if (sources != 1) {
     f.diagnostics().Error(w.pos, path,
                           "a teacher_forced workload needs exactly one of text, text_file or "
-                          "tokens, got " + std::to_string(sources));
+                          "tokens, got " +
+                              std::to_string(sources));
   }
   w.text = f.String(t, path, "text", false).value_or("");
   const char* text_field = t.get("text") != nullptr ? "text" : nullptr;
@@ -122,9 +123,9 @@ std::optional<Workload> ParseWorkload(const toml::table& t, const std::string& p
   w.pos = PosOf(t);
   w.name = f.String(t, path, "name", true).value_or("");
   if (!w.name.empty() && !IsName(w.name)) {
-    f.diagnostics().Error(PosOf(*t.get("name")), JoinPath(path, "name"),
-                          "invalid name " + Quote(w.name) +
-                              "; expected 1-128 letters, digits, '-', '_' or '.'");
+    f.diagnostics().Error(
+        PosOf(*t.get("name")), JoinPath(path, "name"),
+        "invalid name " + Quote(w.name) + "; expected 1-128 letters, digits, '-', '_' or '.'");
   }
   std::optional<std::string> kind = f.String(t, path, "kind", true);
   if (!kind) return std::nullopt;
@@ -135,9 +136,9 @@ std::optional<Workload> ParseWorkload(const toml::table& t, const std::string& p
     w.kind = WorkloadKind::kGenerate;
     ParseGenerate(t, path, f, w);
   } else {
-    f.diagnostics().Error(PosOf(*t.get("kind")), JoinPath(path, "kind"),
-                          "unknown workload kind " + Quote(*kind) +
-                              "; expected \"teacher_forced\" or \"generate\"");
+    f.diagnostics().Error(
+        PosOf(*t.get("kind")), JoinPath(path, "kind"),
+        "unknown workload kind " + Quote(*kind) + "; expected \"teacher_forced\" or \"generate\"");
     return std::nullopt;
   }
   return w;
@@ -145,8 +146,7 @@ std::optional<Workload> ParseWorkload(const toml::table& t, const std::string& p
 
 }  // namespace
 
-std::vector<Workload> ParseWorkloads(const toml::table& root, SourceReader& reader,
-                                     TomlFields& f) {
+std::vector<Workload> ParseWorkloads(const toml::table& root, SourceReader& reader, TomlFields& f) {
   std::vector<Workload> out;
   const toml::node* node = root.get("workloads");
   const toml::array* array = node ? node->as_array() : nullptr;
@@ -160,8 +160,8 @@ std::vector<Workload> ParseWorkloads(const toml::table& root, SourceReader& read
     std::string path = Indexed("workloads", i);
     const toml::table* t = (*array)[i].as_table();
     if (t == nullptr) {
-      f.diagnostics().Error(PosOf((*array)[i]), path, "expected a table, got " +
-                                                          DescribeNode((*array)[i]));
+      f.diagnostics().Error(PosOf((*array)[i]), path,
+                            "expected a table, got " + DescribeNode((*array)[i]));
       continue;
     }
     std::optional<Workload> w = ParseWorkload(*t, path, reader, f);

@@ -32,23 +32,19 @@ Status FieldError(const std::string& field, std::string_view rule) {
   return InvalidArgument(field + ": " + std::string(rule));
 }
 
-std::string Str(capnp::Text::Reader t) {
-  return std::string(t.cStr(), t.size());
-}
+std::string Str(capnp::Text::Reader t) { return std::string(t.cStr(), t.size()); }
 
 std::string Bytes(capnp::Data::Reader d) {
   return std::string(reinterpret_cast<const char*>(d.begin()), d.size());
 }
 
 Status Required(const std::string& field, capnp::Text::Reader t) {
-  return t.size() == 0 ? FieldError(field, "required, but empty")
-                       : Status::Ok();
+  return t.size() == 0 ? FieldError(field, "required, but empty") : Status::Ok();
 }
 
 Status AtLeast(const std::string& field, std::int64_t value, std::int64_t min) {
   if (value >= min) return Status::Ok();
-  return FieldError(field, std::to_string(value) + " is below the minimum " +
-                               std::to_string(min));
+  return FieldError(field, std::to_string(value) + " is below the minimum " + std::to_string(min));
 }
 
 template <typename Enum>
@@ -61,9 +57,8 @@ Status EnumInRange(const std::string& field, Enum value, Enum last) {
 Status SameVersion(const std::string& field, std::uint32_t version) {
   if (version == kProtocolVersion) return Status::Ok();
   return Status(StatusCode::kFailedPrecondition,
-                field + ": peer speaks protocol version " +
-                    std::to_string(version) + ", this build speaks version " +
-                    std::to_string(kProtocolVersion));
+                field + ": peer speaks protocol version " + std::to_string(version) +
+                    ", this build speaks version " + std::to_string(kProtocolVersion));
 }
 
 std::vector<std::string> Texts(capnp::List<capnp::Text>::Reader list) {
@@ -78,44 +73,41 @@ Result<std::vector<KeyValue>> Pairs(const std::string& field,
   std::vector<KeyValue> out;
   out.reserve(list.size());
   for (unsigned i = 0; i < list.size(); ++i) {
-    ORCH_RETURN_IF_ERROR(
-        Required(field + "[" + std::to_string(i) + "].key", list[i].getKey()));
+    ORCH_RETURN_IF_ERROR(Required(field + "[" + std::to_string(i) + "].key", list[i].getKey()));
     out.push_back({Str(list[i].getKey()), Str(list[i].getValue())});
   }
   return out;
 }
 
 Result<Capabilities> ReadCapabilities(w::Capabilities::Reader r) {
-  ORCH_RETURN_IF_ERROR(
-      Required("hello.capabilities.hardwareClass", r.getHardwareClass()));
+  ORCH_RETURN_IF_ERROR(Required("hello.capabilities.hardwareClass", r.getHardwareClass()));
   ORCH_RETURN_IF_ERROR(AtLeast("hello.capabilities.gpus", r.getGpus(), 0));
   ORCH_RETURN_IF_ERROR(AtLeast("hello.capabilities.slots", r.getSlots(), 1));
-  return Capabilities{Texts(r.getEngines()), Str(r.getHardwareClass()),
-                      r.getGpus(), r.getSlots(), Texts(r.getModelHashes())};
+  return Capabilities{Texts(r.getEngines()), Str(r.getHardwareClass()), r.getGpus(), r.getSlots(),
+                      Texts(r.getModelHashes())};
 }
 
 Result<Hello> Read(w::Hello::Reader r) {
-  ORCH_RETURN_IF_ERROR(
-      SameVersion("hello.protocolVersion", r.getProtocolVersion()));
+  ORCH_RETURN_IF_ERROR(SameVersion("hello.protocolVersion", r.getProtocolVersion()));
   ORCH_RETURN_IF_ERROR(Required("hello.agentId", r.getAgentId()));
-  if (!r.hasCapabilities())
-    return FieldError("hello.capabilities", "required, but absent");
-  ORCH_ASSIGN_OR_RETURN(Capabilities capabilities,
-                        ReadCapabilities(r.getCapabilities()));
+  if (!r.hasCapabilities()) return FieldError("hello.capabilities", "required, but absent");
+  ORCH_ASSIGN_OR_RETURN(Capabilities capabilities, ReadCapabilities(r.getCapabilities()));
   ORCH_ASSIGN_OR_RETURN(auto facts, Pairs("hello.hostFacts", r.getHostFacts()));
-  return Hello{r.getProtocolVersion(),  Str(r.getAgentId()),
-               std::move(capabilities), Str(r.getFingerprintId()),
-               std::move(facts),        Texts(r.getRunningRuns()),
-               Str(r.getFingerprintJson()), Texts(r.getDeliveringRuns()),
+  return Hello{r.getProtocolVersion(),
+               Str(r.getAgentId()),
+               std::move(capabilities),
+               Str(r.getFingerprintId()),
+               std::move(facts),
+               Texts(r.getRunningRuns()),
+               Str(r.getFingerprintJson()),
+               Texts(r.getDeliveringRuns()),
                Str(r.getIncarnation())};
 }
 
 Result<Welcome> Read(w::Welcome::Reader r) {
-  ORCH_RETURN_IF_ERROR(
-      SameVersion("welcome.protocolVersion", r.getProtocolVersion()));
+  ORCH_RETURN_IF_ERROR(SameVersion("welcome.protocolVersion", r.getProtocolVersion()));
   ORCH_RETURN_IF_ERROR(Required("welcome.coordinatorId", r.getCoordinatorId()));
-  ORCH_RETURN_IF_ERROR(
-      AtLeast("welcome.heartbeatIntervalMs", r.getHeartbeatIntervalMs(), 1));
+  ORCH_RETURN_IF_ERROR(AtLeast("welcome.heartbeatIntervalMs", r.getHeartbeatIntervalMs(), 1));
   return Welcome{r.getProtocolVersion(), Str(r.getCoordinatorId()),
                  std::chrono::milliseconds(r.getHeartbeatIntervalMs())};
 }
@@ -128,8 +120,7 @@ Result<Reject> Read(w::Reject::Reader r) {
 Result<Heartbeat> Read(w::Heartbeat::Reader r) {
   ORCH_RETURN_IF_ERROR(Required("heartbeat.agentId", r.getAgentId()));
   ORCH_RETURN_IF_ERROR(AtLeast("heartbeat.freeSlots", r.getFreeSlots(), 0));
-  return Heartbeat{Str(r.getAgentId()), Texts(r.getRunningRuns()),
-                   r.getFreeSlots()};
+  return Heartbeat{Str(r.getAgentId()), Texts(r.getRunningRuns()), r.getFreeSlots()};
 }
 
 Result<Assign> Read(w::Assign::Reader r) {
@@ -137,21 +128,18 @@ Result<Assign> Read(w::Assign::Reader r) {
   ORCH_RETURN_IF_ERROR(Required("assign.jobId", r.getJobId()));
   ORCH_RETURN_IF_ERROR(Required("assign.workload", r.getWorkload()));
   if (r.getLeaseMs() == 0 || r.getLeaseMs() > kMaxLeaseMs) {
-    return FieldError("assign.leaseMs", std::to_string(r.getLeaseMs()) +
-                                            " is outside 1.." +
+    return FieldError("assign.leaseMs", std::to_string(r.getLeaseMs()) + " is outside 1.." +
                                             std::to_string(kMaxLeaseMs));
   }
   auto q = r.getRequirements();
   ORCH_RETURN_IF_ERROR(AtLeast("assign.requirements.gpus", q.getGpus(), 0));
-  ORCH_ASSIGN_OR_RETURN(auto coordinate,
-                        Pairs("assign.coordinate", r.getCoordinate()));
-  Requirements requirements{Str(q.getEngine()), Str(q.getHardware()),
-                            q.getGpus(), Str(q.getModel())};
-  return Assign{
-      Str(r.getRunId()),       Str(r.getJobId()),
-      std::move(coordinate),   Str(r.getWorkload()),
-      std::move(requirements), std::chrono::milliseconds(r.getLeaseMs()),
-      Str(r.getWorkloadSpec())};
+  ORCH_ASSIGN_OR_RETURN(auto coordinate, Pairs("assign.coordinate", r.getCoordinate()));
+  Requirements requirements{Str(q.getEngine()), Str(q.getHardware()), q.getGpus(),
+                            Str(q.getModel())};
+  return Assign{Str(r.getRunId()),       Str(r.getJobId()),
+                std::move(coordinate),   Str(r.getWorkload()),
+                std::move(requirements), std::chrono::milliseconds(r.getLeaseMs()),
+                Str(r.getWorkloadSpec())};
 }
 
 Result<RunStarted> Read(w::RunStarted::Reader r) {
@@ -174,8 +162,7 @@ Result<DigestChunk> Read(w::DigestChunk::Reader r, std::size_t frame_bytes) {
   if (list.size() > frame_bytes / kMinChunkRecordBytes) {
     return Malformed("digestChunk.records: " + std::to_string(list.size()) +
                      " records do not fit in a frame of " + std::to_string(frame_bytes) +
-                     " bytes (each takes at least " + std::to_string(kMinChunkRecordBytes) +
-                     ")");
+                     " bytes (each takes at least " + std::to_string(kMinChunkRecordBytes) + ")");
   }
   ORCH_RETURN_IF_ERROR(Required("digestChunk.runId", r.getRunId()));
   DigestChunk chunk{Str(r.getRunId()), r.getSeq(), {}};
@@ -188,14 +175,13 @@ Result<DigestChunk> Read(w::DigestChunk::Reader r, std::size_t frame_bytes) {
 
 Result<RunFinished> Read(w::RunFinished::Reader r) {
   ORCH_RETURN_IF_ERROR(Required("runFinished.runId", r.getRunId()));
-  ORCH_RETURN_IF_ERROR(EnumInRange("runFinished.status", r.getStatus(),
-                                   w::RunStatus::TIMED_OUT));
+  ORCH_RETURN_IF_ERROR(EnumInRange("runFinished.status", r.getStatus(), w::RunStatus::TIMED_OUT));
   auto status = static_cast<RunStatus>(r.getStatus());
   if (status == RunStatus::kFailed || status == RunStatus::kTimedOut) {
     ORCH_RETURN_IF_ERROR(Required("runFinished.error", r.getError()));
   }
-  return RunFinished{Str(r.getRunId()), status, Str(r.getSummary()),
-                     Str(r.getError()), r.getChunkCount()};
+  return RunFinished{Str(r.getRunId()), status, Str(r.getSummary()), Str(r.getError()),
+                     r.getChunkCount()};
 }
 
 Result<Ack> Read(w::Ack::Reader r) {
@@ -207,8 +193,7 @@ Result<Cancel> Read(w::Cancel::Reader r) {
   bool has_run = r.getRunId().size() > 0;
   bool has_experiment = r.getExperiment().size() > 0;
   if (has_run == has_experiment) {
-    return FieldError("cancel",
-                      "exactly one of runId and experiment must be set");
+    return FieldError("cancel", "exactly one of runId and experiment must be set");
   }
   return Cancel{Str(r.getRunId()), Str(r.getExperiment())};
 }
@@ -227,11 +212,9 @@ Result<StatusRequest> Read(w::StatusRequest::Reader r) {
   return StatusRequest{Str(r.getExperiment()), r.getAllJobs()};
 }
 
-Result<AgentSummary> ReadAgent(const std::string& field,
-                               w::AgentSummary::Reader r) {
+Result<AgentSummary> ReadAgent(const std::string& field, w::AgentSummary::Reader r) {
   ORCH_RETURN_IF_ERROR(Required(field + ".agentId", r.getAgentId()));
-  ORCH_RETURN_IF_ERROR(
-      EnumInRange(field + ".state", r.getState(), w::AgentState::DISCONNECTED));
+  ORCH_RETURN_IF_ERROR(EnumInRange(field + ".state", r.getState(), w::AgentState::DISCONNECTED));
   AgentSummary agent{Str(r.getAgentId()),
                      Str(r.getHost()),
                      Str(r.getHardwareClass()),
@@ -246,12 +229,14 @@ Result<AgentSummary> ReadAgent(const std::string& field,
   return agent;
 }
 
-Result<ExperimentProgress> ReadProgress(const std::string& field,
-                                        w::ExperimentProgress::Reader e) {
+Result<ExperimentProgress> ReadProgress(const std::string& field, w::ExperimentProgress::Reader e) {
   ORCH_RETURN_IF_ERROR(Required(field + ".experiment", e.getExperiment()));
-  ExperimentProgress progress{Str(e.getExperiment()), e.getTotal(),
-                              e.getSucceeded(),       e.getRunning(),
-                              e.getPending(),         e.getFailed(),
+  ExperimentProgress progress{Str(e.getExperiment()),
+                              e.getTotal(),
+                              e.getSucceeded(),
+                              e.getRunning(),
+                              e.getPending(),
+                              e.getFailed(),
                               std::chrono::milliseconds(e.getEtaMs())};
   progress.cancelled = e.getCancelled();
   progress.eta_known = e.getEtaKnown();
@@ -277,8 +262,7 @@ Result<StatusReply> Read(w::StatusReply::Reader r) {
   auto experiments = r.getExperiments();
   for (unsigned i = 0; i < experiments.size(); ++i) {
     std::string field = "statusReply.experiments[" + std::to_string(i) + "]";
-    ORCH_ASSIGN_OR_RETURN(ExperimentProgress progress,
-                          ReadProgress(field, experiments[i]));
+    ORCH_ASSIGN_OR_RETURN(ExperimentProgress progress, ReadProgress(field, experiments[i]));
     reply.experiments.push_back(std::move(progress));
   }
   auto agents = r.getAgents();
@@ -332,8 +316,8 @@ Result<ExportReply> Read(w::ExportReply::Reader r) {
 
 Result<ImportRequest> Read(w::ImportRequest::Reader r) {
   if (r.getBundle().size() == 0) return FieldError("importRequest.bundle", "empty");
-  ImportRequest request{Bytes(r.getBundle()), Str(r.getName()), Str(r.getUploadId()),
-                        r.getOffset(), r.getTotalSize()};
+  ImportRequest request{Bytes(r.getBundle()), Str(r.getName()), Str(r.getUploadId()), r.getOffset(),
+                        r.getTotalSize()};
   if (request.upload_id.empty()) {
     if (request.offset != 0 || request.total_size != 0) {
       return FieldError("importRequest.uploadId", "required for a part (offset, totalSize)");
@@ -400,8 +384,7 @@ Result<Message> ReadEnvelope(w::Envelope::Reader e, std::size_t frame_bytes) {
     case W::IMPORT_REQUEST:
       return Wrap(Read(e.getImportRequest()));
   }
-  return Malformed("unknown message kind " +
-                   std::to_string(static_cast<int>(e.which())));
+  return Malformed("unknown message kind " + std::to_string(static_cast<int>(e.which())));
 }
 
 // Precondition: `words` holds the whole frame, word-aligned.
@@ -412,8 +395,7 @@ Result<Message> DecodeWords(kj::ArrayPtr<const capnp::word> words) {
   options.traversalLimitInWords = 4 * kMaxFrameBytes / sizeof(capnp::word);
   options.nestingLimit = kNestingLimit;
   capnp::FlatArrayMessageReader reader(words, options);
-  if (reader.getEnd() != words.end())
-    return Malformed("trailing bytes after the message");
+  if (reader.getEnd() != words.end()) return Malformed("trailing bytes after the message");
   return ReadEnvelope(reader.getRoot<w::Envelope>(), words.asBytes().size());
 }
 
@@ -422,13 +404,11 @@ Result<Message> DecodeWords(kj::ArrayPtr<const capnp::word> words) {
 Result<Message> Decode(std::span<const std::byte> frame) {
   if (frame.empty()) return Malformed("empty");
   if (frame.size() > kMaxFrameBytes) {
-    return Malformed(std::to_string(frame.size()) +
-                     " bytes exceeds the limit of " +
+    return Malformed(std::to_string(frame.size()) + " bytes exceeds the limit of " +
                      std::to_string(kMaxFrameBytes));
   }
   if (frame.size() % sizeof(capnp::word) != 0) {
-    return Malformed(std::to_string(frame.size()) +
-                     " bytes is not a whole number of words");
+    return Malformed(std::to_string(frame.size()) + " bytes is not a whole number of words");
   }
   // Cap'n Proto reads words in place; peer bytes may sit at any address.
   auto words = kj::heapArray<capnp::word>(frame.size() / sizeof(capnp::word));
@@ -443,8 +423,7 @@ Result<Message> Decode(std::span<const std::byte> frame) {
 }
 
 Result<Message> Decode(std::string_view frame) {
-  return Decode(
-      std::as_bytes(std::span<const char>(frame.data(), frame.size())));
+  return Decode(std::as_bytes(std::span<const char>(frame.data(), frame.size())));
 }
 
 }  // namespace orch::protocol

@@ -13,17 +13,13 @@ namespace {
 
 namespace w = wire;
 
-kj::StringPtr Txt(const std::string& s) {
-  return kj::StringPtr(s.c_str(), s.size());
-}
+kj::StringPtr Txt(const std::string& s) { return kj::StringPtr(s.c_str(), s.size()); }
 
-void SetTexts(capnp::List<capnp::Text>::Builder list,
-              const std::vector<std::string>& v) {
+void SetTexts(capnp::List<capnp::Text>::Builder list, const std::vector<std::string>& v) {
   for (unsigned i = 0; i < v.size(); ++i) list.set(i, Txt(v[i]));
 }
 
-void SetPairs(capnp::List<w::KeyValue>::Builder list,
-              const std::vector<KeyValue>& v) {
+void SetPairs(capnp::List<w::KeyValue>::Builder list, const std::vector<KeyValue>& v) {
   for (unsigned i = 0; i < v.size(); ++i) {
     list[i].setKey(Txt(v[i].key));
     list[i].setValue(Txt(v[i].value));
@@ -55,8 +51,7 @@ void Put(w::Envelope::Builder e, const Welcome& m) {
   auto b = e.initWelcome();
   b.setProtocolVersion(m.protocol_version);
   b.setCoordinatorId(Txt(m.coordinator_id));
-  b.setHeartbeatIntervalMs(
-      static_cast<std::uint32_t>(m.heartbeat_interval.count()));
+  b.setHeartbeatIntervalMs(static_cast<std::uint32_t>(m.heartbeat_interval.count()));
 }
 
 void Put(w::Envelope::Builder e, const Reject& m) {
@@ -127,13 +122,9 @@ void Put(w::Envelope::Builder e, const Cancel& m) {
   b.setExperiment(Txt(m.experiment));
 }
 
-void Put(w::Envelope::Builder e, const Drain& m) {
-  e.initDrain().setAgentId(Txt(m.agent_id));
-}
+void Put(w::Envelope::Builder e, const Drain& m) { e.initDrain().setAgentId(Txt(m.agent_id)); }
 
-void Put(w::Envelope::Builder e, const Submit& m) {
-  e.initSubmit().setPlanJson(Txt(m.plan_json));
-}
+void Put(w::Envelope::Builder e, const Submit& m) { e.initSubmit().setPlanJson(Txt(m.plan_json)); }
 
 void Put(w::Envelope::Builder e, const StatusRequest& m) {
   auto b = e.initStatusRequest();
@@ -190,8 +181,7 @@ void Fill(w::JobStatus::Builder b, const JobStatus& m) {
 void Put(w::Envelope::Builder e, const StatusReply& m) {
   auto b = e.initStatusReply();
   auto experiments = b.initExperiments(m.experiments.size());
-  for (unsigned i = 0; i < m.experiments.size(); ++i)
-    Fill(experiments[i], m.experiments[i]);
+  for (unsigned i = 0; i < m.experiments.size(); ++i) Fill(experiments[i], m.experiments[i]);
   auto agents = b.initAgents(m.agents.size());
   for (unsigned i = 0; i < m.agents.size(); ++i) Fill(agents[i], m.agents[i]);
   SetTexts(b.initRecentFailures(m.recent_failures.size()), m.recent_failures);
@@ -244,8 +234,7 @@ std::string Encode(const Message& message) {
   std::visit([&](const auto& m) { Put(envelope, m); }, message);
   kj::Array<capnp::word> words = capnp::messageToFlatArray(builder);
   kj::ArrayPtr<const kj::byte> bytes = words.asBytes();
-  return std::string(reinterpret_cast<const char*>(bytes.begin()),
-                     bytes.size());
+  return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
 }
 
 }  // namespace orch::protocol

@@ -144,8 +144,8 @@ bool IsRole(std::string_view role) {
 std::string Z85Encode(std::string_view bytes) {
   std::string text(bytes.size() * 5 / 4 + 1, '\0');
   if (bytes.size() % 4 != 0 ||
-      zmq_z85_encode(text.data(), reinterpret_cast<const uint8_t*>(bytes.data()),
-                     bytes.size()) == nullptr) {
+      zmq_z85_encode(text.data(), reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()) ==
+          nullptr) {
     return "";
   }
   text.pop_back();
@@ -184,8 +184,7 @@ Result<SecretIdentity> GenerateIdentity(const std::string& name, const std::stri
 }
 
 Result<std::pair<std::string, std::string>> WriteIdentity(const SecretIdentity& secret,
-                                                           const std::string& dir,
-                                                           bool overwrite) {
+                                                          const std::string& dir, bool overwrite) {
   fs::path folder(dir);
   std::error_code ec;
   if (!fs::exists(folder, ec)) {
@@ -201,7 +200,8 @@ Result<std::pair<std::string, std::string>> WriteIdentity(const SecretIdentity& 
                     path.string() + " exists; keep it, or pass --force to replace the key");
     }
   }
-  ORCH_RETURN_IF_ERROR(WriteFile(sec, ZplText(secret, true), fs::perms::owner_read | fs::perms::owner_write));
+  ORCH_RETURN_IF_ERROR(
+      WriteFile(sec, ZplText(secret, true), fs::perms::owner_read | fs::perms::owner_write));
   ORCH_RETURN_IF_ERROR(WriteFile(pub, ZplText(secret, false),
                                  fs::perms::owner_read | fs::perms::owner_write |
                                      fs::perms::group_read | fs::perms::others_read));

@@ -23,9 +23,8 @@
 namespace orch::protocol {
 
 // Roles a key may hold (docs/security.md): what its holder may ask of a coordinator.
-inline constexpr std::string_view kRoles[] = {"coordinator", "agent",       "submitter",
-                                              "admin",       "viewer",      "contributor",
-                                              "pilot"};
+inline constexpr std::string_view kRoles[] = {"coordinator", "agent",       "submitter", "admin",
+                                              "viewer",      "contributor", "pilot"};
 bool IsRole(std::string_view role);
 
 // Whether a key of `role` named `key_name` may speak as agent `agent_id`: an `agent` key
@@ -56,8 +55,7 @@ Result<SecretIdentity> GenerateIdentity(const std::string& name, const std::stri
 // atomically, with the modes above. AlreadyExists when either file exists,
 // unless `overwrite`. Returns the two paths.
 Result<std::pair<std::string, std::string>> WriteIdentity(const SecretIdentity& secret,
-                                                           const std::string& dir,
-                                                           bool overwrite);
+                                                          const std::string& dir, bool overwrite);
 
 Result<PublicIdentity> ReadPublicKeyFile(const std::string& path);
 // The secret file; its public half must match its secret keys.

@@ -8,8 +8,7 @@ namespace orch::protocol {
 // One end on a MemoryNetwork. Borrows the network, which outlives it.
 class MemoryTransport final : public Transport {
  public:
-  MemoryTransport(MemoryNetwork& network, std::uint64_t node)
-      : network_(network), node_(node) {}
+  MemoryTransport(MemoryNetwork& network, std::uint64_t node) : network_(network), node_(node) {}
   ~MemoryTransport() override { network_.RemoveNode(node_); }
 
   Status Send(std::string_view peer, std::string_view frame) override {
@@ -18,17 +17,14 @@ class MemoryTransport final : public Transport {
     if (self.is_server) {
       const std::string* client = self.clients.ConnectionOf(std::string(peer));
       if (client == nullptr) {
-        return Status(StatusCode::kUnavailable,
-                      "peer " + std::string(peer) + " is not connected");
+        return Status(StatusCode::kUnavailable, "peer " + std::string(peer) + " is not connected");
       }
       event.peer = std::string(kServerPeer);
-      network_.in_flight_.push_back(
-          {std::stoull(*client), node_, self.endpoint, std::move(event)});
+      network_.in_flight_.push_back({std::stoull(*client), node_, self.endpoint, std::move(event)});
       return Status::Ok();
     }
     if (peer != kServerPeer) {
-      return InvalidArgument("a client sends only to \"server\", not " +
-                             std::string(peer));
+      return InvalidArgument("a client sends only to \"server\", not " + std::string(peer));
     }
     event.peer = self.self;
     network_.in_flight_.push_back({0, node_, self.endpoint, std::move(event)});
@@ -52,23 +48,20 @@ MemoryNetwork::~MemoryNetwork() {
   ORCH_CHECK(nodes_.empty()) << "a transport outlived its MemoryNetwork";
 }
 
-Result<std::unique_ptr<Transport>> MemoryNetwork::Bind(
-    const std::string& endpoint) {
+Result<std::unique_ptr<Transport>> MemoryNetwork::Bind(const std::string& endpoint) {
   if (servers_.contains(endpoint)) {
-    return Status(StatusCode::kAlreadyExists,
-                  "endpoint " + endpoint + " is already bound");
+    return Status(StatusCode::kAlreadyExists, "endpoint " + endpoint + " is already bound");
   }
   Node node;
   node.is_server = true;
   node.endpoint = endpoint;
   std::uint64_t id = AddNode(std::move(node));
   servers_[endpoint] = id;
-  return std::unique_ptr<Transport>(
-      std::make_unique<MemoryTransport>(*this, id));
+  return std::unique_ptr<Transport>(std::make_unique<MemoryTransport>(*this, id));
 }
 
-Result<std::unique_ptr<Transport>> MemoryNetwork::Connect(
-    const std::string& endpoint, const std::string& self) {
+Result<std::unique_ptr<Transport>> MemoryNetwork::Connect(const std::string& endpoint,
+                                                          const std::string& self) {
   if (!ValidPeerName(self)) {
     return InvalidArgument("client peer id \"" + self +
                            "\" must be 1..200 characters of A-Z a-z 0-9 . _ : @ -");
@@ -77,10 +70,8 @@ Result<std::unique_ptr<Transport>> MemoryNetwork::Connect(
   node.endpoint = endpoint;
   node.self = self;
   std::uint64_t id = AddNode(std::move(node));
-  in_flight_.push_back(
-      {0, id, endpoint, {TransportEvent::Kind::kConnected, self, ""}});
-  return std::unique_ptr<Transport>(
-      std::make_unique<MemoryTransport>(*this, id));
+  in_flight_.push_back({0, id, endpoint, {TransportEvent::Kind::kConnected, self, ""}});
+  return std::unique_ptr<Transport>(std::make_unique<MemoryTransport>(*this, id));
 }
 
 int MemoryNetwork::DeliverAll() {
@@ -135,10 +126,7 @@ void MemoryNetwork::RemoveNode(std::uint64_t id) {
     servers_.erase(node.endpoint);
   } else {
     in_flight_.push_back(
-        {0,
-         id,
-         node.endpoint,
-         {TransportEvent::Kind::kDisconnected, node.self, ""}});
+        {0, id, node.endpoint, {TransportEvent::Kind::kDisconnected, node.self, ""}});
   }
   nodes_.erase(id);
 }

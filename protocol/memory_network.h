@@ -31,8 +31,7 @@ class MemoryNetwork final {
   // A client with id `self` (non-empty) talking to the server at `endpoint`.
   // The server need not exist yet: what the client sends waits until it is
   // bound, as with ZeroMQ.
-  Result<std::unique_ptr<Transport>> Connect(const std::string& endpoint,
-                                             const std::string& self);
+  Result<std::unique_ptr<Transport>> Connect(const std::string& endpoint, const std::string& self);
 
   // Delivers everything queued so far; returns how many events moved. Events
   // for an endpoint nobody has bound stay queued; events for a destroyed
@@ -46,9 +45,8 @@ class MemoryNetwork final {
   friend class MemoryTransport;
   struct Node {
     bool is_server = false;
-    std::string
-        endpoint;  // the server's endpoint; for clients the one they talk to
-    std::string self;  // the client's id; empty for servers
+    std::string endpoint;  // the server's endpoint; for clients the one they talk to
+    std::string self;      // the client's id; empty for servers
     std::deque<TransportEvent> inbox;
     PeerNames clients;  // servers: which client node speaks as whom
   };

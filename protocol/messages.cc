@@ -7,10 +7,10 @@ namespace orch::protocol {
 
 const char* MessageName(const Message& message) {
   static constexpr const char* kNames[] = {
-      "hello",      "welcome",     "reject",        "heartbeat",  "assign",
-      "runStarted", "digestChunk", "runFinished",   "ack",        "cancel",
-      "drain",      "submit",      "statusRequest", "statusReply",
-      "commandReply", "retry", "exportRequest", "exportReply", "importRequest"};
+      "hello",      "welcome",       "reject",        "heartbeat",    "assign",
+      "runStarted", "digestChunk",   "runFinished",   "ack",          "cancel",
+      "drain",      "submit",        "statusRequest", "statusReply",  "commandReply",
+      "retry",      "exportRequest", "exportReply",   "importRequest"};
   static_assert(std::size(kNames) == std::variant_size_v<Message>);
   return kNames[message.index()];
 }

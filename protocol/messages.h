@@ -34,24 +34,23 @@ struct KeyValue {
 };
 
 struct Capabilities {
-  std::vector<std::string> engines;  // engine labels, e.g. "llama.cpp@b8390"
-  std::string hardware_class;        // required: "cpu", "gpu:h100", ...
-  std::int32_t gpus = 0;             // >= 0
-  std::int32_t slots = 1;            // >= 1
+  std::vector<std::string> engines;       // engine labels, e.g. "llama.cpp@b8390"
+  std::string hardware_class;             // required: "cpu", "gpu:h100", ...
+  std::int32_t gpus = 0;                  // >= 0
+  std::int32_t slots = 1;                 // >= 1
   std::vector<std::string> model_hashes;  // "sha256:<hex>"
   friend bool operator==(const Capabilities&, const Capabilities&) = default;
 };
 
 // agent -> coordinator, first message on a connection.
 struct Hello {
-  std::uint32_t protocol_version =
-      kProtocolVersion;  // must equal kProtocolVersion
-  std::string agent_id;  // required
+  std::uint32_t protocol_version = kProtocolVersion;  // must equal kProtocolVersion
+  std::string agent_id;                               // required
   Capabilities capabilities;
   std::string fingerprint_id;  // may be empty
   std::vector<KeyValue> host_facts;
   std::vector<std::string> running_runs;  // runs still in flight (re-adoption)
-  std::string fingerprint_json;  // canonical JSON whose id is fingerprint_id; may be empty
+  std::string fingerprint_json;           // canonical JSON whose id is fingerprint_id; may be empty
   // Runs that finished on the agent whose RunFinished is not acknowledged yet:
   // they hold no slot, and are kept (not released) while their results arrive.
   std::vector<std::string> delivering_runs = {};
@@ -63,10 +62,9 @@ struct Hello {
 
 // coordinator -> agent: Hello accepted.
 struct Welcome {
-  std::uint32_t protocol_version =
-      kProtocolVersion;        // must equal kProtocolVersion
-  std::string coordinator_id;  // required
-  std::chrono::milliseconds heartbeat_interval{0};  // required: > 0
+  std::uint32_t protocol_version = kProtocolVersion;  // must equal kProtocolVersion
+  std::string coordinator_id;                         // required
+  std::chrono::milliseconds heartbeat_interval{0};    // required: > 0
   friend bool operator==(const Welcome&, const Welcome&) = default;
 };
 
@@ -125,9 +123,8 @@ struct ChunkRecord {
 inline constexpr std::size_t kMinChunkRecordBytes = 16;
 
 struct DigestChunk {
-  std::string run_id;  // required
-  std::uint64_t seq =
-      0;  // from 0 within a run; storage is idempotent on (run_id, seq)
+  std::string run_id;                // required
+  std::uint64_t seq = 0;             // from 0 within a run; storage is idempotent on (run_id, seq)
   std::vector<ChunkRecord> records;  // in the order the driver wrote them
   friend bool operator==(const DigestChunk&, const DigestChunk&) = default;
 };
@@ -138,7 +135,7 @@ struct RunFinished {
   std::string run_id;  // required
   RunStatus status = RunStatus::kSucceeded;
   std::string summary;
-  std::string error;  // required when status is kFailed or kTimedOut
+  std::string error;              // required when status is kFailed or kTimedOut
   std::uint64_t chunk_count = 0;  // DigestChunks sent: seq 0 .. chunk_count-1
   friend bool operator==(const RunFinished&, const RunFinished&) = default;
 };
@@ -154,8 +151,7 @@ inline constexpr std::string_view kRefusedNoEngine = "agent_no_engine";
 inline constexpr std::string_view kRefusedJob = "agent_cannot_prepare";
 
 // Ack of RunFinished uses this seq.
-inline constexpr std::uint64_t kRunFinishedSeq =
-    std::numeric_limits<std::uint64_t>::max();
+inline constexpr std::uint64_t kRunFinishedSeq = std::numeric_limits<std::uint64_t>::max();
 
 struct Ack {
   std::string run_id;  // required
@@ -201,8 +197,7 @@ struct ExperimentProgress {
   std::uint32_t cancelled = 0;       // not counted in failed
   bool eta_known = false;            // false: no estimate yet
   std::uint32_t unrunnable = 0;      // pending jobs no connected agent can run
-  friend bool operator==(const ExperimentProgress&,
-                         const ExperimentProgress&) = default;
+  friend bool operator==(const ExperimentProgress&, const ExperimentProgress&) = default;
 };
 
 struct AgentSummary {
@@ -293,11 +288,9 @@ struct ImportRequest {
 };
 
 // The order matches the Envelope union in orch.capnp.
-using Message = std::variant<Hello, Welcome, Reject, Heartbeat, Assign,
-                             RunStarted, DigestChunk, RunFinished, Ack, Cancel,
-                             Drain, Submit, StatusRequest, StatusReply,
-                             CommandReply, Retry, ExportRequest, ExportReply,
-                             ImportRequest>;
+using Message = std::variant<Hello, Welcome, Reject, Heartbeat, Assign, RunStarted, DigestChunk,
+                             RunFinished, Ack, Cancel, Drain, Submit, StatusRequest, StatusReply,
+                             CommandReply, Retry, ExportRequest, ExportReply, ImportRequest>;
 
 // "hello", "digestChunk", ...: the Envelope member name, for logs and errors.
 const char* MessageName(const Message& message);

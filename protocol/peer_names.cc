@@ -24,8 +24,7 @@ std::string PeerNames::Alias(const std::string& connection, const std::string& n
   return alias;
 }
 
-std::optional<std::string> PeerNames::Claim(const std::string& connection,
-                                            const std::string& name,
+std::optional<std::string> PeerNames::Claim(const std::string& connection, const std::string& name,
                                             const std::string& user, const Alive& alive,
                                             std::deque<TransportEvent>& out) {
   if (!ValidPeerName(name)) return std::nullopt;

@@ -34,8 +34,7 @@ class PeerNames final {
   // appends to `out` a kConnected for a peer id the connection newly holds (and
   // a kDisconnected for an alias it gives up). nullopt when refused: an invalid
   // name, or not the name this connection used before.
-  std::optional<std::string> Claim(const std::string& connection,
-                                   const std::string& name,
+  std::optional<std::string> Claim(const std::string& connection, const std::string& name,
                                    const std::string& user, const Alive& alive,
                                    std::deque<TransportEvent>& out);
 
@@ -55,8 +54,8 @@ class PeerNames final {
   void Hold(const std::string& connection, Speaker& speaker, const std::string& peer,
             const std::string& user, std::deque<TransportEvent>& out);
 
-  std::map<std::string, std::string> holder_;   // peer id -> connection
-  std::map<std::string, Speaker> speakers_;     // connection -> who it is
+  std::map<std::string, std::string> holder_;  // peer id -> connection
+  std::map<std::string, Speaker> speakers_;    // connection -> who it is
 };
 
 }  // namespace orch::protocol

@@ -6,22 +6,18 @@
 // (tests/protocol/transport_contract_test.cc):
 // - A client may Send to kServerPeer at once; frames are queued until
 // connected.
-// - The server sees a client as TransportEvent::kConnected (named by the
-// client's peer
+// - The server sees a client as TransportEvent::kConnected (named by the client's peer
 //   id) before that client's first frame, and as kDisconnected when the client
 //   transport is destroyed. A crashed client is never reported: its heartbeats
 //   stop.
 // - One live client holds a peer id at a time: a second client under the id of a
 //   connected one is reported under another peer id (protocol/peer_names.h)
 //   until the first is gone, and never receives what is sent to the id.
-// - Frames between two peers arrive whole, once, in send order (or not at all
-// when a
+// - Frames between two peers arrive whole, once, in send order (or not at all when a
 //   peer goes away). Frames are opaque; protocol/codec.h gives them meaning.
-// - The server may Send only to peers it has seen connect and not yet
-// disconnect;
+// - The server may Send only to peers it has seen connect and not yet disconnect;
 //   otherwise Send returns kUnavailable and sends nothing.
-// - Neither Send nor Receive blocks. How events arrive (DeliverAll for the
-// memory
+// - Neither Send nor Receive blocks. How events arrive (DeliverAll for the memory
 //   network, Wait for ZeroMQ) belongs to each implementation.
 // Not thread-safe: each transport belongs to one thread (the event loop).
 #pragma once
@@ -45,8 +41,7 @@ struct TransportEvent {
   // On a CURVE server: the name of the key the client authenticated with (its
   // ZAP User-Id), for every event of that connection. Empty without CURVE.
   std::string user = {};
-  friend bool operator==(const TransportEvent&,
-                         const TransportEvent&) = default;
+  friend bool operator==(const TransportEvent&, const TransportEvent&) = default;
 };
 
 class Transport {

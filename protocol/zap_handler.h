@@ -26,8 +26,8 @@ class ZapHandler final {
  public:
   // `allowed`: CURVE public key (Z85, 40 characters) -> the name it authenticates as.
   // kUnavailable when another handler is bound in this context.
-  static Result<std::unique_ptr<ZapHandler>> Start(
-      zmq::context_t& context, std::map<std::string, std::string> allowed);
+  static Result<std::unique_ptr<ZapHandler>> Start(zmq::context_t& context,
+                                                   std::map<std::string, std::string> allowed);
   ~ZapHandler();
   ZapHandler(const ZapHandler&) = delete;
   ZapHandler& operator=(const ZapHandler&) = delete;

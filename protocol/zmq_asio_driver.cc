@@ -22,14 +22,13 @@ struct ZmqAsioDriver::Impl : std::enable_shared_from_this<ZmqAsioDriver::Impl> {
         descriptor(io, transport.NativeFd()) {}
 
   void Wait() {
-    descriptor.async_wait(
-        boost::asio::posix::stream_descriptor::wait_read,
-        [weak = weak_from_this()](const boost::system::error_code& error) {
-          auto self = weak.lock();
-          if (!self || self->stopped || error) return;
-          self->Drain();
-          self->Wait();
-        });
+    descriptor.async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                          [weak = weak_from_this()](const boost::system::error_code& error) {
+                            auto self = weak.lock();
+                            if (!self || self->stopped || error) return;
+                            self->Drain();
+                            self->Wait();
+                          });
   }
 
   void Drain() {
@@ -66,14 +65,12 @@ struct ZmqAsioDriver::Impl : std::enable_shared_from_this<ZmqAsioDriver::Impl> {
   bool stopped = false;  // the driver is gone; queued handlers do nothing
 };
 
-ZmqAsioDriver::ZmqAsioDriver(boost::asio::io_context& io,
-                             ZmqTransport& transport, Handler on_event)
+ZmqAsioDriver::ZmqAsioDriver(boost::asio::io_context& io, ZmqTransport& transport, Handler on_event)
     : ZmqAsioDriver(io, transport, std::move(on_event), BurstHandler()) {}
 
-ZmqAsioDriver::ZmqAsioDriver(boost::asio::io_context& io, ZmqTransport& transport,
-                             Handler on_event, BurstHandler on_burst_end)
-    : impl_(std::make_shared<Impl>(io, transport, std::move(on_event),
-                                   std::move(on_burst_end))) {}
+ZmqAsioDriver::ZmqAsioDriver(boost::asio::io_context& io, ZmqTransport& transport, Handler on_event,
+                             BurstHandler on_burst_end)
+    : impl_(std::make_shared<Impl>(io, transport, std::move(on_event), std::move(on_burst_end))) {}
 
 ZmqAsioDriver::~ZmqAsioDriver() {
   impl_->stopped = true;

@@ -31,13 +31,12 @@ class ZmqAsioDriver final {
   // Borrows `io` and `transport`, which must outlive the driver. `on_event`
   // runs on the thread running `io`, once per event, in arrival order. Nothing
   // happens before Start().
-  ZmqAsioDriver(boost::asio::io_context& io, ZmqTransport& transport,
-                Handler on_event);
+  ZmqAsioDriver(boost::asio::io_context& io, ZmqTransport& transport, Handler on_event);
   // The same, and `on_burst_end` runs after each burst of events handed over in
   // one go (the socket had no more), and after every kMaxBurst events of a longer
   // one: where the coordinator syncs its store once for many messages.
-  ZmqAsioDriver(boost::asio::io_context& io, ZmqTransport& transport,
-                Handler on_event, BurstHandler on_burst_end);
+  ZmqAsioDriver(boost::asio::io_context& io, ZmqTransport& transport, Handler on_event,
+                BurstHandler on_burst_end);
   // Stops waiting; leaves ZeroMQ's fd open (ZeroMQ owns it). Handlers already
   // queued on `io` become no-ops.
   ~ZmqAsioDriver();
@@ -52,8 +51,7 @@ class ZmqAsioDriver final {
 
  private:
   struct Impl;
-  std::shared_ptr<Impl>
-      impl_;  // shared with queued completion handlers (weakly)
+  std::shared_ptr<Impl> impl_;  // shared with queued completion handlers (weakly)
 };
 
 }  // namespace orch::protocol

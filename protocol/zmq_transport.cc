@@ -32,13 +32,10 @@ constexpr int kLingerMs = 200;
 constexpr int kHeartbeatMs = 2000;
 constexpr int kHeartbeatTimeoutMs = 6000;
 
-std::string ToString(const zmq::message_t& m) {
-  return std::string(m.to_string_view());
-}
+std::string ToString(const zmq::message_t& m) { return std::string(m.to_string_view()); }
 
 Status ZmqError(std::string_view what, const zmq::error_t& e) {
-  return Status(StatusCode::kUnavailable,
-                std::string(what) + ": zmq: " + e.what());
+  return Status(StatusCode::kUnavailable, std::string(what) + ": zmq: " + e.what());
 }
 
 // Reads one whole multipart message without blocking; empty when none is
@@ -101,9 +98,8 @@ class ZmqEnd : public ZmqTransport {
     try {
       std::size_t i = 0;
       for (std::string_view part : parts) {
-        auto flags = ++i < parts.size()
-                         ? zmq::send_flags::sndmore | zmq::send_flags::dontwait
-                         : zmq::send_flags::dontwait;
+        auto flags = ++i < parts.size() ? zmq::send_flags::sndmore | zmq::send_flags::dontwait
+                                        : zmq::send_flags::dontwait;
         if (!socket_.send(zmq::buffer(part.data(), part.size()), flags)) {
           return Status(StatusCode::kUnavailable, "send queue to peer is full");
         }
@@ -137,8 +133,7 @@ class ZmqServer final : public ZmqEnd {
   Status Send(std::string_view peer, std::string_view frame) override {
     const std::string* connection = names_.ConnectionOf(std::string(peer));
     if (connection == nullptr) {
-      return Status(StatusCode::kUnavailable,
-                    "peer " + std::string(peer) + " is not connected");
+      return Status(StatusCode::kUnavailable, "peer " + std::string(peer) + " is not connected");
     }
     return SendParts({*connection, frame});
   }
@@ -171,7 +166,8 @@ class ZmqServer final : public ZmqEnd {
   // ignore, is refused by ZeroMQ (router_mandatory) once its pipe is gone.
   bool Reachable(const std::string& connection) {
     try {
-      if (!socket_.send(zmq::buffer(connection), zmq::send_flags::sndmore | zmq::send_flags::dontwait))
+      if (!socket_.send(zmq::buffer(connection),
+                        zmq::send_flags::sndmore | zmq::send_flags::dontwait))
         return true;  // its queue is full: there
       (void)socket_.send(zmq::message_t(), zmq::send_flags::dontwait);
       return true;
@@ -202,8 +198,7 @@ class ZmqClient final : public ZmqEnd {
 
   Status Send(std::string_view peer, std::string_view frame) override {
     if (peer != kServerPeer) {
-      return InvalidArgument("a client sends only to \"server\", not " +
-                             std::string(peer));
+      return InvalidArgument("a client sends only to \"server\", not " + std::string(peer));
     }
     return SendParts({kFrameMark, self_, frame});
   }
@@ -215,17 +210,14 @@ class ZmqClient final : public ZmqEnd {
       ++dropped_;
       return;
     }
-    ready_.push_back({TransportEvent::Kind::kFrame, std::string(kServerPeer),
-                      ToString(parts[0])});
+    ready_.push_back({TransportEvent::Kind::kFrame, std::string(kServerPeer), ToString(parts[0])});
   }
 
   std::string self_;
 };
 
-
-Result<std::unique_ptr<ZmqTransport>> BindServer(ZmqContext& context,
-                                                const std::string& endpoint,
-                                                const CurveServerKeys* curve) {
+Result<std::unique_ptr<ZmqTransport>> BindServer(ZmqContext& context, const std::string& endpoint,
+                                                 const CurveServerKeys* curve) {
   std::unique_ptr<ZapHandler> zap;
   if (curve != nullptr) {
     ORCH_ASSIGN_OR_RETURN(zap, ZapHandler::Start(context.impl().context, curve->allowed));
@@ -242,8 +234,7 @@ Result<std::unique_ptr<ZmqTransport>> BindServer(ZmqContext& context,
     // its name is free for its next one.
     socket.set(zmq::sockopt::heartbeat_ivl, kHeartbeatMs);
     socket.set(zmq::sockopt::heartbeat_timeout, kHeartbeatTimeoutMs);
-    socket.set(zmq::sockopt::maxmsgsize,
-               static_cast<std::int64_t>(kMaxFrameBytes));
+    socket.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(kMaxFrameBytes));
     socket.set(zmq::sockopt::linger, 0);
     socket.bind(endpoint);
     std::string bound = socket.get(zmq::sockopt::last_endpoint);

@@ -63,25 +63,27 @@ class ZmqTransport : public Transport {
 };
 
 // A ROUTER bound at `endpoint` ("inproc://name", "tcp://127.0.0.1:*").
-Result<std::unique_ptr<ZmqTransport>> BindZmqServer(
-    ZmqContext& context, const std::string& endpoint);
+Result<std::unique_ptr<ZmqTransport>> BindZmqServer(ZmqContext& context,
+                                                    const std::string& endpoint);
 
 // CurveZMQ for a server: its secret key and the clients it admits.
 struct CurveServerKeys {
-  std::string secret_key;  // Z85 (protocol/identity_key.h)
+  std::string secret_key;                      // Z85 (protocol/identity_key.h)
   std::map<std::string, std::string> allowed;  // client public key (Z85) -> name
 };
 // The same, encrypted and authenticated: a ZAP handler (protocol/zap_handler.h)
 // is started before the socket binds, and only clients with an allowed key get
 // through; their events carry the key's name in TransportEvent::user.
 // kUnavailable when the handler cannot start (another one runs in `context`).
-Result<std::unique_ptr<ZmqTransport>> BindZmqServer(
-    ZmqContext& context, const std::string& endpoint, const CurveServerKeys& curve);
+Result<std::unique_ptr<ZmqTransport>> BindZmqServer(ZmqContext& context,
+                                                    const std::string& endpoint,
+                                                    const CurveServerKeys& curve);
 
 // A DEALER named `self` (protocol/peer_names.h ValidPeerName) connected to
 // `endpoint`.
-Result<std::unique_ptr<ZmqTransport>> ConnectZmqClient(
-    ZmqContext& context, const std::string& endpoint, const std::string& self);
+Result<std::unique_ptr<ZmqTransport>> ConnectZmqClient(ZmqContext& context,
+                                                       const std::string& endpoint,
+                                                       const std::string& self);
 
 // CurveZMQ for a client: the server's public key and the client's own pair.
 struct CurveClientKeys {
@@ -89,8 +91,9 @@ struct CurveClientKeys {
   std::string public_key;     // Z85
   std::string secret_key;     // Z85
 };
-Result<std::unique_ptr<ZmqTransport>> ConnectZmqClient(
-    ZmqContext& context, const std::string& endpoint, const std::string& self,
-    const CurveClientKeys& curve);
+Result<std::unique_ptr<ZmqTransport>> ConnectZmqClient(ZmqContext& context,
+                                                       const std::string& endpoint,
+                                                       const std::string& self,
+                                                       const CurveClientKeys& curve);
 
 }  // namespace orch::protocol

@@ -28,9 +28,12 @@ std::vector<AxisRank> Sorted(const Ranks& ranks, double AxisRank::*key) {
 
 AxisRank RankOf(const WorkloadReport& w, const CellReport& c) {
   const bool exact = c.result.kld_exact.count > 0;
-  return AxisRank{c.cell.axis, c.cell.label, w.workload.name,
+  return AxisRank{c.cell.axis,
+                  c.cell.label,
+                  w.workload.name,
                   exact ? c.result.kld_exact.mean : c.result.kld_bound.mean,
-                  exact ? "exact" : "bound", 1.0 - c.result.summary.top1_agreement};
+                  exact ? "exact" : "bound",
+                  1.0 - c.result.summary.top1_agreement};
 }
 
 }  // namespace

@@ -77,8 +77,7 @@ FingerprintComparison CompareHellos(const store::RunRecord& reference,
     std::optional<std::string> va, vb;
     if (in_a != fields_a.end()) va = in_a->second;
     if (in_b != fields_b.end()) vb = in_b->second;
-    if (va != vb)
-      out.differences.push_back({fingerprint::DiffGroup::kEngine, field, va, vb});
+    if (va != vb) out.differences.push_back({fingerprint::DiffGroup::kEngine, field, va, vb});
   }
   out.same = out.differences.empty();
   return out;

@@ -34,7 +34,7 @@ struct HostRun {
 
 struct HostJob {
   PlannedJob job = {};
-  int hosts = 0;               // distinct recorded host fingerprint ids among its usable runs
+  int hosts = 0;                   // distinct recorded host fingerprint ids among its usable runs
   std::vector<HostRun> runs = {};  // the reference first, then its runs on other hosts
 };
 

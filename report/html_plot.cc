@@ -11,8 +11,8 @@ constexpr int kWidth = 960;
 constexpr int kHeight = 284;
 constexpr int kLeft = 80;
 constexpr int kInnerWidth = kWidth - kLeft - 10;
-constexpr int kFlipTop = 34, kFlipHeight = 12;     // the flip strip
-constexpr int kKldTop = 50, kKldHeight = 150;      // the KLD frame
+constexpr int kFlipTop = 34, kFlipHeight = 12;       // the flip strip
+constexpr int kKldTop = 50, kKldHeight = 150;        // the KLD frame
 constexpr int kMarginTop = 212, kMarginHeight = 40;  // the margin track
 constexpr int kAxisY = kMarginTop + kMarginHeight + 16;
 constexpr const char* kBoundColour = "#3b6ea5";
@@ -51,10 +51,10 @@ void Rect(std::ostringstream& out, double x, double y, double w, double h, const
       << fill << "\"/>";
 }
 
-void Text(std::ostringstream& out, double x, double y, const std::string& text,
-          const char* anchor, const char* cls = "label") {
-  out << "<text class=\"" << cls << "\" x=\"" << F(x) << "\" y=\"" << F(y)
-      << "\" text-anchor=\"" << anchor << "\">" << EscapeHtml(text) << "</text>";
+void Text(std::ostringstream& out, double x, double y, const std::string& text, const char* anchor,
+          const char* cls = "label") {
+  out << "<text class=\"" << cls << "\" x=\"" << F(x) << "\" y=\"" << F(y) << "\" text-anchor=\""
+      << anchor << "\">" << EscapeHtml(text) << "</text>";
 }
 
 void WriteLegend(const CellReport& c, const WorkloadScales& s, std::ostringstream& out) {
@@ -65,12 +65,14 @@ void WriteLegend(const CellReport& c, const WorkloadScales& s, std::ostringstrea
            "rows), red = top-1 flips",
        "start");
   Text(out, kLeft, 27,
-       std::string("KLD axis: ") + s.kld.name() + " scale, nats, shared by every plot of this "
+       std::string("KLD axis: ") + s.kld.name() +
+           " scale, nats, shared by every plot of this "
            "workload",
        "start");
   Text(out, kLeft, kAxisY + 12,
        "lower track: baseline top-1 minus top-2 logit margin; amber = near-tie (margin <= "
-       "noise band " + G(c.noise_band) + ")",
+       "noise band " +
+           G(c.noise_band) + ")",
        "start");
 }
 
@@ -100,8 +102,8 @@ void WriteKld(const CellReport& c, const PlotScale& scale, std::ostringstream& o
     const double exact = plot.max_exact_kld[i];
     if (!std::isfinite(exact)) continue;
     out << "<circle class=\"exact\" cx=\"" << F(bins.X(i) + bins.width / 2) << "\" cy=\""
-        << F(base - kKldHeight * scale.Fraction(exact)) << "\" r=\"3.5\" fill=\""
-        << kExactColour << "\"/>";
+        << F(base - kKldHeight * scale.Fraction(exact)) << "\" r=\"3.5\" fill=\"" << kExactColour
+        << "\"/>";
   }
   if (c.result.bit_identical()) {
     Text(out, kLeft + kInnerWidth / 2.0, kKldTop + kKldHeight / 2.0 + 6,
@@ -181,11 +183,11 @@ WorkloadScales ScalesOf(const WorkloadReport& w) {
 void WritePlot(const std::string& workload, const CellReport& c, const WorkloadScales& scales,
                std::ostringstream& out) {
   out << "<svg class=\"plot\" data-workload=\"" << EscapeHtml(workload) << "\" data-cell=\""
-      << EscapeHtml(c.cell.label) << "\" data-scale=\"" << scales.kld.name()
-      << "\" data-kld-low=\"" << G(scales.kld.low) << "\" data-kld-high=\"" << G(scales.kld.high)
-      << "\" width=\"" << kWidth << "\" height=\"" << kHeight << "\" viewBox=\"0 0 " << kWidth
-      << ' ' << kHeight << "\" role=\"img\" font-size=\"12\" fill=\"#222\">\n<title>"
-      << EscapeHtml(c.cell.label) << ": KLD, top-1 flips and baseline margin by position</title>\n";
+      << EscapeHtml(c.cell.label) << "\" data-scale=\"" << scales.kld.name() << "\" data-kld-low=\""
+      << G(scales.kld.low) << "\" data-kld-high=\"" << G(scales.kld.high) << "\" width=\"" << kWidth
+      << "\" height=\"" << kHeight << "\" viewBox=\"0 0 " << kWidth << ' ' << kHeight
+      << "\" role=\"img\" font-size=\"12\" fill=\"#222\">\n<title>" << EscapeHtml(c.cell.label)
+      << ": KLD, top-1 flips and baseline margin by position</title>\n";
   WriteLegend(c, scales, out);
   WriteFlips(c.result.plot, out);
   out << "\n";
@@ -200,11 +202,20 @@ std::string EscapeHtml(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;

@@ -20,8 +20,8 @@ struct Tick {
 
 struct PlotScale {
   bool log = false;
-  double low = 0.0;   // the value at the bottom of the axis
-  double high = 1.0;  // the value at the top
+  double low = 0.0;         // the value at the bottom of the axis
+  double high = 1.0;        // the value at the top
   std::vector<Tick> ticks;  // increasing, low and high included
 
   // Where `value` sits: 0 at the bottom, 1 at the top, clamped; values <= 0 on a log scale

@@ -82,8 +82,8 @@ Provenance CollectProvenance(const PlanView& plan, const std::vector<store::RunR
       const Json hello = summary.is_object() ? summary.value("hello", Json()) : Json();
       See(out.hosts, HostOf(source, run, hello), cell.label);
       See(out.engines, EngineOf(hello), cell.label);
-      See(out.model_files, ModelFileOf(summary.is_object() ? summary.value("done", Json()) : Json()),
-          cell.label);
+      See(out.model_files,
+          ModelFileOf(summary.is_object() ? summary.value("done", Json()) : Json()), cell.label);
     }
   }
   return out;

@@ -33,8 +33,7 @@ const std::vector<std::size_t>& Largest(const std::vector<CellRun>& runs,
   const std::vector<std::size_t>* best = &groups.front();
   for (const auto& group : groups) {
     const bool larger = group.size() > best->size();
-    const bool preferred_tie = group.size() == best->size() &&
-                               Holds(runs, group, preferred_run) &&
+    const bool preferred_tie = group.size() == best->size() && Holds(runs, group, preferred_run) &&
                                !Holds(runs, *best, preferred_run);
     if (larger || preferred_tie) best = &group;
   }

@@ -27,7 +27,7 @@ struct Quorum {
   std::vector<std::string> agreeing_runs = {};  // run ids of the largest group of equal streams
   int hosts = 0;    // distinct recorded host fingerprint ids in that group
   int classes = 0;  // distinct known fingerprint classes in that group
-  std::vector<std::string> contributors = {};  // distinct, in that group ("lab" first)
+  std::vector<std::string> contributors = {};      // distinct, in that group ("lab" first)
   std::vector<std::string> all_contributors = {};  // distinct, over every run of the cell
   int unreadable = 0;  // usable runs whose stream could not be read; not counted above
   bool rests_on_one_contributor() const { return all_contributors.size() == 1; }

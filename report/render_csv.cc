@@ -170,11 +170,10 @@ std::vector<std::string> HonestyFields(const WorkloadReport& w, const CellReport
   std::vector<std::string> out{
       Opt(c.requested), has_run ? std::to_string(c.extent.positions) : "",
       has_run && generate ? std::to_string(c.extent.generated_tokens()) : "",
-      c.extent.stop.reason.value_or(""),
-      when(std::string(KldMethodName(c.result.summary.kld)))};
+      c.extent.stop.reason.value_or(""), when(std::string(KldMethodName(c.result.summary.kld)))};
   for (const KldSummary* k : {&c.result.kld_exact, &c.result.kld_bound}) {
-    out.insert(out.end(), {when(std::to_string(k->count)), when(Num(k->mean)),
-                           when(Num(k->median)), when(Num(k->p99)), when(Num(k->max))});
+    out.insert(out.end(), {when(std::to_string(k->count)), when(Num(k->mean)), when(Num(k->median)),
+                           when(Num(k->p99)), when(Num(k->max))});
   }
   std::string warnings;
   for (const Warning& warning : c.warnings) {

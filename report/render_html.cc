@@ -77,8 +77,8 @@ void WritePlots(const WorkloadReport& w, std::ostringstream& out) {
 void WriteWorkload(const WorkloadReport& w, std::ostringstream& out) {
   const bool generate = w.workload.kind == WorkloadKind::kGenerate;
   out << "<h2>Workload " << EscapeHtml(w.workload.name) << " ("
-      << (generate ? "generate" : "teacher-forced") << ")</h2>\n<p>"
-      << EscapeHtml(ReferenceLine(w)) << "</p>\n";
+      << (generate ? "generate" : "teacher-forced") << ")</h2>\n<p>" << EscapeHtml(ReferenceLine(w))
+      << "</p>\n";
   WriteWarnings(w, out);
   WriteTable(RepeatabilityTable(w), out);
   WriteTable(QuorumTable(w), out);
@@ -99,10 +99,9 @@ std::string RenderHtml(const Report& report) {
   std::ostringstream out;
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       << "<title>orch report: " << EscapeHtml(report.experiment) << "</title>\n<style>\n"
-      << kStyle << "</style>\n</head>\n<body>\n<h1>orch report: "
-      << EscapeHtml(report.experiment) << "</h1>\n<p"
-      << (report.partial ? " class=\"partial\"" : "") << ">" << EscapeHtml(StatusLine(report))
-      << "</p>\n";
+      << kStyle << "</style>\n</head>\n<body>\n<h1>orch report: " << EscapeHtml(report.experiment)
+      << "</h1>\n<p" << (report.partial ? " class=\"partial\"" : "") << ">"
+      << EscapeHtml(StatusLine(report)) << "</p>\n";
   WriteProvenance(report, out);
   for (const WorkloadReport& w : report.workloads) WriteWorkload(w, out);
   WriteTable(AttributionTable(report), out);

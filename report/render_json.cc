@@ -84,12 +84,9 @@ Json GeneratedJson(const CellReport& c) {
 }
 
 Json KldJson(const KldSummary& k) {
-  return Json{{"count", k.count},
-              {"mean", Num(k.mean)},
-              {"median", Num(k.median)},
-              {"p99", Num(k.p99)},
-              {"max", Num(k.max)},
-              {"approximate_quantiles", k.approximate_quantiles}};
+  return Json{{"count", k.count},        {"mean", Num(k.mean)},
+              {"median", Num(k.median)}, {"p99", Num(k.p99)},
+              {"max", Num(k.max)},       {"approximate_quantiles", k.approximate_quantiles}};
 }
 
 Json Series(const std::vector<double>& values) {

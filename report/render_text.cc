@@ -48,8 +48,8 @@ std::string Stream(const HostRun& r) {
 
 Table HostRunTable(const HostJob& job) {
   Table t{"Runs by host (each against the reference run)",
-          {"host", "class", "contributor", "agent", "run", "stream", "first difference",
-           "KLD mean", "top-1 agreement"},
+          {"host", "class", "contributor", "agent", "run", "stream", "first difference", "KLD mean",
+           "top-1 agreement"},
           {}};
   for (const HostRun& r : job.runs) {
     const bool compared = !r.reference && r.note.empty();
@@ -58,11 +58,10 @@ Table HostRunTable(const HostJob& job) {
       kld = FormatKld(r.kld_mean) + " (" + r.kld_method + ")";
     }
     auto or_dash = [](const std::string& v) { return v.empty() ? std::string("-") : v; };
-    t.rows.push_back(
-        {or_dash(r.run.host), or_dash(r.run.fingerprint_class), r.run.contributor,
-         r.run.agent_id, r.run.run_id, Stream(r),
-         r.first_difference ? std::to_string(*r.first_difference) : "-", kld,
-         compared ? FormatPercent(r.top1_agreement) : "-"});
+    t.rows.push_back({or_dash(r.run.host), or_dash(r.run.fingerprint_class), r.run.contributor,
+                      r.run.agent_id, r.run.run_id, Stream(r),
+                      r.first_difference ? std::to_string(*r.first_difference) : "-", kld,
+                      compared ? FormatPercent(r.top1_agreement) : "-"});
   }
   return t;
 }

@@ -111,7 +111,7 @@ class Builder {
   }
 
   std::map<int, const PlannedJob*> JobsOf(const std::string& cell,
-                                         const std::string& workload) const {
+                                          const std::string& workload) const {
     std::map<int, const PlannedJob*> by_repeat;
     for (const PlannedJob& job : plan_.jobs) {
       if (job.cell == cell && job.workload == workload) by_repeat[job.repeat] = &job;
@@ -151,8 +151,8 @@ class Builder {
   // Fills status, reason and repeatability; false when the cell has no usable run.
   bool Prepare(const CellRuns& runs, const PlannedWorkload& workload, CellReport& cell) {
     cell.repeats.planned = runs.planned;
-    cell.requested = workload.kind == WorkloadKind::kGenerate ? workload.max_tokens
-                                                                : workload.positions;
+    cell.requested =
+        workload.kind == WorkloadKind::kGenerate ? workload.max_tokens : workload.positions;
     if (runs.done.empty()) {
       if (runs.in_progress > 0) {
         cell.status = CellStatus::kInProgress;
@@ -213,7 +213,8 @@ class Builder {
     CellRuns baseline_runs = Gather(out.baseline.cell.label, workload.name);
     bool has_baseline = Prepare(baseline_runs, workload, out.baseline);
     Tally(workload, out.baseline);
-    if (has_baseline) has_baseline = MeasureBaseline(*baseline_runs.done[0], workload, out.baseline);
+    if (has_baseline)
+      has_baseline = MeasureBaseline(*baseline_runs.done[0], workload, out.baseline);
     for (const PlannedCell& c : plan_.cells) {
       if (c.is_baseline()) continue;
       CellRuns runs = Gather(c.label, workload.name);
@@ -262,8 +263,8 @@ class Builder {
 
   void DecodeFlips(CellReport& cell) const {
     for (const Flip& flip : cell.result.flips) {
-      FlipTokens tokens{MakeToken(flip.reference_token, options_),
-                        MakeToken(flip.other_token, options_), {}};
+      FlipTokens tokens{
+          MakeToken(flip.reference_token, options_), MakeToken(flip.other_token, options_), {}};
       for (std::int32_t id : flip.context) tokens.context.push_back(MakeToken(id, options_));
       cell.flip_tokens.push_back(std::move(tokens));
     }

@@ -105,7 +105,7 @@ struct CellReport {
   std::uint64_t near_tie_flips = 0;  // among the listed flips
   std::optional<Token> first_flip_reference, first_flip_other;
   std::optional<Token> generated_reference, generated_other;  // first differing pair
-  std::vector<FlipTokens> flip_tokens;  // one per listed flip (result.flips)
+  std::vector<FlipTokens> flip_tokens;                        // one per listed flip (result.flips)
   std::vector<FingerprintComparison> fingerprints;
   // What the plan requested of this workload (positions or max_tokens), how far this
   // cell's run got, and the warnings of report/warnings.h (both sides' for a cell).

@@ -19,8 +19,8 @@
 namespace orch::report {
 
 struct GenerationStop {
-  std::optional<std::string> reason;        // done.stop
-  std::optional<std::uint64_t> generated;   // done.generated_tokens, else done.generated_ids
+  std::optional<std::string> reason;       // done.stop
+  std::optional<std::uint64_t> generated;  // done.generated_tokens, else done.generated_ids
 };
 
 // What `summary` (a run summary's JSON) says; empty for anything missing or malformed.

@@ -182,8 +182,8 @@ std::string RunOrigin(const RunIdentity& run) {
 
 Table QuorumTable(const WorkloadReport& w) {
   Table t{"Quorum (every usable run of the cell's jobs, grouped by bit-identical streams)",
-          {"cell", "runs", "streams", "largest agreeing group", "hosts", "classes",
-           "contributors", "note"},
+          {"cell", "runs", "streams", "largest agreeing group", "hosts", "classes", "contributors",
+           "note"},
           {}};
   for (const CellReport* c : WithBaseline(w)) {
     const Quorum& q = c->quorum;
@@ -207,10 +207,11 @@ Table QuorumTable(const WorkloadReport& w) {
 }
 
 Table ConflictTable(const WorkloadReport& w) {
-  Table t{"Conflicts (one job, one fingerprint class, different streams: nondeterminism "
-          "evidence; both runs are kept)",
-          {"cell", "repeat", "run A", "run B", "A ran as", "B ran as", "first difference"},
-          {}};
+  Table t{
+      "Conflicts (one job, one fingerprint class, different streams: nondeterminism "
+      "evidence; both runs are kept)",
+      {"cell", "repeat", "run A", "run B", "A ran as", "B ran as", "first difference"},
+      {}};
   for (const CellReport* c : WithBaseline(w)) {
     for (const Conflict& k : c->conflicts) {
       t.rows.push_back({c->cell.label, std::to_string(k.repeat), k.a.run_id, k.b.run_id,
@@ -236,14 +237,14 @@ Table CellTable(const WorkloadReport& w) {
       continue;
     }
     const digest::StreamSummary& s = c.result.summary;
-    t.rows.push_back(
-        {c.cell.label, FormatNumber(s.ppl_other, 4), FormatNumber(s.ppl_ratio, 4),
-         FormatKld(c.result.kld_exact.mean), FormatKld(c.result.kld_bound.mean),
-         FormatPercent(s.rms_delta_p), FormatPercent(s.top1_agreement),
-         c.result.bit_identical() ? "bit-identical"
-                                  : Count(s.common_prefix) + " / " + Count(s.compared),
-         FirstFlip(c), Count(c.result.flip_count) + " (" + Count(c.near_tie_flips) + ")",
-         Count(c.result.cluster_count), "ok"});
+    t.rows.push_back({c.cell.label, FormatNumber(s.ppl_other, 4), FormatNumber(s.ppl_ratio, 4),
+                      FormatKld(c.result.kld_exact.mean), FormatKld(c.result.kld_bound.mean),
+                      FormatPercent(s.rms_delta_p), FormatPercent(s.top1_agreement),
+                      c.result.bit_identical() ? "bit-identical"
+                                               : Count(s.common_prefix) + " / " + Count(s.compared),
+                      FirstFlip(c),
+                      Count(c.result.flip_count) + " (" + Count(c.near_tie_flips) + ")",
+                      Count(c.result.cluster_count), "ok"});
   }
   return t;
 }
@@ -273,11 +274,12 @@ Table GenerateTable(const WorkloadReport& w) {
 }
 
 Table FlipTable(const WorkloadReport& w, std::size_t per_cell) {
-  Table t{"Top-1 flips (context: the input text up to the flipped prediction; margin: "
-          "baseline top-1 minus top-2 logit)",
-          {"cell", "position", "context", "baseline token", "cell token", "margin",
-           "noise band", "near-tie"},
-          {}};
+  Table t{
+      "Top-1 flips (context: the input text up to the flipped prediction; margin: "
+      "baseline top-1 minus top-2 logit)",
+      {"cell", "position", "context", "baseline token", "cell token", "margin", "noise band",
+       "near-tie"},
+      {}};
   for (const CellReport& c : w.cells) {
     for (std::size_t i = 0; i < c.result.flips.size() && i < per_cell; ++i) {
       const Flip& f = c.result.flips[i];
@@ -291,11 +293,12 @@ Table FlipTable(const WorkloadReport& w, std::size_t per_cell) {
 }
 
 Table KldTable(const WorkloadReport& w) {
-  Table t{"KL divergence by method (exact: both full rows kept; bound: top-k lower bound of "
-          "the exact value)",
-          {"changed", "exact positions", "exact mean", "exact median", "exact p99", "exact max",
-           "bound positions", "bound mean", "bound median", "bound p99", "bound max"},
-          {}};
+  Table t{
+      "KL divergence by method (exact: both full rows kept; bound: top-k lower bound of "
+      "the exact value)",
+      {"changed", "exact positions", "exact mean", "exact median", "exact p99", "exact max",
+       "bound positions", "bound mean", "bound median", "bound p99", "bound max"},
+      {}};
   for (const CellReport& c : w.cells) {
     if (c.status != CellStatus::kCompared) continue;
     std::vector<std::string> row{c.cell.label};
@@ -361,8 +364,8 @@ Table AttributionTable(const Report& r) {
     const AxisRank& k = r.by_kld[i];
     const AxisRank& d = r.by_top1[i];
     t.rows.push_back({std::to_string(i + 1), k.cell + " (" + k.workload + ")",
-                      FormatKld(k.kld_mean) + " (" + k.kld_method + ")", d.cell + " (" + d.workload + ")",
-                      FormatPercent(d.top1_disagreement)});
+                      FormatKld(k.kld_mean) + " (" + k.kld_method + ")",
+                      d.cell + " (" + d.workload + ")", FormatPercent(d.top1_disagreement)});
   }
   return t;
 }

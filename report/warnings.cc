@@ -43,11 +43,11 @@ std::optional<Warning> ComparedWarning(const PlannedWorkload& workload,
                                        const digest::StreamSummary& summary) {
   if (workload.kind != WorkloadKind::kTeacherForced || !workload.positions) return std::nullopt;
   if (summary.compared >= *workload.positions) return std::nullopt;
-  return Warning{"positions_short",
-                 "compared " + Of(summary.compared, *workload.positions) +
-                     " requested positions (baseline run: " +
-                     std::to_string(summary.reference_length) +
-                     ", cell run: " + std::to_string(summary.other_length) + ")"};
+  return Warning{
+      "positions_short",
+      "compared " + Of(summary.compared, *workload.positions) +
+          " requested positions (baseline run: " + std::to_string(summary.reference_length) +
+          ", cell run: " + std::to_string(summary.other_length) + ")"};
 }
 
 }  // namespace orch::report

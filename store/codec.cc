@@ -190,9 +190,7 @@ std::string EncodeSigner(const SignerRecord& signer) {
   return Writer().Str(signer.signer).U64(signer.sequence).Str(signer.bundle_sha256).Take();
 }
 
-std::string EncodeChunkCount(uint32_t records) {
-  return Writer().U64(records).Take();
-}
+std::string EncodeChunkCount(uint32_t records) { return Writer().U64(records).Take(); }
 
 Result<PlanRecord> DecodePlan(std::string_view key, std::string_view bytes) {
   Reader r(bytes);
@@ -255,8 +253,8 @@ Result<BundleRecord> DecodeBundle(std::string_view key, std::string_view bytes) 
   bundle.imported_at_ms = r.I64();
   uint64_t runs = r.U64();
   // Each run id takes at least two bytes, so a count above the bytes left is damage.
-  if (runs > bytes.size()) return Status(StatusCode::kDataLoss, "decode " + std::string(key) +
-                                                                    ": implausible run count");
+  if (runs > bytes.size())
+    return Status(StatusCode::kDataLoss, "decode " + std::string(key) + ": implausible run count");
   for (uint64_t i = 0; i < runs && r.ok(); ++i) bundle.run_ids.push_back(r.Str());
   ORCH_RETURN_IF_ERROR(r.Finish(key));
   return bundle;

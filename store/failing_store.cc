@@ -32,8 +32,7 @@ int64_t FailingStore::failed_writes() const {
 Status FailingStore::NextWrite(std::string_view what) {
   std::lock_guard lock(mu_);
   ++writes_;
-  bool fail = fail_from_ > 0 &&
-              (fail_only_one_ ? writes_ == fail_from_ : writes_ >= fail_from_);
+  bool fail = fail_from_ > 0 && (fail_only_one_ ? writes_ == fail_from_ : writes_ >= fail_from_);
   if (!fail) return Status::Ok();
   ++failed_;
   return IoError(std::string(what) + ": injected: disk full");

@@ -4,25 +4,34 @@ namespace orch::store {
 
 std::string_view TableName(Table table) {
   switch (table) {
-    case Table::kPlans: return "plans";
-    case Table::kPlanJobs: return "plan_jobs";
-    case Table::kJobs: return "jobs";
-    case Table::kRuns: return "runs";
-    case Table::kChunks: return "chunks";
-    case Table::kDigests: return "digests";
-    case Table::kHosts: return "hosts";
-    case Table::kEvents: return "events";
-    case Table::kBundles: return "bundles";
-    case Table::kSigners: return "signers";
+    case Table::kPlans:
+      return "plans";
+    case Table::kPlanJobs:
+      return "plan_jobs";
+    case Table::kJobs:
+      return "jobs";
+    case Table::kRuns:
+      return "runs";
+    case Table::kChunks:
+      return "chunks";
+    case Table::kDigests:
+      return "digests";
+    case Table::kHosts:
+      return "hosts";
+    case Table::kEvents:
+      return "events";
+    case Table::kBundles:
+      return "bundles";
+    case Table::kSigners:
+      return "signers";
   }
   return "unknown";
 }
 
 Status ValidateId(std::string_view what, std::string_view id) {
   if (id.empty() || id.size() > kMaxIdBytes) {
-    return InvalidArgument(std::string(what) + " id must be 1.." +
-                           std::to_string(kMaxIdBytes) + " bytes, got " +
-                           std::to_string(id.size()));
+    return InvalidArgument(std::string(what) + " id must be 1.." + std::to_string(kMaxIdBytes) +
+                           " bytes, got " + std::to_string(id.size()));
   }
   return Status::Ok();
 }

@@ -24,8 +24,7 @@ Status ValidateRun(const RunRecord& run) {
 
 }  // namespace
 
-KvStore::KvStore(std::unique_ptr<KvEngine> engine, KvStoreOptions options,
-                 uint64_t last_event_seq)
+KvStore::KvStore(std::unique_ptr<KvEngine> engine, KvStoreOptions options, uint64_t last_event_seq)
     : engine_(std::move(engine)), options_(options), last_event_seq_(last_event_seq) {}
 
 Result<std::unique_ptr<Store>> KvStore::Open(std::unique_ptr<KvEngine> engine,
@@ -89,8 +88,8 @@ Result<int> KvStore::ReplacePlan(const PlanRecord& plan, const std::vector<JobRe
   return inserted;
 }
 
-Status KvStore::WritePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs,
-                          bool replace, int& inserted) {
+Status KvStore::WritePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs, bool replace,
+                          int& inserted) {
   ORCH_RETURN_IF_ERROR(ValidateId("plan", plan.id));
   for (const JobRecord& job : jobs) {
     ORCH_RETURN_IF_ERROR(ValidateJob(job));
@@ -144,8 +143,8 @@ Result<std::vector<JobRecord>> KvStore::ListJobs(std::string_view plan_id) {
         if (!job.ok()) {
           inner = job.status();
         } else if (!job->has_value()) {
-          inner = Status(StatusCode::kDataLoss, "index names missing job " +
-                                                    DescribeKey(Table::kJobs, job_id));
+          inner = Status(StatusCode::kDataLoss,
+                         "index names missing job " + DescribeKey(Table::kJobs, job_id));
         } else {
           jobs.push_back(std::move(**job));
         }
@@ -203,17 +202,18 @@ Result<std::vector<RunRecord>> KvStore::ListRunsOfJobs(
     const std::set<std::string, std::less<>>& job_ids) {
   std::vector<RunRecord> runs;
   Status inner;
-  Status scan = engine_->Scan(Table::kRuns, "", "", [&](std::string_view key, std::string_view value) {
-    Result<RunRecord> run = DecodeRun(DescribeKey(Table::kRuns, key), value);
-    if (run.ok()) {
-      if (job_ids.count(run->job_id) > 0) runs.push_back(std::move(*run));
-      return true;
-    }
-    std::optional<std::string> job_id = PeekRunJobId(value);
-    if (job_id && job_ids.count(*job_id) == 0) return true;  // another experiment's
-    inner = run.status();
-    return false;
-  });
+  Status scan =
+      engine_->Scan(Table::kRuns, "", "", [&](std::string_view key, std::string_view value) {
+        Result<RunRecord> run = DecodeRun(DescribeKey(Table::kRuns, key), value);
+        if (run.ok()) {
+          if (job_ids.count(run->job_id) > 0) runs.push_back(std::move(*run));
+          return true;
+        }
+        std::optional<std::string> job_id = PeekRunJobId(value);
+        if (job_id && job_ids.count(*job_id) == 0) return true;  // another experiment's
+        inner = run.status();
+        return false;
+      });
   if (!scan.ok()) return scan.WithContext("list runs");
   if (!inner.ok()) return inner.WithContext("list runs");
   return runs;
@@ -237,11 +237,11 @@ Result<WriteOutcome> KvStore::AppendChunk(std::string_view run_id, uint64_t seq,
   if (!seen.ok()) return seen.status().WithContext(context());
   if (seen->has_value()) return WriteOutcome::kDuplicate;
   RunRecord& updated = **run;
-  if (updated.finished && (updated.chunks_expected < 0 ||
-                           seq >= static_cast<uint64_t>(updated.chunks_expected))) {
-    return Status(StatusCode::kFailedPrecondition,
-                  context() + ": the run finished with " +
-                      std::to_string(updated.chunks_expected) + " chunks");
+  if (updated.finished &&
+      (updated.chunks_expected < 0 || seq >= static_cast<uint64_t>(updated.chunks_expected))) {
+    return Status(StatusCode::kFailedPrecondition, context() + ": the run finished with " +
+                                                       std::to_string(updated.chunks_expected) +
+                                                       " chunks");
   }
   ++updated.chunks_received;
   KvBatch batch;
@@ -335,8 +335,7 @@ Status KvStore::CheckImport(const BundleImport& import) {
                         engine_->Get(Table::kSigners, bundle.signer));
   if (signer_bytes) {
     ORCH_ASSIGN_OR_RETURN(SignerRecord last,
-                          DecodeSigner(DescribeKey(Table::kSigners, bundle.signer),
-                                       *signer_bytes));
+                          DecodeSigner(DescribeKey(Table::kSigners, bundle.signer), *signer_bytes));
     if (bundle.sequence <= last.sequence) {
       return Status(StatusCode::kFailedPrecondition,
                     "bundle sequence number " + std::to_string(bundle.sequence) + " of key " +
@@ -406,8 +405,7 @@ Result<WriteOutcome> KvStore::ImportBundle(const BundleImport& import) {
   Status valid = ValidateId("bundle", import.bundle.sha256);
   if (!valid.ok()) return valid.WithContext(context);
   std::lock_guard lock(write_mu_);
-  Result<std::optional<std::string>> stored =
-      engine_->Get(Table::kBundles, import.bundle.sha256);
+  Result<std::optional<std::string>> stored = engine_->Get(Table::kBundles, import.bundle.sha256);
   if (!stored.ok()) return stored.status().WithContext(context);
   if (stored->has_value()) return WriteOutcome::kDuplicate;
   if (Status checked = CheckImport(import); !checked.ok()) return checked.WithContext(context);
@@ -446,16 +444,15 @@ Result<uint64_t> KvStore::AppendEvent(const EventRecord& event) {
 
 Status KvStore::ScanEvents(uint64_t from_seq, const EventVisitor& visit) {
   Status inner;
-  Status scan = engine_->Scan(Table::kEvents, "", EventKey(from_seq),
-                              [&](std::string_view key, std::string_view value) {
-                                Result<EventRecord> event =
-                                    DecodeEvent(DescribeKey(Table::kEvents, key), value);
-                                if (!event.ok()) {
-                                  inner = event.status();
-                                  return false;
-                                }
-                                return visit(*event);
-                              });
+  Status scan = engine_->Scan(
+      Table::kEvents, "", EventKey(from_seq), [&](std::string_view key, std::string_view value) {
+        Result<EventRecord> event = DecodeEvent(DescribeKey(Table::kEvents, key), value);
+        if (!event.ok()) {
+          inner = event.status();
+          return false;
+        }
+        return visit(*event);
+      });
   if (!scan.ok()) return scan.WithContext("scan events");
   return inner.WithContext("scan events");
 }

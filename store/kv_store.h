@@ -58,7 +58,7 @@ class KvStore final : public Store {
   Result<std::optional<JobRecord>> FindJob(std::string_view job_id);
   Result<std::optional<RunRecord>> FindRun(std::string_view run_id);
   Status WritePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs, bool replace,
-                       int& inserted);
+                   int& inserted);
   Status WriteChange(const StateChange& change);
   // The checks of ImportBundle (under write_mu_), and its batch.
   Status CheckImport(const BundleImport& import);

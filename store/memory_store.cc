@@ -89,8 +89,6 @@ std::unique_ptr<Store> MakeMemoryStore() {
   return OpenOver(tables, std::move(owned));
 }
 
-std::unique_ptr<Store> MakeMemoryStore(MemoryTables& tables) {
-  return OpenOver(tables, nullptr);
-}
+std::unique_ptr<Store> MakeMemoryStore(MemoryTables& tables) { return OpenOver(tables, nullptr); }
 
 }  // namespace orch::store

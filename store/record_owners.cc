@@ -13,14 +13,16 @@ std::string PrefixId(std::string_view key) {
 
 Result<RecordOwners> RecordOwners::Learn(KvEngine& engine) {
   RecordOwners owners;
-  ORCH_RETURN_IF_ERROR(engine.Scan(Table::kPlanJobs, "", "", [&](std::string_view key, std::string_view) {
-    owners.NotePlanJob(key);
-    return true;
-  }));
-  ORCH_RETURN_IF_ERROR(engine.Scan(Table::kRuns, "", "", [&](std::string_view key, std::string_view value) {
-    owners.NoteRun(key, value);
-    return true;
-  }));
+  ORCH_RETURN_IF_ERROR(
+      engine.Scan(Table::kPlanJobs, "", "", [&](std::string_view key, std::string_view) {
+        owners.NotePlanJob(key);
+        return true;
+      }));
+  ORCH_RETURN_IF_ERROR(
+      engine.Scan(Table::kRuns, "", "", [&](std::string_view key, std::string_view value) {
+        owners.NoteRun(key, value);
+        return true;
+      }));
   return owners;
 }
 
@@ -51,8 +53,10 @@ std::string RecordOwners::ExperimentOfRun(std::string_view run) const {
 std::string RecordOwners::ExperimentOf(Table table, std::string_view key,
                                        std::string_view value) const {
   switch (table) {
-    case Table::kPlans: return std::string(key);
-    case Table::kPlanJobs: return PrefixId(key);
+    case Table::kPlans:
+      return std::string(key);
+    case Table::kPlanJobs:
+      return PrefixId(key);
     case Table::kJobs: {
       Result<JobRecord> job = DecodeJob(DescribeKey(table, key), value);
       return job.ok() ? job->plan_id : ExperimentOfJob(key);
@@ -62,14 +66,16 @@ std::string RecordOwners::ExperimentOf(Table table, std::string_view key,
       return job ? ExperimentOfJob(*job) : ExperimentOfRun(key);
     }
     case Table::kChunks:
-    case Table::kDigests: return ExperimentOfRun(PrefixId(key));
+    case Table::kDigests:
+      return ExperimentOfRun(PrefixId(key));
     case Table::kBundles: {
       Result<BundleRecord> bundle = DecodeBundle(DescribeKey(table, key), value);
       return bundle.ok() ? bundle->plan_id : "";
     }
     case Table::kHosts:
     case Table::kEvents:
-    case Table::kSigners: return "";
+    case Table::kSigners:
+      return "";
   }
   return "";
 }

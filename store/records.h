@@ -41,7 +41,7 @@ std::string_view RunStateName(RunState state);
 
 // An experiment: the expanded plan as its JSON document (planner/plan_json.h writes it).
 struct PlanRecord {
-  std::string id;    // 1..255 bytes
+  std::string id;  // 1..255 bytes
   std::string name;
   std::string json;  // opaque to the store
   // The name of the key that submitted it (docs/security.md); empty without
@@ -54,14 +54,14 @@ struct JobRecord {
   std::string id;       // 1..255 bytes; a hash of the canonical coordinate
   std::string plan_id;  // the experiment it belongs to
   JobState state = JobState::kPending;
-  int32_t attempts = 0;         // runs started so far
-  std::string last_error;       // empty when none
-  std::string current_run_id;   // empty when no run holds the job
+  int32_t attempts = 0;        // runs started so far
+  std::string last_error;      // empty when none
+  std::string current_run_id;  // empty when no run holds the job
   friend bool operator==(const JobRecord&, const JobRecord&) = default;
 };
 
 struct RunRecord {
-  std::string id;        // 1..255 bytes
+  std::string id;  // 1..255 bytes
   std::string job_id;
   std::string agent_id;
   int64_t lease_expiry_ms = 0;  // milliseconds on the coordinator's clock; time is an input
@@ -70,18 +70,18 @@ struct RunRecord {
   std::string error;
   std::string host_fingerprint_id;    // key into the fingerprints table; empty if unknown
   std::string engine_fingerprint_id;  // same
-  int64_t chunks_expected = -1;  // set by FinishRun; -1 while unknown
-  int64_t chunks_received = 0;   // distinct chunk sequence numbers stored (store-maintained)
-  bool finished = false;         // RunFinished stored
+  int64_t chunks_expected = -1;       // set by FinishRun; -1 while unknown
+  int64_t chunks_received = 0;        // distinct chunk sequence numbers stored (store-maintained)
+  bool finished = false;              // RunFinished stored
   // What RunFinished reported about the run (the agent's JSON: the driver's hello and done
   // frames, the exit). Opaque to the store; set by FinishRun only, kept by Apply; empty
   // until finished and for records written before summaries were stored.
   std::string summary;
   // Provenance of a run imported from a contributor's result bundle (docs/bundles.md);
   // empty (and 0) for the runs of connected agents.
-  std::string contributor = {};     // the name of the key that signed the bundle
-  std::string bundle_sha256 = {};   // SHA-256 (hex) of the bundle file it came in
-  int64_t imported_at_ms = 0;       // when it was imported, ms since the Unix epoch
+  std::string contributor = {};    // the name of the key that signed the bundle
+  std::string bundle_sha256 = {};  // SHA-256 (hex) of the bundle file it came in
+  int64_t imported_at_ms = 0;      // when it was imported, ms since the Unix epoch
 
   // Complete: RunFinished and every chunk it announced are stored.
   bool Complete() const {
@@ -99,11 +99,11 @@ struct DigestRecord {
 
 // An entry of the append-only event log. `seq` is assigned by the store.
 struct EventRecord {
-  uint64_t seq = 0;      // 1, 2, 3, ... in append order; ignored on input
-  int64_t time_ms = 0;   // when it happened, on the caller's clock
-  std::string kind;      // e.g. "job.assigned"
-  std::string subject;   // the id it is about
-  std::string detail;    // free text or JSON
+  uint64_t seq = 0;     // 1, 2, 3, ... in append order; ignored on input
+  int64_t time_ms = 0;  // when it happened, on the caller's clock
+  std::string kind;     // e.g. "job.assigned"
+  std::string subject;  // the id it is about
+  std::string detail;   // free text or JSON
   friend bool operator==(const EventRecord&, const EventRecord&) = default;
 };
 
@@ -119,12 +119,12 @@ struct RunOutcome {
 // A contributor's result bundle that was imported (docs/bundles.md), kept under the
 // SHA-256 of its file so that importing it again changes nothing.
 struct BundleRecord {
-  std::string sha256;        // of the bundle file (hex); 1..255 bytes
-  std::string contributor;   // the name of the key that signed it
-  std::string signer;        // that key's Ed25519 public key (Z85)
-  uint64_t sequence = 0;     // the signer's sequence number of this bundle
-  std::string plan_id;       // the experiment its runs belong to
-  std::string nonce;         // of the plan bundle it answers
+  std::string sha256;       // of the bundle file (hex); 1..255 bytes
+  std::string contributor;  // the name of the key that signed it
+  std::string signer;       // that key's Ed25519 public key (Z85)
+  uint64_t sequence = 0;    // the signer's sequence number of this bundle
+  std::string plan_id;      // the experiment its runs belong to
+  std::string nonce;        // of the plan bundle it answers
   int64_t imported_at_ms = 0;
   std::vector<std::string> run_ids;  // the runs it added, as stored
   friend bool operator==(const BundleRecord&, const BundleRecord&) = default;
@@ -133,7 +133,7 @@ struct BundleRecord {
 // The newest bundle imported per signing key: a bundle whose sequence number is not
 // above it is a replay or a rollback.
 struct SignerRecord {
-  std::string signer;         // Ed25519 public key (Z85); 1..255 bytes
+  std::string signer;  // Ed25519 public key (Z85); 1..255 bytes
   uint64_t sequence = 0;
   std::string bundle_sha256;  // the bundle that set it
   friend bool operator==(const SignerRecord&, const SignerRecord&) = default;

@@ -54,10 +54,14 @@ std::vector<rocksdb::ColumnFamilyHandle*> ByTable(
 
 rocksdb::WALRecoveryMode RecoveryMode(WalTail tail) {
   switch (tail) {
-    case WalTail::kRefuse: return rocksdb::WALRecoveryMode::kAbsoluteConsistency;
-    case WalTail::kDropIncomplete: return rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
-    case WalTail::kStopAtDamage: return rocksdb::WALRecoveryMode::kPointInTimeRecovery;
-    case WalTail::kSkipDamage: return rocksdb::WALRecoveryMode::kSkipAnyCorruptedRecords;
+    case WalTail::kRefuse:
+      return rocksdb::WALRecoveryMode::kAbsoluteConsistency;
+    case WalTail::kDropIncomplete:
+      return rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+    case WalTail::kStopAtDamage:
+      return rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+    case WalTail::kSkipDamage:
+      return rocksdb::WALRecoveryMode::kSkipAnyCorruptedRecords;
   }
   return rocksdb::WALRecoveryMode::kAbsoluteConsistency;
 }
@@ -95,10 +99,14 @@ Status DescribeOpenFailure(const std::string& path, const rocksdb::Status& s) {
                 "open store " + path + ": it is damaged and was left as it is (" +
                     status.message() +
                     "). Nothing was rolled back; acknowledged data may be affected. Run `orch "
-                    "store check " + data_dir + "` to see what is damaged; then restore a "
-                    "backup with `orch store restore BACKUP " + data_dir + "`, or, for damage "
-                    "in the WAL, keep what precedes it with `orch store recover " + data_dir +
-                    "` (it names what it drops first)");
+                    "store check " +
+                    data_dir +
+                    "` to see what is damaged; then restore a "
+                    "backup with `orch store restore BACKUP " +
+                    data_dir +
+                    "`, or, for damage "
+                    "in the WAL, keep what precedes it with `orch store recover " +
+                    data_dir + "` (it names what it drops first)");
 }
 
 }  // namespace
@@ -135,9 +143,9 @@ Status CheckNotOrphaned(const std::string& path) {
                 "open store " + path + ": it holds " + std::to_string(found.size()) +
                     " database files (e.g. " + found.front() +
                     ") but no CURRENT file; refusing to create a new, empty store over them "
-                    "(that would delete them). Run `orch store check " + data_dir +
-                    "`, or restore a backup with `orch store restore BACKUP " + data_dir +
-                    "` into an empty directory");
+                    "(that would delete them). Run `orch store check " +
+                    data_dir + "`, or restore a backup with `orch store restore BACKUP " +
+                    data_dir + "` into an empty directory");
 }
 
 Result<std::unique_ptr<RocksDb>> OpenDb(const std::string& path, const DbOpenSettings& settings) {

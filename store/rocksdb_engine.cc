@@ -35,7 +35,8 @@ Result<std::optional<std::string>> GetFrom(const RocksDb& db, Table table, std::
 Status ScanIn(const RocksDb& db, Table table, std::string_view prefix, std::string_view start,
               const KvVisitor& visit) {
   if (db.handle(table) == nullptr) return Status::Ok();  // a table an older store lacks
-  std::unique_ptr<rocksdb::Iterator> it(db.db->NewIterator(rocksdb::ReadOptions(), db.handle(table)));
+  std::unique_ptr<rocksdb::Iterator> it(
+      db.db->NewIterator(rocksdb::ReadOptions(), db.handle(table)));
   for (it->Seek(ToSlice(start.empty() ? prefix : start)); it->Valid(); it->Next()) {
     std::string_view key = ToView(it->key());
     if (key.substr(0, prefix.size()) != prefix) break;
@@ -46,10 +47,12 @@ Status ScanIn(const RocksDb& db, Table table, std::string_view prefix, std::stri
 
 Result<std::optional<std::string>> LastKeyIn(const RocksDb& db, Table table) {
   if (db.handle(table) == nullptr) return std::optional<std::string>();
-  std::unique_ptr<rocksdb::Iterator> it(db.db->NewIterator(rocksdb::ReadOptions(), db.handle(table)));
+  std::unique_ptr<rocksdb::Iterator> it(
+      db.db->NewIterator(rocksdb::ReadOptions(), db.handle(table)));
   it->SeekToLast();
   if (it->Valid()) return std::optional<std::string>(it->key().ToString());
-  ORCH_RETURN_IF_ERROR(FromRocks(it->status()).WithContext("scan " + std::string(TableName(table))));
+  ORCH_RETURN_IF_ERROR(
+      FromRocks(it->status()).WithContext("scan " + std::string(TableName(table))));
   return std::optional<std::string>();
 }
 
@@ -165,14 +168,15 @@ class RocksDbEngine final : public KvEngine {
   }
 
   static Status StillStopped(const Status& why) {
-    return Status(why.code() == StatusCode::kDataLoss ? StatusCode::kDataLoss : StatusCode::kIoError,
-                  "the store stopped writing after a failed write and cannot resume yet "
-                  "(free disk space; the next write retries): " +
-                      why.message());
+    return Status(
+        why.code() == StatusCode::kDataLoss ? StatusCode::kDataLoss : StatusCode::kIoError,
+        "the store stopped writing after a failed write and cannot resume yet "
+        "(free disk space; the next write retries): " +
+            why.message());
   }
 
   const std::string path_;
-  std::mutex write_mu_;  // one write or recovery at a time
+  std::mutex write_mu_;   // one write or recovery at a time
   bool stopped_ = false;  // guarded by write_mu_: the last write failed
   std::mutex db_mu_;
   std::shared_ptr<RocksDb> db_;  // guarded by db_mu_; null while a reopen failed

@@ -42,10 +42,9 @@ class FileInfoLog final : public rocksdb::Logger {
     ::gettimeofday(&now, nullptr);
     tm parts;
     ::localtime_r(&now.tv_sec, &parts);
-    int n = std::snprintf(out, size, "%04d/%02d/%02d-%02d:%02d:%02d.%06ld ",
-                          parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-                          parts.tm_hour, parts.tm_min, parts.tm_sec,
-                          static_cast<long>(now.tv_usec));
+    int n = std::snprintf(out, size, "%04d/%02d/%02d-%02d:%02d:%02d.%06ld ", parts.tm_year + 1900,
+                          parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min,
+                          parts.tm_sec, static_cast<long>(now.tv_usec));
     return n > 0 ? static_cast<size_t>(n) : 0;
   }
 

@@ -44,8 +44,7 @@ Status WriteRawValueForTesting(const std::string& path, std::string_view table,
     if (TableName(static_cast<Table>(t)) != table) continue;
     rocksdb::WriteOptions options;
     options.sync = true;
-    return FromRocks(db->db->Put(options, db->handles[t],
-                                 rocksdb::Slice(key.data(), key.size()),
+    return FromRocks(db->db->Put(options, db->handles[t], rocksdb::Slice(key.data(), key.size()),
                                  rocksdb::Slice(value.data(), value.size())));
   }
   return InvalidArgument("no table named " + std::string(table));

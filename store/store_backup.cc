@@ -43,7 +43,8 @@ Result<BackupSummary> BackupRocksDbStore(const std::string& path, const std::str
   rocksdb::IOStatus s = backups->CreateNewBackup(options, db->db.get(), &id);
   if (!s.ok()) return FromRocks(s).WithContext("back up " + path + " to " + backup_dir);
   s = backups->VerifyBackup(id, /*verify_with_checksum=*/true);
-  if (!s.ok()) return FromRocks(s).WithContext("verify backup " + std::to_string(id) + " in " + backup_dir);
+  if (!s.ok())
+    return FromRocks(s).WithContext("verify backup " + std::to_string(id) + " in " + backup_dir);
   rocksdb::BackupInfo info;
   rocksdb::Status read = backups->GetBackupInfo(id, &info);
   if (!read.ok()) return FromRocks(read).WithContext("read backup " + std::to_string(id));
@@ -57,8 +58,9 @@ Status RestoreRocksDbStore(const std::string& backup_dir, const std::string& pat
   }
   if (!IsMissingOrEmpty(path)) {
     return Status(StatusCode::kFailedPrecondition,
-                  "restore into " + path + ": it exists and is not empty; nothing was "
-                  "overwritten. Move it aside (or restore into a new data directory) first");
+                  "restore into " + path +
+                      ": it exists and is not empty; nothing was "
+                      "overwritten. Move it aside (or restore into a new data directory) first");
   }
   ORCH_ASSIGN_OR_RETURN(std::unique_ptr<rocksdb::BackupEngine> backups, OpenBackups(backup_dir));
   std::vector<rocksdb::BackupInfo> infos;

@@ -31,8 +31,8 @@ bool LockedByAnotherProcess(const std::string& path) {
 
 Result<std::unique_ptr<RocksDb>> OpenReadOnly(const std::string& path, WalTail tail,
                                               std::vector<std::string>* messages = nullptr) {
-  return OpenDb(path, DbOpenSettings{.role = DbRole::kReadOnly, .wal_tail = tail,
-                                     .wal_messages = messages});
+  return OpenDb(
+      path, DbOpenSettings{.role = DbRole::kReadOnly, .wal_tail = tail, .wal_messages = messages});
 }
 
 // Every record `beyond` holds that `kept` lacks or holds with other bytes, grouped by
@@ -92,11 +92,14 @@ Result<std::optional<RecoveryReport>> FindLoss(const std::string& path) {
       OpenReadOnly(path, WalTail::kStopAtDamage, &report.wal_messages);
   if (!kept_db.ok()) {
     return Status(StatusCode::kDataLoss,
-                  "recover " + path + ": the damage is not only in the WAL, so replaying up to "
-                  "it does not help (" + kept_db.status().message() +
-                  "); nothing was changed. Restore a backup with `orch store restore`");
+                  "recover " + path +
+                      ": the damage is not only in the WAL, so replaying up to "
+                      "it does not help (" +
+                      kept_db.status().message() +
+                      "); nothing was changed. Restore a backup with `orch store restore`");
   }
-  ORCH_ASSIGN_OR_RETURN(std::unique_ptr<RocksDb> beyond_db, OpenReadOnly(path, WalTail::kSkipDamage));
+  ORCH_ASSIGN_OR_RETURN(std::unique_ptr<RocksDb> beyond_db,
+                        OpenReadOnly(path, WalTail::kSkipDamage));
   std::unique_ptr<KvEngine> kept = MakeReadOnlyRocksDbEngine(std::move(kept_db).value());
   std::unique_ptr<KvEngine> beyond = MakeReadOnlyRocksDbEngine(std::move(beyond_db));
   ORCH_ASSIGN_OR_RETURN(RecordOwners owners, RecordOwners::Learn(*beyond));
@@ -140,8 +143,9 @@ Result<RecoveryReport> RecoverRocksDbStore(const std::string& path, const std::s
   if (!fs::is_directory(path, error)) return NotFound("no store at " + path);
   if (LockedByAnotherProcess(path)) {
     return Status(StatusCode::kFailedPrecondition,
-                  "recover " + path + ": another process (a running coordinator?) has it open; "
-                  "stop it first. Nothing was changed");
+                  "recover " + path +
+                      ": another process (a running coordinator?) has it open; "
+                      "stop it first. Nothing was changed");
   }
   ORCH_ASSIGN_OR_RETURN(std::optional<RecoveryReport> report, FindLoss(path));
   if (!report) {

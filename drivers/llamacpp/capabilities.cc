@@ -11,10 +11,14 @@ using nlohmann::ordered_json;
 
 std::string_view KindName(AxisKind kind) {
   switch (kind) {
-    case AxisKind::kInteger: return "integer";
-    case AxisKind::kNumber: return "number";
-    case AxisKind::kBoolean: return "boolean";
-    case AxisKind::kString: break;
+    case AxisKind::kInteger:
+      return "integer";
+    case AxisKind::kNumber:
+      return "number";
+    case AxisKind::kBoolean:
+      return "boolean";
+    case AxisKind::kString:
+      break;
   }
   return "string";
 }

@@ -59,8 +59,7 @@ void LoadAcceleratorBackends(const std::string& dir) {
 
 std::string EngineLibraryDir() {
   Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&llama_backend_init), &info) == 0 ||
-      info.dli_fname == nullptr)
+  if (dladdr(reinterpret_cast<void*>(&llama_backend_init), &info) == 0 || info.dli_fname == nullptr)
     return "";
   return std::filesystem::path(info.dli_fname).parent_path().string();
 }
@@ -71,15 +70,12 @@ std::vector<VariantScore> ScoreCpuVariants(const std::string& dir) {
   for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
     std::string name = entry.path().filename().string();
     if (name.rfind(kPrefix, 0) != 0 || !name.ends_with(kSuffix)) continue;
-    std::string variant = name.substr(
-        kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
-    variants.push_back({variant, entry.path().string(),
-                        VariantScoreOf(entry.path().string())});
+    std::string variant =
+        name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+    variants.push_back({variant, entry.path().string(), VariantScoreOf(entry.path().string())});
   }
   std::sort(variants.begin(), variants.end(),
-            [](const VariantScore& a, const VariantScore& b) {
-              return a.variant < b.variant;
-            });
+            [](const VariantScore& a, const VariantScore& b) { return a.variant < b.variant; });
   return variants;
 }
 
@@ -99,8 +95,9 @@ Result<LoadedBackend> LoadCpuBackend(const std::string& name) {
   if (variants.empty()) {
     // A build with the CPU backend linked in (a user's own llama.cpp build).
     if (name != "best") {
-      return Status(StatusCode::kFailedPrecondition, "cpu_backend = \"" + name + "\": the engine in " + dir +
-                      " has no CPU kernel variant files (libggml-cpu-*.so)");
+      return Status(StatusCode::kFailedPrecondition,
+                    "cpu_backend = \"" + name + "\": the engine in " + dir +
+                        " has no CPU kernel variant files (libggml-cpu-*.so)");
     }
     LoadAcceleratorBackends(dir);
     loaded.devices = DeviceNames();
@@ -113,19 +110,18 @@ Result<LoadedBackend> LoadCpuBackend(const std::string& name) {
       chosen = &v;
   }
   if (chosen == nullptr && name != "best") {
-    return Status(StatusCode::kFailedPrecondition, "cpu_backend = \"" + name + "\": no libggml-cpu-" + name +
-                    ".so in " + dir + " (variants: " + Names(variants, true) +
-                    ", " + Names(variants, false) + ")");
+    return Status(StatusCode::kFailedPrecondition,
+                  "cpu_backend = \"" + name + "\": no libggml-cpu-" + name + ".so in " + dir +
+                      " (variants: " + Names(variants, true) + ", " + Names(variants, false) + ")");
   }
   if (chosen == nullptr || chosen->score == 0) {
-    return Status(StatusCode::kFailedPrecondition,
-                  "cpu_backend = \"" + name +
-                      "\" cannot run on this CPU (score 0); variants that can: " +
-                      Names(variants, true));
+    return Status(
+        StatusCode::kFailedPrecondition,
+        "cpu_backend = \"" + name +
+            "\" cannot run on this CPU (score 0); variants that can: " + Names(variants, true));
   }
   if (ggml_backend_load(chosen->path.c_str()) == nullptr) {
-    return Internal("cpu_backend = \"" + name + "\": loading " + chosen->path +
-                    " failed");
+    return Internal("cpu_backend = \"" + name + "\": loading " + chosen->path + " failed");
   }
   LoadAcceleratorBackends(dir);
   loaded.variant = chosen->variant;

@@ -15,9 +15,9 @@
 namespace orch::drivers::llamacpp {
 
 struct LoadedBackend {
-  std::string variant;  // "haswell"; empty for a build with a built-in CPU backend
-  std::string path;     // the library file loaded; empty likewise
-  int score = 0;        // the variant's own score on this CPU (0 = cannot run)
+  std::string variant;               // "haswell"; empty for a build with a built-in CPU backend
+  std::string path;                  // the library file loaded; empty likewise
+  int score = 0;                     // the variant's own score on this CPU (0 = cannot run)
   std::vector<std::string> devices;  // "CPU: Intel(R) Xeon(R) ...", GPUs, ...
 };
 

@@ -8,8 +8,7 @@
 namespace orch::drivers::llamacpp {
 
 RowDigester ComputeDigester(std::uint32_t top_k) {
-  return [top_k](std::span<const float> row, const RowMeta& meta,
-                 digest::PositionRecord* record) {
+  return [top_k](std::span<const float> row, const RowMeta& meta, digest::PositionRecord* record) {
     digest::DigestOptions options{.top_k = top_k, .target_id = meta.target};
     ORCH_RETURN_IF_ERROR(digest::ComputeRowDigest(row, options, &record->digest));
     if (meta.full_row) {
@@ -96,8 +95,8 @@ void DigestPipeline::ReleaseBorrowed() {
 
 Status DigestPipeline::Queue(const RowMeta& meta, std::span<const float> row, bool borrow) {
   if (!failed_.ok()) return failed_;
-  ORCH_CHECK(row.size() == row_size_) << "row of " << row.size() << " floats, expected "
-                                      << row_size_;
+  ORCH_CHECK(row.size() == row_size_)
+      << "row of " << row.size() << " floats, expected " << row_size_;
   if (submitted_ - emitted_ == slots_.size()) ORCH_RETURN_IF_ERROR(EmitOldest());
   std::size_t index = submitted_ % slots_.size();
   Slot& slot = slots_[index];  // kFree: no other thread touches it

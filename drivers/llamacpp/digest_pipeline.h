@@ -122,10 +122,10 @@ class DigestPipeline final {
   const RowDigester digester_;
   const RecordSink sink_;
   std::vector<Slot> slots_;
-  std::uint64_t submitted_ = 0;  // calling thread only
-  std::uint64_t emitted_ = 0;    // calling thread only
-  Status failed_;                // calling thread only
-  std::mutex mutex_;             // guards the slots' states, queue_ and stopping_
+  std::uint64_t submitted_ = 0;     // calling thread only
+  std::uint64_t emitted_ = 0;       // calling thread only
+  Status failed_;                   // calling thread only
+  std::mutex mutex_;                // guards the slots' states, queue_ and stopping_
   std::condition_variable queued_;  // workers wait for a queued row
   std::condition_variable done_;    // the caller waits for a digested row
   std::deque<std::size_t> queue_;   // slot indexes, oldest first

@@ -46,9 +46,7 @@
 #if defined(__SANITIZE_ADDRESS__) || defined(ORCH_ASAN)
 #define ORCH_DRIVER_SANITIZED 1
 // The engine keeps its backend registry until exit; that is not a leak of ours.
-extern "C" const char* __lsan_default_suppressions() {
-  return "leak:libllama\nleak:libggml\n";
-}
+extern "C" const char* __lsan_default_suppressions() { return "leak:libllama\nleak:libggml\n"; }
 #endif
 
 namespace {
@@ -71,8 +69,7 @@ class FrameWriter final {
   // of one per record); every other frame is flushed at once.
   bool Write(DriverFrameType type, const std::string& payload) {
     std::string frame = orch::driver_protocol::EncodeDriverFrame(type, payload);
-    if (std::fwrite(frame.data(), 1, frame.size(), out_) != frame.size())
-      return false;
+    if (std::fwrite(frame.data(), 1, frame.size(), out_) != frame.size()) return false;
     if (type == DriverFrameType::kRecord && ++unflushed_ < kFlushEvery) return true;
     unflushed_ = 0;
     return std::fflush(out_) == 0;
@@ -94,8 +91,7 @@ std::string ReadFile(const std::string& path) {
 // The release the linked library says it is: its build metadata when the
 // build ships one, else the library's own version string, else the headers'.
 std::string LinkedRelease(const std::string& library_dir) {
-  json metadata = json::parse(ReadFile(library_dir + "/_nlcBuildMetadata.json"),
-                              nullptr, false);
+  json metadata = json::parse(ReadFile(library_dir + "/_nlcBuildMetadata.json"), nullptr, false);
   if (metadata.is_object()) {
     const json* release = &metadata;
     for (const char* key : {"buildOptions", "llamaCpp", "release"}) {
@@ -130,21 +126,19 @@ std::string Dump(const json& value) {
 
 json HelloObject(const llamacpp::LoadedBackend* backend) {
   std::string dir = llamacpp::EngineLibraryDir();
-  json hello = {
-      {"engine", "llama.cpp"},
-      {"version", LinkedRelease(dir)},
-      {"commit", ORCH_LLAMACPP_COMMIT},
-      {"build",
-       {{"driver", "orch-driver-llamacpp"},
-        {"headers_release", ORCH_LLAMACPP_RELEASE},
-        {"compiler", __VERSION__},
-        {"library_dir", dir},
-        {"system_info", backend != nullptr ? llama_print_system_info() : ""}}},
-      {"kernel_path", "unknown (backend not loaded)"},
-      {"hardware", "cpu: " + CpuModel()}};
+  json hello = {{"engine", "llama.cpp"},
+                {"version", LinkedRelease(dir)},
+                {"commit", ORCH_LLAMACPP_COMMIT},
+                {"build",
+                 {{"driver", "orch-driver-llamacpp"},
+                  {"headers_release", ORCH_LLAMACPP_RELEASE},
+                  {"compiler", __VERSION__},
+                  {"library_dir", dir},
+                  {"system_info", backend != nullptr ? llama_print_system_info() : ""}}},
+                {"kernel_path", "unknown (backend not loaded)"},
+                {"hardware", "cpu: " + CpuModel()}};
   if (backend != nullptr) {
-    hello["kernel_path"] =
-        backend->variant.empty() ? "cpu: built-in" : "cpu: " + backend->variant;
+    hello["kernel_path"] = backend->variant.empty() ? "cpu: built-in" : "cpu: " + backend->variant;
     hello["build"]["backend_file"] = backend->path;
     hello["hardware"] = json(backend->devices);
   }
@@ -153,17 +147,13 @@ json HelloObject(const llamacpp::LoadedBackend* backend) {
 
 int Fail(FrameWriter& frames, const Status& status) {
   std::string code(llamacpp::ErrorCodeFor(status));
-  std::fprintf(stderr, "orch-driver-llamacpp: %s: %s\n", code.c_str(),
-               status.message().c_str());
-  frames.Write(DriverFrameType::kError,
-               Dump(json{{"code", code}, {"message", status.message()}}));
+  std::fprintf(stderr, "orch-driver-llamacpp: %s: %s\n", code.c_str(), status.message().c_str());
+  frames.Write(DriverFrameType::kError, Dump(json{{"code", code}, {"message", status.message()}}));
   return code == "engine_error" ? kExitEngine : kExitInvalid;
 }
 
-json DoneObject(const llamacpp::JobSettings& settings,
-                const llamacpp::WorkloadSummary& summary,
-                const llamacpp::PreparedModel& model,
-                const llamacpp::LlamaSession& session) {
+json DoneObject(const llamacpp::JobSettings& settings, const llamacpp::WorkloadSummary& summary,
+                const llamacpp::PreparedModel& model, const llamacpp::LlamaSession& session) {
   json done = {{"positions", summary.positions},
                {"nan_rows", summary.nan_rows},
                {"eval_ms", summary.eval_ms},
@@ -190,15 +180,13 @@ json DoneObject(const llamacpp::JobSettings& settings,
 
 int RunJob(int digest_workers) {
   FrameWriter frames;
-  std::string input((std::istreambuf_iterator<char>(std::cin)),
-                    std::istreambuf_iterator<char>());
+  std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
   orch::Result<llamacpp::JobSettings> settings = llamacpp::ParseJob(input);
   if (!settings.ok()) {
     frames.Write(DriverFrameType::kHello, Dump(HelloObject(nullptr)));
     return Fail(frames, settings.status());
   }
-  orch::Result<llamacpp::LoadedBackend> backend =
-      llamacpp::LoadCpuBackend(settings->cpu_backend);
+  orch::Result<llamacpp::LoadedBackend> backend = llamacpp::LoadCpuBackend(settings->cpu_backend);
   if (!backend.ok()) {
     frames.Write(DriverFrameType::kHello, Dump(HelloObject(nullptr)));
     return Fail(frames, backend.status());
@@ -244,8 +232,7 @@ int Quantize(int argc, char** argv) {
   Status status = llamacpp::QuantizeModel(argv[2], argv[3], argv[4], threads);
   if (!status.ok()) {
     std::fprintf(stderr, "%s quantize: %s\n", argv[0], status.message().c_str());
-    return status.code() == orch::StatusCode::kInvalidArgument ? kExitInvalid
-                                                               : kExitEngine;
+    return status.code() == orch::StatusCode::kInvalidArgument ? kExitInvalid : kExitEngine;
   }
   return 0;
 }
@@ -279,8 +266,7 @@ int main(int argc, char** argv) {
     char* end = nullptr;
     long workers = std::strtol(argv[2], &end, 10);
     if (*argv[2] == '\0' || *end != '\0' || workers < 1 || workers > 256) {
-      std::fprintf(stderr, "%s: --digest-workers '%s': expected 1 to 256\n", argv[0],
-                   argv[2]);
+      std::fprintf(stderr, "%s: --digest-workers '%s': expected 1 to 256\n", argv[0], argv[2]);
       return kExitInvalid;
     }
     return RunJob(static_cast<int>(workers));
@@ -291,8 +277,7 @@ int main(int argc, char** argv) {
     std::cout << HelloObject(nullptr).dump(1) << "\n";
     return 0;
   }
-  if (command == "capabilities" &&
-      (argc == 2 || (argc == 3 && std::string(argv[2]) == "--json"))) {
+  if (command == "capabilities" && (argc == 2 || (argc == 3 && std::string(argv[2]) == "--json"))) {
     std::cout << llamacpp::CapabilitiesJson();
     return 0;
   }
@@ -300,7 +285,6 @@ int main(int argc, char** argv) {
     Usage(argv[0]);
     return 0;
   }
-  std::fprintf(stderr, "%s: unknown command '%s' (try --help)\n", argv[0],
-               command.c_str());
+  std::fprintf(stderr, "%s: unknown command '%s' (try --help)\n", argv[0], command.c_str());
   return kExitInvalid;
 }

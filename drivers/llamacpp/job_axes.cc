@@ -11,8 +11,8 @@ using enum AxisKind;
 constexpr std::int64_t kCountMax = 1 << 24;
 
 // ggml's quantized cache types: the V half of these needs flash attention.
-const std::vector<std::string_view> kQuantizedCacheTypes = {
-    "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"};
+const std::vector<std::string_view> kQuantizedCacheTypes = {"q8_0", "q4_0", "q4_1",
+                                                            "q5_0", "q5_1", "iq4_nl"};
 
 std::vector<std::string_view> CacheTypes() {
   std::vector<std::string_view> types = {"f32", "f16", "bf16"};
@@ -21,8 +21,8 @@ std::vector<std::string_view> CacheTypes() {
 }
 
 JobAxis Count(std::string_view name, std::int64_t min, std::string_view sets) {
-  return {.name = name, .kind = kInteger, .noun = "count", .min = min,
-          .max = kCountMax, .sets = sets};
+  return {
+      .name = name, .kind = kInteger, .noun = "count", .min = min, .max = kCountMax, .sets = sets};
 }
 
 JobAxis Real(std::string_view name, std::string_view sets) {
@@ -36,19 +36,26 @@ JobAxis Text(std::string_view name, std::string_view sets) {
 std::vector<JobAxis> MakeAxes() {
   return {
       Text("engine", "none: the engine build is the driver itself"),
-      {.name = "quant", .noun = "weight type",
-       .values = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl",
-                  "q2_k", "q3_k_s", "q3_k_m", "q3_k_l", "q4_k_s", "q4_k_m", "q5_k_s",
-                  "q5_k_m", "q6_k", "iq4_xs"},
+      {.name = "quant",
+       .noun = "weight type",
+       .values = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "q2_k",
+                  "q3_k_s", "q3_k_m", "q3_k_l", "q4_k_s", "q4_k_m", "q5_k_s", "q5_k_m", "q6_k",
+                  "iq4_xs"},
        .sets = "weight type of the model file run (quantized by the driver if needed)"},
-      {.name = "kv", .noun = "cache type", .values = CacheTypes(), .pair = true,
+      {.name = "kv",
+       .noun = "cache type",
+       .values = CacheTypes(),
+       .pair = true,
        .sets = "type_k / type_v"},
-      {.name = "attention", .noun = "attention mode", .values = {"off", "on", "auto"},
+      {.name = "attention",
+       .noun = "attention mode",
+       .values = {"off", "on", "auto"},
        .aliases = {{"false", "off"}, {"true", "on"}, {"flash", "on"}},
        .sets = "flash_attn_type"},
       Count("tp", 1, "devices the layers are split over (LLAMA_SPLIT_MODE_LAYER)"),
       Text("hardware", "cpu: no offload; gpu...: every layer offloaded"),
-      {.name = "cpu_backend", .noun = "CPU variant",
+      {.name = "cpu_backend",
+       .noun = "CPU variant",
        .chars = "abcdefghijklmnopqrstuvwxyz0123456789_",
        .sets = "best, or the CPU kernel variant file libggml-cpu-NAME.so"},
       {.name = "repack", .kind = kBoolean, .noun = "switch", .sets = "use_extra_bufts"},
@@ -59,20 +66,36 @@ std::vector<JobAxis> MakeAxes() {
       Text("chat_template", "none: accepted and not applied by this driver"),
       // Declared so that cross-engine specs whose baseline sets a dtype (the torch
       // driver's axis) can have llama.cpp cells; nothing to set.
-      {.name = "dtype", .noun = "compute dtype", .values = {"float32"},
+      {.name = "dtype",
+       .noun = "compute dtype",
+       .values = {"float32"},
        .sets = "none: llama.cpp keeps activations in float32 (weights keep their type)"},
-      {.name = "sampler.seed", .kind = kInteger, .noun = "seed", .min = 0,
-       .max = 0xffffffffll, .sets = "llama_sampler_init_dist seed (uint32)"},
+      {.name = "sampler.seed",
+       .kind = kInteger,
+       .noun = "seed",
+       .min = 0,
+       .max = 0xffffffffll,
+       .sets = "llama_sampler_init_dist seed (uint32)"},
       Real("sampler.temperature", "temperature sampler (0 = greedy)"),
-      {.name = "sampler.top_k", .kind = kInteger, .noun = "count", .min = -1,
-       .max = 1 << 30, .sets = "top_k sampler"},
+      {.name = "sampler.top_k",
+       .kind = kInteger,
+       .noun = "count",
+       .min = -1,
+       .max = 1 << 30,
+       .sets = "top_k sampler"},
       Real("sampler.top_p", "top_p sampler"),
       Real("sampler.min_p", "min_p sampler"),
       Real("sampler.repeat_penalty", "penalties sampler"),
-      {.name = "sampler.repeat_last_n", .kind = kInteger, .noun = "count", .min = -1,
-       .max = 1 << 30, .sets = "penalties sampler window"},
-      {.name = "sampler.order", .noun = "sampler",
-       .values = {"penalties", "top_k", "top_p", "min_p", "temperature"}, .list = true,
+      {.name = "sampler.repeat_last_n",
+       .kind = kInteger,
+       .noun = "count",
+       .min = -1,
+       .max = 1 << 30,
+       .sets = "penalties sampler window"},
+      {.name = "sampler.order",
+       .noun = "sampler",
+       .values = {"penalties", "top_k", "top_p", "min_p", "temperature"},
+       .list = true,
        .sets = "sampler chain order before the seeded draw"},
   };
 }
@@ -127,8 +150,7 @@ bool Listed(const std::vector<std::string_view>& values, std::string_view value)
 std::string Field(const JobAxis& axis) { return "coordinate." + std::string(axis.name); }
 
 // One enumerated value (after aliases), or an error naming `whole`.
-Result<std::string> Enumerated(const JobAxis& axis, std::string value,
-                               std::string_view whole) {
+Result<std::string> Enumerated(const JobAxis& axis, std::string value, std::string_view whole) {
   for (const auto& [alias, meaning] : axis.aliases)
     if (value == alias) value = std::string(meaning);
   if (axis.values.empty() || Listed(axis.values, value)) return value;
@@ -175,25 +197,22 @@ Result<std::string> ReadString(const JobAxis& axis, std::string_view text) {
 
 Result<AxisReading> ReadInteger(const JobAxis& axis, std::string_view text) {
   AxisReading reading{std::string(text)};
-  auto [end, error] =
-      std::from_chars(text.data(), text.data() + text.size(), reading.integer);
-  if (error != std::errc() || end != text.data() + text.size() ||
-      reading.integer < axis.min || reading.integer > axis.max) {
-    return InvalidArgument(Field(axis) + ": expected an integer in [" +
-                           std::to_string(axis.min) + ", " + std::to_string(axis.max) +
-                           "], got \"" + std::string(text) + "\"");
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), reading.integer);
+  if (error != std::errc() || end != text.data() + text.size() || reading.integer < axis.min ||
+      reading.integer > axis.max) {
+    return InvalidArgument(Field(axis) + ": expected an integer in [" + std::to_string(axis.min) +
+                           ", " + std::to_string(axis.max) + "], got \"" + std::string(text) +
+                           "\"");
   }
   return reading;
 }
 
 Result<AxisReading> ReadNumber(const JobAxis& axis, std::string_view text) {
   AxisReading reading{std::string(text)};
-  auto [end, error] =
-      std::from_chars(text.data(), text.data() + text.size(), reading.number);
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), reading.number);
   if (error != std::errc() || end != text.data() + text.size() ||
       reading.number != reading.number) {
-    return InvalidArgument(Field(axis) + ": expected a number, got \"" + std::string(text) +
-                           "\"");
+    return InvalidArgument(Field(axis) + ": expected a number, got \"" + std::string(text) + "\"");
   }
   return reading;
 }
@@ -202,18 +221,21 @@ Result<AxisReading> ReadSwitch(const JobAxis& axis, std::string_view text) {
   std::string value = Lower(text);
   if (value == "on" || value == "true" || value == "1") return AxisReading{"on", 1};
   if (value == "off" || value == "false" || value == "0") return AxisReading{"off", 0};
-  return InvalidArgument(Field(axis) + ": expected on or off, got \"" + std::string(text) +
-                         "\"");
+  return InvalidArgument(Field(axis) + ": expected on or off, got \"" + std::string(text) + "\"");
 }
 
 }  // namespace
 
 Result<AxisReading> ReadAxisValue(const JobAxis& axis, std::string_view text) {
   switch (axis.kind) {
-    case kInteger: return ReadInteger(axis, text);
-    case kNumber: return ReadNumber(axis, text);
-    case kBoolean: return ReadSwitch(axis, text);
-    case kString: break;
+    case kInteger:
+      return ReadInteger(axis, text);
+    case kNumber:
+      return ReadNumber(axis, text);
+    case kBoolean:
+      return ReadSwitch(axis, text);
+    case kString:
+      break;
   }
   ORCH_ASSIGN_OR_RETURN(std::string value, ReadString(axis, text));
   return AxisReading{std::move(value)};

@@ -35,20 +35,20 @@ struct JobAxis {
   // Spellings also accepted, with the value each means ("true" -> "on").
   std::vector<std::pair<std::string_view, std::string_view>> aliases = {};
   std::string_view chars = {};  // open kString: the characters allowed; empty = any
-  bool pair = false;       // "T" or "K/V", each half one of `values`
-  bool list = false;       // comma list, each item one of `values`
-  std::int64_t min = 0;    // kInteger: inclusive bounds
+  bool pair = false;            // "T" or "K/V", each half one of `values`
+  bool list = false;            // comma list, each item one of `values`
+  std::int64_t min = 0;         // kInteger: inclusive bounds
   std::int64_t max = 0;
-  std::string_view sets = {}; // the engine setting the axis controls
+  std::string_view sets = {};  // the engine setting the axis controls
 };
 
 // A test on one axis's value. Holds when every test given holds.
 struct Condition {
   std::string_view axis = {};
-  std::string_view part = {};              // "" whole value; "k" / "v": half of K/V
-  std::vector<std::string_view> in = {};   // the value is one of these
-  std::string_view prefix = {};            // the value starts with this
-  std::optional<std::int64_t> min = {};    // the value is an integer >= min
+  std::string_view part = {};             // "" whole value; "k" / "v": half of K/V
+  std::vector<std::string_view> in = {};  // the value is one of these
+  std::string_view prefix = {};           // the value starts with this
+  std::optional<std::int64_t> min = {};   // the value is an integer >= min
 };
 
 // A coordinate where `when` holds and `needs` does not cannot run.

@@ -32,9 +32,12 @@ FlashAttention AttentionOf(const std::string& mode) {
 
 std::string_view AttentionName(FlashAttention mode) {
   switch (mode) {
-    case FlashAttention::kOff: return "off";
-    case FlashAttention::kOn: return "on";
-    case FlashAttention::kAuto: break;
+    case FlashAttention::kOff:
+      return "off";
+    case FlashAttention::kOn:
+      return "on";
+    case FlashAttention::kAuto:
+      break;
   }
   return "auto";
 }
@@ -82,8 +85,7 @@ void Assign(const std::string& axis, const AxisReading& r, JobSettings* s) {
 
 // One coordinate axis. Axes that are no llama.cpp setting (free knobs) are
 // accepted and ignored.
-Status ApplyAxis(const std::string& axis, const std::string& text,
-                 JobSettings* settings) {
+Status ApplyAxis(const std::string& axis, const std::string& text, JobSettings* settings) {
   const JobAxis* def = FindJobAxis(axis);
   if (def == nullptr) return Status::Ok();
   ORCH_ASSIGN_OR_RETURN(AxisReading reading, ReadAxisValue(*def, text));
@@ -91,13 +93,12 @@ Status ApplyAxis(const std::string& axis, const std::string& text,
   return Status::Ok();
 }
 
-Result<std::int64_t> IntegerField(const json& object, const std::string& where,
-                                  const char* key, std::int64_t fallback) {
+Result<std::int64_t> IntegerField(const json& object, const std::string& where, const char* key,
+                                  std::int64_t fallback) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) return fallback;
   if (!it->is_number_integer() || it->get<std::int64_t>() < 0) {
-    return InvalidArgument(where + "." + key +
-                           ": expected a non-negative integer, got " +
+    return InvalidArgument(where + "." + key + ": expected a non-negative integer, got " +
                            it->dump());
   }
   return it->get<std::int64_t>();
@@ -112,8 +113,7 @@ std::string StringField(const json& object, const char* key) {
 // count when the coordinate does not set the threads axis itself.
 Status ParseResources(const json& job, JobSettings* out) {
   auto resources = job.find("resources");
-  if (resources == job.end() || !resources->is_object() ||
-      job["coordinate"].contains("threads")) {
+  if (resources == job.end() || !resources->is_object() || job["coordinate"].contains("threads")) {
     return Status::Ok();
   }
   ORCH_ASSIGN_OR_RETURN(std::int64_t threads,
@@ -124,15 +124,12 @@ Status ParseResources(const json& job, JobSettings* out) {
 
 Status ParseCapture(const json& capture, CaptureSettings* out) {
   if (!capture.is_object()) return Status::Ok();
-  ORCH_ASSIGN_OR_RETURN(std::int64_t top_k,
-                        IntegerField(capture, "capture", "top_k", 20));
+  ORCH_ASSIGN_OR_RETURN(std::int64_t top_k, IntegerField(capture, "capture", "top_k", 20));
   if (top_k < 1 || top_k > 1024) {
-    return InvalidArgument("capture.top_k: expected 1 to 1024, got " +
-                           std::to_string(top_k));
+    return InvalidArgument("capture.top_k: expected 1 to 1024, got " + std::to_string(top_k));
   }
   out->top_k = static_cast<std::uint32_t>(top_k);
-  ORCH_ASSIGN_OR_RETURN(out->full_every,
-                        IntegerField(capture, "capture", "full_every", 0));
+  ORCH_ASSIGN_OR_RETURN(out->full_every, IntegerField(capture, "capture", "full_every", 0));
   auto windows = capture.find("full_windows");
   if (windows == capture.end() || windows->is_null()) return Status::Ok();
   if (!windows->is_array()) {
@@ -140,16 +137,14 @@ Status ParseCapture(const json& capture, CaptureSettings* out) {
                            windows->dump());
   }
   for (const json& window : *windows) {
-    if (!window.is_array() || window.size() != 2 ||
-        !window[0].is_number_integer() || !window[1].is_number_integer() ||
-        window[0].get<std::int64_t>() < 0 ||
+    if (!window.is_array() || window.size() != 2 || !window[0].is_number_integer() ||
+        !window[1].is_number_integer() || window[0].get<std::int64_t>() < 0 ||
         window[1].get<std::int64_t>() < window[0].get<std::int64_t>()) {
       return InvalidArgument(
           "capture.full_windows: expected [begin, end] with 0 <= begin <= end, got " +
           window.dump());
     }
-    out->full_windows.emplace_back(window[0].get<std::int64_t>(),
-                                   window[1].get<std::int64_t>());
+    out->full_windows.emplace_back(window[0].get<std::int64_t>(), window[1].get<std::int64_t>());
   }
   return Status::Ok();
 }
@@ -172,19 +167,16 @@ Status ParseTokens(const json& tokens, WorkloadSettings* out) {
 
 Status ParseWorkload(const json& workload, WorkloadSettings* out) {
   if (!workload.is_object()) {
-    return InvalidArgument("workload: expected an object, got " +
-                           workload.dump().substr(0, 80));
+    return InvalidArgument("workload: expected an object, got " + workload.dump().substr(0, 80));
   }
   out->name = StringField(workload, "name");
   std::string kind = StringField(workload, "kind");
   if (kind == "teacher_forced") {
     out->kind = WorkloadSettings::Kind::kTeacherForced;
-    ORCH_ASSIGN_OR_RETURN(out->positions,
-                          IntegerField(workload, "workload", "positions", 0));
+    ORCH_ASSIGN_OR_RETURN(out->positions, IntegerField(workload, "workload", "positions", 0));
     if (workload.contains("tokens")) return ParseTokens(workload["tokens"], out);
     if (!workload.contains("text") || !workload["text"].is_string()) {
-      return InvalidArgument("workload " + out->name +
-                             ": teacher_forced needs text or tokens");
+      return InvalidArgument("workload " + out->name + ": teacher_forced needs text or tokens");
     }
     out->text = workload["text"].get<std::string>();
     return Status::Ok();
@@ -192,16 +184,15 @@ Status ParseWorkload(const json& workload, WorkloadSettings* out) {
   if (kind == "generate") {
     out->kind = WorkloadSettings::Kind::kGenerate;
     out->prompt = StringField(workload, "prompt");
-    ORCH_ASSIGN_OR_RETURN(out->max_tokens,
-                          IntegerField(workload, "workload", "max_tokens", 0));
+    ORCH_ASSIGN_OR_RETURN(out->max_tokens, IntegerField(workload, "workload", "max_tokens", 0));
     if (out->prompt.empty() || out->max_tokens == 0) {
       return InvalidArgument("workload " + out->name +
                              ": generate needs a prompt and max_tokens > 0");
     }
     return Status::Ok();
   }
-  return InvalidArgument("workload.kind: expected teacher_forced or generate, got \"" +
-                         kind + "\"");
+  return InvalidArgument("workload.kind: expected teacher_forced or generate, got \"" + kind +
+                         "\"");
 }
 
 // Where the plan tells the file's weight type: a synth recipe's `type=`, or the
@@ -211,13 +202,10 @@ std::string PlannedModelType(const std::string& requirement, const json& spec) {
     std::size_t at = requirement.find("type=");
     if (at == std::string::npos) return "f32";
     std::size_t end = requirement.find(',', at);
-    return Lower(requirement.substr(at + 5, end == std::string::npos
-                                                ? std::string::npos
-                                                : end - at - 5));
+    return Lower(
+        requirement.substr(at + 5, end == std::string::npos ? std::string::npos : end - at - 5));
   }
-  if (!spec.is_object() || !spec.contains("variants") ||
-      !spec["variants"].is_object())
-    return "";
+  if (!spec.is_object() || !spec.contains("variants") || !spec["variants"].is_object()) return "";
   for (const auto& [quant, variant] : spec["variants"].items()) {
     if (!variant.is_object()) continue;
     std::string sha = StringField(variant, "sha256");
@@ -228,15 +216,14 @@ std::string PlannedModelType(const std::string& requirement, const json& spec) {
 
 Status ParseModel(const json& model, JobSettings* out) {
   if (!model.is_object()) {
-    return InvalidArgument("model: expected an object, got " +
-                           model.dump().substr(0, 80));
+    return InvalidArgument("model: expected an object, got " + model.dump().substr(0, 80));
   }
   out->model_requirement = StringField(model, "requirement");
   out->model_path = StringField(model, "path");
   out->model_sha256 = StringField(model, "sha256");
   out->cache_dir = StringField(model, "cache_dir");
-  out->model_type = PlannedModelType(
-      out->model_requirement, model.contains("spec") ? model["spec"] : json());
+  out->model_type =
+      PlannedModelType(out->model_requirement, model.contains("spec") ? model["spec"] : json());
   return Status::Ok();
 }
 
@@ -262,8 +249,7 @@ Status CheckCombination(const JobSettings& settings) {
     if (!Holds(rule.when, when) || Holds(rule.needs, needs)) continue;
     return Status(StatusCode::kFailedPrecondition,
                   Shown(rule.when.axis, when) + " needs " + DescribeCondition(rule.needs) +
-                      ", got " + Shown(rule.needs.axis, needs) + ": " +
-                      std::string(rule.reason));
+                      ", got " + Shown(rule.needs.axis, needs) + ": " + std::string(rule.reason));
   }
   return Status::Ok();
 }
@@ -288,8 +274,7 @@ bool IsKnownWeightType(std::string_view type) {
 
 Result<JobSettings> ParseJob(std::string_view json_text) {
   json job = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (!job.is_object())
-    return InvalidArgument("job: stdin is not a JSON object");
+  if (!job.is_object()) return InvalidArgument("job: stdin is not a JSON object");
   JobSettings settings;
   settings.run_id = StringField(job, "run_id");
   settings.job_id = StringField(job, "job_id");
@@ -300,8 +285,7 @@ Result<JobSettings> ParseJob(std::string_view json_text) {
   for (const auto& [axis, value] : job["coordinate"].items())
     ORCH_RETURN_IF_ERROR(ApplyAxis(axis, AxisText(value), &settings));
   ORCH_RETURN_IF_ERROR(ParseResources(job, &settings));
-  ORCH_RETURN_IF_ERROR(
-      ParseWorkload(job.value("workload", json()), &settings.workload));
+  ORCH_RETURN_IF_ERROR(ParseWorkload(job.value("workload", json()), &settings.workload));
   json capture = job.value("capture", json());
   if (capture.is_null() && job["workload"].is_object())
     capture = job["workload"].value("capture", json());

@@ -35,7 +35,7 @@ enum class FlashAttention { kOff, kOn, kAuto };
 
 struct CaptureSettings {
   std::uint32_t top_k = 20;
-  std::int64_t full_every = 0;                            // 0 = never
+  std::int64_t full_every = 0;                                      // 0 = never
   std::vector<std::pair<std::int64_t, std::int64_t>> full_windows;  // [begin, end)
 
   // Whether the whole logit row at `position` is kept.
@@ -52,8 +52,7 @@ struct SamplerSettings {
   std::uint32_t seed = 0;
   // Samplers applied before the final draw, in order. Names: penalties, top_k,
   // top_p, min_p, temperature.
-  std::vector<std::string> order = {"penalties", "top_k", "top_p", "min_p",
-                                    "temperature"};
+  std::vector<std::string> order = {"penalties", "top_k", "top_p", "min_p", "temperature"};
   bool greedy() const { return temperature <= 0.0; }
 };
 

@@ -20,8 +20,7 @@ double MillisecondsSince(Clock::time_point start) {
 
 std::int32_t Threads(const JobSettings& settings) {
   if (settings.threads > 0) return settings.threads;
-  return static_cast<std::int32_t>(
-      std::max(1u, std::thread::hardware_concurrency()));
+  return static_cast<std::int32_t>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 // One sequence, positions [first, first + count), logits requested at every
@@ -32,8 +31,8 @@ struct Batch {
   Batch(const Batch&) = delete;
   Batch& operator=(const Batch&) = delete;
 
-  void Fill(const std::vector<std::int32_t>& tokens, std::size_t first,
-            std::size_t count, bool all_logits) {
+  void Fill(const std::vector<std::int32_t>& tokens, std::size_t first, std::size_t count,
+            bool all_logits) {
     batch.n_tokens = static_cast<std::int32_t>(count);
     for (std::size_t i = 0; i < count; ++i) {
       batch.token[i] = tokens[first + i];
@@ -54,15 +53,12 @@ using SamplerPtr = std::unique_ptr<llama_sampler, SamplerDeleter>;
 
 llama_sampler* Penalties(const llama_vocab* vocab, const SamplerSettings& s) {
 #if ORCH_LLAMA_PENALTIES_TAKE_VOCAB
-  return llama_sampler_init_penalties(llama_vocab_n_tokens(vocab),
-                                      s.repeat_last_n,
-                                      static_cast<float>(s.repeat_penalty),
-                                      0.0f, 0.0f);
+  return llama_sampler_init_penalties(llama_vocab_n_tokens(vocab), s.repeat_last_n,
+                                      static_cast<float>(s.repeat_penalty), 0.0f, 0.0f);
 #else
   (void)vocab;
-  return llama_sampler_init_penalties(s.repeat_last_n,
-                                      static_cast<float>(s.repeat_penalty),
-                                      0.0f, 0.0f);
+  return llama_sampler_init_penalties(s.repeat_last_n, static_cast<float>(s.repeat_penalty), 0.0f,
+                                      0.0f);
 #endif
 }
 
@@ -78,19 +74,18 @@ SamplerPtr BuildSampler(const llama_vocab* vocab, const SamplerSettings& s) {
     } else if (name == "top_k" && s.top_k > 0) {
       llama_sampler_chain_add(chain.get(), llama_sampler_init_top_k(s.top_k));
     } else if (name == "top_p" && s.top_p < 1.0) {
-      llama_sampler_chain_add(
-          chain.get(), llama_sampler_init_top_p(static_cast<float>(s.top_p), 1));
+      llama_sampler_chain_add(chain.get(),
+                              llama_sampler_init_top_p(static_cast<float>(s.top_p), 1));
     } else if (name == "min_p" && s.min_p > 0.0) {
-      llama_sampler_chain_add(
-          chain.get(), llama_sampler_init_min_p(static_cast<float>(s.min_p), 1));
+      llama_sampler_chain_add(chain.get(),
+                              llama_sampler_init_min_p(static_cast<float>(s.min_p), 1));
     } else if (name == "temperature") {
-      llama_sampler_chain_add(
-          chain.get(), llama_sampler_init_temp(static_cast<float>(s.temperature)));
+      llama_sampler_chain_add(chain.get(),
+                              llama_sampler_init_temp(static_cast<float>(s.temperature)));
     }
   }
-  llama_sampler_chain_add(chain.get(), s.greedy()
-                                           ? llama_sampler_init_greedy()
-                                           : llama_sampler_init_dist(s.seed));
+  llama_sampler_chain_add(
+      chain.get(), s.greedy() ? llama_sampler_init_greedy() : llama_sampler_init_dist(s.seed));
   return chain;
 }
 
@@ -104,8 +99,7 @@ Status Drained(DigestPipeline& pipeline, const Status& engine_error) {
 
 }  // namespace
 
-LlamaSession::LlamaSession(llama_model* model, const JobSettings& settings,
-                           int digest_workers)
+LlamaSession::LlamaSession(llama_model* model, const JobSettings& settings, int digest_workers)
     : model_(model), settings_(settings), digest_workers_(digest_workers) {
   n_vocab_ = llama_vocab_n_tokens(llama_model_get_vocab(model_));
 }
@@ -115,19 +109,18 @@ LlamaSession::~LlamaSession() {
   llama_model_free(model_);
 }
 
-Result<std::unique_ptr<LlamaSession>> LlamaSession::Open(
-    const std::string& model_path, const JobSettings& settings, int digest_workers) {
+Result<std::unique_ptr<LlamaSession>> LlamaSession::Open(const std::string& model_path,
+                                                         const JobSettings& settings,
+                                                         int digest_workers) {
   llama_model_params params = llama_model_default_params();
   params.n_gpu_layers = settings.gpu() ? 999 : 0;
   params.use_extra_bufts = settings.repack;
   if (settings.gpu()) {
-    params.split_mode =
-        settings.tp > 1 ? LLAMA_SPLIT_MODE_LAYER : LLAMA_SPLIT_MODE_NONE;
+    params.split_mode = settings.tp > 1 ? LLAMA_SPLIT_MODE_LAYER : LLAMA_SPLIT_MODE_NONE;
   }
   llama_model* model = llama_model_load_from_file(model_path.c_str(), params);
   if (model == nullptr) {
-    return Internal("llama.cpp could not load the model " + model_path +
-                    " (see the log above)");
+    return Internal("llama.cpp could not load the model " + model_path + " (see the log above)");
   }
   std::unique_ptr<LlamaSession> session(new LlamaSession(model, settings, digest_workers));
   return session;
@@ -139,16 +132,14 @@ Status LlamaSession::CreateContext(std::int64_t tokens_needed) {
                            : std::max<std::int64_t>(256, (tokens_needed + 255) / 256 * 256);
   if (tokens_needed > n_ctx) {
     return InvalidArgument("coordinate.ctx = " + std::to_string(n_ctx) +
-                           " is smaller than the workload's " +
-                           std::to_string(tokens_needed) + " tokens");
+                           " is smaller than the workload's " + std::to_string(tokens_needed) +
+                           " tokens");
   }
   llama_context_params params = llama_context_default_params();
   params.n_ctx = static_cast<std::uint32_t>(n_ctx);
-  params.n_batch = static_cast<std::uint32_t>(
-      settings_.batch > 0 ? settings_.batch : n_ctx);
-  params.n_ubatch = settings_.ubatch > 0
-                        ? static_cast<std::uint32_t>(settings_.ubatch)
-                        : std::min(params.n_ubatch, params.n_batch);
+  params.n_batch = static_cast<std::uint32_t>(settings_.batch > 0 ? settings_.batch : n_ctx);
+  params.n_ubatch = settings_.ubatch > 0 ? static_cast<std::uint32_t>(settings_.ubatch)
+                                         : std::min(params.n_ubatch, params.n_batch);
   params.n_threads = params.n_threads_batch = Threads(settings_);
   params.flash_attn_type = FlashAttentionType(settings_.attention);
   ORCH_ASSIGN_OR_RETURN(params.type_k, CacheType("kv", settings_.type_k));
@@ -156,9 +147,8 @@ Status LlamaSession::CreateContext(std::int64_t tokens_needed) {
   params.no_perf = true;
   context_ = llama_init_from_model(model_, params);
   if (context_ == nullptr) {
-    return Internal("llama.cpp refused the context (kv " + settings_.type_k +
-                    "/" + settings_.type_v + ", n_ctx " + std::to_string(n_ctx) +
-                    "); see the log above");
+    return Internal("llama.cpp refused the context (kv " + settings_.type_k + "/" +
+                    settings_.type_v + ", n_ctx " + std::to_string(n_ctx) + "); see the log above");
   }
   n_batch_ = params.n_batch;
   return Status::Ok();
@@ -168,12 +158,11 @@ std::string LlamaSession::Describe() const {
   if (context_ == nullptr) return "";
   return "n_ctx=" + std::to_string(llama_n_ctx(context_)) +
          " n_batch=" + std::to_string(llama_n_batch(context_)) +
-         " n_ubatch=" + std::to_string(llama_n_ubatch(context_)) +
-         " type_k=" + settings_.type_k + " type_v=" + settings_.type_v;
+         " n_ubatch=" + std::to_string(llama_n_ubatch(context_)) + " type_k=" + settings_.type_k +
+         " type_v=" + settings_.type_v;
 }
 
-Result<std::vector<std::int32_t>> LlamaSession::Tokenize(
-    const std::string& text) const {
+Result<std::vector<std::int32_t>> LlamaSession::Tokenize(const std::string& text) const {
   const llama_vocab* vocab = llama_model_get_vocab(model_);
   auto length = static_cast<std::int32_t>(text.size());
   std::int32_t needed = -llama_tokenize(vocab, text.data(), length, nullptr, 0,
@@ -181,8 +170,7 @@ Result<std::vector<std::int32_t>> LlamaSession::Tokenize(
                                         /*parse_special=*/false);
   std::vector<std::int32_t> tokens(static_cast<std::size_t>(std::max(needed, 0)));
   std::int32_t got = llama_tokenize(vocab, text.data(), length, tokens.data(),
-                                    static_cast<std::int32_t>(tokens.size()),
-                                    true, false);
+                                    static_cast<std::int32_t>(tokens.size()), true, false);
   if (got < 0) return Internal("tokenizing the workload text failed");
   tokens.resize(static_cast<std::size_t>(got));
   return tokens;
@@ -190,13 +178,13 @@ Result<std::vector<std::int32_t>> LlamaSession::Tokenize(
 
 std::string LlamaSession::Piece(std::int32_t token) const {
   char buffer[256];
-  std::int32_t n = llama_token_to_piece(llama_model_get_vocab(model_), token,
-                                        buffer, sizeof(buffer), 0, false);
+  std::int32_t n =
+      llama_token_to_piece(llama_model_get_vocab(model_), token, buffer, sizeof(buffer), 0, false);
   return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : "";
 }
 
-std::unique_ptr<DigestPipeline> LlamaSession::StartPipeline(
-    const RecordSink& sink, WorkloadSummary* summary) const {
+std::unique_ptr<DigestPipeline> LlamaSession::StartPipeline(const RecordSink& sink,
+                                                            WorkloadSummary* summary) const {
   int workers = digest_workers_ > 0
                     ? digest_workers_
                     : DigestWorkers(Threads(settings_), std::thread::hardware_concurrency());
@@ -217,11 +205,10 @@ std::unique_ptr<DigestPipeline> LlamaSession::StartPipeline(
       std::move(counted));
 }
 
-Status LlamaSession::SubmitRow(DigestPipeline& pipeline, const RowMeta& meta,
-                               const float* row, bool borrow) const {
+Status LlamaSession::SubmitRow(DigestPipeline& pipeline, const RowMeta& meta, const float* row,
+                               bool borrow) const {
   if (row == nullptr)
-    return Internal("llama.cpp returned no logits at position " +
-                    std::to_string(meta.position));
+    return Internal("llama.cpp returned no logits at position " + std::to_string(meta.position));
   std::span<const float> logits(row, static_cast<std::size_t>(n_vocab_));
   return borrow ? pipeline.SubmitBorrowed(meta, logits) : pipeline.Submit(meta, logits);
 }
@@ -231,10 +218,9 @@ void LlamaSession::AddTokenTexts(WorkloadSummary* summary) const {
 }
 
 Result<WorkloadSummary> LlamaSession::Run(const RecordSink& sink) {
-  Result<WorkloadSummary> summary =
-      settings_.workload.kind == WorkloadSettings::Kind::kGenerate
-          ? Generate(sink)
-          : TeacherForce(sink);
+  Result<WorkloadSummary> summary = settings_.workload.kind == WorkloadSettings::Kind::kGenerate
+                                        ? Generate(sink)
+                                        : TeacherForce(sink);
   if (summary.ok()) AddTokenTexts(&*summary);
   return summary;
 }
@@ -257,8 +243,7 @@ Result<WorkloadSummary> LlamaSession::TeacherForce(const RecordSink& sink) {
   for (std::int32_t token : tokens) {
     if (token >= n_vocab_) {
       return InvalidArgument("workload.tokens: id " + std::to_string(token) +
-                             " is outside the model's vocabulary of " +
-                             std::to_string(n_vocab_));
+                             " is outside the model's vocabulary of " + std::to_string(n_vocab_));
     }
   }
   ORCH_RETURN_IF_ERROR(CreateContext(static_cast<std::int64_t>(tokens.size())));
@@ -276,13 +261,12 @@ Result<WorkloadSummary> LlamaSession::TeacherForce(const RecordSink& sink) {
     }
     for (std::size_t i = 0; i < count; ++i) {
       std::size_t position = first + i;
-      RowMeta meta{.position = static_cast<std::int64_t>(position),
-                   .input_token = tokens[position],
-                   .output_token = -1,
-                   .target = position + 1 < tokens.size() ? tokens[position + 1]
-                                                          : digest::kNoTarget,
-                   .full_row = settings_.capture.WantsFullRow(
-                       static_cast<std::int64_t>(position))};
+      RowMeta meta{
+          .position = static_cast<std::int64_t>(position),
+          .input_token = tokens[position],
+          .output_token = -1,
+          .target = position + 1 < tokens.size() ? tokens[position + 1] : digest::kNoTarget,
+          .full_row = settings_.capture.WantsFullRow(static_cast<std::int64_t>(position))};
       Status submitted =
           SubmitRow(*pipeline, meta, llama_get_logits_ith(context_, static_cast<std::int32_t>(i)),
                     /*borrow=*/true);
@@ -295,12 +279,10 @@ Result<WorkloadSummary> LlamaSession::TeacherForce(const RecordSink& sink) {
 }
 
 Result<WorkloadSummary> LlamaSession::Generate(const RecordSink& sink) {
-  ORCH_ASSIGN_OR_RETURN(std::vector<std::int32_t> tokens,
-                        Tokenize(settings_.workload.prompt));
+  ORCH_ASSIGN_OR_RETURN(std::vector<std::int32_t> tokens, Tokenize(settings_.workload.prompt));
   if (tokens.empty()) return InvalidArgument("workload.prompt: no tokens");
   const std::int64_t max_tokens = settings_.workload.max_tokens;
-  ORCH_RETURN_IF_ERROR(
-      CreateContext(static_cast<std::int64_t>(tokens.size()) + max_tokens));
+  ORCH_RETURN_IF_ERROR(CreateContext(static_cast<std::int64_t>(tokens.size()) + max_tokens));
   const llama_vocab* vocab = llama_model_get_vocab(model_);
   SamplerPtr sampler = BuildSampler(vocab, settings_.sampler);
   WorkloadSummary summary;

@@ -59,8 +59,9 @@ class LlamaSession final {
   // kInvalidArgument (a setting the build lacks, a context too small),
   // kInternal (the engine refused the model or the context). `digest_workers`:
   // threads that digest rows, 0 = the cores the engine leaves (see above).
-  static Result<std::unique_ptr<LlamaSession>> Open(
-      const std::string& model_path, const JobSettings& settings, int digest_workers);
+  static Result<std::unique_ptr<LlamaSession>> Open(const std::string& model_path,
+                                                    const JobSettings& settings,
+                                                    int digest_workers);
   ~LlamaSession();
 
   Result<WorkloadSummary> Run(const RecordSink& sink);
@@ -84,7 +85,7 @@ class LlamaSession final {
   std::string Piece(std::int32_t token) const;
   void AddTokenTexts(WorkloadSummary* summary) const;
 
-  llama_model* model_;      // owned
+  llama_model* model_;                // owned
   llama_context* context_ = nullptr;  // owned
   JobSettings settings_;
   std::int32_t n_vocab_ = 0;

@@ -19,24 +19,15 @@ constexpr std::array<std::pair<const char*, ggml_type>, 9> kCacheTypes = {{
 }};
 
 constexpr std::array<std::pair<const char*, llama_ftype>, 19> kFileTypes = {{
-    {"f32", LLAMA_FTYPE_ALL_F32},
-    {"f16", LLAMA_FTYPE_MOSTLY_F16},
-    {"bf16", LLAMA_FTYPE_MOSTLY_BF16},
-    {"q8_0", LLAMA_FTYPE_MOSTLY_Q8_0},
-    {"q4_0", LLAMA_FTYPE_MOSTLY_Q4_0},
-    {"q4_1", LLAMA_FTYPE_MOSTLY_Q4_1},
-    {"q5_0", LLAMA_FTYPE_MOSTLY_Q5_0},
-    {"q5_1", LLAMA_FTYPE_MOSTLY_Q5_1},
-    {"iq4_nl", LLAMA_FTYPE_MOSTLY_IQ4_NL},
-    {"q2_k", LLAMA_FTYPE_MOSTLY_Q2_K},
-    {"q3_k_s", LLAMA_FTYPE_MOSTLY_Q3_K_S},
-    {"q3_k_m", LLAMA_FTYPE_MOSTLY_Q3_K_M},
-    {"q3_k_l", LLAMA_FTYPE_MOSTLY_Q3_K_L},
-    {"q4_k_s", LLAMA_FTYPE_MOSTLY_Q4_K_S},
-    {"q4_k_m", LLAMA_FTYPE_MOSTLY_Q4_K_M},
-    {"q5_k_s", LLAMA_FTYPE_MOSTLY_Q5_K_S},
-    {"q5_k_m", LLAMA_FTYPE_MOSTLY_Q5_K_M},
-    {"q6_k", LLAMA_FTYPE_MOSTLY_Q6_K},
+    {"f32", LLAMA_FTYPE_ALL_F32},          {"f16", LLAMA_FTYPE_MOSTLY_F16},
+    {"bf16", LLAMA_FTYPE_MOSTLY_BF16},     {"q8_0", LLAMA_FTYPE_MOSTLY_Q8_0},
+    {"q4_0", LLAMA_FTYPE_MOSTLY_Q4_0},     {"q4_1", LLAMA_FTYPE_MOSTLY_Q4_1},
+    {"q5_0", LLAMA_FTYPE_MOSTLY_Q5_0},     {"q5_1", LLAMA_FTYPE_MOSTLY_Q5_1},
+    {"iq4_nl", LLAMA_FTYPE_MOSTLY_IQ4_NL}, {"q2_k", LLAMA_FTYPE_MOSTLY_Q2_K},
+    {"q3_k_s", LLAMA_FTYPE_MOSTLY_Q3_K_S}, {"q3_k_m", LLAMA_FTYPE_MOSTLY_Q3_K_M},
+    {"q3_k_l", LLAMA_FTYPE_MOSTLY_Q3_K_L}, {"q4_k_s", LLAMA_FTYPE_MOSTLY_Q4_K_S},
+    {"q4_k_m", LLAMA_FTYPE_MOSTLY_Q4_K_M}, {"q5_k_s", LLAMA_FTYPE_MOSTLY_Q5_K_S},
+    {"q5_k_m", LLAMA_FTYPE_MOSTLY_Q5_K_M}, {"q6_k", LLAMA_FTYPE_MOSTLY_Q6_K},
     {"iq4_xs", LLAMA_FTYPE_MOSTLY_IQ4_XS},
 }};
 

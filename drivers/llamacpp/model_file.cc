@@ -64,8 +64,7 @@ Result<std::optional<std::string>> VerifiedCachedFile(const std::string& path) {
   if (recorded && *recorded == actual) return std::optional<std::string>(actual);
   std::string why = recorded ? "has sha256 " + actual + ", its sidecar records " + *recorded
                              : std::string("has no readable .sha256 sidecar");
-  std::fprintf(stderr, "model cache: %s %s; quantizing it again\n", path.c_str(),
-               why.c_str());
+  std::fprintf(stderr, "model cache: %s %s; quantizing it again\n", path.c_str(), why.c_str());
   fs::remove(path, error);
   return std::optional<std::string>();
 }
@@ -74,29 +73,24 @@ Result<std::optional<std::string>> VerifiedCachedFile(const std::string& path) {
 
 Result<std::string> Sha256OfFile(const std::string& path) {
   fingerprint::MemoryHashCache cache;  // one run hashes a file at most twice
-  ORCH_ASSIGN_OR_RETURN(fingerprint::FileHash hash,
-                        fingerprint::FileHasher(cache).Hash(path));
+  ORCH_ASSIGN_OR_RETURN(fingerprint::FileHash hash, fingerprint::FileHasher(cache).Hash(path));
   return hash.sha256;
 }
 
 Result<std::string> GgufWeightType(const std::string& path) {
   gguf_init_params params{/*no_alloc=*/true, /*ctx=*/nullptr};
-  std::unique_ptr<gguf_context, GgufDeleter> gguf(
-      gguf_init_from_file(path.c_str(), params));
-  if (gguf == nullptr)
-    return InvalidArgument("model " + path + " is not a readable GGUF file");
+  std::unique_ptr<gguf_context, GgufDeleter> gguf(gguf_init_from_file(path.c_str(), params));
+  if (gguf == nullptr) return InvalidArgument("model " + path + " is not a readable GGUF file");
   std::int64_t key = gguf_find_key(gguf.get(), "general.file_type");
-  if (key < 0 || gguf_get_kv_type(gguf.get(), key) != GGUF_TYPE_UINT32)
-    return std::string();
+  if (key < 0 || gguf_get_kv_type(gguf.get(), key) != GGUF_TYPE_UINT32) return std::string();
   return FileTypeName(gguf_get_val_u32(gguf.get(), key));
 }
 
-Status QuantizeModel(const std::string& in, const std::string& out,
-                     const std::string& type, int threads) {
+Status QuantizeModel(const std::string& in, const std::string& out, const std::string& type,
+                     int threads) {
   ORCH_ASSIGN_OR_RETURN(llama_ftype ftype, FileType(type));
   std::error_code error;
-  if (!fs::is_regular_file(in, error))
-    return InvalidArgument("quantize: no model file " + in);
+  if (!fs::is_regular_file(in, error)) return InvalidArgument("quantize: no model file " + in);
   ORCH_RETURN_IF_ERROR(GgufWeightType(in).status());  // a GGUF file at all?
   fs::path target(out);
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), error);
@@ -106,20 +100,17 @@ Status QuantizeModel(const std::string& in, const std::string& out,
   params.nthread = threads;
   if (llama_model_quantize(in.c_str(), temp.c_str(), &params) != 0) {
     fs::remove(temp, error);
-    return Internal("llama_model_quantize " + in + " -> " + type +
-                    " failed (see the log above)");
+    return Internal("llama_model_quantize " + in + " -> " + type + " failed (see the log above)");
   }
   fs::rename(temp, out, error);
   if (error) {
     fs::remove(temp, error);
-    return IoError("quantize: cannot move the result to " + out + ": " +
-                   error.message());
+    return IoError("quantize: cannot move the result to " + out + ": " + error.message());
   }
   return Status::Ok();
 }
 
-Result<PreparedModel> PrepareModel(const JobSettings& settings,
-                                   const std::string& engine_release) {
+Result<PreparedModel> PrepareModel(const JobSettings& settings, const std::string& engine_release) {
   if (settings.model_path.empty()) {
     return NotFound("model \"" + settings.model_requirement +
                     "\" is not on this agent (searched its model_dirs)");
@@ -128,8 +119,7 @@ Result<PreparedModel> PrepareModel(const JobSettings& settings,
   if (!fs::is_regular_file(settings.model_path, error))
     return NotFound("model file " + settings.model_path + " does not exist");
   ORCH_ASSIGN_OR_RETURN(std::string expected, ExpectedSha256(settings));
-  PreparedModel model{settings.model_path, settings.model_sha256,
-                      settings.model_type, "", false};
+  PreparedModel model{settings.model_path, settings.model_sha256, settings.model_type, "", false};
   // The agent sends the hash it resolved the file by (from its hash cache, keyed
   // by the file's identity); reading a multi-GB model again would double the
   // I/O. Without one, the driver hashes the file itself.
@@ -137,9 +127,8 @@ Result<PreparedModel> PrepareModel(const JobSettings& settings,
     ORCH_ASSIGN_OR_RETURN(model.sha256, Sha256OfFile(model.path));
   }
   if (!expected.empty() && model.sha256 != expected) {
-    return Status(StatusCode::kDataLoss,
-                  "model " + model.path + " has sha256 " + model.sha256 +
-                      ", the job requires " + expected);
+    return Status(StatusCode::kDataLoss, "model " + model.path + " has sha256 " + model.sha256 +
+                                             ", the job requires " + expected);
   }
   // The plan usually knows the type; reading the metadata costs a parse of the
   // whole vocabulary, which the model load repeats.
@@ -150,11 +139,11 @@ Result<PreparedModel> PrepareModel(const JobSettings& settings,
   if (model.type.empty()) {
     return InvalidArgument("model " + model.path +
                            " does not record its weight type, so it cannot be "
-                           "quantized to quant = \"" + settings.quant +
-                           "\"; pin the file as model.variants." + settings.quant);
+                           "quantized to quant = \"" +
+                           settings.quant + "\"; pin the file as model.variants." + settings.quant);
   }
-  std::string name = model.sha256.substr(0, 16) + "-" + settings.quant + "-" +
-                     engine_release + ".gguf";
+  std::string name =
+      model.sha256.substr(0, 16) + "-" + settings.quant + "-" + engine_release + ".gguf";
   std::string out = (fs::path(CacheDir(settings)) / name).string();
   PreparedModel quantized{out, "", settings.quant, model.path, false};
   ORCH_ASSIGN_OR_RETURN(std::optional<std::string> cached, VerifiedCachedFile(out));
@@ -163,8 +152,8 @@ Result<PreparedModel> PrepareModel(const JobSettings& settings,
     quantized.cache_hit = true;
     return quantized;
   }
-  ORCH_RETURN_IF_ERROR(QuantizeModel(model.path, out, settings.quant,
-                                     settings.threads > 0 ? settings.threads : 0));
+  ORCH_RETURN_IF_ERROR(
+      QuantizeModel(model.path, out, settings.quant, settings.threads > 0 ? settings.threads : 0));
   ORCH_ASSIGN_OR_RETURN(quantized.sha256, Sha256OfFile(out));
   std::string sidecar = quantized.sha256 + "  " + fs::path(out).filename().string() + "\n";
   ORCH_RETURN_IF_ERROR(model::WriteFileAtomically(out + kSidecarSuffix, sidecar).status());

@@ -26,21 +26,20 @@ Result<std::string> GgufWeightType(const std::string& path);
 // Runs llama_model_quantize(in -> out, type), writing out atomically.
 // kInvalidArgument for an unknown type or an unreadable input; kInternal when
 // the engine fails.
-Status QuantizeModel(const std::string& in, const std::string& out,
-                     const std::string& type, int threads);
+Status QuantizeModel(const std::string& in, const std::string& out, const std::string& type,
+                     int threads);
 
 struct PreparedModel {
-  std::string path;       // the file to load
-  std::string sha256;     // of `path`
-  std::string type;       // its weight type ("" when unknown)
-  std::string source;     // the file it was quantized from; empty if none
+  std::string path;        // the file to load
+  std::string sha256;      // of `path`
+  std::string type;        // its weight type ("" when unknown)
+  std::string source;      // the file it was quantized from; empty if none
   bool cache_hit = false;  // the quantized file already existed and matched its sidecar
 };
 
 // Errors before any engine work: kNotFound (no model path: model_missing),
 // kDataLoss (a sha256: requirement whose file differs: sha256_mismatch),
 // kInvalidArgument (not a GGUF file; unknown type to quantize from).
-Result<PreparedModel> PrepareModel(const JobSettings& settings,
-                                   const std::string& engine_release);
+Result<PreparedModel> PrepareModel(const JobSettings& settings, const std::string& engine_release);
 
 }  // namespace orch::drivers::llamacpp

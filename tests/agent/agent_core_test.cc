@@ -282,8 +282,7 @@ TEST_F(AgentCoreWorkerTest, ChecksTheFingerprintEveryFingerprintCheckWhileHeartb
   AgentEffects due = core_.Tick(kT0 + 60s);
   EXPECT_EQ(Count<CheckFingerprintEffect>(due), 1u);
   EXPECT_EQ(Sent<proto::Heartbeat>(due).size(), 1u) << "the check runs on the worker";
-  EXPECT_EQ(Count<CheckFingerprintEffect>(core_.Tick(kT0 + 140s)), 0u)
-      << "one check at a time";
+  EXPECT_EQ(Count<CheckFingerprintEffect>(core_.Tick(kT0 + 140s)), 0u) << "one check at a time";
   EXPECT_THAT(core_.OnFingerprint(R"({"engines":"v1"})", kT0 + 141s), IsEmpty())
       << "unchanged: nothing to say";
   EXPECT_EQ(Count<CheckFingerprintEffect>(core_.Tick(kT0 + 160s)), 1u);

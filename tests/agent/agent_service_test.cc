@@ -42,20 +42,17 @@ std::string TestDriver() {
 }
 
 std::string DriverOutput(int records) {
-  std::string out =
-      EncodeDriverFrame(DriverFrameType::kHello, R"({"engine":"scripted"})");
+  std::string out = EncodeDriverFrame(DriverFrameType::kHello, R"({"engine":"scripted"})");
   for (int i = 0; i < records; ++i) {
     digest::PositionRecord record;
     record.position = static_cast<std::uint64_t>(i);
-    out += EncodeDriverFrame(DriverFrameType::kRecord,
-                             digest::EncodePositionRecord(record));
+    out += EncodeDriverFrame(DriverFrameType::kRecord, digest::EncodePositionRecord(record));
   }
   return out + EncodeDriverFrame(DriverFrameType::kDone, "{}");
 }
 
 ProcessScript Succeeds(int records) {
-  return {
-      {DriverOutput(records)}, {ProcessExit::Reason::kExited, 0, 0, ""}, false};
+  return {{DriverOutput(records)}, {ProcessExit::Reason::kExited, 0, 0, ""}, false};
 }
 
 // A driver that dies at once: no frame at all, exit status 1.
@@ -67,13 +64,11 @@ ProcessScript FailsAtStartUp() {
 ProcessScript RefusesWith(const std::string& code) {
   std::string out =
       EncodeDriverFrame(DriverFrameType::kHello, R"({"engine":"scripted"})") +
-      EncodeDriverFrame(DriverFrameType::kError,
-                        R"({"code":")" + code + R"(","message":"no"})");
+      EncodeDriverFrame(DriverFrameType::kError, R"({"code":")" + code + R"(","message":"no"})");
   return {{out}, {ProcessExit::Reason::kExited, 2, 0, ""}, false};
 }
 
-proto::Assign MakeAssign(const std::string& run_id,
-                         const std::string& engine = "test-engine@1",
+proto::Assign MakeAssign(const std::string& run_id, const std::string& engine = "test-engine@1",
                          std::vector<proto::KeyValue> coordinate = {}) {
   proto::Assign assign;
   assign.run_id = run_id;
@@ -89,11 +84,10 @@ proto::Assign MakeAssign(const std::string& run_id,
 class AgentServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    spool_dir_ =
-        (std::filesystem::temp_directory_path() /
-         ("orch-agent-test-" + std::to_string(::getpid()) + "-" +
-          ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-            .string();
+    spool_dir_ = (std::filesystem::temp_directory_path() /
+                  ("orch-agent-test-" + std::to_string(::getpid()) + "-" +
+                   ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+                     .string();
     std::filesystem::remove_all(spool_dir_);
     server_ = std::move(network_.Bind("coord")).value();
     spool_ = std::move(Spool::Open(spool_dir_)).value();
@@ -104,8 +98,8 @@ class AgentServiceTest : public ::testing::Test {
     options_.fingerprint_id = "fp-1";
     model_cache_ = spool_dir_ + "-models";
     std::filesystem::remove_all(model_cache_);
-    models_ = std::make_unique<ModelResolver>(
-        ModelResolverOptions{{}, model_cache_}, hashes_, logger_);
+    models_ =
+        std::make_unique<ModelResolver>(ModelResolverOptions{{}, model_cache_}, hashes_, logger_);
   }
   void TearDown() override {
     service_.reset();
@@ -118,9 +112,7 @@ class AgentServiceTest : public ::testing::Test {
     client_ = std::move(network_.Connect("coord", "agent-1")).value();
     service_ = std::make_unique<AgentService>(
         io_, launcher, *spool_, *models_, logger_, options_,
-        [this](std::string_view frame) {
-          return client_->Send(proto::kServerPeer, frame);
-        });
+        [this](std::string_view frame) { return client_->Send(proto::kServerPeer, frame); });
     ASSERT_TRUE(service_->Start().ok());
   }
 
@@ -181,8 +173,7 @@ class AgentServiceTest : public ::testing::Test {
   std::unique_ptr<proto::Transport> client_;
   std::string spool_dir_;
   std::unique_ptr<Spool> spool_;
-  spdlog::logger logger_{"agent-test",
-                         std::make_shared<spdlog::sinks::null_sink_mt>()};
+  spdlog::logger logger_{"agent-test", std::make_shared<spdlog::sinks::null_sink_mt>()};
   fingerprint::MemoryHashCache hashes_;
   std::string model_cache_;
   std::unique_ptr<ModelResolver> models_;
@@ -198,8 +189,7 @@ TEST_F(AgentServiceTest, HelloAssignChunksFinish) {
   std::optional<proto::Hello> hello = Expect<proto::Hello>();
   ASSERT_TRUE(hello.has_value());
   EXPECT_EQ(hello->agent_id, "agent-1");
-  EXPECT_EQ(hello->capabilities.engines,
-            std::vector<std::string>{"test-engine@1"});
+  EXPECT_EQ(hello->capabilities.engines, std::vector<std::string>{"test-engine@1"});
   EXPECT_EQ(hello->fingerprint_id, "fp-1");
   Send(proto::Welcome{proto::kProtocolVersion, "coord-1", 60s});
   Send(MakeAssign("run-1"));
@@ -214,8 +204,7 @@ TEST_F(AgentServiceTest, HelloAssignChunksFinish) {
   EXPECT_EQ(second->records.size(), 300 - kRecordsPerChunk);
   EXPECT_EQ(finished->status, proto::RunStatus::kSucceeded) << finished->error;
   EXPECT_EQ(finished->chunk_count, 2u);
-  EXPECT_THAT(launcher.launched()[0].stdin_bytes,
-              HasSubstr(R"("run_id":"run-1")"));
+  EXPECT_THAT(launcher.launched()[0].stdin_bytes, HasSubstr(R"("run_id":"run-1")"));
   EXPECT_EQ(spool_->unacked(), 3u);
   Send(proto::Ack{"run-1", 0});
   Send(proto::Ack{"run-1", 1});
@@ -248,7 +237,7 @@ TEST_F(AgentServiceTest, RefusesAJobForAnEngineItHasNoDriverFor) {
 TEST_F(AgentServiceTest, ARefusalSaysWhyInItsSummaryForTheCoordinator) {
   ScriptedProcessLauncher launcher(io_);
   launcher.Push({{}, {ProcessExit::Reason::kExited, 0, 0, ""}, true});  // runs until cancelled
-  StartAgent(launcher);  // one slot
+  StartAgent(launcher);                                                 // one slot
   Welcome();
   Send(MakeAssign("run-1", "vllm@0.9"));
   std::optional<proto::RunFinished> no_engine = Expect<proto::RunFinished>();
@@ -281,8 +270,7 @@ TEST_F(AgentServiceTest, GivesTheDriverAGeneratedModelForASynthRequirement) {
   ASSERT_TRUE(finished.has_value());
   EXPECT_EQ(finished->status, proto::RunStatus::kSucceeded) << finished->error;
   ASSERT_EQ(launcher.launched().size(), 1u);
-  nlohmann::json job =
-      nlohmann::json::parse(launcher.launched()[0].stdin_bytes);
+  nlohmann::json job = nlohmann::json::parse(launcher.launched()[0].stdin_bytes);
   std::string path = job["model"]["path"];
   EXPECT_EQ(std::filesystem::path(path).parent_path(), model_cache_);
   EXPECT_TRUE(std::filesystem::is_regular_file(path));
@@ -300,8 +288,7 @@ TEST_F(AgentServiceTest, RefusesAJobWhoseSynthRecipeIsInvalid) {
   std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
   ASSERT_TRUE(finished.has_value());
   EXPECT_EQ(finished->status, proto::RunStatus::kFailed);
-  EXPECT_THAT(finished->error,
-              HasSubstr("model synth:llama:vocab=7: synth key vocab"));
+  EXPECT_THAT(finished->error, HasSubstr("model synth:llama:vocab=7: synth key vocab"));
   EXPECT_TRUE(launcher.launched().empty());
 }
 
@@ -321,9 +308,8 @@ TEST_F(AgentServiceTest, ResendsUnackedMessagesAfterReconnect) {
   while (server_->Receive()) {
   }
   client_ = std::move(network_.Connect("coord", "agent-1")).value();
-  service_->Reconnect([this](std::string_view frame) {
-    return client_->Send(proto::kServerPeer, frame);
-  });
+  service_->Reconnect(
+      [this](std::string_view frame) { return client_->Send(proto::kServerPeer, frame); });
   std::optional<proto::Hello> hello = Expect<proto::Hello>();
   ASSERT_TRUE(hello.has_value());
   EXPECT_THAT(hello->running_runs, ::testing::IsEmpty());
@@ -334,16 +320,13 @@ TEST_F(AgentServiceTest, ResendsUnackedMessagesAfterReconnect) {
   ASSERT_TRUE(again.has_value());
   EXPECT_EQ(again->run_id, "run-1");
   for (const proto::Message& message : received_) {
-    EXPECT_FALSE(std::holds_alternative<proto::DigestChunk>(
-        message));  // chunk 0 was acked
+    EXPECT_FALSE(std::holds_alternative<proto::DigestChunk>(message));  // chunk 0 was acked
   }
 }
 
-TEST_F(AgentServiceTest,
-       RestartedAgentFailsItsUnfinishedRunAndResendsTheSpool) {
+TEST_F(AgentServiceTest, RestartedAgentFailsItsUnfinishedRunAndResendsTheSpool) {
   ASSERT_TRUE(spool_->BeginRun("old-run").ok());
-  ASSERT_TRUE(
-      spool_->AddChunk({"old-run", 0, {}}).ok());
+  ASSERT_TRUE(spool_->AddChunk({"old-run", 0, {}}).ok());
   spool_ = std::move(Spool::Open(spool_dir_)).value();  // as after a restart
   ScriptedProcessLauncher launcher(io_);
   StartAgent(launcher);
@@ -499,7 +482,8 @@ TEST_F(AgentServiceTest, ResendsAMessageLeftUnacknowledgedWhileOthersAreAcknowle
   while (!hello_again && std::chrono::steady_clock::now() < deadline) {
     Send(proto::Ack{"other-run", 0});  // the coordinator acknowledges something else
     Pump();
-    for (const proto::Message& m : received_) hello_again |= std::holds_alternative<proto::Hello>(m);
+    for (const proto::Message& m : received_)
+      hello_again |= std::holds_alternative<proto::Hello>(m);
   }
   EXPECT_TRUE(hello_again) << "chunk 0 of run-1 waits for ever";
 }
@@ -542,7 +526,7 @@ TEST_F(AgentServiceTest, RegistersAgainWithANewFingerprintWhenItChanges) {
   EXPECT_EQ(first->fingerprint_json, "{\"engines\":\"v1\"}");
   Send(proto::Welcome{proto::kProtocolVersion, "coord-1", 10ms});
   ASSERT_TRUE(Expect<proto::Heartbeat>().has_value());  // unchanged: just heartbeats
-  std::string upgraded = "{\"engines\":\"v2\"}";  // say a driver was upgraded
+  std::string upgraded = "{\"engines\":\"v2\"}";        // say a driver was upgraded
   {
     std::lock_guard lock(current_mu);
     current = upgraded;
@@ -687,8 +671,8 @@ TEST_F(QuarantineTest, AQuarantinedDriversAssignsAreRefusedWithoutStartingIt) {
 
 TEST_F(QuarantineTest, TypedJobErrorsAreNotDriverFaults) {
   ScriptedProcessLauncher launcher(io_);
-  for (const char* code : {"invalid_job", "model_missing", "sha256_mismatch",
-                           "invalid_combination"}) {
+  for (const char* code :
+       {"invalid_job", "model_missing", "sha256_mismatch", "invalid_combination"}) {
     launcher.Push(RefusesWith(code));
   }
   launcher.Push(Succeeds(1));

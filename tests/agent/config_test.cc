@@ -28,8 +28,7 @@ engine = "test-engine@1"
 )";
 
 TEST(AgentConfigTest, ParsesEveryFieldAndResolvesRelativePaths) {
-  Result<AgentConfig> config =
-      ParseAgentConfig(kValid, "agent.toml", "/etc/orch");
+  Result<AgentConfig> config = ParseAgentConfig(kValid, "agent.toml", "/etc/orch");
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->id, "agent-1");
   EXPECT_EQ(config->coordinator, "tcp://127.0.0.1:7700");
@@ -37,8 +36,7 @@ TEST(AgentConfigTest, ParsesEveryFieldAndResolvesRelativePaths) {
   EXPECT_EQ(config->hardware, "gpu:h100");
   EXPECT_EQ(config->gpus, 1);
   EXPECT_EQ(config->spool_dir, "/etc/orch/spool-agent-1");
-  EXPECT_EQ(config->model_dirs,
-            (std::vector<std::string>{"/etc/orch/models", "/abs/models"}));
+  EXPECT_EQ(config->model_dirs, (std::vector<std::string>{"/etc/orch/models", "/abs/models"}));
   EXPECT_EQ(config->model_cache, "/var/cache/orch-models");
   EXPECT_EQ(config->run_timeout, std::chrono::milliseconds(5000));
   EXPECT_EQ(config->stop_drain, std::chrono::milliseconds(120000));
@@ -49,8 +47,7 @@ TEST(AgentConfigTest, ParsesEveryFieldAndResolvesRelativePaths) {
 
 TEST(AgentConfigTest, DefaultsOptionalFields) {
   Result<AgentConfig> config = ParseAgentConfig(
-      "[agent]\nid = \"a\"\ncoordinator = \"tcp://127.0.0.1:1\"\n", "a.toml",
-      "/d");
+      "[agent]\nid = \"a\"\ncoordinator = \"tcp://127.0.0.1:1\"\n", "a.toml", "/d");
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->slots, 1);
   EXPECT_EQ(config->hardware, "cpu");
@@ -64,24 +61,21 @@ TEST(AgentConfigTest, ExampleConfigParses) {
   Result<AgentConfig> config =
       LoadAgentConfig(std::string(ORCH_SOURCE_DIR) + "/examples/agent.toml");
   ASSERT_TRUE(config.ok()) << config.status().ToString();
-  EXPECT_EQ(config->model_cache,
-            std::string(ORCH_SOURCE_DIR) + "/examples/model-cache");
+  EXPECT_EQ(config->model_cache, std::string(ORCH_SOURCE_DIR) + "/examples/model-cache");
 }
 
 TEST(AgentConfigTest, ErrorNamesFileLineColumnFieldAndValue) {
-  Result<AgentConfig> config =
-      ParseAgentConfig("[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nslots = 0\n",
-                       "agent.toml", "/d");
+  Result<AgentConfig> config = ParseAgentConfig(
+      "[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nslots = 0\n", "agent.toml", "/d");
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(config.status().message(),
-              HasSubstr("agent.toml:4:9: agent.slots"));
+  EXPECT_THAT(config.status().message(), HasSubstr("agent.toml:4:9: agent.slots"));
   EXPECT_THAT(config.status().message(), HasSubstr("got 0"));
 }
 
 TEST(AgentConfigTest, RejectsWrongTypes) {
-  Result<AgentConfig> config = ParseAgentConfig(
-      "[agent]\nid = 7\ncoordinator = \"tcp://h:1\"\n", "agent.toml", "/d");
+  Result<AgentConfig> config =
+      ParseAgentConfig("[agent]\nid = 7\ncoordinator = \"tcp://h:1\"\n", "agent.toml", "/d");
   ASSERT_FALSE(config.ok());
   EXPECT_THAT(config.status().message(),
               HasSubstr("agent.toml:2:6: agent.id: must be a string, got 7"));
@@ -89,8 +83,7 @@ TEST(AgentConfigTest, RejectsWrongTypes) {
 
 TEST(AgentConfigTest, RejectsANegativeStopDrain) {
   Result<AgentConfig> config = ParseAgentConfig(
-      "[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nstop_drain_ms = -5\n",
-      "agent.toml", "/d");
+      "[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nstop_drain_ms = -5\n", "agent.toml", "/d");
   ASSERT_FALSE(config.ok());
   EXPECT_THAT(config.status().message(), HasSubstr("agent.toml:4:17: agent.stop_drain_ms"));
   EXPECT_THAT(config.status().message(), HasSubstr("got -5"));
@@ -98,11 +91,12 @@ TEST(AgentConfigTest, RejectsANegativeStopDrain) {
 
 TEST(AgentConfigTest, RejectsAnIdTheTransportCannotCarry) {
   for (const char* id : {"gpu box", "agent~1", "agent/1"}) {
-    Result<AgentConfig> config = ParseAgentConfig(
-        std::string("[agent]\nid = \"") + id + "\"\ncoordinator = \"tcp://h:1\"\n", "agent.toml", "/d");
+    Result<AgentConfig> config =
+        ParseAgentConfig(std::string("[agent]\nid = \"") + id + "\"\ncoordinator = \"tcp://h:1\"\n",
+                         "agent.toml", "/d");
     ASSERT_FALSE(config.ok()) << id;
-    EXPECT_THAT(config.status().message(), HasSubstr("agent.id: \"" + std::string(id) +
-                                                     "\" must be 1..200 characters of"));
+    EXPECT_THAT(config.status().message(),
+                HasSubstr("agent.id: \"" + std::string(id) + "\" must be 1..200 characters of"));
   }
 }
 
@@ -116,38 +110,29 @@ TEST(AgentConfigTest, RejectsACoordinatorThatIsNotAnEndpoint) {
 }
 
 TEST(AgentConfigTest, RejectsUnknownKeys) {
-  Result<AgentConfig> config =
-      ParseAgentConfig("[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nslot = 2\n",
-                       "agent.toml", "/d");
+  Result<AgentConfig> config = ParseAgentConfig(
+      "[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nslot = 2\n", "agent.toml", "/d");
   ASSERT_FALSE(config.ok());
-  EXPECT_THAT(config.status().message(),
-              HasSubstr("agent.toml:4:8: agent.slot: unknown key"));
+  EXPECT_THAT(config.status().message(), HasSubstr("agent.toml:4:8: agent.slot: unknown key"));
 }
 
 TEST(AgentConfigTest, RejectsMissingRequiredFields) {
-  Result<AgentConfig> config =
-      ParseAgentConfig("[agent]\nid = \"a\"\n", "agent.toml", "/d");
+  Result<AgentConfig> config = ParseAgentConfig("[agent]\nid = \"a\"\n", "agent.toml", "/d");
   ASSERT_FALSE(config.ok());
-  EXPECT_THAT(config.status().message(),
-              HasSubstr("agent.coordinator: required"));
+  EXPECT_THAT(config.status().message(), HasSubstr("agent.coordinator: required"));
   EXPECT_FALSE(ParseAgentConfig("", "agent.toml", "/d").ok());
 }
 
 TEST(AgentConfigTest, RejectsDriversWithoutEngineAndDuplicateNames) {
   std::string base = "[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\n";
   Result<AgentConfig> missing = ParseAgentConfig(
-      base + "[[drivers]]\nname = \"t\"\nexecutable = \"/bin/t\"\n",
-      "agent.toml", "/d");
+      base + "[[drivers]]\nname = \"t\"\nexecutable = \"/bin/t\"\n", "agent.toml", "/d");
   ASSERT_FALSE(missing.ok());
-  EXPECT_THAT(missing.status().message(),
-              HasSubstr("drivers[0].engine: required"));
-  std::string driver =
-      "[[drivers]]\nname = \"t\"\nexecutable = \"/bin/t\"\nengine = \"e\"\n";
-  Result<AgentConfig> duplicate =
-      ParseAgentConfig(base + driver + driver, "agent.toml", "/d");
+  EXPECT_THAT(missing.status().message(), HasSubstr("drivers[0].engine: required"));
+  std::string driver = "[[drivers]]\nname = \"t\"\nexecutable = \"/bin/t\"\nengine = \"e\"\n";
+  Result<AgentConfig> duplicate = ParseAgentConfig(base + driver + driver, "agent.toml", "/d");
   ASSERT_FALSE(duplicate.ok());
-  EXPECT_THAT(duplicate.status().message(),
-              HasSubstr("drivers[1].name: duplicate"));
+  EXPECT_THAT(duplicate.status().message(), HasSubstr("drivers[1].name: duplicate"));
 }
 
 TEST(AgentConfigTest, ReportsTomlSyntaxErrorsWithPosition) {

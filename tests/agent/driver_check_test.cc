@@ -43,11 +43,9 @@ class DriverCheckTest : public ::testing::Test {
   }
 
   // A driver at `path` whose `version` prints `stdout_text` and exits `code`.
-  DriverConfig Scripted(const std::string& path, const std::string& stdout_text,
-                        int code = 0,
+  DriverConfig Scripted(const std::string& path, const std::string& stdout_text, int code = 0,
                         const std::string& engine = "llama.cpp@b8390") {
-    runner_.Script({path, "version"},
-                   fingerprint::CommandOutput{code, stdout_text, ""});
+    runner_.Script({path, "version"}, fingerprint::CommandOutput{code, stdout_text, ""});
     return {"llamacpp", path, engine};
   }
 
@@ -64,59 +62,49 @@ TEST_F(DriverCheckTest, PassesADriverWhoseVersionNamesTheConfiguredEngine) {
 }
 
 TEST_F(DriverCheckTest, RejectsAMissingExecutableNamingDriverPathAndRemedy) {
-  DriverConfig driver{"llamacpp", (dir_ / "no-such-driver").string(),
-                      "llama.cpp@b8390"};
+  DriverConfig driver{"llamacpp", (dir_ / "no-such-driver").string(), "llama.cpp@b8390"};
   Status status = CheckDriver(driver, runner_);
   EXPECT_THAT(status.message(),
-              AllOf(HasSubstr("driver \"llamacpp\""),
-                    HasSubstr(driver.executable), HasSubstr("does not exist"),
-                    HasSubstr("executable in the agent config")));
+              AllOf(HasSubstr("driver \"llamacpp\""), HasSubstr(driver.executable),
+                    HasSubstr("does not exist"), HasSubstr("executable in the agent config")));
   EXPECT_TRUE(runner_.calls().empty());
 }
 
 TEST_F(DriverCheckTest, RejectsADirectory) {
   DriverConfig driver{"llamacpp", dir_.string(), "llama.cpp@b8390"};
-  EXPECT_THAT(CheckDriver(driver, runner_).message(),
-              HasSubstr("is a directory"));
+  EXPECT_THAT(CheckDriver(driver, runner_).message(), HasSubstr("is a directory"));
 }
 
 TEST_F(DriverCheckTest, RejectsAFileThatIsNotExecutable) {
   DriverConfig driver = Scripted(Executable("driver", 0644), kLlamaHello);
   EXPECT_THAT(CheckDriver(driver, runner_).message(),
-              AllOf(HasSubstr("not executable"), HasSubstr("0644"),
-                    HasSubstr("chmod +x")));
+              AllOf(HasSubstr("not executable"), HasSubstr("0644"), HasSubstr("chmod +x")));
 }
 
 TEST_F(DriverCheckTest, RejectsADriverWhoseVersionFails) {
   std::string path = Executable("driver");
   runner_.Script({path, "version"},
-                 fingerprint::CommandOutput{
-                     127, "", "libllama.so: cannot open shared object\n"});
+                 fingerprint::CommandOutput{127, "", "libllama.so: cannot open shared object\n"});
   Status status = CheckDriver({"llamacpp", path, "llama.cpp@b8390"}, runner_);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("exited with status 127"),
-                                      HasSubstr("libllama.so")));
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("exited with status 127"), HasSubstr("libllama.so")));
 }
 
 TEST_F(DriverCheckTest, RejectsADriverThatDoesNotAnswerInTime) {
   std::string path = Executable("driver");
-  runner_.Script({path, "version"},
-                 Status(StatusCode::kUnavailable, "killed after 10000 ms"));
-  EXPECT_THAT(
-      CheckDriver({"llamacpp", path, "llama.cpp@b8390"}, runner_).message(),
-      HasSubstr("did not answer \"version\" in time"));
+  runner_.Script({path, "version"}, Status(StatusCode::kUnavailable, "killed after 10000 ms"));
+  EXPECT_THAT(CheckDriver({"llamacpp", path, "llama.cpp@b8390"}, runner_).message(),
+              HasSubstr("did not answer \"version\" in time"));
 }
 
 TEST_F(DriverCheckTest, RejectsOutputThatIsNotAHelloObject) {
-  DriverConfig driver =
-      Scripted(Executable("driver"), "usage: tool [options]\n");
-  EXPECT_THAT(
-      CheckDriver(driver, runner_).message(),
-      AllOf(HasSubstr("printed no JSON object"), HasSubstr("usage: tool")));
+  DriverConfig driver = Scripted(Executable("driver"), "usage: tool [options]\n");
+  EXPECT_THAT(CheckDriver(driver, runner_).message(),
+              AllOf(HasSubstr("printed no JSON object"), HasSubstr("usage: tool")));
 }
 
 TEST_F(DriverCheckTest, RejectsADriverOfAnotherEngine) {
-  DriverConfig driver = Scripted(Executable("driver"),
-                                 R"({"engine": "vllm", "version": "0.11"})");
+  DriverConfig driver = Scripted(Executable("driver"), R"({"engine": "vllm", "version": "0.11"})");
   EXPECT_THAT(CheckDriver(driver, runner_).message(),
               AllOf(HasSubstr("reports engine vllm@0.11"),
                     HasSubstr("config says engine = \"llama.cpp@b8390\""),
@@ -124,22 +112,16 @@ TEST_F(DriverCheckTest, RejectsADriverOfAnotherEngine) {
 }
 
 TEST_F(DriverCheckTest, RejectsADriverOfAnotherReleaseOfTheEngine) {
-  DriverConfig driver = Scripted(
-      Executable("driver"), R"({"engine": "llama.cpp", "version": "v0.4.0"})");
-  EXPECT_THAT(CheckDriver(driver, runner_).message(),
-              HasSubstr("reports engine llama.cpp@v0.4.0"));
+  DriverConfig driver =
+      Scripted(Executable("driver"), R"({"engine": "llama.cpp", "version": "v0.4.0"})");
+  EXPECT_THAT(CheckDriver(driver, runner_).message(), HasSubstr("reports engine llama.cpp@v0.4.0"));
 }
 
-TEST_F(DriverCheckTest,
-       EngineNameIsComparedWithoutCaseAndAnUnversionedSideMatchesAnyRelease) {
+TEST_F(DriverCheckTest, EngineNameIsComparedWithoutCaseAndAnUnversionedSideMatchesAnyRelease) {
   std::string path = Executable("driver");
-  EXPECT_TRUE(
-      CheckDriver(Scripted(path, kLlamaHello, 0, "LLaMA.cpp@b8390"), runner_)
-          .ok());
-  EXPECT_TRUE(
-      CheckDriver(Scripted(path, kLlamaHello, 0, "llama.cpp"), runner_).ok());
-  EXPECT_TRUE(
-      CheckDriver(Scripted(path, R"({"engine": "llama.cpp"})"), runner_).ok());
+  EXPECT_TRUE(CheckDriver(Scripted(path, kLlamaHello, 0, "LLaMA.cpp@b8390"), runner_).ok());
+  EXPECT_TRUE(CheckDriver(Scripted(path, kLlamaHello, 0, "llama.cpp"), runner_).ok());
+  EXPECT_TRUE(CheckDriver(Scripted(path, R"({"engine": "llama.cpp"})"), runner_).ok());
 }
 
 TEST_F(DriverCheckTest, ChecksEveryDriverInOrder) {
@@ -154,13 +136,11 @@ TEST_F(DriverCheckTest, ChecksEveryDriverInOrder) {
 }
 
 TEST_F(DriverCheckTest, TheTestDriverPassesThroughTheRealRunner) {
-  auto runner = fingerprint::MakePosixCommandRunner(
-      {.search_path = "", .environment = {}});
+  auto runner = fingerprint::MakePosixCommandRunner({.search_path = "", .environment = {}});
   Status status = CheckDriver({"test", TestDriver(), "test-engine@1"}, *runner);
   EXPECT_TRUE(status.ok()) << status.ToString();
-  EXPECT_THAT(
-      CheckDriver({"test", TestDriver(), "test-engine@2"}, *runner).message(),
-      HasSubstr("reports engine test-engine@1"));
+  EXPECT_THAT(CheckDriver({"test", TestDriver(), "test-engine@2"}, *runner).message(),
+              HasSubstr("reports engine test-engine@1"));
 }
 
 }  // namespace

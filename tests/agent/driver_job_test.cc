@@ -28,9 +28,8 @@ class DriverJobTest : public ::testing::Test {
     fs::create_directories(root_ / "models");
     std::ofstream(root_ / "models" / "m.gguf") << "weights";
     models_ = std::make_unique<ModelResolver>(
-        ModelResolverOptions{{(root_ / "models").string()},
-                             (root_ / "cache").string()},
-        hashes_, log_);
+        ModelResolverOptions{{(root_ / "models").string()}, (root_ / "cache").string()}, hashes_,
+        log_);
   }
   void TearDown() override { fs::remove_all(root_); }
 
@@ -53,8 +52,7 @@ class DriverJobTest : public ::testing::Test {
 
 TEST_F(DriverJobTest, ModelCarriesResolvedPathHashAndCacheDir) {
   Result<DriverJob> job = BuildDriverJob(
-      Assign("m.gguf", R"({"experiment":"e","model":{"name":"tiny"}})"),
-      *models_, 0);
+      Assign("m.gguf", R"({"experiment":"e","model":{"name":"tiny"}})"), *models_, 0);
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   nlohmann::json document = nlohmann::json::parse(job->json);
   EXPECT_EQ(job->experiment, "e");
@@ -75,8 +73,7 @@ TEST_F(DriverJobTest, DriverThreadsBecomeTheJobsResourcesAndZeroAddsNone) {
 }
 
 TEST_F(DriverJobTest, MissingModelLeavesPathAndHashEmpty) {
-  Result<DriverJob> job =
-      BuildDriverJob(Assign("sha256:" + Sha256Hex("x"), ""), *models_, 0);
+  Result<DriverJob> job = BuildDriverJob(Assign("sha256:" + Sha256Hex("x"), ""), *models_, 0);
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   nlohmann::json document = nlohmann::json::parse(job->json);
   EXPECT_EQ(document["model"]["path"], "");
@@ -84,10 +81,8 @@ TEST_F(DriverJobTest, MissingModelLeavesPathAndHashEmpty) {
 }
 
 TEST_F(DriverJobTest, InvalidWorkloadSpecFailsBeforeAnyModelIsGenerated) {
-  Result<DriverJob> job =
-      BuildDriverJob(Assign("synth:llama:vocab=300", "[1,2]"), *models_, 0);
-  EXPECT_EQ(job.status().message(),
-            "assign run-1: workload_spec is not a JSON object");
+  Result<DriverJob> job = BuildDriverJob(Assign("synth:llama:vocab=300", "[1,2]"), *models_, 0);
+  EXPECT_EQ(job.status().message(), "assign run-1: workload_spec is not a JSON object");
   EXPECT_FALSE(fs::exists(root_ / "cache"));
 }
 

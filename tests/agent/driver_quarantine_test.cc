@@ -17,24 +17,19 @@ RunEnding Fault(std::string error = "driver d: exit status 1") {
 
 TEST(DriverQuarantineTest, AFastFailureWithoutRecordsIsAStartUpFault) {
   EXPECT_TRUE(IsStartupFault(Fault(), 5000ms));
-  EXPECT_TRUE(
-      IsStartupFault({RunStatus::kFailed, 0, "engine_error", 20ms, ""}, 5000ms))
+  EXPECT_TRUE(IsStartupFault({RunStatus::kFailed, 0, "engine_error", 20ms, ""}, 5000ms))
       << "an engine error is the driver's, not the job's";
 }
 
-TEST(DriverQuarantineTest,
-     JobErrorsRecordsSlownessAndOtherEndingsAreNotFaults) {
-  for (const char* code : {"invalid_job", "invalid_combination",
-                           "model_missing", "sha256_mismatch"}) {
-    EXPECT_FALSE(
-        IsStartupFault({RunStatus::kFailed, 0, code, 20ms, ""}, 5000ms))
-        << code;
+TEST(DriverQuarantineTest, JobErrorsRecordsSlownessAndOtherEndingsAreNotFaults) {
+  for (const char* code :
+       {"invalid_job", "invalid_combination", "model_missing", "sha256_mismatch"}) {
+    EXPECT_FALSE(IsStartupFault({RunStatus::kFailed, 0, code, 20ms, ""}, 5000ms)) << code;
   }
   EXPECT_FALSE(IsStartupFault({RunStatus::kFailed, 1, "", 20ms, ""}, 5000ms));
   EXPECT_FALSE(IsStartupFault({RunStatus::kFailed, 0, "", 6000ms, ""}, 5000ms));
   EXPECT_FALSE(IsStartupFault({RunStatus::kTimedOut, 0, "", 20ms, ""}, 5000ms));
-  EXPECT_FALSE(
-      IsStartupFault({RunStatus::kSucceeded, 0, "", 20ms, ""}, 5000ms));
+  EXPECT_FALSE(IsStartupFault({RunStatus::kSucceeded, 0, "", 20ms, ""}, 5000ms));
 }
 
 TEST(DriverQuarantineTest, QuarantinesOnTheThirdFaultInARowOnce) {
@@ -42,8 +37,7 @@ TEST(DriverQuarantineTest, QuarantinesOnTheThirdFaultInARowOnce) {
   EXPECT_FALSE(quarantine.Observe("d", Fault()));
   EXPECT_FALSE(quarantine.Observe("d", Fault()));
   EXPECT_FALSE(quarantine.quarantined("d"));
-  EXPECT_TRUE(
-      quarantine.Observe("d", Fault("driver d: killed by signal 11\n  log")));
+  EXPECT_TRUE(quarantine.Observe("d", Fault("driver d: killed by signal 11\n  log")));
   EXPECT_TRUE(quarantine.quarantined("d"));
   EXPECT_EQ(quarantine.reason("d"),
             "3 runs in a row failed within 5000 ms of launch without a record; "
@@ -55,11 +49,9 @@ TEST(DriverQuarantineTest, QuarantinesOnTheThirdFaultInARowOnce) {
 TEST(DriverQuarantineTest, AHealthyRunResetsTheCountAndACancelledOneDoesNot) {
   DriverQuarantine quarantine({.faults_in_a_row = 2, .fast = 5000ms});
   EXPECT_FALSE(quarantine.Observe("d", Fault()));
-  EXPECT_FALSE(
-      quarantine.Observe("d", {RunStatus::kSucceeded, 4, "", 20ms, ""}));
+  EXPECT_FALSE(quarantine.Observe("d", {RunStatus::kSucceeded, 4, "", 20ms, ""}));
   EXPECT_FALSE(quarantine.Observe("d", Fault()));
-  EXPECT_FALSE(
-      quarantine.Observe("d", {RunStatus::kCancelled, 0, "", 20ms, ""}));
+  EXPECT_FALSE(quarantine.Observe("d", {RunStatus::kCancelled, 0, "", 20ms, ""}));
   EXPECT_TRUE(quarantine.Observe("d", Fault()));
 }
 

@@ -14,16 +14,11 @@ std::string RecordFrame(std::uint64_t position) {
   digest::PositionRecord record;
   record.position = position;
   record.digest.vocab_size = 4;
-  return EncodeDriverFrame(DriverFrameType::kRecord,
-                           digest::EncodePositionRecord(record));
+  return EncodeDriverFrame(DriverFrameType::kRecord, digest::EncodePositionRecord(record));
 }
 
-std::string Hello() {
-  return EncodeDriverFrame(DriverFrameType::kHello, R"({"engine":"e"})");
-}
-std::string Done() {
-  return EncodeDriverFrame(DriverFrameType::kDone, R"({"positions":3})");
-}
+std::string Hello() { return EncodeDriverFrame(DriverFrameType::kHello, R"({"engine":"e"})"); }
+std::string Done() { return EncodeDriverFrame(DriverFrameType::kDone, R"({"positions":3})"); }
 
 ProcessExit Exited(int code, std::string tail = "") {
   return ProcessExit{ProcessExit::Reason::kExited, code, 0, std::move(tail)};
@@ -32,10 +27,8 @@ ProcessExit Exited(int code, std::string tail = "") {
 TEST(DriverRunTest, CutsChunksWithSequenceNumbersAndSucceeds) {
   DriverRun run("run-1", "test", 2);
   std::vector<protocol::DigestChunk> chunks;
-  ASSERT_TRUE(run.Feed(Hello() + RecordFrame(0) + RecordFrame(1) +
-                           RecordFrame(2) + Done(),
-                       &chunks)
-                  .ok());
+  ASSERT_TRUE(
+      run.Feed(Hello() + RecordFrame(0) + RecordFrame(1) + RecordFrame(2) + Done(), &chunks).ok());
   ASSERT_EQ(chunks.size(), 1u);
   std::optional<protocol::DigestChunk> last = run.Flush();
   ASSERT_TRUE(last.has_value());
@@ -53,9 +46,8 @@ TEST(DriverRunTest, TypedErrorFailsTheRunWithCodeAndMessage) {
   DriverRun run("run-1", "test", 256);
   std::vector<protocol::DigestChunk> chunks;
   ASSERT_TRUE(
-      run.Feed(Hello() + EncodeDriverFrame(
-                             DriverFrameType::kError,
-                             R"({"code":"model_missing","message":"no file"})"),
+      run.Feed(Hello() + EncodeDriverFrame(DriverFrameType::kError,
+                                           R"({"code":"model_missing","message":"no file"})"),
                &chunks)
           .ok());
   protocol::RunFinished finished = run.Finish(Exited(3), "");
@@ -67,13 +59,13 @@ TEST(DriverRunTest, ATypedErrorIsItsMessageAndTheLogPathWithoutTheEngineLog) {
   DriverRun run("run-1", "test", 256);
   std::vector<protocol::DigestChunk> chunks;
   ASSERT_TRUE(
-      run.Feed(Hello() + EncodeDriverFrame(
-                             DriverFrameType::kError,
-                             R"({"code":"invalid_job","message":"ctx too small"})"),
+      run.Feed(Hello() + EncodeDriverFrame(DriverFrameType::kError,
+                                           R"({"code":"invalid_job","message":"ctx too small"})"),
                &chunks)
           .ok());
   std::string loader_log;
-  for (int i = 0; i < 145; ++i) loader_log += "llama_model_loader: line " + std::to_string(i) + "\n";
+  for (int i = 0; i < 145; ++i)
+    loader_log += "llama_model_loader: line " + std::to_string(i) + "\n";
   protocol::RunFinished finished =
       run.Finish({ProcessExit::Reason::kExited, 2, 0, loader_log}, "/spool/logs/run-1.log");
   EXPECT_EQ(finished.error,
@@ -104,11 +96,9 @@ TEST(DriverRunTest, CrashReportsSignalAndLogTail) {
 TEST(DriverRunTest, MalformedRecordFailsTheRun) {
   DriverRun run("run-1", "test", 256);
   std::vector<protocol::DigestChunk> chunks;
-  Status status = run.Feed(
-      Hello() + EncodeDriverFrame(DriverFrameType::kRecord, "xx"), &chunks);
+  Status status = run.Feed(Hello() + EncodeDriverFrame(DriverFrameType::kRecord, "xx"), &chunks);
   EXPECT_FALSE(status.ok());
-  protocol::RunFinished finished =
-      run.Finish({ProcessExit::Reason::kCancelled, -1, 0, ""}, "");
+  protocol::RunFinished finished = run.Finish({ProcessExit::Reason::kCancelled, -1, 0, ""}, "");
   EXPECT_EQ(finished.status, protocol::RunStatus::kFailed);
   EXPECT_THAT(finished.error, HasSubstr("record 0"));
 }

@@ -63,9 +63,9 @@ class HostFingerprinterTest : public ::testing::Test {
 
 TEST_F(HostFingerprinterTest, ARefreshReadsOnlyTheDriverFilesThatChanged) {
   fingerprint::RootFs root(dir_ + "/root");
-  HostFingerprinter fingerprinter(root, runner_, resolver_, cache_,
-                                  {{"a", dir_ + "/driver-a", "engine-a@1"},
-                                   {"b", dir_ + "/driver-b", "engine-b@1"}});
+  HostFingerprinter fingerprinter(
+      root, runner_, resolver_, cache_,
+      {{"a", dir_ + "/driver-a", "engine-a@1"}, {"b", dir_ + "/driver-b", "engine-b@1"}});
   std::string first = fingerprinter.Json();
   EXPECT_EQ(cache_.TakeReads(), 2) << "each driver read once";
   EXPECT_THAT(first, HasSubstr(Sha256Hex("driver a, release 1")));

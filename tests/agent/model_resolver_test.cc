@@ -24,8 +24,7 @@ namespace fs = std::filesystem;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-constexpr std::string_view kRecipe =
-    "synth:llama:vocab=300,embd=32,layers=1,ff=32";
+constexpr std::string_view kRecipe = "synth:llama:vocab=300,embd=32,layers=1,ff=32";
 
 std::string Slurp(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -63,16 +62,14 @@ class ModelResolverTest : public ::testing::Test {
 
   std::string ExpectedSynthPath() const {
     model::SynthRecipe recipe = model::ParseSynthRecipe(kRecipe).value();
-    return (fs::path(options_.cache_dir) / model::SynthModelFileName(recipe))
-        .string();
+    return (fs::path(options_.cache_dir) / model::SynthModelFileName(recipe)).string();
   }
 
   fs::path root_;
   ModelResolverOptions options_;
   fingerprint::MemoryHashCache hashes_;
   std::ostringstream log_text_;
-  spdlog::logger log_{
-      "test", std::make_shared<spdlog::sinks::ostream_sink_st>(log_text_)};
+  spdlog::logger log_{"test", std::make_shared<spdlog::sinks::ostream_sink_st>(log_text_)};
 };
 
 TEST_F(ModelResolverTest, GeneratesASynthModelIntoTheCacheWithASidecar) {
@@ -82,9 +79,8 @@ TEST_F(ModelResolverTest, GeneratesASynthModelIntoTheCacheWithASidecar) {
   EXPECT_EQ(model->path, ExpectedSynthPath());
   std::string bytes = Slurp(model->path);
   EXPECT_EQ(model->sha256, Sha256Hex(bytes));
-  EXPECT_EQ(
-      Slurp(model->path + ".sha256"),
-      model->sha256 + "  " + fs::path(model->path).filename().string() + "\n");
+  EXPECT_EQ(Slurp(model->path + ".sha256"),
+            model->sha256 + "  " + fs::path(model->path).filename().string() + "\n");
   EXPECT_THAT(log_text_.str(), HasSubstr("generated " + model->path));
   EXPECT_EQ(resolver.cache_dir(), options_.cache_dir);
 }
@@ -106,16 +102,14 @@ TEST_F(ModelResolverTest, RegeneratesACorruptedCachedFile) {
   ResolvedModel first = resolver.Resolve(std::string(kRecipe)).value();
   std::string good = Slurp(first.path);
   {
-    std::fstream file(first.path,
-                      std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream file(first.path, std::ios::in | std::ios::out | std::ios::binary);
     file.seekp(static_cast<std::streamoff>(good.size() - 7));
     file.put(static_cast<char>(good[good.size() - 7] ^ 0x01));
   }
   ResolvedModel second = resolver.Resolve(std::string(kRecipe)).value();
   EXPECT_EQ(second.sha256, first.sha256);
   EXPECT_EQ(Slurp(second.path), good);
-  EXPECT_THAT(log_text_.str(),
-              HasSubstr("does not match its recorded SHA-256"));
+  EXPECT_THAT(log_text_.str(), HasSubstr("does not match its recorded SHA-256"));
 }
 
 TEST_F(ModelResolverTest, RegeneratesACachedFileWithoutSidecar) {
@@ -133,8 +127,7 @@ TEST_F(ModelResolverTest, RegeneratesACachedFileWithoutSidecar) {
 TEST_F(ModelResolverTest, InvalidRecipeIsAnErrorNamingTheRequirement) {
   Result<ResolvedModel> model = Resolver().Resolve("synth:llama:layers=0");
   EXPECT_EQ(model.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(model.status().message(),
-              HasSubstr("model synth:llama:layers=0: synth key layers"));
+  EXPECT_THAT(model.status().message(), HasSubstr("model synth:llama:layers=0: synth key layers"));
   EXPECT_FALSE(fs::exists(options_.cache_dir));
 }
 
@@ -143,8 +136,7 @@ TEST_F(ModelResolverTest, UnwritableCacheIsAnIoErrorNamingTheRequirement) {
   Result<ResolvedModel> model = Resolver().Resolve(std::string(kRecipe));
   EXPECT_EQ(model.status().code(), StatusCode::kIoError);
   EXPECT_THAT(model.status().message(),
-              HasSubstr("model " + std::string(kRecipe) + ": model cache " +
-                        options_.cache_dir));
+              HasSubstr("model " + std::string(kRecipe) + ": model cache " + options_.cache_dir));
 }
 
 TEST_F(ModelResolverTest, FindsAFileByItsSha256) {
@@ -167,10 +159,9 @@ TEST_F(ModelResolverTest, Sha256LookupGoesThroughTheHashCache) {
   // A cache entry is trusted for an unchanged file: the file is not read again.
   struct stat info {};
   ASSERT_EQ(::stat(one.c_str(), &info), 0);
-  fingerprint::FileIdentity identity{
-      one, static_cast<std::uint64_t>(info.st_size),
-      info.st_mtim.tv_sec * 1'000'000'000 + info.st_mtim.tv_nsec, info.st_ino,
-      info.st_dev};
+  fingerprint::FileIdentity identity{one, static_cast<std::uint64_t>(info.st_size),
+                                     info.st_mtim.tv_sec * 1'000'000'000 + info.st_mtim.tv_nsec,
+                                     info.st_ino, info.st_dev};
   ASSERT_TRUE(hashes_.Put(identity, std::string(64, 'a')).ok());
   EXPECT_EQ(resolver.Resolve("sha256:" + std::string(64, 'a'))->path, one);
 }
@@ -226,8 +217,7 @@ TEST_F(ModelResolverTest, ACacheFileModifiedInPlaceWithSizeAndMtimeKeptIsNotHand
 
 TEST_F(ModelResolverTest, UnknownSha256ResolvesToNoFile) {
   Write("models-a/one.gguf", "one");
-  Result<ResolvedModel> model =
-      Resolver().Resolve("sha256:" + Sha256Hex("other"));
+  Result<ResolvedModel> model = Resolver().Resolve("sha256:" + Sha256Hex("other"));
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   EXPECT_EQ(model->path, "");
   EXPECT_EQ(model->sha256, "");
@@ -236,9 +226,8 @@ TEST_F(ModelResolverTest, UnknownSha256ResolvesToNoFile) {
 TEST_F(ModelResolverTest, MalformedSha256IsAnError) {
   Result<ResolvedModel> model = Resolver().Resolve("sha256:abc");
   EXPECT_EQ(model.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(
-      model.status().message(),
-      "model sha256:abc: expected 64 hex digits after sha256:, got \"abc\"");
+  EXPECT_EQ(model.status().message(),
+            "model sha256:abc: expected 64 hex digits after sha256:, got \"abc\"");
 }
 
 TEST_F(ModelResolverTest, OtherRequirementsAreFileNamesInModelDirs) {

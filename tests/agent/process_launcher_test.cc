@@ -26,9 +26,8 @@ std::string TestDriver() {
 }
 
 std::string Job(const std::string& behaviour, int positions = 4) {
-  return R"({"job_id":"job-1","coordinate":{"knob.positions":")" +
-         std::to_string(positions) + R"(","knob.behaviour":")" + behaviour +
-         R"("}})";
+  return R"({"job_id":"job-1","coordinate":{"knob.positions":")" + std::to_string(positions) +
+         R"(","knob.behaviour":")" + behaviour + R"("}})";
 }
 
 struct Outcome {
@@ -44,10 +43,9 @@ class ProcessLauncherTest : public ::testing::Test {
     Outcome outcome;
     auto launcher = MakePosixProcessLauncher(io_);
     Result<std::unique_ptr<Process>> process = launcher->Launch(
-        request,
-        {[&outcome](std::string_view bytes) { outcome.out.append(bytes); },
-         [&outcome](ProcessExit exit) { outcome.exit = std::move(exit); },
-         [&outcome](std::string_view bytes) { outcome.err.append(bytes); }});
+        request, {[&outcome](std::string_view bytes) { outcome.out.append(bytes); },
+                  [&outcome](ProcessExit exit) { outcome.exit = std::move(exit); },
+                  [&outcome](std::string_view bytes) { outcome.err.append(bytes); }});
     EXPECT_TRUE(process.ok()) << process.status().ToString();
     if (!process.ok()) return outcome;
     auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -96,8 +94,7 @@ TEST_F(ProcessLauncherTest, TimeoutKillsTheWholeProcessGroup) {
   ASSERT_NE(at, std::string::npos) << tail;
   pid_t grandchild = std::stoi(tail.substr(at + 15));
   auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (::kill(grandchild, 0) == 0 &&
-         std::chrono::steady_clock::now() < deadline) {
+  while (::kill(grandchild, 0) == 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(20ms);  // bounded poll: init reaps the orphan
   }
   EXPECT_EQ(::kill(grandchild, 0), -1);
@@ -113,17 +110,15 @@ TEST_F(ProcessLauncherTest, ReportsAnErrorExit) {
 }
 
 TEST_F(ProcessLauncherTest, CancelKillsARunningDriver) {
-  Outcome outcome =
-      Run({TestDriver(), {}, Job("hang"), 30s}, /*cancel_after_start=*/true);
+  Outcome outcome = Run({TestDriver(), {}, Job("hang"), 30s}, /*cancel_after_start=*/true);
   ASSERT_TRUE(outcome.exit.has_value());
   EXPECT_EQ(outcome.exit->reason, ProcessExit::Reason::kCancelled);
 }
 
 TEST_F(ProcessLauncherTest, MissingExecutableFailsAtLaunch) {
   auto launcher = MakePosixProcessLauncher(io_);
-  Result<std::unique_ptr<Process>> process =
-      launcher->Launch({"/nonexistent/driver", {}, "", 1s},
-                       {[](std::string_view) {}, [](ProcessExit) {}, {}});
+  Result<std::unique_ptr<Process>> process = launcher->Launch(
+      {"/nonexistent/driver", {}, "", 1s}, {[](std::string_view) {}, [](ProcessExit) {}, {}});
   ASSERT_FALSE(process.ok());
   EXPECT_EQ(process.status().code(), StatusCode::kNotFound);
 }
@@ -132,9 +127,9 @@ TEST_F(ProcessLauncherTest, DestroyingAProcessKillsItWithoutCallbacks) {
   auto launcher = MakePosixProcessLauncher(io_);
   bool exited = false;
   {
-    Result<std::unique_ptr<Process>> process = launcher->Launch(
-        {TestDriver(), {}, Job("hang"), 30s},
-        {[](std::string_view) {}, [&exited](ProcessExit) { exited = true; }, {}});
+    Result<std::unique_ptr<Process>> process =
+        launcher->Launch({TestDriver(), {}, Job("hang"), 30s},
+                         {[](std::string_view) {}, [&exited](ProcessExit) { exited = true; }, {}});
     ASSERT_TRUE(process.ok());
     io_.run_for(50ms);
   }
@@ -168,19 +163,17 @@ TEST(ScriptedProcessLauncherTest, PlaysTheScriptAndRecordsTheRequest) {
   std::string out;
   std::string err;
   std::optional<ProcessExit> exit;
-  Result<std::unique_ptr<Process>> process =
-      launcher.Launch({"/bin/driver", {}, "job", 1s},
-                      {[&out](std::string_view bytes) { out.append(bytes); },
-                       [&exit](ProcessExit e) { exit = e; },
-                       [&err](std::string_view bytes) { err.append(bytes); }});
+  Result<std::unique_ptr<Process>> process = launcher.Launch(
+      {"/bin/driver", {}, "job", 1s},
+      {[&out](std::string_view bytes) { out.append(bytes); }, [&exit](ProcessExit e) { exit = e; },
+       [&err](std::string_view bytes) { err.append(bytes); }});
   ASSERT_TRUE(process.ok());
   io.run_for(50ms);
   EXPECT_EQ(out, "abc");
   EXPECT_EQ(err, "log\n");
   ASSERT_TRUE(exit.has_value());
   EXPECT_EQ(launcher.launched()[0].stdin_bytes, "job");
-  EXPECT_FALSE(
-      launcher.Launch({"/bin/driver", {}, "", 1s}, {}).ok());  // no script left
+  EXPECT_FALSE(launcher.Launch({"/bin/driver", {}, "", 1s}, {}).ok());  // no script left
 }
 
 }  // namespace

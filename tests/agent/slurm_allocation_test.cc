@@ -23,13 +23,13 @@ TEST(SlurmAllocationTest, OutsideSlurmNothingChanges) {
 
 TEST(SlurmAllocationTest, APilotTakesTheAllocatedGpusItsOwnSpoolAndNamesItsJob) {
   AgentConfig config = Config();
-  std::vector<protocol::KeyValue> facts = ApplySlurmAllocation(
-      {{"SLURM_JOB_ID", "812"},
-       {"SLURM_JOB_PARTITION", "gpu"},
-       {"SLURMD_NODENAME", "node-3"},
-       {"CUDA_VISIBLE_DEVICES", "GPU-1f2e,GPU-3a4b"},
-       {"SLURM_GPUS_ON_NODE", "2"}},
-      config);
+  std::vector<protocol::KeyValue> facts =
+      ApplySlurmAllocation({{"SLURM_JOB_ID", "812"},
+                            {"SLURM_JOB_PARTITION", "gpu"},
+                            {"SLURMD_NODENAME", "node-3"},
+                            {"CUDA_VISIBLE_DEVICES", "GPU-1f2e,GPU-3a4b"},
+                            {"SLURM_GPUS_ON_NODE", "2"}},
+                           config);
   EXPECT_EQ(config.gpus, 2);
   EXPECT_EQ(config.spool_dir, "/var/spool/orch/pilots.slurm-812");
   EXPECT_EQ(facts, (std::vector<protocol::KeyValue>{{"slurm.job_id", "812"},

@@ -41,10 +41,7 @@ TEST_F(SpoolTest, KeepsUnackedMessagesAcrossReopen) {
     ASSERT_TRUE(spool->BeginRun("run/1").ok());
     ASSERT_TRUE(spool->AddChunk({"run/1", 0, {{0, "a"}}}).ok());
     ASSERT_TRUE(spool->AddChunk({"run/1", 1, {{0, "b"}}}).ok());
-    ASSERT_TRUE(spool
-                    ->AddFinished(
-                        {"run/1", protocol::RunStatus::kSucceeded, "{}", "", 2})
-                    .ok());
+    ASSERT_TRUE(spool->AddFinished({"run/1", protocol::RunStatus::kSucceeded, "{}", "", 2}).ok());
   }
   auto spool = Open();
   std::vector<std::string> frames = spool->UnackedFrames();
@@ -53,8 +50,7 @@ TEST_F(SpoolTest, KeepsUnackedMessagesAcrossReopen) {
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(std::get<protocol::DigestChunk>(*first),
             (protocol::DigestChunk{"run/1", 0, {{0, "a"}}}));
-  EXPECT_TRUE(std::holds_alternative<protocol::RunFinished>(
-      *protocol::Decode(frames[2])));
+  EXPECT_TRUE(std::holds_alternative<protocol::RunFinished>(*protocol::Decode(frames[2])));
   EXPECT_EQ(spool->ChunkCount("run/1"), 2u);
 }
 
@@ -77,9 +73,7 @@ TEST_F(SpoolTest, AckOfRunFinishedRemovesTheRun) {
   {
     auto spool = Open();
     ASSERT_TRUE(spool->AddChunk({"r", 0, {{0, "a"}}}).ok());
-    ASSERT_TRUE(
-        spool->AddFinished({"r", protocol::RunStatus::kSucceeded, "{}", "", 1})
-            .ok());
+    ASSERT_TRUE(spool->AddFinished({"r", protocol::RunStatus::kSucceeded, "{}", "", 1}).ok());
     ASSERT_TRUE(spool->Ack("r", 0).ok());
     ASSERT_TRUE(spool->Ack("r", protocol::kRunFinishedSeq).ok());
     EXPECT_EQ(spool->unacked(), 0u);
@@ -96,9 +90,7 @@ TEST_F(SpoolTest, AckOfRunFinishedKeepsAChunkNotYetAcknowledged) {
     auto spool = Open();
     ASSERT_TRUE(spool->AddChunk({"r", 0, {{0, "a"}}}).ok());
     ASSERT_TRUE(spool->AddChunk({"r", 1, {{0, "b"}}}).ok());
-    ASSERT_TRUE(
-        spool->AddFinished({"r", protocol::RunStatus::kSucceeded, "{}", "", 2})
-            .ok());
+    ASSERT_TRUE(spool->AddFinished({"r", protocol::RunStatus::kSucceeded, "{}", "", 2}).ok());
     ASSERT_TRUE(spool->Ack("r", 1).ok());
     ASSERT_TRUE(spool->Ack("r", protocol::kRunFinishedSeq).ok());
     EXPECT_EQ(spool->unacked(), 1u);
@@ -130,8 +122,7 @@ TEST_F(SpoolTest, CorruptFileIsReportedNotTrusted) {
   }
   for (const auto& run : std::filesystem::directory_iterator(dir_)) {
     for (const auto& file : std::filesystem::directory_iterator(run.path())) {
-      if (file.path().extension() == ".msg")
-        std::filesystem::resize_file(file.path(), 3);
+      if (file.path().extension() == ".msg") std::filesystem::resize_file(file.path(), 3);
     }
   }
   Result<std::unique_ptr<Spool>> spool = Spool::Open(dir_);
@@ -178,7 +169,9 @@ TEST_F(SpoolTest, ItsLedgerMirrorsWhatIsUnacknowledged) {
   ledger.AddFinished("b");
   EXPECT_EQ(spool->Ledger(), ledger);
   for (auto [run, seq] : {std::pair<const char*, std::uint64_t>{"a", protocol::kRunFinishedSeq},
-                          {"a", 0}, {"b", protocol::kRunFinishedSeq}, {"c", 4}}) {
+                          {"a", 0},
+                          {"b", protocol::kRunFinishedSeq},
+                          {"c", 4}}) {
     ASSERT_TRUE(spool->Ack(run, seq).ok());
     ledger.Ack(run, seq);
     EXPECT_EQ(spool->Ledger(), ledger) << run << "/" << seq;

@@ -7,8 +7,7 @@ namespace {
 
 TEST(CheckDeathTest, FailedCheckNamesConditionAndMessage) {
   int slots = 0;
-  EXPECT_DEATH(ORCH_CHECK(slots > 0) << "slots=" << slots,
-               "check failed: slots > 0 slots=0");
+  EXPECT_DEATH(ORCH_CHECK(slots > 0) << "slots=" << slots, "check failed: slots > 0 slots=0");
 }
 
 TEST(CheckTest, PassingCheckDoesNothing) {

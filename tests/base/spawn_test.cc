@@ -167,8 +167,7 @@ TEST_P(SpawnTest, RunsInTheGivenWorkingDirectory) {
   options.stdout_stream = Stdio::Pipe();
   Result<SpawnedChild> child = Start(options);
   ASSERT_TRUE(child.ok()) << child.status().ToString();
-  EXPECT_EQ(ReadAll(child->stdout_pipe),
-            std::filesystem::canonical(dir.path()).string() + "\n");
+  EXPECT_EQ(ReadAll(child->stdout_pipe), std::filesystem::canonical(dir.path()).string() + "\n");
   Reap(*child);
 }
 
@@ -376,8 +375,7 @@ TEST(ReadToEndTest, GivesUpAtTheDeadline) {
 // die_with_parent; the intermediate then exits. This process is a subreaper for the
 // test, so the orphaned grandchild becomes its child and its end can be observed: it gets
 // `patience` to end on its own, then its stdin reaches end of file (`read` exits 1).
-ChildExit GrandchildAfterItsParentExits(bool die_with_parent,
-                                        std::chrono::milliseconds patience) {
+ChildExit GrandchildAfterItsParentExits(bool die_with_parent, std::chrono::milliseconds patience) {
   EXPECT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   int report[2];
   EXPECT_EQ(::pipe2(report, O_CLOEXEC), 0);
@@ -404,8 +402,8 @@ ChildExit GrandchildAfterItsParentExits(bool die_with_parent,
   EXPECT_EQ(WaitForExit(intermediate).value().exit_code, 0);
   Result<std::optional<ChildExit>> early = WaitForExit(grandchild, patience);
   ::close(keep_open[1]);
-  Result<ChildExit> exit = early.ok() && early->has_value() ? Result<ChildExit>(**early)
-                                                             : WaitForExit(grandchild);
+  Result<ChildExit> exit =
+      early.ok() && early->has_value() ? Result<ChildExit>(**early) : WaitForExit(grandchild);
   EXPECT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
   EXPECT_TRUE(exit.ok()) << exit.status().ToString();
   return exit.ok() ? *exit : ChildExit{};

@@ -35,9 +35,7 @@ TEST(StatusTest, ContextIsPrefixedAtEachLayer) {
   EXPECT_EQ(s.ToString(), "IO_ERROR: ingest: write run r1: disk full");
 }
 
-TEST(StatusTest, ContextLeavesOkAlone) {
-  EXPECT_TRUE(Status::Ok().WithContext("anything").ok());
-}
+TEST(StatusTest, ContextLeavesOkAlone) { EXPECT_TRUE(Status::Ok().WithContext("anything").ok()); }
 
 TEST(ResultTest, CarriesValueOrError) {
   Result<int> good = ParsePositive(3);

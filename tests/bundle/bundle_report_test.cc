@@ -68,8 +68,7 @@ TEST(BundleReportTest, ADisagreeingRunOnTheSameClassIsAConflictAndAnAgreeingOneA
   protocol::SecretIdentity carol =
       std::move(protocol::GenerateIdentity("carol", "contributor")).value();
   std::string plan_file =
-      std::move(ExportPlanBundle(*lab, {"conflict", {}, kNow, 86'400'000}, coordinator))
-          .value();
+      std::move(ExportPlanBundle(*lab, {"conflict", {}, kNow, 86'400'000}, coordinator)).value();
   PlanBundle plan = std::move(ReadPlanBundle(plan_file, "plan.orchb")).value();
   WrittenResults written = std::move(WriteResultBundle(*rig, plan, 1, kNow, carol)).value();
   ASSERT_EQ(written.runs, 2);
@@ -79,7 +78,7 @@ TEST(BundleReportTest, ADisagreeingRunOnTheSameClassIsAConflictAndAnAgreeingOneA
   context.now_ms = kNow + 1;
   Result<ImportResult> imported = ImportResultBundle(*lab, written.file, "r.orchb", context);
   ASSERT_TRUE(imported.ok()) << imported.status().ToString();
-  EXPECT_EQ(imported->jobs_completed, 0);  // the lab's own runs had completed them
+  EXPECT_EQ(imported->jobs_completed, 0);                  // the lab's own runs had completed them
   EXPECT_EQ(lab->ListRunsOfJobs({baseline})->size(), 2u);  // kept side by side
 
   Result<report::ExperimentInput> input = report::LoadExperiment(*lab, "conflict");
@@ -127,12 +126,12 @@ TEST(BundleReportTest, SummariesThatAreNotAnAgentsJsonDoNotBreakTheReport) {
       std::move(protocol::GenerateIdentity("lab", "coordinator")).value();
   protocol::SecretIdentity carol =
       std::move(protocol::GenerateIdentity("carol", "contributor")).value();
-  PlanBundle plan = std::move(ReadPlanBundle(std::move(ExportPlanBundle(
-                                                 *lab, {"odd", {}, kNow, 86'400'000},
-                                                 coordinator))
-                                                 .value(),
-                                             "plan"))
-                        .value();
+  PlanBundle plan =
+      std::move(
+          ReadPlanBundle(
+              std::move(ExportPlanBundle(*lab, {"odd", {}, kNow, 86'400'000}, coordinator)).value(),
+              "plan"))
+          .value();
   WrittenResults written = std::move(WriteResultBundle(*rig, plan, 1, kNow, carol)).value();
   ImportContext context;
   context.trusted = {carol.identity};

@@ -102,8 +102,7 @@ class BundleTest : public ::testing::Test {
     ASSERT_TRUE(state.ok());
     EXPECT_TRUE(state->runs.empty());
     for (const store::JobRecord& job : state->jobs) EXPECT_EQ(job.state, store::JobState::kPending);
-    EXPECT_EQ(lab_->GetSigner(carol_.identity.sign_public).status().code(),
-              StatusCode::kNotFound);
+    EXPECT_EQ(lab_->GetSigner(carol_.identity.sign_public).status().code(), StatusCode::kNotFound);
   }
 
   std::unique_ptr<store::Store> lab_ = store::MakeMemoryStore();
@@ -134,10 +133,12 @@ TEST_F(BundleTest, ARoundTripStoresTheRigsRunsWithTheirProvenanceAndCompletesThe
     EXPECT_EQ(lab_->GetJob(run.job_id)->current_run_id, run.id);
   }
   std::vector<std::string> digests;
-  ASSERT_TRUE(lab_->ScanDigests((*runs)[0].id, 0, [&](uint64_t, std::string_view b) {
-                   digests.emplace_back(b);
-                   return true;
-                 }).ok());
+  ASSERT_TRUE(lab_->ScanDigests((*runs)[0].id, 0,
+                                [&](uint64_t, std::string_view b) {
+                                  digests.emplace_back(b);
+                                  return true;
+                                })
+                  .ok());
   EXPECT_EQ(digests, (std::vector<std::string>{"d0", "d1", "d2", "d3", "d4"}));
   EXPECT_EQ(lab_->GetJob("j1")->state, store::JobState::kSucceeded);
   EXPECT_EQ(lab_->GetSigner(carol_.identity.sign_public)->sequence, 1u);
@@ -181,8 +182,8 @@ TEST_F(BundleTest, OnlyTheExportedCellsJobsAreInThePlanBundle) {
   EXPECT_EQ(plan.cells, (std::vector<std::string>{"kv=q8_0"}));
   EXPECT_EQ(plan.expires_at_ms, kNow + kDay);
   EXPECT_EQ(plan.coordinator.name, "lab");
-  Result<std::string> unknown = ExportPlanBundle(*lab_, {"exp", {"nope"}, kNow, kDay},
-                                                 coordinator_);
+  Result<std::string> unknown =
+      ExportPlanBundle(*lab_, {"exp", {"nope"}, kNow, kDay}, coordinator_);
   EXPECT_THAT(unknown.status().message(),
               HasSubstr("the plan has no cell 'nope'; its cells: baseline, kv=q8_0"));
 }
@@ -222,8 +223,7 @@ TEST_F(BundleTest, EveryTruncationIsRefused) {
   for (size_t n = 0; n < file.size(); ++n) {
     ASSERT_FALSE(Import(file.substr(0, n)).ok()) << n;
   }
-  EXPECT_THAT(Import(file.substr(0, file.size() / 2)).status().message(),
-              HasSubstr("truncated"));
+  EXPECT_THAT(Import(file.substr(0, file.size() / 2)).status().message(), HasSubstr("truncated"));
   ExpectNothingImported();
 }
 
@@ -270,8 +270,7 @@ TEST_F(BundleTest, ResultsOfAnExpiredPlanBundleAreRefused) {
 
 TEST_F(BundleTest, APlanBundleOfAnotherCoordinatorIsRefused) {
   protocol::SecretIdentity other = Key("other-lab", "coordinator");
-  std::string foreign =
-      std::move(ExportPlanBundle(*lab_, {"exp", {}, kNow, kDay}, other)).value();
+  std::string foreign = std::move(ExportPlanBundle(*lab_, {"exp", {}, kNow, kDay}, other)).value();
   Result<ImportResult> imported = Import(Results(foreign, 1, carol_));
   ASSERT_FALSE(imported.ok());
   EXPECT_THAT(imported.status().message(), HasSubstr("not by this coordinator"));

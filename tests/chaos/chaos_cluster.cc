@@ -90,8 +90,8 @@ std::string ChaosCluster::CoordinatorConfig() const {
   out << "[coordinator]\nid = \"coord-chaos\"\nlisten = \"" << endpoint_
       << "\"\ndata_dir = \"orch-data\"\nheartbeat_interval_ms = " << options_.heartbeat.count()
       << "\nagent_timeout_ms = " << options_.agent_timeout.count()
-      << "\nlease_ms = " << options_.lease.count()
-      << "\nretry_budget = " << options_.retry_budget << "\n";
+      << "\nlease_ms = " << options_.lease.count() << "\nretry_budget = " << options_.retry_budget
+      << "\n";
   if (options_.insecure) out << "insecure = true\n";
   return out.str();
 }
@@ -131,8 +131,8 @@ void ChaosCluster::StartAgent(const std::string& id, const std::vector<std::stri
   fs::path config = dir_ / ("agent-" + id + ".toml");
   std::ofstream(config) << AgentConfig(id);
   std::vector<std::string> argv = wrapper;
-  for (std::string arg : {OrchBinary(), std::string("agent"), std::string("--config"),
-                          config.string()}) {
+  for (std::string arg :
+       {OrchBinary(), std::string("agent"), std::string("--config"), config.string()}) {
     argv.push_back(std::move(arg));
   }
   if (auto old = agents_.find(id); old != agents_.end()) old->second->Stop(0ms);
@@ -166,23 +166,22 @@ std::vector<pid_t> ChaosCluster::DriverPids(const std::string& id) const {
   return agent.running() ? ChildPids(agent.pid()) : std::vector<pid_t>{};
 }
 
-void ChaosCluster::Submit(const std::string& experiment, int jobs, int positions,
-                          int delay_ms) {
+void ChaosCluster::Submit(const std::string& experiment, int jobs, int positions, int delay_ms) {
   SubmitSpec(experiment, TestEngineSpec(experiment, jobs, positions, delay_ms));
 }
 
 void ChaosCluster::SubmitSpec(const std::string& experiment, const std::string& text) {
   fs::path spec = dir_ / (experiment + ".toml");
   std::ofstream(spec) << text;
-  ProcessResult r = RunProcess(
-      {OrchBinary(), "submit", spec.string(), "--coordinator", endpoint_}, 30s, dir_.string());
+  ProcessResult r = RunProcess({OrchBinary(), "submit", spec.string(), "--coordinator", endpoint_},
+                               30s, dir_.string());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << Logs();
 }
 
 std::optional<nlohmann::json> ChaosCluster::Status() {
-  ProcessResult r = RunProcess({OrchBinary(), "status", "--json", "--jobs", "--timeout", "2",
-                                "--coordinator", endpoint_},
-                               10s, dir_.string());
+  ProcessResult r = RunProcess(
+      {OrchBinary(), "status", "--json", "--jobs", "--timeout", "2", "--coordinator", endpoint_},
+      10s, dir_.string());
   if (r.exit_code != 0) return std::nullopt;
   nlohmann::json status = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
   if (status.is_discarded()) return std::nullopt;

@@ -31,8 +31,8 @@ bool AgentConnected(const nlohmann::json& status, const std::string& id) {
   return false;
 }
 
-ChaosRun::ChaosRun(ChaosCluster& cluster, ChaosSchedule& schedule,
-                   ExpectedExperiment experiment, int delay_ms)
+ChaosRun::ChaosRun(ChaosCluster& cluster, ChaosSchedule& schedule, ExpectedExperiment experiment,
+                   int delay_ms)
     : cluster_(cluster),
       schedule_(schedule),
       experiment_(std::move(experiment)),
@@ -115,7 +115,8 @@ void ChaosRun::StopAndCheck() {
   std::vector<std::string> problems =
       CheckChaosInvariants(cluster_.data_dir().string(), experiment_, ledger_, &notes);
   Note("store: " + notes);
-  for (const std::string& problem : problems) ADD_FAILURE() << schedule_.Repeat() << ": " << problem;
+  for (const std::string& problem : problems)
+    ADD_FAILURE() << schedule_.Repeat() << ": " << problem;
   if (!problems.empty()) ADD_FAILURE() << schedule_.Repeat() << ": logs\n" << logs;
 }
 

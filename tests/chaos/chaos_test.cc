@@ -138,7 +138,8 @@ TEST_F(ChaosTest, KilledCoordinatorRestartedBeforeAndAfterTheAgentTimeoutLosesNo
   }
 }
 
-TEST_F(ChaosTest, KilledCoordinatorRestartedBeforeAndAfterTheAgentTimeoutLosesNothingWithThreeAgents) {
+TEST_F(ChaosTest,
+       KilledCoordinatorRestartedBeforeAndAfterTheAgentTimeoutLosesNothingWithThreeAgents) {
   for (int round = 0; round < form_.rounds; ++round) {
     KillAndRestartTheCoordinator(schedule_, form_, Name(round), Experiment(round, 24), 3);
     if (HasFailure()) return;
@@ -254,9 +255,7 @@ TEST_F(ChaosTest, MixedFaultsOnCoordinatorAgentsAndDriversLoseAndDuplicateNothin
   }
 }
 
-bool HaveIp() {
-  return std::system("ip -V > /dev/null 2>&1") == 0;
-}
+bool HaveIp() { return std::system("ip -V > /dev/null 2>&1") == 0; }
 
 // One agent inside its own network namespace, joined by a veth pair; the link goes down
 // for longer than the lease and comes back. The other agent is on the host.
@@ -264,7 +263,8 @@ TEST_F(ChaosTest, AgentCutOffByANetworkPartitionPastItsLeaseLosesAndDuplicatesNo
   if (::geteuid() != 0 || !HaveIp()) GTEST_SKIP() << "needs root and ip (iproute2)";
   for (int round = 0; round < form_.rounds && !HasFailure(); ++round) {
     std::string why;
-    std::unique_ptr<NetnsLink> link = NetnsLink::Create("p" + std::to_string(round), 40 + round, &why);
+    std::unique_ptr<NetnsLink> link =
+        NetnsLink::Create("p" + std::to_string(round), 40 + round, &why);
     ASSERT_NE(link, nullptr) << why;
     ChaosClusterOptions options;
     options.host = link->host_address();
@@ -312,7 +312,7 @@ TEST_F(ChaosTest, FullDiskUnderTheCoordinatorRecoversWithoutARestartWhenSpaceRet
       if (!run.WaitForAMomentMidRun("", 500)) break;
       milliseconds full = schedule_.Between(1500ms, 4000ms);
       run.Fault("disk full for " + std::to_string(full.count()) + " ms (ballast " +
-               std::to_string(disk.Fill() >> 10) + " KiB)");
+                std::to_string(disk.Fill() >> 10) + " KiB)");
       for (auto until = std::chrono::steady_clock::now() + full;
            std::chrono::steady_clock::now() < until;) {
         run.Watch(200ms);
@@ -396,4 +396,3 @@ TEST_F(ChaosTest, FullDiskShorterThanTheLeaseRunsNoJobTwice) {
 
 }  // namespace
 }  // namespace orch::testing
-

@@ -42,8 +42,8 @@ std::map<std::string, JobHistory> ReadHistories(store::Store& db, Problems& prob
 }
 
 // Positions 0..positions-1, each exactly once, in the run's digests.
-void CheckPositions(store::Store& db, const std::string& job, const std::string& run,
-                    int positions, Problems& problems) {
+void CheckPositions(store::Store& db, const std::string& job, const std::string& run, int positions,
+                    Problems& problems) {
   std::uint64_t next = 0;
   bool ordered = true;
   Status scanned = db.ScanDigests(run, 0, [&](std::uint64_t position, std::string_view bytes) {
@@ -55,15 +55,14 @@ void CheckPositions(store::Store& db, const std::string& job, const std::string&
   if (!ordered || next != static_cast<std::uint64_t>(positions)) {
     problems.push_back("job " + job + ": run " + run + " holds " + std::to_string(next) +
                        " digests" + (ordered ? "" : " with gaps, repeats or empty ones") +
-                       ", expected positions 0.." + std::to_string(positions - 1) +
-                       " once each");
+                       ", expected positions 0.." + std::to_string(positions - 1) + " once each");
   }
 }
 
 void CheckJob(store::Store& db, const store::JobRecord& job, const JobHistory& history,
               bool acknowledged, const ExpectedExperiment& expected, Problems& problems) {
-  const std::string what =
-      (acknowledged ? "job " + job.id + " (orch status counted it succeeded): " : "job " + job.id + ": ");
+  const std::string what = (acknowledged ? "job " + job.id + " (orch status counted it succeeded): "
+                                         : "job " + job.id + ": ");
   if (expected.max_attempts > 0 && job.attempts > expected.max_attempts) {
     problems.push_back(what + "was assigned " + std::to_string(job.attempts) +
                        " times, expected at most " + std::to_string(expected.max_attempts));
@@ -84,8 +83,7 @@ void CheckJob(store::Store& db, const store::JobRecord& job, const JobHistory& h
                        std::string(store::RunStateName(run->state)) + ", finished " +
                        std::to_string(run->finished) + ", chunks " +
                        std::to_string(run->chunks_received) + "/" +
-                       std::to_string(run->chunks_expected) +
-                       ", expected succeeded and complete");
+                       std::to_string(run->chunks_expected) + ", expected succeeded and complete");
   }
   CheckPositions(db, job.id, run->id, expected.positions, problems);
   if (history.succeeded_runs != std::vector<std::string>{job.current_run_id}) {
@@ -115,8 +113,8 @@ std::string StaleRunNote(store::Store& db, const std::vector<store::JobRecord>& 
     ++(run.Complete() && run.state == store::RunState::kSucceeded ? stale_complete : other);
   }
   return std::to_string(runs->size()) + " runs for " + std::to_string(jobs.size()) +
-         " jobs; not counted: " + std::to_string(stale_complete) +
-         " complete late results, " + std::to_string(other) + " failed, lost or cancelled";
+         " jobs; not counted: " + std::to_string(stale_complete) + " complete late results, " +
+         std::to_string(other) + " failed, lost or cancelled";
 }
 
 }  // namespace

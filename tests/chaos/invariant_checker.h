@@ -40,7 +40,7 @@ class SuccessLedger {
 struct ExpectedExperiment {
   std::string experiment;
   int jobs = 0;
-  int positions = 0;  // every succeeded run holds positions 0..positions-1, once each
+  int positions = 0;     // every succeeded run holds positions 0..positions-1, once each
   int max_attempts = 0;  // > 0: no job was assigned more often (0: any number)
 };
 

@@ -19,8 +19,7 @@ bool RunIp(const std::vector<std::string>& args, std::string* why) {
   return false;
 }
 
-std::unique_ptr<NetnsLink> NetnsLink::Create(const std::string& tag, int subnet,
-                                             std::string* why) {
+std::unique_ptr<NetnsLink> NetnsLink::Create(const std::string& tag, int subnet, std::string* why) {
   if (::geteuid() != 0) {
     *why = "network namespaces need root";
     return nullptr;
@@ -39,8 +38,7 @@ bool NetnsLink::SetUp(int subnet, std::string* why) {
   host_address_ = prefix + "1";
   if (!RunIp({"netns", "add", ns_}, why)) return false;
   ns_made_ = true;
-  if (!RunIp({"link", "add", host_if_, "type", "veth", "peer", "name", ns_if_}, why))
-    return false;
+  if (!RunIp({"link", "add", host_if_, "type", "veth", "peer", "name", ns_if_}, why)) return false;
   veth_made_ = true;
   return RunIp({"link", "set", ns_if_, "netns", ns_}, why) &&
          RunIp({"addr", "add", host_address_ + "/30", "dev", host_if_}, why) &&

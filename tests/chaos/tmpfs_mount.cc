@@ -11,8 +11,8 @@
 
 namespace orch::testing {
 
-std::unique_ptr<TmpfsMount> TmpfsMount::Mount(const std::filesystem::path& dir,
-                                              std::uint64_t bytes, std::string* why) {
+std::unique_ptr<TmpfsMount> TmpfsMount::Mount(const std::filesystem::path& dir, std::uint64_t bytes,
+                                              std::string* why) {
   if (::geteuid() != 0) {
     *why = "mounting a tmpfs needs root";
     return nullptr;
@@ -57,7 +57,7 @@ void TmpfsMount::Release() {
 }
 
 std::uint64_t TmpfsMount::Free() const {
-  struct statvfs s{};
+  struct statvfs s {};
   if (::statvfs(dir_.c_str(), &s) != 0) return 0;
   return static_cast<std::uint64_t>(s.f_bavail) * s.f_frsize;
 }

@@ -14,8 +14,8 @@ namespace orch::testing {
 
 class TmpfsMount {
  public:
-  static std::unique_ptr<TmpfsMount> Mount(const std::filesystem::path& dir,
-                                           std::uint64_t bytes, std::string* why);
+  static std::unique_ptr<TmpfsMount> Mount(const std::filesystem::path& dir, std::uint64_t bytes,
+                                           std::string* why);
   ~TmpfsMount();
   TmpfsMount(const TmpfsMount&) = delete;
   TmpfsMount& operator=(const TmpfsMount&) = delete;

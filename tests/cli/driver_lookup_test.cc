@@ -22,11 +22,11 @@ TEST(DriverLookupTest, OtherEnginesAndReleasesThatAreNoPlainNameHaveNone) {
 }
 
 TEST(DriverLookupTest, CandidatesAreNextToOrchThenInstalledThenInTheBuildTree) {
-  EXPECT_EQ(DefaultDriverCandidates("/src/orch/build/cli", "v0.4.0"),
-            (std::vector<std::string>{
-                "/src/orch/build/cli/orch-driver-llamacpp-v0.4.0",
-                "/src/orch/build/lib/orch/drivers/orch-driver-llamacpp-v0.4.0",
-                "/src/orch/build/drivers/llamacpp/orch-driver-llamacpp-v0.4.0"}));
+  EXPECT_EQ(
+      DefaultDriverCandidates("/src/orch/build/cli", "v0.4.0"),
+      (std::vector<std::string>{"/src/orch/build/cli/orch-driver-llamacpp-v0.4.0",
+                                "/src/orch/build/lib/orch/drivers/orch-driver-llamacpp-v0.4.0",
+                                "/src/orch/build/drivers/llamacpp/orch-driver-llamacpp-v0.4.0"}));
   EXPECT_EQ(DefaultDriverCandidates("/usr/bin", "b8390")[1],
             "/usr/lib/orch/drivers/orch-driver-llamacpp-b8390");
 }

@@ -18,8 +18,8 @@ using ::testing::HasSubstr;
 TEST(KeygenCommandTest, WritesAKeyPairOnlyItsOwnerCanReadAndRefusesToOverwriteIt) {
   fs::path dir = fs::temp_directory_path() / ("orch-keygen-" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  ProcessResult made = RunProcess(
-      {OrchBinary(), "keygen", "alice", "--role", "submitter", "--dir", dir.string()});
+  ProcessResult made =
+      RunProcess({OrchBinary(), "keygen", "alice", "--role", "submitter", "--dir", dir.string()});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   EXPECT_THAT(made.out, HasSubstr("alice submitter curve:"));
   struct stat info {};
@@ -36,8 +36,8 @@ TEST(KeygenCommandTest, WritesAKeyPairOnlyItsOwnerCanReadAndRefusesToOverwriteIt
   EXPECT_THAT(again.err, HasSubstr("exists; keep it, or pass --force"));
   EXPECT_EQ(protocol::ReadSecretKeyFile((dir / "alice.key_secret").string())->curve_secret,
             key->curve_secret);
-  ProcessResult role = RunProcess({OrchBinary(), "keygen", "bob", "--role", "root",
-                                   "--dir", dir.string()});
+  ProcessResult role =
+      RunProcess({OrchBinary(), "keygen", "bob", "--role", "root", "--dir", dir.string()});
   EXPECT_EQ(role.exit_code, 2);
   EXPECT_THAT(role.err, HasSubstr("unknown role \"root\""));
   fs::remove_all(dir);

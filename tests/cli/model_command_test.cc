@@ -85,8 +85,8 @@ class ModelCommandTest : public ::testing::Test {
 };
 
 TEST_F(ModelCommandTest, SynthWritesTheExampleModelWithThePinnedHash) {
-  ProcessResult r = Orch({"model", "synth", std::string(kExampleRecipe), "-o",
-                          Path("tiny.gguf"), "--json"});
+  ProcessResult r =
+      Orch({"model", "synth", std::string(kExampleRecipe), "-o", Path("tiny.gguf"), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json out = nlohmann::json::parse(r.out);
   EXPECT_EQ(out["path"], Path("tiny.gguf"));
@@ -106,13 +106,13 @@ TEST_F(ModelCommandTest, TwoProcessesWriteByteIdenticalFiles) {
 }
 
 TEST_F(ModelCommandTest, SynthPrintsPathSizeAndHash) {
-  ProcessResult r = Orch({"model", "synth", "llama:vocab=300,embd=32,layers=1", "-o",
-                          Path("small.gguf")});
+  ProcessResult r =
+      Orch({"model", "synth", "llama:vocab=300,embd=32,layers=1", "-o", Path("small.gguf")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string sha = Sha256Hex(Slurp(Path("small.gguf")));
   EXPECT_EQ(r.out, "path    " + Path("small.gguf") + "\nbytes   " +
-                       std::to_string(fs::file_size(Path("small.gguf"))) + "\nsha256  " +
-                       sha + "\nrecipe  llama:vocab=300,embd=32,layers=1,heads=4,kv_heads=2,"
+                       std::to_string(fs::file_size(Path("small.gguf"))) + "\nsha256  " + sha +
+                       "\nrecipe  llama:vocab=300,embd=32,layers=1,heads=4,kv_heads=2,"
                        "ff=384,ctx=512,seed=1,type=f32\n");
 }
 
@@ -179,8 +179,8 @@ TEST_F(ModelCommandTest, HashOfAMissingFileExitsTwo) {
 TEST_F(ModelCommandTest, QuantizeRunsTheDriverAndHashesItsOutput) {
   std::string driver = FakeDriver();
   std::string in = Write("in.gguf", "weights");
-  ProcessResult r = Orch({"model", "quantize", in, Path("out.gguf"), "q4_0", "--driver",
-                          driver, "--json"});
+  ProcessResult r =
+      Orch({"model", "quantize", in, Path("out.gguf"), "q4_0", "--driver", driver, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Slurp(Path("args.txt")), "quantize\n" + in + "\n" + Path("out.gguf") + "\nq4_0\n");
   nlohmann::json out = nlohmann::json::parse(r.out);  // the driver's stdout is not in it
@@ -213,8 +213,8 @@ TEST_F(ModelCommandTest, QuantizeEngineFailureExitsOne) {
 TEST_F(ModelCommandTest, QuantizeChecksItsArgumentsBeforeRunningAnything) {
   std::string driver = FakeDriver();
   std::string in = Write("in.gguf", "weights");
-  ProcessResult r = Orch({"model", "quantize", Path("missing.gguf"), Path("out.gguf"), "q4_0",
-                          "--driver", driver});
+  ProcessResult r = Orch(
+      {"model", "quantize", Path("missing.gguf"), Path("out.gguf"), "q4_0", "--driver", driver});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("input " + Path("missing.gguf") + ": no such file"));
   r = Orch({"model", "quantize", in, Path("out.gguf"), "../q4_0", "--driver", driver});
@@ -234,12 +234,12 @@ TEST_F(ModelCommandTest, QuantizeChecksItsArgumentsBeforeRunningAnything) {
 
 TEST_F(ModelCommandTest, QuantizeWithoutADriverSaysWhereItLooked) {
   std::string in = Write("in.gguf", "weights");
-  ProcessResult r = Orch({"model", "quantize", in, Path("out.gguf"), "q4_0", "--engine",
-                          "llama.cpp@no-such-release"});
+  ProcessResult r = Orch(
+      {"model", "quantize", in, Path("out.gguf"), "q4_0", "--engine", "llama.cpp@no-such-release"});
   EXPECT_EQ(r.exit_code, 2);
   std::string exe_dir = fs::path(OrchBinary()).parent_path().string();
-  EXPECT_THAT(r.err, HasSubstr("no driver for llama.cpp no-such-release: looked for " +
-                               exe_dir + "/orch-driver-llamacpp-no-such-release, "));
+  EXPECT_THAT(r.err, HasSubstr("no driver for llama.cpp no-such-release: looked for " + exe_dir +
+                               "/orch-driver-llamacpp-no-such-release, "));
   EXPECT_THAT(r.err, HasSubstr("/lib/orch/drivers/orch-driver-llamacpp-no-such-release and "));
   EXPECT_THAT(r.err, HasSubstr("/drivers/llamacpp/orch-driver-llamacpp-no-such-release;"));
   EXPECT_THAT(r.err, HasSubstr("pass --driver EXE"));

@@ -16,10 +16,10 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-using ::testing::StartsWith;
 using testing::OrchBinary;
 using testing::ProcessResult;
 using testing::RunProcess;
+using ::testing::StartsWith;
 
 namespace fs = std::filesystem;
 
@@ -89,7 +89,8 @@ TEST_F(PlanCommandTest, InvalidSpecListsEveryErrorAndExitsTwo) {
   ProcessResult r = Orch({"plan", path});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_THAT(r.err, HasSubstr(path + ":27:6: error: baseline.tp: tp must be in [1, 1024], got 0\n"));
+  EXPECT_THAT(r.err,
+              HasSubstr(path + ":27:6: error: baseline.tp: tp must be in [1, 1024], got 0\n"));
   EXPECT_THAT(r.err, HasSubstr(path + ":18:8: error: workloads[1].kind: unknown workload kind"));
   EXPECT_THAT(r.err, HasSubstr("orch plan: 2 errors in " + path + "; nothing was written\n"));
 }
@@ -116,7 +117,8 @@ TEST_F(PlanCommandTest, OutputFileHoldsTheJsonPlan) {
 }
 
 TEST_F(PlanCommandTest, InvalidSpecWithJsonPrintsErrorsAsJson) {
-  std::string path = Write("bad.toml", testing::Replace(testing::ValidSpecText(), "tp = 1", "tp = 0"));
+  std::string path =
+      Write("bad.toml", testing::Replace(testing::ValidSpecText(), "tp = 1", "tp = 0"));
   ProcessResult r = Orch({"plan", "--json", path});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.out, HasSubstr("\"schema\": \"orch.plan-errors/1\""));
@@ -131,9 +133,9 @@ TEST_F(PlanCommandTest, MissingSpecFileIsAnOtherErrorExitOne) {
 }
 
 TEST_F(PlanCommandTest, WarningsComeLast) {
-  std::string path = Write("warn.toml", testing::Replace(testing::ValidSpecText(),
-                                                         "engine = \"llama.cpp@v0.4.0\"",
-                                                         "engine = \"sglang@0.5\""));
+  std::string path =
+      Write("warn.toml", testing::Replace(testing::ValidSpecText(), "engine = \"llama.cpp@v0.4.0\"",
+                                          "engine = \"sglang@0.5\""));
   ProcessResult r = Orch({"plan", path});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::size_t warning = r.out.find(": warning: baseline.engine: orch has no capability table");
@@ -145,9 +147,9 @@ TEST_F(PlanCommandTest, WarningsComeLast) {
 // spec's folder must not smuggle /etc/passwd into it.
 TEST_F(PlanCommandTest, RefusesATextFileThatLeadsOutOfTheSpecDirectory) {
   fs::create_symlink("/etc/passwd", dir_ / "notes.txt");
-  std::string path = Write("spec.toml", testing::Replace(testing::ValidSpecText(),
-                                                         "text = \"The quick brown fox\"",
-                                                         "text_file = \"notes.txt\""));
+  std::string path = Write(
+      "spec.toml", testing::Replace(testing::ValidSpecText(), "text = \"The quick brown fox\"",
+                                    "text_file = \"notes.txt\""));
   ProcessResult r = Orch({"plan", "--json", path});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr(path + ":12:13: error: workloads[0].text_file: cannot read "
@@ -160,9 +162,9 @@ TEST_F(PlanCommandTest, RefusesATextFileThatLeadsOutOfTheSpecDirectory) {
 TEST_F(PlanCommandTest, AllowOutsideSpecDirReadsATextFileAboveTheSpec) {
   std::ofstream(dir_ / "shared.txt") << "shared text of a workload\n";
   fs::create_directories(dir_ / "exp");
-  std::string path = Write("exp/spec.toml", testing::Replace(testing::ValidSpecText(),
-                                                             "text = \"The quick brown fox\"",
-                                                             "text_file = \"../shared.txt\""));
+  std::string path = Write(
+      "exp/spec.toml", testing::Replace(testing::ValidSpecText(), "text = \"The quick brown fox\"",
+                                        "text_file = \"../shared.txt\""));
   ProcessResult refused = Orch({"plan", path});
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_THAT(refused.err, HasSubstr("\"../shared.txt\" climbs out of the spec's directory"));
@@ -173,9 +175,9 @@ TEST_F(PlanCommandTest, AllowOutsideSpecDirReadsATextFileAboveTheSpec) {
 
 TEST_F(PlanCommandTest, RefusesATextFileThatIsAFifo) {
   ASSERT_EQ(::mkfifo((dir_ / "pipe").c_str(), 0600), 0);
-  std::string path = Write("spec.toml", testing::Replace(testing::ValidSpecText(),
-                                                         "text = \"The quick brown fox\"",
-                                                         "text_file = \"pipe\""));
+  std::string path = Write(
+      "spec.toml", testing::Replace(testing::ValidSpecText(), "text = \"The quick brown fox\"",
+                                    "text_file = \"pipe\""));
   ProcessResult r = Orch({"plan", "--allow-outside-spec-dir", path});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("\"pipe\" is a FIFO, not a regular file"));

@@ -41,7 +41,8 @@ TEST(RunSizingTest, WithoutAThreadsAxisTwoAgentsShareTheCores) {
   Sizing size = SizeAgents(PlanWith(4), 16, 0);
   EXPECT_EQ(size.agents, 2);
   EXPECT_EQ(size.threads, 8);
-  EXPECT_EQ(size.why, "2 agents x 8 threads on 16 cores (set threads in the spec, or --agents, to choose)");
+  EXPECT_EQ(size.why,
+            "2 agents x 8 threads on 16 cores (set threads in the spec, or --agents, to choose)");
 }
 
 TEST(RunSizingTest, OnTwoCoresEachDriverGetsOneThread) {

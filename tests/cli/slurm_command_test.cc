@@ -19,10 +19,10 @@ TEST(SlurmCommandTest, APilotConfigWhoseKeyIsNotAPilotKeyIsRefused) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   for (auto [name, role] : {std::pair{"box", "agent"}, std::pair{"coordinator", "coordinator"}}) {
-    ASSERT_EQ(RunProcess({OrchBinary(), "keygen", name, "--role", role, "--dir",
-                          (dir / "keys").string()})
-                  .exit_code,
-              0);
+    ASSERT_EQ(
+        RunProcess({OrchBinary(), "keygen", name, "--role", role, "--dir", (dir / "keys").string()})
+            .exit_code,
+        0);
   }
   std::ofstream(dir / "pilot.toml")
       << "[agent]\nid = \"box\"\ncoordinator = \"tcp://127.0.0.1:7700\"\nkey = \""

@@ -37,7 +37,7 @@ PilotOptions Options() {
 TEST(SlurmPilotsTest, PendingJobsNobodyCanRunGetPilotsOfTheirShape) {
   protocol::StatusReply status;
   status.jobs = {Job("pending", false, "gpu:h100", 2), Job("pending", false, "gpu:h100", 2),
-                 Job("pending", true, "gpu:h100", 2),   // an agent can take it: no pilot
+                 Job("pending", true, "gpu:h100", 2),  // an agent can take it: no pilot
                  Job("running", true, "gpu:h100", 2)};
   PilotPlan plan = PlanPilots(status, {}, Options());
   ASSERT_EQ(plan.submissions.size(), 1u);

@@ -202,9 +202,8 @@ TEST_P(SourceReaderContractTest, RefusesAFileOverTheSizeLimit) {
 
 TEST_P(SourceReaderContractTest, AnywhereScopeReadsOutsideTheSpecDirectory) {
   std::unique_ptr<planner::SourceReader> reader = Permissive();
-  for (const std::string& path :
-       {std::string("../outside.txt"), world_.outside.string(), std::string("escape-link"),
-        std::string("outside-link")}) {
+  for (const std::string& path : {std::string("../outside.txt"), world_.outside.string(),
+                                  std::string("escape-link"), std::string("outside-link")}) {
     Result<std::string> r = reader->Read(path);
     ASSERT_TRUE(r.ok()) << path << ": " << r.status().ToString();
     EXPECT_EQ(*r, "secret\n") << path;

@@ -8,9 +8,9 @@
 namespace orch::cli {
 namespace {
 
+using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using std::chrono::milliseconds;
 
 protocol::JobStatus Job(std::string id, std::string cell, std::string state,
                         std::string reason = "", bool runnable = true) {
@@ -36,12 +36,13 @@ protocol::StatusReply Reply() {
   running.host = "box";
   running.attempts = 1;
   running.elapsed = milliseconds(65000);
-  status.jobs = {running,
-                 Job("ccccccccccccdddd", "engine=llama.cpp@b8391", "pending",
-                     "no connected agent offers engine llama.cpp@b8391 (offered: llama.cpp@b8390)",
-                     false)};
-  protocol::AgentSummary agent{"local-1", "box", "cpu", {"llama.cpp@b8390"},
-                               protocol::AgentState::kConnected, {"r1"}, milliseconds(200)};
+  status.jobs = {
+      running,
+      Job("ccccccccccccdddd", "engine=llama.cpp@b8391", "pending",
+          "no connected agent offers engine llama.cpp@b8391 (offered: llama.cpp@b8390)", false)};
+  protocol::AgentSummary agent{
+      "local-1",        "box", "cpu", {"llama.cpp@b8390"}, protocol::AgentState::kConnected, {"r1"},
+      milliseconds(200)};
   agent.positions_per_second = 1523.4;
   agent.slots = 2;
   status.agents = {agent};
@@ -51,7 +52,8 @@ protocol::StatusReply Reply() {
 TEST(StatusTextTest, ShowsRunningJobsUnrunnableJobsAndAgentRates) {
   std::string text = FormatStatusText(Reply(), false);
   EXPECT_THAT(text, HasSubstr("0 failed, 1 cancelled, ETA unknown"));
-  EXPECT_THAT(text, HasSubstr("1 pending jobs can run on no connected agent (orch status --jobs exp)"));
+  EXPECT_THAT(text,
+              HasSubstr("1 pending jobs can run on no connected agent (orch status --jobs exp)"));
   EXPECT_THAT(text, HasSubstr("RUNNING\n  aaaaaaaaaaaa  baseline  readme-128  local-1@box  1m05s"));
   EXPECT_THAT(text, HasSubstr("WAITING FOR AN AGENT THAT CAN RUN THEM"));
   EXPECT_THAT(text, HasSubstr("no connected agent offers engine llama.cpp@b8391"));

@@ -38,8 +38,9 @@ TEST_F(StoreCommandTest, CheckPassesASoundStoreAndFailsADamagedOneNamingTheExper
   EXPECT_EQ(sound.exit_code, 0) << sound.err;
   EXPECT_THAT(sound.out, HasSubstr("every checksum and record sound"));
 
-  ASSERT_TRUE(store::WriteRawValueForTesting(store::RocksDbPathInDataDir(data()), "jobs",
-                                             "exp-job", std::string("\x07", 1)).ok());
+  ASSERT_TRUE(store::WriteRawValueForTesting(store::RocksDbPathInDataDir(data()), "jobs", "exp-job",
+                                             std::string("\x07", 1))
+                  .ok());
   ProcessResult damaged = RunProcess({OrchBinary(), "store", "check", data()});
   EXPECT_EQ(damaged.exit_code, 1);
   EXPECT_THAT(damaged.out, HasSubstr("experiment exp: 1 problems"));

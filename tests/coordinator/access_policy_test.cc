@@ -14,9 +14,14 @@ using ::testing::SizeIs;
 using namespace testing;  // NOLINT: the fixture's builders
 
 AccessPolicy Policy() {
-  return {true, {{"agent-1", "agent"}, {"alice", "submitter"}, {"bob", "submitter"},
-                 {"vera", "viewer"}, {"root", "admin"}, {"coord", "coordinator"},
-                 {"pilots", "pilot"}}};
+  return {true,
+          {{"agent-1", "agent"},
+           {"alice", "submitter"},
+           {"bob", "submitter"},
+           {"vera", "viewer"},
+           {"root", "admin"},
+           {"coord", "coordinator"},
+           {"pilots", "pilot"}}};
 }
 
 // "alices" was submitted by alice, "legacy" without authentication; nothing else exists.
@@ -45,7 +50,8 @@ TEST(AccessPolicyTest, AnAgentKeySpeaksOnlyAsItself) {
   EXPECT_EQ(Why("agent-1", "agent-1", HelloFrom("agent-1")), "");
   EXPECT_EQ(Why("agent-1", "agent-2", protocol::RunFinished{"r", {}, "", "", 1}),
             "key agent-1 speaks only as agent agent-1, not as agent-2");
-  EXPECT_THAT(Why("agent-1", "agent-1", protocol::Submit{"{}"}), HasSubstr("needs role submitter or admin"));
+  EXPECT_THAT(Why("agent-1", "agent-1", protocol::Submit{"{}"}),
+              HasSubstr("needs role submitter or admin"));
   EXPECT_THAT(Why("root", "agent-1", protocol::Heartbeat{"agent-1", {}, 1}),
               HasSubstr("key root (role admin) may not send heartbeat: needs role agent"));
 }
@@ -70,8 +76,9 @@ TEST(AccessPolicyTest, SubmittersRunTheirOwnExperimentsOnly) {
   EXPECT_EQ(Why("alice", "cli-1", protocol::StatusRequest{}), "");
   EXPECT_EQ(Why("alice", "cli-1", protocol::Cancel{"", "alices"}), "");
   EXPECT_EQ(Why("alice", "cli-1", protocol::Retry{"alices", true, false}), "");
-  EXPECT_THAT(Why("bob", "cli-2", protocol::Cancel{"", "alices"}),
-              HasSubstr("may cancel only the experiments it submitted, not alices: needs role admin"));
+  EXPECT_THAT(
+      Why("bob", "cli-2", protocol::Cancel{"", "alices"}),
+      HasSubstr("may cancel only the experiments it submitted, not alices: needs role admin"));
   EXPECT_THAT(Why("alice", "cli-1", protocol::Drain{"agent-1"}), HasSubstr("needs role admin"));
 }
 
@@ -103,8 +110,9 @@ TEST(AccessPolicyTest, OnlyTheOwnerOrAnAdminSubmitsAnExistingExperimentAgain) {
 
 TEST(AccessPolicyTest, ViewersOnlyLookAndAdminsDoAnyRequest) {
   EXPECT_EQ(Why("vera", "cli-3", protocol::StatusRequest{}), "");
-  EXPECT_THAT(Why("vera", "cli-3", protocol::Submit{"{}"}),
-              HasSubstr("key vera (role viewer) may not send submit: needs role submitter or admin"));
+  EXPECT_THAT(
+      Why("vera", "cli-3", protocol::Submit{"{}"}),
+      HasSubstr("key vera (role viewer) may not send submit: needs role submitter or admin"));
   EXPECT_EQ(Why("root", "cli-4", protocol::Drain{"agent-1"}), "");
   EXPECT_EQ(Why("root", "cli-4", protocol::Cancel{"", "alices"}), "");
   EXPECT_THAT(Why("coord", "cli-5", protocol::StatusRequest{}), HasSubstr("role coordinator"));
@@ -122,8 +130,8 @@ class SecuredServiceTest : public ::testing::Test {
 
   // Delivers `message` from connection `peer` authenticated as `user`.
   void SendAs(const std::string& peer, const std::string& user, const protocol::Message& message) {
-    h_.service().OnEvent({protocol::TransportEvent::Kind::kFrame, peer, protocol::Encode(message), user},
-                         h_.now());
+    h_.service().OnEvent(
+        {protocol::TransportEvent::Kind::kFrame, peer, protocol::Encode(message), user}, h_.now());
     h_.Pump();
   }
 
@@ -166,7 +174,8 @@ TEST_F(SecuredServiceTest, AbuseByOneKeyQuietsItWithoutLockingOutTheAgentWhoseId
   SendAs("agent-1", "alice", HelloFrom("agent-1"));
   EXPECT_THAT(agent->Take(), SizeIs(0)) << "alice's key is ignored for a while";
   SendAs("agent-1", "agent-1", HelloFrom("agent-1"));
-  EXPECT_THAT(OfKind<protocol::Welcome>(agent->Take()), SizeIs(1)) << "the agent's own key still works";
+  EXPECT_THAT(OfKind<protocol::Welcome>(agent->Take()), SizeIs(1))
+      << "the agent's own key still works";
 }
 
 TEST_F(SecuredServiceTest, NothingMeantForAnAgentGoesToAnotherKeysConnectionUnderItsId) {
@@ -228,7 +237,8 @@ TEST_F(SecuredServiceTest, WhoSubmittedAnExperimentSurvivesARestart) {
   h_.Restart();
   h_.service().SetAccessPolicy(Policy());
   SendAs("cli-1", "alice", protocol::Cancel{"", "alices"});
-  EXPECT_TRUE(OfKind<protocol::CommandReply>(cli->Take()).at(0).ok) << "still alice's after the edit";
+  EXPECT_TRUE(OfKind<protocol::CommandReply>(cli->Take()).at(0).ok)
+      << "still alice's after the edit";
   EXPECT_EQ(Cancelled(*cli), 3u);
 }
 

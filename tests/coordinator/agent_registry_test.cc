@@ -31,8 +31,7 @@ TEST(AgentRegistryTest, ExpiresAgentsSilentForTheTimeout) {
 
 TEST(AgentRegistryTest, ADrainedAgentStaysDrainedWhenItReconnects) {
   AgentRegistry agents(milliseconds(5000));
-  agents.Register(HelloFrom("a"), milliseconds(0)).state =
-      protocol::AgentState::kDraining;
+  agents.Register(HelloFrom("a"), milliseconds(0)).state = protocol::AgentState::kDraining;
   EXPECT_FALSE(agents.Register(HelloFrom("a"), milliseconds(10)).TakesWork());
 }
 

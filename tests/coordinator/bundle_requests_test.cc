@@ -30,8 +30,8 @@ class BundleRequestsTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(keys_); }
 
   bundle::PlanBundle Export() {
-    protocol::ExportReply reply = h_.Ask<protocol::ExportReply>(
-        protocol::ExportRequest{"exp", {}, 86'400'000});
+    protocol::ExportReply reply =
+        h_.Ask<protocol::ExportReply>(protocol::ExportRequest{"exp", {}, 86'400'000});
     EXPECT_TRUE(reply.ok) << reply.message;
     return std::move(bundle::ReadPlanBundle(reply.bundle, "plan")).value();
   }
@@ -82,8 +82,8 @@ class BundleRequestsTest : public ::testing::Test {
     std::vector<protocol::CommandReply> replies;
     for (size_t offset = 0; offset < file.size(); offset += part_bytes) {
       size_t n = std::min(part_bytes, file.size() - offset);
-      cli->Send(protocol::ImportRequest{file.substr(offset, n), "r.orchb", "u-1", offset,
-                                        file.size()});
+      cli->Send(
+          protocol::ImportRequest{file.substr(offset, n), "r.orchb", "u-1", offset, file.size()});
       h_.Pump();
       for (const protocol::CommandReply& reply : OfKind<protocol::CommandReply>(cli->Take())) {
         replies.push_back(reply);
@@ -115,8 +115,8 @@ TEST_F(BundleRequestsTest, ThePlanBundleIsSignedByTheCoordinatorsKey) {
   EXPECT_EQ(plan.experiment, "exp");
   EXPECT_THAT(plan.job_ids, SizeIs(2));
   EXPECT_EQ(plan.expires_at_ms, h_.now().count() + 86'400'000);
-  protocol::ExportReply unknown = h_.Ask<protocol::ExportReply>(
-      protocol::ExportRequest{"exp", {"kv=q8_0"}, 1000});
+  protocol::ExportReply unknown =
+      h_.Ask<protocol::ExportReply>(protocol::ExportRequest{"exp", {"kv=q8_0"}, 1000});
   EXPECT_FALSE(unknown.ok);
   EXPECT_THAT(unknown.message, HasSubstr("the plan has no cell 'kv=q8_0'; its cells: baseline"));
 }
@@ -160,8 +160,8 @@ TEST_F(BundleRequestsTest, APartOutOfOrderDropsTheUploadAndStoresNothing) {
 }
 
 TEST_F(BundleRequestsTest, AnUploadAboveTheLimitIsRefusedAtItsFirstPart) {
-  protocol::CommandReply reply = h_.Ask<protocol::CommandReply>(protocol::ImportRequest{
-      "ORCHBNDL", "huge.orchb", "u-3", 0, kMaxUploadBytes + 1});
+  protocol::CommandReply reply = h_.Ask<protocol::CommandReply>(
+      protocol::ImportRequest{"ORCHBNDL", "huge.orchb", "u-3", 0, kMaxUploadBytes + 1});
   EXPECT_FALSE(reply.ok);
   EXPECT_THAT(reply.message, HasSubstr("orch import --data-dir"));
 }

@@ -11,8 +11,7 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(CoordinatorConfigTest, ReadsEveryKeyAndResolvesTheDataDirectory) {
-  Result<CoordinatorConfig> config =
-      ParseCoordinatorConfig(R"toml(
+  Result<CoordinatorConfig> config = ParseCoordinatorConfig(R"toml(
 [coordinator]
 id = "coord-7"
 listen = "tcp://127.0.0.1:*"
@@ -22,7 +21,7 @@ agent_timeout_ms = 1000
 lease_ms = 4000
 retry_budget = 5
 )toml",
-                             "/etc/orch/coordinator.toml");
+                                                            "/etc/orch/coordinator.toml");
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->options.id, "coord-7");
   EXPECT_EQ(config->listen, "tcp://127.0.0.1:*");
@@ -67,8 +66,7 @@ TEST(CoordinatorConfigTest, TheExampleConfigIsValidAndAuthenticated) {
 }
 
 TEST(CoordinatorConfigTest, DefaultsFillWhatIsLeftOut) {
-  Result<CoordinatorConfig> config =
-      ParseCoordinatorConfig("[coordinator]\n", "c.toml");
+  Result<CoordinatorConfig> config = ParseCoordinatorConfig("[coordinator]\n", "c.toml");
   ASSERT_TRUE(config.ok());
   EXPECT_EQ(config->listen, "tcp://127.0.0.1:7700");
   EXPECT_EQ(config->data_dir, "orch-data");
@@ -81,12 +79,9 @@ TEST(CoordinatorConfigTest, ErrorsNamePositionFieldAndValue) {
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr("c.toml:2:"));
   EXPECT_THAT(bad.status().message(), HasSubstr("coordinator.lease_ms = -5"));
-  Result<CoordinatorConfig> typo =
-      ParseCoordinatorConfig("[coordinator]\nleas_ms = 5\n", "c.toml");
-  EXPECT_THAT(typo.status().message(),
-              HasSubstr("coordinator.leas_ms: unknown key"));
-  Result<CoordinatorConfig> syntax =
-      ParseCoordinatorConfig("[coordinator\n", "c.toml");
+  Result<CoordinatorConfig> typo = ParseCoordinatorConfig("[coordinator]\nleas_ms = 5\n", "c.toml");
+  EXPECT_THAT(typo.status().message(), HasSubstr("coordinator.leas_ms: unknown key"));
+  Result<CoordinatorConfig> syntax = ParseCoordinatorConfig("[coordinator\n", "c.toml");
   EXPECT_THAT(syntax.status().message(), HasSubstr("c.toml:1:"));
 }
 

@@ -33,8 +33,7 @@ TEST(ConvergenceTest, AnAgentStillRunningARunItLostIsToldToCancelItAndGetsNoWork
   h.Pump();
   std::vector<protocol::Message> said = agent->Take();
   EXPECT_THAT(OfKind<protocol::Assign>(said), SizeIs(0)) << "its one slot is taken";
-  EXPECT_THAT(OfKind<protocol::Cancel>(said),
-              ::testing::ElementsAre(protocol::Cancel{stale, ""}));
+  EXPECT_THAT(OfKind<protocol::Cancel>(said), ::testing::ElementsAre(protocol::Cancel{stale, ""}));
   agent->Send(protocol::Heartbeat{"agent-1", {stale}, 0});
   h.Pump();
   EXPECT_THAT(OfKind<protocol::Cancel>(agent->Take()), SizeIs(0)) << "told once";

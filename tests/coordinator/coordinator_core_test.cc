@@ -19,9 +19,7 @@ using testing::TestOptions;
 
 class CoreTest : public ::testing::Test {
  protected:
-  CoreTest()
-      : core_(TestOptions(),
-              [this](std::string_view line) { log_.emplace_back(line); }) {}
+  CoreTest() : core_(TestOptions(), [this](std::string_view line) { log_.emplace_back(line); }) {}
 
   Effects Submit(const std::string& spec) {
     return core_.OnMessage("cli", protocol::Submit{PlanJson(spec)}, now_);
@@ -35,21 +33,18 @@ class CoreTest : public ::testing::Test {
     hello.running_runs = std::move(running);
     return core_.OnMessage(agent, hello, now_);
   }
-  static std::vector<protocol::Assign> Assigns(const Effects& effects,
-                                               const std::string& to = "") {
+  static std::vector<protocol::Assign> Assigns(const Effects& effects, const std::string& to = "") {
     std::vector<protocol::Assign> out;
     for (const Effect& e : effects) {
       auto* send = std::get_if<SendEffect>(&e);
       if (send == nullptr || (!to.empty() && send->peer != to)) continue;
-      if (auto* a = std::get_if<protocol::Assign>(&send->message))
-        out.push_back(*a);
+      if (auto* a = std::get_if<protocol::Assign>(&send->message)) out.push_back(*a);
     }
     return out;
   }
   // What the store would hand back after storing RunFinished with all chunks.
-  store::RunRecord Finished(const protocol::Assign& assign,
-                            const std::string& agent, store::RunState state,
-                            std::string error = "") {
+  store::RunRecord Finished(const protocol::Assign& assign, const std::string& agent,
+                            store::RunState state, std::string error = "") {
     store::RunRecord run;
     run.id = assign.run_id;
     run.job_id = assign.job_id;
@@ -77,11 +72,9 @@ TEST_F(CoreTest, SubmitStoresThePlanBeforeAnythingIsAssigned) {
 }
 
 TEST_F(CoreTest, AnInvalidPlanIsRefusedWithTheReason) {
-  Effects effects =
-      core_.OnMessage("cli", protocol::Submit{"{\"schema\":\"x\"}"}, now_);
+  Effects effects = core_.OnMessage("cli", protocol::Submit{"{\"schema\":\"x\"}"}, now_);
   ASSERT_THAT(effects, SizeIs(1));
-  auto reply = std::get<protocol::CommandReply>(
-      std::get<SendEffect>(effects[0]).message);
+  auto reply = std::get<protocol::CommandReply>(std::get<SendEffect>(effects[0]).message);
   EXPECT_FALSE(reply.ok);
   EXPECT_THAT(reply.message, HasSubstr("plan.schema"));
 }
@@ -95,8 +88,7 @@ TEST_F(CoreTest, AssignsOnlyToAgentsThatMeetTheRequirements) {
   // The assignment is written to the store before the Assign is sent.
   ASSERT_THAT(effects, SizeIs(3));  // Welcome, Apply, Assign
   EXPECT_TRUE(std::holds_alternative<ApplyEffect>(effects[1]));
-  EXPECT_EQ(std::get<ApplyEffect>(effects[1]).change.run->id,
-            assigns[0].run_id);
+  EXPECT_EQ(std::get<ApplyEffect>(effects[1]).change.run->id, assigns[0].run_id);
 }
 
 TEST_F(CoreTest, FillsEverySlotAndNoMore) {
@@ -126,8 +118,7 @@ TEST_F(CoreTest, ASilentAgentIsDisconnectedAndGetsNoNewWork) {
   Hello("agent-1");
   now_ += std::chrono::milliseconds(5000);
   core_.Tick(now_);
-  EXPECT_EQ(core_.agents().all().at("agent-1").state,
-            protocol::AgentState::kDisconnected);
+  EXPECT_EQ(core_.agents().all().at("agent-1").state, protocol::AgentState::kDisconnected);
   EXPECT_THAT(Assigns(Submit(SmallSpec())), SizeIs(0));
 }
 
@@ -137,13 +128,12 @@ TEST_F(CoreTest, ARefusedJobGoesToAnotherAgent) {
   ASSERT_THAT(first, SizeIs(1));
   Effects finish = core_.OnMessage(
       "picky",
-      protocol::RunFinished{first[0].run_id, protocol::RunStatus::kFailed, "",
-                            "no model", 0},
+      protocol::RunFinished{first[0].run_id, protocol::RunStatus::kFailed, "", "no model", 0},
       now_);
   ASSERT_THAT(finish, SizeIs(1));
   EXPECT_TRUE(std::holds_alternative<FinishRunEffect>(finish[0]));
-  Effects stored = core_.OnRunStored(
-      Finished(first[0], "picky", store::RunState::kFailed, "no model"), now_);
+  Effects stored =
+      core_.OnRunStored(Finished(first[0], "picky", store::RunState::kFailed, "no model"), now_);
   EXPECT_THAT(Assigns(stored),
               SizeIs(0));  // not back to the agent that refused it
   auto second = Assigns(Hello("willing"));
@@ -155,11 +145,11 @@ TEST_F(CoreTest, RunFinishedIsStoredWithItsSummary) {
   Submit(SmallSpec());
   auto assign = Assigns(Hello("agent-1")).at(0);
   core_.OnMessage("agent-1", protocol::RunStarted{assign.run_id}, now_);
-  Effects finish = core_.OnMessage(
-      "agent-1",
-      protocol::RunFinished{assign.run_id, protocol::RunStatus::kSucceeded,
-                            R"({"done":{"token_text":{"5":"math"}}})", "", 2},
-      now_);
+  Effects finish =
+      core_.OnMessage("agent-1",
+                      protocol::RunFinished{assign.run_id, protocol::RunStatus::kSucceeded,
+                                            R"({"done":{"token_text":{"5":"math"}}})", "", 2},
+                      now_);
   ASSERT_THAT(finish, SizeIs(1));
   auto* effect = std::get_if<FinishRunEffect>(&finish[0]);
   ASSERT_NE(effect, nullptr);
@@ -172,8 +162,8 @@ TEST_F(CoreTest, ASucceededRunCompletesItsJob) {
   auto assign = Assigns(Hello("agent-1")).at(0);
   core_.OnMessage("agent-1", protocol::RunStarted{assign.run_id}, now_);
   now_ += std::chrono::milliseconds(4000);
-  Effects effects = core_.OnRunStored(
-      Finished(assign, "agent-1", store::RunState::kSucceeded), now_);
+  Effects effects =
+      core_.OnRunStored(Finished(assign, "agent-1", store::RunState::kSucceeded), now_);
   ASSERT_THAT(effects, SizeIs(1));
   const auto& change = std::get<ApplyEffect>(effects[0]).change;
   EXPECT_EQ(change.job->state, store::JobState::kSucceeded);
@@ -183,8 +173,7 @@ TEST_F(CoreTest, ASucceededRunCompletesItsJob) {
 TEST_F(CoreTest, ARunMissingChunksDoesNotCompleteItsJob) {
   Submit(SmallSpec());
   auto assign = Assigns(Hello("agent-1")).at(0);
-  store::RunRecord run =
-      Finished(assign, "agent-1", store::RunState::kSucceeded);
+  store::RunRecord run = Finished(assign, "agent-1", store::RunState::kSucceeded);
   run.chunks_expected = 2;
   run.chunks_received = 1;
   EXPECT_THAT(core_.OnRunStored(run, now_), SizeIs(0));
@@ -208,17 +197,14 @@ TEST_F(CoreTest, AHelloFromAnotherConnectionIdIsRejected) {
   hello.capabilities.hardware_class = "cpu";
   Effects effects = core_.OnMessage("impostor", hello, now_);
   ASSERT_THAT(effects, SizeIs(1));
-  auto reject =
-      std::get<protocol::Reject>(std::get<SendEffect>(effects[0]).message);
+  auto reject = std::get<protocol::Reject>(std::get<SendEffect>(effects[0]).message);
   EXPECT_THAT(reject.reason, HasSubstr("does not match"));
 }
 
 TEST_F(CoreTest, AHeartbeatFromAnUnregisteredAgentAsksForHello) {
-  Effects effects =
-      core_.OnMessage("agent-1", protocol::Heartbeat{"agent-1", {}, 1}, now_);
+  Effects effects = core_.OnMessage("agent-1", protocol::Heartbeat{"agent-1", {}, 1}, now_);
   ASSERT_THAT(effects, SizeIs(1));
-  auto reject =
-      std::get<protocol::Reject>(std::get<SendEffect>(effects[0]).message);
+  auto reject = std::get<protocol::Reject>(std::get<SendEffect>(effects[0]).message);
   EXPECT_THAT(reject.reason, HasSubstr("send Hello"));
 }
 
@@ -226,8 +212,7 @@ TEST_F(CoreTest, StatusReportsProgressAgentsAndEta) {
   Submit(SmallSpec("exp", 3));
   auto assigns = Assigns(Hello("agent-1", 2));
   now_ += std::chrono::milliseconds(10'000);
-  core_.OnRunStored(
-      Finished(assigns[0], "agent-1", store::RunState::kSucceeded), now_);
+  core_.OnRunStored(Finished(assigns[0], "agent-1", store::RunState::kSucceeded), now_);
   protocol::StatusReply status = core_.Status({}, now_);
   ASSERT_THAT(status.experiments, SizeIs(1));
   const auto& progress = status.experiments[0];

@@ -10,7 +10,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-
 #include "protocol/codec.h"
 #include "protocol/zmq_transport.h"
 #include "tests/coordinator/coordinator_fixture.h"
@@ -39,8 +38,7 @@ std::optional<protocol::Message> AwaitMessage(boost::asio::io_context& io,
 
 TEST(CoordinatorDaemonTest, WelcomesAnAgentAndAssignsItAJobOverZeroMq) {
   protocol::ZmqContext zmq;
-  auto server =
-      protocol::BindZmqServer(zmq, "inproc://coordinator-daemon-test");
+  auto server = protocol::BindZmqServer(zmq, "inproc://coordinator-daemon-test");
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   auto store = store::MakeMemoryStore();
   auto log = NullLogger();
@@ -48,26 +46,22 @@ TEST(CoordinatorDaemonTest, WelcomesAnAgentAndAssignsItAJobOverZeroMq) {
   CoordinatorDaemon daemon(io, **server, *store, TestOptions(), *log);
   ASSERT_TRUE(daemon.Start().ok());
 
-  auto cli = protocol::ConnectZmqClient(zmq, "inproc://coordinator-daemon-test",
-                                        "cli-1");
+  auto cli = protocol::ConnectZmqClient(zmq, "inproc://coordinator-daemon-test", "cli-1");
   ASSERT_TRUE(cli.ok());
   ASSERT_TRUE(
       (*cli)
-          ->Send(protocol::kServerPeer,
-                 protocol::Encode(protocol::Submit{PlanJson(SmallSpec())}))
+          ->Send(protocol::kServerPeer, protocol::Encode(protocol::Submit{PlanJson(SmallSpec())}))
           .ok());
   auto reply = AwaitMessage(io, **cli);
   ASSERT_TRUE(reply.has_value());
   EXPECT_TRUE(std::get<protocol::CommandReply>(*reply).ok);
 
-  auto agent = protocol::ConnectZmqClient(
-      zmq, "inproc://coordinator-daemon-test", "agent-1");
+  auto agent = protocol::ConnectZmqClient(zmq, "inproc://coordinator-daemon-test", "agent-1");
   ASSERT_TRUE(agent.ok());
   protocol::Hello hello;
   hello.agent_id = "agent-1";
   hello.capabilities = {{kEngine}, "cpu", 0, 1, {}};
-  ASSERT_TRUE(
-      (*agent)->Send(protocol::kServerPeer, protocol::Encode(hello)).ok());
+  ASSERT_TRUE((*agent)->Send(protocol::kServerPeer, protocol::Encode(hello)).ok());
   auto welcome = AwaitMessage(io, **agent);
   ASSERT_TRUE(welcome.has_value());
   EXPECT_TRUE(std::holds_alternative<protocol::Welcome>(*welcome));

@@ -60,8 +60,7 @@ baseline = )toml" +
 
 inline std::string PlanJson(const std::string& spec_text) {
   orch::testing::MapSourceReader reader;
-  planner::PlanOutcome outcome =
-      planner::PlanSpec(spec_text, "spec.toml", reader);
+  planner::PlanOutcome outcome = planner::PlanSpec(spec_text, "spec.toml", reader);
   ORCH_CHECK(outcome.plan.has_value()) << "test spec does not plan";
   return planner::PlanToJson(*outcome.plan);
 }
@@ -69,8 +68,7 @@ inline std::string PlanJson(const std::string& spec_text) {
 inline constexpr const char* kEngine = "llama.cpp@v0.4.0";
 
 inline std::shared_ptr<spdlog::logger> NullLogger() {
-  return std::make_shared<spdlog::logger>(
-      "test", std::make_shared<spdlog::sinks::null_sink_mt>());
+  return std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::null_sink_mt>());
 }
 
 inline CoordinatorOptions TestOptions() {
@@ -92,9 +90,7 @@ class ScriptedPeer {
   }
   const std::string& id() const { return id_; }
 
-  void Send(const protocol::Message& message) {
-    SendRaw(protocol::Encode(message));
-  }
+  void Send(const protocol::Message& message) { SendRaw(protocol::Encode(message)); }
   void SendRaw(const std::string& frame) {
     ASSERT_TRUE(transport_->Send(protocol::kServerPeer, frame).ok());
   }
@@ -122,20 +118,17 @@ class ScriptedPeer {
     hello.running_runs = std::move(running);
     Send(hello);
   }
-  void Chunk(const std::string& run, std::uint64_t seq,
-             std::uint64_t positions = 2) {
+  void Chunk(const std::string& run, std::uint64_t seq, std::uint64_t positions = 2) {
     std::vector<protocol::ChunkRecord> records;
     for (std::uint64_t p = 0; p < positions; ++p) {
-      records.push_back(
-          {seq * positions + p, "digest-" + run + "-" + std::to_string(p)});
+      records.push_back({seq * positions + p, "digest-" + run + "-" + std::to_string(p)});
     }
     Send(protocol::DigestChunk{run, seq, std::move(records)});
   }
   void Finish(const std::string& run, std::uint64_t chunks,
-              protocol::RunStatus status = protocol::RunStatus::kSucceeded,
-              std::string error = "", std::string summary = "{}") {
-    Send(protocol::RunFinished{run, status, std::move(summary),
-                               std::move(error), chunks});
+              protocol::RunStatus status = protocol::RunStatus::kSucceeded, std::string error = "",
+              std::string summary = "{}") {
+    Send(protocol::RunFinished{run, status, std::move(summary), std::move(error), chunks});
   }
 
  private:

@@ -171,8 +171,7 @@ TEST(CoordinatorServiceTest, JobFailsWithTheReasonWhenTheRetryBudgetIsSpent) {
     protocol::Assign assign = OnlyAssign(*agent);
     job_id = assign.job_id;
     agent->Send(protocol::RunStarted{assign.run_id});
-    agent->Finish(assign.run_id, 0, protocol::RunStatus::kFailed,
-                  "driver crashed: signal 11");
+    agent->Finish(assign.run_id, 0, protocol::RunStatus::kFailed, "driver crashed: signal 11");
     h.Pump();
   }
   EXPECT_THAT(OfKind<protocol::Assign>(agent->Take()), SizeIs(0));
@@ -209,8 +208,7 @@ TEST(CoordinatorServiceTest, ADuplicateChunkIsStoredOnceAndAcknowledgedTwice) {
   EXPECT_EQ(run->chunks_received, 1);
   EXPECT_TRUE(run->Complete());
   EXPECT_EQ(CountDigests(h.store(), assign.run_id), 2);
-  EXPECT_EQ(h.store().GetJob(assign.job_id)->state,
-            store::JobState::kSucceeded);
+  EXPECT_EQ(h.store().GetJob(assign.job_id)->state, store::JobState::kSucceeded);
 }
 
 TEST(CoordinatorServiceTest, ALateResultAfterReassignmentIsKeptApart) {
@@ -220,8 +218,7 @@ TEST(CoordinatorServiceTest, ALateResultAfterReassignmentIsKeptApart) {
   first->Hello();
   h.Pump();
   protocol::Assign stale = OnlyAssign(*first);
-  h.Advance(
-      milliseconds(31000));  // the lease runs out; nobody else is connected yet
+  h.Advance(milliseconds(31000));  // the lease runs out; nobody else is connected yet
   auto second = h.Peer("agent-2");
   second->Hello();
   h.Pump();
@@ -242,8 +239,7 @@ TEST(CoordinatorServiceTest, ALateResultAfterReassignmentIsKeptApart) {
   second->Chunk(current.run_id, 0);
   second->Finish(current.run_id, 1);
   h.Pump();
-  EXPECT_EQ(h.store().GetJob(current.job_id)->state,
-            store::JobState::kSucceeded);
+  EXPECT_EQ(h.store().GetJob(current.job_id)->state, store::JobState::kSucceeded);
   EXPECT_EQ(CountDigests(h.store(), current.run_id), 2);
   EXPECT_EQ(CountDigests(h.store(), stale.run_id), 3);
 }
@@ -260,9 +256,8 @@ TEST(CoordinatorServiceTest, RejectsAnotherProtocolVersionNamingBoth) {
   auto rejects = OfKind<protocol::Reject>(agent->Take());
   ASSERT_THAT(rejects, SizeIs(1));
   EXPECT_THAT(rejects[0].reason, HasSubstr("version 7"));
-  EXPECT_THAT(
-      rejects[0].reason,
-      HasSubstr("version " + std::to_string(protocol::kProtocolVersion)));
+  EXPECT_THAT(rejects[0].reason,
+              HasSubstr("version " + std::to_string(protocol::kProtocolVersion)));
 }
 
 // Version 2 made DigestChunk's records a list: an agent of version 1 is refused at
@@ -351,8 +346,7 @@ TEST(CoordinatorServiceTest, AChunkThatCannotBeStoredIsNotAcknowledged) {
   agent->Finish(assign.run_id, 1);
   h.Pump();
   EXPECT_THAT(OfKind<protocol::Ack>(agent->Take()), SizeIs(2));
-  EXPECT_EQ(h.store().GetJob(assign.job_id)->state,
-            store::JobState::kSucceeded);
+  EXPECT_EQ(h.store().GetJob(assign.job_id)->state, store::JobState::kSucceeded);
 }
 
 TEST(CoordinatorServiceTest, AJobWriteThatFailsAfterItsRunFinishedIsRedoneFromTheStore) {
@@ -390,8 +384,7 @@ TEST(CoordinatorServiceTest, ASubmitThatCannotBeStoredFailsAndChangesNothing) {
   EXPECT_THAT(OfKind<protocol::Assign>(agent->Take()), SizeIs(1));
 }
 
-TEST(CoordinatorServiceTest,
-     AFailedAssignmentWriteSendsNoAssignAndRetriesLater) {
+TEST(CoordinatorServiceTest, AFailedAssignmentWriteSendsNoAssignAndRetriesLater) {
   CoordinatorHarness h;
   ASSERT_TRUE(h.Submit(SmallSpec()).ok);
   h.failing().FailWritesFrom(1);
@@ -448,8 +441,7 @@ TEST(CoordinatorServiceTest, UnknownRunIdsAreIgnored) {
   agent->Finish("no-such-run", 1);
   h.Pump();
   EXPECT_THAT(OfKind<protocol::Ack>(agent->Take()), SizeIs(0));
-  EXPECT_EQ(h.store().GetRun("no-such-run").status().code(),
-            StatusCode::kNotFound);
+  EXPECT_EQ(h.store().GetRun("no-such-run").status().code(), StatusCode::kNotFound);
 }
 
 TEST(CoordinatorServiceTest, CancelStopsAnExperimentsRuns) {

@@ -18,8 +18,7 @@ std::string SpecWithEngineCell(const std::string& name = "exp") {
   return SmallSpec(name, 1) + "\n[alternatives]\nengine = [\"llama.cpp@b8390\"]\n";
 }
 
-const protocol::JobStatus* JobOfCell(const protocol::StatusReply& status,
-                                     const std::string& cell) {
+const protocol::JobStatus* JobOfCell(const protocol::StatusReply& status, const std::string& cell) {
   for (const protocol::JobStatus& job : status.jobs) {
     if (job.cell == cell) return &job;
   }
@@ -71,8 +70,10 @@ TEST(PendingJobsTest, AJobWaitingForABusyAgentIsRunnableAndSaysWhatItWaitsFor) {
   protocol::StatusReply status = h.AllJobs();
   ASSERT_THAT(status.jobs, SizeIs(2));
   EXPECT_EQ(status.experiments[0].unrunnable, 0u);
-  const protocol::JobStatus& running = status.jobs[0].state == "assigned" ? status.jobs[0] : status.jobs[1];
-  const protocol::JobStatus& waiting = status.jobs[0].state == "assigned" ? status.jobs[1] : status.jobs[0];
+  const protocol::JobStatus& running =
+      status.jobs[0].state == "assigned" ? status.jobs[0] : status.jobs[1];
+  const protocol::JobStatus& waiting =
+      status.jobs[0].state == "assigned" ? status.jobs[1] : status.jobs[0];
   EXPECT_EQ(running.agent_id, "agent-1");
   EXPECT_EQ(running.host, "host-agent-1");
   EXPECT_EQ(running.cell, "baseline");
@@ -156,8 +157,7 @@ TEST(FailureTest, AnEngineErrorIsStillRetried) {
 TEST(ExperimentTest, CancelledJobsAreCountedApartFromFailedAndCanBeRetried) {
   CoordinatorHarness h;
   ASSERT_TRUE(h.Submit(SmallSpec("exp", 2)).ok);
-  protocol::CommandReply cancelled =
-      h.Ask<protocol::CommandReply>(protocol::Cancel{"", "exp"});
+  protocol::CommandReply cancelled = h.Ask<protocol::CommandReply>(protocol::Cancel{"", "exp"});
   EXPECT_TRUE(cancelled.ok);
   protocol::StatusReply status = h.AllJobs();
   EXPECT_EQ(status.experiments[0].cancelled, 2u);

@@ -65,7 +65,8 @@ class GroupCommitTest : public ::testing::Test {
   }
   std::vector<std::string> Kinds() const {
     std::vector<std::string> kinds;
-    for (const auto& [peer, message] : sent_) kinds.push_back(peer + ":" + protocol::MessageName(message));
+    for (const auto& [peer, message] : sent_)
+      kinds.push_back(peer + ":" + protocol::MessageName(message));
     return kinds;
   }
   std::string OnlyJob() {

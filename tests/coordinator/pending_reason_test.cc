@@ -6,11 +6,11 @@
 namespace orch::coordinator {
 namespace {
 
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
+using ::testing::HasSubstr;
 
-protocol::Hello AgentHello(const std::string& id, const std::string& hardware,
-                           int gpus, std::vector<std::string> models = {}) {
+protocol::Hello AgentHello(const std::string& id, const std::string& hardware, int gpus,
+                           std::vector<std::string> models = {}) {
   protocol::Hello hello;
   hello.agent_id = id;
   hello.capabilities = {{"vllm@0.9"}, hardware, gpus, 1, std::move(models)};
@@ -23,8 +23,7 @@ protocol::Requirements Needs(std::string hardware, int gpus, std::string model =
 
 class PendingReasonTest : public ::testing::Test {
  protected:
-  PendingReason Explain(const protocol::Requirements& needs,
-                        std::vector<Refusal> refusals = {}) {
+  PendingReason Explain(const protocol::Requirements& needs, std::vector<Refusal> refusals = {}) {
     return ExplainPending(needs, refusals, agents_,
                           [this](std::string_view id) { return busy_[std::string(id)]; });
   }
@@ -48,8 +47,7 @@ TEST_F(PendingReasonTest, NamesTheMostGpusAnAgentHas) {
 
 TEST_F(PendingReasonTest, NamesTheModelNoAgentHolds) {
   std::string model = "sha256:" + std::string(64, 'a');
-  agents_.Register(AgentHello("a", "cpu", 0, {"sha256:" + std::string(64, 'b')}),
-                   milliseconds(0));
+  agents_.Register(AgentHello("a", "cpu", 0, {"sha256:" + std::string(64, 'b')}), milliseconds(0));
   PendingReason why = Explain(Needs("cpu", 0, model));
   EXPECT_FALSE(why.runnable);
   EXPECT_THAT(why.text, HasSubstr("holds model " + model));

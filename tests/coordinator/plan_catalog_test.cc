@@ -26,8 +26,7 @@ TEST(PlanCatalogTest, ReadsThePlannersJson) {
 
 TEST(PlanCatalogTest, AssignCarriesCoordinateAndWorkloadSpec) {
   PlanCatalog catalog;
-  std::uint32_t index =
-      catalog.Add(ParsePlanJson(PlanJson(SmallSpec())).value());
+  std::uint32_t index = catalog.Add(ParsePlanJson(PlanJson(SmallSpec())).value());
   const ParsedPlan& plan = catalog.plan(index);
   protocol::Assign assign = catalog.MakeAssign(index, plan.jobs[0]);
   EXPECT_EQ(assign.job_id, plan.jobs[0].id);
@@ -41,18 +40,14 @@ TEST(PlanCatalogTest, AssignCarriesCoordinateAndWorkloadSpec) {
 }
 
 TEST(PlanCatalogTest, RefusesDocumentsThatAreNotPlansNamingTheField) {
-  EXPECT_THAT(ParsePlanJson("[1,2]").status().message(),
-              HasSubstr("not a JSON object"));
+  EXPECT_THAT(ParsePlanJson("[1,2]").status().message(), HasSubstr("not a JSON object"));
   EXPECT_THAT(ParsePlanJson("{\"schema\":\"orch.plan/9\"}").status().message(),
               HasSubstr("plan.schema"));
-  std::string no_jobs =
-      R"({"schema":"orch.plan/1","experiment":{"name":"e"},"workloads":[]})";
-  EXPECT_THAT(ParsePlanJson(no_jobs).status().message(),
-              HasSubstr("plan.jobs"));
+  std::string no_jobs = R"({"schema":"orch.plan/1","experiment":{"name":"e"},"workloads":[]})";
+  EXPECT_THAT(ParsePlanJson(no_jobs).status().message(), HasSubstr("plan.jobs"));
   std::string bad_job = R"({"schema":"orch.plan/1","experiment":{"name":"e"},
       "workloads":[{"name":"w"}],"jobs":[{"id":"0123456789abcdef0123456789abcdef","workload":"x","requirements":{}}]})";
-  EXPECT_THAT(ParsePlanJson(bad_job).status().message(),
-              HasSubstr("jobs[0].workload"));
+  EXPECT_THAT(ParsePlanJson(bad_job).status().message(), HasSubstr("jobs[0].workload"));
 }
 
 // Fields of the wrong type are errors naming the field, never exceptions: a Submit
@@ -64,8 +59,9 @@ TEST(PlanCatalogTest, WronglyTypedFieldsAreErrorsNotCrashes) {
            requirements + "}]}";
   };
   EXPECT_THAT(ParsePlanJson(R"({"schema":5})").status().message(), HasSubstr("plan.schema"));
-  EXPECT_THAT(ParsePlanJson(with_requirements(R"({"gpus":"x"})")).status().message(),
-              HasSubstr("plan.jobs[0].requirements.gpus: must be an integer in [0, 4096], got \"x\""));
+  EXPECT_THAT(
+      ParsePlanJson(with_requirements(R"({"gpus":"x"})")).status().message(),
+      HasSubstr("plan.jobs[0].requirements.gpus: must be an integer in [0, 4096], got \"x\""));
   EXPECT_THAT(ParsePlanJson(with_requirements(R"({"gpus":1e30})")).status().message(),
               HasSubstr("requirements.gpus"));
   EXPECT_THAT(ParsePlanJson(with_requirements(R"({"engine":5})")).status().message(),
@@ -110,7 +106,8 @@ TEST(PlanCatalogTest, RefusesPlansTheServerCannotTrust) {
   EXPECT_THAT(why(plan(R"("e")", w, "[" + job(id, R"(,"cell":7)") + "]")),
               HasSubstr("plan.jobs[0].cell: must be a string, got 7"));
   EXPECT_THAT(why(plan(R"("e")", w, "[" + job(id) + "]")),
-              HasSubstr("plan.workloads[0].kind: required string")) << "ids are recomputed";
+              HasSubstr("plan.workloads[0].kind: required string"))
+      << "ids are recomputed";
   EXPECT_TRUE(ParsePlanJson(PlanJson(SmallSpec("e", 2))).ok());
 }
 

@@ -47,15 +47,20 @@ TEST(FastExpTest, V2StaysWithinItsDocumentedRelativeError) {
 TEST(FastExpTest, EveryVectorLaneEqualsTheScalarFormBitForBit) {
   using Float16 = float __attribute__((vector_size(64)));
   using Uint16 = std::uint32_t __attribute__((vector_size(64)));
-  const float specials[] = {0.0f, -0.0f, -1e-30f, -0.5f, -87.0f, -80.0f,
-                            -79.99999f, -std::numeric_limits<float>::infinity(),
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            -1e-30f,
+                            -0.5f,
+                            -87.0f,
+                            -80.0f,
+                            -79.99999f,
+                            -std::numeric_limits<float>::infinity(),
                             std::numeric_limits<float>::quiet_NaN()};
   Float16 t = {};
   for (float start = kExpCutoff - 1.0f; start <= 0.0f; start += 0.0137f) {
     for (int lane = 0; lane < 16; ++lane) {
-      t[lane] = lane < 9 && start == kExpCutoff - 1.0f
-                    ? specials[lane]
-                    : std::min(0.0f, start + 0.00091f * lane);
+      t[lane] = lane < 9 && start == kExpCutoff - 1.0f ? specials[lane]
+                                                       : std::min(0.0f, start + 0.00091f * lane);
     }
     const Float16 wide = ExpNonPositiveLanes<Float16, Uint16>(t);
     const Float4 narrow = ExpNonPositive4(Float4{t[4], t[5], t[6], t[7]});

@@ -15,8 +15,7 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-RowDigest Digest(const std::vector<float>& row, std::uint32_t k,
-                 std::int32_t target = kNoTarget) {
+RowDigest Digest(const std::vector<float>& row, std::uint32_t k, std::int32_t target = kNoTarget) {
   RowDigest d;
   EXPECT_TRUE(ComputeRowDigest(row, {k, target}, &d).ok());
   return d;
@@ -32,8 +31,7 @@ TEST(ExactKlDivergenceTest, MatchesTheClosedFormForTwoTokens) {
   // P = (1/4, 3/4), Q = (1/2, 1/2).
   const std::vector<float> p = {0.0f, static_cast<float>(std::log(3.0))};
   const std::vector<float> q = {0.0f, 0.0f};
-  const double expected =
-      0.25 * std::log(0.25 / 0.5) + 0.75 * std::log(0.75 / 0.5);
+  const double expected = 0.25 * std::log(0.25 / 0.5) + 0.75 * std::log(0.75 / 0.5);
   EXPECT_NEAR(Exact(p, q), expected, 1e-7);
 }
 
@@ -49,8 +47,7 @@ TEST(ExactKlDivergenceTest, IgnoresTokensThatPMasks) {
 }
 
 TEST(ExactKlDivergenceTest, IsInfiniteWhenQMasksATokenThatPCanEmit) {
-  EXPECT_EQ(Exact({0.0f, 0.0f}, {0.0f, -kInf}),
-            std::numeric_limits<double>::infinity());
+  EXPECT_EQ(Exact({0.0f, 0.0f}, {0.0f, -kInf}), std::numeric_limits<double>::infinity());
 }
 
 TEST(ExactKlDivergenceTest, RejectsRowsThatAreNotComparableDistributions) {
@@ -58,14 +55,11 @@ TEST(ExactKlDivergenceTest, RejectsRowsThatAreNotComparableDistributions) {
   const std::vector<float> ok = {0.0f, 1.0f};
   EXPECT_EQ(ExactKlDivergence(ok, std::vector<float>{0.0f}).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(
-      ExactKlDivergence(ok, std::vector<float>{nan, 1.0f}).status().code(),
-      StatusCode::kInvalidArgument);
-  EXPECT_EQ(
-      ExactKlDivergence(std::vector<float>{kInf, 1.0f}, ok).status().code(),
-      StatusCode::kInvalidArgument);
-  EXPECT_EQ(ExactKlDivergence({}, {}).status().code(),
+  EXPECT_EQ(ExactKlDivergence(ok, std::vector<float>{nan, 1.0f}).status().code(),
             StatusCode::kInvalidArgument);
+  EXPECT_EQ(ExactKlDivergence(std::vector<float>{kInf, 1.0f}, ok).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ExactKlDivergence({}, {}).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(KnownLogitTest, FindsTopTokensAndTheTarget) {
@@ -79,8 +73,7 @@ TEST(TopKKlDivergenceTest, EqualsExactWhenTheTopListCoversTheVocabulary) {
   testing::RowGenerator gen(21);
   const std::vector<float> p = gen.Row(40, 2.0, 3.0);
   const std::vector<float> q = gen.Perturbed(p, 0.5);
-  EXPECT_NEAR(TopKKlDivergence(Digest(p, 40), Digest(q, 40)), Exact(p, q),
-              1e-6);
+  EXPECT_NEAR(TopKKlDivergence(Digest(p, 40), Digest(q, 40)), Exact(p, q), 1e-6);
 }
 
 TEST(TopKKlDivergenceTest, MergesTokensQDoesNotKnowIntoTheRestBucket) {
@@ -92,8 +85,7 @@ TEST(TopKKlDivergenceTest, MergesTokensQDoesNotKnowIntoTheRestBucket) {
   const std::vector<float> q = {0.0f, ln2, 0.0f};
   EXPECT_NEAR(TopKKlDivergence(Digest(p, 1), Digest(q, 1)), 0.0, 1e-7);
   // With k = 2, buckets {0, 1} and rest {2}: the exact value, 1/4 ln 2.
-  EXPECT_NEAR(TopKKlDivergence(Digest(p, 2), Digest(q, 2)),
-              0.25 * std::log(2.0), 1e-7);
+  EXPECT_NEAR(TopKKlDivergence(Digest(p, 2), Digest(q, 2)), 0.25 * std::log(2.0), 1e-7);
 }
 
 TEST(TopKKlDivergenceTest, IsZeroForIdenticalRows) {
@@ -113,8 +105,7 @@ double TailMass(const RowDigest& p) {
 // rows, each logit perturbed independently by noise from rounding size to
 // quantisation size. Grouped by P's tail mass, which governs the error;
 // docs/metrics.md quotes the table this test prints and the bounds it checks.
-TEST(TopKKlDivergenceTest,
-     ApproximatesExactWithinTheDocumentedBoundOnRealisticRows) {
+TEST(TopKKlDivergenceTest, ApproximatesExactWithinTheDocumentedBoundOnRealisticRows) {
   testing::RowGenerator gen(2024);
   struct Bin {
     double max_tail;
@@ -132,19 +123,16 @@ TEST(TopKKlDivergenceTest,
       const double approx = TopKKlDivergence(dp, Digest(q, 20, 7));
       EXPECT_LE(approx, exact * (1 + 1e-4) + 1e-9) << "a lower bound";
       const double relative = (exact - approx) / exact;
-      Bin& bin = *std::find_if(
-          std::begin(bins), std::end(bins),
-          [&](const Bin& b) { return TailMass(dp) <= b.max_tail; });
+      Bin& bin = *std::find_if(std::begin(bins), std::end(bins),
+                               [&](const Bin& b) { return TailMass(dp) <= b.max_tail; });
       ++bin.count;
       bin.sum_relative += relative;
       bin.worst_relative = std::max(bin.worst_relative, relative);
     }
   }
   for (const Bin& bin : bins) {
-    std::printf(
-        "tail mass <= %.2f: %3d rows, mean rel. error %.4f, worst %.4f\n",
-        bin.max_tail, bin.count, bin.sum_relative / bin.count,
-        bin.worst_relative);
+    std::printf("tail mass <= %.2f: %3d rows, mean rel. error %.4f, worst %.4f\n", bin.max_tail,
+                bin.count, bin.sum_relative / bin.count, bin.worst_relative);
     EXPECT_GT(bin.count, 0);
     EXPECT_LE(bin.worst_relative, bin.bound) << "tail mass <= " << bin.max_tail;
   }

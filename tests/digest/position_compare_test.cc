@@ -21,8 +21,7 @@ RowDigest Digest(const std::vector<float>& row, std::uint32_t k = kDefaultTopK,
 }
 
 PositionComparison Compare(const RowDigest& p, const RowDigest& q,
-                           std::span<const float> p_row = {},
-                           std::span<const float> q_row = {}) {
+                           std::span<const float> p_row = {}, std::span<const float> q_row = {}) {
   Result<PositionComparison> c = ComparePosition(3, p, q, p_row, q_row);
   EXPECT_TRUE(c.ok()) << c.status().ToString();
   return c.ok() ? *c : PositionComparison{};
@@ -75,8 +74,7 @@ TEST(ComparePositionTest, DifferentRowsOfDifferentVersionsUseEachSidesStatistics
 }
 
 TEST(ComparePositionTest, ReportsATopOneFlip) {
-  const PositionComparison c =
-      Compare(Digest({1.0f, 3.0f, 2.9f}), Digest({1.0f, 2.9f, 3.0f}));
+  const PositionComparison c = Compare(Digest({1.0f, 3.0f, 2.9f}), Digest({1.0f, 2.9f, 3.0f}));
   EXPECT_FALSE(c.identical);
   EXPECT_FALSE(c.same_top1);
   EXPECT_NEAR(c.abs_top1_logit_delta, 0.1, 1e-6);
@@ -94,8 +92,7 @@ TEST(ComparePositionTest, DeltaPIsOtherMinusReferenceProbabilityOfTheTarget) {
 }
 
 TEST(ComparePositionTest, LeavesTargetMetricsUndefinedWithoutATarget) {
-  const PositionComparison c =
-      Compare(Digest({0.0f, 1.0f}), Digest({0.0f, 2.0f}));
+  const PositionComparison c = Compare(Digest({0.0f, 1.0f}), Digest({0.0f, 2.0f}));
   EXPECT_TRUE(std::isnan(c.delta_p));
   EXPECT_TRUE(std::isnan(c.nll_reference));
 }
@@ -116,19 +113,16 @@ TEST(ComparePositionTest, UsesExactKldOnlyWhenBothFullRowsExist) {
 
 TEST(ComparePositionTest, TopOneLogitDeltaNeedsQToKnowTheToken) {
   // P's argmax (0) is outside Q's top-1 and is not Q's target.
-  const PositionComparison c =
-      Compare(Digest({5.0f, 1.0f}, 1), Digest({1.0f, 5.0f}, 1));
+  const PositionComparison c = Compare(Digest({5.0f, 1.0f}, 1), Digest({1.0f, 5.0f}, 1));
   EXPECT_TRUE(std::isnan(c.abs_top1_logit_delta));
   const std::vector<float> q_row = {1.0f, 5.0f};
-  EXPECT_EQ(Compare(Digest({5.0f, 1.0f}, 1), Digest(q_row, 1), {}, q_row)
-                .abs_top1_logit_delta,
+  EXPECT_EQ(Compare(Digest({5.0f, 1.0f}, 1), Digest(q_row, 1), {}, q_row).abs_top1_logit_delta,
             4.0);
 }
 
 TEST(ComparePositionTest, ReportsANanRowWithoutScoringIt) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const PositionComparison c =
-      Compare(Digest({1.0f, 2.0f}, 20, 0), Digest({nan, 2.0f}, 20, 0));
+  const PositionComparison c = Compare(Digest({1.0f, 2.0f}, 20, 0), Digest({nan, 2.0f}, 20, 0));
   EXPECT_FALSE(c.identical);
   EXPECT_FALSE(c.scored);
   EXPECT_EQ(c.kld_method, KldMethod::kNone);
@@ -139,12 +133,9 @@ TEST(ComparePositionTest, ReportsANanRowWithoutScoringIt) {
 
 TEST(ComparePositionTest, RejectsDigestsOfDifferentWorkloads) {
   const RowDigest p = Digest({1.0f, 2.0f}, 20, 0);
-  EXPECT_EQ(ComparePosition(0, p, Digest({1.0f, 2.0f, 3.0f}, 20, 0), {}, {})
-                .status()
-                .code(),
+  EXPECT_EQ(ComparePosition(0, p, Digest({1.0f, 2.0f, 3.0f}, 20, 0), {}, {}).status().code(),
             StatusCode::kInvalidArgument);
-  const Status target =
-      ComparePosition(7, p, Digest({1.0f, 2.0f}, 20, 1), {}, {}).status();
+  const Status target = ComparePosition(7, p, Digest({1.0f, 2.0f}, 20, 1), {}, {}).status();
   EXPECT_EQ(target.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(target.message().find("position 7"), std::string::npos);
 }
@@ -154,10 +145,8 @@ TEST(ComparePositionTest, RejectsAFullRowThatIsNotTheDigestedRow) {
   const std::vector<float> other = {1.0f, 2.5f};
   const std::vector<float> longer = {1.0f, 2.0f, 3.0f};
   const RowDigest d = Digest(row);
-  EXPECT_EQ(ComparePosition(0, d, d, longer, {}).status().code(),
-            StatusCode::kInvalidArgument);
-  EXPECT_EQ(ComparePosition(0, d, d, row, other).status().code(),
-            StatusCode::kDataLoss);
+  EXPECT_EQ(ComparePosition(0, d, d, longer, {}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ComparePosition(0, d, d, row, other).status().code(), StatusCode::kDataLoss);
 }
 
 }  // namespace

@@ -53,13 +53,11 @@ TEST(RecordCodecTest, RejectsUnknownVersionTrailingBytesAndImpossibleCounts) {
   wrong_version[0] = 9;
   EXPECT_THAT(DecodePositionRecord(wrong_version).status().message(),
               HasSubstr("unknown version 9 (this build reads 1 to 2)"));
-  EXPECT_THAT(DecodePositionRecord(bytes + "x").status().message(),
-              HasSubstr("1 trailing bytes"));
+  EXPECT_THAT(DecodePositionRecord(bytes + "x").status().message(), HasSubstr("1 trailing bytes"));
   std::string huge_top = bytes;
   std::size_t top_count_offset = 1 + 8 + 4 + 4 + 52;
   huge_top[top_count_offset + 3] = '\x7f';
-  EXPECT_THAT(DecodePositionRecord(huge_top).status().message(),
-              HasSubstr("is impossible here"));
+  EXPECT_THAT(DecodePositionRecord(huge_top).status().message(), HasSubstr("is impossible here"));
 }
 
 // The version byte is the digest's version; v1 and v2 records share one layout

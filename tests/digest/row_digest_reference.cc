@@ -25,8 +25,7 @@ using Uint4 = std::uint32_t __attribute__((vector_size(16)));
 
 namespace internal {
 inline constexpr float kLog2e = 1.44269504088896341f;
-inline constexpr float kRoundMagic =
-    12582912.0f;  // 1.5 * 2^23: round to nearest
+inline constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23: round to nearest
 inline constexpr std::uint32_t kRoundMagicBits = 0x4B400000u;
 inline constexpr float kLn2Hi = 0.693359375f;
 inline constexpr float kLn2Lo = -2.12194440e-4f;
@@ -49,10 +48,8 @@ inline float ExpNonPositive(float t) {
   const std::uint32_t keep = t >= kExpCutoff ? ~0u : 0u;  // false for NaN
   const float x = std::bit_cast<float>(std::bit_cast<std::uint32_t>(t) & keep);
   const float shifted = x * kLog2e + kRoundMagic;
-  const float n =
-      shifted - kRoundMagic;  // round(x / ln 2), an integer in [-116, 0]
-  const std::uint32_t n_bits =
-      std::bit_cast<std::uint32_t>(shifted) - kRoundMagicBits;
+  const float n = shifted - kRoundMagic;  // round(x / ln 2), an integer in [-116, 0]
+  const std::uint32_t n_bits = std::bit_cast<std::uint32_t>(shifted) - kRoundMagicBits;
   const float p = ExpPolynomial((x - n * kLn2Hi) - n * kLn2Lo);
   const std::uint32_t scaled = std::bit_cast<std::uint32_t>(p) + (n_bits << 23);
   return std::bit_cast<float>(scaled & keep);  // e^r * 2^n, or 0
@@ -60,8 +57,7 @@ inline float ExpNonPositive(float t) {
 
 inline Float4 ExpNonPositive4(Float4 t) {
   using namespace internal;
-  const Uint4 keep =
-      reinterpret_cast<Uint4>(t >= kExpCutoff);  // lanes of ~0 or 0
+  const Uint4 keep = reinterpret_cast<Uint4>(t >= kExpCutoff);  // lanes of ~0 or 0
   const Float4 x = reinterpret_cast<Float4>(reinterpret_cast<Uint4>(t) & keep);
   const Float4 shifted = x * kLog2e + kRoundMagic;
   const Float4 n = shifted - kRoundMagic;
@@ -70,7 +66,6 @@ inline Float4 ExpNonPositive4(Float4 t) {
   const Uint4 scaled = reinterpret_cast<Uint4>(p) + (n_bits << 23);
   return reinterpret_cast<Float4>(scaled & keep);
 }
-
 
 static_assert(std::endian::native == std::endian::little,
               "the row hash is defined over little-endian float bytes");
@@ -129,8 +124,7 @@ class TopK {
 
   // Offers every element of a block whose ids start at `first_id`; skips the
   // block when its largest value cannot enter a full list.
-  void OfferBlock(std::span<const float> block, std::int32_t first_id,
-                  float block_max) {
+  void OfferBlock(std::span<const float> block, std::int32_t first_id, float block_max) {
     if (Full() && !(block_max > buffer_.back().logit)) return;
     std::size_t i = 0;
     for (; i + 4 <= block.size(); i += 4) {
@@ -182,9 +176,7 @@ class SoftmaxAccumulator {
 
   // H = -sum p_i log p_i = log(sum) - weighted / sum, clamped at 0 against
   // rounding.
-  double Entropy() const {
-    return std::max(0.0, std::log(sum_) - weighted_ / sum_);
-  }
+  double Entropy() const { return std::max(0.0, std::log(sum_) - weighted_ / sum_); }
 
  private:
   void Rescale(float new_max) {
@@ -206,8 +198,7 @@ class SoftmaxAccumulator {
       const Float4 t = Load4(&block[i]) - max_;
       const Float4 e = ExpNonPositive4(t);
       const Uint4 kept = reinterpret_cast<Uint4>(t >= kExpCutoff);
-      const Float4 w =
-          e * reinterpret_cast<Float4>(reinterpret_cast<Uint4>(t) & kept);
+      const Float4 w = e * reinterpret_cast<Float4>(reinterpret_cast<Uint4>(t) & kept);
       sum4 += __builtin_convertvector(e, Double4);
       weighted4 += __builtin_convertvector(w, Double4);
     }
@@ -237,8 +228,7 @@ std::uint32_t FlagsFor(bool has_nan, std::span<const TokenLogit> top) {
 
 }  // namespace
 
-RowDigest ReferenceRowDigest(std::span<const float> row,
-                             const DigestOptions& options) {
+RowDigest ReferenceRowDigest(std::span<const float> row, const DigestOptions& options) {
   const std::size_t k = std::min<std::size_t>(options.top_k, row.size());
   RowDigest out;
   out.top.resize(k);
@@ -248,8 +238,7 @@ RowDigest ReferenceRowDigest(std::span<const float> row,
   SoftmaxAccumulator softmax;
   bool has_nan = false;
   for (std::size_t begin = 0; begin < row.size(); begin += kBlockSize) {
-    const auto block =
-        row.subspan(begin, std::min(kBlockSize, row.size() - begin));
+    const auto block = row.subspan(begin, std::min(kBlockSize, row.size() - begin));
     XXH3_128bits_update(&hash_state, block.data(), block.size_bytes());
     const BlockScan scan = ScanBlock(block);
     has_nan |= scan.has_nan;
@@ -265,8 +254,7 @@ RowDigest ReferenceRowDigest(std::span<const float> row,
   out.entropy = out.flags == 0 ? softmax.Entropy() : kNan;
   out.hash = {hash.low64, hash.high64};
   out.target_id = options.target_id;
-  out.target_logit =
-      options.target_id == kNoTarget ? 0.0f : row[options.target_id];
+  out.target_logit = options.target_id == kNoTarget ? 0.0f : row[options.target_id];
   return out;
 }
 

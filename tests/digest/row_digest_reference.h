@@ -14,7 +14,6 @@ namespace orch::digest::testing {
 
 // The digest of `row` as the released implementation computed it. The request
 // must be valid (ValidateDigestRequest).
-RowDigest ReferenceRowDigest(std::span<const float> row,
-                             const DigestOptions& options);
+RowDigest ReferenceRowDigest(std::span<const float> row, const DigestOptions& options);
 
 }  // namespace orch::digest::testing

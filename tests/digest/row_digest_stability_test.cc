@@ -28,18 +28,16 @@ constexpr float kTiny = std::numeric_limits<float>::denorm_min();
 
 // Sizes around the 4- and 16-lane strides and the 2048-logit block, plus the
 // two vocabularies the benchmark targets.
-constexpr std::size_t kVocabSizes[] = {
-    1,   2,    3,    4,    5,    7,    15,   16,   17,   31,    33,    63,
-    100, 1000, 2047, 2048, 2049, 4095, 4097, 6145, 8191, 32000, 32003, 152064};
+constexpr std::size_t kVocabSizes[] = {1,    2,    3,    4,    5,    7,     15,    16,
+                                       17,   31,   33,   63,   100,  1000,  2047,  2048,
+                                       2049, 4095, 4097, 6145, 8191, 32000, 32003, 152064};
 constexpr std::uint32_t kTopKs[] = {1, 2, 3, 7, 20, 64, 1000, kMaxTopK};
-constexpr internal::VectorIsa kIsas[] = {internal::VectorIsa::kBaseline,
-                                         internal::VectorIsa::kAvx2,
+constexpr internal::VectorIsa kIsas[] = {internal::VectorIsa::kBaseline, internal::VectorIsa::kAvx2,
                                          internal::VectorIsa::kAvx512};
 
 // Field by field, comparing floating-point fields by their bits (NaN included)
 // so that a failure names the first field that moved.
-void ExpectSameBits(const RowDigest& actual, const RowDigest& expected,
-                    const std::string& what) {
+void ExpectSameBits(const RowDigest& actual, const RowDigest& expected, const std::string& what) {
   SCOPED_TRACE(what);
   EXPECT_EQ(actual.vocab_size, expected.vocab_size);
   EXPECT_EQ(actual.flags, expected.flags);
@@ -69,40 +67,33 @@ class StabilityHarness {
 
   testing::RowGenerator& gen() { return gen_; }
 
-  std::size_t Below(std::size_t n) {
-    return static_cast<std::size_t>(gen_.Uniform() * n);
-  }
+  std::size_t Below(std::size_t n) { return static_cast<std::size_t>(gen_.Uniform() * n); }
 
   // Digests `row` with several k and targets, by every available variant and
   // by the public entry point, against the reference.
   void Check(const std::vector<float>& row, const std::string& kind) {
-    for (const std::uint32_t k : {kTopKs[Below(std::size(kTopKs))],
-                                  static_cast<std::uint32_t>(1 + Below(40))}) {
+    for (const std::uint32_t k :
+         {kTopKs[Below(std::size(kTopKs))], static_cast<std::uint32_t>(1 + Below(40))}) {
       const std::int32_t target =
-          Below(4) == 0 ? kNoTarget
-                        : static_cast<std::int32_t>(Below(row.size()));
+          Below(4) == 0 ? kNoTarget : static_cast<std::int32_t>(Below(row.size()));
       const DigestOptions options{k, target, DigestVersion::kV1};
       const RowDigest expected = testing::ReferenceRowDigest(row, options);
-      const std::string what = kind + " vocab " + std::to_string(row.size()) +
-                               " k " + std::to_string(k) + " row #" +
-                               std::to_string(rows_++);
+      const std::string what = kind + " vocab " + std::to_string(row.size()) + " k " +
+                               std::to_string(k) + " row #" + std::to_string(rows_++);
       RowDigest actual;
       ASSERT_TRUE(ComputeRowDigest(row, options, &actual).ok());
       ExpectSameBits(actual, expected, what);
       for (const internal::VectorIsa isa : kIsas) {
         if (!internal::VectorIsaAvailable(isa)) continue;
-        ASSERT_TRUE(
-            internal::ComputeRowDigestWith(isa, row, options, &actual).ok());
-        ExpectSameBits(actual, expected,
-                       what + " isa " + std::to_string(static_cast<int>(isa)));
+        ASSERT_TRUE(internal::ComputeRowDigestWith(isa, row, options, &actual).ok());
+        ExpectSameBits(actual, expected, what + " isa " + std::to_string(static_cast<int>(isa)));
       }
     }
   }
 
   // Overwrites about `fraction` of the row's entries with `value`.
   void Sprinkle(std::vector<float>* row, double fraction, float value) {
-    const std::size_t count =
-        1 + static_cast<std::size_t>(fraction * row->size());
+    const std::size_t count = 1 + static_cast<std::size_t>(fraction * row->size());
     for (std::size_t i = 0; i < count; ++i) (*row)[Below(row->size())] = value;
   }
 
@@ -113,9 +104,8 @@ class StabilityHarness {
 
 TEST(RowDigestStabilityTest, ReportsWhichVariantsThisCpuRuns) {
   for (const internal::VectorIsa isa : kIsas) {
-    std::printf(
-        "vector variant %d: %s\n", static_cast<int>(isa),
-        internal::VectorIsaAvailable(isa) ? "tested" : "not on this CPU");
+    std::printf("vector variant %d: %s\n", static_cast<int>(isa),
+                internal::VectorIsaAvailable(isa) ? "tested" : "not on this CPU");
   }
   EXPECT_TRUE(internal::VectorIsaAvailable(internal::VectorIsa::kBaseline));
 }
@@ -143,8 +133,7 @@ TEST(RowDigestStabilityTest, MatchesReleasedDigestOnTiesAndPlateaus) {
   StabilityHarness h(303);
   for (const std::size_t vocab : kVocabSizes) {
     std::vector<float> row = h.gen().Row(vocab, 2.0, 0.0);
-    for (float& x : row)
-      x = std::round(x * 2.0f) / 2.0f;  // few distinct values
+    for (float& x : row) x = std::round(x * 2.0f) / 2.0f;  // few distinct values
     h.Check(row, "quantised");
     h.Check(std::vector<float>(vocab, 1.5f), "constant");
     h.Check(std::vector<float>(vocab, 0.0f), "zeros");
@@ -200,8 +189,7 @@ TEST(RowDigestStabilityTest, MatchesReleasedDigestOnExtremeMagnitudes) {
     h.Sprinkle(&tiny, 0.1, kTiny);
     h.Check(tiny, "subnormal");
     std::vector<float> cutoff(vocab);
-    for (float& x : cutoff)
-      x = -70.0f - 20.0f * static_cast<float>(h.gen().Uniform());
+    for (float& x : cutoff) x = -70.0f - 20.0f * static_cast<float>(h.gen().Uniform());
     h.Check(cutoff, "around the exp cutoff");  // t on both sides of -80
     std::vector<float> wide = h.gen().Row(vocab, 300.0, 0.0);
     h.Check(wide, "wide");

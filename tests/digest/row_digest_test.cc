@@ -26,17 +26,13 @@ RowDigest Digest(const std::vector<float>& row, std::uint32_t k = kDefaultTopK,
 
 // The k largest non-NaN logits by (logit descending, id ascending): the
 // contract.
-std::vector<TokenLogit> ReferenceTop(const std::vector<float>& row,
-                                     std::size_t k) {
+std::vector<TokenLogit> ReferenceTop(const std::vector<float>& row, std::size_t k) {
   std::vector<TokenLogit> all;
   for (std::size_t i = 0; i < row.size(); ++i) {
-    if (!std::isnan(row[i]))
-      all.push_back({static_cast<std::int32_t>(i), row[i]});
+    if (!std::isnan(row[i])) all.push_back({static_cast<std::int32_t>(i), row[i]});
   }
   std::stable_sort(all.begin(), all.end(),
-                   [](const TokenLogit& a, const TokenLogit& b) {
-                     return a.logit > b.logit;
-                   });
+                   [](const TokenLogit& a, const TokenLogit& b) { return a.logit > b.logit; });
   all.resize(std::min(k, all.size()));
   return all;
 }
@@ -65,8 +61,8 @@ TEST(RowDigestTest, KeepsTheKLargestLogitsBestFirst) {
 
 TEST(RowDigestTest, BreaksTiesByLowerTokenId) {
   const RowDigest d = Digest({1.0f, 5.0f, 2.0f, 5.0f, 2.0f, 5.0f, 2.0f}, 5);
-  EXPECT_EQ(d.top, (std::vector<TokenLogit>{
-                       {1, 5.0f}, {3, 5.0f}, {5, 5.0f}, {2, 2.0f}, {4, 2.0f}}));
+  EXPECT_EQ(d.top,
+            (std::vector<TokenLogit>{{1, 5.0f}, {3, 5.0f}, {5, 5.0f}, {2, 2.0f}, {4, 2.0f}}));
   EXPECT_EQ(d.argmax, 1);
 }
 
@@ -79,8 +75,7 @@ TEST(RowDigestTest, MatchesTheContractAcrossBlockBoundaries) {
   testing::RowGenerator gen(7);
   for (const std::size_t vocab : {1u, 2047u, 2048u, 2049u, 6145u, 32000u}) {
     std::vector<float> row = gen.Row(vocab, 2.0, 6.0);
-    for (std::size_t i = 0; i < vocab; i += 97)
-      row[i] = row[vocab / 2];  // ties
+    for (std::size_t i = 0; i < vocab; i += 97) row[i] = row[vocab / 2];  // ties
     EXPECT_EQ(Digest(row, 50).top, ReferenceTop(row, 50)) << "vocab " << vocab;
   }
 }
@@ -95,8 +90,7 @@ TEST(RowDigestTest, RejectsAnEmptyRow) {
 TEST(RowDigestTest, RejectsKOutsideOneToMax) {
   RowDigest d;
   const std::vector<float> row(10, 0.0f);
-  EXPECT_EQ(ComputeRowDigest(row, {0, kNoTarget}, &d).code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ComputeRowDigest(row, {0, kNoTarget}, &d).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ComputeRowDigest(row, {kMaxTopK + 1, kNoTarget}, &d).code(),
             StatusCode::kInvalidArgument);
 }
@@ -104,8 +98,7 @@ TEST(RowDigestTest, RejectsKOutsideOneToMax) {
 TEST(RowDigestTest, RejectsATargetOutsideTheVocabularyAndLeavesOutputAlone) {
   RowDigest d = Digest({1.0f, 2.0f});
   const RowDigest before = d;
-  EXPECT_EQ(ComputeRowDigest(std::vector<float>{1.0f, 2.0f, 3.0f}, {20, 3}, &d)
-                .code(),
+  EXPECT_EQ(ComputeRowDigest(std::vector<float>{1.0f, 2.0f, 3.0f}, {20, 3}, &d).code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(ComputeRowDigest(std::vector<float>{1.0f}, {20, -2}, &d).code(),
             StatusCode::kInvalidArgument);
@@ -115,10 +108,8 @@ TEST(RowDigestTest, RejectsATargetOutsideTheVocabularyAndLeavesOutputAlone) {
 TEST(RowDigestTest, RejectsATopBufferSmallerThanK) {
   std::vector<TokenLogit> top(2);
   RowSummary summary;
-  EXPECT_EQ(
-      DigestRowInto(std::vector<float>(5, 1.0f), {3, kNoTarget}, top, &summary)
-          .code(),
-      StatusCode::kInvalidArgument);
+  EXPECT_EQ(DigestRowInto(std::vector<float>(5, 1.0f), {3, kNoTarget}, top, &summary).code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST(RowDigestTest, UniformRowHasLogVocabularyEntropy) {
@@ -131,8 +122,7 @@ TEST(RowDigestTest, TwoTokenRowHasTheClosedFormEntropy) {
   // softmax(0, ln 3) = (1/4, 3/4).
   const RowDigest d = Digest({0.0f, static_cast<float>(std::log(3.0))});
   EXPECT_NEAR(d.logsumexp, std::log(4.0), 1e-7);
-  EXPECT_NEAR(d.entropy, -(0.25 * std::log(0.25) + 0.75 * std::log(0.75)),
-              1e-7);
+  EXPECT_NEAR(d.entropy, -(0.25 * std::log(0.25) + 0.75 * std::log(0.75)), 1e-7);
 }
 
 TEST(RowDigestTest, OneHotRowHasZeroEntropy) {
@@ -159,8 +149,7 @@ TEST(RowDigestTest, OnlineStatisticsMatchATwoPassDoubleReference) {
 
 TEST(RowDigestTest, RescalesCorrectlyWhenTheMaximumArrivesInALaterBlock) {
   std::vector<float> row(10000);
-  for (std::size_t i = 0; i < row.size(); ++i)
-    row[i] = 0.01f * static_cast<float>(i);
+  for (std::size_t i = 0; i < row.size(); ++i) row[i] = 0.01f * static_cast<float>(i);
   row.back() = 1000.0f;  // dwarfs everything before it
   const auto [lse, entropy] = ReferenceSoftmaxStats(row);
   const RowDigest d = Digest(row);

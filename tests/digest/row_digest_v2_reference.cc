@@ -71,8 +71,7 @@ void AddBlock(std::span<const float> block, float margin, Sums* s) {
 
 }  // namespace
 
-RowDigest ReferenceRowDigestV2(std::span<const float> row,
-                               const DigestOptions& options) {
+RowDigest ReferenceRowDigestV2(std::span<const float> row, const DigestOptions& options) {
   RowDigest d;
   d.version = DigestVersion::kV2;
   d.vocab_size = static_cast<std::uint32_t>(row.size());
@@ -88,9 +87,7 @@ RowDigest ReferenceRowDigestV2(std::span<const float> row,
     }
   }
   std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const TokenLogit& a, const TokenLogit& b) {
-                     return a.logit > b.logit;
-                   });
+                   [](const TokenLogit& a, const TokenLogit& b) { return a.logit > b.logit; });
   ranked.resize(std::min<std::size_t>(ranked.size(), options.top_k));
   d.top = ranked;
   d.argmax = d.top.empty() ? -1 : d.top[0].id;
@@ -99,8 +96,7 @@ RowDigest ReferenceRowDigestV2(std::span<const float> row,
   if (!d.top.empty() && d.top[0].logit == kInf) d.flags |= kRowHasPosInf;
   d.target_id = options.target_id;
   d.target_logit = options.target_id == kNoTarget ? 0.0f : row[options.target_id];
-  const float margin =
-      static_cast<float>(std::bit_width(row.size() - 1) + 24) * 0.693147182f;
+  const float margin = static_cast<float>(std::bit_width(row.size() - 1) + 24) * 0.693147182f;
   Sums s;
   for (std::size_t begin = 0; begin < row.size(); begin += kBlock) {
     AddBlock(row.subspan(begin, std::min(kBlock, row.size() - begin)), margin, &s);
@@ -108,8 +104,7 @@ RowDigest ReferenceRowDigestV2(std::span<const float> row,
   const double sum = Fold(s.sum);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   d.logsumexp = d.flags == 0 ? s.max + std::log(sum) : nan;
-  d.entropy =
-      d.flags == 0 ? std::max(0.0, std::log(sum) - Fold(s.weighted) / sum) : nan;
+  d.entropy = d.flags == 0 ? std::max(0.0, std::log(sum) - Fold(s.weighted) / sum) : nan;
   return d;
 }
 

@@ -12,7 +12,6 @@ namespace orch::digest::testing {
 
 // The v2 digest of `row`; options.version is ignored. The request must be
 // valid (ValidateDigestRequest).
-RowDigest ReferenceRowDigestV2(std::span<const float> row,
-                               const DigestOptions& options);
+RowDigest ReferenceRowDigestV2(std::span<const float> row, const DigestOptions& options);
 
 }  // namespace orch::digest::testing

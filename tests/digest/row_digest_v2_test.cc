@@ -23,11 +23,10 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
-constexpr std::size_t kVocabSizes[] = {
-    1,   2,    3,    4,    5,    7,    15,   16,   17,   31,    33,    63,
-    100, 1000, 2047, 2048, 2049, 4095, 4097, 6145, 8191, 32000, 32003, 152064};
-constexpr internal::VectorIsa kIsas[] = {internal::VectorIsa::kBaseline,
-                                         internal::VectorIsa::kAvx2,
+constexpr std::size_t kVocabSizes[] = {1,    2,    3,    4,    5,    7,     15,    16,
+                                       17,   31,   33,   63,   100,  1000,  2047,  2048,
+                                       2049, 4095, 4097, 6145, 8191, 32000, 32003, 152064};
+constexpr internal::VectorIsa kIsas[] = {internal::VectorIsa::kBaseline, internal::VectorIsa::kAvx2,
                                          internal::VectorIsa::kAvx512};
 constexpr DigestOptions kV1Options(std::uint32_t k, std::int32_t target) {
   return {k, target, DigestVersion::kV1};
@@ -51,8 +50,7 @@ void ExpectSameRowFields(const RowDigest& a, const RowDigest& b) {
   }
 }
 
-void ExpectSameBits(const RowDigest& actual, const RowDigest& expected,
-                    const std::string& what) {
+void ExpectSameBits(const RowDigest& actual, const RowDigest& expected, const std::string& what) {
   SCOPED_TRACE(what);
   EXPECT_EQ(actual.version, DigestVersion::kV2);
   EXPECT_EQ(Bits(actual.logsumexp), Bits(expected.logsumexp))
@@ -66,9 +64,7 @@ class V2Harness {
  public:
   explicit V2Harness(std::uint64_t seed) : gen_(seed) {}
   testing::RowGenerator& gen() { return gen_; }
-  std::size_t Below(std::size_t n) {
-    return static_cast<std::size_t>(gen_.Uniform() * n);
-  }
+  std::size_t Below(std::size_t n) { return static_cast<std::size_t>(gen_.Uniform() * n); }
 
   // The public entry point (v2 by default) and every available variant
   // against the scalar definition; v1's shared fields besides.
@@ -78,21 +74,18 @@ class V2Harness {
         Below(4) == 0 ? kNoTarget : static_cast<std::int32_t>(Below(row.size()));
     const DigestOptions options{k, target};
     const RowDigest expected = testing::ReferenceRowDigestV2(row, options);
-    const std::string what = kind + " vocab " + std::to_string(row.size()) +
-                             " k " + std::to_string(k) + " row #" +
-                             std::to_string(rows_++);
+    const std::string what = kind + " vocab " + std::to_string(row.size()) + " k " +
+                             std::to_string(k) + " row #" + std::to_string(rows_++);
     RowDigest actual;
     ASSERT_TRUE(ComputeRowDigest(row, options, &actual).ok());
     ExpectSameBits(actual, expected, what);
     for (const internal::VectorIsa isa : kIsas) {
       if (!internal::VectorIsaAvailable(isa)) continue;
       ASSERT_TRUE(internal::ComputeRowDigestWith(isa, row, options, &actual).ok());
-      ExpectSameBits(actual, expected,
-                     what + " isa " + std::to_string(static_cast<int>(isa)));
+      ExpectSameBits(actual, expected, what + " isa " + std::to_string(static_cast<int>(isa)));
     }
     SCOPED_TRACE(what + " against v1");
-    ExpectSameRowFields(actual,
-                        testing::ReferenceRowDigest(row, kV1Options(k, target)));
+    ExpectSameRowFields(actual, testing::ReferenceRowDigest(row, kV1Options(k, target)));
   }
 
   void Sprinkle(std::vector<float>* row, double fraction, float value) {
@@ -114,8 +107,7 @@ TEST(RowDigestV2Test, NewDigestsAreV2AndV1StaysSelectable) {
   EXPECT_EQ(d.version, DigestVersion::kV1);
   EXPECT_EQ(Bits(d.logsumexp),
             Bits(testing::ReferenceRowDigest(row, kV1Options(20, kNoTarget)).logsumexp));
-  EXPECT_EQ(ComputeRowDigest(row, {20, kNoTarget, static_cast<DigestVersion>(3)}, &d)
-                .code(),
+  EXPECT_EQ(ComputeRowDigest(row, {20, kNoTarget, static_cast<DigestVersion>(3)}, &d).code(),
             StatusCode::kInvalidArgument);
 }
 
@@ -162,8 +154,7 @@ TEST(RowDigestV2Test, EveryVariantMatchesTheDefinitionOnTiesAndGrowingMaxima) {
 TEST(RowDigestV2Test, EveryVariantSkipsExactlyTheBlocksBelowTheMargin) {
   V2Harness h(333);
   for (const std::size_t vocab : {8192ul, 32000ul, 152064ul}) {
-    const float margin =
-        static_cast<float>(std::bit_width(vocab - 1) + 24) * 0.693147182f;
+    const float margin = static_cast<float>(std::bit_width(vocab - 1) + 24) * 0.693147182f;
     for (const float offset : {-0.01f, 0.01f, -1.0f, 1.0f}) {
       std::vector<float> row(vocab);
       for (std::size_t i = 0; i < vocab; ++i) {
@@ -221,17 +212,17 @@ struct WorstErrors {
   double logsumexp = 0, logprob = 0, entropy = 0;
 };
 
-void AddErrors(const std::vector<float>& row, std::int32_t target,
-               DigestVersion version, const Exact& exact, WorstErrors* worst) {
+void AddErrors(const std::vector<float>& row, std::int32_t target, DigestVersion version,
+               const Exact& exact, WorstErrors* worst) {
   RowDigest d;
   ASSERT_TRUE(ComputeRowDigest(row, {20, target, version}, &d).ok());
   const long double logprob_error =
       (d.target_logit - d.logsumexp) - (row[target] - exact.logsumexp);
-  worst->logsumexp = std::max(
-      worst->logsumexp, static_cast<double>(std::fabs(d.logsumexp - exact.logsumexp)));
+  worst->logsumexp =
+      std::max(worst->logsumexp, static_cast<double>(std::fabs(d.logsumexp - exact.logsumexp)));
   worst->logprob = std::max(worst->logprob, static_cast<double>(std::fabs(logprob_error)));
-  worst->entropy = std::max(
-      worst->entropy, static_cast<double>(std::fabs(d.entropy - exact.entropy)));
+  worst->entropy =
+      std::max(worst->entropy, static_cast<double>(std::fabs(d.entropy - exact.entropy)));
 }
 
 // The documented bounds (docs/metrics.md, "Digest versions"): |logsumexp
@@ -254,9 +245,10 @@ TEST(RowDigestV2Test, StatisticsStayWithinTheDocumentedBoundsOfTheExactValues) {
       AddErrors(row, target, DigestVersion::kV2, exact, &v2);
     }
   }
-  std::printf("worst |error| of logsumexp, log p(target), entropy: v1 %.3g %.3g %.3g, "
-              "v2 %.3g %.3g %.3g\n",
-              v1.logsumexp, v1.logprob, v1.entropy, v2.logsumexp, v2.logprob, v2.entropy);
+  std::printf(
+      "worst |error| of logsumexp, log p(target), entropy: v1 %.3g %.3g %.3g, "
+      "v2 %.3g %.3g %.3g\n",
+      v1.logsumexp, v1.logprob, v1.entropy, v2.logsumexp, v2.logprob, v2.entropy);
   EXPECT_LE(v2.logsumexp, 2e-7);
   EXPECT_LE(v2.logprob, 2e-7);
   EXPECT_LE(v2.entropy, 5e-7);

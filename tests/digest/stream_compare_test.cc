@@ -25,9 +25,7 @@ struct Run {
     digests.push_back(std::move(d));
     rows.push_back(std::move(row));
   }
-  void KeepFullRow(std::uint64_t position) {
-    full_rows.push_back({position, rows[position]});
-  }
+  void KeepFullRow(std::uint64_t position) { full_rows.push_back({position, rows[position]}); }
   DigestStream Stream() const { return {digests, full_rows}; }
 };
 
@@ -80,9 +78,9 @@ TEST(CompareStreamsTest, RunsThatDifferOnlyInDigestVersionNeverDiverge) {
   auto [p, q] = Runs(20, [](std::size_t, std::vector<float>&) {});
   for (std::size_t i = 0; i < p.rows.size(); ++i) {
     const auto target = static_cast<std::int32_t>(i % kVocab);
-    ASSERT_TRUE(ComputeRowDigest(p.rows[i], {kDefaultTopK, target, DigestVersion::kV1},
-                                 &p.digests[i])
-                    .ok());
+    ASSERT_TRUE(
+        ComputeRowDigest(p.rows[i], {kDefaultTopK, target, DigestVersion::kV1}, &p.digests[i])
+            .ok());
   }
   ASSERT_EQ(q.digests[0].version, DigestVersion::kV2);
   const StreamSummary s = Compare(p, q).summary;
@@ -122,8 +120,7 @@ TEST(CompareStreamsTest, ComparesTheCommonLengthOfRunsOfDifferentLength) {
 }
 
 TEST(CompareStreamsTest, UsesExactKldWhereBothSidesKeptTheFullRow) {
-  auto [p, q] =
-      Runs(6, [](std::size_t, std::vector<float>& row) { row[0] += 0.5f; });
+  auto [p, q] = Runs(6, [](std::size_t, std::vector<float>& row) { row[0] += 0.5f; });
   p.KeepFullRow(2);
   p.KeepFullRow(4);
   q.KeepFullRow(4);
@@ -137,12 +134,10 @@ TEST(CompareStreamsTest, RejectsFullRowsOutOfOrder) {
   auto [p, q] = Runs(6, [](std::size_t, std::vector<float>&) {});
   p.KeepFullRow(4);
   p.KeepFullRow(2);
-  EXPECT_EQ(CompareStreams(p.Stream(), q.Stream()).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(CompareStreams(p.Stream(), q.Stream()).status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST(CompareStreamsTest,
-     NanRowsCountAgainstTopOneAgreementOnlyWhenArgmaxDiffers) {
+TEST(CompareStreamsTest, NanRowsCountAgainstTopOneAgreementOnlyWhenArgmaxDiffers) {
   auto [p, q] = Runs(4, [](std::size_t i, std::vector<float>& row) {
     if (i == 1) row[0] = std::numeric_limits<float>::quiet_NaN();
   });
@@ -153,8 +148,7 @@ TEST(CompareStreamsTest,
   EXPECT_EQ(s.first_divergence, 1u);
 }
 
-PositionComparison Scored(double kld, double delta_p, double nll_p,
-                          double nll_q) {
+PositionComparison Scored(double kld, double delta_p, double nll_p, double nll_q) {
   PositionComparison c;
   c.scored = true;
   c.same_top1 = true;
@@ -178,9 +172,8 @@ TEST(SummarizeTest, KldStatisticsFollowLlamaPerplexity) {
 }
 
 TEST(SummarizeTest, RmsDeltaPAndPerplexitiesFollowLlamaPerplexity) {
-  const std::vector<PositionComparison> positions = {Scored(0, 0.1, 1.0, 2.0),
-                                                     Scored(0, -0.2, 2.0, 2.0),
-                                                     Scored(0, 0.2, 3.0, 3.5)};
+  const std::vector<PositionComparison> positions = {
+      Scored(0, 0.1, 1.0, 2.0), Scored(0, -0.2, 2.0, 2.0), Scored(0, 0.2, 3.0, 3.5)};
   const StreamSummary s = Summarize(positions, 3, 3);
   EXPECT_EQ(s.target_count, 3u);
   EXPECT_DOUBLE_EQ(s.rms_delta_p, std::sqrt((0.01 + 0.04 + 0.04) / 3));

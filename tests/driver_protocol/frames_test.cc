@@ -17,8 +17,7 @@ std::string Stream() {
 TEST(DriverFrameParserTest, ParsesAGoodStreamFedByteByByte) {
   DriverFrameParser parser;
   std::vector<DriverFrame> frames;
-  for (char c : Stream())
-    ASSERT_TRUE(parser.Feed(std::string_view(&c, 1), &frames).ok());
+  for (char c : Stream()) ASSERT_TRUE(parser.Feed(std::string_view(&c, 1), &frames).ok());
   ASSERT_EQ(frames.size(), 3u);
   EXPECT_EQ(frames[1].type, DriverFrameType::kRecord);
   EXPECT_EQ(frames[1].payload, "abc");
@@ -38,9 +37,7 @@ TEST(DriverFrameParserTest, TruncatedStreamFailsAtFinish) {
 TEST(DriverFrameParserTest, StreamWithoutDoneFailsAtFinish) {
   DriverFrameParser parser;
   std::vector<DriverFrame> frames;
-  ASSERT_TRUE(
-      parser.Feed(EncodeDriverFrame(DriverFrameType::kHello, "{}"), &frames)
-          .ok());
+  ASSERT_TRUE(parser.Feed(EncodeDriverFrame(DriverFrameType::kHello, "{}"), &frames).ok());
   EXPECT_THAT(parser.Finish().message(), HasSubstr("without done or error"));
 }
 
@@ -59,15 +56,13 @@ TEST(DriverFrameParserTest, UnknownTypeFails) {
   std::vector<DriverFrame> frames;
   std::string frame = EncodeDriverFrame(DriverFrameType::kHello, "x");
   frame[4] = 9;
-  EXPECT_THAT(parser.Feed(frame, &frames).message(),
-              HasSubstr("unknown type 9"));
+  EXPECT_THAT(parser.Feed(frame, &frames).message(), HasSubstr("unknown type 9"));
 }
 
 TEST(DriverFrameParserTest, BytesAfterDoneFail) {
   DriverFrameParser parser;
   std::vector<DriverFrame> frames;
-  EXPECT_THAT(parser.Feed(Stream() + "junk", &frames).message(),
-              HasSubstr("after done"));
+  EXPECT_THAT(parser.Feed(Stream() + "junk", &frames).message(), HasSubstr("after done"));
   DriverFrameParser later;
   ASSERT_TRUE(later.Feed(Stream(), &frames).ok());
   EXPECT_FALSE(later.Feed("x", &frames).ok());
@@ -76,14 +71,11 @@ TEST(DriverFrameParserTest, BytesAfterDoneFail) {
 TEST(DriverFrameParserTest, HelloMustComeFirstAndOnlyOnce) {
   DriverFrameParser parser;
   std::vector<DriverFrame> frames;
-  EXPECT_THAT(
-      parser.Feed(EncodeDriverFrame(DriverFrameType::kRecord, ""), &frames)
-          .message(),
-      HasSubstr("first frame must be hello"));
+  EXPECT_THAT(parser.Feed(EncodeDriverFrame(DriverFrameType::kRecord, ""), &frames).message(),
+              HasSubstr("first frame must be hello"));
   DriverFrameParser twice;
   std::string hello = EncodeDriverFrame(DriverFrameType::kHello, "");
-  EXPECT_THAT(twice.Feed(hello + hello, &frames).message(),
-              HasSubstr("second hello"));
+  EXPECT_THAT(twice.Feed(hello + hello, &frames).message(), HasSubstr("second hello"));
 }
 
 }  // namespace

@@ -27,8 +27,8 @@ std::string Slurp(const std::filesystem::path& path) {
 }
 
 // Writes an executable shell script DIR/NAME with `body`.
-std::string Script(const LocalCluster& cluster, const std::string& name,
-                   const std::string& body, mode_t mode = 0755) {
+std::string Script(const LocalCluster& cluster, const std::string& name, const std::string& body,
+                   mode_t mode = 0755) {
   std::string path = (cluster.dir() / name).string();
   std::ofstream(path) << "#!/bin/sh\n" << body;
   ::chmod(path.c_str(), mode);
@@ -49,33 +49,27 @@ std::string AgentLog(const LocalCluster& cluster, const std::string& id) {
   return Slurp(cluster.dir() / ("agent-" + id + ".log"));
 }
 
-TEST(AgentDriverHealthTest,
-     AnAgentWhoseOnlyDriverIsADirectoryExitsWithStatus2AndSaysWhy) {
+TEST(AgentDriverHealthTest, AnAgentWhoseOnlyDriverIsADirectoryExitsWithStatus2AndSaysWhy) {
   LocalCluster cluster("agent-driver-dir");
   ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator("tcp://127.0.0.1:*"));
   std::string dir = cluster.dir().string();
-  ASSERT_NO_FATAL_FAILURE(
-      cluster.StartAgent("a1", {{"llamacpp", "test-engine@1", dir}}));
+  ASSERT_NO_FATAL_FAILURE(cluster.StartAgent("a1", {{"llamacpp", "test-engine@1", dir}}));
   EXPECT_EQ(cluster.agent("a1").WaitFor(20s), 2) << cluster.Logs();
-  EXPECT_THAT(
-      AgentLog(cluster, "a1"),
-      AllOf(HasSubstr("driver \"llamacpp\" (" + dir + "): is a directory"),
-            HasSubstr("none of the 1 drivers in"),
-            HasSubstr("fix them and start the agent again")));
+  EXPECT_THAT(AgentLog(cluster, "a1"),
+              AllOf(HasSubstr("driver \"llamacpp\" (" + dir + "): is a directory"),
+                    HasSubstr("none of the 1 drivers in"),
+                    HasSubstr("fix them and start the agent again")));
   EXPECT_TRUE(AgentInStatus(cluster, "a1").is_null()) << "it never registered";
 }
 
-TEST(AgentDriverHealthTest,
-     AnAgentWhoseOnlyDriverIsNotExecutableExitsWithStatus2) {
+TEST(AgentDriverHealthTest, AnAgentWhoseOnlyDriverIsNotExecutableExitsWithStatus2) {
   LocalCluster cluster("agent-driver-noexec");
   ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator("tcp://127.0.0.1:*"));
   std::string path = Script(cluster, "driver.sh", "exit 0\n", 0644);
-  ASSERT_NO_FATAL_FAILURE(
-      cluster.StartAgent("a1", {{"test", "test-engine@1", path}}));
+  ASSERT_NO_FATAL_FAILURE(cluster.StartAgent("a1", {{"test", "test-engine@1", path}}));
   EXPECT_EQ(cluster.agent("a1").WaitFor(20s), 2) << cluster.Logs();
-  EXPECT_THAT(
-      AgentLog(cluster, "a1"),
-      AllOf(HasSubstr(path + "): is not executable"), HasSubstr("chmod +x")));
+  EXPECT_THAT(AgentLog(cluster, "a1"),
+              AllOf(HasSubstr(path + "): is not executable"), HasSubstr("chmod +x")));
 }
 
 TEST(AgentDriverHealthTest, AnAgentOffersOnlyTheDriversThatPassTheirCheck) {
@@ -83,68 +77,56 @@ TEST(AgentDriverHealthTest, AnAgentOffersOnlyTheDriversThatPassTheirCheck) {
   ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator("tcp://127.0.0.1:*"));
   std::string missing = (cluster.dir() / "no-such-driver").string();
   ASSERT_NO_FATAL_FAILURE(cluster.StartAgent(
-      "a1", {{"gone", "gone-engine@1", missing},
-             {"test", "test-engine@1", TestDriverBinary()}}));
+      "a1", {{"gone", "gone-engine@1", missing}, {"test", "test-engine@1", TestDriverBinary()}}));
   nlohmann::json agent;
   bool registered = LocalCluster::WaitUntil(
       [&] { return !(agent = AgentInStatus(cluster, "a1")).is_null(); }, 20s);
   ASSERT_TRUE(registered) << cluster.Logs();
   EXPECT_EQ(agent["engines"], nlohmann::json::array({"test-engine@1"}));
   EXPECT_TRUE(cluster.agent("a1").running());
-  EXPECT_THAT(
-      AgentLog(cluster, "a1"),
-      AllOf(HasSubstr("driver \"gone\" (" + missing + "): does not exist"),
-            HasSubstr("engine gone-engine@1 is not offered"),
-            HasSubstr("offering only: test-engine@1")));
+  EXPECT_THAT(AgentLog(cluster, "a1"),
+              AllOf(HasSubstr("driver \"gone\" (" + missing + "): does not exist"),
+                    HasSubstr("engine gone-engine@1 is not offered"),
+                    HasSubstr("offering only: test-engine@1")));
 }
 
-TEST(AgentDriverHealthTest,
-     ADriverFailingEveryRunIsQuarantinedAndTheJobsFinishElsewhere) {
+TEST(AgentDriverHealthTest, ADriverFailingEveryRunIsQuarantinedAndTheJobsFinishElsewhere) {
   constexpr int kJobs = 12;
   LocalCluster cluster("agent-driver-quarantine");
   ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator("tcp://127.0.0.1:*"));
   // Answers `version` like the test driver, then dies at once on every job.
-  std::string broken =
-      Script(cluster, "broken-driver.sh",
-             "if [ \"$1\" = version ]; then\n"
-             "  echo '{\"engine\": \"test-engine\", \"version\": \"1\"}'\n"
-             "  exit 0\nfi\n"
-             "echo 'libengine.so: cannot open shared object file' >&2\n"
-             "exit 1\n");
-  ASSERT_NO_FATAL_FAILURE(
-      cluster.StartAgent("broken", {{"test", "test-engine@1", broken}}));
-  ASSERT_TRUE(LocalCluster::WaitUntil(
-      [&] { return !AgentInStatus(cluster, "broken").is_null(); }, 20s))
+  std::string broken = Script(cluster, "broken-driver.sh",
+                              "if [ \"$1\" = version ]; then\n"
+                              "  echo '{\"engine\": \"test-engine\", \"version\": \"1\"}'\n"
+                              "  exit 0\nfi\n"
+                              "echo 'libengine.so: cannot open shared object file' >&2\n"
+                              "exit 1\n");
+  ASSERT_NO_FATAL_FAILURE(cluster.StartAgent("broken", {{"test", "test-engine@1", broken}}));
+  ASSERT_TRUE(
+      LocalCluster::WaitUntil([&] { return !AgentInStatus(cluster, "broken").is_null(); }, 20s))
       << cluster.Logs();
   ASSERT_NO_FATAL_FAILURE(cluster.StartAgent("healthy"));
-  std::ofstream(cluster.dir() / "spec.toml")
-      << TestEngineSpec("e2e-quarantine", kJobs, 8, 20);
-  ProcessResult submitted =
-      cluster.Client({"submit", (cluster.dir() / "spec.toml").string()});
-  ASSERT_EQ(submitted.exit_code, 0)
-      << submitted.out << submitted.err << cluster.Logs();
+  std::ofstream(cluster.dir() / "spec.toml") << TestEngineSpec("e2e-quarantine", kJobs, 8, 20);
+  ProcessResult submitted = cluster.Client({"submit", (cluster.dir() / "spec.toml").string()});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err << cluster.Logs();
 
   auto progress = [&](const char* field) {
     std::optional<nlohmann::json> p = cluster.Progress("e2e-quarantine");
     return p ? p->value(field, -1) : -1;
   };
   bool done = LocalCluster::WaitUntil(
-      [&] { return progress("succeeded") + progress("failed") == kJobs; },
-      120s);
-  ASSERT_TRUE(done) << cluster.Status().value_or(nlohmann::json()).dump()
-                    << cluster.Logs();
+      [&] { return progress("succeeded") + progress("failed") == kJobs; }, 120s);
+  ASSERT_TRUE(done) << cluster.Status().value_or(nlohmann::json()).dump() << cluster.Logs();
   EXPECT_EQ(progress("succeeded"), kJobs) << cluster.Logs();
   nlohmann::json agent = AgentInStatus(cluster, "broken");
   ASSERT_FALSE(agent.is_null()) << cluster.Logs();
-  EXPECT_EQ(agent["engines"], nlohmann::json::array())
-      << "its only engine is quarantined";
+  EXPECT_EQ(agent["engines"], nlohmann::json::array()) << "its only engine is quarantined";
   EXPECT_THAT(agent.value("quarantined", ""),
               HasSubstr("test (test-engine@1): 3 runs in a row failed"))
       << "orch status says which driver and why";
-  EXPECT_THAT(
-      AgentLog(cluster, "broken"),
-      AllOf(HasSubstr("driver test quarantined: 3 runs in a row failed"),
-            HasSubstr("exit status 1"), HasSubstr("restart the agent")));
+  EXPECT_THAT(AgentLog(cluster, "broken"),
+              AllOf(HasSubstr("driver test quarantined: 3 runs in a row failed"),
+                    HasSubstr("exit status 1"), HasSubstr("restart the agent")));
 }
 
 }  // namespace

@@ -52,11 +52,12 @@ void ExpectEveryJobHasExactlyOneCompleteRun(const LocalCluster& cluster,
     EXPECT_TRUE(db.GetFingerprint(run->host_fingerprint_id).ok()) << run->host_fingerprint_id;
     std::set<std::uint64_t> positions;
     int records = 0;
-    Status scanned = db.ScanDigests(job.current_run_id, 0, [&](std::uint64_t position, std::string_view) {
-      positions.insert(position);
-      ++records;
-      return true;
-    });
+    Status scanned =
+        db.ScanDigests(job.current_run_id, 0, [&](std::uint64_t position, std::string_view) {
+          positions.insert(position);
+          ++records;
+          return true;
+        });
     EXPECT_TRUE(scanned.ok()) << scanned.ToString();
     EXPECT_EQ(records, kPositions) << job.id;
     EXPECT_EQ(positions.size(), static_cast<std::size_t>(kPositions)) << job.id;
@@ -65,7 +66,8 @@ void ExpectEveryJobHasExactlyOneCompleteRun(const LocalCluster& cluster,
 }
 
 void Submit(LocalCluster& cluster, const std::string& experiment, int delay_ms) {
-  std::ofstream(cluster.dir() / "spec.toml") << TestEngineSpec(experiment, kJobs, kPositions, delay_ms);
+  std::ofstream(cluster.dir() / "spec.toml")
+      << TestEngineSpec(experiment, kJobs, kPositions, delay_ms);
   ProcessResult r = cluster.Client({"submit", (cluster.dir() / "spec.toml").string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << cluster.Logs();
 }

@@ -57,10 +57,9 @@ cells = 1
 class BundleRoundTripTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (auto [name, role] : {std::pair{"coordinator", "coordinator"},
-                              std::pair{"alice", "submitter"},
-                              std::pair{"bob", "submitter"},
-                              std::pair{"carol", "contributor"}}) {
+    for (auto [name, role] :
+         {std::pair{"coordinator", "coordinator"}, std::pair{"alice", "submitter"},
+          std::pair{"bob", "submitter"}, std::pair{"carol", "contributor"}}) {
       ProcessResult made =
           RunProcess({OrchBinary(), "keygen", name, "--role", role, "--dir", keys().string()});
       ASSERT_EQ(made.exit_code, 0) << made.err;
@@ -68,8 +67,9 @@ class BundleRoundTripTest : public ::testing::Test {
     fs::create_directories(keys() / "allowed");
     fs::copy_file(keys() / "alice.key", keys() / "allowed" / "alice.key");
     fs::copy_file(keys() / "bob.key", keys() / "allowed" / "bob.key");
-    cluster_.StartCoordinator("tcp://127.0.0.1:*", "key = \"keys/coordinator.key_secret\"\n"
-                                                   "allowed_keys = \"keys/allowed\"\n");
+    cluster_.StartCoordinator("tcp://127.0.0.1:*",
+                              "key = \"keys/coordinator.key_secret\"\n"
+                              "allowed_keys = \"keys/allowed\"\n");
     std::ofstream(cluster_.dir() / "spec.toml") << kSpec;
   }
 
@@ -77,19 +77,25 @@ class BundleRoundTripTest : public ::testing::Test {
 
   ProcessResult AsAlice(std::vector<std::string> args) { return As("alice", args); }
   ProcessResult As(const std::string& user, std::vector<std::string> args) {
-    args.insert(args.end(), {"--key", (keys() / (user + ".key_secret")).string(),
-                             "--coordinator-key", (keys() / "coordinator.key").string(),
-                             "--timeout", "20"});
+    args.insert(args.end(),
+                {"--key", (keys() / (user + ".key_secret")).string(), "--coordinator-key",
+                 (keys() / "coordinator.key").string(), "--timeout", "20"});
     return cluster_.Client(args);
   }
 
   // A rig: `orch run --bundle` with carol's key, in its own folder `rig`.
   ProcessResult RunRig(std::vector<std::string> extra = {}, const std::string& rig = "rig") {
-    std::vector<std::string> args{OrchBinary(), "run", "--bundle",
-                                  (cluster_.dir() / "plan.orchb").string(), "--key",
-                                  (keys() / "carol.key_secret").string(), "--coordinator-key",
-                                  (keys() / "coordinator.key").string(), "--data-dir",
-                                  (cluster_.dir() / rig).string(), "--results",
+    std::vector<std::string> args{OrchBinary(),
+                                  "run",
+                                  "--bundle",
+                                  (cluster_.dir() / "plan.orchb").string(),
+                                  "--key",
+                                  (keys() / "carol.key_secret").string(),
+                                  "--coordinator-key",
+                                  (keys() / "coordinator.key").string(),
+                                  "--data-dir",
+                                  (cluster_.dir() / rig).string(),
+                                  "--results",
                                   (cluster_.dir() / "results.orchb").string()};
     args.insert(args.end(), extra.begin(), extra.end());
     return RunProcess(args, 240s);
@@ -142,8 +148,8 @@ TEST_F(BundleRoundTripTest, ARigsSignedResultsCompleteTheLabsExperimentAndTheRep
   EXPECT_THAT(damaged.err, HasSubstr("refused, nothing stored"));
 
   ASSERT_EQ(cluster_.coordinator().Stop(10s), 0) << cluster_.Logs();
-  ProcessResult report = RunProcess({OrchBinary(), "report", "e2e-bundle", "--data-dir",
-                                     cluster_.data_dir().string()});
+  ProcessResult report = RunProcess(
+      {OrchBinary(), "report", "e2e-bundle", "--data-dir", cluster_.data_dir().string()});
   ASSERT_EQ(report.exit_code, 0) << report.err;
   EXPECT_THAT(report.out, HasSubstr("bit-identical"));
   EXPECT_THAT(report.out, HasSubstr("rests on one contributor (carol)"));
@@ -159,16 +165,15 @@ TEST_F(BundleRoundTripTest, ARigsSignedResultsCompleteTheLabsExperimentAndTheRep
   for (int delay_ms : {0, 2, 5, 10, 20, 40, 80, 160, 320, 2000}) {
     Result<cli::ChildProcess> import = cli::ChildProcess::Start(
         {OrchBinary(), "import", (cluster_.dir() / "results.orchb").string(), "--data-dir",
-         cluster_.data_dir().string(), "--own-key",
-         (keys() / "coordinator.key_secret").string(), "--allowed-keys",
-         (keys() / "allowed").string()},
+         cluster_.data_dir().string(), "--own-key", (keys() / "coordinator.key_secret").string(),
+         "--allowed-keys", (keys() / "allowed").string()},
         (cluster_.dir() / "import.log").string());
     ASSERT_TRUE(import.ok()) << import.status().ToString();
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     import->Signal(SIGKILL);
     import->WaitFor(10s);
-    Result<std::unique_ptr<store::Store>> db = store::OpenRocksDbStore(
-        store::RocksDbPathInDataDir(cluster_.data_dir().string()), {});
+    Result<std::unique_ptr<store::Store>> db =
+        store::OpenRocksDbStore(store::RocksDbPathInDataDir(cluster_.data_dir().string()), {});
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     Result<store::StoreState> state = (*db)->LoadState();
     ASSERT_TRUE(state.ok());

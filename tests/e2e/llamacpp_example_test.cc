@@ -150,8 +150,8 @@ void ExpectTheEngineCellRanTheOtherBuildAndMatchesBitForBit(const Example& e) {
   EXPECT_LT(engine_cell["kld"]["max"].get<double>(), 1e-10) << engine_cell.dump();
   EXPECT_LT(engine_cell["max_abs_top1_logit_delta"].get<double>(), 1e-5);
   EXPECT_EQ(engine_cell["top1_agreement"], 1.0);
-  EXPECT_EQ(
-      e.Cell(kGenerate, "engine=llama.cpp@b8390")["comparison"]["generated"]["common_prefix"], 64);
+  EXPECT_EQ(e.Cell(kGenerate, "engine=llama.cpp@b8390")["comparison"]["generated"]["common_prefix"],
+            64);
   // The report names the engine difference: the hellos' version field.
   bool names_version = false;
   for (const json& pair : e.Cell(kTeacherForced, "engine=llama.cpp@b8390")["fingerprints"]) {
@@ -198,9 +198,8 @@ TEST(SeedReplicationExampleTest, RunsOnTheRealEnginesAndShowsWhatTheExampleIsFor
                  std::chrono::seconds(150), e.dir.string());
   e.output = run.out + run.err;
   ASSERT_EQ(run.exit_code, 0) << e.output << Slurp(e.dir / "data/local/coordinator.log");
-  ProcessResult report = RunProcess({OrchBinary(), "report", "seed-replication", "--json",
-                                     "--html", (e.dir / "report.html").string(), "--data-dir",
-                                     e.data()},
+  ProcessResult report = RunProcess({OrchBinary(), "report", "seed-replication", "--json", "--html",
+                                     (e.dir / "report.html").string(), "--data-dir", e.data()},
                                     std::chrono::seconds(60), e.dir.string());
   ASSERT_EQ(report.exit_code, 0) << report.err;
   e.report = json::parse(report.out, nullptr, /*allow_exceptions=*/false);

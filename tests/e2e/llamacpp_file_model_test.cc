@@ -45,8 +45,10 @@ name = "file-model"
 
 [model]
 file = "models/tiny.gguf"
-sha256 = ")" + base_sha + R"("
-variants.q8_0 = { file = "models/tiny-q8_0.gguf", sha256 = ")" + q8_sha + R"(" }
+sha256 = ")" +
+         base_sha + R"("
+variants.q8_0 = { file = "models/tiny-q8_0.gguf", sha256 = ")" +
+         q8_sha + R"(" }
 
 [[workloads]]
 name = "w"
@@ -80,18 +82,18 @@ TEST(LlamaCppFileModelTest, ASpecNamingAGgufByPathRunsWithAPinnedVariantAndAQuan
   fs::path q8 = dir / "models" / "tiny-q8_0.gguf";
   ProcessResult made = RunProcess({OrchBinary(), "model", "synth", kRecipe, "-o", base.string()});
   ASSERT_EQ(made.exit_code, 0) << made.err;
-  ProcessResult quantized = RunProcess(
-      {OrchBinary(), "model", "quantize", base.string(), q8.string(), "q8_0"},
-      std::chrono::seconds(120));
+  ProcessResult quantized =
+      RunProcess({OrchBinary(), "model", "quantize", base.string(), q8.string(), "q8_0"},
+                 std::chrono::seconds(120));
   ASSERT_EQ(quantized.exit_code, 0) << quantized.err;
   std::string base_sha = Sha256Of(base);
   std::string q8_sha = Sha256Of(q8);
   std::ofstream(dir / "spec.toml") << Spec(base_sha, q8_sha);
 
   std::string data = (dir / "data").string();
-  ProcessResult run = RunProcess({OrchBinary(), "run", (dir / "spec.toml").string(), "--data-dir",
-                                  data, "--timeout", "200"},
-                                 std::chrono::seconds(220));
+  ProcessResult run = RunProcess(
+      {OrchBinary(), "run", (dir / "spec.toml").string(), "--data-dir", data, "--timeout", "200"},
+      std::chrono::seconds(220));
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_THAT(run.out, HasSubstr("[4/4] succeeded 4"));
 
@@ -106,7 +108,6 @@ TEST(LlamaCppFileModelTest, ASpecNamingAGgufByPathRunsWithAPinnedVariantAndAQuan
   EXPECT_THAT(out.out, HasSubstr("bit-identical"));
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
-
 
 // The README's own-model example, verbatim: the recipe it names gives the file whose
 // SHA-256 examples/own-model.toml names, and `orch run` runs it by path.

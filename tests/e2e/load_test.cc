@@ -39,7 +39,8 @@ TEST(LoadTest, TwoHundredSimulatedAgentsRunTwoThousandJobsEachExactlyOnce) {
   for (int p = 0; p < kProcesses; ++p) {
     Result<cli::ChildProcess> child = cli::ChildProcess::Start(
         {SimAgentsBinary(), cluster.endpoint(), std::to_string(p * kAgentsPerProcess),
-         std::to_string(kAgentsPerProcess), (cluster.dir() / ("sim-" + std::to_string(p) + ".json")).string()},
+         std::to_string(kAgentsPerProcess),
+         (cluster.dir() / ("sim-" + std::to_string(p) + ".json")).string()},
         (cluster.dir() / ("sim-" + std::to_string(p) + ".log")).string());
     ASSERT_TRUE(child.ok()) << child.status().ToString();
     simulators.push_back(std::move(child).value());
@@ -48,7 +49,8 @@ TEST(LoadTest, TwoHundredSimulatedAgentsRunTwoThousandJobsEachExactlyOnce) {
       [&] {
         std::optional<nlohmann::json> status = cluster.Status();
         return status && status->contains("agents") &&
-               (*status)["agents"].size() == static_cast<std::size_t>(kProcesses * kAgentsPerProcess);
+               (*status)["agents"].size() ==
+                   static_cast<std::size_t>(kProcesses * kAgentsPerProcess);
       },
       60s);
   ASSERT_TRUE(registered) << cluster.Logs();

@@ -43,9 +43,10 @@ LocalCluster::~LocalCluster() {
 
 void LocalCluster::StartCoordinator(const std::string& listen, const std::string& extra,
                                     const std::string& timings) {
-  std::ofstream(dir_ / "coordinator.toml")
-      << "[coordinator]\nid = \"coord-e2e\"\nlisten = \"" << listen
-      << "\"\ndata_dir = \"orch-data\"\n" << timings << "retry_budget = 5\n" << extra;
+  std::ofstream(dir_ / "coordinator.toml") << "[coordinator]\nid = \"coord-e2e\"\nlisten = \""
+                                           << listen << "\"\ndata_dir = \"orch-data\"\n"
+                                           << timings << "retry_budget = 5\n"
+                                           << extra;
   fs::remove(data_dir() / "coordinator.endpoint");
   Result<cli::ChildProcess> child = cli::ChildProcess::Start(
       {OrchBinary(), "coordinator", "--config", (dir_ / "coordinator.toml").string()},
@@ -79,9 +80,9 @@ void LocalCluster::StartAgent(const std::string& id, const std::vector<Driver>& 
         << "\"\nengine = \"" << d.engine << "\"\n";
   }
   out.close();
-  Result<cli::ChildProcess> child = cli::ChildProcess::Start(
-      {OrchBinary(), "agent", "--config", config.string()},
-      (dir_ / ("agent-" + id + ".log")).string());
+  Result<cli::ChildProcess> child =
+      cli::ChildProcess::Start({OrchBinary(), "agent", "--config", config.string()},
+                               (dir_ / ("agent-" + id + ".log")).string());
   ASSERT_TRUE(child.ok()) << child.status().ToString();
   agents_[id] = std::make_unique<cli::ChildProcess>(std::move(child).value());
 }
@@ -110,8 +111,7 @@ std::optional<nlohmann::json> LocalCluster::Progress(const std::string& experime
   return std::nullopt;
 }
 
-bool LocalCluster::WaitUntil(const std::function<bool()>& done,
-                             std::chrono::milliseconds timeout) {
+bool LocalCluster::WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (done()) return true;

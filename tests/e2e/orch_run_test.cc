@@ -29,10 +29,10 @@ TEST(OrchRunTest, RunsAPlanOnThisMachineAndReportsIt) {
   std::ofstream(dir / "spec.toml") << TestEngineSpec("e2e-run", 6, 12, 0);
   std::string data = (dir / "data").string();
 
-  ProcessResult run = RunProcess({OrchBinary(), "run", (dir / "spec.toml").string(), "--agents",
-                                  "2", "--data-dir", data, "--timeout", "120", "--driver",
-                                  "test-engine@1=" + TestDriverBinary()},
-                                 std::chrono::seconds(150));
+  ProcessResult run =
+      RunProcess({OrchBinary(), "run", (dir / "spec.toml").string(), "--agents", "2", "--data-dir",
+                  data, "--timeout", "120", "--driver", "test-engine@1=" + TestDriverBinary()},
+                 std::chrono::seconds(150));
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_THAT(run.out, HasSubstr("[6/6] succeeded 6, running 0, pending 0, failed 0"));
 
@@ -56,7 +56,8 @@ TEST(OrchRunTest, RunsAPlanOnThisMachineAndReportsIt) {
     ASSERT_TRUE(state.ok() && !state->runs.empty());
     id = state->runs.front().host_fingerprint_id;
   }
-  ProcessResult same = RunProcess({OrchBinary(), "fingerprint", "diff", id, id, "--data-dir", data});
+  ProcessResult same =
+      RunProcess({OrchBinary(), "fingerprint", "diff", id, id, "--data-dir", data});
   EXPECT_EQ(same.exit_code, 0) << same.err;
   EXPECT_THAT(same.out, HasSubstr("identical"));
   ProcessResult unknown =
@@ -79,8 +80,8 @@ TEST(OrchRunTest, ALlamaCppEngineWithoutADriverNamesWhereItLookedAndTheFlag) {
   std::string spec = TestEngineSpec("e2e-no-driver", 3, 4, 0);
   spec.replace(spec.find("test-engine@1"), 13, "llama.cpp@no-such-release");
   std::ofstream(dir / "spec.toml") << spec;
-  ProcessResult run = RunProcess({OrchBinary(), "run", (dir / "spec.toml").string(), "--data-dir",
-                                  (dir / "data").string()});
+  ProcessResult run = RunProcess(
+      {OrchBinary(), "run", (dir / "spec.toml").string(), "--data-dir", (dir / "data").string()});
   EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
   std::string exe_dir = fs::path(OrchBinary()).parent_path().string();
   EXPECT_THAT(run.err, HasSubstr("no driver for engine llama.cpp@no-such-release: looked for " +
@@ -92,7 +93,6 @@ TEST(OrchRunTest, ALlamaCppEngineWithoutADriverNamesWhereItLookedAndTheFlag) {
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
-
 std::string Slurp(const fs::path& path) {
   std::ifstream in(path);
   std::stringstream text;
@@ -102,9 +102,9 @@ std::string Slurp(const fs::path& path) {
 
 // A fresh folder for one test, named after it.
 fs::path TestDir() {
-  fs::path dir = fs::temp_directory_path() /
-                 ("orch-run-" + std::to_string(::getpid()) + "-" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::path dir =
+      fs::temp_directory_path() / ("orch-run-" + std::to_string(::getpid()) + "-" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -124,9 +124,17 @@ std::vector<pid_t> ProcessesMentioning(const std::string& text) {
 }
 
 std::vector<std::string> RunArgs(const fs::path& dir, const std::string& spec_file) {
-  return {OrchBinary(), "run", (dir / spec_file).string(), "--agents", "2",
-          "--data-dir", (dir / "data").string(), "--timeout", "120",
-          "--driver", "test-engine@1=" + TestDriverBinary()};
+  return {OrchBinary(),
+          "run",
+          (dir / spec_file).string(),
+          "--agents",
+          "2",
+          "--data-dir",
+          (dir / "data").string(),
+          "--timeout",
+          "120",
+          "--driver",
+          "test-engine@1=" + TestDriverBinary()};
 }
 
 // Polls `log` (at most 60 s) until it contains `text`.
@@ -181,7 +189,8 @@ TEST(OrchRunTest, AClosedOutputPipeDoesNotKillItBeforeItStopsWhatItStarted) {
     std::ifstream in(fifo);
     std::getline(in, first);
   });
-  Result<cli::ChildProcess> run = cli::ChildProcess::Start(RunArgs(dir, "spec.toml"), fifo.string());
+  Result<cli::ChildProcess> run =
+      cli::ChildProcess::Start(RunArgs(dir, "spec.toml"), fifo.string());
   reader.join();
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   EXPECT_THAT(first, HasSubstr("orch run"));
@@ -246,7 +255,6 @@ TEST(OrchRunTest, ATypedDriverRefusalFailsOnceAndRunSaysWhy) {
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
-
 TEST(OrchRunTest, ASpecTextFileOutsideTheSpecsFolderIsRefusedUnlessAllowed) {
   fs::path dir = TestDir();
   std::string spec = TestEngineSpec("e2e-outside", 3, 4, 0);
@@ -256,8 +264,8 @@ TEST(OrchRunTest, ASpecTextFileOutsideTheSpecsFolderIsRefusedUnlessAllowed) {
   EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
   EXPECT_THAT(run.err, HasSubstr("--allow-outside-spec-dir"));
   EXPECT_FALSE(fs::exists(dir / "data")) << "nothing is started";
-  ProcessResult submit = RunProcess({OrchBinary(), "submit", (dir / "spec.toml").string(),
-                                     "--timeout", "1"});
+  ProcessResult submit =
+      RunProcess({OrchBinary(), "submit", (dir / "spec.toml").string(), "--timeout", "1"});
   EXPECT_EQ(submit.exit_code, 2) << submit.err;
   std::vector<std::string> allowed = RunArgs(dir, "spec.toml");
   allowed.push_back("--allow-outside-spec-dir");
@@ -274,11 +282,13 @@ TEST(OrchRunTest, ASpecModelFileOutsideTheSpecsFolderIsRefusedBeforeAnythingStar
   fs::create_symlink(dir / "elsewhere" / "secret.gguf", dir / "exp" / "model.gguf");
   std::string spec = TestEngineSpec("e2e-model-outside", 3, 4, 0);
   std::string synth = "synth = \"llama:vocab=512,embd=64,layers=2,heads=2,kv_heads=1,ff=128\"";
-  for (const std::string& file : {std::string("model.gguf"), (dir / "elsewhere" / "secret.gguf").string(),
-                                  std::string("../elsewhere/secret.gguf")}) {
+  for (const std::string& file :
+       {std::string("model.gguf"), (dir / "elsewhere" / "secret.gguf").string(),
+        std::string("../elsewhere/secret.gguf")}) {
     std::string with_file = spec;
-    with_file.replace(with_file.find(synth), synth.size(),
-                      "name = \"m\"\nfile = \"" + file + "\"\nsha256 = \"" + std::string(64, 'a') + "\"");
+    with_file.replace(
+        with_file.find(synth), synth.size(),
+        "name = \"m\"\nfile = \"" + file + "\"\nsha256 = \"" + std::string(64, 'a') + "\"");
     std::ofstream(dir / "exp" / "spec.toml") << with_file;
     ProcessResult run = RunProcess(RunArgs(dir, "exp/spec.toml"));
     EXPECT_EQ(run.exit_code, 2) << file << run.out << run.err;

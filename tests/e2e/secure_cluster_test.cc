@@ -27,10 +27,11 @@ class SecureClusterTest : public ::testing::Test {
     Keygen("agent-1", "agent", true);
     Keygen("alice", "submitter", true);
     Keygen("vera", "viewer", true);
-    Keygen("agent-2", "agent", true);  // a real agent key, used by a forger below
+    Keygen("agent-2", "agent", true);    // a real agent key, used by a forger below
     Keygen("stranger", "admin", false);  // a valid key the coordinator does not list
-    cluster_.StartCoordinator("tcp://127.0.0.1:*", "key = \"keys/coordinator.key_secret\"\n"
-                                                   "allowed_keys = \"keys/allowed\"\n");
+    cluster_.StartCoordinator("tcp://127.0.0.1:*",
+                              "key = \"keys/coordinator.key_secret\"\n"
+                              "allowed_keys = \"keys/allowed\"\n");
   }
 
   void Keygen(const std::string& name, const std::string& role, bool allow) {
@@ -45,9 +46,8 @@ class SecureClusterTest : public ::testing::Test {
   // `orch ARGS...` as `user` (its secret key and the coordinator's public key).
   ProcessResult As(const std::string& user, std::vector<std::string> args) {
     fs::path keys = cluster_.dir() / "keys";
-    args.insert(args.end(), {"--key", (keys / (user + ".key_secret")).string(),
-                             "--coordinator-key", (keys / "coordinator.key").string(),
-                             "--timeout", "3"});
+    args.insert(args.end(), {"--key", (keys / (user + ".key_secret")).string(), "--coordinator-key",
+                             (keys / "coordinator.key").string(), "--timeout", "3"});
     return cluster_.Client(args);
   }
 
@@ -64,7 +64,8 @@ TEST_F(SecureClusterTest, AgentsAndUsersWithKeysRunAnExperimentEndToEnd) {
   fs::path keys = cluster_.dir() / "keys";
   cluster_.StartAgent("agent-1", {{"test", "test-engine@1", TestDriverBinary()}},
                       "key = \"" + (keys / "agent-1.key_secret").string() +
-                          "\"\ncoordinator_key = \"" + (keys / "coordinator.key").string() + "\"\n");
+                          "\"\ncoordinator_key = \"" + (keys / "coordinator.key").string() +
+                          "\"\n");
   ProcessResult submitted = As("alice", {"submit", Spec()});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err << cluster_.Logs();
   bool done = LocalCluster::WaitUntil(
@@ -150,7 +151,8 @@ TEST_F(SecureClusterTest, AForgedResultFromAnotherAgentKeyIsRefusedAndTheRealRun
   fs::path keys = cluster_.dir() / "keys";
   cluster_.StartAgent("agent-1", {{"test", "test-engine@1", TestDriverBinary()}},
                       "key = \"" + (keys / "agent-1.key_secret").string() +
-                          "\"\ncoordinator_key = \"" + (keys / "coordinator.key").string() + "\"\n");
+                          "\"\ncoordinator_key = \"" + (keys / "coordinator.key").string() +
+                          "\"\n");
   fs::path spec = cluster_.dir() / "slow.toml";
   std::ofstream(spec) << TestEngineSpec("slow", 3, 20, 100);  // 2 s per run
   ASSERT_EQ(As("alice", {"submit", spec.string()}).exit_code, 0) << cluster_.Logs();
@@ -212,8 +214,8 @@ TEST_F(SecureClusterTest, AnAgentWhoseKeyIsNamedOtherwiseRefusesToStart) {
       << "coordinator_key = \"" << (keys / "coordinator.key").string() << "\"\n"
       << "\n[[drivers]]\nname = \"test\"\nexecutable = \"" << TestDriverBinary()
       << "\"\nengine = \"test-engine@1\"\n";
-  ProcessResult agent = RunProcess(
-      {OrchBinary(), "agent", "--config", (cluster_.dir() / "agent-x.toml").string()});
+  ProcessResult agent =
+      RunProcess({OrchBinary(), "agent", "--config", (cluster_.dir() / "agent-x.toml").string()});
   EXPECT_EQ(agent.exit_code, 2);
   EXPECT_THAT(agent.err, HasSubstr("agent.id is agent-2 but its key"));
 }

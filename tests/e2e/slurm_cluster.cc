@@ -66,18 +66,19 @@ void SlurmCluster::Start() {
       << "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core\nGresTypes=gpu\n"
       << "JobAcctGatherType=jobacct_gather/none\nAccountingStorageType=accounting_storage/none\n"
       << "MpiDefault=none\nReturnToService=2\nKillWait=5\n"
-      << "NodeName=orchnode NodeAddr=127.0.0.1 NodeHostname=" << [] {
-           char name[256] = {};
-           ::gethostname(name, sizeof name - 1);
-           return std::string(name);
-         }()
+      << "NodeName=orchnode NodeAddr=127.0.0.1 NodeHostname=" <<
+      [] {
+        char name[256] = {};
+        ::gethostname(name, sizeof name - 1);
+        return std::string(name);
+      }()
       << " CPUs=2 RealMemory=2000 Gres=gpu:2 State=UNKNOWN\n"
       << "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n"
       << extra_conf_;
   ::setenv("SLURM_CONF", (dir_ / "slurm.conf").c_str(), 1);
 
-  Result<cli::ChildProcess> ctld = cli::ChildProcess::Start(
-      {"/usr/sbin/slurmctld", "-D", "-i"}, (dir_ / "slurmctld.out").string());
+  Result<cli::ChildProcess> ctld = cli::ChildProcess::Start({"/usr/sbin/slurmctld", "-D", "-i"},
+                                                            (dir_ / "slurmctld.out").string());
   ASSERT_TRUE(ctld.ok()) << ctld.status().ToString();
   slurmctld_ = std::make_unique<cli::ChildProcess>(std::move(ctld).value());
   Result<cli::ChildProcess> d = cli::ChildProcess::Start(
@@ -85,7 +86,9 @@ void SlurmCluster::Start() {
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   slurmd_ = std::make_unique<cli::ChildProcess>(std::move(d).value());
   bool idle = LocalCluster::WaitUntil(
-      [&] { return Run({"sinfo", "-h", "-o", "%t"}).out.find("idle") != std::string::npos; },
+      [&] {
+        return Run({"sinfo", "-h", "-o", "%t"}).out.find("idle") != std::string::npos;
+      },
       60s);
   ASSERT_TRUE(idle) << Run({"sinfo"}).out << Logs();
 }
@@ -107,8 +110,8 @@ ProcessResult SlurmCluster::Run(const std::vector<std::string>& argv) {
 
 std::string SlurmCluster::Logs() const {
   std::string out;
-  for (const char* log : {"slurmctld.log", "slurmd.log", "slurmctld.out", "slurmd.out",
-                          "munged.out"}) {
+  for (const char* log :
+       {"slurmctld.log", "slurmd.log", "slurmctld.out", "slurmd.out", "munged.out"}) {
     out += Tail(dir_ / log) + "\n";
   }
   return out;

@@ -41,8 +41,8 @@ TEST(SlurmTest, PilotsRunTheExperimentAndAScancelledPilotLosesNothing) {
   fs::path agent_config = cluster.dir() / "pilot.toml";
   std::ofstream(agent_config) << "[agent]\nid = \"pilots\"\ncoordinator = \"" << cluster.endpoint()
                               << "\"\nhardware = \"gpu:fake\"\nspool_dir = \""
-                              << (cluster.dir() / "pilot-spool").string()
-                              << "\"\nmodel_cache = \"" << (cluster.dir() / "model-cache").string()
+                              << (cluster.dir() / "pilot-spool").string() << "\"\nmodel_cache = \""
+                              << (cluster.dir() / "model-cache").string()
                               << "\"\n\n[[drivers]]\nname = \"test\"\nexecutable = \""
                               << TestDriverBinary() << "\"\nengine = \"test-engine@1\"\n";
   Result<cli::ChildProcess> pilots = cli::ChildProcess::Start(
@@ -74,8 +74,8 @@ TEST(SlurmTest, PilotsRunTheExperimentAndAScancelledPilotLosesNothing) {
   EXPECT_EQ(pilot_status.exit_code, 0) << pilot_status.err;
   EXPECT_THAT(pilot_status.out, ::testing::ContainsRegex(victim +
                                                          " +orch-pilot-gpu_fake-g2 +RUNNING +"
-                                                         "orchnode +pilots.slurm-" + victim +
-                                                         " +connected"));
+                                                         "orchnode +pilots.slurm-" +
+                                                         victim + " +connected"));
   ProcessResult cancelled = slurm.Run({"scancel", victim});
   ASSERT_EQ(cancelled.exit_code, 0) << cancelled.err;
 

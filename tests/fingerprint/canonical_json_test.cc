@@ -16,7 +16,8 @@ using nlohmann::json;
 using testing::ExpectGolden;
 
 TEST(CanonicalJsonTest, FixtureFingerprintsMatchTheirGoldenJson) {
-  ExpectGolden("sapphire_rapids.json", ToCanonicalJson(testing::SapphireRapidsFingerprint()) + "\n");
+  ExpectGolden("sapphire_rapids.json",
+               ToCanonicalJson(testing::SapphireRapidsFingerprint()) + "\n");
   ExpectGolden("h100_box.json", ToCanonicalJson(testing::H100BoxFingerprint()) + "\n");
 }
 
@@ -89,19 +90,23 @@ TEST(CanonicalJsonTest, IdIsStableAcrossTwoProcesses) {
 
 // Changes one leaf of a JSON document in place, keeping its type.
 void Mutate(json& leaf) {
-  if (leaf.is_string()) leaf = leaf.get<std::string>() + "x";
-  else if (leaf.is_boolean()) leaf = !leaf.get<bool>();
-  else if (leaf.is_number_integer()) leaf = leaf.get<std::int64_t>() + 1;
-  else if (leaf.is_array()) leaf.push_back("extra");
+  if (leaf.is_string())
+    leaf = leaf.get<std::string>() + "x";
+  else if (leaf.is_boolean())
+    leaf = !leaf.get<bool>();
+  else if (leaf.is_number_integer())
+    leaf = leaf.get<std::int64_t>() + 1;
+  else if (leaf.is_array())
+    leaf.push_back("extra");
 }
 
 // Calls `visit` with the changed leaf's location and a copy of `document` in which exactly
 // that leaf was changed.
-void ForEachSingleLeafChange(
-    const json& document, const json::json_pointer& at,
-    const std::function<void(const json::json_pointer&, json)>& visit) {
+void ForEachSingleLeafChange(const json& document, const json::json_pointer& at,
+                             const std::function<void(const json::json_pointer&, json)>& visit) {
   const json& node = document[at];
-  bool leaf = !node.is_structured() || (node.is_array() && (node.empty() || !node[0].is_structured()));
+  bool leaf =
+      !node.is_structured() || (node.is_array() && (node.empty() || !node[0].is_structured()));
   if (node.is_object() && node.size() == 1 && node.contains("unknown")) {
     return ForEachSingleLeafChange(document, at / "unknown", visit);
   }
@@ -123,18 +128,18 @@ TEST(CanonicalJsonTest, AnySingleFieldChangeChangesTheIdAndShowsInTheDiff) {
   int changes = 0;
   json document = json::parse(ToCanonicalJson(base));
   document.erase("schema");  // the schema version is not a field one can change alone
-  ForEachSingleLeafChange(document, json::json_pointer(), [&](const json::json_pointer& at,
-                                                               json changed) {
-    changed["schema"] = kSchemaVersion;
-    Result<Fingerprint> parsed = ParseFingerprintJson(changed.dump());
-    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
-    EXPECT_TRUE(ids.insert(FingerprintId(*parsed)).second) << at.to_string();
-    // A model is keyed by its file name, so renaming its path moves the whole entry:
-    // the old entry is absent in B and the new one absent in A.
-    bool moves_model = at.to_string().starts_with("/models/") && at.back() == "path";
-    EXPECT_EQ(Diff(base, *parsed).differences.size(), moves_model ? 2u : 1u) << at.to_string();
-    ++changes;
-  });
+  ForEachSingleLeafChange(
+      document, json::json_pointer(), [&](const json::json_pointer& at, json changed) {
+        changed["schema"] = kSchemaVersion;
+        Result<Fingerprint> parsed = ParseFingerprintJson(changed.dump());
+        ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+        EXPECT_TRUE(ids.insert(FingerprintId(*parsed)).second) << at.to_string();
+        // A model is keyed by its file name, so renaming its path moves the whole entry:
+        // the old entry is absent in B and the new one absent in A.
+        bool moves_model = at.to_string().starts_with("/models/") && at.back() == "path";
+        EXPECT_EQ(Diff(base, *parsed).differences.size(), moves_model ? 2u : 1u) << at.to_string();
+        ++changes;
+      });
   EXPECT_GT(changes, 60);
 }
 

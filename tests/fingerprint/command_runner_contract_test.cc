@@ -29,8 +29,8 @@ class PosixHarness final : public RunnerHarness {
   PosixHarness() {
     Install("greet", "#!/bin/sh\necho hello \"$1\"\n");
     Install("fail", "#!/bin/sh\necho broken >&2\nexit 3\n");
-    runner_ = MakePosixCommandRunner({.search_path = dir_.path() + ":/usr/bin:/bin",
-                                      .environment = {"PATH=/usr/bin:/bin"}});
+    runner_ = MakePosixCommandRunner(
+        {.search_path = dir_.path() + ":/usr/bin:/bin", .environment = {"PATH=/usr/bin:/bin"}});
   }
   CommandRunner& runner() override { return *runner_; }
 
@@ -85,12 +85,12 @@ TEST_P(CommandRunnerContractTest, MissingProgramIsNotFound) {
   EXPECT_NE(output.status().message().find("no-such-tool-anywhere"), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Posix, CommandRunnerContractTest,
-    ::testing::Values(HarnessFactory([] { return std::make_unique<PosixHarness>(); })));
-INSTANTIATE_TEST_SUITE_P(
-    Scripted, CommandRunnerContractTest,
-    ::testing::Values(HarnessFactory([] { return std::make_unique<ScriptedHarness>(); })));
+INSTANTIATE_TEST_SUITE_P(Posix, CommandRunnerContractTest, ::testing::Values(HarnessFactory([] {
+                           return std::make_unique<PosixHarness>();
+                         })));
+INSTANTIATE_TEST_SUITE_P(Scripted, CommandRunnerContractTest, ::testing::Values(HarnessFactory([] {
+                           return std::make_unique<ScriptedHarness>();
+                         })));
 
 TEST(PosixCommandRunnerTest, KillsACommandThatRunsPastTheTimeout) {
   auto runner = MakePosixCommandRunner({.search_path = "/usr/bin:/bin",
@@ -111,8 +111,8 @@ TEST(PosixCommandRunnerTest, CapsOutputAtTheConfiguredSize) {
 }
 
 TEST(PosixCommandRunnerTest, PassesOnlyTheGivenEnvironment) {
-  auto runner = MakePosixCommandRunner(
-      {.search_path = "/usr/bin:/bin", .environment = {"ORCH_PROBE=yes"}});
+  auto runner =
+      MakePosixCommandRunner({.search_path = "/usr/bin:/bin", .environment = {"ORCH_PROBE=yes"}});
   Result<CommandOutput> output = runner->Run({"env"});
   ASSERT_TRUE(output.ok());
   EXPECT_EQ(output->stdout_text, "ORCH_PROBE=yes\n");

@@ -158,12 +158,12 @@ TEST_P(CommitResolverContractTest, NotARepositoryIsAClearNotFound) {
   EXPECT_EQ(state.status().message(), "not a git repository: " + dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Libgit2, CommitResolverContractTest,
-    ::testing::Values(HarnessFactory([] { return std::make_unique<Libgit2Harness>(); })));
-INSTANTIATE_TEST_SUITE_P(
-    Map, CommitResolverContractTest,
-    ::testing::Values(HarnessFactory([] { return std::make_unique<MapHarness>(); })));
+INSTANTIATE_TEST_SUITE_P(Libgit2, CommitResolverContractTest, ::testing::Values(HarnessFactory([] {
+                           return std::make_unique<Libgit2Harness>();
+                         })));
+INSTANTIATE_TEST_SUITE_P(Map, CommitResolverContractTest, ::testing::Values(HarnessFactory([] {
+                           return std::make_unique<MapHarness>();
+                         })));
 
 TEST(Libgit2CommitResolverTest, ResolvesFromASubdirectoryOfTheCheckout) {
   Libgit2Harness harness;

@@ -28,14 +28,12 @@ TEST(DiffTest, SameFingerprintHasNoDifferences) {
 }
 
 TEST(DiffTest, CpuNodeVersusH100BoxMatchesGoldenText) {
-  FingerprintDiff diff =
-      Diff(LoadGolden("sapphire_rapids.json"), LoadGolden("h100_box.json"));
+  FingerprintDiff diff = Diff(LoadGolden("sapphire_rapids.json"), LoadGolden("h100_box.json"));
   ExpectGolden("sapphire_rapids_vs_h100_box.txt", RenderDiffText(diff));
 }
 
 TEST(DiffTest, CpuNodeVersusH100BoxMatchesGoldenJson) {
-  FingerprintDiff diff =
-      Diff(LoadGolden("sapphire_rapids.json"), LoadGolden("h100_box.json"));
+  FingerprintDiff diff = Diff(LoadGolden("sapphire_rapids.json"), LoadGolden("h100_box.json"));
   ExpectGolden("sapphire_rapids_vs_h100_box.json", RenderDiffJson(diff) + "\n");
 }
 

@@ -20,8 +20,7 @@ void ScriptNvidiaSmi(const std::string& fixture, ScriptedCommandRunner& runner) 
   runner.ScriptOutput(
       {"nvidia-smi", "--query-gpu=" + NvidiaSmiQueryFields(), "--format=csv,noheader"},
       ReadText(recorded + "/query-gpu.csv"));
-  runner.ScriptOutput({"nvidia-smi", "-q", "-d", "COMPUTE"},
-                      ReadText(recorded + "/q-compute.txt"));
+  runner.ScriptOutput({"nvidia-smi", "-q", "-d", "COMPUTE"}, ReadText(recorded + "/q-compute.txt"));
 }
 
 EngineFacts LlamaCppEngine(const std::string& commit) {
@@ -72,8 +71,8 @@ void ExpectGolden(const std::string& name, const std::string& actual) {
     WriteText(path, actual);
     return;
   }
-  EXPECT_EQ(actual, ReadText(path)) << "golden " << path
-                                    << " differs; rerun with ORCH_UPDATE_GOLDEN=1 to update";
+  EXPECT_EQ(actual, ReadText(path))
+      << "golden " << path << " differs; rerun with ORCH_UPDATE_GOLDEN=1 to update";
 }
 
 }  // namespace orch::fingerprint::testing

@@ -15,8 +15,8 @@ using testing::ReadText;
 using testing::TempDir;
 using testing::TestData;
 
-const std::vector<std::string> kQuery = {
-    "nvidia-smi", "--query-gpu=" + NvidiaSmiQueryFields(), "--format=csv,noheader"};
+const std::vector<std::string> kQuery = {"nvidia-smi", "--query-gpu=" + NvidiaSmiQueryFields(),
+                                         "--format=csv,noheader"};
 const std::vector<std::string> kCompute = {"nvidia-smi", "-q", "-d", "COMPUTE"};
 
 TEST(GpuProbeTest, NoGpuToolMeansNoGpusAndNoError) {
@@ -74,9 +74,8 @@ TEST(GpuProbeTest, TimedOutToolIsAReasonNotACrash) {
 TEST(GpuProbeTest, AmdGpusComeFromRocmSmi) {
   RootFs root(TestData("epyc"));
   ScriptedCommandRunner runner;
-  runner.ScriptOutput({"rocm-smi", "--showproductname", "--showdriverversion",
-                       "--showuniqueid", "--showvbios", "--showbus", "--showmeminfo",
-                       "vram", "--json"},
+  runner.ScriptOutput({"rocm-smi", "--showproductname", "--showdriverversion", "--showuniqueid",
+                       "--showvbios", "--showbus", "--showmeminfo", "vram", "--json"},
                       R"({"card0": {"Card Series": "AMD Instinct MI250X"},
                           "system": {"Driver version": "6.3.6"}})");
   GpuSection gpus = GpuProbe(root, runner).Probe();

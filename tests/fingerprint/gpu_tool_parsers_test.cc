@@ -17,8 +17,8 @@ TEST(GpuToolParsersTest, QueriesTheDocumentedNvidiaSmiFields) {
 }
 
 TEST(GpuToolParsersTest, ParsesOneGpuPerCsvLineKeepingUnits) {
-  Result<std::vector<GpuFacts>> gpus = ParseNvidiaSmiCsv(
-      ReadText(TestData("h100_box/usr/share/nvidia-smi-fixture/query-gpu.csv")));
+  Result<std::vector<GpuFacts>> gpus =
+      ParseNvidiaSmiCsv(ReadText(TestData("h100_box/usr/share/nvidia-smi-fixture/query-gpu.csv")));
   ASSERT_TRUE(gpus.ok()) << gpus.status().ToString();
   ASSERT_EQ(gpus->size(), 2u);
   const GpuFacts& gpu = (*gpus)[1];

@@ -31,8 +31,7 @@ TEST(HostProbeTest, SapphireRapidsCpuNode) {
   EXPECT_EQ(host.os.name.value(), "Debian GNU/Linux 12 (bookworm)");
   EXPECT_EQ(host.os.id.value(), "debian 12");
   EXPECT_EQ(host.os.kernel_release.value(), "6.1.0-18-amd64");
-  EXPECT_EQ(host.os.kernel_version.value(),
-            "#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01)");
+  EXPECT_EQ(host.os.kernel_version.value(), "#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01)");
   EXPECT_EQ(host.os.glibc.value(), "2.36 (Debian GLIBC 2.36-9+deb12u4)");
   EXPECT_EQ(host.virtualization.container.value(), "none");
   EXPECT_FALSE(host.virtualization.hypervisor.value());

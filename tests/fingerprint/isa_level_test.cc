@@ -40,10 +40,8 @@ TEST(IsaLevelTest, NonX86FlagsLeaveTheLevelUnknown) {
 
 TEST(IsaLevelTest, ListsAvx512SubsetsAndAmxFeaturesSorted) {
   auto flags = Flags("amx_tile avx512_bf16 sse avx512f amx_int8 avx2 avx512vl amx_bf16");
-  EXPECT_EQ(Avx512Subsets(flags),
-            (std::vector<std::string>{"avx512_bf16", "avx512f", "avx512vl"}));
-  EXPECT_EQ(AmxFeatures(flags),
-            (std::vector<std::string>{"amx_bf16", "amx_int8", "amx_tile"}));
+  EXPECT_EQ(Avx512Subsets(flags), (std::vector<std::string>{"avx512_bf16", "avx512f", "avx512vl"}));
+  EXPECT_EQ(AmxFeatures(flags), (std::vector<std::string>{"amx_bf16", "amx_int8", "amx_tile"}));
   EXPECT_TRUE(AmxFeatures(Flags(kV4)).empty());
 }
 

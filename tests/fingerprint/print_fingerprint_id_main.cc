@@ -12,8 +12,8 @@
 int main() {
   using namespace orch::fingerprint;
   const char* path = std::getenv("PATH");
-  auto runner = MakePosixCommandRunner({.search_path = path != nullptr ? path : "/usr/bin:/bin",
-                                        .environment = {"LC_ALL=C"}});
+  auto runner = MakePosixCommandRunner(
+      {.search_path = path != nullptr ? path : "/usr/bin:/bin", .environment = {"LC_ALL=C"}});
   auto resolver = MakeLibgit2CommitResolver();
   MemoryHashCache cache;
   FileHasher hasher(cache);

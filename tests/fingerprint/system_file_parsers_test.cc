@@ -24,7 +24,10 @@ TEST(SystemFileParsersTest, OsReleaseValuesAreUnquoted) {
 }
 
 TEST(SystemFileParsersTest, GlibcBannerGivesVersionAndBuild) {
-  std::string bytes("\x7f" "ELF\0\0junk", 9);
+  std::string bytes(
+      "\x7f"
+      "ELF\0\0junk",
+      9);
   bytes += "GNU C Library (Debian GLIBC 2.36-9+deb12u4) stable release version 2.36.";
   bytes += std::string("\0more", 5);
   Result<std::string> glibc = ParseGlibcBanner(bytes);
@@ -45,8 +48,7 @@ TEST(SystemFileParsersTest, NvidiaKernelModuleLineIsTrimmedAndCollapsed) {
 TEST(SystemFileParsersTest, ContainerIsDetectedFromMarkersAndCgroups) {
   EXPECT_EQ(DetectContainer(true, false, "0::/"), "docker");
   EXPECT_EQ(DetectContainer(false, true, "0::/"), "podman");
-  EXPECT_EQ(DetectContainer(false, false, "12:cpu:/kubepods/besteffort/pod1/abc"),
-            "kubernetes");
+  EXPECT_EQ(DetectContainer(false, false, "12:cpu:/kubepods/besteffort/pod1/abc"), "kubernetes");
   EXPECT_EQ(DetectContainer(false, false, "11:memory:/docker/0123abcd"), "docker");
   EXPECT_EQ(DetectContainer(false, false, "0::/init.scope"), "none");
 }

@@ -29,8 +29,8 @@ GgufWriter Sample() {
   w.AddI32Array("tokenizer.ggml.token_type", {1, 3});
   w.AddF32Array("test.scores", {0.5f, -1.0f});
   w.AddTensor("token_embd.weight", {3, 5}, GgmlType::kF32);  // 60 bytes
-  w.AddTensor("norm.weight", {7}, GgmlType::kF16);             // 14 bytes
-  w.AddTensor("out.weight", {2, 2}, GgmlType::kBF16);          // 8 bytes
+  w.AddTensor("norm.weight", {7}, GgmlType::kF16);           // 14 bytes
+  w.AddTensor("out.weight", {2, 2}, GgmlType::kBF16);        // 8 bytes
   return w;
 }
 
@@ -41,8 +41,8 @@ TEST(GgufTest, HeaderStartsWithMagicVersionAndCounts) {
   std::uint32_t version = 0;
   std::uint64_t tensors = 0;
   std::uint64_t kvs = 0;
-  ASSERT_TRUE(reader.ReadBytes(4, &magic) && reader.ReadU32(&version) &&
-              reader.ReadU64(&tensors) && reader.ReadU64(&kvs));
+  ASSERT_TRUE(reader.ReadBytes(4, &magic) && reader.ReadU32(&version) && reader.ReadU64(&tensors) &&
+              reader.ReadU64(&kvs));
   EXPECT_EQ(magic, "GGUF");
   EXPECT_EQ(version, 3u);
   EXPECT_EQ(tensors, 3u);

@@ -20,8 +20,8 @@ float Bits(std::uint32_t bits) {
 TEST(HalfFloatTest, F16RoundsToNearestWithTiesToEven) {
   EXPECT_EQ(F32ToF16Bits(1.0f), 0x3c00);
   EXPECT_EQ(F32ToF16Bits(-2.0f), 0xc000);
-  EXPECT_EQ(F32ToF16Bits(1.0f + 0x1p-11f), 0x3c00);        // tie: down to even
-  EXPECT_EQ(F32ToF16Bits(1.0f + 3 * 0x1p-11f), 0x3c02);    // tie: up to even
+  EXPECT_EQ(F32ToF16Bits(1.0f + 0x1p-11f), 0x3c00);             // tie: down to even
+  EXPECT_EQ(F32ToF16Bits(1.0f + 3 * 0x1p-11f), 0x3c02);         // tie: up to even
   EXPECT_EQ(F32ToF16Bits(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01);  // above the tie
   EXPECT_EQ(F32ToF16Bits(0.1f), 0x2e66);
 }
@@ -38,19 +38,19 @@ TEST(HalfFloatTest, F16OverflowsToInfinityAndKeepsSpecialValues) {
 }
 
 TEST(HalfFloatTest, F16SubnormalsRoundCorrectly) {
-  EXPECT_EQ(F32ToF16Bits(0x1p-24f), 0x0001);                 // smallest subnormal
-  EXPECT_EQ(F32ToF16Bits(0x1p-25f), 0x0000);                 // tie: down to zero
+  EXPECT_EQ(F32ToF16Bits(0x1p-24f), 0x0001);  // smallest subnormal
+  EXPECT_EQ(F32ToF16Bits(0x1p-25f), 0x0000);  // tie: down to zero
   EXPECT_EQ(F32ToF16Bits(0x1p-25f + 0x1p-40f), 0x0001);
-  EXPECT_EQ(F32ToF16Bits(3 * 0x1p-25f), 0x0002);             // tie: up to even
-  EXPECT_EQ(F32ToF16Bits(0x1p-14f - 0x1p-25f), 0x0400);      // carries into the normals
+  EXPECT_EQ(F32ToF16Bits(3 * 0x1p-25f), 0x0002);         // tie: up to even
+  EXPECT_EQ(F32ToF16Bits(0x1p-14f - 0x1p-25f), 0x0400);  // carries into the normals
   EXPECT_EQ(F32ToF16Bits(-0x1p-30f), 0x8000);
-  EXPECT_EQ(F32ToF16Bits(0x1p-14f), 0x0400);                 // smallest normal
+  EXPECT_EQ(F32ToF16Bits(0x1p-14f), 0x0400);  // smallest normal
 }
 
 TEST(HalfFloatTest, Bf16RoundsToNearestWithTiesToEven) {
   EXPECT_EQ(F32ToBf16Bits(1.0f), 0x3f80);
-  EXPECT_EQ(F32ToBf16Bits(1.0f + 0x1p-8f), 0x3f80);              // tie: down to even
-  EXPECT_EQ(F32ToBf16Bits(1.0f + 3 * 0x1p-8f), 0x3f82);          // tie: up to even
+  EXPECT_EQ(F32ToBf16Bits(1.0f + 0x1p-8f), 0x3f80);      // tie: down to even
+  EXPECT_EQ(F32ToBf16Bits(1.0f + 3 * 0x1p-8f), 0x3f82);  // tie: up to even
   EXPECT_EQ(F32ToBf16Bits(1.0f + 0x1p-8f + 0x1p-20f), 0x3f81);
   EXPECT_EQ(F32ToBf16Bits(std::numeric_limits<float>::max()), 0x7f80);  // to infinity
   EXPECT_EQ(F32ToBf16Bits(-0.0f), 0x8000);

@@ -120,7 +120,8 @@ TEST(SynthModelTest, WeightsAreScaledByRowLengthAndNormsAreOne) {
   }
   EXPECT_GT(largest, bound * 0.99f);  // the whole range is used
   EXPECT_LT(std::fabs(sum / static_cast<double>(down.size())), bound * 0.01);
-  EXPECT_NE(F32Data(bytes, gguf, "blk.0.attn_q.weight"), F32Data(bytes, gguf, "blk.1.attn_q.weight"));
+  EXPECT_NE(F32Data(bytes, gguf, "blk.0.attn_q.weight"),
+            F32Data(bytes, gguf, "blk.1.attn_q.weight"));
 }
 
 TEST(SynthModelTest, HalfTypesHoldTheF32WeightsRoundedToNearestEven) {
@@ -159,8 +160,7 @@ TEST(SynthModelTest, SeedChangesWeightsButNotTheTokenizer) {
 
 TEST(SynthModelTest, FileNameComesFromTheCanonicalRecipe) {
   SynthRecipe recipe = Recipe(kExampleRecipe);
-  std::string expected =
-      "synth-" + Sha256Hex(CanonicalRecipe(recipe)).substr(0, 16) + ".gguf";
+  std::string expected = "synth-" + Sha256Hex(CanonicalRecipe(recipe)).substr(0, 16) + ".gguf";
   EXPECT_EQ(SynthModelFileName(recipe), expected);
   EXPECT_EQ(SynthModelFileName(Recipe("synth:llama:seed=1,vocab=1024")),
             SynthModelFileName(Recipe("llama")));

@@ -20,8 +20,10 @@ namespace orch::model {
 namespace {
 
 // Pinned: retraining (scripts/train-tiny-model) changes these, deliberately.
-constexpr std::string_view kF32Sha256 = "2edb568f0c7576b5b0b77ab7223bf1eb53c47639d55fd53ab4ddbc35b48a7710";
-constexpr std::string_view kF16Sha256 = "a5d7a03eb7bda55201f551085dcb4ebd26d8b0deda27a9fe2fda9af0bb596430";
+constexpr std::string_view kF32Sha256 =
+    "2edb568f0c7576b5b0b77ab7223bf1eb53c47639d55fd53ab4ddbc35b48a7710";
+constexpr std::string_view kF16Sha256 =
+    "a5d7a03eb7bda55201f551085dcb4ebd26d8b0deda27a9fe2fda9af0bb596430";
 
 constexpr std::int64_t kVocab = 2048;
 constexpr std::int64_t kEmbd = 256;
@@ -197,7 +199,14 @@ TEST_F(TrainedModelTest, CarriesTheByteLevelBpeTokenizerLlamaCppLoadsAsGpt2) {
   // Trained on the King James text: its most common words are single tokens.
   std::vector<std::string> spellings;
   for (const GgufValue& token : tokens->items) spellings.push_back(token.text);
-  for (const char* word : {"\xc4\xa0" "the", "\xc4\xa0" "and", "\xc4\xa0" "LORD", "\xc4\xa0" "unto"})
+  for (const char* word : {"\xc4\xa0"
+                           "the",
+                           "\xc4\xa0"
+                           "and",
+                           "\xc4\xa0"
+                           "LORD",
+                           "\xc4\xa0"
+                           "unto"})
     EXPECT_THAT(spellings, ::testing::Contains(std::string(word)));
 }
 

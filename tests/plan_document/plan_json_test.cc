@@ -13,8 +13,8 @@
 namespace orch::plan_document {
 namespace {
 
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 // orch plan's output for examples/seed-replication.toml: both workload kinds, string,
 // integer, float and boolean axis values, model variants.

@@ -18,9 +18,9 @@ std::string Dump(const json& value) { return value.dump(-1, ' ', false); }
 
 TEST(CanonicalJsonTest, WritesWhatDumpWritesForIntegersBooleansAndUtf8Strings) {
   json value = {
-      {"zeta", {1, -1, 0, std::numeric_limits<std::int64_t>::min(),
-                std::numeric_limits<std::int64_t>::max(),
-                std::numeric_limits<std::uint64_t>::max()}},
+      {"zeta",
+       {1, -1, 0, std::numeric_limits<std::int64_t>::min(),
+        std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::uint64_t>::max()}},
       {"alpha", "quote \" backslash \\ slash / del \x7f"},
       {"controls", "\b\f\n\r\t\x01\x1f"},
       {"utf-8", "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80 \xe2\x80\xa8"},

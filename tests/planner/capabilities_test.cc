@@ -96,8 +96,7 @@ TEST(CapabilitiesTest, RejectsTernaryWeightsTheDriverCannotMake) {
 
 TEST(CapabilitiesTest, SeedMustFitTheDriversUint32) {
   EXPECT_THAT(CheckWith("sampler.seed", AxisValue::Int(4294967295)), IsEmpty());
-  std::vector<CapabilityProblem> problems =
-      CheckWith("sampler.seed", AxisValue::Int(4294967296));
+  std::vector<CapabilityProblem> problems = CheckWith("sampler.seed", AxisValue::Int(4294967296));
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].message,
             "llama.cpp accepts sampler.seed in [0, 4294967295], got 4294967296");
@@ -134,8 +133,7 @@ TEST(CapabilitiesTest, RejectsAxesTheEngineDoesNotHaveButPassesKnobs) {
   c["attention"] = AxisValue::String("triton");
   c["cpu_backend"] = AxisValue::String("haswell");
   c["knob.enforce_eager"] = AxisValue::Bool(true);
-  std::vector<CapabilityProblem> problems =
-      CheckCoordinate(*FindEngineCapabilities("vllm"), c);
+  std::vector<CapabilityProblem> problems = CheckCoordinate(*FindEngineCapabilities("vllm"), c);
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_EQ(problems[0].kind, ProblemKind::kUnknownAxis);
   EXPECT_EQ(problems[0].message,

@@ -45,7 +45,8 @@ TEST(CapabilityDeclarationTest, MalformedDeclarationsNameTheField) {
     const char* expect;
   } cases[] = {
       {"[", "document: not a JSON object"},
-      {R"({"schema": "orch.capabilities/2", "engine": "x"})", "schema: expected \"orch.capabilities/1\""},
+      {R"({"schema": "orch.capabilities/2", "engine": "x"})",
+       "schema: expected \"orch.capabilities/1\""},
       {R"({"schema": "orch.capabilities/1"})", "document.engine: expected a string"},
       {R"({"schema": "orch.capabilities/1", "engine": "x", "axes": [{"name": "a", "type": "date"}]})",
        "axes[0].type: expected string, integer, number or boolean"},

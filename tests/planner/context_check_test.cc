@@ -49,8 +49,8 @@ TEST(ContextCheckTest, OtherCellsAreNotReportedAgain) {
 }
 
 TEST(ContextCheckTest, EnginesWithoutADeclarationAreCheckedToo) {
-  std::string text = Replace(WithContext("12"), "engine = \"llama.cpp@v0.4.0\"",
-                             "engine = \"sglang@0.5\"");
+  std::string text =
+      Replace(WithContext("12"), "engine = \"llama.cpp@v0.4.0\"", "engine = \"sglang@0.5\"");
   EXPECT_EQ(ErrorsOf(text).size(), 1u);
 }
 

@@ -23,14 +23,13 @@ std::vector<std::string> Rows(const Plan& plan) {
 
 TEST(ExpandTest, BaselineRepeatsThenOneCellPerAlternativeInFileOrder) {
   Plan plan = MustPlan(ValidSpecText());
-  EXPECT_THAT(Rows(plan),
-              ElementsAre("baseline readme #0", "baseline readme #1", "baseline readme #2",
-                          "baseline story #0", "baseline story #1", "baseline story #2",
-                          "attention=on readme #0", "attention=on story #0",
-                          "quant=q8_0 readme #0", "quant=q8_0 story #0",
-                          "quant=f16 readme #0", "quant=f16 story #0",
-                          "kv=q8_0/f16 readme #0", "kv=q8_0/f16 story #0",
-                          "sampler.seed=43 story #0"));
+  EXPECT_THAT(
+      Rows(plan),
+      ElementsAre("baseline readme #0", "baseline readme #1", "baseline readme #2",
+                  "baseline story #0", "baseline story #1", "baseline story #2",
+                  "attention=on readme #0", "attention=on story #0", "quant=q8_0 readme #0",
+                  "quant=q8_0 story #0", "quant=f16 readme #0", "quant=f16 story #0",
+                  "kv=q8_0/f16 readme #0", "kv=q8_0/f16 story #0", "sampler.seed=43 story #0"));
   EXPECT_EQ(plan.cells.size(), 6u);
 }
 
@@ -107,8 +106,8 @@ TEST(ExpandTest, QuantizedVCacheWithAutoAttentionIsRefused) {
 }
 
 TEST(ExpandTest, WeightTypeTheDriverLacksIsRefusedAtItsAlternative) {
-  std::string text = Replace(ValidSpecText(), "quant = [\"q8_0\", \"f16\"]",
-                             "quant = [\"q8_0\", \"tq1_0\"]");
+  std::string text =
+      Replace(ValidSpecText(), "quant = [\"q8_0\", \"f16\"]", "quant = [\"q8_0\", \"tq1_0\"]");
   std::vector<std::string> errors = ErrorsOf(text);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_THAT(errors[0], ::testing::StartsWith(
@@ -135,8 +134,8 @@ TEST(ExpandTest, BaselineProblemIsReportedOnceNotPerCell) {
 }
 
 TEST(ExpandTest, UnknownEngineIsAllowedWithOneWarning) {
-  std::string text = Replace(ValidSpecText(), "engine = \"llama.cpp@v0.4.0\"",
-                             "engine = \"sglang@0.5\"");
+  std::string text =
+      Replace(ValidSpecText(), "engine = \"llama.cpp@v0.4.0\"", "engine = \"sglang@0.5\"");
   PlanOutcome outcome = PlanText(text);
   ASSERT_TRUE(outcome.plan.has_value());
   EXPECT_THAT(Messages(outcome),

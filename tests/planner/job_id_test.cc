@@ -29,14 +29,15 @@ TEST(JobIdTest, GoldenIdsForAFixedSpec) {
   Plan plan = MustPlan(ValidSpecText());
   std::vector<std::string> ids;
   for (const Job& job : plan.jobs) ids.push_back(job.id);
-  EXPECT_THAT(ids, ElementsAre("a52faed2fceee5371cb66804c9d7fc95", "fa2ec3cd807fbc0e7fbed69d214569bf",
-                               "3c0d5af1ca23c1961a26125ff32f32dd", "fbcd09dda948e7590b3aa3d51a09988e",
-                               "b39984c51ad4becd9833704d83e04291", "5701dee8b4cdb2a22b3d1d3f66da3d25",
-                               "46f7b1dd5d0e7d370540daeab9b3fb4e", "ce3cb71cd25ee8d674fa2a90962cee03",
-                               "c8022d6901f021d57ab772f57633219a", "a5736dd208a61bf54e45ff47de7b077e",
-                               "8df8f7d151f3948f117f90109d90e61d", "75b1e76f8b030cc4d9cf5706908eed1e",
-                               "2cc5b7c87cf049b1fd7181929be7624a", "ec863831866ad4e3cea3b87d170ef0a6",
-                               "c395c478286314641bcab1205a11ee15"));
+  EXPECT_THAT(ids,
+              ElementsAre("a52faed2fceee5371cb66804c9d7fc95", "fa2ec3cd807fbc0e7fbed69d214569bf",
+                          "3c0d5af1ca23c1961a26125ff32f32dd", "fbcd09dda948e7590b3aa3d51a09988e",
+                          "b39984c51ad4becd9833704d83e04291", "5701dee8b4cdb2a22b3d1d3f66da3d25",
+                          "46f7b1dd5d0e7d370540daeab9b3fb4e", "ce3cb71cd25ee8d674fa2a90962cee03",
+                          "c8022d6901f021d57ab772f57633219a", "a5736dd208a61bf54e45ff47de7b077e",
+                          "8df8f7d151f3948f117f90109d90e61d", "75b1e76f8b030cc4d9cf5706908eed1e",
+                          "2cc5b7c87cf049b1fd7181929be7624a", "ec863831866ad4e3cea3b87d170ef0a6",
+                          "c395c478286314641bcab1205a11ee15"));
 }
 
 TEST(JobIdTest, CanonicalFormIsSortedCompactJson) {
@@ -75,7 +76,8 @@ TEST(JobIdTest, EditingOneWorkloadChangesOnlyItsJobs) {
 
 TEST(JobIdTest, SamplerBaselineDoesNotTouchTeacherForcedJobs) {
   auto before = IdsByRow(MustPlan(ValidSpecText()));
-  auto after = IdsByRow(MustPlan(Replace(ValidSpecText(), "sampler.seed = 42", "sampler.seed = 7")));
+  auto after =
+      IdsByRow(MustPlan(Replace(ValidSpecText(), "sampler.seed = 42", "sampler.seed = 7")));
   for (const auto& [row, id] : before) {
     // The sampler.seed=43 cell runs seed 43 either way: same coordinate, same id.
     bool changed = row.find(" story ") != std::string::npos && !row.starts_with("sampler.seed");

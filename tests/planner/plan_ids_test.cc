@@ -15,8 +15,8 @@
 namespace orch::planner {
 namespace {
 
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 
 // orch plan's output for examples/seed-replication.toml: teacher_forced and generate
 // workloads, string, integer, float and boolean axis values.
@@ -81,12 +81,13 @@ TEST(PlanIdsTest, WhatCannotBeReadIsNamedNeverThrown) {
        [](json& p) { p["workloads"][0]["capture"]["top_k"] = "20"; }},
       {"plan.workloads[0].capture.full_windows: each window",
        [](json& p) { p["workloads"][0]["capture"]["full_windows"] = json::array({1}); }},
-      {"plan.workloads[0].kind: must be",
-       [](json& p) { p["workloads"][0]["kind"] = "sample"; }},
+      {"plan.workloads[0].kind: must be", [](json& p) { p["workloads"][0]["kind"] = "sample"; }},
       {"plan.workloads[0].positions: required integer",
        [](json& p) { p["workloads"][0]["positions"] = 1e300; }},
       {"plan.workloads[0].tokens: must be an array of integers",
-       [](json& p) { p["workloads"][0]["tokens"] = json::array({1, "x"}); }},
+       [](json& p) {
+         p["workloads"][0]["tokens"] = json::array({1, "x"});
+       }},
       {"plan.jobs[0].coordinate.kv: must be a string, number or boolean",
        [](json& p) { p["jobs"][0]["coordinate"]["kv"] = json::array(); }},
       {"plan.jobs[0].coordinate.tp: integer out of range",

@@ -50,8 +50,8 @@ TEST(SpecParserTest, KeepsBaselineAxesInFileOrderWithDottedNamesFlattened) {
   Spec spec = MustParse(ValidSpecText());
   std::vector<std::string> names;
   for (const Axis& a : spec.axes) names.push_back(a.name);
-  EXPECT_THAT(names, ElementsAre("engine", "quant", "kv", "attention", "tp", "hardware",
-                                 "threads", "sampler.seed"));
+  EXPECT_THAT(names, ElementsAre("engine", "quant", "kv", "attention", "tp", "hardware", "threads",
+                                 "sampler.seed"));
   EXPECT_EQ(spec.FindAxis("sampler.seed")->baseline, AxisValue::Int(42));
   EXPECT_THAT(spec.FindAxis("quant")->alternatives,
               ElementsAre(AxisValue::String("q8_0"), AxisValue::String("f16")));
@@ -64,9 +64,8 @@ TEST(SpecParserTest, AcceptsQuotedDottedAxisNames) {
 }
 
 TEST(SpecParserTest, DefaultsCapturePolicyAndRepeats) {
-  std::string text = Replace(ValidSpecText(),
-                             "capture = { top_k = 8, full_every = 4, full_windows = [[0, 2]] }\n",
-                             "");
+  std::string text = Replace(
+      ValidSpecText(), "capture = { top_k = 8, full_every = 4, full_windows = [[0, 2]] }\n", "");
   text = Replace(text, "[repeats]\nbaseline = 3\ncells = 1\n", "");
   Spec spec = MustParse(text);
   EXPECT_EQ(spec.workloads[0].capture.top_k, 20);
@@ -88,9 +87,9 @@ TEST(SpecParserTest, ReadsTextFileThroughTheSourceReader) {
 }
 
 TEST(SpecParserTest, ReadsTokenIds) {
-  Spec spec = MustParse(Replace(Replace(ValidSpecText(), "text = \"The quick brown fox\"",
-                                        "tokens = [1, 2, 3, 4]"),
-                                "positions = 16", "positions = 4"));
+  Spec spec = MustParse(
+      Replace(Replace(ValidSpecText(), "text = \"The quick brown fox\"", "tokens = [1, 2, 3, 4]"),
+              "positions = 16", "positions = 4"));
   EXPECT_THAT(spec.workloads[0].tokens, ElementsAre(1, 2, 3, 4));
 }
 
@@ -120,8 +119,10 @@ TEST(SpecParserTest, NormalisesAxisValues) {
 }
 
 TEST(SpecParserTest, AcceptsFreeEngineKnobs) {
-  std::string text = Replace(ValidSpecText(), "threads = 1", "threads = 1\nknob.split_mode = \"row\"");
-  text = Replace(text, "attention = [\"on\"]", "attention = [\"on\"]\nknob.split_mode = [\"layer\"]");
+  std::string text =
+      Replace(ValidSpecText(), "threads = 1", "threads = 1\nknob.split_mode = \"row\"");
+  text =
+      Replace(text, "attention = [\"on\"]", "attention = [\"on\"]\nknob.split_mode = [\"layer\"]");
   Spec spec = MustParse(text);
   EXPECT_EQ(spec.FindAxis("knob.split_mode")->alternatives.at(0), AxisValue::String("layer"));
 }
@@ -139,7 +140,8 @@ TEST(SpecParserErrorTest, TomlSyntaxErrorIsTheOnlyErrorAndHasAPosition) {
 TEST(SpecParserErrorTest, UnknownAxisSuggestsTheClosestName) {
   std::string text = Replace(ValidSpecText(), "threads = 1", "treads = 1");
   EXPECT_THAT(ErrorsOf(text),
-              ElementsAre(At(text, "1\nsampler") + ": error: baseline.treads: unknown axis "
+              ElementsAre(At(text, "1\nsampler") +
+                          ": error: baseline.treads: unknown axis "
                           "\"treads\"; did you mean \"threads\"? Axes are engine, quant, kv, "
                           "attention, tp, hardware, the extras in docs/spec.md, or "
                           "knob.<name> for any other engine setting"));
@@ -148,25 +150,28 @@ TEST(SpecParserErrorTest, UnknownAxisSuggestsTheClosestName) {
 TEST(SpecParserErrorTest, AlternativeEqualToBaseline) {
   std::string text = Replace(ValidSpecText(), "attention = [\"on\"]", "attention = [\"OFF\"]");
   EXPECT_THAT(ErrorsOf(text),
-              ElementsAre(At(text, "\"OFF\"") + ": error: alternatives.attention[0]: "
+              ElementsAre(At(text, "\"OFF\"") +
+                          ": error: alternatives.attention[0]: "
                           "alternative \"off\" equals the baseline value of attention; an "
                           "alternative must differ from the baseline"));
 }
 
 TEST(SpecParserErrorTest, DuplicateAlternativesAfterNormalisation) {
-  std::string text = Replace(ValidSpecText(), "quant = [\"q8_0\", \"f16\"]",
-                             "quant = [\"q8_0\", \"Q8_0\"]");
+  std::string text =
+      Replace(ValidSpecText(), "quant = [\"q8_0\", \"f16\"]", "quant = [\"q8_0\", \"Q8_0\"]");
   EXPECT_THAT(ErrorsOf(text),
-              ElementsAre(At(text, "\"Q8_0\"") + ": error: alternatives.quant[1]: duplicate "
+              ElementsAre(At(text, "\"Q8_0\"") +
+                          ": error: alternatives.quant[1]: duplicate "
                           "alternative \"q8_0\" (first at line " +
                           At(text, "\"q8_0\", \"Q").substr(10, 2) + ", column 10)"));
 }
 
 TEST(SpecParserErrorTest, EmptyAlternatives) {
   std::string text = Replace(ValidSpecText(), "attention = [\"on\"]", "attention = []");
-  EXPECT_THAT(ErrorsOf(text),
-              ElementsAre(At(text, "[]") + ": error: alternatives.attention: empty "
-                          "alternatives: list at least one value, or remove the axis"));
+  EXPECT_THAT(
+      ErrorsOf(text),
+      ElementsAre(At(text, "[]") + ": error: alternatives.attention: empty "
+                                   "alternatives: list at least one value, or remove the axis"));
 }
 
 TEST(SpecParserErrorTest, TensorParallelBelowOne) {
@@ -176,17 +181,19 @@ TEST(SpecParserErrorTest, TensorParallelBelowOne) {
 }
 
 TEST(SpecParserErrorTest, AlternativesWithoutBaselineValue) {
-  std::string text = Replace(ValidSpecText(), "kv = [\"q8_0/f16\"]",
-                             "kv = [\"q8_0/f16\"]\nubatch = [1]");
+  std::string text =
+      Replace(ValidSpecText(), "kv = [\"q8_0/f16\"]", "kv = [\"q8_0/f16\"]\nubatch = [1]");
   EXPECT_THAT(ErrorsOf(text),
-              ElementsAre(At(text, "[1]") + ": error: alternatives.ubatch: axis \"ubatch\" has "
+              ElementsAre(At(text, "[1]") +
+                          ": error: alternatives.ubatch: axis \"ubatch\" has "
                           "alternatives but no baseline value; add ubatch = ... to [baseline]"));
 }
 
 TEST(SpecParserErrorTest, UnknownWorkloadKind) {
   std::string text = Replace(ValidSpecText(), "kind = \"generate\"", "kind = \"chat\"");
   EXPECT_THAT(ErrorsOf(text),
-              ElementsAre(At(text, "\"chat\"") + ": error: workloads[1].kind: unknown workload "
+              ElementsAre(At(text, "\"chat\"") +
+                          ": error: workloads[1].kind: unknown workload "
                           "kind \"chat\"; expected \"teacher_forced\" or \"generate\""));
 }
 
@@ -217,17 +224,19 @@ TEST(SpecParserErrorTest, MalformedSha256) {
                              "ff=128,ctx=256,seed=7\"",
                              "file = \"m.gguf\"\nsha256 = \"3e4cb1417446\"");
   EXPECT_THAT(ErrorsOf(text),
-              ElementsAre(At(text, "\"3e4c") + ": error: model.sha256: malformed SHA-256 "
+              ElementsAre(At(text, "\"3e4c") +
+                          ": error: model.sha256: malformed SHA-256 "
                           "\"3e4cb1417446\"; expected 64 hex digits (orch model hash FILE "
                           "prints it)"));
 }
 
 TEST(SpecParserErrorTest, UnknownFieldIsATypoNotIgnored) {
   std::string text = Replace(ValidSpecText(), "max_tokens = 8", "max_tokens = 8\nmax_token = 9");
-  EXPECT_THAT(ErrorsOf(text),
-              ElementsAre(At(text, "9") + ": error: workloads[1].max_token: unknown field "
-                          "\"max_token\"; expected one of: name, kind, prompt, max_tokens, "
-                          "capture"));
+  EXPECT_THAT(
+      ErrorsOf(text),
+      ElementsAre(At(text, "9") + ": error: workloads[1].max_token: unknown field "
+                                  "\"max_token\"; expected one of: name, kind, prompt, max_tokens, "
+                                  "capture"));
 }
 
 TEST(SpecParserErrorTest, MissingStandardAxis) {
@@ -268,21 +277,23 @@ TEST(SpecParserErrorTest, ATextTooShortForItsPositionsIsAnError) {
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_THAT(errors[0], HasSubstr("workloads[0].positions: positions = 16 cannot be filled: "
                                    "workloads[0].text is 2 bytes, at most 4 tokens"));
-  std::string enough = Replace(ValidSpecText(), "text = \"The quick brown fox\"",
-                               "text = \"fourteen bytes\"");
+  std::string enough =
+      Replace(ValidSpecText(), "text = \"The quick brown fox\"", "text = \"fourteen bytes\"");
   EXPECT_THAT(ErrorsOf(enough), ElementsAre()) << "14 bytes may make 16 tokens";
 }
 
 TEST(SpecParserErrorTest, AnEmptyTextIsAnErrorNotAOnePositionRun) {
-  std::string inline_text = Replace(ValidSpecText(), "text = \"The quick brown fox\"", "text = \"\"");
-  EXPECT_THAT(ErrorsOf(inline_text),
-              ElementsAre(At(inline_text, "\"\"\npositions") +
-                          ": error: workloads[0].text: the text is empty: there is nothing to "
-                          "teacher-force; give the workload a text of at least `positions` tokens"));
+  std::string inline_text =
+      Replace(ValidSpecText(), "text = \"The quick brown fox\"", "text = \"\"");
+  EXPECT_THAT(
+      ErrorsOf(inline_text),
+      ElementsAre(At(inline_text, "\"\"\npositions") +
+                  ": error: workloads[0].text: the text is empty: there is nothing to "
+                  "teacher-force; give the workload a text of at least `positions` tokens"));
   testing::MapSourceReader reader;
   reader.Add("empty.txt", "");
-  std::string from_file = Replace(ValidSpecText(), "text = \"The quick brown fox\"",
-                                  "text_file = \"empty.txt\"");
+  std::string from_file =
+      Replace(ValidSpecText(), "text = \"The quick brown fox\"", "text_file = \"empty.txt\"");
   ParsedSpec parsed = ParseSpec(from_file, "unit.toml", reader);
   ASSERT_EQ(parsed.diagnostics.errors().size(), 1u);
   EXPECT_THAT(parsed.diagnostics.errors()[0].Format("unit.toml"),
@@ -290,10 +301,11 @@ TEST(SpecParserErrorTest, AnEmptyTextIsAnErrorNotAOnePositionRun) {
 }
 
 TEST(SpecParserErrorTest, UnreadableTextFileNamesThePath) {
-  std::string text = Replace(ValidSpecText(), "text = \"The quick brown fox\"",
-                             "text_file = \"missing.txt\"");
+  std::string text =
+      Replace(ValidSpecText(), "text = \"The quick brown fox\"", "text_file = \"missing.txt\"");
   EXPECT_THAT(ErrorsOf(text),
-              ElementsAre(At(text, "\"missing.txt\"") + ": error: workloads[0].text_file: "
+              ElementsAre(At(text, "\"missing.txt\"") +
+                          ": error: workloads[0].text_file: "
                           "cannot read \"missing.txt\": cannot open missing.txt: No such file "
                           "or directory"));
 }
@@ -301,17 +313,18 @@ TEST(SpecParserErrorTest, UnreadableTextFileNamesThePath) {
 // What a text_file holds travels in the plan to every agent; the spec may only copy in
 // files from its own directory (planner/source_reader.h).
 TEST(SpecParserErrorTest, TextFileOutsideTheSpecDirectoryIsRefusedSayingWhatToDo) {
-  std::string text = Replace(ValidSpecText(), "text = \"The quick brown fox\"",
-                             "text_file = \"/etc/passwd\"");
+  std::string text =
+      Replace(ValidSpecText(), "text = \"The quick brown fox\"", "text_file = \"/etc/passwd\"");
   testing::MapSourceReader reader;
   reader.Add("/etc/passwd", "root:x:0:0::/root:/bin/sh\n");
   ParsedSpec parsed = ParseSpec(text, "unit.toml", reader);
   ASSERT_EQ(parsed.diagnostics.errors().size(), 1u);
   EXPECT_EQ(parsed.diagnostics.errors()[0].Format("unit.toml"),
-            At(text, "\"/etc/passwd\"") + ": error: workloads[0].text_file: cannot read "
-            "\"/etc/passwd\": \"/etc/passwd\" is an absolute path; files a spec names "
-            "must lie in the spec's directory or below it: move the file there, or pass "
-            "--allow-outside-spec-dir to read it where it is");
+            At(text, "\"/etc/passwd\"") +
+                ": error: workloads[0].text_file: cannot read "
+                "\"/etc/passwd\": \"/etc/passwd\" is an absolute path; files a spec names "
+                "must lie in the spec's directory or below it: move the file there, or pass "
+                "--allow-outside-spec-dir to read it where it is");
   EXPECT_EQ(parsed.spec->workloads[0].text, "");
 }
 
@@ -338,9 +351,15 @@ TEST(SpecParserRobustnessTest, MutatedSpecsGiveAPlanOrErrorsNeverACrash) {
     for (int e = 0; e < edits; ++e) {
       std::size_t at = next() % text.size();
       switch (next() % 3) {
-        case 0: text.erase(at, 1 + next() % 8); break;
-        case 1: text.insert(at, 1, alphabet[next() % alphabet.size()]); break;
-        default: text[at] = alphabet[next() % alphabet.size()]; break;
+        case 0:
+          text.erase(at, 1 + next() % 8);
+          break;
+        case 1:
+          text.insert(at, 1, alphabet[next() % alphabet.size()]);
+          break;
+        default:
+          text[at] = alphabet[next() % alphabet.size()];
+          break;
       }
     }
     PlanOutcome outcome = PlanText(text);

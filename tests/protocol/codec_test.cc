@@ -28,17 +28,13 @@ TEST_P(CodecRoundTripTest, DecodesWhatItEncoded) {
   EXPECT_EQ(*decoded, GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryMessage, CodecRoundTripTest,
-                         ::testing::ValuesIn(OneOfEachMessage()),
-                         [](const auto& info) {
-                           return std::string(MessageName(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(EveryMessage, CodecRoundTripTest, ::testing::ValuesIn(OneOfEachMessage()),
+                         [](const auto& info) { return std::string(MessageName(info.param)); });
 
 TEST(CodecTest, ExamplesCoverEveryMessageKind) {
   std::vector<Message> messages = OneOfEachMessage();
   ASSERT_EQ(messages.size(), std::variant_size_v<Message>);
-  for (std::size_t i = 0; i < messages.size(); ++i)
-    EXPECT_EQ(messages[i].index(), i);
+  for (std::size_t i = 0; i < messages.size(); ++i) EXPECT_EQ(messages[i].index(), i);
 }
 
 TEST(CodecTest, RoundTripsAPartOfAnUpload) {
@@ -76,8 +72,7 @@ TEST(CodecTest, DecodesFramesAtAnyAlignment) {
     std::vector<std::byte> buffer(frame.size() + offset);
     std::memcpy(buffer.data() + offset, frame.data(), frame.size());
     Result<Message> decoded = Decode(std::span(buffer).subspan(offset));
-    ASSERT_TRUE(decoded.ok())
-        << "offset " << offset << ": " << decoded.status().ToString();
+    ASSERT_TRUE(decoded.ok()) << "offset " << offset << ": " << decoded.status().ToString();
     EXPECT_EQ(*decoded, Message(ValidAssign()));
   }
 }
@@ -87,8 +82,7 @@ TEST(CodecTest, RejectsEveryTruncationOfAFrame) {
   for (std::size_t size = 0; size < frame.size(); ++size) {
     Result<Message> decoded = Decode(std::string_view(frame).substr(0, size));
     ASSERT_FALSE(decoded.ok()) << "prefix of " << size << " bytes decoded";
-    EXPECT_EQ(decoded.status().code(), StatusCode::kDataLoss)
-        << decoded.status().ToString();
+    EXPECT_EQ(decoded.status().code(), StatusCode::kDataLoss) << decoded.status().ToString();
   }
 }
 
@@ -131,11 +125,10 @@ TEST(CodecTest, RejectsAHelloOfAnotherProtocolVersionNamingBoth) {
   Result<Message> decoded = Decode(Encode(hello));
   ASSERT_FALSE(decoded.ok());
   EXPECT_EQ(decoded.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(decoded.status().message(),
-            "hello.protocolVersion: peer speaks protocol version " +
-                std::to_string(kProtocolVersion + 1) +
-                ", this build speaks version " +
-                std::to_string(kProtocolVersion));
+  EXPECT_EQ(decoded.status().message(), "hello.protocolVersion: peer speaks protocol version " +
+                                            std::to_string(kProtocolVersion + 1) +
+                                            ", this build speaks version " +
+                                            std::to_string(kProtocolVersion));
 }
 
 TEST(CodecTest, RejectsAWelcomeOfAnotherProtocolVersion) {
@@ -175,49 +168,39 @@ Message Changed(T message, F change) {
 
 std::vector<BadField> BadFields() {
   return {
-      {"HelloWithoutAgentId",
-       Changed(ValidHello(), [](Hello& m) { m.agent_id.clear(); }),
+      {"HelloWithoutAgentId", Changed(ValidHello(), [](Hello& m) { m.agent_id.clear(); }),
        "hello.agentId"},
       {"HelloWithoutHardwareClass",
-       Changed(ValidHello(),
-               [](Hello& m) { m.capabilities.hardware_class.clear(); }),
+       Changed(ValidHello(), [](Hello& m) { m.capabilities.hardware_class.clear(); }),
        "hello.capabilities.hardwareClass"},
-      {"HelloWithNoSlots",
-       Changed(ValidHello(), [](Hello& m) { m.capabilities.slots = 0; }),
+      {"HelloWithNoSlots", Changed(ValidHello(), [](Hello& m) { m.capabilities.slots = 0; }),
        "hello.capabilities.slots"},
-      {"HelloWithNegativeGpus",
-       Changed(ValidHello(), [](Hello& m) { m.capabilities.gpus = -1; }),
+      {"HelloWithNegativeGpus", Changed(ValidHello(), [](Hello& m) { m.capabilities.gpus = -1; }),
        "hello.capabilities.gpus"},
-      {"HelloWithUnnamedFact",
-       Changed(ValidHello(), [](Hello& m) { m.host_facts[1].key.clear(); }),
+      {"HelloWithUnnamedFact", Changed(ValidHello(), [](Hello& m) { m.host_facts[1].key.clear(); }),
        "hello.hostFacts[1].key"},
       {"WelcomeWithoutHeartbeatInterval",
        Welcome{kProtocolVersion, "coord", std::chrono::milliseconds(0)},
        "welcome.heartbeatIntervalMs"},
       {"RejectWithoutReason", Reject{kProtocolVersion, ""}, "reject.reason"},
       {"HeartbeatWithoutAgentId", Heartbeat{"", {}, 1}, "heartbeat.agentId"},
-      {"AssignWithoutRunId",
-       Changed(ValidAssign(), [](Assign& m) { m.run_id.clear(); }),
+      {"AssignWithoutRunId", Changed(ValidAssign(), [](Assign& m) { m.run_id.clear(); }),
        "assign.runId"},
-      {"AssignWithoutJobId",
-       Changed(ValidAssign(), [](Assign& m) { m.job_id.clear(); }),
+      {"AssignWithoutJobId", Changed(ValidAssign(), [](Assign& m) { m.job_id.clear(); }),
        "assign.jobId"},
-      {"AssignWithoutWorkload",
-       Changed(ValidAssign(), [](Assign& m) { m.workload.clear(); }),
+      {"AssignWithoutWorkload", Changed(ValidAssign(), [](Assign& m) { m.workload.clear(); }),
        "assign.workload"},
       {"AssignWithoutLease",
-       Changed(ValidAssign(),
-               [](Assign& m) { m.lease = std::chrono::milliseconds(0); }),
+       Changed(ValidAssign(), [](Assign& m) { m.lease = std::chrono::milliseconds(0); }),
        "assign.leaseMs"},
       {"AssignWithUnnamedAxis",
        Changed(ValidAssign(), [](Assign& m) { m.coordinate[2].key.clear(); }),
        "assign.coordinate[2].key"},
       {"RunStartedWithoutRunId", RunStarted{""}, "runStarted.runId"},
       {"DigestChunkWithoutRunId", DigestChunk{"", 0, {{0, "x"}}}, "digestChunk.runId"},
-      {"RunFinishedFailedWithoutError",
-       RunFinished{"r", RunStatus::kFailed, "", "", 0}, "runFinished.error"},
-      {"RunFinishedWithUnknownStatus",
-       RunFinished{"r", static_cast<RunStatus>(7), "", "e", 0},
+      {"RunFinishedFailedWithoutError", RunFinished{"r", RunStatus::kFailed, "", "", 0},
+       "runFinished.error"},
+      {"RunFinishedWithUnknownStatus", RunFinished{"r", static_cast<RunStatus>(7), "", "e", 0},
        "runFinished.status"},
       {"AckWithoutRunId", Ack{"", 3}, "ack.runId"},
       {"CancelOfNothing", Cancel{"", ""}, "cancel"},
@@ -225,36 +208,29 @@ std::vector<BadField> BadFields() {
       {"DrainWithoutAgentId", Drain{""}, "drain.agentId"},
       {"SubmitWithoutPlan", Submit{""}, "submit.planJson"},
       {"StatusReplyWithUnnamedExperiment",
-       Changed(ValidStatusReply(),
-               [](StatusReply& m) { m.experiments[0].experiment.clear(); }),
+       Changed(ValidStatusReply(), [](StatusReply& m) { m.experiments[0].experiment.clear(); }),
        "statusReply.experiments[0].experiment"},
       {"StatusReplyWithUnknownAgentState",
        Changed(ValidStatusReply(),
-               [](StatusReply& m) {
-                 m.agents[0].state = static_cast<AgentState>(9);
-               }),
+               [](StatusReply& m) { m.agents[0].state = static_cast<AgentState>(9); }),
        "statusReply.agents[0].state"},
       {"StatusReplyWithUnnamedJob",
-       Changed(ValidStatusReply(),
-               [](StatusReply& m) { m.jobs[0].job_id.clear(); }),
+       Changed(ValidStatusReply(), [](StatusReply& m) { m.jobs[0].job_id.clear(); }),
        "statusReply.jobs[0].jobId"},
       {"RetryWithoutExperiment", Retry{"", true, false}, "retry.experiment"},
       {"RetryOfNothing", Retry{"e", false, false}, "retry"},
       {"ExportWithoutExperiment", ExportRequest{"", {}, 1}, "exportRequest.experiment"},
       {"ExportValidForNothing", ExportRequest{"e", {}, 0}, "exportRequest.validForMs"},
-      {"ExportOfAnUnnamedCell", ExportRequest{"e", {"baseline", ""}, 1},
-       "exportRequest.cells[1]"},
+      {"ExportOfAnUnnamedCell", ExportRequest{"e", {"baseline", ""}, 1}, "exportRequest.cells[1]"},
       {"ExportReplyOkWithoutABundle", ExportReply{true, "m", ""}, "exportReply.bundle"},
       {"ImportOfNothing", ImportRequest{"", "f"}, "importRequest.bundle"},
       {"ImportPartWithoutUpload", ImportRequest{"x", "f", "", 4, 10}, "importRequest.uploadId"},
       {"ImportPartPastTheEnd", ImportRequest{"xyz", "f", "u", 8, 10}, "importRequest.offset"},
-      {"CommandReplyWithoutMessage", CommandReply{false, ""},
-       "commandReply.message"},
+      {"CommandReplyWithoutMessage", CommandReply{false, ""}, "commandReply.message"},
   };
 }
 
-INSTANTIATE_TEST_SUITE_P(Rules, CodecFieldRuleTest,
-                         ::testing::ValuesIn(BadFields()),
+INSTANTIATE_TEST_SUITE_P(Rules, CodecFieldRuleTest, ::testing::ValuesIn(BadFields()),
                          [](const auto& info) { return info.param.name; });
 
 // Decode must return (ok or not) for any bytes; a crash or escaping exception
@@ -267,8 +243,7 @@ TEST(CodecFuzzTest, SurvivesRandomBytes) {
     std::string frame(words * 8, '\0');
     for (char& c : frame) c = static_cast<char>(rng());
     if (i % 2 == 0 && frame.size() >= 8) {
-      frame[0] = frame[1] = frame[2] = frame[3] =
-          0;  // one segment: reach deeper code
+      frame[0] = frame[1] = frame[2] = frame[3] = 0;  // one segment: reach deeper code
       frame[4] = static_cast<char>(words - 1);
       frame[5] = frame[6] = frame[7] = 0;
     }
@@ -285,8 +260,7 @@ TEST(CodecFuzzTest, SurvivesMutatedValidFrames) {
     std::string frame = frames[i % frames.size()];
     int flips = std::uniform_int_distribution<int>(1, 4)(rng);
     for (int f = 0; f < flips; ++f) {
-      std::size_t at =
-          std::uniform_int_distribution<std::size_t>(0, frame.size() - 1)(rng);
+      std::size_t at = std::uniform_int_distribution<std::size_t>(0, frame.size() - 1)(rng);
       frame[at] = static_cast<char>(frame[at] ^ (1 << (rng() % 8)));
     }
     Result<Message> decoded = Decode(frame);

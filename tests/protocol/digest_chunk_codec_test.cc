@@ -96,8 +96,8 @@ TEST(DigestChunkCodecTest, RoundTripsAFullChunkOfTheAgent) {
 
 TEST(DigestChunkCodecTest, AHandBuiltFrameDecodes) {
   // The builders below make what the encoder makes: one record {5, "abc"}.
-  std::string frame = ChunkFrame(ListPointer(1, 7, 2), {ListTag(1, 1, 1), 5,
-                                                        ListPointer(0, 2, 3), 0x636261});
+  std::string frame =
+      ChunkFrame(ListPointer(1, 7, 2), {ListTag(1, 1, 1), 5, ListPointer(0, 2, 3), 0x636261});
   Result<DigestChunk> chunk = DecodeChunk(frame);
   ASSERT_TRUE(chunk.ok()) << chunk.status().ToString();
   EXPECT_EQ(*chunk, (DigestChunk{"run-1", 3, {{5, "abc"}}}));

@@ -12,15 +12,11 @@ namespace orch::protocol::testing {
 inline Hello ValidHello() {
   Hello m;
   m.agent_id = "gpu-box-3";
-  m.capabilities = {{"llama.cpp@b8390", "vllm@0.9.1"},
-                    "gpu:h100",
-                    4,
-                    2,
-                    {"sha256:" + std::string(64, 'a')}};
+  m.capabilities = {
+      {"llama.cpp@b8390", "vllm@0.9.1"}, "gpu:h100", 4, 2, {"sha256:" + std::string(64, 'a')}};
   m.fingerprint_id = "fp-1234";
   m.fingerprint_json = "{\"host\":{}}";
-  m.host_facts = {
-      {"cpu.model", "AMD EPYC 9654"}, {"driver", "560.35.03"}, {"empty", ""}};
+  m.host_facts = {{"cpu.model", "AMD EPYC 9654"}, {"driver", "560.35.03"}, {"empty", ""}};
   m.running_runs = {"run-7"};
   m.delivering_runs = {"run-6"};
   m.incarnation = "5f3a9c0e1d2b4a68";
@@ -33,8 +29,7 @@ inline Assign ValidAssign() {
   m.job_id = "0123456789abcdef0123456789abcdef";
   m.coordinate = {{"engine", "llama.cpp@b8390"}, {"kv", "q8_0"}, {"tp", "2"}};
   m.workload = "teacher-forced-1";
-  m.requirements = {"llama.cpp@b8390", "gpu:h100", 2,
-                    "sha256:" + std::string(64, 'b')};
+  m.requirements = {"llama.cpp@b8390", "gpu:h100", 2, "sha256:" + std::string(64, 'b')};
   m.lease = std::chrono::minutes(10);
   m.workload_spec = R"({"kind":"teacher_forced","tokens":512})";
   return m;
@@ -79,14 +74,12 @@ inline std::vector<Message> OneOfEachMessage() {
   std::string records("\x00\x01\xff binary \x00", 12);
   return {ValidHello(),
           Welcome{kProtocolVersion, "coord-1", std::chrono::milliseconds(5000)},
-          Reject{kProtocolVersion,
-                 "agent gpu-box-3 speaks protocol 2, coordinator 1"},
+          Reject{kProtocolVersion, "agent gpu-box-3 speaks protocol 2, coordinator 1"},
           Heartbeat{"gpu-box-3", {"run-1", "run-2"}, 0},
           ValidAssign(),
           RunStarted{"run-42"},
           DigestChunk{"run-42", 17, {{0, records}, {1, ""}, {std::uint64_t{1} << 40, "xyz"}}},
-          RunFinished{"run-42", RunStatus::kFailed, "12 positions",
-                      "driver crashed", 3},
+          RunFinished{"run-42", RunStatus::kFailed, "12 positions", "driver crashed", 3},
           Ack{"run-42", 17},
           Cancel{"", "exp-1"},
           Drain{"gpu-box-3"},

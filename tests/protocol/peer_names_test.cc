@@ -62,7 +62,8 @@ TEST_F(PeerNamesTest, ReleasingAnAliasDoesNotTouchTheHolder) {
   Claim("c2", "agent-1");
   Events();
   names_.Release("c2", "key", events_);
-  EXPECT_THAT(Events(), ElementsAre(TransportEvent{Kind::kDisconnected, "agent-1~6332", "", "key"}));
+  EXPECT_THAT(Events(),
+              ElementsAre(TransportEvent{Kind::kDisconnected, "agent-1~6332", "", "key"}));
   EXPECT_EQ(*names_.ConnectionOf("agent-1"), "c1");
 }
 

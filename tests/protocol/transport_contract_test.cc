@@ -34,9 +34,7 @@ class TransportHarness {
 
 class MemoryHarness final : public TransportHarness {
  public:
-  std::unique_ptr<Transport> Server() override {
-    return Unwrap(network_.Bind("coordinator"));
-  }
+  std::unique_ptr<Transport> Server() override { return Unwrap(network_.Bind("coordinator")); }
   std::unique_ptr<Transport> Client(const std::string& id) override {
     return Unwrap(network_.Connect("coordinator", id));
   }
@@ -46,8 +44,7 @@ class MemoryHarness final : public TransportHarness {
   void Settle(Transport&) override { network_.DeliverAll(); }
 
  private:
-  static std::unique_ptr<Transport> Unwrap(
-      Result<std::unique_ptr<Transport>> r) {
+  static std::unique_ptr<Transport> Unwrap(Result<std::unique_ptr<Transport>> r) {
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? std::move(r).value() : nullptr;
   }
@@ -73,8 +70,7 @@ class ZmqHarness final : public TransportHarness {
     return ConnectZmqClient(context_, endpoint_, id).status();
   }
   void Settle(Transport& receiver) override {
-    (void)static_cast<ZmqTransport&>(receiver).Wait(
-        std::chrono::milliseconds(10));
+    (void)static_cast<ZmqTransport&>(receiver).Wait(std::chrono::milliseconds(10));
   }
 
  private:
@@ -98,19 +94,18 @@ class TransportContractTest : public ::testing::TestWithParam<HarnessCase> {
     std::vector<TransportEvent> events;
     for (int round = 0; round < 500 && events.size() < count; ++round) {
       harness_->Settle(receiver);
-      while (auto event = receiver.Receive())
-        events.push_back(std::move(*event));
+      while (auto event = receiver.Receive()) events.push_back(std::move(*event));
     }
     return events;
   }
 
   // A server with one client whose connection the server has seen.
-  void ConnectOne(std::unique_ptr<Transport>& server,
-                  std::unique_ptr<Transport>& client, const std::string& id) {
+  void ConnectOne(std::unique_ptr<Transport>& server, std::unique_ptr<Transport>& client,
+                  const std::string& id) {
     if (!server) server = harness_->Server();
     client = harness_->Client(id);
-    ASSERT_THAT(Collect(*server, 1), ::testing::ElementsAre(TransportEvent{
-                                         Kind::kConnected, id, ""}));
+    ASSERT_THAT(Collect(*server, 1),
+                ::testing::ElementsAre(TransportEvent{Kind::kConnected, id, ""}));
   }
 
   std::unique_ptr<TransportHarness> harness_;
@@ -122,12 +117,11 @@ TEST_P(TransportContractTest, ServerSeesConnectThenFramesInSendOrder) {
   for (std::string frame : {"one", "two", "three"}) {
     ASSERT_TRUE(client->Send(kServerPeer, frame).ok());
   }
-  EXPECT_THAT(
-      Collect(*server, 4),
-      ::testing::ElementsAre(TransportEvent{Kind::kConnected, "agent-1", ""},
-                             TransportEvent{Kind::kFrame, "agent-1", "one"},
-                             TransportEvent{Kind::kFrame, "agent-1", "two"},
-                             TransportEvent{Kind::kFrame, "agent-1", "three"}));
+  EXPECT_THAT(Collect(*server, 4),
+              ::testing::ElementsAre(TransportEvent{Kind::kConnected, "agent-1", ""},
+                                     TransportEvent{Kind::kFrame, "agent-1", "one"},
+                                     TransportEvent{Kind::kFrame, "agent-1", "two"},
+                                     TransportEvent{Kind::kFrame, "agent-1", "three"}));
 }
 
 TEST_P(TransportContractTest, ServerRepliesToEachClientByPeerId) {
@@ -136,12 +130,10 @@ TEST_P(TransportContractTest, ServerRepliesToEachClientByPeerId) {
   ConnectOne(server, b, "agent-b");
   ASSERT_TRUE(server->Send("agent-b", "for b").ok());
   ASSERT_TRUE(server->Send("agent-a", "for a").ok());
-  EXPECT_THAT(Collect(*a, 1),
-              ::testing::ElementsAre(TransportEvent{
-                  Kind::kFrame, std::string(kServerPeer), "for a"}));
-  EXPECT_THAT(Collect(*b, 1),
-              ::testing::ElementsAre(TransportEvent{
-                  Kind::kFrame, std::string(kServerPeer), "for b"}));
+  EXPECT_THAT(Collect(*a, 1), ::testing::ElementsAre(
+                                  TransportEvent{Kind::kFrame, std::string(kServerPeer), "for a"}));
+  EXPECT_THAT(Collect(*b, 1), ::testing::ElementsAre(
+                                  TransportEvent{Kind::kFrame, std::string(kServerPeer), "for b"}));
 }
 
 TEST_P(TransportContractTest, SendToAPeerThatNeverConnectedIsUnavailable) {
@@ -162,9 +154,8 @@ TEST_P(TransportContractTest, DestroyedClientIsReportedAndNoLongerAddressable) {
   ASSERT_TRUE(client->Send(kServerPeer, "last words").ok());
   client.reset();
   EXPECT_THAT(Collect(*server, 2),
-              ::testing::ElementsAre(
-                  TransportEvent{Kind::kFrame, "agent-1", "last words"},
-                  TransportEvent{Kind::kDisconnected, "agent-1", ""}));
+              ::testing::ElementsAre(TransportEvent{Kind::kFrame, "agent-1", "last words"},
+                                     TransportEvent{Kind::kDisconnected, "agent-1", ""}));
   EXPECT_EQ(server->Send("agent-1", "x").code(), StatusCode::kUnavailable);
 }
 
@@ -204,8 +195,8 @@ TEST_P(TransportContractTest, ASecondClientUnderAHeldIdIsKeptApartUntilTheFirstI
 
 TEST_P(TransportContractTest, ClientIdsAreLimitedToWhatAnAliasCannotBe) {
   auto server = harness_->Server();
-  for (const std::string& id : {std::string(), std::string("agent-1~00"), std::string("a b"),
-                                std::string(201, 'a')}) {
+  for (const std::string& id :
+       {std::string(), std::string("agent-1~00"), std::string("a b"), std::string(201, 'a')}) {
     EXPECT_EQ(harness_->TryClient(id).code(), StatusCode::kInvalidArgument) << id;
   }
 }
@@ -215,12 +206,11 @@ TEST_P(TransportContractTest, BinaryAndLargeFramesArriveIntact) {
   ConnectOne(server, client, "agent-1");
   std::string binary("\0\xff\0 frame \0", 11);
   std::string large(1 << 20, 'x');
-  for (std::size_t i = 0; i < large.size(); i += 4093)
-    large[i] = static_cast<char>(i);
+  for (std::size_t i = 0; i < large.size(); i += 4093) large[i] = static_cast<char>(i);
   ASSERT_TRUE(client->Send(kServerPeer, binary).ok());
   ASSERT_TRUE(server->Send("agent-1", large).ok());
-  EXPECT_THAT(Collect(*server, 1), ::testing::ElementsAre(TransportEvent{
-                                       Kind::kFrame, "agent-1", binary}));
+  EXPECT_THAT(Collect(*server, 1),
+              ::testing::ElementsAre(TransportEvent{Kind::kFrame, "agent-1", binary}));
   auto received = Collect(*client, 1);
   ASSERT_EQ(received.size(), 1u);
   EXPECT_TRUE(received[0].frame == large);
@@ -258,13 +248,10 @@ INSTANTIATE_TEST_SUITE_P(
         HarnessCase{"Memory", [] { return std::make_unique<MemoryHarness>(); }},
         HarnessCase{"ZmqInproc",
                     [] {
-                      return std::make_unique<ZmqHarness>(
-                          "inproc://contract-" +
-                          std::to_string(++inproc_counter));
+                      return std::make_unique<ZmqHarness>("inproc://contract-" +
+                                                          std::to_string(++inproc_counter));
                     }},
-        HarnessCase{
-            "ZmqTcp",
-            [] { return std::make_unique<ZmqHarness>("tcp://127.0.0.1:*"); }}),
+        HarnessCase{"ZmqTcp", [] { return std::make_unique<ZmqHarness>("tcp://127.0.0.1:*"); }}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

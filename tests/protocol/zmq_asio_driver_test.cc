@@ -30,16 +30,14 @@ TEST_P(ZmqAsioDriverTest, RunsAConversationOnOneEventLoop) {
   constexpr int kChunks = 50;
   ZmqContext context;
   auto server = BindZmqServer(context, GetParam()).value();
-  auto client =
-      ConnectZmqClient(context, server->endpoint(), "gpu-box-3").value();
+  auto client = ConnectZmqClient(context, server->endpoint(), "gpu-box-3").value();
   boost::asio::io_context io;
 
   std::vector<std::string> server_log;
   std::optional<ZmqAsioDriver> server_loop;
   server_loop.emplace(io, *server, [&](TransportEvent event) {
     if (event.kind != Kind::kFrame) {
-      server_log.push_back(event.kind == Kind::kConnected ? "connected"
-                                                          : "disconnected");
+      server_log.push_back(event.kind == Kind::kConnected ? "connected" : "disconnected");
       return;
     }
     Result<Message> message = Decode(event.frame);
@@ -49,9 +47,7 @@ TEST_P(ZmqAsioDriverTest, RunsAConversationOnOneEventLoop) {
       Welcome welcome{kProtocolVersion, "coord", std::chrono::seconds(5)};
       ASSERT_TRUE(server_loop->Send(event.peer, Encode(welcome)).ok());
     } else if (auto* chunk = std::get_if<DigestChunk>(&*message)) {
-      ASSERT_TRUE(
-          server_loop->Send(event.peer, Encode(Ack{chunk->run_id, chunk->seq}))
-              .ok());
+      ASSERT_TRUE(server_loop->Send(event.peer, Encode(Ack{chunk->run_id, chunk->seq})).ok());
     }
   });
 
@@ -62,7 +58,8 @@ TEST_P(ZmqAsioDriverTest, RunsAConversationOnOneEventLoop) {
     ASSERT_TRUE(message.ok()) << message.status().ToString();
     if (std::holds_alternative<Welcome>(*message)) {
       for (int seq = 0; seq < kChunks; ++seq) {
-        DigestChunk chunk{"run-1", static_cast<std::uint64_t>(seq),
+        DigestChunk chunk{"run-1",
+                          static_cast<std::uint64_t>(seq),
                           {{static_cast<std::uint64_t>(seq), std::string(300, 'd')}}};
         ASSERT_TRUE(client_loop->Send(kServerPeer, Encode(chunk)).ok());
       }
@@ -73,8 +70,7 @@ TEST_P(ZmqAsioDriverTest, RunsAConversationOnOneEventLoop) {
 
   server_loop->Start();
   client_loop->Start();
-  ASSERT_TRUE(
-      client_loop->Send(kServerPeer, Encode(testing::ValidHello())).ok());
+  ASSERT_TRUE(client_loop->Send(kServerPeer, Encode(testing::ValidHello())).ok());
   io.run_for(std::chrono::seconds(10));
 
   EXPECT_EQ(acks, kChunks);
@@ -101,11 +97,9 @@ TEST_P(ZmqAsioDriverTest, DestroyingADriverWithWorkQueuedIsSafe) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Endpoints, ZmqAsioDriverTest,
-                         ::testing::Values("inproc://asio-driver",
-                                           "tcp://127.0.0.1:*"),
+                         ::testing::Values("inproc://asio-driver", "tcp://127.0.0.1:*"),
                          [](const auto& info) {
-                           return info.param.starts_with("tcp") ? "Tcp"
-                                                                : "Inproc";
+                           return info.param.starts_with("tcp") ? "Tcp" : "Inproc";
                          });
 
 }  // namespace

@@ -62,9 +62,9 @@ TEST_F(ZmqCurveTest, AnAllowedKeyGetsThroughAndEveryEventNamesIt) {
     std::vector<TransportEvent> more = Drain(*server_, 50ms);
     events.insert(events.end(), more.begin(), more.end());
   }
-  EXPECT_THAT(events, ::testing::ElementsAre(
-                          TransportEvent{Kind::kConnected, "agent-1", "", "agent-1"},
-                          TransportEvent{Kind::kFrame, "agent-1", "hello", "agent-1"}));
+  EXPECT_THAT(events,
+              ::testing::ElementsAre(TransportEvent{Kind::kConnected, "agent-1", "", "agent-1"},
+                                     TransportEvent{Kind::kFrame, "agent-1", "hello", "agent-1"}));
   ASSERT_TRUE(server_->Send("agent-1", "welcome").ok());
   ASSERT_TRUE((*client)->Wait(5s));
   EXPECT_EQ((*client)->Receive()->frame, "welcome");

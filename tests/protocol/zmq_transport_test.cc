@@ -49,22 +49,20 @@ class ZmqServerTest : public ::testing::Test {
 
   zmq::context_t raw_context_;
   ZmqContext context_;
-  std::unique_ptr<ZmqTransport> server_ =
-      BindZmqServer(context_, "tcp://127.0.0.1:*").value();
+  std::unique_ptr<ZmqTransport> server_ = BindZmqServer(context_, "tcp://127.0.0.1:*").value();
 };
 
 TEST_F(ZmqServerTest, DropsMessagesOfTheWrongShapeAndKeepsServing) {
   zmq::socket_t peer = RawPeer();
   Send(peer, {"X"});
-  Send(peer, {"F", "raw"});                 // frame part missing
-  Send(peer, {"F", "raw", "a", "b"});       // one part too many
-  Send(peer, {"F", "raw~00", "forged"});    // a name no client may have
+  Send(peer, {"F", "raw"});               // frame part missing
+  Send(peer, {"F", "raw", "a", "b"});     // one part too many
+  Send(peer, {"F", "raw~00", "forged"});  // a name no client may have
   Send(peer, {"F", "raw", "good"});
   Send(peer, {"F", "other", "second name"});  // a connection keeps its first name
-  EXPECT_THAT(
-      Collect(*server_, 2),
-      ::testing::ElementsAre(TransportEvent{Kind::kConnected, "raw", ""},
-                             TransportEvent{Kind::kFrame, "raw", "good"}));
+  EXPECT_THAT(Collect(*server_, 2),
+              ::testing::ElementsAre(TransportEvent{Kind::kConnected, "raw", ""},
+                                     TransportEvent{Kind::kFrame, "raw", "good"}));
   EXPECT_EQ(server_->dropped(), 5u);
 }
 
@@ -75,10 +73,8 @@ TEST_F(ZmqServerTest, CutsOffAPeerSendingAnOversizeFrame) {
   Send(abuser, {"F", "abuser", huge});
   Send(polite, {"F", "polite", "fine"});
   std::vector<TransportEvent> events = Collect(*server_, 2);
-  for (const TransportEvent& event : events)
-    EXPECT_NE(event.frame.size(), huge.size());
-  EXPECT_THAT(events, ::testing::Contains(
-                          TransportEvent{Kind::kFrame, "polite", "fine"}));
+  for (const TransportEvent& event : events) EXPECT_NE(event.frame.size(), huge.size());
+  EXPECT_THAT(events, ::testing::Contains(TransportEvent{Kind::kFrame, "polite", "fine"}));
 }
 
 // A routing id chosen by the client is only a name in a message: it neither
@@ -96,9 +92,8 @@ TEST_F(ZmqServerTest, AChosenRoutingIdTakesNothingOver) {
   ASSERT_TRUE(server_->Send("agent-1", "for the agent").ok());
   // Collect, not one Wait + Receive: a wake-up may carry no event (1 run in
   // ~10 under ASan saw Receive() empty after Wait() returned true).
-  EXPECT_THAT(Collect(**agent, 1),
-              ::testing::ElementsAre(
-                  TransportEvent{Kind::kFrame, std::string(kServerPeer), "for the agent"}));
+  EXPECT_THAT(Collect(**agent, 1), ::testing::ElementsAre(TransportEvent{
+                                       Kind::kFrame, std::string(kServerPeer), "for the agent"}));
 }
 
 // A holder that vanished without "D" (killed) leaves its name to the next
@@ -132,10 +127,8 @@ TEST(ZmqTransportTest, ReportsABadEndpointAsAStatus) {
   ZmqContext context;
   auto server = BindZmqServer(context, "nonsense://");
   ASSERT_FALSE(server.ok());
-  EXPECT_THAT(server.status().message(),
-              ::testing::HasSubstr("bind nonsense://"));
+  EXPECT_THAT(server.status().message(), ::testing::HasSubstr("bind nonsense://"));
 }
-
 
 }  // namespace
 }  // namespace orch::protocol

@@ -63,9 +63,7 @@ std::int32_t Second(std::uint64_t i) {
   return static_cast<std::int32_t>((i + 1) % testing::kVocab);
 }
 // A near-tie at 97 (where quant=q8_0 flips), else clear margins.
-double Margin(std::uint64_t i) {
-  return i == 97 ? 0.05 : 1.0 + 0.3 * static_cast<double>(i % 7);
-}
+double Margin(std::uint64_t i) { return i == 97 ? 0.05 : 1.0 + 0.3 * static_cast<double>(i % 7); }
 
 // A teacher-forced stream that follows the baseline with its margin scaled by `scale(i)`,
 // and swaps top-1 and top-2 at `flips`.
@@ -105,8 +103,8 @@ std::string Summary(const std::string& version, const std::string& stop) {
     done += R"(, "stop": ")" + stop + R"(", "generated_tokens": 6})";
   }
   return R"({"hello": {"engine": "llama.cpp", "version": ")" + version +
-         R"(", "commit": "c0ffee", "build": {"system_info": ")" + system_info +
-         R"("}}, "done": )" + done + "}";
+         R"(", "commit": "c0ffee", "build": {"system_info": ")" + system_info + R"("}}, "done": )" +
+         done + "}";
 }
 
 // wiki (teacher-forced, kPositions positions, full rows every kFullEvery): baseline x2
@@ -426,9 +424,8 @@ TEST_F(HtmlRenderTest, PageNamesWhatProducedTheRunsAndWarnsAboutShortGenerations
   const std::string dom = Chromium({"--dump-dom"}).out;
   for (const char* text :
        {"tiny-llama (sha256:0123abcd)", "Q4_0 sha256:5eed", "engine=llama.cpp@v0.4.0, quant=q4_0",
-        "llama.cpp v0.4.0 (commit c0ffee)", "llama.cpp b8390 (commit c0ffee) [kv=q4_0]",
-        "agent-1", "baseline run stopped (eos) after 6 of 64 requested tokens",
-        "\" mat.\\nThe\""}) {
+        "llama.cpp v0.4.0 (commit c0ffee)", "llama.cpp b8390 (commit c0ffee) [kv=q4_0]", "agent-1",
+        "baseline run stopped (eos) after 6 of 64 requested tokens", "\" mat.\\nThe\""}) {
     EXPECT_NE(dom.find(text), std::string::npos) << text;
   }
   EXPECT_NE(dom.find("<li class=\"warning\" data-kind=\"generation_short\">"), std::string::npos);
@@ -481,8 +478,8 @@ TEST_F(HtmlRenderTest, ScreenshotShowsThePlotsWithinTheWindow) {
   for (std::size_t i = 0; i < areas.size(); ++i) {
     const auto [first, last] = areas[i];
     const bool identical = kPlottedCells[i].second == kBitIdenticalCell;
-    const std::string where = kPlottedCells[i].second + ", rows " + std::to_string(first) + "-" +
-                              std::to_string(last);
+    const std::string where =
+        kPlottedCells[i].second + ", rows " + std::to_string(first) + "-" + std::to_string(last);
     EXPECT_EQ(PixelsNear(*image, kBarColour, first, last + 40) > 50u, !identical) << where;
     EXPECT_EQ(PixelsNear(*image, kFlipColour, first - 20, first) > 10u, !identical) << where;
     if (kPlottedCells[i].first == "wiki" && !identical) {

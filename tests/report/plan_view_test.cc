@@ -50,8 +50,8 @@ TEST(PlanViewTest, ReadsTheModelAndTheBaselineCoordinate) {
   EXPECT_EQ(view->model.name, "qwen");
   EXPECT_EQ(view->model.id, "sha256:ab12");
   using Pair = std::pair<std::string, std::string>;
-  EXPECT_EQ(view->baseline, (std::vector<Pair>{
-                                {"attention", "off"}, {"engine", "llama.cpp@v0.4.0"}, {"tp", "1"}}));
+  EXPECT_EQ(view->baseline,
+            (std::vector<Pair>{{"attention", "off"}, {"engine", "llama.cpp@v0.4.0"}, {"tp", "1"}}));
   Result<PlanView> synth = ParsePlanView(R"({"schema": "orch.plan/1",
     "experiment": {"name": "e"}, "workloads": [], "cells": [], "jobs": [],
     "model": {"name": "tiny", "synth": "llama:vocab=1024"}})");

@@ -10,8 +10,8 @@
 namespace orch::report {
 namespace {
 
-std::string Summary(const std::string& version, const std::string& commit,
-                    const std::string& type, const std::string& sha) {
+std::string Summary(const std::string& version, const std::string& commit, const std::string& type,
+                    const std::string& sha) {
   return R"({"hello": {"engine": "llama.cpp", "version": ")" + version + R"(", "commit": ")" +
          commit + R"(", "hardware": "cpu: Example CPU"}, "done": {"model": {"sha256": ")" + sha +
          R"(", "type": ")" + type + R"("}}})";

@@ -137,8 +137,7 @@ TEST(QuorumStandaloneTest, TiesGoToThePreferredRunsGroup) {
   const std::vector<CellRun> runs = {run("x", "alice", 1), run("y", "lab", 2)};
   EXPECT_EQ(BuildQuorum(runs, "y").agreeing_runs, std::vector<std::string>{"y"});
   EXPECT_EQ(BuildQuorum(runs, "").agreeing_runs, std::vector<std::string>{"x"});
-  EXPECT_EQ(BuildQuorum(runs, "").all_contributors,
-            (std::vector<std::string>{"lab", "alice"}));
+  EXPECT_EQ(BuildQuorum(runs, "").all_contributors, (std::vector<std::string>{"lab", "alice"}));
   EXPECT_TRUE(FindConflicts(runs).empty());  // different classes
 }
 

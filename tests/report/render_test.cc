@@ -106,8 +106,7 @@ TEST(RenderTest, EveryRenderingFlagsGenerationsShorterThanRequested) {
   EXPECT_NE(json.find("\"kind\": \"generation_short\""), std::string::npos);
   EXPECT_NE(json.find(message), std::string::npos);
   const std::string html = RenderHtml(report);
-  EXPECT_NE(html.find("<li class=\"warning\" data-kind=\"generation_short\">"),
-            std::string::npos);
+  EXPECT_NE(html.find("<li class=\"warning\" data-kind=\"generation_short\">"), std::string::npos);
   EXPECT_NE(html.find(message), std::string::npos);
 }
 

@@ -108,14 +108,13 @@ std::string ExperimentBuilder::WorkloadsJson() const {
   std::string json;
   for (std::size_t i = 0; i < workloads_.size(); ++i) {
     const PlannedWorkloadSpec& w = workloads_[i];
-    json += std::string(i ? ", " : "") + "{\"name\": \"" + w.name + "\", \"kind\": \"" +
-            w.kind + "\"";
+    json +=
+        std::string(i ? ", " : "") + "{\"name\": \"" + w.name + "\", \"kind\": \"" + w.kind + "\"";
     if (w.requested > 0) {
       json += std::string(", \"") + (w.kind == "generate" ? "max_tokens" : "positions") +
               "\": " + std::to_string(w.requested);
     }
-    json += ", \"capture\": {\"top_k\": 4, \"full_every\": " + std::to_string(w.full_every) +
-            "}}";
+    json += ", \"capture\": {\"top_k\": 4, \"full_every\": " + std::to_string(w.full_every) + "}}";
   }
   return json;
 }

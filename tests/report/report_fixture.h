@@ -39,8 +39,8 @@ class ExperimentBuilder {
 
   // kind: "teacher_forced" or "generate". `requested` > 0 becomes the workload's
   // `positions` (teacher_forced) or `max_tokens` (generate); `full_every` its capture's.
-  ExperimentBuilder& Workload(const std::string& name, const std::string& kind,
-                              int requested = 0, int full_every = 0);
+  ExperimentBuilder& Workload(const std::string& name, const std::string& kind, int requested = 0,
+                              int full_every = 0);
   // The plan's model ({"name", "sha256"}) and baseline coordinate; absent unless set.
   ExperimentBuilder& Model(const std::string& name, const std::string& sha256);
   ExperimentBuilder& Baseline(const std::string& axis, const std::string& value);

@@ -33,8 +33,8 @@ std::string StandardJsonFromAMemoryStore() {
 }
 
 TEST(StoreFormatTest, ARunOfANewerOrchFailsOnlyItsOwnExperimentsReport) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("orch-report-format-" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("orch-report-format-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   {
     std::unique_ptr<store::Store> store = std::move(store::OpenRocksDbStore(dir, {})).value();
@@ -48,8 +48,9 @@ TEST(StoreFormatTest, ARunOfANewerOrchFailsOnlyItsOwnExperimentsReport) {
     run.job_id = "later-job";
     ASSERT_TRUE(store->Apply({.job = std::nullopt, .run = run, .events = {}}).ok());
   }
-  ASSERT_TRUE(store::WriteRawValueForTesting(dir, "runs", "later-run",
-                                             NewerRun("later-run", "later-job")).ok());
+  ASSERT_TRUE(
+      store::WriteRawValueForTesting(dir, "runs", "later-run", NewerRun("later-run", "later-job"))
+          .ok());
   std::unique_ptr<store::Store> store = std::move(store::OpenRocksDbStore(dir, {})).value();
 
   Result<ExperimentInput> standard = LoadExperiment(*store, "standard");

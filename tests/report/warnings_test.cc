@@ -51,8 +51,9 @@ TEST(WarningsTest, AGenerationThatStoppedAtEosBeforeMaxTokensIsFlaggedWithItsRea
 TEST(WarningsTest, WithoutAStopReasonTheCountDecides) {
   const std::vector<Warning> w = RunWarnings(Generate(64), "cell run", RunExtent{6, 6, {}});
   ASSERT_EQ(w.size(), 1u);
-  EXPECT_EQ(w[0].message, "cell run generated 6 of 64 requested tokens (its driver gave no "
-                          "stop reason)");
+  EXPECT_EQ(w[0].message,
+            "cell run generated 6 of 64 requested tokens (its driver gave no "
+            "stop reason)");
   EXPECT_TRUE(RunWarnings(Generate(64), "cell run", RunExtent{64, 64, {}}).empty());
 }
 

@@ -38,13 +38,17 @@ std::string EncodeRunVersion3(RunRecord run) {
 TEST(CodecTest, RecordsRoundTrip) {
   RunRecord run = FullRun();
   EXPECT_EQ(*DecodeRun("k", EncodeRun(run)), run);
-  JobRecord job{.id = "j", .plan_id = "p", .state = JobState::kCancelled, .attempts = 7,
-                .last_error = "oom", .current_run_id = "r"};
+  JobRecord job{.id = "j",
+                .plan_id = "p",
+                .state = JobState::kCancelled,
+                .attempts = 7,
+                .last_error = "oom",
+                .current_run_id = "r"};
   EXPECT_EQ(*DecodeJob("k", EncodeJob(job)), job);
   PlanRecord plan{.id = "p", .name = "n", .json = std::string("{\0}", 3), .owner = "alice"};
   EXPECT_EQ(*DecodePlan("k", EncodePlan(plan)), plan);
-  EventRecord event{.seq = 1ull << 63, .time_ms = INT64_MIN, .kind = "k", .subject = "s",
-                    .detail = "d"};
+  EventRecord event{
+      .seq = 1ull << 63, .time_ms = INT64_MIN, .kind = "k", .subject = "s", .detail = "d"};
   EXPECT_EQ(*DecodeEvent("k", EncodeEvent(event)), event);
 }
 
@@ -117,8 +121,7 @@ TEST(CodecTest, RunRecordsOfFormatVersion3DecodeWithoutProvenance) {
   Result<RunRecord> decoded = DecodeRun("runs/r1", v3);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(*decoded, run);
-  EXPECT_EQ(DecodeRun("runs/r1", v3 + std::string(1, '\0')).status().code(),
-            StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeRun("runs/r1", v3 + std::string(1, '\0')).status().code(), StatusCode::kDataLoss);
 }
 
 TEST(CodecTest, PlanRecordsOfEarlierFormatsDecodeWithoutAnOwner) {

@@ -42,8 +42,8 @@ class KvStoreFaultTest : public ::testing::Test {
  protected:
   // Writes 1 and 2 seed plan "p" (job "j") and run "r"; write `fail_at` fails.
   std::unique_ptr<Store> Open(int fail_at) {
-    auto store = std::move(
-        KvStore::Open(std::make_unique<DiskFullEngine>(tables_, fail_at), KvStoreOptions{}))
+    auto store = std::move(KvStore::Open(std::make_unique<DiskFullEngine>(tables_, fail_at),
+                                         KvStoreOptions{}))
                      .value();
     JobRecord job;
     job.id = "j";

@@ -32,7 +32,8 @@ class DamagedStoreTest : public ::testing::Test {
   std::string path() const { return (dir_.path() / "rocksdb").string(); }
   fs::path Wal() const {
     for (const auto& entry : fs::directory_iterator(path())) {
-      if (entry.path().extension() == ".log" && fs::file_size(entry.path()) > 0) return entry.path();
+      if (entry.path().extension() == ".log" && fs::file_size(entry.path()) > 0)
+        return entry.path();
     }
     ADD_FAILURE() << "no WAL in " << path();
     return {};
@@ -99,8 +100,8 @@ TEST_F(DamagedStoreTest, RefusesATruncatedWalInsteadOfRollingBack) {
   fs::resize_file(wal, intact.size() / 2 + 3);  // inside a record
 
   Result<std::unique_ptr<Store>> store = Open();
-  ASSERT_FALSE(store.ok()) << "rolled back to "
-                           << (*store)->ListJobs("exp")->size() << " of " << kJobs << " jobs";
+  ASSERT_FALSE(store.ok()) << "rolled back to " << (*store)->ListJobs("exp")->size() << " of "
+                           << kJobs << " jobs";
   EXPECT_EQ(store.status().code(), StatusCode::kDataLoss);
   EXPECT_THAT(store.status().message(), HasSubstr(path()));
 

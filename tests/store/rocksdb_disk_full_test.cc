@@ -51,7 +51,9 @@ class DiskFullTest : public ::testing::Test {
 
   std::string db_path() const { return (disk_.path() / "rocksdb").string(); }
   std::filesystem::path filler() const { return disk_.path() / "filler"; }
-  Result<WriteOutcome> Append(uint64_t seq) { return store_->AppendChunk("r1", seq, Chunk(seq * 64)); }
+  Result<WriteOutcome> Append(uint64_t seq) {
+    return store_->AppendChunk("r1", seq, Chunk(seq * 64));
+  }
 
   // Fills the disk and sees the next chunk (`seq`) refused with a clear status and
   // nothing changed; writes once more, refilling first; frees the disk and appends the
@@ -103,10 +105,13 @@ TEST_F(DiskFullTest, WritesFailWhileTheDiskIsFullAndSucceedAgainWithoutReopening
   Open();
   EXPECT_EQ(store_->GetRun("r1")->chunks_received, 3) << "every acknowledged chunk survives";
   int digests = 0;
-  ASSERT_TRUE(store_->ScanDigests("r1", 0, [&](uint64_t, std::string_view) {
-    ++digests;
-    return true;
-  }).ok());
+  ASSERT_TRUE(store_
+                  ->ScanDigests("r1", 0,
+                                [&](uint64_t, std::string_view) {
+                                  ++digests;
+                                  return true;
+                                })
+                  .ok());
   EXPECT_EQ(digests, 3 * 64);
 }
 

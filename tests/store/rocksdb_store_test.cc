@@ -73,8 +73,14 @@ TEST(RocksDbStoreTest, AStoreWithoutTheNewerTablesIsReadAndThenGainsThem) {
 
   std::unique_ptr<Store> primary = std::move(OpenRocksDbStore(path, RocksDbOptions{})).value();
   BundleImport import;
-  import.bundle = {.sha256 = "sha", .contributor = "carol", .signer = "key", .sequence = 1,
-                   .plan_id = "p", .nonce = "n", .imported_at_ms = 1, .run_ids = {}};
+  import.bundle = {.sha256 = "sha",
+                   .contributor = "carol",
+                   .signer = "key",
+                   .sequence = 1,
+                   .plan_id = "p",
+                   .nonce = "n",
+                   .imported_at_ms = 1,
+                   .run_ids = {}};
   EXPECT_EQ(*primary->ImportBundle(import), WriteOutcome::kStored);
   EXPECT_EQ(primary->GetSigner("key")->sequence, 1u);
 }

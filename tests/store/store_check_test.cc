@@ -48,7 +48,11 @@ TEST_F(StoreCheckTest, ASoundStoreChecksClean) {
 TEST_F(StoreCheckTest, FindsUndecodableRecordsAndNamesTheirExperiment) {
   ASSERT_TRUE(WriteRawValueForTesting(path(), "jobs", "beta-job", std::string("\x01\x05", 2)).ok());
   ASSERT_TRUE(WriteRawValueForTesting(path(), "runs", "beta-run",
-                                      std::string("\x09\x08" "beta-run\x08" "beta-job" "new")).ok());
+                                      std::string("\x09\x08"
+                                                  "beta-run\x08"
+                                                  "beta-job"
+                                                  "new"))
+                  .ok());
   Result<StoreCheckReport> report = CheckRocksDbStore(path());
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   ASSERT_EQ(report->problems.size(), 2u);

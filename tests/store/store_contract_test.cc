@@ -62,8 +62,8 @@ class StoreContractTest : public ::testing::TestWithParam<HarnessFactory> {
 
   // A plan "exp" with jobs j1..j3 and a run r1 of j1.
   void SeedPlanAndRun() {
-    ASSERT_TRUE(store().PutPlan(Plan("exp"), {Job("exp", "j1"), Job("exp", "j2"),
-                                              Job("exp", "j3")}).ok());
+    ASSERT_TRUE(
+        store().PutPlan(Plan("exp"), {Job("exp", "j1"), Job("exp", "j2"), Job("exp", "j3")}).ok());
     JobRecord assigned = Job("exp", "j1");
     assigned.state = JobState::kAssigned;
     assigned.attempts = 1;
@@ -192,8 +192,8 @@ TEST_P(StoreContractTest, ApplyWritesJobRunAndEventsTogether) {
   running.state = JobState::kRunning;
   RunRecord run = *store().GetRun("r1");
   run.lease_expiry_ms = 90'000;
-  Status status = store().Apply({.job = running, .run = run,
-                                 .events = {Event("run.started", "r1"), Event("x", "y")}});
+  Status status = store().Apply(
+      {.job = running, .run = run, .events = {Event("run.started", "r1"), Event("x", "y")}});
   ASSERT_TRUE(status.ok()) << status.ToString();
   EXPECT_EQ(*store().GetJob("j1"), running);
   EXPECT_EQ(store().GetRun("r1")->lease_expiry_ms, 90'000);
@@ -207,9 +207,9 @@ TEST_P(StoreContractTest, ApplyWritesJobRunAndEventsTogether) {
 TEST_P(StoreContractTest, ApplyToAnUnknownJobChangesNothing) {
   SeedPlanAndRun();
   Snapshot before = Observe();
-  EXPECT_EQ(store().Apply({.job = Job("exp", "ghost"), .run = {}, .events = {Event("e", "s")}})
-                .code(),
-            StatusCode::kNotFound);
+  EXPECT_EQ(
+      store().Apply({.job = Job("exp", "ghost"), .run = {}, .events = {Event("e", "s")}}).code(),
+      StatusCode::kNotFound);
   EXPECT_EQ(store().Apply({.job = {}, .run = RunOf("r2", "ghost"), .events = {}}).code(),
             StatusCode::kNotFound);
   EXPECT_EQ(Observe(), before);
@@ -310,12 +310,13 @@ TEST_P(StoreContractTest, ChunkBeyondTheAnnouncedCountIsRejectedButAResendIsDupl
 TEST_P(StoreContractTest, DigestsScanInPositionOrderAcrossByteBoundaries) {
   SeedPlanAndRun();
   ASSERT_TRUE(store().Apply({.job = {}, .run = RunOf("r10", "j2"), .events = {}}).ok());
-  std::vector<uint64_t> positions = {0,     1,     255,   256,     257,          65535,
-                                     65536, 65537, 1u << 24, 1ull << 32, (1ull << 40) + 3};
+  std::vector<uint64_t> positions = {
+      0, 1, 255, 256, 257, 65535, 65536, 65537, 1u << 24, 1ull << 32, (1ull << 40) + 3};
   std::vector<uint64_t> shuffled = positions;
   std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(42));
   for (size_t i = 0; i < shuffled.size(); ++i) {
-    ASSERT_TRUE(store().AppendChunk("r1", i, {{shuffled[i], "p" + std::to_string(shuffled[i])}}).ok());
+    ASSERT_TRUE(
+        store().AppendChunk("r1", i, {{shuffled[i], "p" + std::to_string(shuffled[i])}}).ok());
   }
   ASSERT_TRUE(store().AppendChunk("r10", 0, Digests({3})).ok());  // id extends "r1"
 
@@ -334,9 +335,8 @@ TEST_P(StoreContractTest, DigestScanStopsWhenTheVisitorSaysSo) {
   SeedPlanAndRun();
   ASSERT_TRUE(store().AppendChunk("r1", 0, Digests({0, 1, 2, 3})).ok());
   int visited = 0;
-  ASSERT_TRUE(store().ScanDigests("r1", 0, [&](uint64_t, std::string_view) {
-    return ++visited < 2;
-  }).ok());
+  ASSERT_TRUE(
+      store().ScanDigests("r1", 0, [&](uint64_t, std::string_view) { return ++visited < 2; }).ok());
   EXPECT_EQ(visited, 2);
 }
 
@@ -472,9 +472,9 @@ TEST_P(StoreContractTest, FailedWriteOfEachKindChangesNothing) {
 
   EXPECT_EQ(failing.PutPlan(Plan("exp2"), {Job("exp2", "k1")}).status().code(),
             StatusCode::kIoError);
-  EXPECT_EQ(failing.Apply({.job = done, .run = RunOf("r1", "j1"), .events = {Event("e", "s")}})
-                .code(),
-            StatusCode::kIoError);
+  EXPECT_EQ(
+      failing.Apply({.job = done, .run = RunOf("r1", "j1"), .events = {Event("e", "s")}}).code(),
+      StatusCode::kIoError);
   Result<WriteOutcome> chunk = failing.AppendChunk("r1", 0, Digests({0, 1}));
   EXPECT_EQ(chunk.status().code(), StatusCode::kIoError);
   EXPECT_THAT(chunk.status().message(), HasSubstr("disk full"));
@@ -492,9 +492,16 @@ TEST_P(StoreContractTest, FailedWriteOfEachKindChangesNothing) {
 BundleImport CarolsBundle(const std::string& sha, uint64_t sequence,
                           const std::string& run_id = "b-r1") {
   BundleImport import;
-  import.bundle = {.sha256 = sha, .contributor = "carol", .signer = "carol-key",
-                   .sequence = sequence, .plan_id = "exp", .nonce = "n1",
-                   .imported_at_ms = 5'000, .run_ids = {run_id}};
+  import.bundle = {.sha256 = sha,
+                   .contributor = "carol",
+                   .signer = "carol-key",
+                   .sequence = sequence,
+                   .plan_id = "exp",
+                   .nonce = "n1",
+                   .imported_at_ms = 5'000,
+                   .run_ids = {
+                     run_id
+                   }};
   ImportedRun run;
   run.run = RunOf(run_id, "j2");
   run.run.state = RunState::kSucceeded;
@@ -506,7 +513,7 @@ BundleImport CarolsBundle(const std::string& sha, uint64_t sequence,
   run.run.host_fingerprint_id = "carol-host";
   run.chunks = {Digests({0, 1}), Digests({2})};
   import.runs.push_back(run);
-  import.fingerprints = {{"carol-host", R"({"cpu":"carol"})"}};
+  import.fingerprints = {{ "carol-host", R"({"cpu":"carol"})" }};
   JobRecord done = Job("exp", "j2");
   done.state = JobState::kSucceeded;
   done.current_run_id = run_id;

@@ -53,7 +53,8 @@ class StoreRecoverTest : public ::testing::Test {
         ASSERT_TRUE(store->Apply({.job = std::nullopt, .run = run, .events = {}}).ok());
         std::vector<DigestRecord> digests;
         for (int p = 0; p < kDigestsPerRun; ++p) {
-          digests.push_back({static_cast<uint32_t>(p), std::string(200, static_cast<char>('a' + p % 26))});
+          digests.push_back(
+              {static_cast<uint32_t>(p), std::string(200, static_cast<char>('a' + p % 26))});
         }
         ASSERT_TRUE(store->AppendChunk(run.id, 0, digests).ok());
       }
@@ -64,7 +65,8 @@ class StoreRecoverTest : public ::testing::Test {
   std::string saved() const { return (dir_.path() / "rocksdb.damaged").string(); }
   fs::path Wal() const {
     for (const auto& entry : fs::directory_iterator(path())) {
-      if (entry.path().extension() == ".log" && fs::file_size(entry.path()) > 0) return entry.path();
+      if (entry.path().extension() == ".log" && fs::file_size(entry.path()) > 0)
+        return entry.path();
     }
     ADD_FAILURE() << "no WAL in " << path();
     return {};
@@ -150,10 +152,13 @@ TEST_F(StoreRecoverTest, AWalCutOffInItsLastRecordLosesOnlyThatRecord) {
   std::unique_ptr<Store> store = std::move(OpenRocksDbStore(path(), RocksDbOptions{})).value();
   EXPECT_TRUE(store->GetRun("beta-run-29").ok()) << "the run record came before its chunk";
   uint64_t digests = 0;
-  ASSERT_TRUE(store->ScanDigests("beta-run-28", 0, [&](uint64_t, std::string_view) {
-                      ++digests;
-                      return true;
-                    }).ok());
+  ASSERT_TRUE(store
+                  ->ScanDigests("beta-run-28", 0,
+                                [&](uint64_t, std::string_view) {
+                                  ++digests;
+                                  return true;
+                                })
+                  .ok());
   EXPECT_EQ(digests, static_cast<uint64_t>(kDigestsPerRun)) << "the chunk before the cut";
 }
 
@@ -193,9 +198,7 @@ TEST_F(StoreRecoverTest, AStoreAnotherProcessHoldsIsRefusedAndLeftAsItIs) {
 }
 
 TEST_F(StoreRecoverTest, DamageOutsideTheWalIsNotRecoveredAndNothingChanges) {
-  {
-    std::unique_ptr<Store> store = std::move(OpenRocksDbStore(path(), RocksDbOptions{})).value();
-  }
+  { std::unique_ptr<Store> store = std::move(OpenRocksDbStore(path(), RocksDbOptions{})).value(); }
   fs::remove(fs::path(path()) / "CURRENT");
   Result<RecoveryReport> report = RecoverRocksDbStore(path(), saved());
   ASSERT_FALSE(report.ok());

@@ -29,7 +29,7 @@ struct Agent {
   std::unique_ptr<protocol::ZmqTransport> transport;
   bool welcomed = false;
   std::chrono::milliseconds heartbeat{1000};
-  Clock::time_point next_send;  // the next Hello (not welcomed) or Heartbeat
+  Clock::time_point next_send;                    // the next Hello (not welcomed) or Heartbeat
   std::map<std::string, std::int64_t> finishing;  // run -> RunFinished sent (ns)
 };
 

@@ -20,8 +20,8 @@
 namespace orch::testing {
 
 struct SimulatedAgentsOptions {
-  std::string coordinator;            // endpoint, "tcp://127.0.0.1:PORT"
-  std::string id_prefix = "sim";      // agents are PREFIX-FIRST .. PREFIX-(FIRST+COUNT-1)
+  std::string coordinator;        // endpoint, "tcp://127.0.0.1:PORT"
+  std::string id_prefix = "sim";  // agents are PREFIX-FIRST .. PREFIX-(FIRST+COUNT-1)
   int first = 0;
   int count = 1;
   std::string engine = "test-engine@1";
@@ -30,7 +30,7 @@ struct SimulatedAgentsOptions {
 
 struct SimulatedAgentsStats {
   int agents = 0;
-  int welcomed = 0;              // agents that got a Welcome
+  int welcomed = 0;  // agents that got a Welcome
   std::uint64_t rejects = 0;
   std::uint64_t hellos = 0;
   std::uint64_t heartbeats = 0;

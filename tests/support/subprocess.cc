@@ -7,9 +7,8 @@
 
 namespace orch::testing {
 
-ProcessResult RunProcess(const std::vector<std::string>& argv,
-                         std::chrono::milliseconds timeout, const std::string& working_dir,
-                         const std::string& stdin_path) {
+ProcessResult RunProcess(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                         const std::string& working_dir, const std::string& stdin_path) {
   SpawnOptions options;
   options.argv = argv;
   options.search_path = true;

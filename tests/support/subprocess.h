@@ -11,7 +11,7 @@
 namespace orch::testing {
 
 struct ProcessResult {
-  int exit_code = -1;     // exit status, or 128 + signal when killed by a signal
+  int exit_code = -1;  // exit status, or 128 + signal when killed by a signal
   bool timed_out = false;
   std::string out;
   std::string err;
@@ -20,8 +20,7 @@ struct ProcessResult {
 // `stdin_path`: a file the child reads as stdin (empty: the caller's stdin).
 ProcessResult RunProcess(const std::vector<std::string>& argv,
                          std::chrono::milliseconds timeout = std::chrono::seconds(60),
-                         const std::string& working_dir = "",
-                         const std::string& stdin_path = "");
+                         const std::string& working_dir = "", const std::string& stdin_path = "");
 
 // Path of the built `orch` binary.
 std::string OrchBinary();

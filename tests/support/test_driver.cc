@@ -46,12 +46,10 @@ void Write(DriverFrameType type, const std::string& payload) {
   std::fflush(stdout);
 }
 
-std::string Knob(const json& job, const std::string& name,
-                 const std::string& fallback) {
+std::string Knob(const json& job, const std::string& name, const std::string& fallback) {
   const json& coordinate = job["coordinate"];
   auto it = coordinate.find(name);
-  return it != coordinate.end() && it->is_string() ? it->get<std::string>()
-                                                   : fallback;
+  return it != coordinate.end() && it->is_string() ? it->get<std::string>() : fallback;
 }
 
 std::uint64_t Seed(const std::string& text) {
@@ -65,16 +63,13 @@ std::string Record(const std::string& seed_text, std::uint64_t position) {
   std::vector<float> row(kVocab);
   for (float& logit : row) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
-    logit =
-        static_cast<float>(state >> 40) / static_cast<float>(1u << 24) * 10.0f -
-        5.0f;
+    logit = static_cast<float>(state >> 40) / static_cast<float>(1u << 24) * 10.0f - 5.0f;
   }
   orch::digest::PositionRecord record;
   record.position = position;
   record.input_token = static_cast<std::int32_t>(position % kVocab);
   orch::digest::DigestOptions options{.top_k = 8};
-  if (!orch::digest::ComputeRowDigest(row, options, &record.digest).ok())
-    std::abort();
+  if (!orch::digest::ComputeRowDigest(row, options, &record.digest).ok()) std::abort();
   return orch::digest::EncodePositionRecord(record);
 }
 
@@ -96,35 +91,26 @@ int main(int argc, char** argv) {
     std::cout << HelloObject().dump() << "\n";
     return 0;
   }
-  std::string input((std::istreambuf_iterator<char>(std::cin)),
-                    std::istreambuf_iterator<char>());
+  std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
   json job = json::parse(input, nullptr, /*allow_exceptions=*/false);
   Hello();
-  if (!job.is_object() || !job.contains("job_id") ||
-      !job["job_id"].is_string() || !job.contains("coordinate") ||
-      !job["coordinate"].is_object()) {
+  if (!job.is_object() || !job.contains("job_id") || !job["job_id"].is_string() ||
+      !job.contains("coordinate") || !job["coordinate"].is_object()) {
     Write(DriverFrameType::kError,
-          json{{"code", "invalid_job"},
-               {"message", "the job is not a valid job document"}}
-              .dump());
+          json{{"code", "invalid_job"}, {"message", "the job is not a valid job document"}}.dump());
     std::fprintf(stderr, "orch-test-driver: invalid job\n");
     return 2;
   }
   std::string job_id = job["job_id"].get<std::string>();
-  std::uint64_t positions =
-      std::strtoull(Knob(job, "knob.positions", "4").c_str(), nullptr, 10);
+  std::uint64_t positions = std::strtoull(Knob(job, "knob.positions", "4").c_str(), nullptr, 10);
   std::string behaviour = Knob(job, "knob.behaviour", "ok");
-  auto delay = std::chrono::milliseconds(
-      std::atoi(Knob(job, "knob.delay_ms", "0").c_str()));
-  std::fprintf(stderr,
-               "orch-test-driver: job %s, %llu positions, behaviour %s\n",
-               job_id.c_str(), static_cast<unsigned long long>(positions),
-               behaviour.c_str());
+  auto delay = std::chrono::milliseconds(std::atoi(Knob(job, "knob.delay_ms", "0").c_str()));
+  std::fprintf(stderr, "orch-test-driver: job %s, %llu positions, behaviour %s\n", job_id.c_str(),
+               static_cast<unsigned long long>(positions), behaviour.c_str());
   if (behaviour == "error") {
-    Write(DriverFrameType::kError,
-          json{{"code", Knob(job, "knob.error_code", "engine_error")},
-               {"message", "the test driver was told to fail"}}
-              .dump());
+    Write(DriverFrameType::kError, json{{"code", Knob(job, "knob.error_code", "engine_error")},
+                                        {"message", "the test driver was told to fail"}}
+                                       .dump());
     return 3;
   }
   bool partial = behaviour == "crash" || behaviour == "hang";
@@ -144,8 +130,7 @@ int main(int argc, char** argv) {
     if (child == 0) {
       for (;;) pause();
     }
-    std::fprintf(stderr, "orch-test-driver: hanging; grandchild pid %d\n",
-                 static_cast<int>(child));
+    std::fprintf(stderr, "orch-test-driver: hanging; grandchild pid %d\n", static_cast<int>(child));
     std::fflush(stderr);
     for (;;) pause();
   }

@@ -24,7 +24,8 @@ using planner::AxisValue;
 using planner::Coordinate;
 using planner::ProblemKind;
 
-const std::string kDeclaration = std::string(ORCH_SOURCE_DIR) + "/planner/declarations/llama.cpp.json";
+const std::string kDeclaration =
+    std::string(ORCH_SOURCE_DIR) + "/planner/declarations/llama.cpp.json";
 const char kRegenerate[] =
     "; regenerate it with `ORCH_UPDATE_GOLDEN=1 ctest --test-dir BUILD -R "
     "LlamaCppCapabilitiesTest` or `BUILD/drivers/llamacpp/orch-driver-llamacpp-REL "
@@ -48,15 +49,19 @@ const planner::EngineCapabilities& Planner() {
 json JobWith(const Coordinate& coordinate) {
   json c = json::object();
   for (const auto& [axis, value] : coordinate) c[axis] = json::parse(value.ToCanonicalJson());
-  return {{"coordinate", c},
-          {"workload", {{"name", "w"}, {"kind", "teacher_forced"}, {"text", "x"}, {"positions", 1}}},
-          {"model", {{"requirement", "synth:llama"}}}};
+  return {
+      {"coordinate", c},
+      {"workload", {{"name", "w"}, {"kind", "teacher_forced"}, {"text", "x"}, {"positions", 1}}},
+      {"model", {{"requirement", "synth:llama"}}}};
 }
 
 Coordinate Base(const std::string& attention, const std::string& hardware) {
-  return {{"engine", AxisValue::String("llama.cpp@b8390")}, {"quant", AxisValue::String("q4_0")},
-          {"kv", AxisValue::String("f16")},           {"attention", AxisValue::String(attention)},
-          {"tp", AxisValue::Int(1)},                  {"hardware", AxisValue::String(hardware)}};
+  return {{"engine", AxisValue::String("llama.cpp@b8390")},
+          {"quant", AxisValue::String("q4_0")},
+          {"kv", AxisValue::String("f16")},
+          {"attention", AxisValue::String(attention)},
+          {"tp", AxisValue::Int(1)},
+          {"hardware", AxisValue::String(hardware)}};
 }
 
 std::string Describe(const Coordinate& c) {
@@ -110,9 +115,12 @@ std::vector<AxisValue> AcceptedSamples(const std::string& axis) {
     case planner::AxisType::kFloat:
       raw = {AxisValue::Float(accepted->min), AxisValue::Float(accepted->max)};
       break;
-    case planner::AxisType::kBool: raw = {AxisValue::Bool(true), AxisValue::Bool(false)}; break;
+    case planner::AxisType::kBool:
+      raw = {AxisValue::Bool(true), AxisValue::Bool(false)};
+      break;
     default:
-      for (const std::string& s : StringSamples(*accepted->declared)) raw.push_back(AxisValue::String(s));
+      for (const std::string& s : StringSamples(*accepted->declared))
+        raw.push_back(AxisValue::String(s));
       if (accepted->declared->values.empty())
         for (const std::string& s : OpenSamples(axis)) raw.push_back(AxisValue::String(s));
   }
@@ -125,7 +133,8 @@ std::vector<AxisValue> AcceptedSamples(const std::string& axis) {
 }
 
 TEST(LlamaCppCapabilitiesTest, CheckedInDeclarationIsWhatTheDriverDeclares) {
-  if (std::getenv("ORCH_UPDATE_GOLDEN") != nullptr) std::ofstream(kDeclaration) << CapabilitiesJson();
+  if (std::getenv("ORCH_UPDATE_GOLDEN") != nullptr)
+    std::ofstream(kDeclaration) << CapabilitiesJson();
   EXPECT_EQ(Slurp(kDeclaration), CapabilitiesJson())
       << kDeclaration << " differs from the driver's declaration (drivers/llamacpp/job_axes.cc)"
       << kRegenerate;

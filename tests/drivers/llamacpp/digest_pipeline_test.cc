@@ -89,8 +89,8 @@ TEST(DigestPipelineTest, RecordsAreByteIdenticalToDigestingInTurnAndInPositionOr
       ASSERT_TRUE(pipeline.Finish().ok());
       ASSERT_EQ(got.size(), expected.size()) << workers << " workers, " << slots << " slots";
       for (std::size_t i = 0; i < got.size(); ++i)
-        ASSERT_EQ(got[i], expected[i]) << "position " << i << ", " << workers << " workers, "
-                                       << slots << " slots";
+        ASSERT_EQ(got[i], expected[i])
+            << "position " << i << ", " << workers << " workers, " << slots << " slots";
     }
   }
 }
@@ -174,8 +174,7 @@ TEST(DigestPipelineTest, AtMostMaxInFlightRowsAreSubmittedAheadOfTheSink) {
   for (int slots : {1, 2, 5}) {
     std::int64_t submitted = 0;  // Submit calls returned
     std::int64_t most_ahead = 0;
-    DigestPipeline pipeline({.workers = 2, .max_in_flight = slots}, kVocab,
-                            ComputeDigester(kTopK),
+    DigestPipeline pipeline({.workers = 2, .max_in_flight = slots}, kVocab, ComputeDigester(kTopK),
                             [&](const digest::PositionRecord& r) {
                               most_ahead = std::max(
                                   most_ahead, submitted - static_cast<std::int64_t>(r.position));

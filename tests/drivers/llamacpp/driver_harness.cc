@@ -37,8 +37,7 @@ void DecodeFrames(const std::string& bytes, DriverOutput* output) {
         output->error = json::parse(frame.payload);
         break;
       case driver_protocol::DriverFrameType::kRecord: {
-        Result<digest::PositionRecord> record =
-            digest::DecodePositionRecord(frame.payload);
+        Result<digest::PositionRecord> record = digest::DecodePositionRecord(frame.payload);
         if (!record.ok()) {
           output->stream_error = record.status().ToString();
         } else {
@@ -65,12 +64,10 @@ std::vector<std::int32_t> DriverOutput::InputTokens() const {
 }
 
 std::string LlamaDriverBinary(const std::string& release) {
-  return std::string(ORCH_BINARY_DIR) + "/drivers/llamacpp/orch-driver-llamacpp-" +
-         release;
+  return std::string(ORCH_BINARY_DIR) + "/drivers/llamacpp/orch-driver-llamacpp-" + release;
 }
 
-DriverOutput RunLlamaDriver(const std::string& release, const json& job,
-                            const std::string& dir,
+DriverOutput RunLlamaDriver(const std::string& release, const json& job, const std::string& dir,
                             const std::vector<std::string>& args) {
   static std::atomic<int> counter{0};
   std::string path = dir + "/job-" + std::to_string(counter++) + ".json";
@@ -86,17 +83,20 @@ DriverOutput RunLlamaDriver(const std::string& release, const json& job,
 }
 
 void SynthModel(const std::string& recipe, const std::string& path) {
-  ProcessResult result =
-      RunProcess({OrchBinary(), "model", "synth", recipe, "-o", path});
+  ProcessResult result = RunProcess({OrchBinary(), "model", "synth", recipe, "-o", path});
   ASSERT_EQ(result.exit_code, 0) << result.err;
 }
 
 json TeacherForcedJob(const std::string& model_path, const std::string& cache_dir,
                       const json& overrides, int positions) {
-  json coordinate = {{"engine", "llama.cpp@v0.4.0"}, {"quant", "f32"},
-                     {"kv", "f16"},       {"attention", "off"},
-                     {"tp", "1"},         {"hardware", "cpu"},
-                     {"threads", "1"},    {"cpu_backend", "best"}};
+  json coordinate = {{"engine", "llama.cpp@v0.4.0"},
+                     {"quant", "f32"},
+                     {"kv", "f16"},
+                     {"attention", "off"},
+                     {"tp", "1"},
+                     {"hardware", "cpu"},
+                     {"threads", "1"},
+                     {"cpu_backend", "best"}};
   for (const auto& [axis, value] : overrides.items()) coordinate[axis] = value;
   json capture = {{"top_k", 20}, {"full_every", 0}, {"full_windows", json::array()}};
   return {{"run_id", "test-run"},
@@ -107,8 +107,7 @@ json TeacherForcedJob(const std::string& model_path, const std::string& cache_di
            {{"name", "readme"},
             {"kind", "teacher_forced"},
             {"positions", positions},
-            {"text", ReadFile(std::string(ORCH_SOURCE_DIR) +
-                              "/examples/texts/readme.txt")},
+            {"text", ReadFile(std::string(ORCH_SOURCE_DIR) + "/examples/texts/readme.txt")},
             {"capture", capture}}},
           {"model",
            {{"requirement",
@@ -118,23 +117,19 @@ json TeacherForcedJob(const std::string& model_path, const std::string& cache_di
             {"cache_dir", cache_dir},
             {"spec", json::object()}}},
           {"capture", capture},
-          {"requirements",
-           {{"engine", coordinate["engine"]}, {"hardware", "cpu"}, {"gpus", 0}}}};
+          {"requirements", {{"engine", coordinate["engine"]}, {"hardware", "cpu"}, {"gpus", 0}}}};
 }
 
 StreamView::StreamView(const DriverOutput& output) {
   digests = output.Digests();
   for (const auto& record : output.records) {
-    if (!record.full_row.empty())
-      full_rows.push_back({record.position, record.full_row});
+    if (!record.full_row.empty()) full_rows.push_back({record.position, record.full_row});
   }
 }
 
-digest::StreamSummary Compare(const DriverOutput& reference,
-                              const DriverOutput& other) {
+digest::StreamSummary Compare(const DriverOutput& reference, const DriverOutput& other) {
   StreamView p(reference), q(other);
-  Result<digest::StreamComparison> comparison =
-      digest::CompareStreams(p.stream(), q.stream());
+  Result<digest::StreamComparison> comparison = digest::CompareStreams(p.stream(), q.stream());
   EXPECT_TRUE(comparison.ok()) << comparison.status().ToString();
   return comparison.ok() ? comparison->summary : digest::StreamSummary{};
 }

@@ -28,9 +28,8 @@ std::string LlamaDriverBinary(const std::string& release);
 
 // Writes `job` to `dir`/job-N.json and runs the driver on it, with `args`
 // after the program name (none: as the agent runs it).
-DriverOutput RunLlamaDriver(const std::string& release,
-                            const nlohmann::json& job, const std::string& dir,
-                            const std::vector<std::string>& args = {});
+DriverOutput RunLlamaDriver(const std::string& release, const nlohmann::json& job,
+                            const std::string& dir, const std::vector<std::string>& args = {});
 
 // Generates the synth model `recipe` with `orch model synth` into `path`.
 void SynthModel(const std::string& recipe, const std::string& path);
@@ -38,10 +37,8 @@ void SynthModel(const std::string& recipe, const std::string& path);
 // A teacher-forced job over the example README text on `model_path`: the
 // coordinate has every axis at the example baseline (f32 weights, f16 KV,
 // attention off, best CPU variant, 1 thread); `overrides` replaces axes.
-nlohmann::json TeacherForcedJob(const std::string& model_path,
-                                const std::string& cache_dir,
-                                const nlohmann::json& overrides,
-                                int positions = 128);
+nlohmann::json TeacherForcedJob(const std::string& model_path, const std::string& cache_dir,
+                                const nlohmann::json& overrides, int positions = 128);
 
 // Owns the stream views for CompareStreams.
 struct StreamView {
@@ -51,7 +48,6 @@ struct StreamView {
   digest::DigestStream stream() const { return {digests, full_rows}; }
 };
 
-digest::StreamSummary Compare(const DriverOutput& reference,
-                              const DriverOutput& other);
+digest::StreamSummary Compare(const DriverOutput& reference, const DriverOutput& other);
 
 }  // namespace orch::testing

@@ -129,7 +129,8 @@ TEST(JobSettingsTest, MalformedAxisValuesNameTheFieldAndValue) {
       {"repack", "perhaps", "coordinate.repack: expected on or off, got \"perhaps\""},
       {"cpu_backend", "../evil", "coordinate.cpu_backend: invalid CPU variant \"../evil\""},
       {"kv", "f16/f16/f16", "coordinate.kv: expected T or K/V"},
-      {"sampler.seed", "4294967296", "coordinate.sampler.seed: expected an integer in [0, 4294967295]"},
+      {"sampler.seed", "4294967296",
+       "coordinate.sampler.seed: expected an integer in [0, 4294967295]"},
       {"sampler.temperature", "hot", "coordinate.sampler.temperature: expected a number"},
       {"sampler.seed", "-1", "coordinate.sampler.seed"},
       {"sampler.order", "top_k,warp", "unknown sampler \"warp\""},
@@ -160,15 +161,13 @@ TEST(JobSettingsTest, ReadsSamplerAxesAndOrder) {
   EXPECT_DOUBLE_EQ(settings->sampler.min_p, 0.0);
   EXPECT_DOUBLE_EQ(settings->sampler.repeat_penalty, 1.1);
   EXPECT_EQ(settings->sampler.seed, 42u);
-  EXPECT_EQ(settings->sampler.order,
-            (std::vector<std::string>{"top_k", "temperature"}));
+  EXPECT_EQ(settings->sampler.order, (std::vector<std::string>{"top_k", "temperature"}));
   EXPECT_FALSE(settings->sampler.greedy());
 }
 
 TEST(JobSettingsTest, ReadsGenerateWorkloads) {
   json job = ValidJob();
-  job["workload"] = {{"name", "g"}, {"kind", "generate"}, {"prompt", "Hi"},
-                     {"max_tokens", 5}};
+  job["workload"] = {{"name", "g"}, {"kind", "generate"}, {"prompt", "Hi"}, {"max_tokens", 5}};
   Result<JobSettings> settings = Parse(job);
   ASSERT_TRUE(settings.ok());
   EXPECT_EQ(settings->workload.kind, WorkloadSettings::Kind::kGenerate);
@@ -194,8 +193,7 @@ TEST(JobSettingsTest, PinnedVariantGivesTheModelType) {
   json job = ValidJob();
   std::string sha(64, 'c');
   job["model"]["requirement"] = "sha256:" + sha;
-  job["model"]["spec"] = {{"file", "m.gguf"},
-                          {"variants", {{"Q8_0", {{"sha256", sha}}}}}};
+  job["model"]["spec"] = {{"file", "m.gguf"}, {"variants", {{"Q8_0", {{"sha256", sha}}}}}};
   Result<JobSettings> settings = Parse(job);
   ASSERT_TRUE(settings.ok());
   EXPECT_EQ(settings->model_type, "q8_0");
@@ -204,18 +202,17 @@ TEST(JobSettingsTest, PinnedVariantGivesTheModelType) {
 }
 
 TEST(JobSettingsTest, MalformedDocumentsAreInvalidJobsNotCrashes) {
-  for (const char* text :
-       {"", "[]", "{", "{\"coordinate\": 3}", "{\"coordinate\": {}}",
-        "{\"coordinate\": {}, \"workload\": {\"kind\": \"dance\"}}",
-        "{\"coordinate\": {}, \"workload\": {\"kind\": \"teacher_forced\"}}",
-        "{\"coordinate\": {}, \"workload\": {\"kind\": \"teacher_forced\", "
-        "\"text\": \"x\", \"positions\": -1}}",
-        "{\"coordinate\": {}, \"workload\": {\"kind\": \"teacher_forced\", "
-        "\"text\": \"x\"}, \"capture\": {\"top_k\": 0}}",
-        "{\"coordinate\": {}, \"workload\": {\"kind\": \"teacher_forced\", "
-        "\"text\": \"x\"}, \"capture\": {\"full_windows\": [[5, 2]]}}",
-        "{\"coordinate\": {}, \"workload\": {\"kind\": \"teacher_forced\", "
-        "\"text\": \"x\"}, \"model\": 7}"}) {
+  for (const char* text : {"", "[]", "{", "{\"coordinate\": 3}", "{\"coordinate\": {}}",
+                           "{\"coordinate\": {}, \"workload\": {\"kind\": \"dance\"}}",
+                           "{\"coordinate\": {}, \"workload\": {\"kind\": \"teacher_forced\"}}",
+                           "{\"coordinate\": {}, \"workload\": {\"kind\": \"teacher_forced\", "
+                           "\"text\": \"x\", \"positions\": -1}}",
+                           "{\"coordinate\": {}, \"workload\": {\"kind\": \"teacher_forced\", "
+                           "\"text\": \"x\"}, \"capture\": {\"top_k\": 0}}",
+                           "{\"coordinate\": {}, \"workload\": {\"kind\": \"teacher_forced\", "
+                           "\"text\": \"x\"}, \"capture\": {\"full_windows\": [[5, 2]]}}",
+                           "{\"coordinate\": {}, \"workload\": {\"kind\": \"teacher_forced\", "
+                           "\"text\": \"x\"}, \"model\": 7}"}) {
     Result<JobSettings> settings = ParseJob(text);
     ASSERT_FALSE(settings.ok()) << text;
     EXPECT_EQ(ErrorCodeFor(settings.status()), "invalid_job") << text;

@@ -87,9 +87,7 @@ TEST_F(LlamaCppDriverTest, RecordsCarryTokensTargetsAndPositionsInOrder) {
     EXPECT_EQ(record.digest.vocab_size, 1024u);
     EXPECT_EQ(record.digest.top.size(), 20u);
     EXPECT_TRUE(record.digest.is_distribution());
-    std::int32_t next = i + 1 < output.records.size()
-                            ? output.records[i + 1].input_token
-                            : -1;
+    std::int32_t next = i + 1 < output.records.size() ? output.records[i + 1].input_token : -1;
     EXPECT_EQ(record.digest.target_id, next) << "position " << i;
   }
   // The text of every input token and argmax, for reports.
@@ -194,8 +192,7 @@ TEST_F(LlamaCppDriverTest, ACachedQuantizedModelModifiedInPlaceIsQuantizedAgain)
 TEST_F(LlamaCppDriverTest, CpuVariantChangesTheBitsWithQ8Weights) {
   // x64 runs everywhere; the other side is the best variant this CPU can run
   // besides x64, so the test holds on any x86-64 machine.
-  ProcessResult variants =
-      RunProcess({LlamaDriverBinary("v0.4.0"), "variants"});
+  ProcessResult variants = RunProcess({LlamaDriverBinary("v0.4.0"), "variants"});
   ASSERT_EQ(variants.exit_code, 0) << variants.err;
   std::string other;
   int best = 0;
@@ -219,8 +216,7 @@ TEST_F(LlamaCppDriverTest, QuantizedVCacheWithoutFlashAttentionIsATypedError) {
   EXPECT_EQ(output.exit_code, 2) << output.log;
   EXPECT_EQ(output.stream_error, "");
   EXPECT_EQ(output.error["code"], "invalid_combination");
-  EXPECT_NE(output.error["message"].get<std::string>().find("flash attention"),
-            std::string::npos);
+  EXPECT_NE(output.error["message"].get<std::string>().find("flash attention"), std::string::npos);
   EXPECT_TRUE(output.records.empty());
 }
 
@@ -228,16 +224,14 @@ TEST_F(LlamaCppDriverTest, QuantizedKCacheWithFlashAttentionRunsAndChangesBits) 
   DriverOutput f16 = RunOk({{"attention", "on"}});
   DriverOutput q8 = RunOk({{"kv", "q8_0/q8_0"}, {"attention", "on"}});
   EXPECT_FALSE(AllRowsIdentical(f16, q8));
-  EXPECT_NE(q8.done["context"].get<std::string>().find("type_v=q8_0"),
-            std::string::npos);
+  EXPECT_NE(q8.done["context"].get<std::string>().find("type_v=q8_0"), std::string::npos);
 }
 
 TEST_F(LlamaCppDriverTest, UnknownCpuVariantIsATypedError) {
   DriverOutput output = Run({{"cpu_backend", "pentium4"}});
   EXPECT_EQ(output.exit_code, 2);
   EXPECT_EQ(output.error["code"], "invalid_combination");
-  EXPECT_NE(output.error["message"].get<std::string>().find("pentium4"),
-            std::string::npos);
+  EXPECT_NE(output.error["message"].get<std::string>().find("pentium4"), std::string::npos);
 }
 
 // A text shorter than the positions asked for would "succeed" with fewer
@@ -371,10 +365,9 @@ TEST_F(LlamaCppDriverTest, TopKKlDivergenceStaysWithinTheDocumentedBoundOnRealRo
   EXPECT_LT(whole.worst_relative_error, 0.01);
   KldErrors top20 = CompareKld(run("f32", 20), run("q8_0", 20));
   EXPECT_GT(top20.rows, 32);
-  std::cout << "top-20 on real rows: " << top20.rows << " rows, P tail "
-            << top20.min_tail << " .. " << top20.max_tail << ", mean rel. error "
-            << top20.mean_relative_error << ", worst " << top20.worst_relative_error
-            << "\n";
+  std::cout << "top-20 on real rows: " << top20.rows << " rows, P tail " << top20.min_tail << " .. "
+            << top20.max_tail << ", mean rel. error " << top20.mean_relative_error << ", worst "
+            << top20.worst_relative_error << "\n";
   // docs/metrics.md, real rows of the generated model: flat rows (P's tail
   // above 90%), where k = 20 sees only a few percent of the divergence; still a
   // lower bound up to rounding.
@@ -383,8 +376,7 @@ TEST_F(LlamaCppDriverTest, TopKKlDivergenceStaysWithinTheDocumentedBoundOnRealRo
   EXPECT_LE(top20.worst_relative_error, 0.99);
 }
 
-json GenerateJob(const std::string& model, const std::string& cache,
-                 const json& sampler) {
+json GenerateJob(const std::string& model, const std::string& cache, const json& sampler) {
   json job = TeacherForcedJob(model, cache, sampler);
   job["workload"] = {{"name", "reasoning"},
                      {"kind", "generate"},
@@ -395,8 +387,10 @@ json GenerateJob(const std::string& model, const std::string& cache,
 }
 
 TEST_F(LlamaCppDriverTest, GenerationWithOneSeedReproducesAndAnotherSeedDiffers) {
-  json sampler = {{"sampler.temperature", "1.0"}, {"sampler.top_k", "0"},
-                  {"sampler.top_p", "1.0"}, {"sampler.min_p", "0.0"},
+  json sampler = {{"sampler.temperature", "1.0"},
+                  {"sampler.top_k", "0"},
+                  {"sampler.top_p", "1.0"},
+                  {"sampler.min_p", "0.0"},
                   {"sampler.seed", "42"}};
   DriverOutput a = RunLlamaDriver("v0.4.0", GenerateJob(Model(), Cache(), sampler), *dir_);
   DriverOutput b = RunLlamaDriver("v0.4.0", GenerateJob(Model(), Cache(), sampler), *dir_);
@@ -481,8 +475,7 @@ TEST_F(LlamaCppDriverTest, DigestWorkersMustBeAPositiveCount) {
 
 TEST_F(LlamaCppDriverTest, GreedyGenerationFollowsTheArgmax) {
   json sampler = {{"sampler.temperature", "0"}, {"sampler.seed", "7"}};
-  DriverOutput output =
-      RunLlamaDriver("v0.4.0", GenerateJob(Model(), Cache(), sampler), *dir_);
+  DriverOutput output = RunLlamaDriver("v0.4.0", GenerateJob(Model(), Cache(), sampler), *dir_);
   ASSERT_EQ(output.exit_code, 0) << output.log;
   ASSERT_FALSE(output.records.empty());
   for (const auto& record : output.records)
@@ -491,8 +484,7 @@ TEST_F(LlamaCppDriverTest, GreedyGenerationFollowsTheArgmax) {
 
 TEST_F(LlamaCppDriverTest, QuantizeCommandWritesALoadableFileOfTheType) {
   std::string out = *dir_ + "/q8.gguf";
-  ProcessResult result =
-      RunProcess({LlamaDriverBinary("b8390"), "quantize", Model(), out, "q8_0"});
+  ProcessResult result = RunProcess({LlamaDriverBinary("b8390"), "quantize", Model(), out, "q8_0"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   json job = TeacherForcedJob(out, Cache(), {{"quant", "q8_0"}}, 8);
   job["model"]["requirement"] = "q8.gguf";  // the type is read from the file
@@ -500,8 +492,7 @@ TEST_F(LlamaCppDriverTest, QuantizeCommandWritesALoadableFileOfTheType) {
   EXPECT_EQ(output.exit_code, 0) << output.log;
   EXPECT_EQ(output.done["model"]["type"], "q8_0");
   EXPECT_EQ(output.done["model"]["quantized_from"], "");
-  ProcessResult bad =
-      RunProcess({LlamaDriverBinary("b8390"), "quantize", Model(), out, "q9_9"});
+  ProcessResult bad = RunProcess({LlamaDriverBinary("b8390"), "quantize", Model(), out, "q9_9"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("q9_9"), std::string::npos);
 }

@@ -88,8 +88,8 @@ class TrainedModelEngineTest : public ::testing::Test {
   // the example baseline except `overrides`.
   static DriverOutput Run(const std::string& release, const std::string& file,
                           const json& overrides, int positions = kPositions) {
-    json job = TeacherForcedJob(Source("examples/models/" + file), *dir_ + "/cache",
-                                overrides, positions);
+    json job =
+        TeacherForcedJob(Source("examples/models/" + file), *dir_ + "/cache", overrides, positions);
     job["workload"]["name"] = "kjv-heldout";
     job["workload"]["text"] = Slurp(Source("examples/texts/kjv-heldout.txt"));
     job["model"]["requirement"] = "file:" + file;
@@ -111,9 +111,8 @@ TEST_F(TrainedModelEngineTest, HeldOutTextIsPredictedLikeALanguageModelByBothEng
       const char* quant = std::string(file).find("f16") != std::string::npos ? "f16" : "f32";
       LanguageModelFigures f = Figures(Run(release, file, {{"quant", quant}}));
       std::cout << release << " " << file << ": " << f.positions << " positions, PPL "
-                << f.perplexity << ", median top-1 " << f.median_top1
-                << ", median top-20 mass " << f.median_top20 << ", top-1 accuracy "
-                << f.top1_accuracy << "\n";
+                << f.perplexity << ", median top-1 " << f.median_top1 << ", median top-20 mass "
+                << f.median_top20 << ", top-1 accuracy " << f.top1_accuracy << "\n";
       ASSERT_EQ(f.positions, kPositions - 1);
       // Floors from the committed model's measurement, with margin: on this held-out
       // text both releases, f32 and f16, give PPL 34.2, median top-1 probability 0.192,
@@ -193,8 +192,8 @@ TEST_F(TrainedModelEngineTest, TopKKlDivergenceStaysWithinTheDocumentedBoundOnTr
   // per bucket: 0.26, 0.46, 0.66, 0.83 over 5, 12, 64, 175 rows). On these peaked rows the
   // k = 20 estimate misses more than on the random-weight rows docs/metrics.md measured;
   // what must always hold is that it never exceeds the exact KLD (worst_excess).
-  for (const Bucket& b : {Bucket{0, 0.01, 0.35}, Bucket{0.01, 0.05, 0.55},
-                          Bucket{0.05, 0.2, 0.75}, Bucket{0.2, 2, 0.90}}) {
+  for (const Bucket& b : {Bucket{0, 0.01, 0.35}, Bucket{0.01, 0.05, 0.55}, Bucket{0.05, 0.2, 0.75},
+                          Bucket{0.2, 2, 0.90}}) {
     KldErrors e = CompareKld(p, q, b.min_tail, b.max_tail);
     std::cout << "P tail [" << b.min_tail << ", " << b.max_tail << "): " << e.rows
               << " rows, mean rel. error " << e.mean_relative_error << ", worst "

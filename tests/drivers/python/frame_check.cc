@@ -39,8 +39,8 @@ json DigestMatches(const orch::digest::PositionRecord& record) {
   if (record.full_row.empty()) return nullptr;
   const orch::digest::RowDigest& carried = record.digest;
   orch::digest::DigestOptions options{
-      static_cast<std::uint32_t>(std::max<std::size_t>(carried.top.size(), 1)),
-      carried.target_id, carried.version};  // recomputed by the version it names
+      static_cast<std::uint32_t>(std::max<std::size_t>(carried.top.size(), 1)), carried.target_id,
+      carried.version};  // recomputed by the version it names
   orch::digest::RowDigest computed;
   if (!orch::digest::ComputeRowDigest(record.full_row, options, &computed).ok()) return false;
   return computed == carried;
@@ -65,8 +65,7 @@ json RecordJson(const std::string& payload) {
 }  // namespace
 
 int main() {
-  std::string input((std::istreambuf_iterator<char>(std::cin)),
-                    std::istreambuf_iterator<char>());
+  std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
   orch::driver_protocol::DriverFrameParser parser;
   std::vector<DriverFrame> frames;
   orch::Status status = parser.Feed(input, &frames);
