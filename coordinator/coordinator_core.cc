@@ -24,6 +24,8 @@ RunState ToRunState(protocol::RunStatus status) {
       return RunState::kSucceeded;
     case protocol::RunStatus::kCancelled:
       return RunState::kCancelled;
+    // The store has no timed-out state: a run its agent timed out is a failed run,
+    // and its error says why.
     case protocol::RunStatus::kFailed:
     case protocol::RunStatus::kTimedOut:
       break;
@@ -62,6 +64,7 @@ Effects CoordinatorCore::OnMessage(const std::string& peer, const protocol::Mess
     OnFinished(peer, *m, now, out);
   } else if (auto* m = std::get_if<protocol::Submit>(&message)) {
     OnSubmit(peer, *m, now, out);
+    // New jobs are offered to every agent at once rather than at the next Tick.
     Dispatch(now, out);
   } else if (auto* m = std::get_if<protocol::StatusRequest>(&message)) {
     Send(out, peer, Status(*m, now));
@@ -80,6 +83,8 @@ Effects CoordinatorCore::OnMessage(const std::string& peer, const protocol::Mess
 
 Effects CoordinatorCore::OnDisconnected(const std::string& peer, Millis) {
   if (agents_.Find(peer) != nullptr) {
+    // The agent may come back (a dropped connection, a restart) and re-adopt its
+    // runs with Hello; only a lease expiry gives them up.
     agents_.Disconnect(peer);
     Log("agent " + peer + " disconnected; its runs keep their leases");
   }
@@ -88,6 +93,8 @@ Effects CoordinatorCore::OnDisconnected(const std::string& peer, Millis) {
 
 void CoordinatorCore::OnHello(const std::string& peer, const protocol::Hello& hello, Millis now,
                               Effects& out) {
+  // Results are accepted by connection id (FromItsAgent): an agent registered
+  // under another id could speak for that agent's runs.
   if (hello.agent_id != peer) {
     Send(out, peer,
          protocol::Reject{
@@ -101,6 +108,8 @@ void CoordinatorCore::OnHello(const std::string& peer, const protocol::Hello& he
   }
   Send(out, peer,
        protocol::Welcome{protocol::kProtocolVersion, options_.id, options_.heartbeat_interval});
+  // Runs the agent finished but still delivers from its spool are its own too:
+  // releasing them would requeue a job whose results are on their way.
   std::vector<std::string> kept = hello.running_runs;
   kept.insert(kept.end(), hello.delivering_runs.begin(), hello.delivering_runs.end());
   for (const std::string& run_id : kept) {
@@ -113,7 +122,10 @@ void CoordinatorCore::OnHello(const std::string& peer, const protocol::Hello& he
     }
   }
   ReleaseUnlisted(agent, kept, now, out);
+  // Only running runs hold a slot; a run being delivered does not.
   agent.free_hint = agent.capabilities.slots - static_cast<std::int32_t>(hello.running_runs.size());
+  // A new Hello is a new connection (maybe a restarted agent): earlier cancels may
+  // never have arrived, so they are sent again.
   agent.cancel_sent.clear();
   CancelStale(agent, hello.running_runs, out);
   Dispatch(now, out);
@@ -136,6 +148,8 @@ void CoordinatorCore::CancelStale(AgentEntry& agent, const std::vector<std::stri
         ", which is no longer its; asking it to cancel");
     Send(out, agent.id, protocol::Cancel{run_id, ""});
   }
+  // Keeps only runs still listed, so a run the agent has dropped is forgotten and
+  // the set stays as small as what the agent reports.
   agent.cancel_sent = std::move(still);
 }
 
@@ -143,10 +157,15 @@ void CoordinatorCore::CancelStale(AgentEntry& agent, const std::vector<std::stri
 // reported) and never more than its slots less the runs it holds here.
 std::int32_t CoordinatorCore::FreeSlots(const AgentEntry& agent) const {
   std::int32_t free = agent.capabilities.slots - runs_.CountOn(agent.id);
+  // The agent's count also covers runs the coordinator gave up but the agent still
+  // runs (CancelStale); ours covers runs assigned since its last report.
   if (agent.free_hint >= 0) free = std::min(free, agent.free_hint);
   return std::max<std::int32_t>(0, free);
 }
 
+// A run in flight that a reconnecting agent does not list was lost with its
+// previous connection or process: failing it now retries the job without waiting
+// for its lease to expire.
 void CoordinatorCore::ReleaseUnlisted(const AgentEntry& agent,
                                       const std::vector<std::string>& listed, Millis now,
                                       Effects& out) {
@@ -161,6 +180,8 @@ void CoordinatorCore::ReleaseUnlisted(const AgentEntry& agent,
 void CoordinatorCore::OnHeartbeat(const std::string& peer, const protocol::Heartbeat& beat,
                                   Millis now, Effects& out) {
   AgentEntry* agent = agents_.Find(peer);
+  // After a coordinator restart the agent is unknown here: the Reject makes it send
+  // Hello again, which re-adopts its runs.
   if (agent == nullptr || beat.agent_id != peer) {
     Send(out, peer,
          protocol::Reject{protocol::kProtocolVersion,
@@ -168,6 +189,8 @@ void CoordinatorCore::OnHeartbeat(const std::string& peer, const protocol::Heart
     return;
   }
   agents_.Heard(peer, now);
+  // Expire() marks an agent disconnected when it is late; a heartbeat means it was
+  // only late. A drained agent stays drained.
   if (agent->state == protocol::AgentState::kDisconnected) {
     agent->state = protocol::AgentState::kConnected;
   }
@@ -177,6 +200,8 @@ void CoordinatorCore::OnHeartbeat(const std::string& peer, const protocol::Heart
       runs_.Renew(*run, now + options_.lease);
     }
   }
+  // The agent's own count replaces ours, which may have drifted (refusals,
+  // results stored since).
   agent->free_hint = beat.free_slots;
   CancelStale(*agent, beat.running_runs, out);
   if (AnyPending()) DispatchTo(*agent, now, out);
@@ -186,6 +211,8 @@ void CoordinatorCore::OnRunStarted(const std::string& peer, const protocol::RunS
                                    Millis now, Effects& out) {
   RunEntry* run = runs_.Find(started.run_id);
   if (run != nullptr && !FromItsAgent(*run, peer, "runStarted")) return;
+  // A second RunStarted, or one for a run that already ended (lost, cancelled),
+  // changes nothing.
   if (run == nullptr || run->state != RunState::kAssigned) {
     Log("ignoring runStarted for run " + started.run_id + ": unknown or not assigned");
     return;
@@ -194,6 +221,8 @@ void CoordinatorCore::OnRunStarted(const std::string& peer, const protocol::RunS
   store::StateChange change;
   change.run = run->ToRecord();
   JobEntry* job = jobs_.Find(run->job_id);
+  // The job may have moved on (this run's lease expired, the experiment was
+  // cancelled): then only the run's record changes.
   if (job != nullptr && job->current_run == run->id && !job->Terminal()) {
     job->state = JobState::kRunning;
     change.job = job->ToRecord(PlanId(*job));
@@ -211,8 +240,11 @@ void CoordinatorCore::OnChunk(const std::string& peer, const protocol::DigestChu
     return;
   }
   if (AgentEntry* agent = agents_.Find(run->agent_id)) {
+    // Feeds the agent's positions-per-second rate shown in StatusReply.
     agent->NotePositions(now, static_cast<std::uint32_t>(chunk.records.size()));
   }
+  // Stored even when the run is no longer in flight: a late result is kept under
+  // its own run id (see the header).
   AppendChunkEffect effect{chunk.run_id, chunk.seq, {}, peer};
   effect.records.reserve(chunk.records.size());
   for (const protocol::ChunkRecord& record : chunk.records) {
@@ -229,6 +261,8 @@ void CoordinatorCore::OnFinished(const std::string& peer, const protocol::RunFin
     return;
   }
   if (!FromItsAgent(*run, peer, "runFinished")) return;
+  // A failure before RunStarted with no chunks is the agent declining the job (its
+  // checks, its model, no slot), not a run of it.
   bool refused = run->state == RunState::kAssigned &&
                  finished.status == protocol::RunStatus::kFailed && finished.chunk_count == 0;
   JobEntry* job = jobs_.Find(run->job_id);
@@ -251,19 +285,26 @@ void CoordinatorCore::OnFinished(const std::string& peer, const protocol::RunFin
   outcome.error = finished.error;
   if (std::string why = ImplausibleSuccess(*run, finished); !why.empty()) {
     Log("run " + run->id + " from " + peer + ": " + why);
+    // Stored as failed so that the job runs again rather than succeeding without
+    // usable digests.
     outcome.state = RunState::kFailed;
     outcome.error = why;
   }
+  // The run is complete once this many chunks are stored (OnRunStored).
   outcome.chunks_expected = static_cast<std::int64_t>(finished.chunk_count);
   outcome.summary = finished.summary;
   out.push_back(FinishRunEffect{finished.run_id, std::move(outcome), peer});
 }
 
+// Called after every write to a run's record (its end, each chunk), so the same
+// finished run can arrive here several times while its chunks come in.
 Effects CoordinatorCore::OnRunStored(const store::RunRecord& record, Millis now) {
   Effects out;
   RunEntry* run = runs_.Find(record.id);
   if (run == nullptr || !record.finished) return out;
   AgentEntry* agent = agents_.Find(run->agent_id);
+  // Counted once per run: a refused run took no slot (OnFinished counted it), and
+  // finish_stored marks a run whose slot was already given back.
   if (agent != nullptr && run->InFlight() && !run->refused && !run->finish_stored &&
       agent->free_hint >= 0) {
     agent->free_hint += 1;  // its slot is free again by the agent's count
@@ -301,9 +342,12 @@ Effects CoordinatorCore::OnRunStored(const store::RunRecord& record, Millis now)
 
 Effects CoordinatorCore::Tick(Millis now) {
   Effects out;
+  // Agents first, so that the Dispatch below does not give requeued jobs to an
+  // agent that has just gone silent.
   for (const std::string& id : agents_.Expire(now)) {
     Log("agent " + id + " is silent; marked disconnected, its runs keep their leases");
   }
+  // Expired() returns a copy: RunFailed releases leases while this loop runs.
   for (const std::string& run_id : runs_.Expired(now)) {
     RunEntry* run = runs_.Find(run_id);
     RunFailed(*run, RunState::kLost,
@@ -357,8 +401,12 @@ void CoordinatorCore::RunFailed(RunEntry& run, RunState state, const std::string
   runs_.End(run, state);
   NoteFailure(run.id, reason);
   store::StateChange change;
+  // Other end states came from the agent and were written with its RunFinished
+  // (FinishRunEffect); a lost run has no such write, so it is made here.
   if (was_in_flight && state == RunState::kLost) change.run = run.ToRecord();
   JobEntry* job = jobs_.Find(run.job_id);
+  // A run that is no longer its job's current one (a late result) leaves the job
+  // alone.
   if (job != nullptr && job->current_run == run.id && !job->Terminal()) {
     job->last_error = reason;
     if (retry == Retry::kNever) {
@@ -416,6 +464,8 @@ void CoordinatorCore::DispatchTo(AgentEntry& agent, Millis now, Effects& out) {
   if (!agent.TakesWork() || FreeSlots(agent) <= 0) return;
   for (JobTable::Queue& queue : jobs_.queues()) {
     if (queue.jobs.empty() || !Satisfies(queue.needs, agent.capabilities)) continue;
+    // Fills the agent from this queue before trying the next; queues keep the order
+    // their requirements first appeared in, so earlier kinds of job go first.
     while (AssignOne(agent, queue, now, out)) {
     }
     if (FreeSlots(agent) <= 0) break;
@@ -448,14 +498,20 @@ bool CoordinatorCore::AssignOne(AgentEntry& agent, JobTable::Queue& queue, Milli
     Assign(*job, agent, now, out);
     assigned = true;
   }
+  // Jobs this agent refused go back to the front, in order, so that other agents
+  // still see the queue in FIFO order.
   queue.jobs.insert(queue.jobs.begin(), skipped.begin(), skipped.end());
   return assigned;
 }
 
 void CoordinatorCore::Assign(JobEntry& job, AgentEntry& agent, Millis now, Effects& out) {
+  // Counted before the run id is built: the id carries the attempt number (from 1).
   job.attempts += 1;
+  // Its last report does not know about this run yet.
   if (agent.free_hint > 0) agent.free_hint -= 1;
   RunEntry run;
+  // The job id prefix keeps run ids short but readable in logs; the salt and the
+  // counter make the id unique across coordinator lifetimes (options.h).
   run.id = job.id.substr(0, 12) + "-" + std::to_string(job.attempts) + "-" + options_.run_id_salt +
            std::to_string(++next_run_);
   run.job_id = job.id;
@@ -476,6 +532,8 @@ void CoordinatorCore::Assign(JobEntry& job, AgentEntry& agent, Millis now, Effec
   change.run = run.ToRecord();
   change.events.push_back(Event(now, "job.assigned", job.id, run.id + " " + agent.id));
   runs_.Add(std::move(run));
+  // Store first, then send: effects run in order, so an agent never runs a run
+  // that a restarted coordinator would not know about.
   out.push_back(ApplyEffect{std::move(change)});
   Send(out, agent.id, std::move(assign));
 }

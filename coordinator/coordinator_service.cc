@@ -53,6 +53,8 @@ Status CoordinatorService::Start(Millis now) {
 
 void CoordinatorService::OnEvent(const protocol::TransportEvent& event, Millis now) {
   using Kind = protocol::TransportEvent::Kind;
+  // A rebuild after a failed write could not read the store: retry it before the
+  // core decides anything from a memory the store may not match.
   if (needs_resync_) Resync(now);
   if (policy_.authenticated && event.kind != Kind::kDisconnected) {
     holder_[event.peer] = event.user;  // who holds this routing id's connection now
@@ -88,6 +90,7 @@ void CoordinatorService::OnFrame(const protocol::TransportEvent& event, Millis n
   Result<protocol::Message> message = protocol::Decode(event.frame);
   if (message.ok()) {
     if (!Permitted(event, *message, now)) return;
+    // Bundles need the store and the keys, which the pure core has neither of.
     if (const auto* request = std::get_if<protocol::ExportRequest>(&*message)) {
       OnExport(event, *request, now);
       return;
@@ -130,6 +133,7 @@ bool CoordinatorService::Permitted(const protocol::TransportEvent& event,
     return it == owners_.end() ? std::string() : it->second;
   };
   std::string refusal = WhyRefused(policy_, event.user, event.peer, message, owner_of);
+  // Refusals count in a row: one permitted message starts the count again.
   if (refusal.empty()) {
     refused_by_.erase(event.user);
     return true;
@@ -140,6 +144,7 @@ bool CoordinatorService::Permitted(const protocol::TransportEvent& event,
   if (std::holds_alternative<protocol::ExportRequest>(message)) {
     SendMessage(event.peer, protocol::ExportReply{false, "refused: " + refusal, ""});
   }
+  // CLI requests wait for a CommandReply; an agent's message gets a Reject.
   bool request = std::holds_alternative<protocol::ImportRequest>(message) ||
                  std::holds_alternative<protocol::Submit>(message) ||
                  std::holds_alternative<protocol::StatusRequest>(message) ||
@@ -174,6 +179,7 @@ void CoordinatorService::StampOwner(const std::string& user, Effects& effects) c
 void CoordinatorService::RestoreOwners(const store::StoreState& state) {
   owners_.clear();
   for (const store::PlanRecord& plan : state.plans) {
+    // Plans stored in plain mode have no owner.
     if (!plan.owner.empty()) owners_[plan.id] = plan.owner;
   }
 }
@@ -201,6 +207,8 @@ bool CoordinatorService::PerformOne(Effect& effect, Millis now) {
     return true;
   }
   unsynced_ = true;  // every other effect writes to the store
+  // A failed plan or state write leaves the core's memory ahead of the store:
+  // rebuild it from the store.
   if (auto* put = std::get_if<PutPlanEffect>(&effect)) {
     if (Put(*put)) return true;
     Resync(now);
@@ -214,7 +222,12 @@ bool CoordinatorService::PerformOne(Effect& effect, Millis now) {
     Resync(now);
     return false;
   }
+  // The core decides on a chunk or a run's end only once it is stored
+  // (OnRunStored), so a failed write there needs no rebuild: unacknowledged, the
+  // agent sends it again.
   if (auto* chunk = std::get_if<AppendChunkEffect>(&effect)) return Append(*chunk, now);
+  // A fingerprint only describes a host: a failed write is logged and the effects
+  // after it still happen (effects.h).
   if (auto* fingerprint = std::get_if<PutFingerprintEffect>(&effect)) {
     Result<store::WriteOutcome> stored = store_.PutFingerprint(fingerprint->id, fingerprint->json);
     if (!stored.ok()) {
@@ -237,6 +250,7 @@ bool CoordinatorService::Put(PutPlanEffect& effect) {
     return false;
   }
   log_.info(fmt::runtime("{} ({} new jobs stored)"), effect.ok_message, *inserted);
+  // try_emplace: the first submitter stays the owner.
   if (!effect.plan.owner.empty()) owners_.try_emplace(effect.plan.id, effect.plan.owner);
   SendMessage(effect.peer, protocol::CommandReply{true, effect.ok_message});
   return true;
@@ -273,6 +287,8 @@ bool CoordinatorService::Finish(FinishRunEffect& effect, Millis now) {
 }
 
 void CoordinatorService::AfterRunWrite(const std::string& run_id, Millis now) {
+  // The core decides on the stored record (chunks received so far, whether it is
+  // complete), not on what this one write carried.
   Result<store::RunRecord> run = store_.GetRun(run_id);
   if (!run.ok()) {
     log_.error(fmt::runtime("read back run {}: {}"), run_id, run.status().ToString());
@@ -343,6 +359,8 @@ void CoordinatorService::Commit() {
 }
 
 void CoordinatorService::Resync(Millis now) {
+  // Restore's effects are performed below; a write among them that fails calls
+  // Resync again. Rather than recurse, the next event or Tick retries.
   if (resyncing_) {
     needs_resync_ = true;  // the store still fails: try again on the next event
     return;
@@ -397,8 +415,10 @@ std::optional<std::string> CoordinatorService::AddPart(const protocol::Transport
   auto reply = [&](bool ok, const std::string& message) {
     SendMessage(event.peer, protocol::CommandReply{ok, message});
   };
+  // Idle uploads go first so that they do not count against kMaxUploads.
   std::erase_if(uploads_,
                 [now](const auto& entry) { return now - entry.second.last > kUploadIdle; });
+  // Keyed by the sender's key too, so that two keys' uploads of the same id never mix.
   std::string id = event.user + "/" + part.upload_id;
   auto it = uploads_.find(id);
   if (part.offset == 0) {
@@ -415,9 +435,11 @@ std::optional<std::string> CoordinatorService::AddPart(const protocol::Transport
                        "again in a minute");
       return std::nullopt;
     }
+    // A part at offset 0 starts the upload over, dropping what an earlier try sent.
     it = uploads_.insert_or_assign(id, Upload{"", part.total_size, now}).first;
   } else if (it == uploads_.end() || it->second.bytes.size() != part.offset ||
              it->second.total != part.total_size) {
+    // Parts are appended, so each must start where the last one ended.
     uploads_.erase(id);
     reply(false, "bundle " + part.name + ": a part at byte " + std::to_string(part.offset) +
                      " came out of order or after its upload expired; send the file again");
@@ -447,6 +469,7 @@ void CoordinatorService::OnImport(const protocol::TransportEvent& event,
     if (!assembled) return;
   }
   const std::string& bundle_bytes = assembled ? *assembled : request.bundle;
+  // Read at each import, so a key added to the folder is trusted without a restart.
   Result<std::vector<protocol::PublicIdentity>> allowed =
       protocol::ReadAllowedKeys(bundle_keys_.allowed_dir);
   if (!allowed.ok()) return reply(false, "read the trusted keys: " + allowed.status().message());
@@ -469,6 +492,8 @@ void CoordinatorService::OnImport(const protocol::TransportEvent& event,
     };
   }
   std::string name = request.name.empty() ? "(unnamed)" : request.name;
+  // The import writes the store: under group commit, Commit() syncs it before the
+  // reply goes out.
   unsynced_ = true;
   Result<bundle::ImportResult> result =
       bundle::ImportResultBundle(store_, bundle_bytes, name, context);

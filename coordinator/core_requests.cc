@@ -48,6 +48,8 @@ void CoordinatorCore::OnSubmit(const std::string& peer, const protocol::Submit& 
   std::string message =
       "experiment " + parsed->experiment + ": " + std::to_string(parsed->jobs.size()) + " jobs";
   PutPlanEffect effect{ToPlanRecord(*parsed, submit.plan_json), ToJobRecords(*parsed), peer, ""};
+  // The same plan again is still written: PutPlan is idempotent (stored jobs keep
+  // their state), and the reply goes out after the write like any submit's.
   if (existing != nullptr) {
     effect.ok_message = message + ", already submitted";
   } else {
@@ -73,6 +75,7 @@ void CoordinatorCore::ReplacePlan(const std::string& peer, const ParsedPlan& exi
               "experiment name");
     return;
   }
+  // Views into parsed.jobs: used only before `parsed` moves into the catalog.
   std::set<std::string_view> listed;
   for (const PlannedJob& job : parsed.jobs) listed.insert(job.id);
   std::vector<std::string> dropped;
@@ -89,6 +92,8 @@ void CoordinatorCore::ReplacePlan(const std::string& peer, const ParsedPlan& exi
       " no longer in the spec dropped, finished jobs kept";
   std::string experiment = parsed.experiment;
   out.push_back(std::move(effect));
+  // A dropped job still in flight is cancelled (its agent told) before it is
+  // forgotten; finished ones are forgotten as they are.
   for (const std::string& id : dropped) {
     JobEntry* job = jobs_.Find(id);
     if (job != nullptr && !job->Terminal())
@@ -102,6 +107,7 @@ void CoordinatorCore::ReplacePlan(const std::string& peer, const ParsedPlan& exi
 void CoordinatorCore::AddPlanJobs(std::uint32_t plan_index,
                                   const std::vector<store::JobRecord>* stored) {
   const ParsedPlan& plan = catalog_.plan(plan_index);
+  // One ETA entry per plan index; a replaced plan keeps its index (PlanCatalog::Add).
   if (durations_.size() <= plan_index) durations_.resize(plan_index + 1);
   std::unordered_map<std::string_view, const store::JobRecord*> by_id;
   if (stored != nullptr) {
@@ -115,12 +121,17 @@ void CoordinatorCore::AddPlanJobs(std::uint32_t plan_index,
     auto it = by_id.find(entry.id);
     if (it != by_id.end()) {
       const store::JobRecord& record = *it->second;
+      // A lost job has no run any more: it waits for one like any pending job.
       entry.state = record.state == JobState::kLost ? JobState::kPending : record.state;
       entry.attempts = record.attempts;
       entry.last_error = record.last_error;
+      // Only a held job keeps its run id; Restore requeues it unless that run is
+      // still in flight.
       bool held = entry.state == JobState::kAssigned || entry.state == JobState::kRunning;
       if (held) entry.current_run = record.current_run_id;
     }
+    // A job kept by an edited plan keeps its state, attempts and queue; only where
+    // it sits in the new plan changes.
     if (JobEntry* known = jobs_.Find(entry.id); known != nullptr) {
       known->plan = plan_index;  // a resubmitted, edited plan
       known->index = i;
@@ -158,6 +169,8 @@ void CoordinatorCore::CancelJob(JobEntry& job, const std::string& experiment,
     runs_.End(*run, RunState::kCancelled);
     change.run = run->ToRecord();
     const AgentEntry* agent = agents_.Find(run->agent_id);
+    // A disconnected agent is told when it says Hello again: CancelStale cancels
+    // the runs it lists that are no longer its.
     if (agent != nullptr && agent->state != protocol::AgentState::kDisconnected) {
       out.push_back(SendEffect{agent->id, protocol::Cancel{run->id, ""}});
     }
@@ -183,6 +196,8 @@ void CoordinatorCore::OnRetry(const std::string& peer, const protocol::Retry& re
     bool wanted = job != nullptr && ((retry.failed && job->state == JobState::kFailed) ||
                                      (retry.cancelled && job->state == JobState::kCancelled));
     if (!wanted) continue;
+    // A retry by request gets the full retry budget again, and agents that refused
+    // the job may take it now (the cause may have been fixed).
     job->attempts = 0;
     job->last_error.clear();
     job->refusals.clear();
@@ -231,6 +246,7 @@ void Count(JobState state, bool runnable, protocol::ExperimentProgress& p) {
       ++p.cancelled;
       break;
     case JobState::kPending:
+    // A lost job is requeued on restore: it counts as pending.
     case JobState::kLost:
       ++p.pending;
       p.unrunnable += runnable ? 0 : 1;
@@ -243,6 +259,8 @@ void Count(JobState state, bool runnable, protocol::ExperimentProgress& p) {
 PendingReason CoordinatorCore::WhyPending(const JobEntry& job, ReasonCache& cache) const {
   auto busy = [this](std::string_view agent) { return runs_.CountOn(agent); };
   const protocol::Requirements& needs = jobs_.queues()[job.queue].needs;
+  // Refusals are per job, so such a job is explained on its own; every other job
+  // of a queue shares one answer (the cache).
   if (!job.refusals.empty()) return ExplainPending(needs, job.refusals, agents_, busy);
   auto [it, added] = cache.try_emplace(job.queue);
   if (added) it->second = ExplainPending(needs, {}, agents_, busy);
@@ -290,6 +308,8 @@ protocol::ExperimentProgress CoordinatorCore::Progress(
     PendingReason why = pending ? WhyPending(*job, cache) : PendingReason{};
     Count(job->state, why.runnable, progress);
     bool running = job->state == JobState::kAssigned || job->state == JobState::kRunning;
+    // By default only the jobs worth a look are listed: those running and those
+    // pending that no agent can take.
     if (!request.all_jobs && !running && why.runnable) continue;
     protocol::JobStatus& status = jobs.emplace_back();
     FillJobStatus(*job, planned, plan.experiment, now, status);
@@ -298,6 +318,9 @@ protocol::ExperimentProgress CoordinatorCore::Progress(
   }
   auto [total, count] = p < durations_.size() ? durations_[p] : std::pair<Millis, std::uint32_t>{};
   std::uint32_t left = progress.pending + progress.running;
+  // ETA: mean duration of this experiment's succeeded runs times the jobs left,
+  // over the runs going on in parallel now. Unknown before a first success or
+  // while nothing runs.
   if (left == 0) {
     progress.eta_known = true;  // done: nothing left
   } else if (count > 0 && progress.running > 0) {
@@ -340,6 +363,7 @@ namespace {
 // every chunk it announced.
 bool AwaitsChunks(const store::RunRecord& record, const std::vector<store::JobRecord>& jobs) {
   if (!record.finished || record.state != RunState::kSucceeded || record.Complete()) return false;
+  // StoreState lists jobs in id order, so a binary search finds the run's job.
   auto job =
       std::lower_bound(jobs.begin(), jobs.end(), record.job_id,
                        [](const store::JobRecord& j, const std::string& id) { return j.id < id; });
@@ -363,6 +387,8 @@ Effects CoordinatorCore::Restore(const store::StoreState& state, Millis now) {
     AddPlanJobs(catalog_.Add(std::move(parsed).value()), &state.jobs);
   }
   for (const store::RunRecord& record : state.runs) {
+    // assigned_at is `now`: the assignment time is not stored, so ETA durations of
+    // runs in flight across a restart count from the restart.
     RunEntry run{record.id,
                  record.job_id,
                  record.agent_id,
@@ -380,6 +406,8 @@ Effects CoordinatorCore::Restore(const store::StoreState& state, Millis now) {
     runs_.Add(std::move(run));
   }
   Effects out;
+  // A second pass, once every run is loaded: OnRunStored may dispatch, and free
+  // slots are counted from the runs in flight.
   for (const store::RunRecord& record : state.runs) {
     const JobEntry* job = jobs_.Find(record.job_id);
     if (record.finished && job != nullptr && job->current_run == record.id) {
