@@ -19,6 +19,8 @@ std::string FactOf(const protocol::Hello& hello, std::initializer_list<std::stri
 
 void AgentEntry::NotePositions(std::chrono::milliseconds now, std::uint32_t count) {
   recent_positions.emplace_back(now, count);
+  // The entry just added is never older than the window, so the deque cannot run
+  // empty here.
   while (now - recent_positions.front().first > kRateWindow) recent_positions.pop_front();
 }
 
@@ -28,6 +30,8 @@ double AgentEntry::PositionsPerSecond(std::chrono::milliseconds now) const {
   std::uint64_t total = 0;
   std::chrono::milliseconds oldest = now;
   for (const auto& [at, count] : recent_positions) {
+    // Entries are trimmed only when a chunk arrives (NotePositions): an agent that
+    // went quiet still holds old ones, which must not count.
     if (now - at > kRateWindow) continue;
     total += count;
     oldest = std::min(oldest, at);
@@ -37,6 +41,8 @@ double AgentEntry::PositionsPerSecond(std::chrono::milliseconds now) const {
 }
 
 AgentEntry& AgentRegistry::Register(const protocol::Hello& hello, std::chrono::milliseconds now) {
+  // Every Hello replaces what the agent declared: after a restart it may have
+  // other models, engines or slots.
   AgentEntry& agent = agents_[hello.agent_id];
   bool drained =
       agent.state == protocol::AgentState::kDraining && agent.incarnation == hello.incarnation;
@@ -73,6 +79,8 @@ std::vector<std::string> AgentRegistry::Expire(std::chrono::milliseconds now) {
   std::vector<std::string> expired;
   for (auto& [id, agent] : agents_) {
     if (agent.state == protocol::AgentState::kDisconnected) continue;
+    // Expires at exactly last_heard + timeout, so a Tick at NextDeadline() always
+    // expires the agent it was armed for.
     if (now - agent.last_heard < timeout_) continue;
     agent.state = protocol::AgentState::kDisconnected;
     expired.push_back(id);
@@ -83,6 +91,7 @@ std::vector<std::string> AgentRegistry::Expire(std::chrono::milliseconds now) {
 std::optional<std::chrono::milliseconds> AgentRegistry::NextDeadline() const {
   std::optional<std::chrono::milliseconds> next;
   for (const auto& [id, agent] : agents_) {
+    // A disconnected agent has nothing left to time out.
     if (agent.state == protocol::AgentState::kDisconnected) continue;
     auto deadline = agent.last_heard + timeout_;
     if (!next || deadline < *next) next = deadline;

@@ -16,6 +16,8 @@ store::JobRecord JobEntry::ToRecord(const std::string& plan_id) const {
 }
 
 bool JobTable::Add(JobEntry entry, const protocol::Requirements& needs) {
+  // Every job gets its queue, pending or not, so that Requeue can put it back
+  // later.
   entry.queue = QueueFor(needs);
   auto [it, added] = jobs_.try_emplace(entry.id, std::move(entry));
   if (added && it->second.state == store::JobState::kPending) {
@@ -37,15 +39,21 @@ const JobEntry* JobTable::Find(std::string_view id) const {
 void JobTable::Requeue(JobEntry& job) {
   job.state = store::JobState::kPending;
   job.current_run.clear();
+  // An older entry of the job may still be queued (a pending job cancelled, then
+  // retried): whichever entry is reached second finds the job no longer pending
+  // and is skipped as stale.
   queues_[job.queue].jobs.push_back(job.id);
 }
 
+// Queue entries are not searched for: a removed job's entry is skipped when
+// reached (Find returns null).
 void JobTable::Remove(std::string_view id) { jobs_.erase(std::string(id)); }
 
 std::uint32_t JobTable::QueueFor(const protocol::Requirements& needs) {
   std::string key = RequirementKey(needs);
   auto it = queue_by_key_.find(key);
   if (it != queue_by_key_.end()) return it->second;
+  // Queues are never removed, so JobEntry::queue indices stay valid.
   auto index = static_cast<std::uint32_t>(queues_.size());
   queues_.push_back({needs, {}});
   queue_by_key_.emplace(std::move(key), index);

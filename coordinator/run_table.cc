@@ -37,6 +37,8 @@ const RunEntry* RunTable::Find(std::string_view id) const {
 
 void RunTable::Renew(RunEntry& run, Millis expiry) {
   ORCH_CHECK(run.InFlight()) << "renewing the lease of run " << run.id << " not in flight";
+  // leases_ is keyed by (expiry, id): the old key must go before the expiry
+  // changes, or the run would hold two leases.
   leases_.erase({run.lease_expiry, run.id});
   run.lease_expiry = expiry;
   leases_.emplace(expiry, run.id);
@@ -46,6 +48,7 @@ void RunTable::End(RunEntry& run, store::RunState state) {
   if (run.InFlight()) {
     leases_.erase({run.lease_expiry, run.id});
     auto agent = by_agent_.find(run.agent_id);
+    // Empty sets are dropped, so by_agent_ holds only agents with runs in flight.
     if (agent != by_agent_.end()) {
       agent->second.erase(run.id);
       if (agent->second.empty()) by_agent_.erase(agent);
@@ -57,6 +60,7 @@ void RunTable::End(RunEntry& run, store::RunState state) {
 std::vector<std::string> RunTable::Expired(Millis now) const {
   std::vector<std::string> expired;
   for (const auto& [expiry, id] : leases_) {
+    // leases_ is ordered by expiry: every later lease is due later still.
     if (expiry > now) break;
     expired.push_back(id);
   }
