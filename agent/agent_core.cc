@@ -31,6 +31,8 @@ void AgentCore::Log(Level level, std::string line) {
 
 AgentEffects AgentCore::Start(SpoolLedger spool, AgentTime now) {
   spool_ = std::move(spool);
+  // The fingerprint and model hashes in the options are as of now: the periodic
+  // checks count from here.
   last_fingerprint_check_ = now;
   last_scan_ = now;
   if (features_.scans_models) {
@@ -45,6 +47,7 @@ AgentEffects AgentCore::Start(SpoolLedger spool, AgentTime now) {
 }
 
 AgentEffects AgentCore::OnReconnected(AgentTime now) {
+  // While the first scan runs a Hello would offer no models; its end says Hello.
   if (!features_.scans_models || scanned_once_) SayHello(now);
   return Take();
 }
@@ -73,8 +76,11 @@ void AgentCore::SayHello(AgentTime now) {
   hello.running_runs = RunIds();
   hello.incarnation = features_.incarnation;
   for (const std::string& run_id : spool_.FinishedUnacked()) {
+    // A run still running is listed once, in running_runs: the coordinator counts
+    // only those against its slots.
     if (!runs_.contains(run_id)) hello.delivering_runs.push_back(run_id);
   }
+  // Until a Welcome answers this Hello, Tick says Hello again every hello_retry.
   welcomed_ = false;
   out_.push_back(SendEffect{std::move(hello)});
   Arm(options_.hello_retry, now);
@@ -86,8 +92,11 @@ std::optional<AgentTime> AgentCore::NextDeadline() const {
 }
 
 AgentEffects AgentCore::Tick(AgentTime now) {
+  // An early call (the shell may wake for other events) does nothing.
   if (stopped_ || !next_tick_ || now < *next_tick_) return {};
   next_tick_.reset();
+  // Deadlines first: a stop or drain that is due ends the agent (or its runs)
+  // whatever else waits.
   if (stopping_ && now >= stop_deadline_) {
     Finish();
     return Take();
@@ -105,6 +114,8 @@ AgentEffects AgentCore::Tick(AgentTime now) {
     Log(Level::kInfo, "a message unacknowledged for " +
                           std::to_string(options_.resend_after.count()) + " ms, " +
                           std::to_string(spool_.unacked()) + " spooled: registering again");
+    // The Welcome resends the whole spool, so every message waits resend_after
+    // afresh from this Hello rather than triggering another one at the next tick.
     for (auto& [key, since] : unacked_since_) since = now;
     SayHello(now);
     return Take();
@@ -113,6 +124,7 @@ AgentEffects AgentCore::Tick(AgentTime now) {
   if (features_.scans_models && !scanning_ && now - last_scan_ >= options_.model_rescan) {
     StartScan();
   }
+  // The runs it lists have their leases renewed by the coordinator.
   out_.push_back(SendEffect{protocol::Heartbeat{id(), RunIds(), FreeSlots()}});
   ArmHeartbeat(now);
   return Take();
@@ -122,6 +134,8 @@ AgentEffects AgentCore::Tick(AgentTime now) {
 void AgentCore::ArmHeartbeat(AgentTime now) {
   auto after = heartbeat_;
   if (draining_ && drain_deadline_) {
+    // ceil: a tick armed for `left` falls at or after the deadline; rounding down
+    // could wake it just before, with nothing done and a zero wait armed again.
     auto left = std::chrono::ceil<std::chrono::milliseconds>(*drain_deadline_ - now);
     after = std::max(std::chrono::milliseconds(0), std::min(after, left));
   }
@@ -131,6 +145,7 @@ void AgentCore::ArmHeartbeat(AgentTime now) {
 // Updates unacked_since_ from the spool; true when some message has waited for
 // its acknowledgement resend_after or longer.
 bool AgentCore::OldestUnackedIsStale(AgentTime now) {
+  // Rebuilt from the spool, so acknowledged messages drop out of unacked_since_.
   std::map<std::string, AgentTime> still;
   bool stale = false;
   for (std::string& key : spool_.UnackedKeys()) {
@@ -155,6 +170,7 @@ void AgentCore::MaybeCheckFingerprint(AgentTime now) {
 
 AgentEffects AgentCore::OnFingerprint(std::string json, AgentTime now) {
   checking_fingerprint_ = false;
+  // Empty: the fingerprint could not be recomputed; the last one stays.
   if (stopped_ || json.empty() || json == options_.fingerprint_json) return Take();
   std::string new_id = fingerprint::FingerprintIdOfJson(json);
   Log(Level::kInfo,
@@ -175,6 +191,7 @@ AgentEffects AgentCore::OnModelsScanned(std::vector<std::string> hashes, AgentTi
   last_scan_ = now;
   bool first = !scanned_once_;
   scanned_once_ = true;
+  // The first scan always ends in a Hello: Start put it off until now.
   if (stopped_ || (!first && hashes == options_.model_hashes)) return Take();
   Log(Level::kInfo, std::to_string(hashes.size()) + " model files offered (" +
                         std::to_string(options_.model_hashes.size()) + " before); registering");
@@ -185,6 +202,8 @@ AgentEffects AgentCore::OnModelsScanned(std::vector<std::string> hashes, AgentTi
 
 std::int32_t AgentCore::FreeSlots() const {
   if (draining_ || stopping_) return 0;
+  // A run being prepared (its model resolved, its job document built) already
+  // holds its slot.
   auto busy = static_cast<std::int32_t>(runs_.size() + preparing_.size());
   return std::max<std::int32_t>(0, options_.config.slots - busy);
 }
@@ -194,6 +213,8 @@ void AgentCore::OnWelcome(const protocol::Welcome& welcome, AgentTime now) {
   heartbeat_ = welcome.heartbeat_interval;
   Log(Level::kInfo, "welcomed by " + welcome.coordinator_id + "; resending " +
                         std::to_string(spool_.unacked()) + " spooled messages");
+  // Whatever was not acknowledged before this registration goes out again; the
+  // coordinator acknowledges what it already stored as a duplicate.
   out_.push_back(ResendSpoolEffect{});
   Arm(heartbeat_, now);
 }
@@ -202,6 +223,9 @@ void AgentCore::OnWelcome(const protocol::Welcome& welcome, AgentTime now) {
 void AgentCore::Refuse(const protocol::Assign& assign, std::string_view code,
                        const std::string& reason) {
   Log(Level::kWarn, "run " + assign.run_id + ": refused: " + reason);
+  // Spooled like any result, so that the refusal reaches the coordinator across a
+  // reconnect. Zero chunks before RunStarted is what the coordinator reads as a
+  // refusal; the code says whether it is transient (coordinator/failure_kind.h).
   nlohmann::json summary = {{"error", {{"code", code}, {"message", reason}}}};
   Spooled(protocol::RunFinished{assign.run_id, protocol::RunStatus::kFailed, summary.dump(),
                                 "agent " + id() + " refused the run: " + reason, 0});
@@ -268,6 +292,8 @@ void AgentCore::NoteRunEnding(const std::string& driver, const RunEnding& ending
 }
 
 void AgentCore::OnAssign(const protocol::Assign& assign) {
+  // A repeated Assign is ignored, not refused: a refusal would end the run the
+  // agent already holds.
   if (runs_.contains(assign.run_id) || preparing_.contains(assign.run_id)) return;  // a duplicate
   if (draining_ || stopping_) {
     return Refuse(assign, protocol::kRefusedDraining, "the agent is draining");
@@ -297,6 +323,7 @@ AgentEffects AgentCore::OnRunPrepared(const std::string& run_id, const std::stri
   spool_.BeginRun(run_id);
   runs_.emplace(run_id, Run{DriverRun(run_id, preparing.driver.name, kRecordsPerChunk), experiment,
                             preparing.driver.name, log_path, now});
+  // Before the launch, so that the coordinator hears RunStarted before any chunk.
   out_.push_back(SendEffect{protocol::RunStarted{run_id}});
   Log(Level::kInfo,
       "run " + run_id + ": job " + preparing.job_id + " on driver " + preparing.driver.name);
@@ -307,11 +334,14 @@ AgentEffects AgentCore::OnRunPrepared(const std::string& run_id, const std::stri
 AgentEffects AgentCore::OnDriverOutput(const std::string& run_id, std::string_view bytes,
                                        AgentTime) {
   auto it = runs_.find(run_id);
+  // Output that arrives after the run ended (its exit was handled first) is dropped.
   if (it == runs_.end()) return Take();
   std::vector<protocol::DigestChunk> chunks;
   Status status = it->second.run.Feed(bytes, &chunks);
   for (const protocol::DigestChunk& chunk : chunks) Spooled(chunk);
   if (!status.ok()) {
+    // A driver that breaks the output protocol cannot be trusted for the rest of
+    // the run; its exit ends the run as failed.
     Log(Level::kWarn, "run " + run_id + ": " + status.message() + "; killing the driver");
     out_.push_back(CancelRunEffect{run_id});
   }
@@ -323,6 +353,8 @@ AgentEffects AgentCore::OnDriverExit(const std::string& run_id, const ProcessExi
   auto it = runs_.find(run_id);
   if (it == runs_.end()) return Take();
   DriverRun& run = it->second.run;
+  // The last, partial chunk goes before the RunFinished: its chunk count
+  // includes it.
   if (std::optional<protocol::DigestChunk> last = run.Flush()) Spooled(*last);
   protocol::RunFinished finished = run.Finish(exit, it->second.log_path);
   bool succeeded = finished.status == protocol::RunStatus::kSucceeded;
@@ -353,6 +385,7 @@ void AgentCore::OnAck(const protocol::Ack& ack) {
 void AgentCore::OnCancel(const protocol::Cancel& cancel) {
   for (const auto& [run_id, run] : runs_) {
     bool match =
+        // No run id: the coordinator cancels a whole experiment.
         cancel.run_id.empty() ? run.experiment == cancel.experiment : run_id == cancel.run_id;
     if (!match) continue;
     Log(Level::kInfo, "run " + run_id + ": cancelled by the coordinator");
@@ -361,6 +394,8 @@ void AgentCore::OnCancel(const protocol::Cancel& cancel) {
 }
 
 AgentEffects AgentCore::OnSpoolFailed(SpoolLedger spool, AgentTime) {
+  // The spool may hold fewer messages than the ledger said: a stop waiting for
+  // acks may be able to end now.
   spool_ = std::move(spool);
   MaybeStop();
   return Take();
@@ -388,6 +423,7 @@ AgentEffects AgentCore::Drain(std::chrono::milliseconds grace, AgentTime now) {
   draining_ = true;
   drain_deadline_ = now + grace;
   MaybeStop();
+  // Re-armed so that a grace shorter than the heartbeat interval is kept.
   if (!stopped_ && welcomed_) ArmHeartbeat(now);
   return Take();
 }
@@ -425,6 +461,7 @@ AgentEffects AgentCore::OnMessage(const protocol::Message& message, AgentTime no
     OnCancel(*cancel);
   } else if (std::holds_alternative<protocol::Drain>(message)) {
     Log(Level::kInfo, "draining: finishing " + std::to_string(runs_.size()) + " runs");
+    // From the coordinator: no deadline, the runs go on until they end.
     draining_ = true;
     MaybeStop();
   } else {

@@ -22,6 +22,8 @@ namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
 // 64 random bits in hex, fresh for every agent process.
+// The coordinator compares it across Hellos to tell a restarted agent process
+// from a reconnect: a drained agent stays drained only within one incarnation.
 std::string NewIncarnation() {
   std::random_device device;
   std::uint64_t bits = (std::uint64_t{device()} << 32) ^ device();
@@ -46,6 +48,8 @@ struct AgentService::Impl {
         models(models),
         log(log),
         send(std::move(send)),
+        // Copied before `options` moves into the core: members are initialised in
+        // declaration order, and `config` is declared before `core`.
         config(options.config),
         fingerprint_json_provider(std::move(options.fingerprint_json_provider)),
         model_scan(std::move(options.model_scan)),
@@ -56,6 +60,7 @@ struct AgentService::Impl {
 
   ~Impl() {
     alive.reset();  // a worker job that completes now posts a handler that does nothing
+    // Waits for a scan or fingerprint check in progress (they are not interrupted).
     if (workers) workers->join();
   }
 
@@ -85,6 +90,7 @@ struct AgentService::Impl {
 
   void Arm() {
     std::optional<AgentTime> deadline = core.NextDeadline();
+    // Re-arming cancels the wait in progress; its handler sees the error and returns.
     if (deadline == armed) return;
     armed = deadline;
     if (!deadline) {
@@ -94,6 +100,7 @@ struct AgentService::Impl {
     timer.expires_at(*deadline);
     timer.async_wait([this](const boost::system::error_code& error) {
       if (error) return;
+      // Reset first, so that Arm() after the Tick arms again even for the same deadline.
       armed.reset();
       Perform(core.Tick(Clock::now()));
     });
@@ -148,6 +155,8 @@ struct AgentService::Impl {
       return Perform(core.OnRunNotPrepared(assign, protocol::kRefusedJob, job.status().message(),
                                            Clock::now()));
     }
+    // Only after the job is built: the spool records a run once it can start, and a
+    // restarted agent reports every recorded, unfinished run as failed (Start).
     Status begun = spool.BeginRun(assign.run_id);
     if (!begun.ok()) {
       return Perform(core.OnRunNotPrepared(assign, protocol::kRefusedSpool,
@@ -175,6 +184,8 @@ struct AgentService::Impl {
 
   void Do(LaunchEffect& e) {
     Running& running = runs[e.run_id];
+    // `running` is captured by reference below: std::map entries do not move, and
+    // this one lives until RunEndedEffect, which follows the driver's exit.
     LaunchRequest request{e.driver.executable, {}, std::move(e.job), config.run_timeout};
     std::string run_id = e.run_id;
     ProcessHandlers handlers{[this, run_id](std::string_view bytes) {
@@ -192,6 +203,8 @@ struct AgentService::Impl {
       running.process = std::move(process).value();
       return;
     }
+    // 127, as a shell reports a command it could not run. Posted, not called: the
+    // core is still handing out effects, and must see the exit as a later event.
     ProcessExit failed{ProcessExit::Reason::kExited, 127, 0, process.status().message()};
     asio::post(
         io, [this, run_id, failed] { Perform(core.OnDriverExit(run_id, failed, Clock::now())); });
@@ -267,6 +280,8 @@ AgentService::AgentService(asio::io_context& io, ProcessLauncher& launcher, Spoo
 AgentService::~AgentService() = default;
 
 Status AgentService::Start() {
+  // Runs an earlier process of this agent began and never finished. Their chunk
+  // count is what the spool holds, so the coordinator can tell when it has them all.
   for (const std::string& run_id : impl_->spool.UnfinishedRuns()) {
     protocol::RunFinished finished{
         run_id, protocol::RunStatus::kFailed, "{}",
