@@ -13,6 +13,8 @@ using nlohmann::json;
 
 // A driver's JSON payload, or the raw text as a string when it is not JSON.
 json AsJson(const std::string& payload) {
+  // Raw text is kept as a string so that a driver's non-JSON payload still shows in
+  // the run summary.
   if (payload.empty()) return nullptr;
   json value = json::parse(payload, nullptr, /*allow_exceptions=*/false);
   return value.is_discarded() ? json(payload) : value;
@@ -48,6 +50,8 @@ std::string LogNote(const std::string& log_path) {
 }  // namespace
 
 Status DriverRun::Feed(std::string_view bytes, std::vector<protocol::DigestChunk>* chunks) {
+  // Sticky: after malformed output the driver is being killed; what it still
+  // writes is not read.
   if (!failure_.ok()) return failure_;
   std::vector<DriverFrame> frames;
   Status status = parser_.Feed(bytes, &frames);
@@ -55,6 +59,8 @@ Status DriverRun::Feed(std::string_view bytes, std::vector<protocol::DigestChunk
     if (!failure_.ok()) break;
     failure_ = Take(frame, chunks);
   }
+  // Frames completed before a parse error are still taken; the parser's own error
+  // counts only when they were fine.
   if (failure_.ok()) failure_ = status;
   return failure_;
 }
@@ -68,11 +74,14 @@ Status DriverRun::Take(const DriverFrame& frame, std::vector<protocol::DigestChu
       done_ = frame.payload;
       return Status::Ok();
     case DriverFrameType::kError:
+      // Never empty once an error frame came: an empty error_ means there was none.
       error_ = frame.payload.empty() ? "{}" : frame.payload;
       return Status::Ok();
     case DriverFrameType::kRecord:
       break;
   }
+  // Decoded only to check it and read its position: the chunk carries the
+  // payload's bytes as the driver wrote them.
   Result<digest::PositionRecord> record = digest::DecodePositionRecord(frame.payload);
   if (!record.ok()) {
     return record.status().WithContext("driver output: record " + std::to_string(records_));
@@ -85,6 +94,7 @@ Status DriverRun::Take(const DriverFrame& frame, std::vector<protocol::DigestChu
 
 protocol::DigestChunk DriverRun::MakeChunk() {
   protocol::DigestChunk chunk{run_id_, next_seq_++, std::move(pending_)};
+  // A moved-from vector is valid but unspecified: cleared to start the next chunk.
   pending_.clear();
   return chunk;
 }
@@ -111,10 +121,17 @@ protocol::RunFinished DriverRun::Finish(const ProcessExit& exit,
   auto with_tail = [&](std::string message) {
     return message + LogNote(log_path) + LastLines(exit.stderr_tail, 3);
   };
+  // next_seq_ counts every chunk made; the caller flushes the last partial one
+  // first.
   protocol::RunFinished finished{run_id_, protocol::RunStatus::kSucceeded, Summary(exit), "",
                                  next_seq_};
   std::string prefix = "driver " + driver_name_ + ": ";
+  // Finish() fails on a stream cut off inside a frame.
   Status output = failure_.ok() ? parser_.Finish() : failure_;
+  // The order matters: a driver the agent killed for bad output exits as
+  // cancelled, but must be reported as failed; a typed error frame says more than
+  // the exit status that follows it; a cut-off stream fails even an exit status
+  // of 0.
   if (!failure_.ok()) {  // the agent killed the driver for malformed output
     finished.status = protocol::RunStatus::kFailed;
     finished.error = with_tail(prefix + failure_.message());

@@ -16,6 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Run ids come from the coordinator: in hex, no byte of one ('/', "..") can
+// reach the file system as part of a path.
 std::string Hex(const std::string& text) {
   static const char kDigits[] = "0123456789abcdef";
   std::string out;
@@ -28,6 +30,8 @@ std::string Hex(const std::string& text) {
 
 std::string SeqName(std::uint64_t seq) {
   char name[32];
+  // 20 digits hold any uint64: a fixed width lets LoadRun read the seq at a
+  // fixed offset, and names sort in seq order.
   std::snprintf(name, sizeof(name), "chunk-%020llu", static_cast<unsigned long long>(seq));
   return name;
 }
@@ -59,6 +63,8 @@ Status WriteDurably(const std::string& path, const std::string& bytes) {
     }
     written += static_cast<std::size_t>(n);
   }
+  // The data is synced before the rename, so the final name never shows a partial
+  // file; the directory sync below makes the rename itself durable.
   if (::fsync(fd) != 0) {
     Status status = Errno("fsync " + temp);
     ::close(fd);
@@ -105,15 +111,20 @@ Status Spool::Load() {
 
 Status Spool::LoadRun(const std::string& run_dir) {
   std::string run_id;
+  // The directory's name is the id's hex; the id itself is kept in this file.
   ORCH_ASSIGN_OR_RETURN(run_id, ReadAll(run_dir + "/run-id"));
   RunEntry& run = runs_[run_id];
   for (const fs::directory_entry& entry : fs::directory_iterator(run_dir)) {
     std::string name = entry.path().filename().string();
+    // A leftover ".tmp" of a write cut short ends in neither suffix and is skipped.
+    // An ".acked" marker holds no frame but still counts towards the chunk count.
     if (name.starts_with("chunk-") && (name.ends_with(".msg") || name.ends_with(".acked"))) {
       std::uint64_t seq = std::stoull(name.substr(6, 20));
       run.chunk_count = std::max(run.chunk_count, seq + 1);
       if (name.ends_with(".acked")) continue;
       ORCH_ASSIGN_OR_RETURN(std::string frame, ReadAll(entry.path().string()));
+      // Decoded only to check it: a damaged file is reported now, naming it, rather
+      // than sent to the coordinator.
       Result<protocol::Message> message = protocol::Decode(frame);
       if (!message.ok()) return message.status().WithContext(entry.path().string());
       run.unacked_chunks[seq] = std::move(frame);
@@ -133,6 +144,8 @@ Status Spool::BeginRun(const std::string& run_id) {
   fs::create_directories(run_dir, error);
   if (error) return IoError("create " + run_dir + ": " + error.message());
   ORCH_RETURN_IF_ERROR(WriteDurably(run_dir + "/run-id", run_id));
+  // The new run directory's entry in the spool directory must be durable too, or
+  // a crash could lose the record that the run began.
   ORCH_RETURN_IF_ERROR(SyncPath(dir_, O_RDONLY | O_DIRECTORY));
   runs_[run_id];
   return Status::Ok();
@@ -150,6 +163,7 @@ Status Spool::AddChunk(const protocol::DigestChunk& chunk) {
 }
 
 Status Spool::AddFinished(const protocol::RunFinished& finished) {
+  // A refused Assign never began: its RunFinished creates the run here.
   if (!runs_.contains(finished.run_id)) ORCH_RETURN_IF_ERROR(BeginRun(finished.run_id));
   std::string frame = protocol::Encode(finished);
   ORCH_RETURN_IF_ERROR(WriteDurably(RunDir(finished.run_id) + "/finished.msg", frame));
@@ -170,6 +184,9 @@ Status Spool::Ack(const std::string& run_id, std::uint64_t seq) {
   }
   if (it->second.unacked_chunks.erase(seq) == 0) return Status::Ok();
   std::string path = run_dir + "/" + SeqName(seq);
+  // Renamed, not deleted: the marker keeps the seq, and so the run's chunk count,
+  // across a restart; at any moment one of the two names exists. It is then
+  // truncated to free the chunk's bytes.
   if (::rename((path + ".msg").c_str(), (path + ".acked").c_str()) != 0) {
     return Errno("rename " + path + ".msg");
   }
@@ -219,6 +236,8 @@ std::vector<std::string> Spool::UnfinishedRuns() const {
 std::vector<std::string> Spool::FinishedUnacked() const {
   std::vector<std::string> runs;
   for (const auto& [run_id, run] : runs_) {
+    // A run stays in runs_ only until all of it is acknowledged (RemoveIfDone), so a
+    // RunFinished here means something is still unacknowledged.
     if (run.finished) runs.push_back(run_id);
   }
   return runs;
