@@ -49,6 +49,8 @@ Status AtLeast(const std::string& field, std::int64_t value, std::int64_t min) {
 
 template <typename Enum>
 Status EnumInRange(const std::string& field, Enum value, Enum last) {
+  // The wire carries any 16-bit value: one this build does not know must not be
+  // cast into the enum class unchecked.
   auto raw = static_cast<std::uint16_t>(value);
   if (raw <= static_cast<std::uint16_t>(last)) return Status::Ok();
   return FieldError(field, "unknown enum value " + std::to_string(raw));
@@ -107,11 +109,14 @@ Result<Hello> Read(w::Hello::Reader r) {
 Result<Welcome> Read(w::Welcome::Reader r) {
   ORCH_RETURN_IF_ERROR(SameVersion("welcome.protocolVersion", r.getProtocolVersion()));
   ORCH_RETURN_IF_ERROR(Required("welcome.coordinatorId", r.getCoordinatorId()));
+  // 0 would have the agent heartbeat in a busy loop.
   ORCH_RETURN_IF_ERROR(AtLeast("welcome.heartbeatIntervalMs", r.getHeartbeatIntervalMs(), 1));
   return Welcome{r.getProtocolVersion(), Str(r.getCoordinatorId()),
                  std::chrono::milliseconds(r.getHeartbeatIntervalMs())};
 }
 
+// No version check: a Reject is how a peer of another version says so, and must
+// be readable whatever version sent it.
 Result<Reject> Read(w::Reject::Reader r) {
   ORCH_RETURN_IF_ERROR(Required("reject.reason", r.getReason()));
   return Reject{r.getProtocolVersion(), Str(r.getReason())};
@@ -177,6 +182,8 @@ Result<RunFinished> Read(w::RunFinished::Reader r) {
   ORCH_RETURN_IF_ERROR(Required("runFinished.runId", r.getRunId()));
   ORCH_RETURN_IF_ERROR(EnumInRange("runFinished.status", r.getStatus(), w::RunStatus::TIMED_OUT));
   auto status = static_cast<RunStatus>(r.getStatus());
+  // The error is what the coordinator records as the reason a job failed or
+  // runs again.
   if (status == RunStatus::kFailed || status == RunStatus::kTimedOut) {
     ORCH_RETURN_IF_ERROR(Required("runFinished.error", r.getError()));
   }
@@ -192,6 +199,7 @@ Result<Ack> Read(w::Ack::Reader r) {
 Result<Cancel> Read(w::Cancel::Reader r) {
   bool has_run = r.getRunId().size() > 0;
   bool has_experiment = r.getExperiment().size() > 0;
+  // The agent tells a run's cancel from an experiment's by which one is set.
   if (has_run == has_experiment) {
     return FieldError("cancel", "exactly one of runId and experiment must be set");
   }
@@ -324,9 +332,12 @@ Result<ImportRequest> Read(w::ImportRequest::Reader r) {
     }
     return request;
   }
+  // The coordinator keeps upload ids as map keys while parts arrive: bounded.
   if (request.upload_id.size() > 64) {
     return FieldError("importRequest.uploadId", "longer than 64 bytes");
   }
+  // Written as a subtraction, after checking offset <= total_size, so that a large
+  // offset cannot wrap the sum around.
   if (request.offset > request.total_size ||
       request.bundle.size() > request.total_size - request.offset) {
     return FieldError("importRequest.offset",
@@ -384,6 +395,7 @@ Result<Message> ReadEnvelope(w::Envelope::Reader e, std::size_t frame_bytes) {
     case W::IMPORT_REQUEST:
       return Wrap(Read(e.getImportRequest()));
   }
+  // A union member this build lacks (a newer peer's message) lands here.
   return Malformed("unknown message kind " + std::to_string(static_cast<int>(e.which())));
 }
 
@@ -413,6 +425,8 @@ Result<Message> Decode(std::span<const std::byte> frame) {
   // Cap'n Proto reads words in place; peer bytes may sit at any address.
   auto words = kj::heapArray<capnp::word>(frame.size() / sizeof(capnp::word));
   std::memcpy(words.begin(), frame.data(), frame.size());
+  // Cap'n Proto reports malformed input by throwing when a field is read; the
+  // exceptions end here, as a Status (no caller catches).
   try {
     return DecodeWords(words);
   } catch (const kj::Exception& e) {

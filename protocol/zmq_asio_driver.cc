@@ -22,22 +22,30 @@ struct ZmqAsioDriver::Impl : std::enable_shared_from_this<ZmqAsioDriver::Impl> {
         descriptor(io, transport.NativeFd()) {}
 
   void Wait() {
+    // Weak: a wait still queued when the driver is destroyed must not touch it.
     descriptor.async_wait(boost::asio::posix::stream_descriptor::wait_read,
                           [weak = weak_from_this()](const boost::system::error_code& error) {
                             auto self = weak.lock();
                             if (!self || self->stopped || error) return;
+                            // The fd is edge-triggered: only reading until
+                            // Receive() has nothing re-arms it; stopping
+                            // early could strand events that never signal.
                             self->Drain();
                             self->Wait();
                           });
   }
 
   void Drain() {
+    // Cleared first: a Send from an event handler below must be able to post the
+    // next drain.
     drain_posted = false;
     int in_burst = 0;
     while (!stopped) {
       auto event = transport.Receive();
       if (!event) break;
       on_event(std::move(*event));
+      // A long burst is cut every kMaxBurst events so that the store sync and the
+      // replies it holds back (group commit) do not wait for the socket to go quiet.
       if (++in_burst == kMaxBurst) EndBurst(in_burst);
     }
     EndBurst(in_burst);
@@ -49,6 +57,7 @@ struct ZmqAsioDriver::Impl : std::enable_shared_from_this<ZmqAsioDriver::Impl> {
   }
 
   void PostDrain() {
+    // One drain queued at a time: many sends in one handler need only one.
     if (drain_posted || stopped) return;
     drain_posted = true;
     boost::asio::post(io, [weak = weak_from_this()] {
@@ -81,6 +90,7 @@ ZmqAsioDriver::~ZmqAsioDriver() {
 
 void ZmqAsioDriver::Start() {
   impl_->Wait();
+  // Events may have arrived before the wait began: their edge is already spent.
   impl_->PostDrain();
 }
 
