@@ -36,6 +36,8 @@ Result<std::unique_ptr<Store>> KvStore::Open(std::unique_ptr<KvEngine> engine,
       return Status(StatusCode::kDataLoss,
                     "open store: malformed key " + DescribeKey(Table::kEvents, *last));
     }
+    // Event keys are big-endian seqs, so the greatest key is the last event:
+    // numbering resumes after it.
     last_seq = ReadBigEndian64(*last);
   }
   return std::unique_ptr<Store>(new KvStore(std::move(engine), options, last_seq));
@@ -66,6 +68,8 @@ uint64_t KvStore::AddEvents(KvBatch& batch, const std::vector<EventRecord>& even
   uint64_t seq = last_event_seq_;
   for (const EventRecord& event : events) {
     EventRecord stored = event;
+    // last_event_seq_ itself moves only once the batch is written (the callers): a
+    // failed write leaves its numbers free for the next one.
     stored.seq = ++seq;
     batch.Add(Table::kEvents, EventKey(stored.seq), EncodeEvent(stored));
   }
@@ -97,6 +101,7 @@ Status KvStore::WritePlan(const PlanRecord& plan, const std::vector<JobRecord>& 
       return InvalidArgument("job " + job.id + " belongs to plan " + job.plan_id);
     }
   }
+  // The checks above need no store; the lock covers only the read-check-write.
   std::lock_guard lock(write_mu_);
   KvBatch batch;
   ORCH_ASSIGN_OR_RETURN(std::optional<PlanRecord> stored, FindPlan(plan.id));
@@ -107,10 +112,13 @@ Status KvStore::WritePlan(const PlanRecord& plan, const std::vector<JobRecord>& 
   if (!stored || *stored != plan) batch.Add(Table::kPlans, plan.id, EncodePlan(plan));
   std::set<std::string_view> seen;
   for (const JobRecord& job : jobs) {
+    // A job listed twice would pass the Get below twice (the batch is not written
+    // yet) and be inserted and counted twice.
     if (!seen.insert(job.id).second) continue;
     ORCH_ASSIGN_OR_RETURN(std::optional<std::string> bytes, engine_->Get(Table::kJobs, job.id));
     if (bytes) continue;  // stored jobs keep their state
     batch.Add(Table::kJobs, job.id, EncodeJob(job));
+    // The index lets ListJobs scan one plan's jobs rather than every job.
     batch.Add(Table::kPlanJobs, PlanJobKey(plan.id, job.id), "");
     ++inserted;
   }
@@ -168,6 +176,8 @@ Status KvStore::WriteChange(const StateChange& change) {
   KvBatch batch;
   if (change.job) {
     ORCH_ASSIGN_OR_RETURN(std::optional<JobRecord> stored, FindJob(change.job->id));
+    // Only plans create jobs, with their index entry: a job first written here would
+    // be missing from ListJobs.
     if (!stored) return NotFoundIn(Table::kJobs, change.job->id);
     batch.Add(Table::kJobs, change.job->id, EncodeJob(*change.job));
   }
@@ -179,6 +189,8 @@ Status KvStore::WriteChange(const StateChange& change) {
       if (!job) return NotFoundIn(Table::kJobs, run.job_id);
     }
     ORCH_ASSIGN_OR_RETURN(std::optional<RunRecord> stored, FindRun(run.id));
+    // The coordinator's record does not carry what AppendChunk and FinishRun wrote
+    // (chunks received, finished, summary): a state change must not reset them.
     run.chunks_received = stored ? stored->chunks_received : 0;
     run.finished = run.finished || (stored && stored->finished);
     run.summary = stored ? stored->summary : std::string();
@@ -210,6 +222,8 @@ Result<std::vector<RunRecord>> KvStore::ListRunsOfJobs(
           return true;
         }
         std::optional<std::string> job_id = PeekRunJobId(value);
+        // A run that does not decode stops the listing only when it is one of the runs
+        // asked for: a damaged record of another experiment does not block this one.
         if (job_id && job_ids.count(*job_id) == 0) return true;  // another experiment's
         inner = run.status();
         return false;
@@ -235,8 +249,12 @@ Result<WriteOutcome> KvStore::AppendChunk(std::string_view run_id, uint64_t seq,
   std::string chunk_key = ChunkKey(run_id, seq);
   Result<std::optional<std::string>> seen = engine_->Get(Table::kChunks, chunk_key);
   if (!seen.ok()) return seen.status().WithContext(context());
+  // Agents resend until acknowledged: a chunk already stored is acknowledged again,
+  // not stored twice.
   if (seen->has_value()) return WriteOutcome::kDuplicate;
   RunRecord& updated = **run;
+  // A finished run announced its chunk count: a chunk at or past it cannot be one
+  // of its chunks.
   if (updated.finished &&
       (updated.chunks_expected < 0 || seq >= static_cast<uint64_t>(updated.chunks_expected))) {
     return Status(StatusCode::kFailedPrecondition, context() + ": the run finished with " +
@@ -245,6 +263,7 @@ Result<WriteOutcome> KvStore::AppendChunk(std::string_view run_id, uint64_t seq,
   }
   ++updated.chunks_received;
   KvBatch batch;
+  // One put per record, plus the chunk's entry and the run record.
   batch.puts.reserve(records.size() + 2);
   for (const DigestRecord& record : records) {
     batch.AddBorrowed(Table::kDigests, DigestKey(run_id, record.position), record.bytes);
@@ -268,6 +287,7 @@ Result<WriteOutcome> KvStore::FinishRun(std::string_view run_id, const RunOutcom
   if (!run.ok()) return run.status().WithContext(context);
   if (!run->has_value()) return NotFoundIn(Table::kRuns, run_id).WithContext(context);
   RunRecord& updated = **run;
+  // The first RunFinished stored is the run's end; a resent one changes nothing.
   if (updated.finished) return WriteOutcome::kDuplicate;
   KvBatch batch;
   if (job) {
@@ -309,6 +329,8 @@ Result<WriteOutcome> KvStore::PutFingerprint(std::string_view id, std::string_vi
   Result<std::optional<std::string>> stored = engine_->Get(Table::kHosts, id);
   if (!stored.ok()) return stored.status().WithContext(context);
   if (stored->has_value()) {
+    // Ids are content hashes of the JSON: the same id with other JSON is refused
+    // rather than overwritten.
     if (**stored == json) return WriteOutcome::kDuplicate;
     return Status(StatusCode::kAlreadyExists, context + ": another fingerprint has this id");
   }
@@ -336,6 +358,8 @@ Status KvStore::CheckImport(const BundleImport& import) {
   if (signer_bytes) {
     ORCH_ASSIGN_OR_RETURN(SignerRecord last,
                           DecodeSigner(DescribeKey(Table::kSigners, bundle.signer), *signer_bytes));
+    // Each contributor key numbers its bundles: an old number is a replay or a
+    // rollback of an earlier bundle.
     if (bundle.sequence <= last.sequence) {
       return Status(StatusCode::kFailedPrecondition,
                     "bundle sequence number " + std::to_string(bundle.sequence) + " of key " +
@@ -360,6 +384,7 @@ Status KvStore::CheckImport(const BundleImport& import) {
     }
     job_ids.insert(run.job_id);
     ORCH_ASSIGN_OR_RETURN(std::optional<std::string> stored, engine_->Get(Table::kRuns, run.id));
+    // A bundle adds runs; it never overwrites one the store already has.
     if (stored) return Status(StatusCode::kAlreadyExists, "run " + run.id + " is already stored");
   }
   for (const std::string& job_id : job_ids) {
@@ -407,6 +432,8 @@ Result<WriteOutcome> KvStore::ImportBundle(const BundleImport& import) {
   std::lock_guard lock(write_mu_);
   Result<std::optional<std::string>> stored = engine_->Get(Table::kBundles, import.bundle.sha256);
   if (!stored.ok()) return stored.status().WithContext(context);
+  // Before CheckImport: importing the same file again is a duplicate, not a
+  // replay of its (now used) sequence number.
   if (stored->has_value()) return WriteOutcome::kDuplicate;
   if (Status checked = CheckImport(import); !checked.ok()) return checked.WithContext(context);
   KvBatch batch;
@@ -479,6 +506,8 @@ Result<StoreState> KvStore::LoadState() {
   StoreState state;
   {
     std::lock_guard lock(write_mu_);
+    // Writers change it under the lock. The scans below run without it: reads go
+    // straight to the engine, which allows concurrent reads.
     state.last_event_seq = last_event_seq_;
   }
   Status status = ScanTable(Table::kPlans, DecodePlan, state.plans);
