@@ -33,6 +33,8 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Families(
     if (present && std::find(present->begin(), present->end(), name) == present->end()) continue;
     families.emplace_back(std::move(name), rocksdb::ColumnFamilyOptions());
   }
+  // Every RocksDB database has the default family and must open it, although the
+  // store keeps nothing there.
   families.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
   return families;
 }
@@ -70,6 +72,7 @@ rocksdb::WALRecoveryMode RecoveryMode(WalTail tail) {
 rocksdb::DBOptions DbOptions(const DbOpenSettings& settings, const std::string& log_dir) {
   rocksdb::DBOptions options;
   options.create_if_missing = settings.role == DbRole::kPrimary && settings.create_if_missing;
+  // A store an older orch wrote gains the newer tables when a writer opens it.
   options.create_missing_column_families = settings.role == DbRole::kPrimary;
   options.IncreaseParallelism(2);
   options.paranoid_checks = true;
@@ -121,6 +124,7 @@ Status FromRocks(const rocksdb::Status& s) {
 }
 
 RocksDb::~RocksDb() {
+  // Column family handles must be released before the DB closes.
   for (rocksdb::ColumnFamilyHandle* handle : handles) {
     if (db && handle) db->DestroyColumnFamilyHandle(handle).PermitUncheckedError();
   }
@@ -178,10 +182,14 @@ Result<std::unique_ptr<RocksDb>> OpenDb(const std::string& path, const DbOpenSet
                                              &handles, &db);
     }
   }
+  // Owned before the status is checked, so that ~RocksDb closes whatever a failed
+  // open left open.
   opened->db.reset(db);
   opened->handles = ByTable(families, handles);
   if (!s.ok()) return DescribeOpenFailure(path, s);
   if (settings.role == DbRole::kSecondary) {
+    // A secondary starts from the primary's files as they were; catching up once
+    // brings in what the primary wrote since.
     s = db->TryCatchUpWithPrimary();
     if (!s.ok()) return FromRocks(s).WithContext("catch up with the store at " + path);
   }

@@ -39,6 +39,7 @@ Status ScanIn(const RocksDb& db, Table table, std::string_view prefix, std::stri
       db.db->NewIterator(rocksdb::ReadOptions(), db.handle(table)));
   for (it->Seek(ToSlice(start.empty() ? prefix : start)); it->Valid(); it->Next()) {
     std::string_view key = ToView(it->key());
+    // Keys are sorted, so the first key without the prefix ends the range.
     if (key.substr(0, prefix.size()) != prefix) break;
     if (!visit(key, ToView(it->value()))) break;
   }
@@ -87,11 +88,15 @@ class RocksDbEngine final : public KvEngine {
     std::lock_guard write_lock(write_mu_);
     if (stopped_) ORCH_RETURN_IF_ERROR(Recover());
     ORCH_ASSIGN_OR_RETURN(std::shared_ptr<RocksDb> db, Current());
+    // Room for RocksDB's framing of each put and of the batch, so the buffer is not
+    // grown again while it fills.
     rocksdb::WriteBatch write_batch(batch.bytes + 24 * batch.puts.size() + 64);
     ORCH_RETURN_IF_ERROR(BatchOf(*db, batch, write_batch));
     rocksdb::WriteOptions options;
     options.sync = sync;
     rocksdb::Status s = db->db->Write(options, &write_batch);
+    // An invalid batch is refused before it reaches the WAL; any other failure may
+    // have left a failed WAL writer behind (see the top of this file).
     if (!s.ok() && !s.IsInvalidArgument()) stopped_ = true;
     return FromRocks(s).WithContext("write batch");
   }

@@ -29,6 +29,8 @@ Result<std::unique_ptr<Store>> OpenRocksDbStoreForReading(const std::string& pat
   if (!std::filesystem::is_directory(path, error)) {
     return NotFound("no store at " + path);
   }
+  // A secondary, not a read-only open: it can read while a running coordinator
+  // holds the store's LOCK and goes on writing.
   DbOpenSettings settings{.role = DbRole::kSecondary, .secondary_dir = scratch_dir};
   ORCH_ASSIGN_OR_RETURN(std::unique_ptr<RocksDb> db, OpenDb(path, settings));
   Result<std::unique_ptr<Store>> store =
