@@ -18,6 +18,8 @@ constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
 std::uint32_t FlagsFor(bool has_nan, std::span<const TokenLogit> top) {
   std::uint32_t flags = has_nan ? kRowHasNan : 0u;
+  // `top` holds no NaN and is sorted by logit descending, so top[0], the largest
+  // non-NaN logit, settles both flags; an empty `top` means every logit is NaN.
   if (top.empty() || top[0].logit == kNegInf) flags |= kRowNoFiniteLogit;
   if (!top.empty() && std::isinf(top[0].logit) && top[0].logit > 0) {
     flags |= kRowHasPosInf;
@@ -41,6 +43,7 @@ std::string RowHashHex(const RowHash& hash) {
 
 Status ValidateDigestRequest(std::size_t vocab_size, const DigestOptions& options) {
   if (vocab_size == 0) return InvalidArgument("digest: empty logit row");
+  // Token ids are int32 (TokenLogit, the C ABI).
   if (vocab_size > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
     return InvalidArgument("digest: row of " + std::to_string(vocab_size) +
                            " logits exceeds the int32 token id range");
@@ -72,6 +75,8 @@ namespace {
 
 Status DigestRowIntoWith(VectorIsa isa, std::span<const float> row, const DigestOptions& options,
                          std::span<TokenLogit> top, RowSummary* summary) {
+  // Checked here too because DigestRowInto, the non-allocating entry point,
+  // comes straight here.
   ORCH_RETURN_IF_ERROR(ValidateDigestRequest(row.size(), options));
   const std::size_t k = TopCapacityNeeded(row.size(), options);
   if (top.size() < k) {
@@ -87,6 +92,8 @@ Status DigestRowIntoWith(VectorIsa isa, std::span<const float> row, const Digest
   s.flags = FlagsFor(pass.has_nan, kept);
   s.argmax = kept.empty() ? -1 : kept[0].id;
   s.top_count = static_cast<std::uint32_t>(kept.size());
+  // Softmax is undefined for a flagged row: its statistics are NaN rather than
+  // whatever the pass accumulated.
   s.logsumexp = s.flags == 0 ? pass.logsumexp : kNan;
   s.entropy = s.flags == 0 ? pass.entropy : kNan;
   s.hash = pass.hash;
@@ -101,6 +108,8 @@ Status DigestRowIntoWith(VectorIsa isa, std::span<const float> row, const Digest
 Status ComputeRowDigestWith(VectorIsa isa, std::span<const float> row, const DigestOptions& options,
                             RowDigest* out) {
   ORCH_RETURN_IF_ERROR(ValidateDigestRequest(row.size(), options));
+  // Grown to the most it may need, then shrunk to what was kept: shrinking keeps
+  // the capacity, so a reused digest allocates nothing on later rows.
   out->top.resize(TopCapacityNeeded(row.size(), options));
   RowSummary summary;
   ORCH_RETURN_IF_ERROR(DigestRowIntoWith(isa, row, options, out->top, &summary));

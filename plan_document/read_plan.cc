@@ -40,9 +40,13 @@ Status Integer(const json& object, const char* key, const std::string& at, std::
                std::int64_t high, Int& out) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) return Status::Ok();
+  // A positive integer above INT64_MAX is held unsigned; read as int64 it would
+  // wrap to a negative number and could pass the range check.
   bool fits = it->is_number_integer() &&
               !(it->is_number_unsigned() && it->get<std::uint64_t>() > INT64_MAX) &&
               it->get<std::int64_t>() >= low && it->get<std::int64_t>() <= high;
+  // No range of the caller's own (the optional overload below): its message says
+  // only that an integer was wanted.
   if (!fits && low == INT64_MIN && high == INT64_MAX) {
     return Field(at + key, "required integer, got " + it->dump());
   }
@@ -165,6 +169,7 @@ Result<Workload> ReadWorkload(const json& w, const std::string& at) {
   for (auto [key, field] : {std::pair{"text", &workload.text}, {"prompt", &workload.prompt}}) {
     std::string value;
     ORCH_RETURN_IF_ERROR(Text(w, key, at, value));
+    // Optional: an empty text is a value, told apart from an absent one.
     if (w.contains(key) && !w[key].is_null()) *field = std::move(value);
   }
   ORCH_RETURN_IF_ERROR(Integer(w, "positions", at, workload.positions));
@@ -362,6 +367,7 @@ Status Reader::Job(const json& j) {
   }
   ORCH_RETURN_IF_ERROR(Text(j, "cell", at, job.cell));
   ORCH_RETURN_IF_ERROR(Text(j, "kind", at, job.kind));
+  // repeat is 0 when absent; has_repeat tells that from an explicit 0.
   job.has_repeat = j.contains("repeat") && !j["repeat"].is_null();
   ORCH_RETURN_IF_ERROR(Integer(j, "repeat", at, 0, 1'000'000, job.repeat));
   if (auto c = j.find("coordinate"); c != j.end() && !c->is_null()) {
@@ -381,6 +387,8 @@ Result<Document> Reader::Finish() {
   for (std::size_t i = 0; i < document_.jobs.size(); ++i) {
     auto it = workload_names_.find(job_workloads_[i]);
     if (it == workload_names_.end()) {
+      // Kept rather than refused: whether it is an error is the consumer's call
+      // (plan_json.h).
       document_.jobs[i].unknown_workload = std::move(job_workloads_[i]);
     } else {
       document_.jobs[i].workload = it->second;
@@ -409,6 +417,8 @@ class Splitter final : public json::json_sax_t {
   bool end_object() override { return Close(); }
   bool end_array() override { return Close(); }
   bool key(string_t& k) override {
+    // At depth 1 a key names a top-level member (a new tree); deeper, the next value
+    // inside the current tree.
     (depth_ == 1 ? member_ : key_) = k;
     return true;
   }
@@ -432,6 +442,9 @@ class Splitter final : public json::json_sax_t {
       tree_ = std::move(value);
       return &tree_;
     }
+    // stack_ points at the open containers only. Only the innermost one gains
+    // children, and none of its children is open then, so when its storage grows
+    // it moves nothing stack_ points at.
     json& parent = *stack_.back();
     if (parent.is_array()) {
       parent.push_back(std::move(value));
@@ -450,6 +463,8 @@ class Splitter final : public json::json_sax_t {
   bool Open(json container) {
     ++depth_;
     if (depth_ == 1) return container.is_object() || Fail(NotAnObject());
+    // The jobs array itself is not built: each element becomes its own tree, handed
+    // over as soon as it closes.
     if (depth_ == 2 && member_ == "jobs" && container.is_array()) {
       in_jobs_ = true;
       reader_.JobsArray();
@@ -468,6 +483,7 @@ class Splitter final : public json::json_sax_t {
     stack_.pop_back();
     if (!stack_.empty()) return true;
     bool ok = Deliver(tree_);
+    // Freed at once, so only one tree is alive at a time.
     tree_ = json();
     return ok;
   }
@@ -535,6 +551,8 @@ class NameFinder final : public json::json_sax_t {
 
 std::string ExperimentNameOf(std::string_view text) {
   NameFinder finder;
+  // The finder stops the parse once it has the name, which sax_parse reports as a
+  // failure: its result says nothing. Not strict: the rest of the text is not read.
   (void)json::sax_parse(text.begin(), text.end(), &finder, json::input_format_t::json, false);
   return finder.name;
 }
@@ -543,6 +561,7 @@ Result<Document> ReadPlanJson(std::string_view text) {
   Reader reader;
   Splitter splitter(reader);
   bool ok = json::sax_parse(text.begin(), text.end(), &splitter, json::input_format_t::json,
+                            // Strict: anything after the top-level object is an error.
                             /*strict=*/true);
   if (!splitter.status.ok()) return splitter.status;
   if (!ok) return InvalidArgument("plan: not a JSON object");
