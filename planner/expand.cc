@@ -20,6 +20,8 @@ Requirements RequirementsOf(const Coordinate& c, const Model& model) {
   r.engine = TextOf(c, "engine");
   r.hardware = TextOf(c, "hardware");
   auto tp = c.find("tp");
+  // The tp axis (tensor-parallel degree) asks for that many GPUs, but only on GPU
+  // hardware: on a CPU it asks for none.
   bool gpu = r.hardware.starts_with("gpu");
   r.gpus = gpu && tp != c.end() && tp->second.is_int() ? static_cast<int>(tp->second.as_int()) : 0;
   r.model = model.RequirementFor(TextOf(c, "quant"));
@@ -30,6 +32,8 @@ Cell MakeCell(const Spec& spec, int axis, int alternative) {
   Cell cell;
   cell.axis = axis;
   cell.alternative = alternative;
+  // Every axis at its baseline, then (below) one axis at one alternative: a cell
+  // differs from the baseline in exactly one axis.
   for (const Axis& a : spec.axes) cell.coordinate[a.name] = a.baseline;
   if (axis < 0) {
     cell.label = "baseline";
@@ -54,6 +58,7 @@ std::vector<int> AlternativeOrder(const Spec& spec) {
         spec.axes[i].alternative_pos.empty() ? SourcePos{} : spec.axes[i].alternative_pos[0];
     return std::pair(p.line, p.column);
   };
+  // Stable: axes with no source position (a spec built in code) keep their order.
   std::stable_sort(order.begin(), order.end(),
                    [&](int a, int b) { return first_pos(a) < first_pos(b); });
   return order;
@@ -105,6 +110,8 @@ void CheckCells(const Spec& spec, const std::vector<Cell>& cells, Diagnostics& d
         WarnUndeclaredEngine(spec, cell, engine, diagnostics);
       continue;
     }
+    // cells[0] is the baseline (MakeCells), so its problems are all known before
+    // any other cell is checked.
     for (const CapabilityProblem& problem : CheckCoordinate(*caps, cell.coordinate)) {
       if (cell.is_baseline()) {
         baseline_problems.insert(problem.message);
@@ -134,15 +141,20 @@ void WarnUnusedSamplerAxes(const Spec& spec, Diagnostics& diagnostics) {
 
 std::vector<Job> MakeJobs(const Spec& spec, const std::vector<Cell>& cells) {
   std::vector<std::string> digests;
+  // Hashed once per workload rather than once per job.
   for (const Workload& w : spec.workloads) digests.push_back(WorkloadDigest(w));
   std::vector<Job> jobs;
   for (int c = 0; c < static_cast<int>(cells.size()); ++c) {
     const Cell& cell = cells[c];
     int repeats = cell.is_baseline() ? spec.baseline_repeats : spec.cell_repeats;
+    // A job's id covers only the axes that act on its kind of workload, so the
+    // teacher-forced jobs' ids do not depend on generation-only settings.
     std::string axes[2] = {CanonicalAxes(cell.coordinate, WorkloadKind::kTeacherForced),
                            CanonicalAxes(cell.coordinate, WorkloadKind::kGenerate)};
     for (int w = 0; w < static_cast<int>(spec.workloads.size()); ++w) {
       WorkloadKind kind = spec.workloads[w].kind;
+      // A cell whose axis does not act on this kind of workload would only repeat
+      // the baseline's jobs.
       if (!cell.is_baseline() && !AxisApplies(spec.axes[cell.axis].name, kind)) continue;
       const std::string& canonical_axes = axes[kind == WorkloadKind::kGenerate ? 1 : 0];
       for (int r = 0; r < repeats; ++r) {
