@@ -30,6 +30,8 @@ class FileInfoLog final : public rocksdb::Logger {
     size_t n = Timestamp(line, sizeof(line));
     int body = std::vsnprintf(line + n, sizeof(line) - n - 1, format, ap);
     if (body < 0) return;
+    // vsnprintf returns the length it would have written: a long message was cut,
+    // so count only what fits, keeping room for the newline.
     n = std::min(sizeof(line) - 2, n + static_cast<size_t>(body));
     if (line[n - 1] != '\n') line[n++] = '\n';
     ssize_t written = ::write(fd_, line, n);  // a full disk drops the line
@@ -59,6 +61,8 @@ class WalWarningTap final : public rocksdb::Logger {
   using rocksdb::Logger::Logv;
   void Logv(const char* format, va_list ap) override {
     va_list copy;
+    // The arguments are read twice (here and by `next_`); a va_list can be read
+    // only once.
     va_copy(copy, ap);
     char line[2048];
     int n = std::vsnprintf(line, sizeof(line), format, copy);
