@@ -141,17 +141,17 @@ bool CoordinatorService::Permitted(const protocol::TransportEvent& event,
   std::int32_t count = ++refused_by_[event.user];
   log_.warn(fmt::runtime("refused {} from {} ({} in a row): {}"), protocol::MessageName(message),
             event.peer, count, refusal);
-  if (std::holds_alternative<protocol::ExportRequest>(message)) {
-    SendMessage(event.peer, protocol::ExportReply{false, "refused: " + refusal, ""});
-  }
-  // CLI requests wait for a CommandReply; an agent's message gets a Reject.
+  // `orch export` waits for an ExportReply, other CLI requests for a CommandReply; an
+  // agent's message gets a Reject. Exactly one answer each.
   bool request = std::holds_alternative<protocol::ImportRequest>(message) ||
                  std::holds_alternative<protocol::Submit>(message) ||
                  std::holds_alternative<protocol::StatusRequest>(message) ||
                  std::holds_alternative<protocol::Cancel>(message) ||
                  std::holds_alternative<protocol::Retry>(message) ||
                  std::holds_alternative<protocol::Drain>(message);
-  if (request) {
+  if (std::holds_alternative<protocol::ExportRequest>(message)) {
+    SendMessage(event.peer, protocol::ExportReply{false, "refused: " + refusal, ""});
+  } else if (request) {
     SendMessage(event.peer, protocol::CommandReply{false, "refused: " + refusal});
   } else {
     SendMessage(event.peer, protocol::Reject{protocol::kProtocolVersion, "refused: " + refusal});

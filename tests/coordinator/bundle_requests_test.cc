@@ -166,5 +166,20 @@ TEST_F(BundleRequestsTest, AnUploadAboveTheLimitIsRefusedAtItsFirstPart) {
   EXPECT_THAT(reply.message, HasSubstr("orch import --data-dir"));
 }
 
+// `orch export` waits for an ExportReply: a refusal is that reply, and nothing else (a
+// Reject too would reach a CLI that has already gone, or the next request's socket).
+TEST_F(BundleRequestsTest, ARefusedExportIsAnsweredWithOneExportReplyOnly) {
+  h_.service().SetAccessPolicy(AccessPolicy{.authenticated = true, .roles = {}});
+  auto cli = h_.Peer("cli-export");
+  cli->Send(protocol::ExportRequest{"exp", {}, 1000});
+  h_.Pump();
+  std::vector<protocol::Message> answers = cli->Take();
+  ASSERT_THAT(answers, SizeIs(1));
+  auto* reply = std::get_if<protocol::ExportReply>(&answers[0]);
+  ASSERT_NE(reply, nullptr) << protocol::MessageName(answers[0]);
+  EXPECT_FALSE(reply->ok);
+  EXPECT_THAT(reply->message, HasSubstr("refused: "));
+}
+
 }  // namespace
 }  // namespace orch::coordinator::testing
