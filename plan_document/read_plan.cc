@@ -89,6 +89,9 @@ Result<Scalar> ReadScalar(const json& value, const std::string& at) {
 Result<Coordinate> ReadCoordinate(const json& value, const std::string& at) {
   if (!value.is_object()) return Field(at, "must be an object, got " + value.dump());
   Coordinate coordinate;
+  // Exact capacity: a plan of a cell per job keeps one coordinate per job, and growth by
+  // doubling would leave most of them with room for twice their axes.
+  coordinate.reserve(value.size());
   for (const auto& [axis, v] : value.items()) {
     ORCH_ASSIGN_OR_RETURN(Scalar scalar, ReadScalar(v, at + "." + axis));
     coordinate.emplace_back(axis, std::move(scalar));
