@@ -49,7 +49,7 @@ CoordinatorCore::CoordinatorCore(CoordinatorOptions options, LogSink log)
 
 // --- events ---
 
-Effects CoordinatorCore::OnMessage(const std::string& peer, const protocol::Message& message,
+Effects CoordinatorCore::OnMessage(const std::string& peer, protocol::Message message,
                                    Millis now) {
   Effects out;
   if (auto* m = std::get_if<protocol::Hello>(&message)) {
@@ -63,7 +63,7 @@ Effects CoordinatorCore::OnMessage(const std::string& peer, const protocol::Mess
   } else if (auto* m = std::get_if<protocol::RunFinished>(&message)) {
     OnFinished(peer, *m, now, out);
   } else if (auto* m = std::get_if<protocol::Submit>(&message)) {
-    OnSubmit(peer, *m, now, out);
+    OnSubmit(peer, std::move(*m), now, out);
     // New jobs are offered to every agent at once rather than at the next Tick.
     Dispatch(now, out);
   } else if (auto* m = std::get_if<protocol::StatusRequest>(&message)) {

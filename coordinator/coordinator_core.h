@@ -68,7 +68,9 @@ class CoordinatorCore final {
   // Plans that no longer parse are logged and skipped.
   Effects Restore(const store::StoreState& state, Millis now);
 
-  Effects OnMessage(const std::string& peer, const protocol::Message& message, Millis now);
+  // By value: a Submit's plan text moves into the stored plan record rather than being
+  // copied (a plan of 100,000 jobs is tens of MiB).
+  Effects OnMessage(const std::string& peer, protocol::Message message, Millis now);
   Effects OnDisconnected(const std::string& peer, Millis now);
   Effects OnRunStored(const store::RunRecord& run, Millis now);
   Effects Tick(Millis now);
@@ -95,7 +97,7 @@ class CoordinatorCore final {
                Effects& out);
   void OnFinished(const std::string& peer, const protocol::RunFinished& finished, Millis now,
                   Effects& out);
-  void OnSubmit(const std::string& peer, const protocol::Submit& submit, Millis now, Effects& out);
+  void OnSubmit(const std::string& peer, protocol::Submit submit, Millis now, Effects& out);
   void OnCancel(const std::string& peer, const protocol::Cancel& cancel, Millis now, Effects& out);
   void OnDrain(const std::string& peer, const protocol::Drain& drain, Effects& out);
   void OnRetry(const std::string& peer, const protocol::Retry& retry, Millis now, Effects& out);
@@ -105,7 +107,7 @@ class CoordinatorCore final {
   // A resubmitted plan with other jobs: adopts the new plan, keeps the jobs it
   // still lists, adds the new ones, forgets (and cancels) the ones it drops.
   void ReplacePlan(const std::string& peer, const ParsedPlan& existing, ParsedPlan parsed,
-                   const std::string& plan_json, Millis now, Effects& out);
+                   std::string plan_json, Millis now, Effects& out);
   // Pending reasons per requirement queue, computed once per StatusReply.
   using ReasonCache = std::unordered_map<std::uint32_t, PendingReason>;
   PendingReason WhyPending(const JobEntry& job, ReasonCache& cache) const;

@@ -99,7 +99,7 @@ void CoordinatorService::OnFrame(const protocol::TransportEvent& event, Millis n
       OnImport(event, *request, now);
       return;
     }
-    Effects effects = core_.OnMessage(peer, *message, now);
+    Effects effects = core_.OnMessage(peer, std::move(*message), now);
     if (policy_.authenticated) StampOwner(event.user, effects);
     Perform(std::move(effects), now);
     return;

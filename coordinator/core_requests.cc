@@ -20,7 +20,7 @@ void Reply(Effects& out, const std::string& peer, bool ok, std::string message) 
 
 }  // namespace
 
-void CoordinatorCore::OnSubmit(const std::string& peer, const protocol::Submit& submit, Millis now,
+void CoordinatorCore::OnSubmit(const std::string& peer, protocol::Submit submit, Millis now,
                                Effects& out) {
   Result<ParsedPlan> parsed = ParsePlanJson(submit.plan_json);
   if (!parsed.ok()) {
@@ -43,11 +43,13 @@ void CoordinatorCore::OnSubmit(const std::string& peer, const protocol::Submit& 
   }
   const ParsedPlan* existing = catalog_.Find(parsed->experiment);
   if (existing != nullptr && existing->json_sha256 != parsed->json_sha256) {
-    return ReplacePlan(peer, *existing, std::move(parsed).value(), submit.plan_json, now, out);
+    return ReplacePlan(peer, *existing, std::move(parsed).value(), std::move(submit.plan_json), now,
+                       out);
   }
   std::string message =
       "experiment " + parsed->experiment + ": " + std::to_string(parsed->jobs.size()) + " jobs";
-  PutPlanEffect effect{ToPlanRecord(*parsed, submit.plan_json), ToJobRecords(*parsed), peer, ""};
+  PutPlanEffect effect{ToPlanRecord(*parsed, std::move(submit.plan_json)), ToJobRecords(*parsed),
+                       peer, ""};
   // The same plan again is still written: PutPlan is idempotent (stored jobs keep
   // their state), and the reply goes out after the write like any submit's.
   if (existing != nullptr) {
@@ -61,7 +63,7 @@ void CoordinatorCore::OnSubmit(const std::string& peer, const protocol::Submit& 
 }
 
 void CoordinatorCore::ReplacePlan(const std::string& peer, const ParsedPlan& existing,
-                                  ParsedPlan parsed, const std::string& plan_json, Millis now,
+                                  ParsedPlan parsed, std::string plan_json, Millis now,
                                   Effects& out) {
   const char* changed = existing.model != parsed.model         ? "model"
                         : existing.baseline != parsed.baseline ? "baseline"
@@ -84,7 +86,7 @@ void CoordinatorCore::ReplacePlan(const std::string& peer, const ParsedPlan& exi
   }
   int added = 0;
   for (const PlannedJob& job : parsed.jobs) added += jobs_.Find(job.id) == nullptr;
-  PutPlanEffect effect{ToPlanRecord(parsed, plan_json), ToJobRecords(parsed), peer, "",
+  PutPlanEffect effect{ToPlanRecord(parsed, std::move(plan_json)), ToJobRecords(parsed), peer, "",
                        /*replace=*/true};
   effect.ok_message =
       "experiment " + parsed.experiment + ": " + std::to_string(parsed.jobs.size()) +

@@ -99,8 +99,8 @@ Result<ParsedPlan> ParsePlanJson(std::string_view text, PlanSource source) {
   return plan;
 }
 
-store::PlanRecord ToPlanRecord(const ParsedPlan& plan, std::string_view json) {
-  return {plan.experiment, plan.experiment, std::string(json)};
+store::PlanRecord ToPlanRecord(const ParsedPlan& plan, std::string json) {
+  return {plan.experiment, plan.experiment, std::move(json)};
 }
 
 std::vector<store::JobRecord> ToJobRecords(const ParsedPlan& plan) {

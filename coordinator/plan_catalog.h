@@ -57,7 +57,7 @@ using plan_document::ExperimentNameOf;
 
 // The store records for a parsed plan (`json`: its text): the plan and every
 // job as pending.
-store::PlanRecord ToPlanRecord(const ParsedPlan& plan, std::string_view json);
+store::PlanRecord ToPlanRecord(const ParsedPlan& plan, std::string json);
 std::vector<store::JobRecord> ToJobRecords(const ParsedPlan& plan);
 
 class PlanCatalog final {

@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   orch::Result<orch::coordinator::ParsedPlan> plan = orch::coordinator::ParsePlanJson(json);
   if (!plan.ok()) return 0;
   FUZZ_EXPECT(orch::coordinator::ToJobRecords(*plan).size() == plan->jobs.size());
-  (void)orch::coordinator::ToPlanRecord(*plan, json);
+  (void)orch::coordinator::ToPlanRecord(*plan, std::string(json));
   orch::coordinator::PlanCatalog catalog;
   std::uint32_t index = catalog.Add(*plan);
   for (const orch::coordinator::PlannedJob& job : catalog.plan(index).jobs) {

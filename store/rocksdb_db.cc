@@ -1,7 +1,10 @@
 #include "store/rocksdb_db.h"
 
+#include <rocksdb/cache.h>
 #include <rocksdb/listener.h>
 #include <rocksdb/options.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_buffer_manager.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -23,19 +26,39 @@ class NoAutomaticRecovery final : public rocksdb::EventListener {
   }
 };
 
+// Memory. RocksDB's defaults are per column family: a 64 MiB memtable (two while one
+// flushes) and an 8 MiB block cache each, so the store's ten tables could hold over a
+// gigabyte, and under load (every run's records and state changes arriving at once)
+// the memtables alone grew by hundreds of MiB. One budget for all tables instead: the
+// memtables of every table together are flushed once they pass kMemtableBudget, and
+// every table reads through one block cache. A table's own memtable size stays at the
+// default: the budget is reached first. (The budget also caps the WAL space RocksDB
+// preallocates, at most the budget.)
+constexpr size_t kMemtableBudget = 32 << 20;
+constexpr size_t kBlockCacheSize = 32 << 20;
+
+rocksdb::ColumnFamilyOptions TableOptions(const std::shared_ptr<rocksdb::Cache>& cache) {
+  rocksdb::ColumnFamilyOptions options;
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = cache;
+  options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  return options;
+}
+
 // Every table's column family, then the default one. `present` (for a reader of a store
 // an older orch wrote, which lacks the newer tables): only those it holds.
 std::vector<rocksdb::ColumnFamilyDescriptor> Families(
     const std::vector<std::string>* present = nullptr) {
+  rocksdb::ColumnFamilyOptions options = TableOptions(rocksdb::NewLRUCache(kBlockCacheSize));
   std::vector<rocksdb::ColumnFamilyDescriptor> families;
   for (int t = 0; t < kTableCount; ++t) {
     std::string name(TableName(static_cast<Table>(t)));
     if (present && std::find(present->begin(), present->end(), name) == present->end()) continue;
-    families.emplace_back(std::move(name), rocksdb::ColumnFamilyOptions());
+    families.emplace_back(std::move(name), options);
   }
   // Every RocksDB database has the default family and must open it, although the
   // store keeps nothing there.
-  families.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
+  families.emplace_back(rocksdb::kDefaultColumnFamilyName, options);
   return families;
 }
 
@@ -76,6 +99,7 @@ rocksdb::DBOptions DbOptions(const DbOpenSettings& settings, const std::string& 
   options.create_missing_column_families = settings.role == DbRole::kPrimary;
   options.IncreaseParallelism(2);
   options.paranoid_checks = true;
+  options.write_buffer_manager = std::make_shared<rocksdb::WriteBufferManager>(kMemtableBudget);
   options.wal_recovery_mode = RecoveryMode(settings.wal_tail);
   std::error_code ignored;
   if (!log_dir.empty()) std::filesystem::create_directories(log_dir, ignored);
