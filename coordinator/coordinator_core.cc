@@ -49,8 +49,7 @@ CoordinatorCore::CoordinatorCore(CoordinatorOptions options, LogSink log)
 
 // --- events ---
 
-Effects CoordinatorCore::OnMessage(const std::string& peer, protocol::Message message,
-                                   Millis now) {
+Effects CoordinatorCore::OnMessage(const std::string& peer, protocol::Message message, Millis now) {
   Effects out;
   if (auto* m = std::get_if<protocol::Hello>(&message)) {
     OnHello(peer, *m, now, out);
