@@ -483,15 +483,14 @@ bool CoordinatorCore::AnyPending() const {
 bool CoordinatorCore::AssignOne(AgentEntry& agent, JobTable::Queue& queue, Millis now,
                                 Effects& out) {
   if (FreeSlots(agent) <= 0) return false;
-  std::vector<std::string> skipped;  // refused by this agent: kept in order
+  std::vector<JobEntry*> skipped;  // refused by this agent: kept in order
   bool assigned = false;
   while (!queue.jobs.empty() && !assigned) {
-    std::string id = std::move(queue.jobs.front());
+    JobEntry* job = queue.jobs.front();
     queue.jobs.pop_front();
-    JobEntry* job = jobs_.Find(id);
-    if (job == nullptr || job->state != JobState::kPending) continue;  // stale entry
+    if (job->state != JobState::kPending) continue;  // stale entry
     if (RefusedBy(*job, agent.id)) {
-      skipped.push_back(std::move(id));
+      skipped.push_back(job);
       continue;
     }
     Assign(*job, agent, now, out);

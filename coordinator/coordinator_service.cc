@@ -257,8 +257,9 @@ bool CoordinatorService::Put(PutPlanEffect& effect) {
 }
 
 bool CoordinatorService::Append(AppendChunkEffect& effect, Millis now) {
+  store::RunRecord run;
   Result<store::WriteOutcome> stored =
-      store_.AppendChunk(effect.run_id, effect.seq, effect.records);
+      store_.AppendChunk(effect.run_id, effect.seq, effect.records, &run);
   if (!stored.ok()) {
     ++failed_writes_;
     log_.error(fmt::runtime("chunk {} of run {} not stored, not acknowledged: {}"), effect.seq,
@@ -266,13 +267,14 @@ bool CoordinatorService::Append(AppendChunkEffect& effect, Millis now) {
     return false;
   }
   if (!effect.peer.empty()) SendMessage(effect.peer, protocol::Ack{effect.run_id, effect.seq});
-  AfterRunWrite(effect.run_id, now);
+  AfterRunWrite(run, now);
   return true;
 }
 
 bool CoordinatorService::Finish(FinishRunEffect& effect, Millis now) {
+  store::RunRecord run;
   Result<store::WriteOutcome> stored =
-      store_.FinishRun(effect.run_id, effect.outcome, std::nullopt);
+      store_.FinishRun(effect.run_id, effect.outcome, std::nullopt, &run);
   if (!stored.ok()) {
     ++failed_writes_;
     log_.error(fmt::runtime("end of run {} not stored, not acknowledged: {}"), effect.run_id,
@@ -282,19 +284,15 @@ bool CoordinatorService::Finish(FinishRunEffect& effect, Millis now) {
   if (!effect.peer.empty()) {
     SendMessage(effect.peer, protocol::Ack{effect.run_id, protocol::kRunFinishedSeq});
   }
-  AfterRunWrite(effect.run_id, now);
+  AfterRunWrite(run, now);
   return true;
 }
 
-void CoordinatorService::AfterRunWrite(const std::string& run_id, Millis now) {
+void CoordinatorService::AfterRunWrite(const store::RunRecord& run, Millis now) {
   // The core decides on the stored record (chunks received so far, whether it is
-  // complete), not on what this one write carried.
-  Result<store::RunRecord> run = store_.GetRun(run_id);
-  if (!run.ok()) {
-    log_.error(fmt::runtime("read back run {}: {}"), run_id, run.status().ToString());
-    return;
-  }
-  Perform(core_.OnRunStored(*run, now), now);
+  // complete), not on what this one write carried. The store hands it back from the
+  // write itself: reading it back cost a lookup in every table level per message.
+  Perform(core_.OnRunStored(run, now), now);
 }
 
 void CoordinatorService::SendMessage(const std::string& peer, const protocol::Message& message) {

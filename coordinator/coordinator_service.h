@@ -123,7 +123,7 @@ class CoordinatorService final {
   bool Put(PutPlanEffect& effect);
   bool Append(AppendChunkEffect& effect, Millis now);
   bool Finish(FinishRunEffect& effect, Millis now);
-  void AfterRunWrite(const std::string& run_id, Millis now);
+  void AfterRunWrite(const store::RunRecord& run, Millis now);
   // Sends, or holds until Commit() under group commit.
   void SendMessage(const std::string& peer, const protocol::Message& message);
   void Deliver(const std::string& peer, const protocol::Message& message);

@@ -4,6 +4,21 @@
 
 namespace orch::coordinator {
 
+JobTable::JobTable(const JobTable& other) { *this = other; }
+
+JobTable& JobTable::operator=(const JobTable& other) {
+  if (this == &other) return *this;
+  jobs_ = other.jobs_;
+  queue_by_key_ = other.queue_by_key_;
+  queues_.clear();
+  queues_.reserve(other.queues_.size());
+  for (const Queue& queue : other.queues_) {
+    Queue& copy = queues_.emplace_back(Queue{queue.needs, {}});
+    for (const JobEntry* job : queue.jobs) copy.jobs.push_back(&jobs_.at(job->id));
+  }
+  return *this;
+}
+
 store::JobRecord JobEntry::ToRecord(const std::string& plan_id) const {
   store::JobRecord record;
   record.id = id;
@@ -21,7 +36,7 @@ bool JobTable::Add(JobEntry entry, const protocol::Requirements& needs) {
   entry.queue = QueueFor(needs);
   auto [it, added] = jobs_.try_emplace(entry.id, std::move(entry));
   if (added && it->second.state == store::JobState::kPending) {
-    queues_[it->second.queue].jobs.push_back(it->first);
+    queues_[it->second.queue].jobs.push_back(&it->second);
   }
   return added;
 }
@@ -42,12 +57,17 @@ void JobTable::Requeue(JobEntry& job) {
   // An older entry of the job may still be queued (a pending job cancelled, then
   // retried): whichever entry is reached second finds the job no longer pending
   // and is skipped as stale.
-  queues_[job.queue].jobs.push_back(job.id);
+  queues_[job.queue].jobs.push_back(&job);
 }
 
-// Queue entries are not searched for: a removed job's entry is skipped when
-// reached (Find returns null).
-void JobTable::Remove(std::string_view id) { jobs_.erase(std::string(id)); }
+// Queue entries point at the entry, so they go first: a linear pass over one queue, for
+// a job dropped from an edited plan (rare next to dispatch, which never searches).
+void JobTable::Remove(std::string_view id) {
+  auto it = jobs_.find(std::string(id));
+  if (it == jobs_.end()) return;
+  std::erase(queues_[it->second.queue].jobs, &it->second);
+  jobs_.erase(it);
+}
 
 std::uint32_t JobTable::QueueFor(const protocol::Requirements& needs) {
   std::string key = RequirementKey(needs);

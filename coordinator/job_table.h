@@ -49,6 +49,13 @@ struct JobEntry {
 
 class JobTable final {
  public:
+  JobTable() = default;
+  // Queues point into the table: a copy points its queues at its own entries.
+  JobTable(const JobTable& other);
+  JobTable& operator=(const JobTable& other);
+  JobTable(JobTable&&) = default;
+  JobTable& operator=(JobTable&&) = default;
+
   // Adds a job (state as given); a pending one joins the queue for `needs`. A
   // job id already present is left as it is; returns false then.
   bool Add(JobEntry entry, const protocol::Requirements& needs);
@@ -58,12 +65,15 @@ class JobTable final {
 
   // Moves a job back to pending at the end of its queue.
   void Requeue(JobEntry& job);
-  // Forgets a job (its queue entry goes stale). No-op for an unknown id.
+  // Forgets a job, its queue entries too. No-op for an unknown id.
   void Remove(std::string_view id);
 
   struct Queue {
     protocol::Requirements needs;
-    std::deque<std::string> jobs;  // may hold stale entries (see above)
+    // Entries of the table (a node's address is stable), not copies of job ids: 100,000
+    // queued jobs would hold their ids a second time. May hold stale entries: a job no
+    // longer pending, or queued twice (see above).
+    std::deque<JobEntry*> jobs;
   };
   std::vector<Queue>& queues() { return queues_; }
   const std::vector<Queue>& queues() const { return queues_; }

@@ -54,15 +54,17 @@ Status FailingStore::Apply(const StateChange& change) {
 }
 
 Result<WriteOutcome> FailingStore::AppendChunk(std::string_view run_id, uint64_t seq,
-                                               const std::vector<DigestRecord>& records) {
+                                               const std::vector<DigestRecord>& records,
+                                               RunRecord* stored_run) {
   ORCH_RETURN_IF_ERROR(NextWrite("append chunk"));
-  return inner_.AppendChunk(run_id, seq, records);
+  return inner_.AppendChunk(run_id, seq, records, stored_run);
 }
 
 Result<WriteOutcome> FailingStore::FinishRun(std::string_view run_id, const RunOutcome& outcome,
-                                             const std::optional<JobRecord>& job) {
+                                             const std::optional<JobRecord>& job,
+                                             RunRecord* stored_run) {
   ORCH_RETURN_IF_ERROR(NextWrite("finish run"));
-  return inner_.FinishRun(run_id, outcome, job);
+  return inner_.FinishRun(run_id, outcome, job, stored_run);
 }
 
 Result<WriteOutcome> FailingStore::PutFingerprint(std::string_view id, std::string_view json) {

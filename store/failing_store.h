@@ -38,9 +38,11 @@ class FailingStore final : public Store {
   Result<std::vector<RunRecord>> ListRunsOfJobs(
       const std::set<std::string, std::less<>>& job_ids) override;
   Result<WriteOutcome> AppendChunk(std::string_view run_id, uint64_t seq,
-                                   const std::vector<DigestRecord>& records) override;
+                                   const std::vector<DigestRecord>& records,
+                                   RunRecord* stored_run = nullptr) override;
   Result<WriteOutcome> FinishRun(std::string_view run_id, const RunOutcome& outcome,
-                                 const std::optional<JobRecord>& job) override;
+                                 const std::optional<JobRecord>& job,
+                                 RunRecord* stored_run = nullptr) override;
   Status ScanDigests(std::string_view run_id, uint64_t from_position,
                      const DigestVisitor& visit) override;
   Result<WriteOutcome> PutFingerprint(std::string_view id, std::string_view json) override;

@@ -236,7 +236,8 @@ Result<std::vector<RunRecord>> KvStore::ListRunsOfJobs(
 // --- ingestion ---
 
 Result<WriteOutcome> KvStore::AppendChunk(std::string_view run_id, uint64_t seq,
-                                          const std::vector<DigestRecord>& records) {
+                                          const std::vector<DigestRecord>& records,
+                                          RunRecord* stored_run) {
   auto context = [&] {
     return "append chunk " + std::to_string(seq) + " of run " + std::string(run_id);
   };
@@ -251,7 +252,10 @@ Result<WriteOutcome> KvStore::AppendChunk(std::string_view run_id, uint64_t seq,
   if (!seen.ok()) return seen.status().WithContext(context());
   // Agents resend until acknowledged: a chunk already stored is acknowledged again,
   // not stored twice.
-  if (seen->has_value()) return WriteOutcome::kDuplicate;
+  if (seen->has_value()) {
+    if (stored_run) *stored_run = std::move(**run);
+    return WriteOutcome::kDuplicate;
+  }
   RunRecord& updated = **run;
   // A finished run announced its chunk count: a chunk at or past it cannot be one
   // of its chunks.
@@ -273,11 +277,13 @@ Result<WriteOutcome> KvStore::AppendChunk(std::string_view run_id, uint64_t seq,
   batch.Add(Table::kRuns, std::string(run_id), EncodeRun(updated));
   Status write = engine_->Write(batch, options_.sync_chunks);
   if (!write.ok()) return write.WithContext(context());
+  if (stored_run) *stored_run = std::move(updated);
   return WriteOutcome::kStored;
 }
 
 Result<WriteOutcome> KvStore::FinishRun(std::string_view run_id, const RunOutcome& outcome,
-                                        const std::optional<JobRecord>& job) {
+                                        const std::optional<JobRecord>& job,
+                                        RunRecord* stored_run) {
   std::string context = "finish run " + std::string(run_id);
   Status valid = ValidateId("run", run_id);
   if (valid.ok() && job) valid = ValidateJob(*job);
@@ -288,7 +294,10 @@ Result<WriteOutcome> KvStore::FinishRun(std::string_view run_id, const RunOutcom
   if (!run->has_value()) return NotFoundIn(Table::kRuns, run_id).WithContext(context);
   RunRecord& updated = **run;
   // The first RunFinished stored is the run's end; a resent one changes nothing.
-  if (updated.finished) return WriteOutcome::kDuplicate;
+  if (updated.finished) {
+    if (stored_run) *stored_run = std::move(updated);
+    return WriteOutcome::kDuplicate;
+  }
   KvBatch batch;
   if (job) {
     Result<std::optional<JobRecord>> stored = FindJob(job->id);
@@ -305,6 +314,7 @@ Result<WriteOutcome> KvStore::FinishRun(std::string_view run_id, const RunOutcom
   batch.Add(Table::kRuns, std::string(run_id), EncodeRun(updated));
   Status write = engine_->Write(batch, options_.sync_state);
   if (!write.ok()) return write.WithContext(context);
+  if (stored_run) *stored_run = std::move(updated);
   return WriteOutcome::kStored;
 }
 

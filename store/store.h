@@ -75,15 +75,20 @@ class Store {
   // stored again and yields kDuplicate. A record at an already stored position replaces
   // it. Chunks may arrive after RunFinished (resent after a reconnect) as long as their
   // seq is below the chunk count it announced; a new chunk beyond it is
-  // FailedPrecondition. NotFound for an unknown run.
+  // FailedPrecondition. NotFound for an unknown run. `stored_run`, when given, receives
+  // the run's record as stored once the call returns OK (kStored or kDuplicate), what
+  // GetRun would read then: the coordinator decides on it without reading it back.
   virtual Result<WriteOutcome> AppendChunk(std::string_view run_id, uint64_t seq,
-                                           const std::vector<DigestRecord>& records) = 0;
+                                           const std::vector<DigestRecord>& records,
+                                           RunRecord* stored_run = nullptr) = 0;
 
   // Stores RunFinished: the outcome (with its summary), finished = true, and, when given,
   // the job's new record, in one write. Idempotent: a run already finished is left as it
-  // is and yields kDuplicate. NotFound for an unknown run or job.
+  // is and yields kDuplicate. NotFound for an unknown run or job. `stored_run`: as for
+  // AppendChunk.
   virtual Result<WriteOutcome> FinishRun(std::string_view run_id, const RunOutcome& outcome,
-                                         const std::optional<JobRecord>& job) = 0;
+                                         const std::optional<JobRecord>& job,
+                                         RunRecord* stored_run = nullptr) = 0;
 
   // Streams a run's digests with position >= from_position in position order. Memory
   // use does not depend on the number of digests. An unknown run has none.

@@ -288,6 +288,35 @@ TEST_P(StoreContractTest, FinishRunRecordsOutcomeAndJobAndIsIdempotent) {
   EXPECT_EQ(store().GetRun("r1")->state, RunState::kSucceeded);
 }
 
+// The coordinator decides on the record these writes hand back instead of reading it.
+TEST_P(StoreContractTest, RunWritesHandBackTheRunAsStored) {
+  SeedPlanAndRun();
+  RunRecord handed;
+  ASSERT_EQ(*store().AppendChunk("r1", 0, Digests({0}), &handed), WriteOutcome::kStored);
+  EXPECT_EQ(handed.chunks_received, 1);
+  EXPECT_EQ(handed, *store().GetRun("r1"));
+  RunRecord again;
+  ASSERT_EQ(*store().AppendChunk("r1", 0, Digests({0}), &again), WriteOutcome::kDuplicate);
+  EXPECT_EQ(again, *store().GetRun("r1"));
+
+  RunRecord finished;
+  ASSERT_EQ(*store().FinishRun("r1", Outcome(RunState::kSucceeded, 2), std::nullopt, &finished),
+            WriteOutcome::kStored);
+  EXPECT_TRUE(finished.finished);
+  EXPECT_EQ(finished.chunks_expected, 2);
+  EXPECT_FALSE(finished.Complete());
+  EXPECT_EQ(finished, *store().GetRun("r1"));
+  RunRecord late;
+  ASSERT_EQ(*store().AppendChunk("r1", 1, Digests({1}), &late), WriteOutcome::kStored);
+  EXPECT_TRUE(late.Complete());
+  EXPECT_EQ(late, *store().GetRun("r1"));
+  RunRecord resent;
+  ASSERT_EQ(*store().FinishRun("r1", Outcome(RunState::kFailed, 0), std::nullopt, &resent),
+            WriteOutcome::kDuplicate);
+  EXPECT_EQ(resent.state, RunState::kSucceeded);
+  EXPECT_EQ(resent, *store().GetRun("r1"));
+}
+
 TEST_P(StoreContractTest, RunIsCompleteWhenAllAnnouncedChunksAndFinishAreStored) {
   SeedPlanAndRun();
   ASSERT_TRUE(store().AppendChunk("r1", 0, Digests({0})).ok());
