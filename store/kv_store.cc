@@ -174,21 +174,30 @@ Status KvStore::WriteChange(const StateChange& change) {
   if (change.run) ORCH_RETURN_IF_ERROR(ValidateRun(*change.run));
   std::lock_guard lock(write_mu_);
   KvBatch batch;
+  std::optional<RunRecord> stored;
+  if (change.run) {
+    ORCH_ASSIGN_OR_RETURN(stored, FindRun(change.run->id));
+  }
+  // A stored run's job was checked when the run was first written, and the store never
+  // deletes a job: the job of an already stored run needs no lookup (two of the three
+  // state changes of every run).
+  bool run_job_known = stored && stored->job_id == change.run->job_id;
   if (change.job) {
-    ORCH_ASSIGN_OR_RETURN(std::optional<JobRecord> stored, FindJob(change.job->id));
     // Only plans create jobs, with their index entry: a job first written here would
     // be missing from ListJobs.
-    if (!stored) return NotFoundIn(Table::kJobs, change.job->id);
+    if (!(run_job_known && change.job->id == change.run->job_id)) {
+      ORCH_ASSIGN_OR_RETURN(std::optional<JobRecord> job, FindJob(change.job->id));
+      if (!job) return NotFoundIn(Table::kJobs, change.job->id);
+    }
     batch.Add(Table::kJobs, change.job->id, EncodeJob(*change.job));
   }
   if (change.run) {
     RunRecord run = *change.run;
     bool job_in_change = change.job && change.job->id == run.job_id;
-    if (!job_in_change) {
+    if (!job_in_change && !run_job_known) {
       ORCH_ASSIGN_OR_RETURN(std::optional<JobRecord> job, FindJob(run.job_id));
       if (!job) return NotFoundIn(Table::kJobs, run.job_id);
     }
-    ORCH_ASSIGN_OR_RETURN(std::optional<RunRecord> stored, FindRun(run.id));
     // The coordinator's record does not carry what AppendChunk and FinishRun wrote
     // (chunks received, finished, summary): a state change must not reset them.
     run.chunks_received = stored ? stored->chunks_received : 0;
