@@ -11,9 +11,11 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "coordinator/coordinator_core.h"
@@ -134,6 +136,66 @@ void BM_EncodeAssigns(benchmark::State& state) {
       static_cast<double>(state.iterations() * kJobs), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_EncodeAssigns)->Unit(benchmark::kMillisecond);
+
+// `orch status` (and every refresh of `orch status --watch`) against a coordinator with
+// 100,000 jobs of 10 experiments and 1,000 agents, each running one job. Baseline in
+// the same run: one pass over the same jobs that only counts their states (the least a
+// status must do).
+class StatusFixture {
+ public:
+  StatusFixture() : core_(CoordinatorOptions{}, [](std::string_view) {}) {
+    std::chrono::milliseconds now{1'000'000};
+    for (int e = 0; e < 10; ++e) {
+      core_.OnMessage("cli", protocol::Submit{PlanJson("status-" + std::to_string(e), 10'000)},
+                      now);
+    }
+    for (int a = 0; a < 1000; ++a) {
+      protocol::Hello hello = AgentHello(a);
+      core_.OnMessage(hello.agent_id, hello, now);
+    }
+  }
+  CoordinatorCore& core() { return core_; }
+
+ private:
+  CoordinatorCore core_;
+};
+
+StatusFixture& Fixture() {
+  static StatusFixture fixture;
+  return fixture;
+}
+
+void BM_Status100kJobs(benchmark::State& state) {
+  StatusFixture& fixture = Fixture();
+  std::chrono::milliseconds now{1'001'000};
+  std::size_t listed = 0;
+  for (auto _ : state) {
+    protocol::StatusReply reply = fixture.core().Status({}, now);
+    listed = reply.jobs.size();
+    benchmark::DoNotOptimize(reply);
+  }
+  state.counters["jobs_listed"] = static_cast<double>(listed);
+}
+BENCHMARK(BM_Status100kJobs)->Unit(benchmark::kMillisecond);
+
+void BM_CountJobStates100k(benchmark::State& state) {
+  StatusFixture& fixture = Fixture();
+  protocol::StatusReply all = fixture.core().Status({.experiment = "", .all_jobs = true},
+                                                    std::chrono::milliseconds{1'001'000});
+  // A table shaped like the coordinator's: job id -> state, node per job.
+  std::unordered_map<std::string, store::JobState> table;
+  for (const protocol::JobStatus& job : all.jobs) {
+    table.emplace(job.job_id,
+                  job.state == "pending" ? store::JobState::kPending : store::JobState::kRunning);
+  }
+  for (auto _ : state) {
+    std::array<int, 8> counts{};
+    for (const auto& [id, job_state] : table) ++counts[static_cast<int>(job_state) & 7];
+    benchmark::DoNotOptimize(counts);
+  }
+  state.counters["jobs"] = static_cast<double>(table.size());
+}
+BENCHMARK(BM_CountJobStates100k)->Unit(benchmark::kMillisecond);
 
 double RssMiB() {
   long pages = 0, resident = 0;

@@ -110,10 +110,14 @@ class CoordinatorCore final {
                    std::string plan_json, Millis now, Effects& out);
   // Pending reasons per requirement queue, computed once per StatusReply.
   using ReasonCache = std::unordered_map<std::uint32_t, PendingReason>;
-  PendingReason WhyPending(const JobEntry& job, ReasonCache& cache) const;
-  protocol::ExperimentProgress Progress(std::uint32_t plan, const protocol::StatusRequest& request,
-                                        Millis now, ReasonCache& cache,
-                                        std::vector<protocol::JobStatus>& jobs) const;
+  // The cache's entry for the job's queue, or, for a job some agent refused, its own
+  // reason, written to `own`. A reference: the text is copied only for jobs listed.
+  const PendingReason& WhyPending(const JobEntry& job, ReasonCache& cache,
+                                  PendingReason& own) const;
+  // Each experiment's counts and ETA, and the jobs the request lists, in the order of
+  // the catalog and of each plan.
+  void Progress(const protocol::StatusRequest& request, Millis now,
+                protocol::StatusReply& reply) const;
   void FillJobStatus(const JobEntry& job, const PlannedJob& planned, const std::string& experiment,
                      Millis now, protocol::JobStatus& status) const;
 

@@ -227,6 +227,37 @@ TEST_F(CoreTest, StatusReportsProgressAgentsAndEta) {
   EXPECT_THAT(status.agents[0].engines, ElementsAre(kEngine));
 }
 
+// Status walks the job table, which has no order: the jobs it lists still come
+// experiment by experiment in submission order, each in its plan's order.
+TEST_F(CoreTest, StatusListsJobsInSubmissionAndPlanOrder) {
+  std::string first = PlanJson(SmallSpec("zeta", 7));
+  std::string second = PlanJson(SmallSpec("alpha", 5));
+  core_.OnMessage("cli", protocol::Submit{first}, now_);
+  core_.OnMessage("cli", protocol::Submit{second}, now_);
+  std::vector<std::string> expected;
+  for (const std::string& plan : {first, second}) {
+    Result<ParsedPlan> parsed = ParsePlanJson(plan);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    for (const PlannedJob& job : parsed->jobs) expected.push_back(job.id);
+  }
+  protocol::StatusRequest all;
+  all.all_jobs = true;
+  protocol::StatusReply status = core_.Status(all, now_);
+  std::vector<std::string> listed;
+  for (const protocol::JobStatus& job : status.jobs) listed.push_back(job.job_id);
+  EXPECT_EQ(listed, expected);
+  ASSERT_THAT(status.experiments, SizeIs(2));
+  EXPECT_EQ(status.experiments[0].experiment, "zeta");
+  EXPECT_EQ(status.experiments[0].pending, 7u);
+  EXPECT_EQ(status.experiments[1].pending, 5u);
+  // Nothing can run (no agent): every pending job is listed by default too, with why.
+  protocol::StatusReply only = core_.Status({"alpha", false}, now_);
+  ASSERT_THAT(only.jobs, SizeIs(5));
+  EXPECT_EQ(only.jobs[0].job_id, expected[7]);
+  EXPECT_FALSE(only.jobs[0].runnable);
+  EXPECT_FALSE(only.jobs[0].reason.empty());
+}
+
 // An agent that quarantined a driver says so in a host fact; status shows it
 // under the agent, and a Hello without it (the agent restarted) clears it.
 TEST_F(CoreTest, StatusShowsTheDriversAnAgentQuarantined) {
