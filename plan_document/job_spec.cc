@@ -1,6 +1,8 @@
 #include "plan_document/job_spec.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "plan_document/plan_json.h"
 
@@ -13,6 +15,7 @@ json ScalarJson(const Scalar& value) {
   return std::visit([](const auto& v) { return json(v); }, value);
 }
 
+// The job object as a tree; the reference form (`dump()`: sorted keys, compact).
 json JobJson(const Document& document, const Job& job) {
   json out = {{"id", job.id},
               {"workload", job.workload == kNone ? job.unknown_workload
@@ -35,6 +38,72 @@ json JobJson(const Document& document, const Job& job) {
   return out;
 }
 
+// Appends `value` as `dump()` writes it.
+void Append(std::string& out, const json& value) { out += value.dump(); }
+
+// The same bytes as JobJson(...).dump(), written straight: the coordinator writes one
+// for every Assign, and building the tree (a map per object) cost more than the rest of
+// the Assign. Keys in the order dump() sorts them. A coordinate read from plan JSON is
+// sorted with unique axes (the reader takes it from a JSON object); one that is not
+// (a document built otherwise) goes through the tree.
+std::string JobText(const Document& document, const Job& job) {
+  const Coordinate* coordinate =
+      job.coordinate == kNone ? nullptr : &document.coordinates[job.coordinate];
+  if (coordinate != nullptr &&
+      std::adjacent_find(coordinate->begin(), coordinate->end(), [](const auto& a, const auto& b) {
+        return a.first >= b.first;
+      }) != coordinate->end()) {
+    return JobJson(document, job).dump();
+  }
+  std::string out = "{";
+  auto key = [&out](const char* name) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    out += name;
+    out += "\":";
+  };
+  if (!job.cell.empty()) {
+    key("cell");
+    Append(out, job.cell);
+  }
+  if (coordinate != nullptr) {
+    key("coordinate");
+    out += '{';
+    for (std::size_t i = 0; i < coordinate->size(); ++i) {
+      if (i > 0) out += ',';
+      Append(out, (*coordinate)[i].first);
+      out += ':';
+      Append(out, ScalarJson((*coordinate)[i].second));
+    }
+    out += '}';
+  }
+  key("id");
+  Append(out, job.id);
+  if (!job.kind.empty()) {
+    key("kind");
+    Append(out, job.kind);
+  }
+  if (job.has_repeat) {
+    key("repeat");
+    out += std::to_string(job.repeat);
+  }
+  if (job.requirements != kNone) {
+    const Requirements& r = document.requirements[job.requirements];
+    key("requirements");
+    out += "{\"engine\":";
+    Append(out, r.engine);
+    out += ",\"gpus\":" + std::to_string(r.gpus) + ",\"hardware\":";
+    Append(out, r.hardware);
+    out += ",\"model\":";
+    Append(out, r.model);
+    out += '}';
+  }
+  key("workload");
+  Append(out, job.workload == kNone ? job.unknown_workload : document.workloads[job.workload].name);
+  out += '}';
+  return out;
+}
+
 // An object of a document built in memory, written through the plan writer so that the
 // typed fields have one JSON form.
 json MemberOf(const Document& document, const char* key) {
@@ -44,10 +113,14 @@ json MemberOf(const Document& document, const char* key) {
 }  // namespace
 
 std::string WriteJobSpec(const Document& document, const Job& job) {
-  const Workload& workload = document.workloads[job.workload];
-  std::string workload_json = workload.json;
-  if (workload_json.empty()) {
-    workload_json = MemberOf(document, "workloads")[job.workload].dump();
+  // A job naming no workload of the document (the coordinator refuses such plans) gets
+  // null rather than another job's workload.
+  std::string workload_json = "null";
+  if (job.workload < document.workloads.size()) {
+    workload_json = document.workloads[job.workload].json;
+    if (workload_json.empty()) {
+      workload_json = MemberOf(document, "workloads")[job.workload].dump();
+    }
   }
   std::string model_json = "{}";
   if (document.model) {
@@ -57,7 +130,7 @@ std::string WriteJobSpec(const Document& document, const Job& job) {
   // Concatenated: the objects are already JSON text, and re-parsing them for every
   // Assign would cost more than the rest of dispatch.
   return "{\"experiment\":" + json(document.experiment).dump() +
-         ",\"job\":" + JobJson(document, job).dump() + ",\"workload\":" + workload_json +
+         ",\"job\":" + JobText(document, job) + ",\"workload\":" + workload_json +
          ",\"model\":" + model_json + "}";
 }
 

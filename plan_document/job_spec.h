@@ -23,7 +23,8 @@ struct JobSpec {
 
 // Compact JSON. The job object has sorted keys and only the fields the document has; the
 // workload and model are the objects as submitted (Workload::json, Model::json), or
-// written from the typed fields for a document built in memory.
+// written from the typed fields for a document built in memory; the workload is null
+// for a job that names none of the document's.
 std::string WriteJobSpec(const Document& document, const Job& job);
 
 // InvalidArgument "not a JSON object" when `text` is not one. Never throws.

@@ -44,6 +44,40 @@ TEST(JobSpecTest, CarriesThePlansObjectsAsSubmitted) {
   }
 }
 
+// The job object is written straight, not as a tree: byte for byte what the tree's
+// dump() gives (sorted keys, compact), with values that need escaping or number forms.
+TEST(JobSpecTest, TheJobObjectIsTheSortedCompactFormOfThePlansJob) {
+  json plan = GoldenPlan();
+  json& job = plan["jobs"][0];
+  job["cell"] = "quote\" back\\ tab\t nl\n ctl\u0001 del\u007f \u00e9\u4e2d";
+  job["coordinate"]["a.double"] = 0.1;
+  job["coordinate"]["a.small"] = 1e-05;
+  job["coordinate"]["a.whole"] = 2.0;
+  job["coordinate"]["b.flag"] = true;
+  job["coordinate"]["b.negative"] = -7;
+  job["coordinate"]["z\"odd axis"] = "v\u0002";
+  job["requirements"]["gpus"] = 4;
+  Result<Document> document = ReadPlanJson(plan.dump());
+  ASSERT_TRUE(document.ok()) << document.status().ToString();
+  for (std::size_t i = 0; i < document->jobs.size(); ++i) {
+    const std::string text = WriteJobSpec(*document, document->jobs[i]);
+    const std::string expected = ",\"job\":" + plan["jobs"][i].dump() + ",\"workload\":";
+    EXPECT_NE(text.find(expected), std::string::npos) << "job " << i << ": " << text;
+  }
+  // Without repeat, cell and kind (fields a plan may lack), and with an unknown workload.
+  json bare = GoldenPlan();
+  bare["jobs"][0].erase("repeat");
+  bare["jobs"][0].erase("cell");
+  bare["jobs"][0].erase("kind");
+  bare["jobs"][0]["workload"] = "missing";
+  Result<Document> lacking = ReadPlanJson(bare.dump());
+  ASSERT_TRUE(lacking.ok()) << lacking.status().ToString();
+  const std::string spec = WriteJobSpec(*lacking, lacking->jobs[0]);
+  EXPECT_NE(spec.find(",\"job\":" + bare["jobs"][0].dump() + ",\"workload\":null,"),
+            std::string::npos)
+      << spec;
+}
+
 TEST(JobSpecTest, ADocumentBuiltInMemoryWritesItsTypedFields) {
   Result<Document> read = ReadPlanJson(GoldenPlan().dump());
   ASSERT_TRUE(read.ok());
