@@ -7,7 +7,9 @@ The shared library (liborchdigest.so.ABI) is found, in this order, at
   2. next to or under the driver's install prefix: ../ when the running
      program (sys.argv[0]) is in PREFIX/lib/orch/drivers/ (the packages), then
      ../lib/orch/, ../lib/*/orch/ and ../lib/ relative to its folder;
-  3. the build trees of a source checkout: build*/digest/ above this package.
+  3. the build trees of a source checkout: build*/digest/ above this package,
+     build/ (the one the README makes) first, then the others by name (a
+     debug or sanitizer tree, slower, never shadows it).
 LibraryNotFound names every place it looked.
 """
 
@@ -110,8 +112,9 @@ def _same(a, b):
     return a == b
 
 
-def candidate_paths(argv0=None):
-    """Where the library is looked for, in order (see the module comment)."""
+def candidate_paths(argv0=None, root=None):
+    """Where the library is looked for, in order (see the module comment).
+    `root`: the source checkout (default: the one holding this package)."""
     paths = []
     explicit = os.environ.get("ORCH_DIGEST_LIBRARY")
     if explicit:
@@ -126,10 +129,13 @@ def candidate_paths(argv0=None):
         paths.extend(sorted(glob.glob(os.path.join(prefix, "lib", "*", "orch",
                                                    LIBRARY_NAME))))
         paths.append(os.path.join(prefix, "lib", LIBRARY_NAME))
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(os.path.dirname(os.path.dirname(here)))
-    paths.extend(sorted(glob.glob(os.path.join(root, "build*", "digest",
-                                               LIBRARY_NAME))))
+    if root is None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        root = os.path.dirname(os.path.dirname(os.path.dirname(here)))
+    trees = glob.glob(os.path.join(root, "build*", "digest", LIBRARY_NAME))
+    # "build-asan" sorts before "build/" by bytes ('-' < '/'): order by the tree's name.
+    paths.extend(sorted(trees, key=lambda p: (
+        os.path.basename(os.path.dirname(os.path.dirname(p))) != "build", p)))
     return paths
 
 

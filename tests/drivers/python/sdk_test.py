@@ -190,6 +190,22 @@ class DigestTest(unittest.TestCase):
                 else:
                     os.environ["ORCH_DIGEST_LIBRARY"] = saved
 
+    def test_the_readme_build_tree_comes_before_other_build_trees(self):
+        # A debug or sanitizer tree ("build-asan" sorts before "build/" by bytes) must not
+        # shadow the optimised one.
+        with tempfile.TemporaryDirectory() as root:
+            for tree in ("build-asan", "build", "build-release"):
+                os.makedirs(os.path.join(root, tree, "digest"))
+                open(os.path.join(root, tree, "digest", "liborchdigest.so.1"), "w").close()
+            saved = os.environ.pop("ORCH_DIGEST_LIBRARY", None)
+            try:
+                paths = digest.candidate_paths("", root=root)
+            finally:
+                if saved is not None:
+                    os.environ["ORCH_DIGEST_LIBRARY"] = saved
+            self.assertEqual([os.path.basename(os.path.dirname(os.path.dirname(p)))
+                              for p in paths], ["build", "build-asan", "build-release"])
+
     def test_a_driver_installed_in_lib_orch_drivers_finds_the_library_beside_it(self):
         # The packages: PREFIX/lib/orch/drivers/orch-driver-torch, PREFIX/lib/orch/liborchdigest.
         with tempfile.TemporaryDirectory() as prefix:
