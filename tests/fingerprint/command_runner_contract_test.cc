@@ -5,6 +5,8 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <ostream>
+#include <string>
 
 #include "fingerprint/posix_command_runner.h"
 #include "fingerprint/scripted_command_runner.h"
@@ -58,11 +60,17 @@ class ScriptedHarness final : public RunnerHarness {
   ScriptedCommandRunner runner_;
 };
 
-using HarnessFactory = std::function<std::unique_ptr<RunnerHarness>()>;
+// A runner under test, by name: test names (and ctest's) stay the same in every run,
+// where a bare factory prints as its bytes.
+struct HarnessKind {
+  std::string name;
+  std::function<std::unique_ptr<RunnerHarness>()> make;
+  friend void PrintTo(const HarnessKind& kind, std::ostream* out) { *out << kind.name; }
+};
 
-class CommandRunnerContractTest : public ::testing::TestWithParam<HarnessFactory> {
+class CommandRunnerContractTest : public ::testing::TestWithParam<HarnessKind> {
  protected:
-  std::unique_ptr<RunnerHarness> harness_ = GetParam()();
+  std::unique_ptr<RunnerHarness> harness_ = GetParam().make();
 };
 
 TEST_P(CommandRunnerContractTest, ReturnsStdoutOfASuccessfulCommand) {
@@ -85,12 +93,15 @@ TEST_P(CommandRunnerContractTest, MissingProgramIsNotFound) {
   EXPECT_NE(output.status().message().find("no-such-tool-anywhere"), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(Posix, CommandRunnerContractTest, ::testing::Values(HarnessFactory([] {
-                           return std::make_unique<PosixHarness>();
-                         })));
-INSTANTIATE_TEST_SUITE_P(Scripted, CommandRunnerContractTest, ::testing::Values(HarnessFactory([] {
-                           return std::make_unique<ScriptedHarness>();
-                         })));
+auto KindName = [](const ::testing::TestParamInfo<HarnessKind>& info) { return info.param.name; };
+INSTANTIATE_TEST_SUITE_P(Posix, CommandRunnerContractTest,
+                         ::testing::Values(HarnessKind{
+                             "Real", [] { return std::make_unique<PosixHarness>(); }}),
+                         KindName);
+INSTANTIATE_TEST_SUITE_P(Scripted, CommandRunnerContractTest,
+                         ::testing::Values(HarnessKind{
+                             "Twin", [] { return std::make_unique<ScriptedHarness>(); }}),
+                         KindName);
 
 TEST(PosixCommandRunnerTest, KillsACommandThatRunsPastTheTimeout) {
   auto runner = MakePosixCommandRunner({.search_path = "/usr/bin:/bin",
