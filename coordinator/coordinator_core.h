@@ -118,6 +118,7 @@ class CoordinatorCore final {
   // the catalog and of each plan.
   void Progress(const protocol::StatusRequest& request, Millis now,
                 protocol::StatusReply& reply) const;
+  void SetEta(std::uint32_t plan, protocol::ExperimentProgress& progress) const;
   void FillJobStatus(const JobEntry& job, const PlannedJob& planned, const std::string& experiment,
                      Millis now, protocol::JobStatus& status) const;
 

@@ -256,6 +256,9 @@ void Count(JobState state, bool runnable, protocol::ExperimentProgress& p) {
   }
 }
 
+// A lost job is requeued on restore: it waits like a pending one.
+bool Waiting(JobState state) { return state == JobState::kPending || state == JobState::kLost; }
+
 }  // namespace
 
 const PendingReason& CoordinatorCore::WhyPending(const JobEntry& job, ReasonCache& cache,
@@ -329,8 +332,7 @@ void CoordinatorCore::Progress(const protocol::StatusRequest& request, Millis no
   PendingReason own;
   for (const auto& [id, job] : jobs_.all()) {
     if (job.plan >= slot.size() || slot[job.plan] < 0) continue;
-    bool pending = job.state == JobState::kPending || job.state == JobState::kLost;
-    const PendingReason& why = pending ? WhyPending(job, cache, own) : not_pending;
+    const PendingReason& why = Waiting(job.state) ? WhyPending(job, cache, own) : not_pending;
     Count(job.state, why.runnable, reply.experiments[slot[job.plan]]);
     bool running = job.state == JobState::kAssigned || job.state == JobState::kRunning;
     // By default only the jobs worth a look are listed: those running and those
@@ -346,25 +348,25 @@ void CoordinatorCore::Progress(const protocol::StatusRequest& request, Millis no
     const ParsedPlan& plan = catalog_.plan(entry.plan);
     protocol::JobStatus& status = reply.jobs.emplace_back();
     FillJobStatus(*entry.job, plan.jobs[entry.index], plan.experiment, now, status);
-    bool pending = entry.job->state == JobState::kPending || entry.job->state == JobState::kLost;
-    if (pending) status.reason = std::move(entry.why.text);
+    if (Waiting(entry.job->state)) status.reason = std::move(entry.why.text);
     status.runnable = entry.why.runnable;
   }
   for (std::uint32_t p = 0; p < catalog_.size(); ++p) {
-    if (slot[p] < 0) continue;
-    protocol::ExperimentProgress& progress = reply.experiments[slot[p]];
-    auto [total, count] =
-        p < durations_.size() ? durations_[p] : std::pair<Millis, std::uint32_t>{};
-    std::uint32_t left = progress.pending + progress.running;
-    // ETA: mean duration of this experiment's succeeded runs times the jobs left,
-    // over the runs going on in parallel now. Unknown before a first success or
-    // while nothing runs.
-    if (left == 0) {
-      progress.eta_known = true;  // done: nothing left
-    } else if (count > 0 && progress.running > 0) {
-      progress.eta = total / count * left / progress.running;
-      progress.eta_known = true;
-    }
+    if (slot[p] >= 0) SetEta(p, reply.experiments[slot[p]]);
+  }
+}
+
+// ETA: mean duration of this experiment's succeeded runs times the jobs left, over the
+// runs going on in parallel now. Unknown before a first success or while nothing runs.
+void CoordinatorCore::SetEta(std::uint32_t plan, protocol::ExperimentProgress& progress) const {
+  auto [total, count] =
+      plan < durations_.size() ? durations_[plan] : std::pair<Millis, std::uint32_t>{};
+  std::uint32_t left = progress.pending + progress.running;
+  if (left == 0) {
+    progress.eta_known = true;  // done: nothing left
+  } else if (count > 0 && progress.running > 0) {
+    progress.eta = total / count * left / progress.running;
+    progress.eta_known = true;
   }
 }
 

@@ -41,6 +41,15 @@ int CountDigests(store::Store& store, const std::string& run) {
   return n;
 }
 
+// agent-9's Hello, speaking protocol `version`.
+protocol::Hello HelloOfVersion(std::uint32_t version) {
+  protocol::Hello hello;
+  hello.protocol_version = version;
+  hello.agent_id = "agent-9";
+  hello.capabilities.hardware_class = "cpu";
+  return hello;
+}
+
 TEST(CoordinatorServiceTest, SubmitAssignRunFinish) {
   CoordinatorHarness h;
   EXPECT_TRUE(h.Submit(SmallSpec()).ok);
@@ -247,11 +256,7 @@ TEST(CoordinatorServiceTest, ALateResultAfterReassignmentIsKeptApart) {
 TEST(CoordinatorServiceTest, RejectsAnotherProtocolVersionNamingBoth) {
   CoordinatorHarness h;
   auto agent = h.Peer("agent-9");
-  protocol::Hello hello;
-  hello.protocol_version = 7;
-  hello.agent_id = "agent-9";
-  hello.capabilities.hardware_class = "cpu";
-  agent->Send(hello);
+  agent->Send(HelloOfVersion(7));
   h.Pump();
   auto rejects = OfKind<protocol::Reject>(agent->Take());
   ASSERT_THAT(rejects, SizeIs(1));
@@ -265,11 +270,7 @@ TEST(CoordinatorServiceTest, RejectsAnotherProtocolVersionNamingBoth) {
 TEST(CoordinatorServiceTest, RejectsAnAgentOfProtocolVersion1NamingBothVersions) {
   CoordinatorHarness h;
   auto agent = h.Peer("agent-9");
-  protocol::Hello hello;
-  hello.protocol_version = 1;
-  hello.agent_id = "agent-9";
-  hello.capabilities.hardware_class = "cpu";
-  agent->Send(hello);
+  agent->Send(HelloOfVersion(1));
   agent->SendRaw(protocol::testing::Version1DigestChunkFrame());
   h.Pump();
   auto rejects = OfKind<protocol::Reject>(agent->Take());

@@ -6,34 +6,22 @@
 #include <gtest/gtest.h>
 
 #include "store/memory_store.h"
+#include "tests/store/memory_engine_over.h"
 
 namespace orch::store {
 namespace {
 
-// Delegates to the memory engine; Write number `fail_at` (1-based) fails.
-class DiskFullEngine final : public KvEngine {
+// The memory engine, but Write number `fail_at` (1-based) fails.
+class DiskFullEngine final : public MemoryEngineOver {
  public:
-  DiskFullEngine(MemoryTables& tables, int fail_at)
-      : inner_(MakeMemoryEngine(tables)), fail_at_(fail_at) {}
+  DiskFullEngine(MemoryTables& tables, int fail_at) : MemoryEngineOver(tables), fail_at_(fail_at) {}
 
-  Result<std::optional<std::string>> Get(Table table, std::string_view key) override {
-    return inner_->Get(table, key);
-  }
   Status Write(const KvBatch& batch, bool sync) override {
     if (++writes_ == fail_at_) return IoError("write batch: disk full");
-    return inner_->Write(batch, sync);
-  }
-  Status Sync() override { return inner_->Sync(); }
-  Status Scan(Table table, std::string_view prefix, std::string_view start,
-              const KvVisitor& visit) override {
-    return inner_->Scan(table, prefix, start, visit);
-  }
-  Result<std::optional<std::string>> LastKey(Table table) override {
-    return inner_->LastKey(table);
+    return MemoryEngineOver::Write(batch, sync);
   }
 
  private:
-  std::unique_ptr<KvEngine> inner_;
   int fail_at_;
   int writes_ = 0;
 };

@@ -8,33 +8,22 @@
 
 #include "store/kv_store.h"
 #include "store/memory_store.h"
+#include "tests/store/memory_engine_over.h"
 
 namespace orch::store {
 namespace {
 
-// Delegates to the memory engine and counts Gets by table.
-class CountingEngine final : public KvEngine {
+// The memory engine, counting Gets by table.
+class CountingEngine final : public MemoryEngineOver {
  public:
-  explicit CountingEngine(MemoryTables& tables) : inner_(MakeMemoryEngine(tables)) {}
+  using MemoryEngineOver::MemoryEngineOver;
 
   Result<std::optional<std::string>> Get(Table table, std::string_view key) override {
     ++gets[static_cast<int>(table)];
-    return inner_->Get(table, key);
-  }
-  Status Write(const KvBatch& batch, bool sync) override { return inner_->Write(batch, sync); }
-  Status Sync() override { return inner_->Sync(); }
-  Status Scan(Table table, std::string_view prefix, std::string_view start,
-              const KvVisitor& visit) override {
-    return inner_->Scan(table, prefix, start, visit);
-  }
-  Result<std::optional<std::string>> LastKey(Table table) override {
-    return inner_->LastKey(table);
+    return MemoryEngineOver::Get(table, key);
   }
 
   std::array<int, kTableCount> gets{};
-
- private:
-  std::unique_ptr<KvEngine> inner_;
 };
 
 class KvStoreReadsTest : public ::testing::Test {
