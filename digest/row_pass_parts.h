@@ -13,6 +13,7 @@
 
 #include "digest/fast_exp.h"
 #include "digest/row_digest.h"
+#include "digest/xxh3_isa.h"
 
 // Vectors wider than SSE pass by value differently with and without AVX; the
 // helpers below that take them are internal and always inlined. (Not popped:
@@ -62,6 +63,38 @@ struct Lanes<16> {
   using Uint = std::uint32_t __attribute__((vector_size(64)));
   using Double = double __attribute__((vector_size(128)));
 };
+
+// The row hash (XXH3-128 of the row's bytes) fed block by block, with the
+// xxhash vector code of the pass's width: the same hash from every variant.
+template <std::size_t N>
+class BlockHash;
+
+#define ORCH_DIGEST_BLOCK_HASH(N, Isa)                            \
+  template <>                                                     \
+  class BlockHash<N> {                                            \
+   public:                                                        \
+    BlockHash() { Xxh3Reset##Isa(&state_); }                      \
+    void Update(std::span<const float> block) {                   \
+      Xxh3Update##Isa(&state_, block.data(), block.size_bytes()); \
+    }                                                             \
+    RowHash Finish() const {                                      \
+      const Xxh3Hash hash = Xxh3Digest##Isa(&state_);             \
+      return {hash.low, hash.high};                               \
+    }                                                             \
+                                                                  \
+   private:                                                       \
+    Xxh3State state_;                                             \
+  };
+
+ORCH_DIGEST_BLOCK_HASH(4, Baseline)
+#if ORCH_DIGEST_X86_VARIANTS
+ORCH_DIGEST_BLOCK_HASH(8, Avx2)
+ORCH_DIGEST_BLOCK_HASH(16, Avx512)
+#else
+ORCH_DIGEST_BLOCK_HASH(8, Baseline)
+ORCH_DIGEST_BLOCK_HASH(16, Baseline)
+#endif
+#undef ORCH_DIGEST_BLOCK_HASH
 
 template <typename V>
 [[gnu::always_inline]] inline V Load(const float* from) {
@@ -133,14 +166,16 @@ class TopK {
   [[gnu::always_inline]] void OfferBlock(std::span<const float> block, std::int32_t first_id,
                                          float block_max) {
     if (Full() && !(block_max > buffer_.back().logit)) return;
+    constexpr std::size_t kGroup = 4 * L::kCount;
     std::size_t i = 0;
-    for (; i + L::kCount <= block.size(); i += L::kCount) {
-      if (Full() && !AnyAbove<L>(&block[i], buffer_.back().logit)) continue;
-      for (std::size_t j = i; j < i + L::kCount; ++j) {
-        Offer(Id(first_id, j), block[j]);
-      }
+    for (; i + kGroup <= block.size(); i += kGroup) {
+      if (Full() && !AnyAbove<L>(GroupMax<L>(&block[i]), buffer_.back().logit)) continue;
+      OfferVectors<L>(block, first_id, i, i + kGroup);
     }
-    for (; i < block.size(); ++i) Offer(Id(first_id, i), block[i]);
+    OfferVectors<L>(block, first_id, i, block.size() - block.size() % L::kCount);
+    for (i = block.size() - block.size() % L::kCount; i < block.size(); ++i) {
+      Offer(Id(first_id, i), block[i]);
+    }
   }
 
  private:
@@ -150,11 +185,36 @@ class TopK {
     return first_id + static_cast<std::int32_t>(offset);
   }
 
-  // Whether one of the L::kCount floats at `x` exceeds `threshold` (NaN does
-  // not).
+  // Offers the vectors of block[begin, end), each only if one of its floats
+  // exceeds a full list's threshold.
   template <typename L>
-  [[gnu::always_inline]] static bool AnyAbove(const float* x, float threshold) {
-    const auto above = Split<Int4>(Load<typename L::Float>(x) > threshold);
+  [[gnu::always_inline]] void OfferVectors(std::span<const float> block, std::int32_t first_id,
+                                           std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; i += L::kCount) {
+      if (Full() && !AnyAbove<L>(Load<typename L::Float>(&block[i]), buffer_.back().logit)) {
+        continue;
+      }
+      for (std::size_t j = i; j < i + L::kCount; ++j) Offer(Id(first_id, j), block[j]);
+    }
+  }
+
+  // Lane by lane maximum of the four vectors at `x`, ignoring NaN (-inf for a
+  // lane with no number): one test then rules out 4 * L::kCount floats.
+  template <typename L>
+  [[gnu::always_inline]] static typename L::Float GroupMax(const float* x) {
+    using Float = typename L::Float;
+    Float max = Float{} + kNegInfinity;
+    for (std::size_t v = 0; v < 4; ++v) {
+      const Float next = Load<Float>(x + v * L::kCount);
+      max = next > max ? next : max;  // NaN lanes keep the old maximum
+    }
+    return max;
+  }
+
+  // Whether one of the lanes of `x` exceeds `threshold` (NaN does not).
+  template <typename L>
+  [[gnu::always_inline]] static bool AnyAbove(typename L::Float x, float threshold) {
+    const auto above = Split<Int4>(x > threshold);
     Int4 any = above.piece[0];
     for (std::size_t p = 1; p < above.kCount; ++p) any |= above.piece[p];
     return (any[0] | any[1] | any[2] | any[3]) != 0;

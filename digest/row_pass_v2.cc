@@ -26,9 +26,6 @@
 #include <iterator>
 #include <utility>
 
-#define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack: no allocation
-#include <xxhash.h>
-
 #include "digest/fast_exp.h"
 #include "digest/row_pass.h"
 #include "digest/row_pass_parts.h"
@@ -187,21 +184,19 @@ class SoftmaxLanes {
 template <typename L>
 [[gnu::always_inline]] inline RowPass RunPassV2(std::span<const float> row,
                                                 std::span<TokenLogit> top) {
-  XXH3_state_t hash_state;
-  XXH3_128bits_reset(&hash_state);
+  BlockHash<L::kCount> hash;
   TopK top_k(top);
   SoftmaxLanes softmax(row.size());
   RowPass pass;
   for (std::size_t begin = 0; begin < row.size(); begin += kBlockSize) {
     const auto block = row.subspan(begin, std::min(kBlockSize, row.size() - begin));
-    XXH3_128bits_update(&hash_state, block.data(), block.size_bytes());
+    hash.Update(block);
     const BlockScan scan = ScanBlock<L>(block);
     pass.has_nan |= scan.has_nan;
     top_k.OfferBlock<L>(block, static_cast<std::int32_t>(begin), scan.max);
     softmax.AddBlock<L>(block, scan.max);
   }
-  const XXH128_hash_t hash = XXH3_128bits_digest(&hash_state);
-  pass.hash = {hash.low64, hash.high64};
+  pass.hash = hash.Finish();
   pass.top_count = top_k.size();
   pass.logsumexp = softmax.LogSumExp();
   pass.entropy = softmax.Entropy();
