@@ -152,15 +152,16 @@ std::string DriverJob(const Case& c, const std::string& model_path, const std::s
 
 // What the driver does with each row after llama_get_logits_ith (its
 // LlamaSession and frame writer): the row into the digest pipeline (borrowed,
-// digested on DigestWorkers(1 engine thread, this machine's cores) workers and
-// this thread), then in position order record and frame. The pipeline is
+// digested on DigestWorkers(1 engine thread, this machine's cores, the
+// vocabulary) workers and this thread, or in turn below kMinPipelinedRow), then in position order record and frame. The pipeline is
 // finished at the last row, inside the timed pass.
 class DriverRowWork final {
  public:
   explicit DriverRowWork(std::vector<std::int32_t> tokens, std::int32_t vocab)
       : tokens_(std::move(tokens)) {
     using drivers::llamacpp::DigestWorkers;
-    int workers = DigestWorkers(1, std::thread::hardware_concurrency());
+    int workers =
+        DigestWorkers(1, std::thread::hardware_concurrency(), static_cast<std::size_t>(vocab));
     pipeline_ = std::make_unique<drivers::llamacpp::DigestPipeline>(
         drivers::llamacpp::PipelineOptions{
             .workers = workers, .max_in_flight = drivers::llamacpp::RowsInFlight(workers)},

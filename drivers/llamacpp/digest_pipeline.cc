@@ -20,7 +20,8 @@ RowDigester ComputeDigester(std::uint32_t top_k) {
   };
 }
 
-int DigestWorkers(int engine_threads, unsigned cores) {
+int DigestWorkers(int engine_threads, unsigned cores, std::size_t row_size) {
+  if (row_size < kMinPipelinedRow) return 0;
   return std::max(1, static_cast<int>(cores) - std::max(engine_threads, 0));
 }
 
@@ -32,8 +33,11 @@ DigestPipeline::DigestPipeline(const PipelineOptions& options, std::size_t row_s
       digester_(std::move(digester)),
       sink_(std::move(sink)),
       slots_(static_cast<std::size_t>(options.max_in_flight)) {
-  ORCH_CHECK(options.workers >= 1 && options.max_in_flight >= 1);
-  for (Slot& slot : slots_) slot.row.resize(row_size_);
+  ORCH_CHECK(options.workers >= 0 && options.max_in_flight >= 1);
+  // Digesting in turn reads every row where it is: the slots hold no copies.
+  if (options.workers > 0) {
+    for (Slot& slot : slots_) slot.row.resize(row_size_);
+  }
   for (int i = 0; i < options.workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
@@ -100,19 +104,28 @@ Status DigestPipeline::Queue(const RowMeta& meta, std::span<const float> row, bo
   if (submitted_ - emitted_ == slots_.size()) ORCH_RETURN_IF_ERROR(EmitOldest());
   std::size_t index = submitted_ % slots_.size();
   Slot& slot = slots_[index];  // kFree: no other thread touches it
-  if (borrow) {
-    slot.borrowed = row.data();
-  } else {
-    slot.borrowed = nullptr;
-    std::copy(row.begin(), row.end(), slot.row.begin());
-  }
   slot.meta = meta;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    slot.state = State::kQueued;
-    queue_.push_back(index);
+  if (workers_.empty()) {
+    // In turn: the row is read only during this call, and no other thread
+    // ever touches the slots.
+    slot.borrowed = row.data();
+    Digest(slot);
+    slot.borrowed = nullptr;
+    slot.state = State::kDone;
+  } else {
+    if (borrow) {
+      slot.borrowed = row.data();
+    } else {
+      slot.borrowed = nullptr;
+      std::copy(row.begin(), row.end(), slot.row.begin());
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      slot.state = State::kQueued;
+      queue_.push_back(index);
+    }
+    queued_.notify_one();
   }
-  queued_.notify_one();
   ++submitted_;
   return EmitReady();
 }

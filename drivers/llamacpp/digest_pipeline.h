@@ -20,6 +20,10 @@
 // on the workers and on the calling thread (it must be safe to call
 // concurrently on different rows). One thread calls Submit and Finish.
 //
+// With no workers the pipeline digests each row in Submit (or SubmitBorrowed)
+// on the calling thread, copying nothing: for rows too short to be worth a
+// hand-off (DigestWorkers).
+//
 // Errors: the first failure in submission order (the digester's for a row, or
 // the sink's) stops the stream: records after it are never emitted, and Submit
 // and Finish return that status from then on. Records before it have all been
@@ -66,14 +70,21 @@ RowDigester ComputeDigester(std::uint32_t top_k);
 // Digest workers beside an engine that runs `engine_threads` threads on a
 // machine of `cores` hardware threads (0 = unknown): the cores the engine
 // leaves, at least 1. The calling thread digests too while the engine is idle.
-int DigestWorkers(int engine_threads, unsigned cores);
+// Rows shorter than kMinPipelinedRow get none: they are digested in turn.
+int DigestWorkers(int engine_threads, unsigned cores, std::size_t row_size);
+
+// A row of fewer logits digests in about the time a hand-off to a worker
+// costs (a lock and a wake-up, a few microseconds): in turn is faster. At a
+// vocabulary of 1,000 the pipeline measured 0.88-0.90 of a bare engine loop,
+// digesting in turn 0.94 (docs/benchmarks.md).
+inline constexpr std::size_t kMinPipelinedRow = 8192;
 
 // Rows in flight for `workers` workers: enough to keep every worker and the
 // caller busy across one decode, bounded so memory stays a few rows per thread.
 int RowsInFlight(int workers);
 
 struct PipelineOptions {
-  int workers = 1;        // >= 1 threads started by the constructor
+  int workers = 1;        // >= 0 threads started by the constructor; 0: in turn
   int max_in_flight = 4;  // >= 1 slots of row_size floats
 };
 

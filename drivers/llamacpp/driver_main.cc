@@ -7,7 +7,9 @@
 //                                                 the same with N row-digest
 //                                                 threads (default: the cores
 //                                                 the engine's threads leave,
-//                                                 at least 1; llama_session.h)
+//                                                 at least 1, or none below a
+//                                                 vocabulary of 8,192;
+//                                                 digest_pipeline.h)
 //   orch-driver-llamacpp-RELEASE quantize IN OUT TYPE [THREADS]
 //   orch-driver-llamacpp-RELEASE variants         CPU kernel variants + scores (JSON)
 //   orch-driver-llamacpp-RELEASE version          the hello object (JSON)

@@ -187,7 +187,8 @@ std::unique_ptr<DigestPipeline> LlamaSession::StartPipeline(const RecordSink& si
                                                             WorkloadSummary* summary) const {
   int workers = digest_workers_ > 0
                     ? digest_workers_
-                    : DigestWorkers(Threads(settings_), std::thread::hardware_concurrency());
+                    : DigestWorkers(Threads(settings_), std::thread::hardware_concurrency(),
+                                    static_cast<std::size_t>(n_vocab_));
   // Runs on this thread, in position order.
   RecordSink counted = [&sink, summary](const digest::PositionRecord& record) {
     for (std::int32_t id : {record.input_token, record.output_token, record.digest.argmax})

@@ -15,8 +15,9 @@
 // once and digested while the next step decodes.
 // Records go to the sink in position order, byte for byte as if each row were
 // digested in turn. Workers: `digest_workers` when > 0, else DigestWorkers(the
-// engine's threads, hardware concurrency), i.e. the cores the engine leaves, at
-// least one; RowsInFlight(workers) rows in flight at most.
+// engine's threads, hardware concurrency, vocabulary), i.e. the cores the
+// engine leaves, at least one, or none (in turn) for a vocabulary under
+// kMinPipelinedRow; RowsInFlight(workers) rows in flight at most.
 #pragma once
 
 #include <cstdint>
@@ -90,7 +91,7 @@ class LlamaSession final {
   JobSettings settings_;
   std::int32_t n_vocab_ = 0;
   std::uint32_t n_batch_ = 0;
-  int digest_workers_ = 0;  // 0 = DigestWorkers(engine threads, cores)
+  int digest_workers_ = 0;  // 0 = DigestWorkers(engine threads, cores, vocabulary)
 };
 
 }  // namespace orch::drivers::llamacpp

@@ -73,7 +73,7 @@ std::vector<std::string> SequentialRecords(std::int64_t count) {
 TEST(DigestPipelineTest, RecordsAreByteIdenticalToDigestingInTurnAndInPositionOrder) {
   constexpr std::int64_t kRows = 300;
   const std::vector<std::string> expected = SequentialRecords(kRows);
-  for (int workers : {1, 2, 4}) {
+  for (int workers : {0, 1, 2, 4}) {  // 0: in turn
     for (int slots : {1, 3, RowsInFlight(workers)}) {
       std::vector<std::string> got;
       DigestPipeline pipeline({.workers = workers, .max_in_flight = slots}, kVocab,
@@ -101,7 +101,7 @@ TEST(DigestPipelineTest, BorrowedBatchesGiveTheSameBytesAsTheyAreOverwritten) {
   constexpr std::int64_t kRows = 300;
   constexpr std::int64_t kBatch = 37;
   const std::vector<std::string> expected = SequentialRecords(kRows);
-  for (int workers : {1, 2, 4}) {
+  for (int workers : {0, 1, 2, 4}) {  // 0: in turn
     for (int slots : {1, 3, RowsInFlight(workers)}) {
       std::vector<std::string> got;
       DigestPipeline pipeline({.workers = workers, .max_in_flight = slots}, kVocab,
@@ -229,13 +229,42 @@ TEST(DigestPipelineTest, SinkFailureStopsTheStream) {
   EXPECT_EQ(calls, 3);
 }
 
+// Without workers every row is digested inside Submit, on the submitting
+// thread, and its record is out before Submit returns.
+TEST(DigestPipelineTest, WithoutWorkersEachRowIsDigestedInTurnOnTheCallingThread) {
+  const std::thread::id caller = std::this_thread::get_id();
+  RowDigester digester = ComputeDigester(kTopK);
+  int foreign_threads = 0;
+  RowDigester checked = [&](std::span<const float> row, const RowMeta& meta,
+                            digest::PositionRecord* record) {
+    if (std::this_thread::get_id() != caller) ++foreign_threads;
+    return digester(row, meta, record);
+  };
+  std::size_t emitted = 0;
+  DigestPipeline pipeline({.workers = 0, .max_in_flight = 4}, kVocab, checked,
+                          [&emitted](const digest::PositionRecord&) {
+                            ++emitted;
+                            return Status::Ok();
+                          });
+  for (std::int64_t p = 0; p < 10; ++p) {
+    ASSERT_TRUE(pipeline.Submit(Meta(p, 10), Row(p)).ok());
+    EXPECT_EQ(emitted, static_cast<std::size_t>(p + 1));
+  }
+  ASSERT_TRUE(pipeline.Finish().ok());
+  EXPECT_EQ(foreign_threads, 0);
+}
+
 TEST(DigestPipelineTest, WorkersAreTheCoresTheEngineLeavesAtLeastOne) {
-  EXPECT_EQ(DigestWorkers(1, 2), 1);
-  EXPECT_EQ(DigestWorkers(1, 8), 7);
-  EXPECT_EQ(DigestWorkers(4, 16), 12);
-  EXPECT_EQ(DigestWorkers(8, 8), 1);
-  EXPECT_EQ(DigestWorkers(16, 4), 1);
-  EXPECT_EQ(DigestWorkers(1, 0), 1);  // hardware concurrency unknown
+  constexpr std::size_t kRow = kMinPipelinedRow;
+  EXPECT_EQ(DigestWorkers(1, 2, kRow), 1);
+  EXPECT_EQ(DigestWorkers(1, 8, kRow), 7);
+  EXPECT_EQ(DigestWorkers(4, 16, 152064), 12);
+  EXPECT_EQ(DigestWorkers(8, 8, kRow), 1);
+  EXPECT_EQ(DigestWorkers(16, 4, kRow), 1);
+  EXPECT_EQ(DigestWorkers(1, 0, kRow), 1);  // hardware concurrency unknown
+  // Rows too short to be worth a hand-off are digested in turn.
+  EXPECT_EQ(DigestWorkers(1, 8, kRow - 1), 0);
+  EXPECT_EQ(DigestWorkers(1, 8, 1000), 0);
   EXPECT_EQ(RowsInFlight(1), 4);
   EXPECT_EQ(RowsInFlight(1000), 64);
 }
