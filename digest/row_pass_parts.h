@@ -194,8 +194,27 @@ class TopK {
       if (Full() && !AnyAbove<L>(Load<typename L::Float>(&block[i]), buffer_.back().logit)) {
         continue;
       }
-      for (std::size_t j = i; j < i + L::kCount; ++j) Offer(Id(first_id, j), block[j]);
+      OfferAbove<L::kCount>(&block[i], Id(first_id, i));
     }
+  }
+
+  // Offers those of the N floats at `x` (ids from `first_id`) above a full
+  // list's threshold, found without a branch per float: in a vector that has
+  // one, the others would each mispredict.
+  template <std::size_t N>
+  [[gnu::always_inline]] void OfferAbove(const float* x, std::int32_t first_id) {
+    if (!Full()) {
+      for (std::size_t j = 0; j < N; ++j) Offer(Id(first_id, j), x[j]);
+      return;
+    }
+    const float threshold = buffer_.back().logit;
+    std::uint8_t above[N];
+    std::size_t count = 0;
+    for (std::size_t j = 0; j < N; ++j) {
+      above[count] = static_cast<std::uint8_t>(j);
+      count += static_cast<std::size_t>(x[j] > threshold);
+    }
+    for (std::size_t c = 0; c < count; ++c) Offer(Id(first_id, above[c]), x[above[c]]);
   }
 
   // Lane by lane maximum of the four vectors at `x`, ignoring NaN (-inf for a

@@ -27,9 +27,9 @@ struct Xxh3Hash {
   std::uint64_t high = 0;
 };
 
-#define ORCH_XXH3_DECLARE(Isa)                                                   \
-  void Xxh3Reset##Isa(Xxh3State* state);                                         \
-  void Xxh3Update##Isa(Xxh3State* state, const void* data, std::size_t size);    \
+#define ORCH_XXH3_DECLARE(Isa)                                                \
+  void Xxh3Reset##Isa(Xxh3State* state);                                      \
+  void Xxh3Update##Isa(Xxh3State* state, const void* data, std::size_t size); \
   Xxh3Hash Xxh3Digest##Isa(const Xxh3State* state);
 
 ORCH_XXH3_DECLARE(Baseline)

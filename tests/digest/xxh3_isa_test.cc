@@ -28,9 +28,8 @@ struct Variant {
 };
 
 std::vector<Variant> AvailableVariants() {
-  std::vector<Variant> variants = {
-      {"baseline", VectorIsa::kBaseline, Xxh3ResetBaseline, Xxh3UpdateBaseline,
-       Xxh3DigestBaseline}};
+  std::vector<Variant> variants = {{"baseline", VectorIsa::kBaseline, Xxh3ResetBaseline,
+                                    Xxh3UpdateBaseline, Xxh3DigestBaseline}};
 #if ORCH_DIGEST_X86_VARIANTS
   if (VectorIsaAvailable(VectorIsa::kAvx2)) {
     variants.push_back({"avx2", VectorIsa::kAvx2, Xxh3ResetAvx2, Xxh3UpdateAvx2, Xxh3DigestAvx2});
@@ -66,7 +65,7 @@ Xxh3Hash Streamed(const Variant& v, const std::vector<unsigned char>& bytes, std
 TEST(Xxh3IsaTest, EveryVariantMatchesLibxxhashForEveryLengthAndSplit) {
   // Lengths around xxhash's internal edges: 16, 128 and 240 bytes (short
   // inputs), a 64-byte stripe, a 1,024-byte block, the 256-byte buffer.
-  const std::size_t lengths[] = {0,   1,   3,    16,   17,   128,  129,  240,  241, 255,
+  const std::size_t lengths[] = {0,   1,   3,    16,   17,   128,  129,  240,   241,   255,
                                  256, 257, 1023, 1024, 1025, 4096, 8195, 65536, 608256};
   const std::size_t chunks[] = {1, 7, 64, 100, 256, 8192, 1u << 30};
   const auto variants = AvailableVariants();
