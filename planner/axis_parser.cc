@@ -1,5 +1,6 @@
 // [baseline] and [alternatives]: the coordinate axes, normalised and checked.
 #include <algorithm>
+#include <cmath>
 
 #include "planner/axes.h"
 #include "planner/spec_sections.h"
@@ -54,6 +55,12 @@ std::optional<AxisValue> AxisValueOf(const AxisDef& axis, const toml::node& node
     f.diagnostics().Error(
         PosOf(node), field,
         "expected a single value (string, number or boolean), got " + DescribeNode(node));
+    return std::nullopt;
+  }
+  // TOML's nan and inf: no engine setting, and no job id or JSON plan, has
+  // a use for them (JSON cannot even write them).
+  if (raw->is_float() && !std::isfinite(raw->as_float())) {
+    f.diagnostics().Error(PosOf(node), field, "expected a finite number, got " + raw->ToText());
     return std::nullopt;
   }
   Result<AxisValue> value = NormaliseAxisValue(axis, *raw);

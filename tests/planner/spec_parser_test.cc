@@ -147,6 +147,26 @@ TEST(SpecParserErrorTest, UnknownAxisSuggestsTheClosestName) {
                           "knob.<name> for any other engine setting"));
 }
 
+// TOML reads nan and inf as floats; as a knob's value they would reach the
+// job ids and the plan's JSON, which cannot hold them.
+TEST(SpecParserErrorTest, KnobValuesMustBeFiniteNumbers) {
+  for (const std::string value : {"nan", "inf", "-inf", "+nan"}) {
+    std::string text =
+        Replace(ValidSpecText(), "threads = 1", "threads = 1\nknob.rope_scale = " + value);
+    EXPECT_THAT(ErrorsOf(text), ElementsAre(At(text, value + "\n") +
+                                            ": error: baseline.knob.rope_scale: expected a "
+                                            "finite number, got " +
+                                            (value == "+nan" ? "nan" : value)))
+        << value;
+  }
+  std::string text = Replace(ValidSpecText(), "threads = 1", "threads = 1\nknob.rope_scale = 1.0");
+  text =
+      Replace(text, "attention = [\"on\"]", "attention = [\"on\"]\nknob.rope_scale = [1.5, inf]");
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(HasSubstr("error: alternatives.knob.rope_scale[1]: expected a finite "
+                                    "number, got inf")));
+}
+
 TEST(SpecParserErrorTest, AlternativeEqualToBaseline) {
   std::string text = Replace(ValidSpecText(), "attention = [\"on\"]", "attention = [\"OFF\"]");
   EXPECT_THAT(ErrorsOf(text),
