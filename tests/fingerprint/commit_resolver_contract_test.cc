@@ -4,6 +4,8 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
+#include <string>
 
 #include "base/sha256.h"
 #include "fingerprint/libgit2_commit_resolver.h"
@@ -110,11 +112,17 @@ class MapHarness final : public ResolverHarness {
   MapCommitResolver resolver_;
 };
 
-using HarnessFactory = std::function<std::unique_ptr<ResolverHarness>()>;
+// A resolver under test, by name: a bare factory prints as its bytes, and
+// ctest's test names would differ in every build.
+struct HarnessFactory {
+  std::string name;
+  std::function<std::unique_ptr<ResolverHarness>()> make;
+  friend void PrintTo(const HarnessFactory& f, std::ostream* out) { *out << f.name; }
+};
 
 class CommitResolverContractTest : public ::testing::TestWithParam<HarnessFactory> {
  protected:
-  std::unique_ptr<ResolverHarness> harness_ = GetParam()();
+  std::unique_ptr<ResolverHarness> harness_ = GetParam().make();
 };
 
 TEST_P(CommitResolverContractTest, CleanCheckoutReportsCommitBranchAndDescribe) {
@@ -158,12 +166,12 @@ TEST_P(CommitResolverContractTest, NotARepositoryIsAClearNotFound) {
   EXPECT_EQ(state.status().message(), "not a git repository: " + dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(Libgit2, CommitResolverContractTest, ::testing::Values(HarnessFactory([] {
-                           return std::make_unique<Libgit2Harness>();
-                         })));
-INSTANTIATE_TEST_SUITE_P(Map, CommitResolverContractTest, ::testing::Values(HarnessFactory([] {
-                           return std::make_unique<MapHarness>();
-                         })));
+INSTANTIATE_TEST_SUITE_P(Libgit2, CommitResolverContractTest,
+                         ::testing::Values(HarnessFactory{
+                             "Real", [] { return std::make_unique<Libgit2Harness>(); }}));
+INSTANTIATE_TEST_SUITE_P(Map, CommitResolverContractTest,
+                         ::testing::Values(HarnessFactory{
+                             "Twin", [] { return std::make_unique<MapHarness>(); }}));
 
 TEST(Libgit2CommitResolverTest, ResolvesFromASubdirectoryOfTheCheckout) {
   Libgit2Harness harness;

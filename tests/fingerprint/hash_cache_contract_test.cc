@@ -3,6 +3,8 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
+#include <string>
 
 #include "fingerprint/file_hash_cache.h"
 #include "fingerprint/memory_hash_cache.h"
@@ -22,12 +24,18 @@ FileIdentity Identity(std::int64_t mtime_ns) {
   return FileIdentity{"/models/qwen3-4b-q4_k_m.gguf", 2497280256, mtime_ns, 131, 2049};
 }
 
-using CacheFactory = std::function<std::unique_ptr<HashCache>(const std::string& dir)>;
+// A cache under test, by name: a bare factory prints as its bytes, and
+// ctest's test names would differ in every build.
+struct CacheFactory {
+  std::string name;
+  std::function<std::unique_ptr<HashCache>(const std::string& dir)> make;
+  friend void PrintTo(const CacheFactory& f, std::ostream* out) { *out << f.name; }
+};
 
 class HashCacheContractTest : public ::testing::TestWithParam<CacheFactory> {
  protected:
   TempDir dir_;
-  std::unique_ptr<HashCache> cache_ = GetParam()(dir_.path());
+  std::unique_ptr<HashCache> cache_ = GetParam().make(dir_.path());
 };
 
 TEST_P(HashCacheContractTest, FindsWhatWasPutForTheSameIdentity) {
@@ -51,13 +59,15 @@ TEST_P(HashCacheContractTest, LaterPutReplacesEarlier) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Memory, HashCacheContractTest,
-                         ::testing::Values(CacheFactory([](const std::string&) {
-                           return std::unique_ptr<HashCache>(new MemoryHashCache);
-                         })));
+                         ::testing::Values(CacheFactory{"Twin", [](const std::string&) {
+                                                          return std::unique_ptr<HashCache>(
+                                                              new MemoryHashCache);
+                                                        }}));
 INSTANTIATE_TEST_SUITE_P(File, HashCacheContractTest,
-                         ::testing::Values(CacheFactory([](const std::string& dir) {
-                           return std::move(OpenFileHashCache(dir + "/hashes.tsv")).value();
-                         })));
+                         ::testing::Values(CacheFactory{
+                             "Real", [](const std::string& dir) {
+                               return std::move(OpenFileHashCache(dir + "/hashes.tsv")).value();
+                             }}));
 
 TEST(FileHashCacheTest, EntriesSurviveReopening) {
   TempDir dir;

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,7 @@ class ZmqHarness final : public TransportHarness {
 struct HarnessCase {
   std::string name;
   std::function<std::unique_ptr<TransportHarness>()> make;
+  friend void PrintTo(const HarnessCase& c, std::ostream* out) { *out << c.name; }  // not bytes
 };
 
 class TransportContractTest : public ::testing::TestWithParam<HarnessCase> {

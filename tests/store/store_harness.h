@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "store/keys.h"
@@ -27,6 +28,9 @@ class StoreHarness {
 struct HarnessFactory {
   std::string name;  // test name suffix
   std::function<std::unique_ptr<StoreHarness>()> make;
+  // What gtest (and ctest's test names) show for the parameter; a bare
+  // factory would print as its bytes, different in every build.
+  friend void PrintTo(const HarnessFactory& factory, std::ostream* out) { *out << factory.name; }
 };
 
 HarnessFactory RocksDbHarnessFactory();
