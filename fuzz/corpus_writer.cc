@@ -198,13 +198,34 @@ void WriteRecordSeeds(const fs::path& root) {
   Write(dir, "raw_header", std::string(1, '\0') + "ORCHBNDL\x01MANI" + std::string(8, '\0'));
 }
 
+// Logit rows for row_digest_fuzzer: byte 0 is the mode (top_k and how the rest
+// reads, see the target), then the row.
+void WriteRowSeeds(const fs::path& root) {
+  const fs::path dir = root / "row_digest_fuzzer";
+  std::string gaussian(1, '\x27');  // raw floats, top_k 20
+  std::uint64_t state = 0x2545f4914f6cdd1dull;
+  for (int i = 0; i < 5000; ++i) {  // three blocks and a tail
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    float x = static_cast<float>(static_cast<std::int64_t>(state >> 40) - (1 << 23)) / 1e6f;
+    if (i == 4321) x += 15.0f;  // one confident token
+    gaussian.append(reinterpret_cast<const char*>(&x), sizeof(x));
+  }
+  Write(dir, "raw_row", gaussian);
+  std::string ties(1, '\x10');  // the palette, top_k 9
+  for (int i = 0; i < 3000; ++i) ties.push_back(static_cast<char>(5 + (i * 7) % 11));
+  Write(dir, "palette_ties", ties);
+  Write(dir, "non_finite", std::string("\x02") + std::string(40, '\0') + "\x01\x02\x01");
+}
+
 // Plans every spec seed; the plans seed plan_json_fuzzer.
 bool WritePlanSeeds(const fs::path& root) {
   for (const auto& entry : fs::directory_iterator(root / "spec_fuzzer")) {
     std::stringstream text;
     text << std::ifstream(entry.path()).rdbuf();
     testing::MapSourceReader reader;
-    reader.Add("texts/fox.txt", "The quick brown fox jumps over the lazy dog.");
+    std::string fox;  // long enough for the seeds' positions
+    for (int i = 0; i < 64; ++i) fox += "The quick brown fox jumps over the lazy dog. ";
+    reader.Add("texts/fox.txt", fox);
     planner::PlanOutcome outcome = planner::PlanSpec(text.str(), "spec.toml", reader);
     if (!outcome.plan) {
       std::cerr << "fuzz_corpus_writer: " << entry.path() << " does not plan\n";
@@ -228,5 +249,6 @@ int main(int argc, char** argv) {
   WriteGgufSeeds(root);
   WriteDriverSeeds(root);
   WriteRecordSeeds(root);
+  WriteRowSeeds(root);
   return WritePlanSeeds(root) ? 0 : 1;
 }
