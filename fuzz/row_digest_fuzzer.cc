@@ -21,10 +21,12 @@
 #include "digest/row_digest.h"
 #include "digest/row_pass.h"
 #include "fuzz/fuzz_check.h"
+#include "tests/digest/reference_top.h"
 
 namespace {
 
 using namespace orch::digest;
+using orch::digest::testing::ReferenceTop;
 
 constexpr std::size_t kMaxLogits = 6000;  // up to three 2,048-logit blocks
 
@@ -59,17 +61,6 @@ std::vector<float> RowOf(const std::uint8_t* data, std::size_t size, bool raw) {
     row.push_back(palette[data[i] % 16]);
   }
   return row;
-}
-
-std::vector<TokenLogit> ReferenceTop(const std::vector<float>& row, std::size_t k) {
-  std::vector<TokenLogit> all;
-  for (std::size_t i = 0; i < row.size(); ++i) {
-    if (!std::isnan(row[i])) all.push_back({static_cast<std::int32_t>(i), row[i]});
-  }
-  std::stable_sort(all.begin(), all.end(),
-                   [](const TokenLogit& a, const TokenLogit& b) { return a.logit > b.logit; });
-  all.resize(std::min(all.size(), k));
-  return all;
 }
 
 bool SameBits(double a, double b) { return std::memcmp(&a, &b, sizeof(a)) == 0; }
@@ -114,7 +105,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const bool distribution = baseline.flags == 0;
     FUZZ_EXPECT(distribution == (std::isfinite(baseline.logsumexp) &&
                                  std::isfinite(baseline.entropy) && baseline.entropy >= 0.0));
-    for (const internal::VectorIsa isa : {internal::VectorIsa::kAvx2, internal::VectorIsa::kAvx512}) {
+    for (const internal::VectorIsa isa :
+         {internal::VectorIsa::kAvx2, internal::VectorIsa::kAvx512}) {
       if (!internal::VectorIsaAvailable(isa)) continue;
       RowDigest wide;
       FUZZ_EXPECT(internal::ComputeRowDigestWith(isa, row, options, &wide).ok());

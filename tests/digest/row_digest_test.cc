@@ -8,10 +8,13 @@
 #include <numeric>
 #include <vector>
 
+#include "tests/digest/reference_top.h"
 #include "tests/digest/synthetic_rows.h"
 
 namespace orch::digest {
 namespace {
+
+using testing::ReferenceTop;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
@@ -22,19 +25,6 @@ RowDigest Digest(const std::vector<float>& row, std::uint32_t k = kDefaultTopK,
   const Status status = ComputeRowDigest(row, {k, target}, &digest);
   EXPECT_TRUE(status.ok()) << status.ToString();
   return digest;
-}
-
-// The k largest non-NaN logits by (logit descending, id ascending): the
-// contract.
-std::vector<TokenLogit> ReferenceTop(const std::vector<float>& row, std::size_t k) {
-  std::vector<TokenLogit> all;
-  for (std::size_t i = 0; i < row.size(); ++i) {
-    if (!std::isnan(row[i])) all.push_back({static_cast<std::int32_t>(i), row[i]});
-  }
-  std::stable_sort(all.begin(), all.end(),
-                   [](const TokenLogit& a, const TokenLogit& b) { return a.logit > b.logit; });
-  all.resize(std::min(k, all.size()));
-  return all;
 }
 
 // Two-pass double-precision logsumexp and entropy.
