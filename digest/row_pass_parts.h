@@ -64,37 +64,56 @@ struct Lanes<16> {
   using Double = double __attribute__((vector_size(128)));
 };
 
+// The XXH3 variant (xxh3_isa.h) whose vector code matches a pass of N floats
+// per instruction.
+template <std::size_t N>
+struct Xxh3For;
+
+template <>
+struct Xxh3For<4> {
+  static constexpr auto kReset = Xxh3ResetBaseline;
+  static constexpr auto kUpdate = Xxh3UpdateBaseline;
+  static constexpr auto kDigest = Xxh3DigestBaseline;
+};
+
+#if ORCH_DIGEST_X86_VARIANTS
+template <>
+struct Xxh3For<8> {
+  static constexpr auto kReset = Xxh3ResetAvx2;
+  static constexpr auto kUpdate = Xxh3UpdateAvx2;
+  static constexpr auto kDigest = Xxh3DigestAvx2;
+};
+
+template <>
+struct Xxh3For<16> {
+  static constexpr auto kReset = Xxh3ResetAvx512;
+  static constexpr auto kUpdate = Xxh3UpdateAvx512;
+  static constexpr auto kDigest = Xxh3DigestAvx512;
+};
+#else
+template <>
+struct Xxh3For<8> : Xxh3For<4> {};
+template <>
+struct Xxh3For<16> : Xxh3For<4> {};
+#endif
+
 // The row hash (XXH3-128 of the row's bytes) fed block by block, with the
 // xxhash vector code of the pass's width: the same hash from every variant.
 template <std::size_t N>
-class BlockHash;
+class BlockHash {
+ public:
+  BlockHash() { Xxh3For<N>::kReset(&state_); }
+  void Update(std::span<const float> block) {
+    Xxh3For<N>::kUpdate(&state_, block.data(), block.size_bytes());
+  }
+  RowHash Finish() const {
+    const Xxh3Hash hash = Xxh3For<N>::kDigest(&state_);
+    return {hash.low, hash.high};
+  }
 
-#define ORCH_DIGEST_BLOCK_HASH(N, Isa)                            \
-  template <>                                                     \
-  class BlockHash<N> {                                            \
-   public:                                                        \
-    BlockHash() { Xxh3Reset##Isa(&state_); }                      \
-    void Update(std::span<const float> block) {                   \
-      Xxh3Update##Isa(&state_, block.data(), block.size_bytes()); \
-    }                                                             \
-    RowHash Finish() const {                                      \
-      const Xxh3Hash hash = Xxh3Digest##Isa(&state_);             \
-      return {hash.low, hash.high};                               \
-    }                                                             \
-                                                                  \
-   private:                                                       \
-    Xxh3State state_;                                             \
-  };
-
-ORCH_DIGEST_BLOCK_HASH(4, Baseline)
-#if ORCH_DIGEST_X86_VARIANTS
-ORCH_DIGEST_BLOCK_HASH(8, Avx2)
-ORCH_DIGEST_BLOCK_HASH(16, Avx512)
-#else
-ORCH_DIGEST_BLOCK_HASH(8, Baseline)
-ORCH_DIGEST_BLOCK_HASH(16, Baseline)
-#endif
-#undef ORCH_DIGEST_BLOCK_HASH
+ private:
+  Xxh3State state_;
+};
 
 template <typename V>
 [[gnu::always_inline]] inline V Load(const float* from) {
