@@ -199,34 +199,38 @@ TEST(DigestPipelineTest, FirstFailureInPositionOrderStopsTheStream) {
       return InvalidArgument("row " + std::to_string(meta.position));
     return real(row, meta, record);
   };
-  std::vector<std::uint64_t> positions;
-  DigestPipeline pipeline({.workers = 4, .max_in_flight = 6}, kVocab, failing,
-                          [&positions](const digest::PositionRecord& r) {
-                            positions.push_back(r.position);
-                            return Status::Ok();
-                          });
-  Status status;
-  for (std::int64_t p = 0; p < 40 && status.ok(); ++p)
-    status = pipeline.Submit(Meta(p, 40), Row(p));
-  Status finished = pipeline.Finish();
-  EXPECT_FALSE(finished.ok());
-  EXPECT_EQ(finished.message(), "row 7");
-  EXPECT_EQ(positions, (std::vector<std::uint64_t>{0, 1, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(pipeline.Submit(Meta(40, 41), Row(40)).message(), "row 7");
+  for (int workers : {0, 4}) {  // 0: in turn
+    std::vector<std::uint64_t> positions;
+    DigestPipeline pipeline({.workers = workers, .max_in_flight = 6}, kVocab, failing,
+                            [&positions](const digest::PositionRecord& r) {
+                              positions.push_back(r.position);
+                              return Status::Ok();
+                            });
+    Status status;
+    for (std::int64_t p = 0; p < 40 && status.ok(); ++p)
+      status = pipeline.Submit(Meta(p, 40), Row(p));
+    Status finished = pipeline.Finish();
+    EXPECT_FALSE(finished.ok()) << workers << " workers";
+    EXPECT_EQ(finished.message(), "row 7") << workers << " workers";
+    EXPECT_EQ(positions, (std::vector<std::uint64_t>{0, 1, 2, 3, 4, 5, 6})) << workers;
+    EXPECT_EQ(pipeline.Submit(Meta(40, 41), Row(40)).message(), "row 7") << workers;
+  }
 }
 
 TEST(DigestPipelineTest, SinkFailureStopsTheStream) {
-  int calls = 0;
-  DigestPipeline pipeline({.workers = 2, .max_in_flight = 3}, kVocab, ComputeDigester(kTopK),
-                          [&calls](const digest::PositionRecord& r) {
-                            ++calls;
-                            return r.position == 2 ? IoError("stdout closed") : Status::Ok();
-                          });
-  Status status;
-  for (std::int64_t p = 0; p < 20 && status.ok(); ++p)
-    status = pipeline.Submit(Meta(p, 20), Row(p));
-  EXPECT_EQ(pipeline.Finish().message(), "stdout closed");
-  EXPECT_EQ(calls, 3);
+  for (int workers : {0, 2}) {  // 0: in turn
+    int calls = 0;
+    DigestPipeline pipeline({.workers = workers, .max_in_flight = 3}, kVocab,
+                            ComputeDigester(kTopK), [&calls](const digest::PositionRecord& r) {
+                              ++calls;
+                              return r.position == 2 ? IoError("stdout closed") : Status::Ok();
+                            });
+    Status status;
+    for (std::int64_t p = 0; p < 20 && status.ok(); ++p)
+      status = pipeline.Submit(Meta(p, 20), Row(p));
+    EXPECT_EQ(pipeline.Finish().message(), "stdout closed") << workers << " workers";
+    EXPECT_EQ(calls, 3) << workers << " workers";
+  }
 }
 
 // Without workers every row is digested inside Submit, on the submitting
