@@ -66,10 +66,13 @@ class Engine:
 class RecordSink:
     """Digests rows through the C ABI, frames them as records and keeps the
     counts done reports (positions, nan_rows, the token ids named). With
-    `workers` > 0 the rows are digested on that many threads (pipeline.py)
-    and the records written in emit order; finish() writes the last ones."""
+    `workers` > 0 and rows of at least `min_pipelined_row` logits, the rows
+    are digested on that many threads (pipeline.py), started at the first
+    such row, and the records written in emit order; finish() writes the
+    last ones. Shorter rows are digested in turn, on the emitting thread."""
 
-    def __init__(self, writer, library, capture, workers=0):
+    def __init__(self, writer, library, capture, workers=0,
+                 min_pipelined_row=pipeline_mod.MIN_PIPELINED_ROW):
         self._writer = writer
         self._library = library
         self._capture = capture
@@ -77,21 +80,31 @@ class RecordSink:
         self.nan_rows = 0
         self.first_nan_position = -1
         self.token_ids = set()
+        self._workers = workers
+        self._min_pipelined_row = min_pipelined_row
         self._pipeline = None
-        if workers > 0:
+
+    def _start_pipeline(self, vocab_size):
+        if (self._pipeline is None and self._workers > 0
+                and vocab_size >= self._min_pipelined_row):
             self._pipeline = pipeline_mod.DigestPipeline(
-                [digest_mod.DigestLibrary(library.path) for _ in range(workers)],
-                library, self._written, pipeline_mod.rows_in_flight(workers))
+                [digest_mod.DigestLibrary(self._library.path)
+                 for _ in range(self._workers)],
+                self._library, self._written, pipeline_mod.rows_in_flight(self._workers))
+        self._workers = 0  # decided at the first row: every row has its size
 
     def emit(self, position, address, vocab_size, input_token, output_token,
              target_id=digest_mod.NO_TARGET, owner=None):
         """One position: `address` points at `vocab_size` contiguous float32
         logits in host memory, valid for the duration of the call, or while
         `owner` (an object holding that memory, e.g. a CPU tensor) lives.
-        Without workers the row is digested and written at once and emit
-        returns its argmax; with workers it is queued (copied unless `owner`
-        is given) and emit returns None."""
+        In turn (no workers, or rows shorter than min_pipelined_row) the row
+        is digested and written at once and emit returns its argmax; with
+        workers it is queued (copied unless `owner` is given) and emit
+        returns None."""
         full_row = self._capture.wants_full_row(position)
+        if self._workers > 0:
+            self._start_pipeline(vocab_size)
         if self._pipeline is not None:
             self._pipeline.submit(address, vocab_size, self._capture.top_k, target_id,
                                   position, input_token, output_token, full_row, owner)

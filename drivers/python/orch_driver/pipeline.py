@@ -45,6 +45,12 @@ def workers_for(engine_threads, cores):
     return max(1, (cores or 0) - max(engine_threads, 0))
 
 
+# Rows of fewer logits are digested in turn on the engine's thread: handing
+# one to a worker (a lock, a wake-up, the GIL) costs more than its digest
+# (drivers/llamacpp/digest_pipeline.h has the same threshold).
+MIN_PIPELINED_ROW = 8192
+
+
 def rows_in_flight(workers):
     return min(64, 2 * (max(workers, 1) + 1))
 

@@ -1,6 +1,7 @@
 """The SDK's digest pipeline (drivers/python/orch_driver/pipeline.py) and the
 RecordSink on it: records byte-identical to digesting each row in turn and in
-position order for 1, 2 and 4 workers, rows digested off the emitting thread,
+position order for 1, 2 and 4 workers, rows shorter than the pipeline's
+threshold digested in turn, rows digested off the emitting thread,
 at most max_in_flight rows out, the first failure in position order wins, and
 the records emitted before an engine failure precede its error frame. The
 digest is the real shared library ($ORCH_DIGEST_LIBRARY)."""
@@ -39,7 +40,8 @@ def sink_output(workers, borrow):
     out = io.BytesIO()
     writer = frames.FrameWriter(out)
     writer.hello({"engine": "test"})
-    sink = driver.RecordSink(writer, digest.load(), CAPTURE, workers)
+    # Rows of VOCAB logits are below the pipeline's threshold: forced on.
+    sink = driver.RecordSink(writer, digest.load(), CAPTURE, workers, min_pipelined_row=0)
     reused = (ctypes.c_float * VOCAB)()
     for p, row in enumerate(ROWS):
         target = (p * 7 + 1) % VOCAB if p + 1 < len(ROWS) else digest.NO_TARGET
@@ -168,6 +170,22 @@ class PipelineTest(unittest.TestCase):
             stream = stream[5 + length:]
         self.assertEqual(types, [frames.HELLO, frames.RECORD, frames.RECORD, frames.RECORD,
                                  frames.ERROR])
+
+    def test_short_rows_are_digested_in_turn_and_long_ones_on_workers(self):
+        # emit returns the argmax of a row it digested at once, None for one
+        # it queued; the threshold is pipeline.MIN_PIPELINED_ROW logits.
+        for vocab, queued in ((VOCAB, False), (pipeline.MIN_PIPELINED_ROW, True)):
+            writer = frames.FrameWriter(io.BytesIO())
+            writer.hello({"engine": "test"})
+            sink = driver.RecordSink(writer, digest.load(), CAPTURE, workers=2)
+            row = (ctypes.c_float * vocab)(*pseudo_row(3, vocab))
+            results = [sink.emit(p, ctypes.addressof(row), vocab, 1, -1) for p in range(3)]
+            sink.finish()
+            self.assertEqual(sink.positions, 3)
+            if queued:
+                self.assertEqual(results, [None, None, None])
+            else:
+                self.assertTrue(all(isinstance(r, int) for r in results), results)
 
     def test_workers_are_the_cores_the_engine_leaves_at_least_one(self):
         self.assertEqual(pipeline.workers_for(1, 2), 1)
