@@ -13,6 +13,7 @@
 
 #include "digest/fast_exp.h"
 #include "digest/row_digest.h"
+#include "digest/row_pass.h"
 #include "digest/xxh3_isa.h"
 
 // Vectors wider than SSE pass by value differently with and without AVX; the
@@ -272,5 +273,30 @@ class TopK {
   std::span<TokenLogit> buffer_;
   std::size_t size_ = 0;
 };
+
+// The pass of every digest version over a row, `kBlock` logits at a time
+// (part of each version's definition: its sums are rescaled, or skipped, per
+// block): the hash, the NaN scan, the top-k and the version's softmax sums,
+// `softmax.AddBlock<L>(block, block_max)` then LogSumExp() and Entropy().
+template <typename L, std::size_t kBlock, typename Softmax>
+[[gnu::always_inline]] inline RowPass RunBlocks(std::span<const float> row,
+                                                std::span<TokenLogit> top, Softmax& softmax) {
+  BlockHash<L::kCount> hash;
+  TopK top_k(top);
+  RowPass pass;
+  for (std::size_t begin = 0; begin < row.size(); begin += kBlock) {
+    const auto block = row.subspan(begin, std::min(kBlock, row.size() - begin));
+    hash.Update(block);
+    const BlockScan scan = ScanBlock<L>(block);
+    pass.has_nan |= scan.has_nan;
+    top_k.OfferBlock<L>(block, static_cast<std::int32_t>(begin), scan.max);
+    softmax.template AddBlock<L>(block, scan.max);
+  }
+  pass.hash = hash.Finish();
+  pass.top_count = top_k.size();
+  pass.logsumexp = softmax.LogSumExp();
+  pass.entropy = softmax.Entropy();
+  return pass;
+}
 
 }  // namespace orch::digest::internal

@@ -184,23 +184,8 @@ class SoftmaxLanes {
 template <typename L>
 [[gnu::always_inline]] inline RowPass RunPassV2(std::span<const float> row,
                                                 std::span<TokenLogit> top) {
-  BlockHash<L::kCount> hash;
-  TopK top_k(top);
   SoftmaxLanes softmax(row.size());
-  RowPass pass;
-  for (std::size_t begin = 0; begin < row.size(); begin += kBlockSize) {
-    const auto block = row.subspan(begin, std::min(kBlockSize, row.size() - begin));
-    hash.Update(block);
-    const BlockScan scan = ScanBlock<L>(block);
-    pass.has_nan |= scan.has_nan;
-    top_k.OfferBlock<L>(block, static_cast<std::int32_t>(begin), scan.max);
-    softmax.AddBlock<L>(block, scan.max);
-  }
-  pass.hash = hash.Finish();
-  pass.top_count = top_k.size();
-  pass.logsumexp = softmax.LogSumExp();
-  pass.entropy = softmax.Entropy();
-  return pass;
+  return RunBlocks<L, kBlockSize>(row, top, softmax);
 }
 
 RowPass RunBaselinePassV2(std::span<const float> row, std::span<TokenLogit> top) {
