@@ -187,15 +187,14 @@ class TopK {
                                          float block_max) {
     if (Full() && !(block_max > buffer_.back().logit)) return;
     constexpr std::size_t kGroup = 4 * L::kCount;
+    const std::size_t vectors_end = block.size() - block.size() % L::kCount;
     std::size_t i = 0;
-    for (; i + kGroup <= block.size(); i += kGroup) {
+    for (; i + kGroup <= vectors_end; i += kGroup) {
       if (Full() && !AnyAbove<L>(GroupMax<L>(&block[i]), buffer_.back().logit)) continue;
       OfferVectors<L>(block, first_id, i, i + kGroup);
     }
-    OfferVectors<L>(block, first_id, i, block.size() - block.size() % L::kCount);
-    for (i = block.size() - block.size() % L::kCount; i < block.size(); ++i) {
-      Offer(Id(first_id, i), block[i]);
-    }
+    OfferVectors<L>(block, first_id, i, vectors_end);
+    for (i = vectors_end; i < block.size(); ++i) Offer(Id(first_id, i), block[i]);
   }
 
  private:

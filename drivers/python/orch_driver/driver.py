@@ -83,15 +83,16 @@ class RecordSink:
         self._workers = workers
         self._min_pipelined_row = min_pipelined_row
         self._pipeline = None
+        self._first_row = True
 
     def _start_pipeline(self, vocab_size):
-        if (self._pipeline is None and self._workers > 0
-                and vocab_size >= self._min_pipelined_row):
+        """At the first row (every row of a run has its size): the pipeline,
+        when there are workers and the rows are long enough for it."""
+        if self._workers > 0 and vocab_size >= self._min_pipelined_row:
             self._pipeline = pipeline_mod.DigestPipeline(
                 [digest_mod.DigestLibrary(self._library.path)
                  for _ in range(self._workers)],
                 self._library, self._written, pipeline_mod.rows_in_flight(self._workers))
-        self._workers = 0  # decided at the first row: every row has its size
 
     def emit(self, position, address, vocab_size, input_token, output_token,
              target_id=digest_mod.NO_TARGET, owner=None):
@@ -103,7 +104,8 @@ class RecordSink:
         workers it is queued (copied unless `owner` is given) and emit
         returns None."""
         full_row = self._capture.wants_full_row(position)
-        if self._workers > 0:
+        if self._first_row:
+            self._first_row = False
             self._start_pipeline(vocab_size)
         if self._pipeline is not None:
             self._pipeline.submit(address, vocab_size, self._capture.top_k, target_id,
