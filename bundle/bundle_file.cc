@@ -3,6 +3,8 @@
 #include <sodium.h>
 #include <zstd.h>
 
+#include <algorithm>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -104,20 +106,85 @@ Result<std::string> Compress(std::string_view data) {
   return out;
 }
 
-// Decompresses a frame that must hold exactly `size` bytes.
-Result<std::string> Decompress(std::string_view frame, uint64_t size) {
+using DCtxPtr = std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)>;
+
+// A decompression context that refuses windows above kMaxWindowLog.
+Result<DCtxPtr> MakeDCtx() {
+  DCtxPtr dctx(ZSTD_createDCtx(), &ZSTD_freeDCtx);
+  if (dctx == nullptr ||
+      ZSTD_isError(ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, kMaxWindowLog))) {
+    return Status(StatusCode::kInternal, "zstd: no decompression context");
+  }
+  return dctx;
+}
+
+// Inflates a frame that must hold exactly `size` bytes. The output grows with what the
+// frame yields (doubling from 64 KiB, never past `size`), so a frame that claims more
+// than it holds costs only what it holds.
+Result<std::string> Inflate(ZSTD_DCtx* dctx, std::string_view frame, uint64_t size) {
   unsigned long long declared = ZSTD_getFrameContentSize(frame.data(), frame.size());
   if (declared == ZSTD_CONTENTSIZE_ERROR || declared == ZSTD_CONTENTSIZE_UNKNOWN ||
       declared != size) {
     return InvalidArgument("not a zstd frame of the size the manifest gives");
   }
-  std::string out(size, '\0');
-  size_t n = ZSTD_decompress(out.data(), out.size(), frame.data(), frame.size());
-  if (ZSTD_isError(n) || n != size) {
-    return InvalidArgument(std::string("zstd: ") +
-                           (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short frame"));
+  ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+  constexpr uint64_t kFirstStep = 64 << 10;
+  std::string out;
+  ZSTD_inBuffer in{frame.data(), frame.size(), 0};
+  size_t produced = 0;
+  for (;;) {
+    if (produced == out.size() && out.size() < size) {
+      out.resize(std::min<uint64_t>(size, std::max<uint64_t>(kFirstStep, 2 * out.size())));
+    }
+    ZSTD_outBuffer sink{out.data(), out.size(), produced};
+    size_t in_before = in.pos;
+    size_t left = ZSTD_decompressStream(dctx, &sink, &in);
+    if (ZSTD_isError(left)) return InvalidArgument(std::string("zstd: ") + ZSTD_getErrorName(left));
+    bool progressed = in.pos != in_before || sink.pos != produced;
+    produced = sink.pos;
+    if (left == 0) break;  // the frame is whole
+    if (!progressed) {
+      return InvalidArgument(produced < size ? "zstd: the frame ends early"
+                                             : "zstd: the frame inflates past its size");
+    }
   }
+  if (in.pos != in.size) return InvalidArgument("bytes follow the zstd frame");
+  if (produced != size) return InvalidArgument("zstd: short frame");
   return out;
+}
+
+// The deepest nesting of arrays and objects in a JSON text (brackets in strings do not
+// count); stops counting at `limit` + 1.
+int JsonDepth(std::string_view text, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size() && deepest <= limit; ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// The manifest with only its `signer` kept: before the signature is verified the
+// manifest is a stranger's text, so nothing else of it is held in memory.
+json SignerPart(std::string_view manifest_text) {
+  json::parser_callback_t keep_signer = [](int depth, json::parse_event_t event, json& parsed) {
+    if (depth == 1 && event == json::parse_event_t::key) return parsed == "signer";
+    return true;
+  };
+  return json::parse(manifest_text, keep_signer, /*allow_exceptions=*/false);
 }
 
 // The signer object of a manifest.
@@ -147,27 +214,34 @@ const Blob* OpenedBundle::Find(std::string_view name) const {
 
 Result<std::string> WriteBundle(const BundleContent& content,
                                 const protocol::SecretIdentity& signer) {
+  std::vector<FramedBlob> framed;
+  for (const Blob& blob : content.blobs) {
+    ORCH_ASSIGN_OR_RETURN(std::string frame, Compress(blob.data));
+    framed.push_back({blob.name, blob.data.size(), std::move(frame)});
+  }
+  return WriteFramedBundle(content.kind, content.fields_json, framed, signer);
+}
+
+Result<std::string> WriteFramedBundle(std::string_view kind, std::string_view fields_json,
+                                      const std::vector<FramedBlob>& blobs_in,
+                                      const protocol::SecretIdentity& signer) {
   if (sodium_init() < 0) return Status(StatusCode::kInternal, "libsodium did not initialise");
-  json manifest = json::parse(content.fields_json, nullptr, /*allow_exceptions=*/false);
+  json manifest = json::parse(fields_json, nullptr, /*allow_exceptions=*/false);
   if (!manifest.is_object()) return InvalidArgument("bundle fields must be a JSON object");
   manifest["schema"] = kSchema;
-  manifest["kind"] = content.kind;
+  manifest["kind"] = kind;
   const protocol::PublicIdentity& id = signer.identity;
   manifest["signer"] = {{"name", id.name},
                         {"role", id.role},
                         {"ed25519", id.sign_public},
                         {"curve", id.curve_public}};
   json blobs = json::array();
-  std::vector<std::string> frames;
   std::set<std::string> names;
-  for (const Blob& blob : content.blobs) {
-    if (blob.name.empty() || blob.name.size() > 255 || !names.insert(blob.name).second) {
-      return InvalidArgument("blob name '" + blob.name + "' is empty, too long or repeated");
+  for (const FramedBlob& blob : blobs_in) {
+    if (!ValidBlobName(blob.name) || !names.insert(blob.name).second) {
+      return InvalidArgument("blob name '" + blob.name + "' is not a valid blob name or repeated");
     }
-    ORCH_ASSIGN_OR_RETURN(std::string frame, Compress(blob.data));
-    blobs.push_back(
-        {{"name", blob.name}, {"sha256", Sha256Hex(frame)}, {"size", blob.data.size()}});
-    frames.push_back(std::move(frame));
+    blobs.push_back({{"name", blob.name}, {"sha256", Sha256Hex(blob.frame)}, {"size", blob.size}});
   }
   manifest["blobs"] = std::move(blobs);
   std::string manifest_text = manifest.dump();
@@ -187,22 +261,34 @@ Result<std::string> WriteBundle(const BundleContent& content,
   AppendSection(out, "MANI", manifest_text);
   AppendSection(out, "SIGN",
                 std::string_view(reinterpret_cast<const char*>(signature), sizeof signature));
-  for (const std::string& frame : frames) AppendSection(out, "BLOB", frame);
+  for (const FramedBlob& blob : blobs_in) AppendSection(out, "BLOB", blob.frame);
   return out;
 }
 
-Result<OpenedBundle> ReadBundle(std::string_view bytes, std::string_view file) {
-  if (sodium_init() < 0) return Status(StatusCode::kInternal, "libsodium did not initialise");
-  SectionReader reader(bytes, std::string(file));
-  ORCH_RETURN_IF_ERROR(reader.Header());
-  ORCH_ASSIGN_OR_RETURN(std::string_view manifest_text,
-                        reader.Next("MANI", kMaxManifestBytes, "the manifest"));
-  ORCH_ASSIGN_OR_RETURN(std::string_view signature,
-                        reader.Next("SIGN", crypto_sign_BYTES, "the signature"));
+namespace {
 
-  json manifest = json::parse(manifest_text, nullptr, /*allow_exceptions=*/false);
-  if (!manifest.is_object()) return reader.Fail("the manifest is not a JSON object (damaged)");
-  Result<protocol::PublicIdentity> signer = SignerOf(manifest);
+// Deeper manifests are refused before they are parsed (orch writes depth 3).
+constexpr int kMaxManifestDepth = 32;
+
+// One manifest.blobs entry with its framed bytes.
+struct BlobEntry {
+  std::string name;
+  std::string sha256;
+  uint64_t size = 0;
+  std::string_view frame;
+};
+
+// The manifest's signer, its signature verified over the manifest as stored.
+Result<protocol::PublicIdentity> VerifiedSigner(std::string_view manifest_text,
+                                                std::string_view signature,
+                                                const SectionReader& reader) {
+  if (JsonDepth(manifest_text, kMaxManifestDepth) > kMaxManifestDepth) {
+    return reader.Fail("the manifest nests deeper than " + std::to_string(kMaxManifestDepth) +
+                       " levels (damaged)");
+  }
+  json signer_part = SignerPart(manifest_text);
+  if (!signer_part.is_object()) return reader.Fail("the manifest is not a JSON object (damaged)");
+  Result<protocol::PublicIdentity> signer = SignerOf(signer_part);
   if (!signer.ok()) return reader.Fail(signer.status().message());
   Result<std::string> public_key = protocol::Z85Decode(signer->sign_public);
   if (!public_key.ok() || public_key->size() != crypto_sign_PUBLICKEYBYTES) {
@@ -218,21 +304,16 @@ Result<OpenedBundle> ReadBundle(std::string_view bytes, std::string_view file) {
                        signer->name + ", ed25519 " + signer->sign_public +
                        "): the manifest or the signature was altered, or another key signed it");
   }
+  return signer;
+}
 
-  OpenedBundle opened;
-  opened.signer = *signer;
-  opened.manifest_json = std::string(manifest_text);
-  if (!manifest.contains("schema") || manifest.at("schema") != kSchema ||
-      !manifest.contains("kind") || !manifest.at("kind").is_string() ||
-      !manifest.contains("blobs")) {
-    return reader.Fail("manifest.schema is not " + std::string(kSchema) +
-                       " or manifest.kind or manifest.blobs is missing");
-  }
-  opened.kind = manifest.at("kind").get<std::string>();
-  const json& blobs = manifest.at("blobs");
+// manifest.blobs, each with its section; the sizes they declare are summed into `total`.
+Result<std::vector<BlobEntry>> BlobEntries(const json& blobs, SectionReader& reader,
+                                           uint64_t& total) {
   if (!blobs.is_array() || blobs.size() > kMaxBlobs) {
     return reader.Fail("manifest.blobs is not a list of at most " + std::to_string(kMaxBlobs));
   }
+  std::vector<BlobEntry> entries;
   std::set<std::string> names;
   for (size_t i = 0; i < blobs.size(); ++i) {
     const json& entry = blobs[i];
@@ -242,22 +323,92 @@ Result<OpenedBundle> ReadBundle(std::string_view bytes, std::string_view file) {
         !entry.at("size").is_number_unsigned()) {
       return reader.Fail(where + " needs name, sha256 and size");
     }
-    std::string name = entry.at("name").get<std::string>();
-    uint64_t size = entry.at("size").get<uint64_t>();
-    if (name.empty() || name.size() > 255 || !names.insert(name).second || size > kMaxBlobBytes) {
-      return reader.Fail(where + ": name '" + name + "' empty, repeated or too long, or size " +
-                         std::to_string(size) + " over the limit");
+    BlobEntry blob{entry.at("name").get<std::string>(),
+                   entry.at("sha256").get<std::string>(),
+                   entry.at("size").get<uint64_t>(),
+                   {}};
+    if (!ValidBlobName(blob.name) || !names.insert(blob.name).second || blob.size > kMaxBlobBytes) {
+      return reader.Fail(where + ": name '" + blob.name +
+                         "' is not a valid blob name (1..255 bytes of letters, digits, '.', "
+                         "'_', '-', ':', '@' and '/'-separated parts, none '.' or '..') or "
+                         "is repeated, or size " +
+                         std::to_string(blob.size) + " is over the limit of " +
+                         std::to_string(kMaxBlobBytes));
     }
-    std::string what = "blob " + std::to_string(i) + " (" + name + ")";
-    ORCH_ASSIGN_OR_RETURN(std::string_view frame, reader.Next("BLOB", kMaxBlobBytes, what));
-    if (Sha256Hex(frame) != entry.at("sha256").get<std::string>()) {
-      return reader.Fail(what + ": its SHA-256 is not the one the manifest lists (altered)");
-    }
-    Result<std::string> data = Decompress(frame, size);
-    if (!data.ok()) return reader.Fail(what + ": " + data.status().message());
-    opened.blobs.push_back({std::move(name), std::move(*data)});
+    std::string what = "blob " + std::to_string(i) + " (" + blob.name + ")";
+    ORCH_ASSIGN_OR_RETURN(blob.frame, reader.Next("BLOB", kMaxBlobBytes, what));
+    total += blob.size;  // at most 2^20 blobs of at most 2^30 bytes: no overflow
+    entries.push_back(std::move(blob));
   }
   ORCH_RETURN_IF_ERROR(reader.End());
+  return entries;
+}
+
+}  // namespace
+
+bool ValidBlobName(std::string_view name) {
+  if (name.empty() || name.size() > 255) return false;
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t end = std::min(name.find('/', start), name.size());
+    std::string_view part = name.substr(start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    for (char c : part) {
+      bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '.' || c == '_' || c == '-' || c == ':' || c == '@';
+      if (!ok) return false;
+    }
+    start = end + 1;
+  }
+  return true;
+}
+
+Result<OpenedBundle> ReadBundle(std::string_view bytes, std::string_view file,
+                                const ReadOptions& options) {
+  if (sodium_init() < 0) return Status(StatusCode::kInternal, "libsodium did not initialise");
+  SectionReader reader(bytes, std::string(file));
+  ORCH_RETURN_IF_ERROR(reader.Header());
+  ORCH_ASSIGN_OR_RETURN(std::string_view manifest_text,
+                        reader.Next("MANI", kMaxManifestBytes, "the manifest"));
+  ORCH_ASSIGN_OR_RETURN(std::string_view signature,
+                        reader.Next("SIGN", crypto_sign_BYTES, "the signature"));
+  ORCH_ASSIGN_OR_RETURN(protocol::PublicIdentity signer,
+                        VerifiedSigner(manifest_text, signature, reader));
+  // Nothing the manifest declares is acted on before its signer is trusted.
+  if (options.trust) ORCH_RETURN_IF_ERROR(options.trust(signer));
+
+  json manifest = json::parse(manifest_text, nullptr, /*allow_exceptions=*/false);
+  if (!manifest.is_object() || !manifest.contains("schema") || manifest.at("schema") != kSchema ||
+      !manifest.contains("kind") || !manifest.at("kind").is_string() ||
+      !manifest.contains("blobs")) {
+    return reader.Fail("manifest.schema is not " + std::string(kSchema) +
+                       " or manifest.kind or manifest.blobs is missing");
+  }
+  OpenedBundle opened;
+  opened.signer = std::move(signer);
+  opened.manifest_json = std::string(manifest_text);
+  opened.kind = manifest.at("kind").get<std::string>();
+  uint64_t total = 0;
+  ORCH_ASSIGN_OR_RETURN(std::vector<BlobEntry> entries,
+                        BlobEntries(manifest.at("blobs"), reader, total));
+  if (total > options.max_bundle_bytes) {
+    return InvalidArgument("bundle " + std::string(file) + ": its " +
+                           std::to_string(entries.size()) + " blobs inflate to " +
+                           std::to_string(total) + " bytes in all, above the limit of " +
+                           std::to_string(options.max_bundle_bytes) +
+                           " bytes (max_bundle_bytes); nothing was inflated");
+  }
+  ORCH_ASSIGN_OR_RETURN(DCtxPtr dctx, MakeDCtx());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    BlobEntry& entry = entries[i];
+    std::string what = "blob " + std::to_string(i) + " (" + entry.name + ")";
+    if (Sha256Hex(entry.frame) != entry.sha256) {
+      return reader.Fail(what + ": its SHA-256 is not the one the manifest lists (altered)");
+    }
+    Result<std::string> data = Inflate(dctx.get(), entry.frame, entry.size);
+    if (!data.ok()) return reader.Fail(what + ": " + data.status().message());
+    opened.blobs.push_back({std::move(entry.name), std::move(*data)});
+  }
   opened.sha256 = Sha256Hex(bytes);
   return opened;
 }

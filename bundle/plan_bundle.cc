@@ -115,8 +115,9 @@ Result<std::string> ExportPlanBundle(store::Store& store, const ExportOptions& o
   return WriteBundle(content, coordinator);
 }
 
-Result<PlanBundle> ReadPlanBundle(std::string_view bytes, std::string_view file) {
-  ORCH_ASSIGN_OR_RETURN(OpenedBundle opened, ReadBundle(bytes, file));
+Result<PlanBundle> ReadPlanBundle(std::string_view bytes, std::string_view file,
+                                  const ReadOptions& read) {
+  ORCH_ASSIGN_OR_RETURN(OpenedBundle opened, ReadBundle(bytes, file, read));
   auto fail = [&](const Status& status) {
     return InvalidArgument("plan bundle " + std::string(file) + ": " + status.message());
   };

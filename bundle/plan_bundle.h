@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "bundle/bundle_file.h"
 #include "protocol/identity_key.h"
 #include "store/store.h"
 
@@ -45,8 +46,10 @@ Result<std::string> ExportPlanBundle(store::Store& store, const ExportOptions& o
                                      const protocol::SecretIdentity& coordinator);
 
 // Reads and checks a plan bundle (framing, signature, fields). Not whether it is
-// expired, nor whether its signer is trusted: the caller knows the time and the keys.
-Result<PlanBundle> ReadPlanBundle(std::string_view bytes, std::string_view file);
+// expired: the caller knows the time. Whether its signer is trusted, only through
+// `read.trust` (checked before anything is inflated; unset: not checked).
+Result<PlanBundle> ReadPlanBundle(std::string_view bytes, std::string_view file,
+                                  const ReadOptions& read = {});
 
 // Keeps the jobs (and cells) of `cells` in an orch.plan/1 document; InvalidArgument
 // naming an unknown cell and the cells there are.

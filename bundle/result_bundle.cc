@@ -5,6 +5,7 @@
 
 #include "bundle/bundle_file.h"
 #include "fingerprint/canonical_json.h"
+#include "protocol/peer_names.h"
 
 namespace orch::bundle {
 namespace {
@@ -97,8 +98,14 @@ Result<RunEntry> ReadRunEntry(const json& entry, size_t index) {
     }
     *out = entry.at(field).get<std::string>();
   }
-  if (run.run_id.empty() || run.run_id.size() > kMaxRunIdBytes || run.agent_id.size() > 255) {
-    return InvalidArgument(where + ".run must be 1.." + std::to_string(kMaxRunIdBytes) + " bytes");
+  // Both become parts of ids in the lab's store: names like every other, no paths.
+  if (!protocol::ValidPeerName(run.run_id) || run.run_id.size() > kMaxRunIdBytes) {
+    return InvalidArgument(where + ".run '" + run.run_id + "' is not a valid run id (1.." +
+                           std::to_string(kMaxRunIdBytes) + " bytes of [A-Za-z0-9._:@-])");
+  }
+  if (!protocol::ValidPeerName(run.agent_id)) {
+    return InvalidArgument(where + ".agent '" + run.agent_id +
+                           "' is not a valid agent id (1..200 bytes of [A-Za-z0-9._:@-])");
   }
   if (entry.contains("exit_status") && entry.at("exit_status").is_number_integer()) {
     run.exit_status = entry.at("exit_status").get<int32_t>();
@@ -168,14 +175,16 @@ Result<WrittenResults> WriteResultBundle(store::Store& store, const PlanBundle& 
 
 Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view bytes,
                                         std::string_view file, const ImportContext& context) {
-  ORCH_ASSIGN_OR_RETURN(OpenedBundle opened, ReadBundle(bytes, file));
+  ReadOptions read;
+  read.max_bundle_bytes = context.max_bundle_bytes;
+  read.trust = [&](const protocol::PublicIdentity& signer) {
+    Status trusted = TrustedSigner(signer, context.trusted, context.trust_hint);
+    if (trusted.ok()) return trusted;
+    return Status(trusted.code(), "result bundle " + std::string(file) + ": " + trusted.message());
+  };
+  ORCH_ASSIGN_OR_RETURN(OpenedBundle opened, ReadBundle(bytes, file, read));
   if (opened.kind != kResultKind) {
     return Refused(file, "it is a " + opened.kind + " bundle, not a result bundle");
-  }
-  Status trusted = TrustedSigner(opened.signer, context.trusted, context.trust_hint);
-  if (!trusted.ok()) {
-    return Status(StatusCode::kFailedPrecondition,
-                  "result bundle " + std::string(file) + ": " + trusted.message());
   }
   ImportResult result;
   result.sha256 = opened.sha256;
@@ -204,13 +213,21 @@ Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view by
   // The plan bundle it answers: issued by this coordinator, for this experiment, in time.
   const Blob* plan_blob = opened.Find("plan-bundle");
   if (plan_blob == nullptr) return Refused(file, "it carries no plan bundle");
-  Result<PlanBundle> plan = ReadPlanBundle(plan_blob->data, std::string(file) + ":plan-bundle");
-  if (!plan.ok()) return Refused(file, plan.status().message());
-  if (plan->coordinator.sign_public != context.coordinator_key) {
+  // Its signer must be this coordinator before anything of it is inflated.
+  ReadOptions plan_read;
+  plan_read.max_bundle_bytes = context.max_bundle_bytes;
+  plan_read.trust = [&](const protocol::PublicIdentity& signer) {
+    if (signer.sign_public == context.coordinator_key) return Status::Ok();
     return Status(StatusCode::kFailedPrecondition,
                   "result bundle " + std::string(file) + ": its plan bundle was signed by " +
-                      plan->coordinator.name + " (ed25519 " + plan->coordinator.sign_public +
+                      signer.name + " (ed25519 " + signer.sign_public +
                       "), not by this coordinator");
+  };
+  Result<PlanBundle> plan =
+      ReadPlanBundle(plan_blob->data, std::string(file) + ":plan-bundle", plan_read);
+  if (!plan.ok()) {
+    if (plan.status().code() == StatusCode::kFailedPrecondition) return plan.status();
+    return Refused(file, plan.status().message());
   }
   if (manifest.contains("plan_bundle_sha256") &&
       manifest.at("plan_bundle_sha256") != plan->sha256) {

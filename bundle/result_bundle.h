@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "bundle/bundle_file.h"
 #include "bundle/plan_bundle.h"
 #include "protocol/identity_key.h"
 #include "store/store.h"
@@ -45,6 +46,9 @@ struct ImportContext {
   std::string trust_hint;                         // how to trust an unknown key (TrustedSigner)
   std::string coordinator_key;                    // this coordinator's Ed25519 public key (Z85)
   int64_t now_ms = 0;                             // wall clock, ms since the Unix epoch
+  // What the bundle may inflate to, all blobs together (bundle_file.h ReadOptions); the
+  // signer is trusted first, so an unknown key's bundle inflates nothing.
+  uint64_t max_bundle_bytes = kDefaultMaxBundleBytes;
   // Whether an imported successful run completes its job (job record in): the live
   // coordinator says no for a job one of its agents is running. Default: any job not
   // yet succeeded and not in flight in the store.

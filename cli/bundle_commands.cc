@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <random>
 
 #include "bundle/result_bundle.h"
@@ -79,6 +80,7 @@ struct ImportOptions {
   std::string data_dir;      // offline: the stopped coordinator's data directory
   std::string own_key;       // offline: the coordinator's secret key file
   std::string allowed_keys;  // offline: its allowed-keys folder
+  std::uint64_t max_bundle_bytes = bundle::kDefaultMaxBundleBytes;  // offline: inflated, at most
   ClientOptions client;
 };
 
@@ -90,7 +92,13 @@ int ImportOffline(store::Store& store, const bundle::ImportContext& context,
     std::cerr << "orch import: " << bytes.status().message() << "\n";
     return kExitInvalidInput;
   }
-  Result<bundle::ImportResult> result = bundle::ImportResultBundle(store, *bytes, file, context);
+  Result<bundle::ImportResult> result = Status(StatusCode::kInternal, "not imported");
+  try {
+    result = bundle::ImportResultBundle(store, *bytes, file, context);
+  } catch (const std::bad_alloc&) {
+    result =
+        Status(StatusCode::kInternal, "result bundle " + file + ": out of memory while reading it");
+  }
   if (!result.ok()) {
     std::cerr << "orch import: refused, nothing stored: " << result.status().message() << "\n";
     return kExitError;
@@ -131,6 +139,7 @@ int RunImportOffline(const ImportOptions& options) {
                        "--role contributor` made on the rig)";
   context.coordinator_key = own->identity.sign_public;
   context.now_ms = WallNowMs();
+  context.max_bundle_bytes = options.max_bundle_bytes;
   int worst = kExitOk;
   for (const std::string& file : options.files) {
     worst = std::max(worst, ImportOffline(**store, context, file));
@@ -237,6 +246,10 @@ void RegisterImportCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--allowed-keys", options->allowed_keys,
                   "with --data-dir: the coordinator's folder of admitted keys (contributor "
                   "keys there are trusted)");
+  cmd->add_option("--max-bundle-bytes", options->max_bundle_bytes,
+                  "with --data-dir: refuse a bundle whose blobs inflate to more than this "
+                  "(default 1 GiB; the coordinator's own limit is its max_bundle_bytes)")
+      ->check(CLI::Range(std::uint64_t{1} << 20, bundle::kMaxBlobBytes * bundle::kMaxBlobs));
   AddClientOptions(*cmd, options->client);
   cmd->callback([options, &exit_code] { exit_code = RunImport(*options); });
 }

@@ -92,6 +92,7 @@ int RunCoordinator(const std::string& config_path) {
   coordinator::CoordinatorDaemon daemon(io, **transport, **store, config->options, *log);
   if (security) {
     daemon.SetAccessPolicy(security->policy);
+    security->bundles.max_bundle_bytes = config->max_bundle_bytes;
     daemon.SetBundleKeys(security->bundles);
   }
   Status started = daemon.Start();

@@ -54,9 +54,17 @@ Status ReadMillis(const toml::table& t, const std::string& file, const char* key
 }
 
 Status CheckKeys(const toml::table& t, const std::string& file) {
-  static const std::set<std::string> kKnown = {
-      "id",       "listen",       "data_dir", "heartbeat_interval_ms", "agent_timeout_ms",
-      "lease_ms", "retry_budget", "key",      "allowed_keys",          "insecure"};
+  static const std::set<std::string> kKnown = {"id",
+                                               "listen",
+                                               "data_dir",
+                                               "heartbeat_interval_ms",
+                                               "agent_timeout_ms",
+                                               "lease_ms",
+                                               "retry_budget",
+                                               "key",
+                                               "allowed_keys",
+                                               "insecure",
+                                               "max_bundle_bytes"};
   for (const auto& [key, node] : t) {
     if (!kKnown.contains(std::string(key.str()))) {
       return InvalidArgument(Where(file, node.source()) + ": coordinator." +
@@ -133,6 +141,9 @@ Result<CoordinatorConfig> ReadTable(const toml::table& root, const std::string& 
   std::int64_t budget = o.retry_budget;
   ORCH_RETURN_IF_ERROR(ReadInt(*t, file, "retry_budget", 1, budget));
   o.retry_budget = static_cast<std::int32_t>(budget);
+  std::int64_t max_bundle = static_cast<std::int64_t>(config.max_bundle_bytes);
+  ORCH_RETURN_IF_ERROR(ReadInt(*t, file, "max_bundle_bytes", 1 << 20, max_bundle));
+  config.max_bundle_bytes = static_cast<std::uint64_t>(max_bundle);
   ORCH_RETURN_IF_ERROR(ReadString(*t, file, "key", config.key));
   ORCH_RETURN_IF_ERROR(ReadString(*t, file, "allowed_keys", config.allowed_keys));
   if (const toml::node* insecure = t->get("insecure")) {

@@ -11,6 +11,7 @@
 //   key = "keys/coordinator.key_secret"   # CurveZMQ: its secret key (orch keygen)
 //   allowed_keys = "keys/allowed"         # the public keys it admits, with roles
 //   insecure = false                      # plain sockets on a non-loopback address
+//   max_bundle_bytes = 1073741824         # a result bundle's blobs, inflated, at most
 //
 // Without `key` the sockets are plain, which is allowed only when `listen` is a
 // loopback (or ipc/inproc) address, or with `insecure = true`. With `key`,
@@ -21,10 +22,12 @@
 // take a default).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "base/status.h"
+#include "bundle/bundle_file.h"
 #include "coordinator/options.h"
 
 namespace orch::coordinator {
@@ -36,6 +39,8 @@ struct CoordinatorConfig {
   std::string key;           // secret key file; empty: plain sockets
   std::string allowed_keys;  // folder of NAME.key files; with `key`
   bool insecure = false;
+  // What one result bundle may inflate to (bundle/bundle_file.h).
+  std::uint64_t max_bundle_bytes = bundle::kDefaultMaxBundleBytes;
 };
 
 // Whether `endpoint` can only be reached from this machine (127.x, localhost,

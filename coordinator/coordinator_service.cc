@@ -1,5 +1,6 @@
 #include "coordinator/coordinator_service.h"
 
+#include <new>
 #include <utility>
 
 #include "bundle/plan_bundle.h"
@@ -35,6 +36,7 @@ CoordinatorService::CoordinatorService(const CoordinatorService& state, store::S
       holder_(state.holder_),
       bad_frames_(state.bad_frames_),
       failed_writes_(state.failed_writes_),
+      out_of_memory_(state.out_of_memory_),
       resyncing_(state.resyncing_),
       needs_resync_(state.needs_resync_),
       group_commit_(state.group_commit_),
@@ -88,29 +90,53 @@ void CoordinatorService::OnFrame(const protocol::TransportEvent& event, Millis n
     return;
   }
   Result<protocol::Message> message = protocol::Decode(event.frame);
-  if (message.ok()) {
-    if (!Permitted(event, *message, now)) return;
+  if (!message.ok()) return OnUndecodable(peer, message.status());
+  std::string name(protocol::MessageName(*message));
+  AnswerKind answer = AnswerKindOf(*message);
+  try {
+    OnMessage(event, std::move(*message), now);
+  } catch (const std::bad_alloc&) {
+    // Whatever the request asked for did not fit in memory: it is refused, the
+    // coordinator goes on, and its core is rebuilt from the store in case the handler
+    // stopped half way.
+    ++out_of_memory_;
+    log_.error(fmt::runtime("out of memory handling {} from {} ({} bytes); refused it"), name, peer,
+               event.frame.size());
+    needs_resync_ = true;
+    AnswerRefusal(
+        peer, answer,
+        "the coordinator ran out of memory handling this " + name + "; nothing of it was stored");
+  }
+}
+
+void CoordinatorService::OnMessage(const protocol::TransportEvent& event, protocol::Message message,
+                                   Millis now) {
+  const std::string& peer = event.peer;
+  {
+    if (!Permitted(event, message, now)) return;
     // Bundles need the store and the keys, which the pure core has neither of.
-    if (const auto* request = std::get_if<protocol::ExportRequest>(&*message)) {
+    if (const auto* request = std::get_if<protocol::ExportRequest>(&message)) {
       OnExport(event, *request, now);
       return;
     }
-    if (const auto* request = std::get_if<protocol::ImportRequest>(&*message)) {
+    if (const auto* request = std::get_if<protocol::ImportRequest>(&message)) {
       OnImport(event, *request, now);
       return;
     }
-    Effects effects = core_.OnMessage(peer, std::move(*message), now);
+    Effects effects = core_.OnMessage(peer, std::move(message), now);
     if (policy_.authenticated) StampOwner(event.user, effects);
     Perform(std::move(effects), now);
-    return;
   }
-  if (message.status().code() == StatusCode::kFailedPrecondition) {
+}
+
+void CoordinatorService::OnUndecodable(const std::string& peer, const Status& why) {
+  if (why.code() == StatusCode::kFailedPrecondition) {
     // Another protocol version: the decoder's message names both.
-    log_.warn(fmt::runtime("rejecting {}: {}"), peer, message.status().message());
-    SendMessage(peer, protocol::Reject{protocol::kProtocolVersion, message.status().message()});
+    log_.warn(fmt::runtime("rejecting {}: {}"), peer, why.message());
+    SendMessage(peer, protocol::Reject{protocol::kProtocolVersion, why.message()});
     return;
   }
-  BadFrame(peer, message.status());
+  BadFrame(peer, why);
 }
 
 // A key whose requests were refused too often is ignored for a while, on every
@@ -141,21 +167,7 @@ bool CoordinatorService::Permitted(const protocol::TransportEvent& event,
   std::int32_t count = ++refused_by_[event.user];
   log_.warn(fmt::runtime("refused {} from {} ({} in a row): {}"), protocol::MessageName(message),
             event.peer, count, refusal);
-  // `orch export` waits for an ExportReply, other CLI requests for a CommandReply; an
-  // agent's message gets a Reject. Exactly one answer each.
-  bool request = std::holds_alternative<protocol::ImportRequest>(message) ||
-                 std::holds_alternative<protocol::Submit>(message) ||
-                 std::holds_alternative<protocol::StatusRequest>(message) ||
-                 std::holds_alternative<protocol::Cancel>(message) ||
-                 std::holds_alternative<protocol::Retry>(message) ||
-                 std::holds_alternative<protocol::Drain>(message);
-  if (std::holds_alternative<protocol::ExportRequest>(message)) {
-    SendMessage(event.peer, protocol::ExportReply{false, "refused: " + refusal, ""});
-  } else if (request) {
-    SendMessage(event.peer, protocol::CommandReply{false, "refused: " + refusal});
-  } else {
-    SendMessage(event.peer, protocol::Reject{protocol::kProtocolVersion, "refused: " + refusal});
-  }
+  AnswerRefusal(event.peer, AnswerKindOf(message), "refused: " + refusal);
   if (count >= max_bad_frames_) {
     quiet_until_[event.user] = now + kQuietAfterAbuse;
     refused_by_.erase(event.user);
@@ -163,6 +175,31 @@ bool CoordinatorService::Permitted(const protocol::TransportEvent& event,
               kQuietAfterAbuse.count() / 1000, count);
   }
   return false;
+}
+
+// `orch export` waits for an ExportReply, other CLI requests for a CommandReply; an
+// agent's message gets a Reject. Exactly one answer each.
+CoordinatorService::AnswerKind CoordinatorService::AnswerKindOf(const protocol::Message& message) {
+  if (std::holds_alternative<protocol::ExportRequest>(message)) return AnswerKind::kExportReply;
+  bool command = std::holds_alternative<protocol::ImportRequest>(message) ||
+                 std::holds_alternative<protocol::Submit>(message) ||
+                 std::holds_alternative<protocol::StatusRequest>(message) ||
+                 std::holds_alternative<protocol::Cancel>(message) ||
+                 std::holds_alternative<protocol::Retry>(message) ||
+                 std::holds_alternative<protocol::Drain>(message);
+  return command ? AnswerKind::kCommandReply : AnswerKind::kReject;
+}
+
+void CoordinatorService::AnswerRefusal(const std::string& peer, AnswerKind kind,
+                                       const std::string& text) {
+  switch (kind) {
+    case AnswerKind::kExportReply:
+      return SendMessage(peer, protocol::ExportReply{false, text, ""});
+    case AnswerKind::kCommandReply:
+      return SendMessage(peer, protocol::CommandReply{false, text});
+    case AnswerKind::kReject:
+      return SendMessage(peer, protocol::Reject{protocol::kProtocolVersion, text});
+  }
 }
 
 // The key that first submitted an experiment owns it: an edited plan keeps
@@ -480,6 +517,7 @@ void CoordinatorService::OnImport(const protocol::TransportEvent& event,
                        "/ (the public file `orch keygen {name} "
                        "--role contributor` made on the rig; no restart is needed)";
   context.coordinator_key = bundle_keys_.own->identity.sign_public;
+  context.max_bundle_bytes = bundle_keys_.max_bundle_bytes;
   context.now_ms = now.count();
   auto role = policy_.roles.find(event.user);
   if (policy_.authenticated && (role == policy_.roles.end() || role->second != "admin")) {

@@ -41,6 +41,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "bundle/bundle_file.h"
 #include "coordinator/access_policy.h"
 #include "coordinator/coordinator_core.h"
 #include "protocol/identity_key.h"
@@ -66,6 +67,8 @@ inline constexpr Millis kUploadIdle{60000};
 struct BundleKeys {
   std::optional<protocol::SecretIdentity> own;  // none: plain mode, bundles refused
   std::string allowed_dir;
+  // What one result bundle may inflate to (coordinator config max_bundle_bytes).
+  std::uint64_t max_bundle_bytes = bundle::kDefaultMaxBundleBytes;
 };
 
 class CoordinatorService final {
@@ -106,10 +109,18 @@ class CoordinatorService final {
   const CoordinatorCore& core() const { return core_; }
   std::uint64_t bad_frames() const { return bad_frames_; }
   std::uint64_t failed_writes() const { return failed_writes_; }
+  // Requests refused because handling them ran out of memory.
+  std::uint64_t out_of_memory() const { return out_of_memory_; }
   bool ignoring(const std::string& peer) const { return ignored_.contains(peer); }
 
  private:
   void OnFrame(const protocol::TransportEvent& event, Millis now);
+  void OnMessage(const protocol::TransportEvent& event, protocol::Message message, Millis now);
+  void OnUndecodable(const std::string& peer, const Status& why);
+  // The one answer a refused message gets, by what its sender waits for.
+  enum class AnswerKind { kExportReply, kCommandReply, kReject };
+  static AnswerKind AnswerKindOf(const protocol::Message& message);
+  void AnswerRefusal(const std::string& peer, AnswerKind kind, const std::string& text);
   // False (after answering the peer) when the policy refuses the message.
   bool Permitted(const protocol::TransportEvent& event, const protocol::Message& message,
                  Millis now);
@@ -160,6 +171,7 @@ class CoordinatorService final {
   std::map<std::string, std::string> holder_;       // peer id -> key of its connection
   std::uint64_t bad_frames_ = 0;
   std::uint64_t failed_writes_ = 0;
+  std::uint64_t out_of_memory_ = 0;
   bool resyncing_ = false;
   bool needs_resync_ = false;
   // Group commit (options.group_commit): messages held until Commit(), in order.

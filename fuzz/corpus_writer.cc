@@ -196,6 +196,15 @@ void WriteRecordSeeds(const fs::path& root) {
   Write(dir, "signed_one_run",
         "\x01" + part(fields) + part("@plan") + part("unused") + part("{}") + part(digests));
   Write(dir, "raw_header", std::string(1, '\0') + "ORCHBNDL\x01MANI" + std::string(8, '\0'));
+  // Frames taken as they are: the 1 GiB bomb declared as 1 GiB, and as 64 KiB.
+  auto framed = [](char pick, uint32_t kib) {
+    std::string out(1, pick);
+    for (int b = 0; b < 4; ++b) out.push_back(static_cast<char>((kib >> (8 * b)) & 0xff));
+    return out;
+  };
+  Write(dir, "framed_bomb",
+        "\x02" + part(fields) + part(framed(0, 0) + "unused") + part("x") +
+            part(framed(3, 1 << 20)) + part(framed(2, 64)));
 }
 
 // Logit rows for row_digest_fuzzer: byte 0 is the mode (top_k and how the rest

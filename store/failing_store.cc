@@ -1,5 +1,7 @@
 #include "store/failing_store.h"
 
+#include <new>
+
 namespace orch::store {
 
 FailingStore::FailingStore(Store& inner) : inner_(inner) {}
@@ -9,6 +11,7 @@ void FailingStore::FailWriteNumber(int64_t n) {
   writes_ = 0;
   fail_from_ = n;
   fail_only_one_ = true;
+  throw_bad_alloc_ = false;
 }
 
 void FailingStore::FailWritesFrom(int64_t n) {
@@ -16,12 +19,20 @@ void FailingStore::FailWritesFrom(int64_t n) {
   writes_ = 0;
   fail_from_ = n;
   fail_only_one_ = false;
+  throw_bad_alloc_ = false;
+}
+
+void FailingStore::ExhaustMemoryOnWriteNumber(int64_t n) {
+  FailWriteNumber(n);
+  std::lock_guard lock(mu_);
+  throw_bad_alloc_ = true;
 }
 
 void FailingStore::Reset() {
   std::lock_guard lock(mu_);
   writes_ = 0;
   fail_from_ = 0;
+  throw_bad_alloc_ = false;
 }
 
 int64_t FailingStore::failed_writes() const {
@@ -35,6 +46,7 @@ Status FailingStore::NextWrite(std::string_view what) {
   bool fail = fail_from_ > 0 && (fail_only_one_ ? writes_ == fail_from_ : writes_ >= fail_from_);
   if (!fail) return Status::Ok();
   ++failed_;
+  if (throw_bad_alloc_) throw std::bad_alloc();
   return IoError(std::string(what) + ": injected: disk full");
 }
 

@@ -1,5 +1,5 @@
 // FailingStore: wraps a Store and makes chosen writes fail with IoError "disk full",
-// as a full disk would. A failed write never reaches the wrapped store, so tests can
+// as a full disk would, or throw std::bad_alloc, as an exhausted memory would. A failed write never reaches the wrapped store, so tests can
 // check that the caller copes with the error and that the store still holds exactly
 // what it held before. Reads always pass through.
 //
@@ -23,6 +23,8 @@ class FailingStore final : public Store {
   void FailWriteNumber(int64_t n);
   // Write number `n` and every write after it fail, until Reset.
   void FailWritesFrom(int64_t n);
+  // Write number `n` throws std::bad_alloc instead (counted as failed).
+  void ExhaustMemoryOnWriteNumber(int64_t n);
   // Writes pass again; the count restarts.
   void Reset();
   int64_t failed_writes() const;
@@ -63,6 +65,7 @@ class FailingStore final : public Store {
   int64_t writes_ = 0;
   int64_t fail_from_ = 0;  // 0: none
   bool fail_only_one_ = false;
+  bool throw_bad_alloc_ = false;
   int64_t failed_ = 0;
 };
 

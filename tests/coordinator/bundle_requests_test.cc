@@ -181,5 +181,36 @@ TEST_F(BundleRequestsTest, ARefusedExportIsAnsweredWithOneExportReplyOnly) {
   EXPECT_THAT(reply->message, HasSubstr("refused: "));
 }
 
+// Regression: an allocation failure while handling a request (here inside the store's
+// import) aborted the coordinator (std::bad_alloc, uncaught). It is a refusal now, the
+// core is rebuilt from the store, and the next request is served.
+TEST_F(BundleRequestsTest, RunningOutOfMemoryOnARequestRefusesItAndKeepsServing) {
+  std::string file = Results(Export(), 10);
+  h_.failing().ExhaustMemoryOnWriteNumber(1);
+  protocol::CommandReply reply =
+      h_.Ask<protocol::CommandReply>(protocol::ImportRequest{file, "r.orchb", "", 0, 0});
+  EXPECT_FALSE(reply.ok);
+  EXPECT_EQ(reply.message,
+            "the coordinator ran out of memory handling this importRequest; nothing of it was "
+            "stored");
+  EXPECT_EQ(h_.service().out_of_memory(), 1u);
+  h_.failing().Reset();
+  h_.service().Tick(h_.now());  // rebuilds the core from the store
+  EXPECT_EQ(h_.AllJobs().experiments.at(0).succeeded, 0u);
+  reply = h_.Ask<protocol::CommandReply>(protocol::ImportRequest{file, "r.orchb", "", 0, 0});
+  EXPECT_TRUE(reply.ok) << reply.message;
+  EXPECT_EQ(h_.AllJobs().experiments.at(0).succeeded, 2u);
+}
+
+TEST_F(BundleRequestsTest, ABundleAboveTheConfiguredLimitIsRefusedNamingIt) {
+  std::string file = Results(Export(), 200);  // 2 runs of 200 KB of digests
+  h_.service().SetBundleKeys({lab_, keys_.string(), 300'000});
+  protocol::CommandReply reply =
+      h_.Ask<protocol::CommandReply>(protocol::ImportRequest{file, "r.orchb", "", 0, 0});
+  EXPECT_FALSE(reply.ok);
+  EXPECT_THAT(reply.message, HasSubstr("above the limit of 300000 bytes (max_bundle_bytes)"));
+  EXPECT_EQ(h_.AllJobs().experiments.at(0).succeeded, 0u);
+}
+
 }  // namespace
 }  // namespace orch::coordinator::testing

@@ -20,6 +20,7 @@ heartbeat_interval_ms = 200
 agent_timeout_ms = 1000
 lease_ms = 4000
 retry_budget = 5
+max_bundle_bytes = 268435456
 )toml",
                                                             "/etc/orch/coordinator.toml");
   ASSERT_TRUE(config.ok()) << config.status().ToString();
@@ -30,6 +31,7 @@ retry_budget = 5
   EXPECT_EQ(config->options.agent_timeout, std::chrono::milliseconds(1000));
   EXPECT_EQ(config->options.lease, std::chrono::milliseconds(4000));
   EXPECT_EQ(config->options.retry_budget, 5);
+  EXPECT_EQ(config->max_bundle_bytes, 268435456u);
 }
 
 TEST(CoordinatorConfigTest, PlainSocketsOnAReachableAddressNeedKeysOrInsecure) {
@@ -71,6 +73,11 @@ TEST(CoordinatorConfigTest, DefaultsFillWhatIsLeftOut) {
   EXPECT_EQ(config->listen, "tcp://127.0.0.1:7700");
   EXPECT_EQ(config->data_dir, "orch-data");
   EXPECT_EQ(config->options.retry_budget, 3);
+  EXPECT_EQ(config->max_bundle_bytes, 1u << 30);
+  Result<CoordinatorConfig> tiny =
+      ParseCoordinatorConfig("[coordinator]\nmax_bundle_bytes = 1000\n", "c.toml");
+  EXPECT_THAT(tiny.status().message(),
+              HasSubstr("coordinator.max_bundle_bytes = 1000: expected an integer >= 1048576"));
 }
 
 TEST(CoordinatorConfigTest, ErrorsNamePositionFieldAndValue) {
