@@ -7,7 +7,39 @@
 namespace orch::model {
 namespace {
 
-constexpr std::uint64_t kMaxArrayItems = 1ull << 28;
+// Array items in one file, all arrays together (a 256k-token vocabulary with its scores,
+// types and merges is about 1.3M): at most about 370 MB of parsed items.
+constexpr std::uint64_t kMaxArrayItems = 1ull << 22;
+// The fewest bytes a tensor info takes (name length, no name, one dimension, type,
+// offset) and a metadata entry (key length, no key, type, a 1-byte value): a count
+// is plausible only if that many fit in what is left of the file, so no count a header
+// declares costs memory the file does not back.
+constexpr std::uint64_t kMinTensorInfoBytes = 8 + 4 + 8 + 4 + 8;
+constexpr std::uint64_t kMinMetadataEntryBytes = 8 + 4 + 1;
+
+// The fewest bytes one value of `type` takes in the file (0: not a valid array item).
+std::uint64_t MinValueBytes(GgufValueType type) {
+  switch (type) {
+    case GgufValueType::kU8:
+    case GgufValueType::kI8:
+    case GgufValueType::kBool:
+      return 1;
+    case GgufValueType::kU16:
+    case GgufValueType::kI16:
+      return 2;
+    case GgufValueType::kU32:
+    case GgufValueType::kI32:
+    case GgufValueType::kF32:
+      return 4;
+    case GgufValueType::kU64:
+    case GgufValueType::kI64:
+    case GgufValueType::kF64:
+    case GgufValueType::kString:
+      return 8;
+    default:
+      return 0;
+  }
+}
 constexpr std::uint64_t kMaxTensorElements = std::numeric_limits<std::uint64_t>::max() / 4;
 
 Status Malformed(const std::string& what) { return Status(StatusCode::kDataLoss, "gguf: " + what); }
@@ -79,18 +111,22 @@ class Parser {
   bool Array(GgufValue* out) {
     std::uint32_t type = 0;
     std::uint64_t count = 0;
-    if (!U32(&type) || !U64(&count) || count > kMaxArrayItems || count > reader_.remaining()) {
+    if (!U32(&type) || !U64(&count)) return false;
+    out->array_type = static_cast<GgufValueType>(type);
+    std::uint64_t min_bytes = MinValueBytes(out->array_type);
+    if (min_bytes == 0 || count > reader_.remaining() / min_bytes ||
+        count > kMaxArrayItems - items_) {
       return false;
     }
-    out->array_type = static_cast<GgufValueType>(type);
-    out->items.resize(static_cast<std::size_t>(count));
-    for (GgufValue& item : out->items) {
-      if (!Value(out->array_type, &item, /*allow_array=*/false)) return false;
+    items_ += count;
+    for (std::uint64_t i = 0; i < count; ++i) {
+      if (!Value(out->array_type, &out->items.emplace_back(), /*allow_array=*/false)) return false;
     }
     return true;
   }
 
   ByteReader reader_;
+  std::uint64_t items_ = 0;  // array items read so far, all arrays
 };
 
 Status ParseMetadata(Parser& p, std::uint64_t count, GgufFile& file) {
@@ -165,8 +201,11 @@ Result<GgufFile> ParseGguf(std::string_view bytes) {
   if (file.version != kGgufVersion) {
     return Malformed("version " + std::to_string(file.version) + ", expected 3");
   }
-  if (tensor_count > bytes.size() || kv_count > bytes.size()) {
-    return Malformed("implausible counts");
+  std::uint64_t left = bytes.size() - kGgufMagic.size() - p.offset();
+  if (tensor_count > left / kMinTensorInfoBytes || kv_count > left / kMinMetadataEntryBytes) {
+    return Malformed("implausible counts: " + std::to_string(tensor_count) + " tensors and " +
+                     std::to_string(kv_count) + " metadata entries in " + std::to_string(left) +
+                     " bytes");
   }
   ORCH_RETURN_IF_ERROR(ParseMetadata(p, kv_count, file));
   file.tensors.resize(static_cast<std::size_t>(tensor_count));

@@ -117,6 +117,44 @@ TEST(GgufTest, ReaderRejectsTensorsWhoseSizeOverflows) {
   }
 }
 
+// The bytes of a GGUF header: magic, version 3, the counts, then `rest`.
+std::string HeaderOf(std::uint64_t tensors, std::uint64_t entries, const std::string& rest) {
+  std::string out = "GGUF";
+  auto put = [&out](std::uint64_t value, int bytes) {
+    for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+  };
+  put(3, 4);
+  put(tensors, 8);
+  put(entries, 8);
+  return out + rest;
+}
+
+// Regression: a count was checked only against the file's size in bytes, and the reader
+// made room for that many parsed entries (about 80 bytes each) before reading any.
+TEST(GgufTest, ReaderRefusesCountsTheFileCannotHold) {
+  Result<GgufFile> parsed = ParseGguf(HeaderOf(1000, 0, std::string(4096, '\0')));
+  EXPECT_EQ(parsed.status().message(),
+            "gguf: implausible counts: 1000 tensors and 0 metadata entries in 4096 bytes");
+  parsed = ParseGguf(HeaderOf(0, 400, std::string(4096, '\0')));
+  EXPECT_EQ(parsed.status().message(),
+            "gguf: implausible counts: 0 tensors and 400 metadata entries in 4096 bytes");
+}
+
+// Regression: arrays could declare up to 2^28 items (about 22 GB parsed) as long as the
+// file had as many bytes; now all arrays of a file hold at most 2^22 items together.
+TEST(GgufTest, ReaderRefusesArraysBeyondTheItemBudget) {
+  auto u8_array = [](std::uint64_t count) {
+    std::string entry("\1\0\0\0\0\0\0\0k\x09\0\0\0\0\0\0\0", 17);  // key "k", array of u8
+    for (int i = 0; i < 8; ++i) entry.push_back(static_cast<char>((count >> (8 * i)) & 0xff));
+    return entry + std::string(count, '\0');
+  };
+  Result<GgufFile> under = ParseGguf(HeaderOf(0, 1, u8_array(1 << 16)));
+  ASSERT_TRUE(under.ok()) << under.status().message();
+  EXPECT_EQ(under->metadata.at(0).second.items.size(), 1u << 16);
+  Result<GgufFile> over = ParseGguf(HeaderOf(0, 1, u8_array((1 << 22) + 1)));
+  EXPECT_EQ(over.status().message(), "gguf: truncated or invalid metadata entry 0 (k) at byte 45");
+}
+
 TEST(GgufTest, TensorDataBytesKnowsBlockQuantizedTypes) {
   EXPECT_EQ(TensorDataBytes(0, 10), 40u);
   EXPECT_EQ(TensorDataBytes(30, 10), 20u);
