@@ -208,13 +208,35 @@ void PrintFailures(const ClientOptions& client, const std::string& experiment,
   for (const protocol::JobStatus& job : status->jobs) {
     if (job.state == "failed" || job.state == "cancelled") failed.jobs.push_back(job);
   }
-  std::cerr << "orch run: " << failed.jobs.size() << " jobs did not succeed:\n"
-            << FormatJobsTable(failed) << "orch run: agent and driver logs are in " << run_dir
+  if (!failed.jobs.empty()) {
+    std::cerr << "orch run: " << failed.jobs.size() << " jobs did not succeed:\n"
+              << FormatJobsTable(failed);
+  }
+  std::cerr << "orch run: agent and driver logs are in " << run_dir
             << "; after a fix, `orch run` again retries nothing that succeeded (orch retry "
             << experiment << " needs a running coordinator)\n";
 }
 
-enum class Outcome { kDone, kInterrupted, kError };
+// The jobs that wait for nothing: every pending job is one no local agent can run any
+// more (its last capable driver quarantined, its engine withdrawn), with the reasons,
+// and what each agent quarantined.
+void PrintStuck(const ClientOptions& client, const std::string& experiment) {
+  Result<protocol::StatusReply> status = AskStatus(client, true, experiment);
+  if (!status.ok()) return;
+  std::size_t count = 0;
+  std::string table = FormatUnrunnableJobs(*status, &count);
+  std::cerr << "orch run: " << count
+            << " pending jobs can run on none of this machine's agents any more:\n"
+            << table;
+  for (const protocol::AgentSummary& agent : status->agents) {
+    if (!agent.quarantined.empty()) {
+      std::cerr << "orch run: agent " << agent.agent_id << " quarantined " << agent.quarantined
+                << "\n";
+    }
+  }
+}
+
+enum class Outcome { kDone, kStuck, kInterrupted, kError };
 
 // Prints progress until every job is done, a daemon exits, a signal arrives or
 // `timeout_s` passes.
@@ -237,6 +259,11 @@ Outcome Watch(LocalSystem& system, const ClientOptions& client, const std::strin
     if (p != nullptr && p->pending == 0 && p->running == 0) {
       all_succeeded = p->succeeded == p->total;
       return Outcome::kDone;
+    }
+    // Local agents do not come and go: when nothing runs and no pending job can run,
+    // waiting would only wait for --timeout.
+    if (p != nullptr && p->running == 0 && p->pending > 0 && p->unrunnable == p->pending) {
+      return Outcome::kStuck;
     }
     Pause(300ms);
   }
@@ -294,6 +321,7 @@ int Drive(LocalSystem& system, const ClientOptions& client, const std::string& e
   if (outcome == Outcome::kInterrupted) return Interrupted(system, options);
   if (outcome == Outcome::kError) return kExitError;
   if (all_succeeded) return kExitOk;
+  if (outcome == Outcome::kStuck) PrintStuck(client, experiment);
   PrintFailures(client, experiment, system.run_dir());
   return kExitError;
 }

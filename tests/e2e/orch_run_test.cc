@@ -230,6 +230,32 @@ TEST(OrchRunTest, JobsNoLocalAgentCanRunAreListedAtOnceWithTheReason) {
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
+// Regression: when the agents quarantined the only driver of the jobs' engine, the jobs
+// stayed pending and `orch run` waited for its whole --timeout, then said only "gave up".
+TEST(OrchRunTest, WhenTheLastCapableDriverIsQuarantinedRunStopsWaitingAndSaysWhy) {
+  fs::path dir = TestDir();
+  std::ofstream(dir / "spec.toml") << TestEngineSpec("e2e-stuck", 8, 4, 0);
+  // Answers `version` like the test driver, then dies at once on every job.
+  fs::path broken = dir / "broken-driver.sh";
+  std::ofstream(broken) << "#!/bin/sh\n"
+                           "if [ \"$1\" = version ]; then\n"
+                           "  echo '{\"engine\": \"test-engine\", \"version\": \"1\"}'\n"
+                           "  exit 0\nfi\n"
+                           "echo 'libengine.so: cannot open shared object file' >&2\n"
+                           "exit 1\n";
+  fs::permissions(broken, fs::perms::owner_all);
+  std::vector<std::string> args = RunArgs(dir, "spec.toml");
+  args.back() = "test-engine@1=" + broken.string();  // --driver's value
+  ProcessResult run = RunProcess(args, std::chrono::seconds(150));
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_THAT(run.err, ::testing::Not(HasSubstr("gave up after"))) << run.out << run.err;
+  EXPECT_THAT(run.err, HasSubstr("pending jobs can run on none of this machine's agents any more"));
+  EXPECT_THAT(run.err, HasSubstr("no connected agent offers engine test-engine@1"));
+  EXPECT_THAT(run.err, HasSubstr("quarantined driver0 (test-engine@1): 3 runs in a row failed"));
+  EXPECT_TRUE(ProcessesMentioning((dir / "data").string()).empty());
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
 TEST(OrchRunTest, ATypedDriverRefusalFailsOnceAndRunSaysWhy) {
   fs::path dir = TestDir();
   std::string spec = TestEngineSpec("e2e-invalid", 3, 4, 0);

@@ -1,0 +1,88 @@
+// The hostile-input regression set (docs/chaos.md): inputs a stranger or a mistake can
+// send a real coordinator or agent, each of which once exhausted memory, was refused
+// with the wrong cause, or acted on another process's state. Real processes, real
+// sockets on 127.0.0.1, real files.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "bundle/bundle_file.h"
+#include "bundle/result_bundle.h"
+#include "cli/child_process.h"
+#include "tests/e2e/local_cluster.h"
+
+namespace orch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+// The peak resident size of process `pid` (VmHWM), bytes; 0 when unreadable.
+uint64_t PeakResidentBytes(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+class HostileInputTest : public ::testing::Test {
+ protected:
+  void Keygen(const std::string& name, const std::string& role, bool allow) {
+    fs::path keys = cluster_.dir() / "keys";
+    ProcessResult made =
+        RunProcess({OrchBinary(), "keygen", name, "--role", role, "--dir", keys.string()});
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    fs::create_directories(keys / "allowed");
+    if (allow) fs::copy_file(keys / (name + ".key"), keys / "allowed" / (name + ".key"));
+  }
+
+  // `orch ARGS...` as `user` (its secret key and the coordinator's public key).
+  ProcessResult As(const std::string& user, std::vector<std::string> args) {
+    fs::path keys = cluster_.dir() / "keys";
+    args.insert(args.end(), {"--key", (keys / (user + ".key_secret")).string(), "--coordinator-key",
+                             (keys / "coordinator.key").string(), "--timeout", "20"});
+    return cluster_.Client(args);
+  }
+
+  LocalCluster cluster_{"hostile"};
+};
+
+// Regression: a 66 KB bundle signed by a self-made key made the coordinator allocate
+// 2 GB (and a 198 KB one killed it): blobs were inflated to their declared sizes before
+// the signer was checked. The bundle here declares 512 MiB of zeros in 16 KiB.
+TEST_F(HostileInputTest, AZipBombFromAnUnknownKeyIsRefusedAndInflatesNothing) {
+  Keygen("coordinator", "coordinator", false);
+  Keygen("alice", "submitter", true);
+  Keygen("mallory", "contributor", false);  // made by a stranger, never admitted
+  ASSERT_NO_FATAL_FAILURE(cluster_.StartCoordinator("tcp://127.0.0.1:*",
+                                                    "key = \"keys/coordinator.key_secret\"\n"
+                                                    "allowed_keys = \"keys/allowed\"\n"));
+  fs::path bomb = cluster_.dir() / "bomb.orchb";
+  {
+    Result<protocol::SecretIdentity> mallory =
+        protocol::ReadSecretKeyFile((cluster_.dir() / "keys" / "mallory.key_secret").string());
+    ASSERT_TRUE(mallory.ok()) << mallory.status().message();
+    bundle::BundleContent content{std::string(bundle::kResultKind),
+                                  R"({"experiment":"x"})",
+                                  {{"runs/0/digests", std::string(512u << 20, '\0')}}};
+    Result<std::string> file = bundle::WriteBundle(content, *mallory);
+    ASSERT_TRUE(file.ok()) << file.status().message();
+    ASSERT_LT(file->size(), 64u << 10);
+    std::ofstream(bomb, std::ios::binary) << *file;
+  }
+  pid_t coordinator = cluster_.coordinator().pid();
+  ProcessResult imported = As("alice", {"import", bomb.string()});
+  EXPECT_EQ(imported.exit_code, 1) << imported.out << imported.err;
+  EXPECT_THAT(imported.err, HasSubstr("bundle signed by an unknown key: 'mallory'"));
+  EXPECT_TRUE(cluster_.coordinator().running()) << cluster_.Logs();
+  EXPECT_LT(PeakResidentBytes(coordinator), uint64_t{256} << 20)
+      << "the coordinator inflated the bomb";
+  // It still answers.
+  EXPECT_THAT(As("alice", {"experiments"}).out, HasSubstr("(no experiments submitted)"));
+}
+
+}  // namespace
+}  // namespace orch::testing
