@@ -180,9 +180,12 @@ int JsonDepth(std::string_view text, int limit) {
 // The manifest with only its `signer` kept: before the signature is verified the
 // manifest is a stranger's text, so nothing else of it is held in memory.
 json SignerPart(std::string_view manifest_text) {
-  json::parser_callback_t keep_signer = [](int depth, json::parse_event_t event, json& parsed) {
-    if (depth == 1 && event == json::parse_event_t::key) return parsed == "signer";
-    return true;
+  bool in_signer = false;  // between the top-level key "signer" and the next top-level key
+  json::parser_callback_t keep_signer = [&in_signer](int depth, json::parse_event_t event,
+                                                     json& parsed) {
+    if (depth == 0) return true;  // the top-level value itself, emptied of the rest
+    if (depth == 1 && event == json::parse_event_t::key) in_signer = parsed == "signer";
+    return in_signer;
   };
   return json::parse(manifest_text, keep_signer, /*allow_exceptions=*/false);
 }

@@ -147,6 +147,21 @@ TEST_F(BundleLimitsTest, TheSameLimitHoldsWhenTheBundleIsOnlyRead) {
   EXPECT_EQ(opened->blobs.at(0).data, std::string(32 * kMiB, '\0'));
 }
 
+// The manifest is parsed for its signer alone before the signature is checked: a
+// stranger's 8 MiB list (about 75 MiB as parsed JSON) is skipped, not kept.
+TEST_F(BundleLimitsTest, AnUnknownSignersManifestIsNotHeldInMemory) {
+  protocol::SecretIdentity mallory = Key("mallory", "contributor");
+  std::string list = R"({"experiment":"exp","x":[0)";
+  for (int i = 0; i < (4 << 20); ++i) list += ",0";
+  BundleContent content{std::string(kResultKind), list + "]}", {}};
+  std::string file = std::move(WriteBundle(content, mallory)).value();
+  list.clear();
+  list.shrink_to_fit();
+  ChildOutcome outcome = InChild([&] { return Import(file, Context()); });
+  EXPECT_THAT(outcome.message, HasSubstr("bundle signed by an unknown key: 'mallory'"));
+  EXPECT_LT(outcome.growth, 32 * kMiB) << "the manifest was parsed whole before its signer";
+}
+
 TEST_F(BundleLimitsTest, TheTrustVerdictComesBeforeTheManifestIsActedOn) {
   // A bundle whose manifest is not even a valid bundle manifest (no blobs list): an
   // untrusted signer hears only that it is not trusted.
