@@ -112,7 +112,8 @@ struct SoundBatch {
   size_t wal = 0;  // index into the WAL files
 };
 
-// Names each WAL RocksDB reported damaged (`messages`), with the bytes that do not read
+// Names each WAL RocksDB reported damaged (`messages`) or that does not read completely,
+// with the bytes that do not read
 // and the writes they held: the sequence numbers missing between the sound records
 // around the damage (`latest_sequence`: the last one the store knows of).
 Status DescribeDamagedWals(const std::string& path, const std::vector<std::string>& messages,
@@ -132,7 +133,8 @@ Status DescribeDamagedWals(const std::string& path, const std::vector<std::strin
       WalBatch batch;
       if (ParseWalBatch(record, batch)) batches.push_back({batch, i});
     }
-    if (damaged.count(files[i]) == 0) continue;
+    // RocksDB says nothing of a cut-off end when it skips damage; the reader does.
+    if (damaged.count(files[i]) == 0 && contents.unreadable_bytes == 0) continue;
     DamagedWal& wal = by_wal[i];
     wal.file = files[i];
     wal.newest = i + 1 == files.size();
@@ -186,9 +188,17 @@ Result<bool> FindLoss(const std::string& path, RecoveryReport& report) {
                       "); nothing was changed. Restore a backup with `orch store restore`");
   }
   report.replay = kept_db.ok() ? Replay::kUpToTheDamage : Replay::kEverySoundRecord;
-  report.wal_messages = kept_db.ok() ? up_to_messages : skip_messages;
   ORCH_RETURN_IF_ERROR(DescribeDamagedWals(path, skip_messages,
                                            (*beyond_db)->db->GetLatestSequenceNumber(), report));
+  report.wal_messages = up_to_messages;
+  if (!kept_db.ok()) {  // only what was said of the damaged WALs, not where replay stopped
+    report.wal_messages = skip_messages;
+    for (const std::string& message : up_to_messages) {
+      for (const DamagedWal& wal : report.damaged_wals) {
+        if (WalFileOf(message) == wal.file) report.wal_messages.push_back(message);
+      }
+    }
+  }
   std::unique_ptr<KvEngine> beyond = MakeReadOnlyRocksDbEngine(std::move(beyond_db).value());
   std::unique_ptr<KvEngine> kept =
       kept_db.ok() ? MakeReadOnlyRocksDbEngine(std::move(kept_db).value()) : nullptr;
