@@ -188,7 +188,8 @@ void PrintLost(const store::RecoveryReport& report) {
   std::cout << "LOST " << report.lost_total << " records that lay beyond the damage:\n";
   std::string shown;
   for (const store::LostRecords& l : report.lost) {
-    std::string whose = l.experiment.empty() ? "the store as a whole" : "experiment " + l.experiment;
+    std::string whose =
+        l.experiment.empty() ? "the store as a whole" : "experiment " + l.experiment;
     if (whose != shown) std::cout << "  " << whose << ":\n";
     shown = whose;
     std::cout << "    " << l.count << " " << l.table << " (e.g. " << l.examples.front() << ")\n";
@@ -203,7 +204,8 @@ void PrintRecoverText(const store::RecoveryReport& report) {
   }
   if (!report.current_restored.empty()) {
     std::cout << "store " << report.path << ": CURRENT was missing; wrote it again naming "
-              << report.current_restored << " (it reads completely and the store opens through it)\n";
+              << report.current_restored
+              << " (it reads completely and the store opens through it)\n";
   }
   if (!report.damaged_wals.empty()) {
     std::cout << "store " << report.path << ": "

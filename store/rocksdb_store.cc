@@ -77,8 +77,8 @@ Status WriteAcrossTwoWalsForTesting(const std::string& path, std::string_view fl
   ORCH_RETURN_IF_ERROR(before(*store));
   rocksdb::FlushOptions flush;
   flush.wait = true;
-  ORCH_RETURN_IF_ERROR(FromRocks(raw->Flush(flush, flushed)).WithContext("flush " +
-                                                                       std::string(flushed_table)));
+  ORCH_RETURN_IF_ERROR(
+      FromRocks(raw->Flush(flush, flushed)).WithContext("flush " + std::string(flushed_table)));
   return after(*store);
 }
 

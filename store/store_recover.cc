@@ -117,7 +117,7 @@ struct SoundBatch {
 // and the writes they held: the sequence numbers missing between the sound records
 // around the damage (`latest_sequence`: the last one the store knows of).
 Status DescribeDamagedWals(const std::string& path, const std::vector<std::string>& messages,
-                          uint64_t latest_sequence, RecoveryReport& report) {
+                           uint64_t latest_sequence, RecoveryReport& report) {
   std::vector<std::string> files = WalFiles(path);
   std::set<std::string> damaged;
   for (const std::string& message : messages) {
@@ -177,8 +177,7 @@ Result<bool> FindLoss(const std::string& path, RecoveryReport& report) {
   std::vector<std::string> skip_messages;
   Result<std::unique_ptr<RocksDb>> beyond_db =
       OpenReadOnly(path, WalTail::kSkipDamage, &skip_messages);
-  if (!beyond_db.ok() ||
-      (!kept_db.ok() && kept_db.status().code() != StatusCode::kDataLoss)) {
+  if (!beyond_db.ok() || (!kept_db.ok() && kept_db.status().code() != StatusCode::kDataLoss)) {
     const Status& why = beyond_db.ok() ? kept_db.status() : beyond_db.status();
     return Status(StatusCode::kDataLoss,
                   "recover " + path +
@@ -317,16 +316,17 @@ Result<std::string> ChooseManifest(const std::string& path, const fs::path& tria
   std::vector<std::string> manifests = Manifests(path);
   std::string refused = "recover " + path + ": there is no CURRENT file, ";
   std::string unchanged = "; nothing was changed. Restore a backup with `orch store restore`";
-  if (manifests.empty()) return Status(StatusCode::kDataLoss, refused + "and no MANIFEST" + unchanged);
+  if (manifests.empty())
+    return Status(StatusCode::kDataLoss, refused + "and no MANIFEST" + unchanged);
   const std::string& newest = manifests.back();
-  ORCH_ASSIGN_OR_RETURN(LogFileContents contents,
-                        ReadLogFile((fs::path(path) / newest).string()));
+  ORCH_ASSIGN_OR_RETURN(LogFileContents contents, ReadLogFile((fs::path(path) / newest).string()));
   if (contents.unreadable_bytes > 0 || contents.records.empty()) {
-    return Status(StatusCode::kDataLoss,
-                  refused + "and the newest MANIFEST, " + newest + ", does not read completely (" +
-                      (contents.records.empty() ? std::string("no record") : contents.first_damage) +
-                      ", " + std::to_string(contents.unreadable_bytes) +
-                      " bytes unreadable), so no CURRENT is written naming it" + unchanged);
+    return Status(
+        StatusCode::kDataLoss,
+        refused + "and the newest MANIFEST, " + newest + ", does not read completely (" +
+            (contents.records.empty() ? std::string("no record") : contents.first_damage) + ", " +
+            std::to_string(contents.unreadable_bytes) +
+            " bytes unreadable), so no CURRENT is written naming it" + unchanged);
   }
   Status opens = TrialOpen(path, newest, trial);
   if (!opens.ok()) {

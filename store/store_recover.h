@@ -60,7 +60,7 @@ struct DamagedWal {
 };
 
 enum class Replay {
-  kUpToTheDamage,      // a point in time: readable records beyond the damage are dropped
+  kUpToTheDamage,     // a point in time: readable records beyond the damage are dropped
   kEverySoundRecord,  // damage in an older WAL: only the damaged records are dropped
 };
 

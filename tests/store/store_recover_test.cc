@@ -218,7 +218,6 @@ TEST_F(StoreRecoverTest, NoStoreThereIsNotFound) {
   EXPECT_EQ(report.status().code(), StatusCode::kNotFound);
 }
 
-
 // Every record of every table, as "table/key" -> value bytes.
 std::map<std::string, std::string> AllRecords(const std::string& path) {
   std::map<std::string, std::string> records;
@@ -263,7 +262,8 @@ class OlderWalTest : public ::testing::Test {
         run.job_id = job.id;
         ORCH_RETURN_IF_ERROR(store.Apply({.job = std::nullopt, .run = run, .events = {}}));
         std::vector<DigestRecord> digests;
-        for (uint32_t p = 0; p < 20; ++p) digests.push_back({p, std::string(100, static_cast<char>('a' + p))});
+        for (uint32_t p = 0; p < 20; ++p)
+          digests.push_back({p, std::string(100, static_cast<char>('a' + p))});
         ORCH_RETURN_IF_ERROR(store.AppendChunk(run.id, 0, digests).status());
       }
       return Status::Ok();
@@ -333,7 +333,8 @@ TEST_F(OlderWalTest, ACutOffOlderWalKeepsEverySoundRecordAndNamesTheWalAndItsLos
     }
   }
   std::set<std::string> expected;
-  for (int i = 20; i < OlderWalTest::kJobs; ++i) expected.insert("jobs/beta-job-" + std::to_string(i));
+  for (int i = 20; i < OlderWalTest::kJobs; ++i)
+    expected.insert("jobs/beta-job-" + std::to_string(i));
   EXPECT_EQ(dropped, expected);
   EXPECT_EQ(after.size(), before_.size() - expected.size()) << "nothing new appeared";
   Result<StoreCheckReport> check = CheckRocksDbStore(path());
