@@ -125,6 +125,10 @@ std::string SavedCopyPath(const std::string& path) {
   return p.string() + ".damaged-" + stamp;
 }
 
+const char* ReplayName(store::Replay replay) {
+  return replay == store::Replay::kUpToTheDamage ? "up_to_the_damage" : "every_sound_record";
+}
+
 void PrintRecoverJson(const store::RecoveryReport& report) {
   nlohmann::ordered_json lost = nlohmann::ordered_json::array();
   for (const store::LostRecords& l : report.lost) {
@@ -133,12 +137,63 @@ void PrintRecoverJson(const store::RecoveryReport& report) {
                     {"count", l.count},
                     {"examples", l.examples}});
   }
-  nlohmann::ordered_json out = {
-      {"schema", "orch.store-recover/1"},    {"store", report.path},
-      {"recovered", report.recovered},       {"wal_messages", report.wal_messages},
-      {"lost_total", report.lost_total},     {"lost", lost},
-      {"records_kept", report.records_kept}, {"saved_copy", report.saved_copy}};
+  nlohmann::ordered_json wals = nlohmann::ordered_json::array();
+  for (const store::DamagedWal& w : report.damaged_wals) {
+    wals.push_back({{"file", w.file},
+                    {"saved_as", w.saved_as},
+                    {"newest", w.newest},
+                    {"unreadable_bytes", w.unreadable_bytes},
+                    {"unreadable_writes", w.unreadable_writes},
+                    {"unreadable_first", w.unreadable_first},
+                    {"unreadable_last", w.unreadable_last}});
+  }
+  nlohmann::ordered_json out = {{"schema", "orch.store-recover/1"},
+                                {"store", report.path},
+                                {"recovered", report.recovered},
+                                {"current_restored", report.current_restored},
+                                {"replay", ReplayName(report.replay)},
+                                {"damaged_wals", wals},
+                                {"wal_messages", report.wal_messages},
+                                {"lost_total", report.lost_total},
+                                {"lost", lost},
+                                {"records_kept", report.records_kept},
+                                {"saved_copy", report.saved_copy}};
   std::cout << out.dump(2) << "\n";
+}
+
+void PrintDamagedWals(const store::RecoveryReport& report) {
+  for (const store::DamagedWal& w : report.damaged_wals) {
+    std::cout << "Damaged WAL " << w.file << (w.newest ? " (the newest)" : " (an older WAL)")
+              << ": " << w.unreadable_bytes << " bytes unreadable; ";
+    if (w.unreadable_writes > 0) {
+      std::cout << "LOST the " << w.unreadable_writes << " record writes they held (sequence "
+                << w.unreadable_first << ".." << w.unreadable_last
+                << "; unreadable, so not named; a write to a table flushed since is kept)";
+    } else {
+      std::cout << "no sound record follows them to tell how many writes they held";
+    }
+    std::cout << ". Kept as " << w.saved_as << "\n";
+  }
+}
+
+void PrintLost(const store::RecoveryReport& report) {
+  if (report.lost.empty()) {
+    std::cout << (report.replay == store::Replay::kUpToTheDamage
+                      ? "No readable record lay beyond the damage: only the damaged bytes above "
+                        "were dropped.\n"
+                      : "Every readable record was replayed (the damage is in an older WAL): only "
+                        "the damaged bytes above were dropped.\n");
+    return;
+  }
+  std::cout << "LOST " << report.lost_total << " records that lay beyond the damage:\n";
+  std::string shown;
+  for (const store::LostRecords& l : report.lost) {
+    std::string whose =
+        l.experiment.empty() ? "the store as a whole" : "experiment " + l.experiment;
+    if (whose != shown) std::cout << "  " << whose << ":\n";
+    shown = whose;
+    std::cout << "    " << l.count << " " << l.table << " (e.g. " << l.examples.front() << ")\n";
+  }
 }
 
 void PrintRecoverText(const store::RecoveryReport& report) {
@@ -147,22 +202,20 @@ void PrintRecoverText(const store::RecoveryReport& report) {
               << " opens strictly: nothing to recover, nothing changed\n";
     return;
   }
-  std::cout << "store " << report.path << ": replayed up to the first damaged WAL record\n";
-  for (const std::string& message : report.wal_messages)
-    std::cout << "  rocksdb: " << message << "\n";
-  if (report.lost.empty()) {
-    std::cout << "No readable record lay beyond the damage: only the damaged bytes above were "
-                 "dropped.\n";
-  } else {
-    std::cout << "LOST " << report.lost_total << " records that lay beyond the damage:\n";
-    std::string shown;
-    for (const store::LostRecords& l : report.lost) {
-      std::string whose =
-          l.experiment.empty() ? "the store as a whole" : "experiment " + l.experiment;
-      if (whose != shown) std::cout << "  " << whose << ":\n";
-      shown = whose;
-      std::cout << "    " << l.count << " " << l.table << " (e.g. " << l.examples.front() << ")\n";
-    }
+  if (!report.current_restored.empty()) {
+    std::cout << "store " << report.path << ": CURRENT was missing; wrote it again naming "
+              << report.current_restored
+              << " (it reads completely and the store opens through it)\n";
+  }
+  if (!report.damaged_wals.empty()) {
+    std::cout << "store " << report.path << ": "
+              << (report.replay == store::Replay::kUpToTheDamage
+                      ? "replayed up to the first damaged WAL record\n"
+                      : "replayed every sound WAL record, skipping the damaged ones\n");
+    for (const std::string& message : report.wal_messages)
+      std::cout << "  rocksdb: " << message << "\n";
+    PrintDamagedWals(report);
+    PrintLost(report);
   }
   std::cout << report.records_kept << " records kept; the store now opens strictly.\n"
             << "The damaged store is saved as " << report.saved_copy
@@ -220,10 +273,12 @@ void RegisterStoreCommand(CLI::App& app, int& exit_code) {
 
   CLI::App* recover = store->add_subcommand(
       "recover",
-      "Bring a stopped coordinator's store whose WAL is damaged (the open refuses it) back to\n"
-      "the last state that replays cleanly. First names every record that drops, by\n"
-      "experiment, and saves a copy of the damaged store beside it. Exit status: 0 recovered\n"
-      "or nothing to do, 1 failed (nothing changed), 2 no store there.");
+      "Bring a stopped coordinator's store that the open refuses, its WAL damaged or its\n"
+      "CURRENT file missing, back to a state that opens strictly. First names each\n"
+      "damaged WAL and every record that drops, by experiment, and saves a copy of the\n"
+      "damaged store beside it; CURRENT is written only after the newest MANIFEST reads\n"
+      "completely. Exit status: 0 recovered or nothing to do, 1 failed (nothing changed), 2\n"
+      "no store there.");
   recover->add_option("DATA_DIR", options->data_dir, "the coordinator's data directory")
       ->required();
   recover->add_flag("--json", options->json, "print JSON (schema orch.store-recover/1)");

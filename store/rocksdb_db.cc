@@ -178,6 +178,9 @@ Status CheckNotOrphaned(const std::string& path) {
                     " database files (e.g. " + found.front() +
                     ") but no CURRENT file; refusing to create a new, empty store over them "
                     "(that would delete them). Run `orch store check " +
+                    data_dir +
+                    "`; write CURRENT again from a sound MANIFEST with `orch store "
+                    "recover " +
                     data_dir + "`, or restore a backup with `orch store restore BACKUP " +
                     data_dir + "` into an empty directory");
 }

@@ -41,7 +41,8 @@ enum class WalTail {
   // only for `orch store recover`, which first saves a copy and names what is dropped.
   kStopAtDamage,
   // Replay every record that reads and skip damaged ones (kSkipAnyCorruptedRecords):
-  // read-only, to learn which records lie beyond the damage. Never for a writer.
+  // read-only, to learn which records lie beyond the damage; as a writer only for
+  // `orch store recover` of damage in an older WAL, after naming what drops.
   kSkipDamage,
 };
 

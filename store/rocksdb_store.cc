@@ -61,4 +61,25 @@ Status DropTableForTesting(const std::string& path, std::string_view table) {
   return InvalidArgument("no table named " + std::string(table));
 }
 
+Status WriteAcrossTwoWalsForTesting(const std::string& path, std::string_view flushed_table,
+                                    const std::function<Status(Store&)>& before,
+                                    const std::function<Status(Store&)>& after) {
+  ORCH_ASSIGN_OR_RETURN(std::unique_ptr<RocksDb> db,
+                        OpenDb(path, DbOpenSettings{.create_if_missing = true}));
+  rocksdb::ColumnFamilyHandle* flushed = nullptr;
+  for (int t = 0; t < kTableCount; ++t) {
+    if (TableName(static_cast<Table>(t)) == flushed_table) flushed = db->handles[t];
+  }
+  if (flushed == nullptr) return InvalidArgument("no table named " + std::string(flushed_table));
+  rocksdb::DB* raw = db->db.get();  // the engine below owns it; it outlives `store`
+  ORCH_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
+                        KvStore::Open(MakeRocksDbEngine(path, std::move(db)), KvStoreOptions{}));
+  ORCH_RETURN_IF_ERROR(before(*store));
+  rocksdb::FlushOptions flush;
+  flush.wait = true;
+  ORCH_RETURN_IF_ERROR(
+      FromRocks(raw->Flush(flush, flushed)).WithContext("flush " + std::string(flushed_table)));
+  return after(*store);
+}
+
 }  // namespace orch::store

@@ -3,6 +3,7 @@
 // Includes no RocksDB header; RocksDB links privately to orch_store.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -47,5 +48,14 @@ Status WriteRawValueForTesting(const std::string& path, std::string_view table,
 // Drops one table's column family, as a store an older orch wrote would lack it: for
 // tests. The store at `path` must not be open.
 Status DropTableForTesting(const std::string& path, std::string_view table);
+
+// Leaves the store at `path` with two WALs, as a busy store does when one table's memtable
+// is flushed (RocksDB then starts a new WAL and keeps the older one for the tables that did
+// not flush): opens it (created if missing; a store that already holds data has it flushed
+// by the open), lets `before` write, flushes only `flushed_table`, lets `after` write and
+// closes it without flushing. For tests.
+Status WriteAcrossTwoWalsForTesting(const std::string& path, std::string_view flushed_table,
+                                    const std::function<Status(Store&)>& before,
+                                    const std::function<Status(Store&)>& after);
 
 }  // namespace orch::store

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -109,6 +110,62 @@ TEST_F(StoreCommandTest, RecoverReplaysACutOffWalSavesTheDamagedStoreAndSaysSo) 
   ProcessResult again = RunProcess({OrchBinary(), "store", "recover", data()});
   EXPECT_EQ(again.exit_code, 0) << again.err;
   EXPECT_THAT(again.out, HasSubstr("nothing to recover"));
+}
+
+// A store with two WALs (store/rocksdb_store.h) whose older one is cut short: recover
+// replays every sound record and names the damaged WAL and where it is kept.
+TEST_F(StoreCommandTest, RecoverNamesADamagedOlderWalAndKeepsIt) {
+  std::string path = store::RocksDbPathInDataDir(data());
+  fs::remove_all(path);
+  auto put_jobs = [](const std::string& exp) {
+    return [exp](store::Store& store) {
+      for (int i = 0; i < 10; ++i) {
+        store::JobRecord job;
+        job.id = exp + "-job-" + std::to_string(i);
+        job.plan_id = exp;
+        ORCH_RETURN_IF_ERROR(store.PutPlan({exp, exp, "{}"}, {job}).status());
+      }
+      return Status::Ok();
+    };
+  };
+  ASSERT_TRUE(
+      store::WriteAcrossTwoWalsForTesting(path, "plans", put_jobs("old"), put_jobs("new")).ok());
+  std::vector<fs::path> wals;
+  for (const auto& entry : fs::directory_iterator(path)) {
+    if (entry.path().extension() == ".log") wals.push_back(entry.path());
+  }
+  std::sort(wals.begin(), wals.end());
+  ASSERT_EQ(wals.size(), 2u);
+  fs::resize_file(wals[0], fs::file_size(wals[0]) - 5);  // inside old-job-9's write
+
+  ProcessResult recover = RunProcess({OrchBinary(), "store", "recover", data(), "--json"});
+  ASSERT_EQ(recover.exit_code, 0) << recover.err;
+  nlohmann::json parsed = nlohmann::json::parse(recover.out);
+  EXPECT_EQ(parsed["recovered"], true);
+  EXPECT_EQ(parsed["replay"], "every_sound_record");
+  ASSERT_EQ(parsed["damaged_wals"].size(), 1u);
+  EXPECT_EQ(parsed["damaged_wals"][0]["file"], wals[0].filename().string());
+  EXPECT_EQ(parsed["damaged_wals"][0]["unreadable_writes"], 2) << "old-job-9 and its index entry";
+  std::string kept = parsed["damaged_wals"][0]["saved_as"];
+  EXPECT_TRUE(fs::exists(kept));
+  std::unique_ptr<store::Store> store = std::move(store::OpenRocksDbStore(path, {})).value();
+  EXPECT_TRUE(store->GetJob("old-job-8").ok());
+  EXPECT_EQ(store->GetJob("old-job-9").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(store->GetJob("new-job-9").ok());
+}
+
+TEST_F(StoreCommandTest, RecoverWritesAMissingCurrentAgain) {
+  std::string path = store::RocksDbPathInDataDir(data());
+  fs::remove(fs::path(path) / "CURRENT");
+  ProcessResult refused = RunProcess({OrchBinary(), "store", "check", data()});
+  EXPECT_NE(refused.exit_code, 0);
+
+  ProcessResult recover = RunProcess({OrchBinary(), "store", "recover", data()});
+  ASSERT_EQ(recover.exit_code, 0) << recover.err;
+  EXPECT_THAT(recover.out, HasSubstr("CURRENT was missing; wrote it again naming MANIFEST-"));
+  EXPECT_THAT(recover.out, HasSubstr("The damaged store is saved as " + path + ".damaged-"));
+  std::unique_ptr<store::Store> store = std::move(store::OpenRocksDbStore(path, {})).value();
+  EXPECT_EQ(store->GetJob("exp-job")->plan_id, "exp");
 }
 
 TEST_F(StoreCommandTest, EachCommandExplainsItselfWithHelp) {

@@ -11,6 +11,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "store/rocksdb_store.h"
 #include "store/store_check.h"
@@ -199,16 +201,210 @@ TEST_F(StoreRecoverTest, AStoreAnotherProcessHoldsIsRefusedAndLeftAsItIs) {
 
 TEST_F(StoreRecoverTest, DamageOutsideTheWalIsNotRecoveredAndNothingChanges) {
   { std::unique_ptr<Store> store = std::move(OpenRocksDbStore(path(), RocksDbOptions{})).value(); }
-  fs::remove(fs::path(path()) / "CURRENT");
+  fs::path sst;
+  for (const auto& entry : fs::directory_iterator(path())) {
+    if (entry.path().extension() == ".sst") sst = entry.path();
+  }
+  ASSERT_FALSE(sst.empty()) << "the reopen flushed the WAL to table files";
+  fs::resize_file(sst, fs::file_size(sst) / 2);
   Result<RecoveryReport> report = RecoverRocksDbStore(path(), saved());
   ASSERT_FALSE(report.ok());
-  EXPECT_THAT(report.status().message(), HasSubstr("no CURRENT"));
+  EXPECT_THAT(report.status().message(), HasSubstr("not only in the WAL"));
   EXPECT_FALSE(fs::exists(saved()));
 }
 
 TEST_F(StoreRecoverTest, NoStoreThereIsNotFound) {
   Result<RecoveryReport> report = RecoverRocksDbStore((dir_.path() / "none").string(), saved());
   EXPECT_EQ(report.status().code(), StatusCode::kNotFound);
+}
+
+// Every record of every table, as "table/key" -> value bytes.
+std::map<std::string, std::string> AllRecords(const std::string& path) {
+  std::map<std::string, std::string> records;
+  TempDir scratch;
+  std::unique_ptr<Store> store =
+      std::move(OpenRocksDbStoreForReading(path, scratch.path().string())).value();
+  StoreState state = std::move(store->LoadState()).value();
+  for (const PlanRecord& plan : state.plans) records["plans/" + plan.id] = plan.json;
+  for (const JobRecord& job : state.jobs) records["jobs/" + job.id] = job.plan_id;
+  for (const RunRecord& run : state.runs) {
+    records["runs/" + run.id] = run.job_id;
+    EXPECT_TRUE(store
+                    ->ScanDigests(run.id, 0,
+                                  [&](uint64_t position, std::string_view digest) {
+                                    records["digests/" + run.id + "/" + std::to_string(position)] =
+                                        std::string(digest);
+                                    return true;
+                                  })
+                    .ok());
+  }
+  return records;
+}
+
+// A store with two WALs, as a busy store has them: alpha's jobs, runs and digests, then
+// beta's jobs go to the first WAL; the digests table is flushed (RocksDB starts a second
+// WAL and keeps the first for the tables that did not flush); gamma's jobs, runs and
+// digests go to the second.
+class OlderWalTest : public ::testing::Test {
+ protected:
+  static constexpr int kJobs = 30;
+
+  void SetUp() override {
+    auto write_runs = [](Store& store, const std::string& exp, bool with_runs) {
+      for (int i = 0; i < kJobs; ++i) {
+        JobRecord job;
+        job.id = exp + "-job-" + std::to_string(i);
+        job.plan_id = exp;
+        ORCH_RETURN_IF_ERROR(store.PutPlan({exp, exp, "{}"}, {job}).status());
+        if (!with_runs) continue;
+        RunRecord run;
+        run.id = exp + "-run-" + std::to_string(i);
+        run.job_id = job.id;
+        ORCH_RETURN_IF_ERROR(store.Apply({.job = std::nullopt, .run = run, .events = {}}));
+        std::vector<DigestRecord> digests;
+        for (uint32_t p = 0; p < 20; ++p)
+          digests.push_back({p, std::string(100, static_cast<char>('a' + p))});
+        ORCH_RETURN_IF_ERROR(store.AppendChunk(run.id, 0, digests).status());
+      }
+      return Status::Ok();
+    };
+    Status written = WriteAcrossTwoWalsForTesting(
+        path(), "digests",
+        [&](Store& store) {
+          ORCH_RETURN_IF_ERROR(write_runs(store, "alpha", true));
+          return write_runs(store, "beta", false);
+        },
+        [&](Store& store) { return write_runs(store, "gamma", true); });
+    ASSERT_TRUE(written.ok()) << written.ToString();
+    std::vector<fs::path> wals;
+    for (const auto& entry : fs::directory_iterator(path())) {
+      if (entry.path().extension() == ".log") wals.push_back(entry.path());
+    }
+    std::sort(wals.begin(), wals.end());
+    ASSERT_EQ(wals.size(), 2u) << "two WALs";
+    older_ = wals[0];
+    newer_ = wals[1];
+    before_ = AllRecords(path());
+  }
+
+  std::string path() const { return (dir_.path() / "rocksdb").string(); }
+  std::string saved() const { return (dir_.path() / "rocksdb.damaged").string(); }
+
+  TempDir dir_;
+  fs::path older_, newer_;
+  std::map<std::string, std::string> before_;
+};
+
+TEST_F(OlderWalTest, ACutOffOlderWalKeepsEverySoundRecordAndNamesTheWalAndItsLostWrites) {
+  // Cut the older WAL inside the write of beta-job-20: that write and beta's last nine
+  // (two records each: the job and its plan_jobs index entry) are gone.
+  std::string bytes = ReadAll(older_);
+  size_t cut = bytes.find("beta-job-20");
+  ASSERT_NE(cut, std::string::npos);
+  WriteAll(older_, bytes.substr(0, cut));
+  std::string damaged = ReadAll(older_);
+  ASSERT_FALSE(OpenRocksDbStore(path(), RocksDbOptions{}).ok()) << "the open refuses it";
+
+  Result<RecoveryReport> report = RecoverRocksDbStore(path(), saved());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->recovered);
+  EXPECT_EQ(report->replay, Replay::kEverySoundRecord);
+  EXPECT_TRUE(report->lost.empty()) << "no readable record is dropped";
+  ASSERT_EQ(report->damaged_wals.size(), 1u);
+  const DamagedWal& wal = report->damaged_wals.front();
+  EXPECT_EQ(wal.file, older_.filename().string());
+  EXPECT_FALSE(wal.newest);
+  EXPECT_GT(wal.unreadable_bytes, 0u);
+  EXPECT_EQ(wal.unreadable_writes, 20u) << "10 jobs and their 10 index entries";
+  EXPECT_EQ(wal.unreadable_last - wal.unreadable_first + 1, 20u);
+  EXPECT_EQ(wal.saved_as, (fs::path(saved()) / older_.filename()).string());
+  EXPECT_TRUE(ReadAll(wal.saved_as) == damaged) << "the damaged WAL is kept as it was";
+  ASSERT_FALSE(report->wal_messages.empty());
+  EXPECT_THAT(report->wal_messages.front(), HasSubstr(wal.file + ": dropping"));
+
+  std::map<std::string, std::string> after = AllRecords(path());
+  std::set<std::string> dropped;
+  for (const auto& [key, value] : before_) {
+    auto found = after.find(key);
+    if (found == after.end()) {
+      dropped.insert(key);
+    } else {
+      EXPECT_EQ(found->second, value) << key;
+    }
+  }
+  std::set<std::string> expected;
+  for (int i = 20; i < OlderWalTest::kJobs; ++i)
+    expected.insert("jobs/beta-job-" + std::to_string(i));
+  EXPECT_EQ(dropped, expected);
+  EXPECT_EQ(after.size(), before_.size() - expected.size()) << "nothing new appeared";
+  Result<StoreCheckReport> check = CheckRocksDbStore(path());
+  ASSERT_TRUE(check.ok());
+  EXPECT_TRUE(check->ok()) << check->problems.front().what;
+}
+
+TEST_F(OlderWalTest, AMissingCurrentIsWrittenAgainAndEveryRecordIsBack) {
+  std::string manifest;
+  for (const auto& entry : fs::directory_iterator(path())) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("MANIFEST-", 0) == 0) manifest = name;
+  }
+  ASSERT_FALSE(manifest.empty());
+  std::string current = ReadAll(fs::path(path()) / "CURRENT");
+  fs::remove(fs::path(path()) / "CURRENT");
+  ASSERT_FALSE(OpenRocksDbStore(path(), RocksDbOptions{}).ok()) << "the open refuses it";
+
+  Result<RecoveryReport> report = RecoverRocksDbStore(path(), saved());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->recovered);
+  EXPECT_EQ(report->current_restored, manifest);
+  EXPECT_TRUE(report->damaged_wals.empty());
+  EXPECT_EQ(ReadAll(fs::path(path()) / "CURRENT"), current);
+  EXPECT_FALSE(fs::exists(fs::path(saved()) / "CURRENT")) << "the store as it was";
+  EXPECT_FALSE(fs::exists(saved() + ".trial"));
+  EXPECT_EQ(AllRecords(path()), before_);
+}
+
+TEST_F(OlderWalTest, AMissingCurrentWithADamagedManifestIsRefusedAndNothingChanges) {
+  fs::path manifest;
+  for (const auto& entry : fs::directory_iterator(path())) {
+    if (entry.path().filename().string().rfind("MANIFEST-", 0) == 0) manifest = entry.path();
+  }
+  fs::remove(fs::path(path()) / "CURRENT");
+  fs::resize_file(manifest, fs::file_size(manifest) - 10);  // its last edit cut short
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::directory_iterator(path())) {
+    files[entry.path().filename().string()] = ReadAll(entry.path());
+  }
+
+  Result<RecoveryReport> report = RecoverRocksDbStore(path(), saved());
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), StatusCode::kDataLoss);
+  EXPECT_THAT(report.status().message(), HasSubstr(manifest.filename().string()));
+  EXPECT_THAT(report.status().message(), HasSubstr("does not read completely"));
+  EXPECT_THAT(report.status().message(), HasSubstr("nothing was changed"));
+  std::map<std::string, std::string> after;
+  for (const auto& entry : fs::directory_iterator(path())) {
+    after[entry.path().filename().string()] = ReadAll(entry.path());
+  }
+  EXPECT_TRUE(after == files) << "no file added, removed or changed";
+  EXPECT_FALSE(fs::exists(saved()));
+  EXPECT_FALSE(fs::exists(saved() + ".trial"));
+}
+
+TEST_F(OlderWalTest, AMissingCurrentWithTwoManifestsThatBothOpenIsRefused) {
+  fs::path manifest;
+  for (const auto& entry : fs::directory_iterator(path())) {
+    if (entry.path().filename().string().rfind("MANIFEST-", 0) == 0) manifest = entry.path();
+  }
+  fs::remove(fs::path(path()) / "CURRENT");
+  fs::copy_file(manifest, fs::path(path()) / "MANIFEST-999999");
+  Result<RecoveryReport> report = RecoverRocksDbStore(path(), saved());
+  ASSERT_FALSE(report.ok());
+  EXPECT_THAT(report.status().message(), HasSubstr(manifest.filename().string()));
+  EXPECT_THAT(report.status().message(), HasSubstr("MANIFEST-999999"));
+  EXPECT_THAT(report.status().message(), HasSubstr("cannot be told"));
+  EXPECT_FALSE(fs::exists(fs::path(path()) / "CURRENT"));
+  EXPECT_FALSE(fs::exists(saved()));
 }
 
 }  // namespace
