@@ -156,7 +156,9 @@ int RunAgent(const AgentOptions& flags) {
   if (!KeepWorkingDrivers(*config, config_path, log)) return kExitInvalidInput;
   std::unique_ptr<fp::HashCache> cache = OpenAgentHashCache(*config, log);
   fp::LockedHashCache hashes(*cache);  // shared by the model scans' thread
-  agent::ModelResolver models({.model_dirs = config->model_dirs, .cache_dir = config->model_cache},
+  agent::ModelResolver models({.model_dirs = config->model_dirs,
+                               .cache_dir = config->model_cache,
+                               .synth_max_bytes = config->synth_max_bytes},
                               hashes, log);
   agent::AgentServiceOptions options;
   options.config = *config;
