@@ -64,7 +64,8 @@ class Fields {
   }
 
   Result<std::int64_t> Int(const toml::table& table, const std::string& path, std::string_view key,
-                           std::int64_t fallback, std::int64_t min) const {
+                           std::int64_t fallback, std::int64_t min,
+                           std::int64_t max = INT32_MAX) const {
     const toml::node* node = table.get(key);
     std::string field = path + "." + std::string(key);
     if (node == nullptr) return fallback;
@@ -72,10 +73,10 @@ class Fields {
       return Error(node->source(), field, "must be an integer, got " + Describe(*node));
     }
     std::int64_t value = *node->value<std::int64_t>();
-    if (value < min || value > INT32_MAX) {
-      return Error(
-          node->source(), field,
-          "must be in [" + std::to_string(min) + ", 2147483647], got " + std::to_string(value));
+    if (value < min || value > max) {
+      return Error(node->source(), field,
+                   "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
+                       std::to_string(value));
     }
     return value;
   }
@@ -98,10 +99,10 @@ std::string Resolve(const std::string& base_dir, const std::string& path) {
 
 Status ParseAgentTable(const Fields& f, const toml::table& agent, const std::string& base_dir,
                        AgentConfig& config) {
-  ORCH_RETURN_IF_ERROR(f.CheckKeys(
-      agent, "agent",
-      {"id", "coordinator", "slots", "hardware", "gpus", "spool_dir", "model_dirs", "model_cache",
-       "run_timeout_ms", "driver_threads", "key", "coordinator_key", "stop_drain_ms"}));
+  ORCH_RETURN_IF_ERROR(f.CheckKeys(agent, "agent",
+                                   {"id", "coordinator", "slots", "hardware", "gpus", "spool_dir",
+                                    "model_dirs", "model_cache", "run_timeout_ms", "driver_threads",
+                                    "key", "coordinator_key", "stop_drain_ms", "synth_max_bytes"}));
   ORCH_ASSIGN_OR_RETURN(config.id, f.String(agent, "agent", "id", std::nullopt));
   if (!protocol::ValidPeerName(config.id)) {
     return f.Error(agent.source(), "agent.id",
@@ -125,6 +126,11 @@ Status ParseAgentTable(const Fields& f, const toml::table& agent, const std::str
   config.spool_dir = Resolve(base_dir, spool);
   ORCH_ASSIGN_OR_RETURN(std::string cache, f.String(agent, "agent", "model_cache", "model-cache"));
   config.model_cache = Resolve(base_dir, cache);
+  ORCH_ASSIGN_OR_RETURN(
+      std::int64_t synth_max,
+      f.Int(agent, "agent", "synth_max_bytes",
+            static_cast<std::int64_t>(model::kDefaultSynthMaxBytes), 1, INT64_MAX));
+  config.synth_max_bytes = static_cast<std::uint64_t>(synth_max);
   ORCH_ASSIGN_OR_RETURN(std::int64_t timeout, f.Int(agent, "agent", "run_timeout_ms", 600000, 1));
   config.run_timeout = std::chrono::milliseconds(timeout);
   ORCH_ASSIGN_OR_RETURN(std::int64_t drain, f.Int(agent, "agent", "stop_drain_ms", 0, 0));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "model/synth_model.h"
 
 namespace orch::agent {
 
@@ -36,6 +37,9 @@ struct AgentConfig {
   // Generated models (synth recipes) and the drivers' quantized variants go
   // here; absolute after parsing. Created on first use.
   std::string model_cache;
+  // The largest synth model this agent generates (bytes of its GGUF); a larger
+  // recipe's runs are refused before anything is written.
+  std::uint64_t synth_max_bytes = model::kDefaultSynthMaxBytes;
   std::chrono::milliseconds run_timeout{600000};
   // CPU threads a driver uses when the job's coordinate has no `threads` axis
   // (sent as the job's resources.threads); 0: the driver's default (all cores).

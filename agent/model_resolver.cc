@@ -70,6 +70,8 @@ Result<ResolvedModel> ModelResolver::Resolve(const std::string& requirement) {
 
 Result<ResolvedModel> ModelResolver::ResolveSynth(std::string_view recipe_text) {
   ORCH_ASSIGN_OR_RETURN(model::SynthRecipe recipe, model::ParseSynthRecipe(recipe_text));
+  ORCH_RETURN_IF_ERROR(
+      model::CheckSynthModelSize(recipe, options_.synth_max_bytes, "agent.synth_max_bytes"));
   std::error_code error;
   fs::create_directories(options_.cache_dir, error);
   if (error) {
@@ -77,6 +79,8 @@ Result<ResolvedModel> ModelResolver::ResolveSynth(std::string_view recipe_text) 
   }
   std::string path = (fs::path(options_.cache_dir) / model::SynthModelFileName(recipe)).string();
   if (std::optional<ResolvedModel> cached = VerifiedCacheFile(path)) return *cached;
+  ORCH_RETURN_IF_ERROR(model::CheckFreeSpace(options_.cache_dir, fs::path(path).filename().string(),
+                                             model::SynthModelBytes(recipe), options_.free_space));
   ORCH_ASSIGN_OR_RETURN(model::FileDigest digest, model::WriteSynthModelHashed(recipe, path));
   std::string sidecar = digest.sha256 + "  " + fs::path(path).filename().string() + "\n";
   ORCH_RETURN_IF_ERROR(

@@ -7,7 +7,11 @@
 //                 generated (atomically) when missing. A sidecar FILE.sha256
 //                 (`sha256sum` format) records its hash; every reuse hashes the
 //                 file again and regenerates it, with a warning, when it does
-//                 not match (or the sidecar is missing or unreadable).
+//                 not match (or the sidecar is missing or unreadable). A
+//                 recipe whose file would exceed synth_max_bytes is refused,
+//                 and so is one whose file (plus a margin, model/free_space.h)
+//                 would not fit in the cache's free space; both before a byte
+//                 is written.
 //   sha256:HEX    the first regular file in model_dirs, then the model cache,
 //                 whose SHA-256 is HEX (hashes come through the HashCache, so
 //                 an unchanged file is read once). None: not found. A file in
@@ -41,6 +45,8 @@
 
 #include "base/status.h"
 #include "fingerprint/hash_cache.h"
+#include "model/free_space.h"
+#include "model/synth_model.h"
 
 namespace spdlog {
 class logger;
@@ -56,6 +62,10 @@ struct ResolvedModel {
 struct ModelResolverOptions {
   std::vector<std::string> model_dirs;  // absolute
   std::string cache_dir;                // absolute; created on first use
+  // The largest synth model generated (agent.synth_max_bytes).
+  std::uint64_t synth_max_bytes = model::kDefaultSynthMaxBytes;
+  // The cache's free space, checked before a synth model is written.
+  model::FreeSpaceReader free_space = model::StatvfsFreeSpace;
 };
 
 class ModelResolver final {
@@ -64,8 +74,9 @@ class ModelResolver final {
   ModelResolver(ModelResolverOptions options, fingerprint::HashCache& hashes, spdlog::logger& log);
 
   // Errors name the requirement: kInvalidArgument for a malformed recipe or
-  // hash, kIoError when the cache cannot be written or a found file cannot be
-  // read.
+  // hash or a recipe over synth_max_bytes, kIoError when its file would not
+  // fit in the cache's free space, the cache cannot be written or a found file
+  // cannot be read.
   Result<ResolvedModel> Resolve(const std::string& requirement);
 
   const std::string& cache_dir() const { return options_.cache_dir; }

@@ -1,6 +1,7 @@
 #include "agent/spool.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -83,13 +84,53 @@ Result<std::string> ReadAll(const std::string& path) {
   return out.str();
 }
 
+constexpr char kLockFile[] = "agent.lock";
+
+// The pid the holder of `fd`'s lock wrote, or a phrase saying it has not written
+// one yet (it writes right after it locks).
+std::string HolderOf(int fd) {
+  char text[32] = {};
+  ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
+  std::string pid = n > 0 ? std::string(text, static_cast<std::size_t>(n)) : "";
+  while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+  return pid.empty() ? "a process that has not written its pid yet" : "pid " + pid;
+}
+
+// Takes the exclusive lock on DIR/agent.lock and writes this process's pid in it.
+// Held by another open file: kFailedPrecondition naming `dir` and the holder,
+// and the file is left as it was.
+Result<UniqueFd> LockSpool(const std::string& dir) {
+  std::string path = (fs::path(dir) / kLockFile).string();
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (!fd.valid()) return Errno("open " + path);
+  int rc = 0;
+  do {
+    rc = ::flock(fd.get(), LOCK_EX | LOCK_NB);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0 && errno != EWOULDBLOCK) return Errno("lock " + path);
+  if (rc != 0) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "spool " + dir + " is in use by another agent (" + HolderOf(fd.get()) +
+                      ", holding " + path +
+                      "); one agent per spool: stop that one, or give "
+                      "this one its own agent.spool_dir");
+  }
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd.get(), 0) != 0) return Errno("truncate " + path);
+  if (::pwrite(fd.get(), pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    return Errno("write " + path);
+  }
+  return fd;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Spool>> Spool::Open(const std::string& dir) {
   std::error_code error;
   fs::create_directories(dir, error);
   if (error) return IoError("create spool directory " + dir + ": " + error.message());
-  std::unique_ptr<Spool> spool(new Spool(dir));
+  ORCH_ASSIGN_OR_RETURN(UniqueFd lock, LockSpool(dir));
+  std::unique_ptr<Spool> spool(new Spool(dir, std::move(lock)));
   ORCH_RETURN_IF_ERROR(spool->Load().WithContext("spool " + dir));
   return spool;
 }

@@ -13,6 +13,14 @@
 // Writes go to a temporary file, are fsync'd, renamed into place and the
 // directory is fsync'd.
 //
+// One agent per spool: Open takes an exclusive flock on `agent.lock` in the
+// folder (writing its pid there) before it reads anything, and holds it for the
+// Spool's life; the kernel releases it when the process ends, however it ends
+// (kill -9 too). A second Open while it is held, from any process, fails with
+// kFailedPrecondition naming the folder and the holder's pid, having changed
+// nothing in the folder. The lock's descriptor is close-on-exec, so drivers
+// never inherit it.
+//
 // Not thread-safe: owned by the agent's event loop.
 #pragma once
 
@@ -25,14 +33,16 @@
 
 #include "agent/spool_ledger.h"
 #include "base/status.h"
+#include "base/unique_fd.h"
 #include "protocol/messages.h"
 
 namespace orch::agent {
 
 class Spool final {
  public:
-  // Opens (creating) `dir` and reloads what an earlier agent left there. Files
-  // that do not decode are reported as kDataLoss naming the file.
+  // Opens (creating) `dir`, locks it (above) and reloads what an earlier agent
+  // left there. Files that do not decode are reported as kDataLoss naming the
+  // file; a spool another process holds, as kFailedPrecondition.
   static Result<std::unique_ptr<Spool>> Open(const std::string& dir);
   const std::string& dir() const { return dir_; }
 
@@ -73,7 +83,7 @@ class Spool final {
     bool finished_acked = false;          // RunFinished acknowledged, chunks not all
   };
 
-  explicit Spool(std::string dir) : dir_(std::move(dir)) {}
+  Spool(std::string dir, UniqueFd lock) : dir_(std::move(dir)), lock_(std::move(lock)) {}
   Status Load();
   Status LoadRun(const std::string& run_dir);
   std::string RunDir(const std::string& run_id) const;
@@ -81,6 +91,7 @@ class Spool final {
   Status RemoveIfDone(std::map<std::string, RunEntry>::iterator run);
 
   std::string dir_;
+  UniqueFd lock_;  // holds the flock on agent.lock until the Spool goes away
   std::map<std::string, RunEntry> runs_;
 };
 

@@ -146,15 +146,19 @@ int RunAgent(const AgentOptions& flags) {
   // Inside a Slurm job: the allocation's GPUs, a spool of its own, the job's identity.
   std::vector<protocol::KeyValue> slurm_facts =
       agent::ApplySlurmAllocation(agent::SlurmEnvironment(), *config);
-  if (!KeepWorkingDrivers(*config, config_path, log)) return kExitInvalidInput;
+  // First: the spool's lock says whether another agent already runs on it, before
+  // this one checks drivers or reads anything there.
   Result<std::unique_ptr<agent::Spool>> spool = agent::Spool::Open(config->spool_dir);
   if (!spool.ok()) {
-    log.error(fmt::runtime("{}"), spool.status().message());
+    std::cerr << "orch agent: " << spool.status().message() << "\n";
     return kExitError;
   }
+  if (!KeepWorkingDrivers(*config, config_path, log)) return kExitInvalidInput;
   std::unique_ptr<fp::HashCache> cache = OpenAgentHashCache(*config, log);
   fp::LockedHashCache hashes(*cache);  // shared by the model scans' thread
-  agent::ModelResolver models({.model_dirs = config->model_dirs, .cache_dir = config->model_cache},
+  agent::ModelResolver models({.model_dirs = config->model_dirs,
+                               .cache_dir = config->model_cache,
+                               .synth_max_bytes = config->synth_max_bytes},
                               hashes, log);
   agent::AgentServiceOptions options;
   options.config = *config;

@@ -1,6 +1,7 @@
 #include "cli/model_command.h"
 
 #include <cctype>
+#include <cstdint>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "cli/hash_cache.h"
 #include "fingerprint/file_hasher.h"
 #include "fingerprint/memory_hash_cache.h"
+#include "model/free_space.h"
 #include "model/synth_model.h"
 #include "model/synth_recipe.h"
 
@@ -29,6 +31,7 @@ constexpr int kDriverEngineError = 3;   // ... and for an engine failure
 struct SynthOptions {
   std::string recipe;
   std::string output;
+  std::uint64_t max_bytes = model::kDefaultSynthMaxBytes;
   bool json = false;
 };
 
@@ -79,12 +82,22 @@ int RunSynth(const SynthOptions& options) {
                     " (grammar: docs/spec.md, [model] synth)",
                 kExitInvalidInput);
   }
+  if (Status size = model::CheckSynthModelSize(*recipe, options.max_bytes, "--max-bytes");
+      !size.ok()) {
+    return Fail(command, size.message(), kExitInvalidInput);
+  }
   std::string path = Absolute(options.output);
   if (std::error_code ec; !fs::is_directory(fs::path(path).parent_path(), ec)) {
     return Fail(command,
                 "output " + options.output + ": folder " + fs::path(path).parent_path().string() +
                     " does not exist; create it or choose another -o FILE",
                 kExitInvalidInput);
+  }
+  if (Status space = model::CheckFreeSpace(
+          fs::path(path).parent_path().string(), fs::path(path).filename().string(),
+          model::SynthModelBytes(*recipe), model::StatvfsFreeSpace);
+      !space.ok()) {
+    return Fail(command, space.message(), kExitError);
   }
   Result<model::FileDigest> digest = model::WriteSynthModelHashed(*recipe, path);
   if (!digest.ok()) return Fail(command, digest.status().message(), kExitError);
@@ -229,13 +242,19 @@ void RegisterSynth(CLI::App& model, int& exit_code) {
       "synth",
       "Write the generated llama-architecture GGUF of a synth recipe (byte-identical on\n"
       "every machine; see docs/models.md) and print its path, size and SHA-256.\n"
-      "Exit status: 0 written, 1 the file could not be written, 2 invalid recipe.");
+      "Refused before anything is written: a file over --max-bytes, or one that does not\n"
+      "fit in the folder's free space with a margin.\n"
+      "Exit status: 0 written, 1 the file could not be written (or does not fit), 2 invalid\n"
+      "recipe or over --max-bytes.");
   cmd->add_option("RECIPE", options->recipe,
                   "[synth:]llama[:KEY=VALUE,...], e.g. llama:vocab=1024,embd=128 "
                   "(docs/spec.md)")
       ->required();
   cmd->add_option("-o,--output", options->output, "FILE: where to write the GGUF (atomically)")
       ->required();
+  cmd->add_option("--max-bytes", options->max_bytes,
+                  "the largest file written, in bytes (default 4294967296, 4 GiB)")
+      ->check(CLI::Range(std::uint64_t{1}, UINT64_MAX));
   cmd->add_flag("--json", options->json, "print {path, bytes, sha256, recipe} as JSON");
   cmd->callback([options, &exit_code] { exit_code = RunSynth(*options); });
 }

@@ -6,6 +6,7 @@
 #include "base/bytes.h"
 #include "base/sha256.h"
 #include "model/byte_bpe_vocab.h"
+#include "model/free_space.h"
 #include "model/half_float.h"
 #include "model/split_mix64.h"
 
@@ -142,6 +143,20 @@ GgufWriter SynthModelLayout(const SynthRecipe& recipe) {
   AddTokenizerMetadata(writer, recipe);
   AddTensors(writer, recipe);
   return writer;
+}
+
+std::uint64_t SynthModelBytes(const SynthRecipe& recipe) {
+  return SynthModelLayout(recipe).FileBytes();
+}
+
+Status CheckSynthModelSize(const SynthRecipe& recipe, std::uint64_t max_bytes,
+                           std::string_view cap_name) {
+  std::uint64_t bytes = SynthModelBytes(recipe);
+  if (bytes <= max_bytes) return Status::Ok();
+  return InvalidArgument("synth recipe " + CanonicalRecipe(recipe) + " makes a GGUF of " +
+                         DescribeBytes(bytes) + ", over the cap of " + DescribeBytes(max_bytes) +
+                         " (" + std::string(cap_name) + "); make the recipe smaller or raise " +
+                         std::string(cap_name));
 }
 
 Status StreamSynthModel(const SynthRecipe& recipe, ByteSink& sink) {

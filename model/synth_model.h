@@ -7,7 +7,9 @@
 // two dimensions have the recipe's type, norms stay f32.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 #include "model/atomic_file.h"
@@ -19,6 +21,19 @@ namespace orch::model {
 
 // The file's layout: metadata and tensor declarations (no data).
 GgufWriter SynthModelLayout(const SynthRecipe& recipe);
+
+// The most bytes a recipe's GGUF may have unless a larger cap is configured
+// (agent.synth_max_bytes, the spec's model.synth_max_bytes): 4 GiB. The largest
+// recipe key values allow files of terabytes, which would fill an agent's disk.
+inline constexpr std::uint64_t kDefaultSynthMaxBytes = 4ull << 30;
+
+// The exact size of the recipe's GGUF, computed from its layout: nothing is written.
+std::uint64_t SynthModelBytes(const SynthRecipe& recipe);
+
+// kInvalidArgument naming the canonical recipe, its size and `max_bytes` when the
+// recipe's GGUF is larger than `max_bytes`; `cap_name` says where the cap is set.
+Status CheckSynthModelSize(const SynthRecipe& recipe, std::uint64_t max_bytes,
+                           std::string_view cap_name);
 
 // Streams the whole file to `sink`. Memory stays bounded by one buffer (1 MiB).
 Status StreamSynthModel(const SynthRecipe& recipe, ByteSink& sink);

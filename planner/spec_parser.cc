@@ -1,9 +1,11 @@
 #include "planner/spec_parser.h"
 
 #include <cctype>
+#include <cstdint>
 
 #include "base/sha256.h"
 #include "planner/spec_sections.h"
+#include "model/synth_model.h"
 #include "model/synth_recipe.h"
 
 namespace orch::planner {
@@ -72,12 +74,23 @@ void ParseVariants(const toml::table& model, TomlFields& f, Model& out) {
   }
 }
 
+// A recipe whose GGUF is over the cap (model.synth_max_bytes, default the agents'
+// default) would be refused by every agent, or fill its disk: an error here.
+void CheckSynthSize(const toml::table& t, const orch::model::SynthRecipe& recipe, TomlFields& f) {
+  std::uint64_t cap =
+      static_cast<std::uint64_t>(f.Int(t, "model", "synth_max_bytes", false, 1, INT64_MAX)
+                                     .value_or(orch::model::kDefaultSynthMaxBytes));
+  Status size = orch::model::CheckSynthModelSize(
+      recipe, cap, "model.synth_max_bytes, and agent.synth_max_bytes on the agents");
+  if (!size.ok()) f.diagnostics().Error(PosOf(*t.get("synth")), "model.synth", size.message());
+}
+
 void ParseModel(const toml::table& root, TomlFields& f, Spec& spec) {
   const toml::table* t = f.Table(root, "", "model", true);
   if (t == nullptr) return;
   Model& model = spec.model;
   model.pos = PosOf(*t);
-  f.CheckKeys(*t, "model", {"name", "file", "sha256", "synth", "variants"});
+  f.CheckKeys(*t, "model", {"name", "file", "sha256", "synth", "synth_max_bytes", "variants"});
   std::optional<std::string> file = f.String(*t, "model", "file", false);
   std::optional<std::string> synth = f.String(*t, "model", "synth", false);
   if (file.has_value() == synth.has_value()) {
@@ -91,6 +104,7 @@ void ParseModel(const toml::table& root, TomlFields& f, Spec& spec) {
   } else if (Result<orch::model::SynthRecipe> recipe = orch::model::ParseSynthRecipe(*synth);
              recipe.ok()) {
     model.synth = orch::model::CanonicalRecipe(*recipe);
+    CheckSynthSize(*t, *recipe, f);
   } else {
     f.diagnostics().Error(PosOf(*t->get("synth")), "model.synth",
                           recipe.status().message() + " in " + Quote(*synth));

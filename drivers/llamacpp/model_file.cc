@@ -12,6 +12,7 @@
 #include "fingerprint/file_hasher.h"
 #include "fingerprint/memory_hash_cache.h"
 #include "model/atomic_file.h"
+#include "model/free_space.h"
 #include "drivers/llamacpp/llama_types.h"
 #include "gguf.h"
 #include "llama.h"
@@ -91,9 +92,16 @@ Status QuantizeModel(const std::string& in, const std::string& out, const std::s
   ORCH_ASSIGN_OR_RETURN(llama_ftype ftype, FileType(type));
   std::error_code error;
   if (!fs::is_regular_file(in, error)) return InvalidArgument("quantize: no model file " + in);
-  ORCH_RETURN_IF_ERROR(GgufWeightType(in).status());  // a GGUF file at all?
+  ORCH_ASSIGN_OR_RETURN(std::string source_type, GgufWeightType(in));  // a GGUF file at all?
   fs::path target(out);
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), error);
+  // Before llama.cpp writes a byte: the variant (estimated from above) must fit.
+  std::uint64_t source_bytes = fs::file_size(in, error);
+  if (error) return IoError("quantize: size of " + in + ": " + error.message());
+  std::string dir = target.has_parent_path() ? target.parent_path().string() : ".";
+  ORCH_RETURN_IF_ERROR(model::CheckFreeSpace(
+      dir, "the " + type + " variant " + target.filename().string(),
+      model::QuantizedSizeBound(source_bytes, source_type, type), model::StatvfsFreeSpace));
   std::string temp = out + ".tmp." + std::to_string(getpid());
   llama_model_quantize_params params = llama_model_quantize_default_params();
   params.ftype = ftype;

@@ -327,7 +327,8 @@ TEST_F(AgentServiceTest, ResendsUnackedMessagesAfterReconnect) {
 TEST_F(AgentServiceTest, RestartedAgentFailsItsUnfinishedRunAndResendsTheSpool) {
   ASSERT_TRUE(spool_->BeginRun("old-run").ok());
   ASSERT_TRUE(spool_->AddChunk({"old-run", 0, {}}).ok());
-  spool_ = std::move(Spool::Open(spool_dir_)).value();  // as after a restart
+  spool_.reset();  // the agent stops (releasing the spool's lock) and a new one starts
+  spool_ = std::move(Spool::Open(spool_dir_)).value();
   ScriptedProcessLauncher launcher(io_);
   StartAgent(launcher);
   Welcome();

@@ -20,6 +20,7 @@ model_dirs = ["models", "/abs/models"]
 model_cache = "/var/cache/orch-models"
 run_timeout_ms = 5000
 stop_drain_ms = 120000
+synth_max_bytes = 17179869184
 
 [[drivers]]
 name = "test"
@@ -40,6 +41,7 @@ TEST(AgentConfigTest, ParsesEveryFieldAndResolvesRelativePaths) {
   EXPECT_EQ(config->model_cache, "/var/cache/orch-models");
   EXPECT_EQ(config->run_timeout, std::chrono::milliseconds(5000));
   EXPECT_EQ(config->stop_drain, std::chrono::milliseconds(120000));
+  EXPECT_EQ(config->synth_max_bytes, 16ull << 30);
   ASSERT_EQ(config->drivers.size(), 1u);
   EXPECT_EQ(config->drivers[0].executable, "/etc/orch/bin/orch-test-driver");
   EXPECT_EQ(config->drivers[0].engine, "test-engine@1");
@@ -54,6 +56,7 @@ TEST(AgentConfigTest, DefaultsOptionalFields) {
   EXPECT_EQ(config->spool_dir, "/d/spool-a");
   EXPECT_EQ(config->model_cache, "/d/model-cache");
   EXPECT_EQ(config->stop_drain, std::chrono::milliseconds(0));
+  EXPECT_EQ(config->synth_max_bytes, model::kDefaultSynthMaxBytes);
   EXPECT_TRUE(config->drivers.empty());
 }
 
@@ -71,6 +74,14 @@ TEST(AgentConfigTest, ErrorNamesFileLineColumnFieldAndValue) {
   EXPECT_EQ(config.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(config.status().message(), HasSubstr("agent.toml:4:9: agent.slots"));
   EXPECT_THAT(config.status().message(), HasSubstr("got 0"));
+}
+
+TEST(AgentConfigTest, ASynthCapBelowOneByteIsRefused) {
+  Result<AgentConfig> config =
+      ParseAgentConfig("[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nsynth_max_bytes = 0\n",
+                       "agent.toml", "/d");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(config.status().message(), HasSubstr("agent.toml:4:19: agent.synth_max_bytes"));
 }
 
 TEST(AgentConfigTest, RejectsWrongTypes) {

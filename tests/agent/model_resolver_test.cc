@@ -5,8 +5,12 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
@@ -137,6 +141,97 @@ TEST_F(ModelResolverTest, UnwritableCacheIsAnIoErrorNamingTheRequirement) {
   EXPECT_EQ(model.status().code(), StatusCode::kIoError);
   EXPECT_THAT(model.status().message(),
               HasSubstr("model " + std::string(kRecipe) + ": model cache " + options_.cache_dir));
+}
+
+// Every file under `dir` (none when it does not exist).
+std::vector<std::string> FilesIn(const fs::path& dir) {
+  std::vector<std::string> files;
+  std::error_code error;
+  for (const auto& entry : fs::recursive_directory_iterator(dir, error)) {
+    files.push_back(entry.path().string());
+  }
+  return files;
+}
+
+TEST_F(ModelResolverTest, ARecipeOverTheCapIsRefusedBeforeAnythingIsWritten) {
+  options_.synth_max_bytes = 100'000;
+  std::uint64_t bytes = model::SynthModelBytes(model::ParseSynthRecipe(kRecipe).value());
+  ASSERT_GT(bytes, options_.synth_max_bytes);
+  Result<ResolvedModel> model = Resolver().Resolve(std::string(kRecipe));
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(
+      model.status().message(),
+      AllOf(HasSubstr("model " + std::string(kRecipe) + ": synth recipe llama:vocab=300"),
+            HasSubstr(std::to_string(bytes) + " bytes"), HasSubstr("over the cap of 100000 bytes"),
+            HasSubstr("raise agent.synth_max_bytes")));
+  EXPECT_FALSE(fs::exists(options_.cache_dir));
+
+  options_.synth_max_bytes = bytes;  // a cap raised to the file's size lets it through
+  EXPECT_TRUE(Resolver().Resolve(std::string(kRecipe)).ok());
+}
+
+TEST_F(ModelResolverTest, ASynthModelThatDoesNotFitInTheFreeSpaceIsNotWritten) {
+  std::vector<std::string> asked;
+  options_.free_space = [&asked](const std::string& dir) -> Result<std::uint64_t> {
+    asked.push_back(dir);
+    return 1u << 20;
+  };
+  Result<ResolvedModel> model = Resolver().Resolve(std::string(kRecipe));
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.status().code(), StatusCode::kIoError);
+  std::uint64_t bytes = model::SynthModelBytes(model::ParseSynthRecipe(kRecipe).value());
+  EXPECT_THAT(model.status().message(),
+              AllOf(HasSubstr("not enough free space in " + options_.cache_dir + " to write " +
+                              fs::path(ExpectedSynthPath()).filename().string()),
+                    HasSubstr("needs " + std::to_string(bytes + model::FreeSpaceMargin(bytes))),
+                    HasSubstr("1048576 bytes (0.0 GiB) are free")));
+  EXPECT_EQ(asked, std::vector<std::string>{options_.cache_dir});
+  EXPECT_THAT(FilesIn(options_.cache_dir), ::testing::IsEmpty());
+}
+
+// A tmpfs of `size` mounted on `dir` for the test's scope (root only; the test is
+// skipped elsewhere), unmounted by the destructor.
+class TmpfsMount final {
+ public:
+  TmpfsMount(const fs::path& dir, const std::string& size) : dir_(dir) {
+    fs::create_directories(dir);
+    if (::geteuid() != 0) {
+      why_not_ = "needs root to mount a tmpfs";
+    } else if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, ("size=" + size).c_str()) != 0) {
+      why_not_ = std::string("mount tmpfs: ") + std::strerror(errno);
+    }
+  }
+  ~TmpfsMount() {
+    if (why_not_.empty()) ::umount2(dir_.c_str(), MNT_DETACH);
+  }
+  TmpfsMount(const TmpfsMount&) = delete;
+  TmpfsMount& operator=(const TmpfsMount&) = delete;
+  const std::string& why_not() const { return why_not_; }
+
+ private:
+  fs::path dir_;
+  std::string why_not_;
+};
+
+// The real statvfs on real small file systems: a cache on an 8 MiB tmpfs cannot take
+// the file and its margin, one on 96 MiB can.
+TEST_F(ModelResolverTest, TheRealFreeSpaceOfASmallFileSystemDecides) {
+  TmpfsMount small(root_ / "small", "8m");
+  if (!small.why_not().empty()) GTEST_SKIP() << small.why_not();
+  TmpfsMount roomy(root_ / "roomy", "96m");
+  if (!roomy.why_not().empty()) GTEST_SKIP() << roomy.why_not();
+  options_.cache_dir = (root_ / "small").string();
+  Result<ResolvedModel> refused = Resolver().Resolve(std::string(kRecipe));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("not enough free space in " + options_.cache_dir));
+  EXPECT_THAT(FilesIn(options_.cache_dir), ::testing::IsEmpty());
+
+  options_.cache_dir = (root_ / "roomy").string();
+  Result<ResolvedModel> written = Resolver().Resolve(std::string(kRecipe));
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(written->sha256, Sha256Hex(Slurp(written->path)));
 }
 
 TEST_F(ModelResolverTest, FindsAFileByItsSha256) {

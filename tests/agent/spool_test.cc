@@ -2,10 +2,15 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include "protocol/codec.h"
 #include "tests/protocol/version_1_frames.h"
@@ -107,6 +112,7 @@ TEST_F(SpoolTest, AckOfRunFinishedKeepsAChunkNotYetAcknowledged) {
   ASSERT_TRUE(spool->Ack("r", 0).ok());
   EXPECT_EQ(spool->unacked(), 0u);
   EXPECT_TRUE(spool->FinishedUnacked().empty());
+  spool.reset();  // one Spool per folder at a time
   EXPECT_TRUE(Open()->FinishedUnacked().empty());
 }
 
@@ -121,6 +127,7 @@ TEST_F(SpoolTest, CorruptFileIsReportedNotTrusted) {
     ASSERT_TRUE(spool->AddChunk({"r", 0, {{0, "a"}}}).ok());
   }
   for (const auto& run : std::filesystem::directory_iterator(dir_)) {
+    if (!run.is_directory()) continue;  // agent.lock
     for (const auto& file : std::filesystem::directory_iterator(run.path())) {
       if (file.path().extension() == ".msg") std::filesystem::resize_file(file.path(), 3);
     }
@@ -136,6 +143,7 @@ TEST_F(SpoolTest, AChunkOfProtocolVersion1IsRefusedNamingTheFile) {
   { ASSERT_TRUE(Open()->AddChunk({"run-1", 3, {{0, "abc"}}}).ok()); }
   std::string chunk_file;
   for (const auto& run : std::filesystem::directory_iterator(dir_)) {
+    if (!run.is_directory()) continue;  // agent.lock
     for (const auto& file : std::filesystem::directory_iterator(run.path())) {
       if (file.path().extension() == ".msg") chunk_file = file.path().string();
     }
@@ -180,8 +188,123 @@ TEST_F(SpoolTest, ItsLedgerMirrorsWhatIsUnacknowledged) {
     EXPECT_EQ(spool->unacked(), ledger.unacked());
   }
   // After a restart the RunFinished acknowledged while chunk 1 was not is due again.
+  spool.reset();
   EXPECT_EQ(Open()->Ledger().UnackedKeys(),
             (std::vector<std::string>{"a/1", "a/" + std::to_string(protocol::kRunFinishedSeq)}));
+}
+
+// A forked process holding `dir`'s spool open until Release() (or Kill()). The
+// child reports whether its Open succeeded before it waits.
+class SpoolHolder final {
+ public:
+  explicit SpoolHolder(const std::string& dir) {
+    int ready[2], release[2];
+    EXPECT_EQ(::pipe2(ready, O_CLOEXEC), 0);
+    EXPECT_EQ(::pipe2(release, O_CLOEXEC), 0);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::close(ready[0]);
+      ::close(release[1]);  // or the read below never sees the parent's end close
+      Result<std::unique_ptr<Spool>> spool = Spool::Open(dir);
+      char answer = spool.ok() ? 'y' : 'n';
+      (void)!::write(ready[1], &answer, 1);
+      (void)!::read(release[0], &answer, 1);  // returns when the parent writes or closes
+      ::_exit(0);
+    }
+    ::close(ready[1]);
+    ::close(release[0]);
+    char answer = 0;
+    opened_ = ::read(ready[0], &answer, 1) == 1 && answer == 'y';
+    ::close(ready[0]);
+    release_ = release[1];
+  }
+  ~SpoolHolder() {
+    Release();
+    Kill();
+  }
+
+  pid_t pid() const { return pid_; }
+  bool opened() const { return opened_; }
+  // Lets the child close its spool and exit; waits for it.
+  void Release() {
+    if (release_ < 0) return;
+    ::close(release_);
+    release_ = -1;
+    Reap();
+  }
+  // SIGKILL: the child never closes anything itself.
+  void Kill() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    Reap();
+  }
+
+ private:
+  void Reap() {
+    if (pid_ <= 0) return;
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  pid_t pid_ = -1;
+  int release_ = -1;
+  bool opened_ = false;
+};
+
+// Every file under `dir` with its bytes and modification time.
+std::map<std::string, std::string> Snapshot(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    std::ostringstream state;
+    state << entry.last_write_time().time_since_epoch().count() << "|";
+    if (entry.is_regular_file()) state << std::ifstream(entry.path(), std::ios::binary).rdbuf();
+    files[entry.path().string()] = state.str();
+  }
+  return files;
+}
+
+// One agent per spool: a second agent's Open, in another process, fails naming
+// the folder and the holder's pid and changes nothing there.
+TEST_F(SpoolTest, ASecondOpenInAnotherProcessIsRefusedNamingTheHoldersPid) {
+  {
+    auto spool = Open();
+    ASSERT_TRUE(spool->BeginRun("in-flight").ok());
+    ASSERT_TRUE(spool->AddChunk({"in-flight", 0, {{0, "a"}}}).ok());
+  }
+  SpoolHolder holder(dir_);
+  ASSERT_TRUE(holder.opened());
+  std::map<std::string, std::string> before = Snapshot(dir_);
+
+  Result<std::unique_ptr<Spool>> second = Spool::Open(dir_);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(second.status().message(), HasSubstr("spool " + dir_ + " is in use"));
+  EXPECT_THAT(second.status().message(), HasSubstr("pid " + std::to_string(holder.pid())));
+  EXPECT_EQ(Snapshot(dir_), before);
+
+  holder.Release();
+  auto spool = Open();  // free again once the holder exited
+  ASSERT_NE(spool, nullptr);
+  EXPECT_EQ(spool->UnfinishedRuns(), std::vector<std::string>{"in-flight"});
+  EXPECT_EQ(spool->unacked(), 1u);
+}
+
+TEST_F(SpoolTest, TheLockDiesWithAKilledHolder) {
+  SpoolHolder holder(dir_);
+  ASSERT_TRUE(holder.opened());
+  ASSERT_FALSE(Spool::Open(dir_).ok());
+  holder.Kill();
+  EXPECT_NE(Open(), nullptr);
+}
+
+// The lock is per Open, not per process: the same process cannot open it twice.
+TEST_F(SpoolTest, ASecondOpenInTheSameProcessIsRefusedUntilTheFirstCloses) {
+  auto first = Open();
+  Result<std::unique_ptr<Spool>> second = Spool::Open(dir_);
+  ASSERT_FALSE(second.ok());
+  EXPECT_THAT(second.status().message(), HasSubstr("pid " + std::to_string(::getpid())));
+  first.reset();
+  EXPECT_NE(Open(), nullptr);
 }
 
 }  // namespace

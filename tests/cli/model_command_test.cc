@@ -128,6 +128,20 @@ TEST_F(ModelCommandTest, BadRecipeExitsTwoNamingKeyAndValue) {
   EXPECT_TRUE(fs::is_empty(dir_));
 }
 
+TEST_F(ModelCommandTest, SynthOverTheSizeCapExitsTwoAndWritesNothing) {
+  std::string huge = "llama:vocab=1024,embd=65536,layers=256,heads=64,kv_heads=64,ff=262144";
+  ProcessResult r = Orch({"model", "synth", huge, "-o", Path("huge.gguf")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("orch model synth: synth recipe " + huge));
+  EXPECT_THAT(r.err, HasSubstr("over the cap of 4294967296 bytes (4.0 GiB) (--max-bytes)"));
+  EXPECT_TRUE(fs::is_empty(dir_));
+  std::string small = "llama:vocab=300,embd=32,layers=1";
+  r = Orch({"model", "synth", small, "-o", Path("small.gguf"), "--max-bytes", "1000"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("over the cap of 1000 bytes"));
+  EXPECT_TRUE(fs::is_empty(dir_));
+}
+
 TEST_F(ModelCommandTest, SynthIntoAMissingFolderExitsTwo) {
   ProcessResult r = Orch({"model", "synth", "llama", "-o", Path("no/x.gguf")});
   EXPECT_EQ(r.exit_code, 2);

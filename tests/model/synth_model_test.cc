@@ -202,5 +202,35 @@ TEST_F(SynthModelFileTest, UnwritableFolderIsAnIoErrorAndLeavesNothing) {
   EXPECT_TRUE(fs::is_empty(dir_));
 }
 
+// The size a recipe's file will have is known before anything is written.
+TEST(SynthModelSizeTest, IsTheSizeOfTheGeneratedFile) {
+  EXPECT_EQ(SynthModelBytes(Recipe(kExampleRecipe)), kExampleBytes);
+  for (std::string_view recipe : {"llama:vocab=300,embd=32,layers=1,ff=32,type=f16",
+                                  "llama:vocab=2048,embd=256,heads=4,type=bf16,seed=77"}) {
+    EXPECT_EQ(SynthModelBytes(Recipe(recipe)), Generate(recipe).size()) << recipe;
+  }
+}
+
+TEST(SynthModelSizeTest, ARecipeOverTheCapIsRefusedNamingItsSizeAndTheCap) {
+  // Every key at its largest allowed value but vocab: over 40 TiB.
+  SynthRecipe huge =
+      Recipe("llama:vocab=1024,embd=65536,layers=256,heads=64,kv_heads=64,ff=262144");
+  std::uint64_t bytes = SynthModelBytes(huge);
+  EXPECT_GT(bytes, 40ull << 40);
+  Status refused = CheckSynthModelSize(huge, kDefaultSynthMaxBytes, "agent.synth_max_bytes");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(), ::testing::HasSubstr("synth recipe " + CanonicalRecipe(huge)));
+  EXPECT_THAT(refused.message(), ::testing::HasSubstr(std::to_string(bytes) + " bytes"));
+  EXPECT_THAT(refused.message(),
+              ::testing::HasSubstr("over the cap of 4294967296 bytes (4.0 GiB)"));
+  EXPECT_THAT(refused.message(), ::testing::HasSubstr("raise agent.synth_max_bytes"));
+
+  SynthRecipe example = Recipe(kExampleRecipe);
+  EXPECT_TRUE(CheckSynthModelSize(example, kDefaultSynthMaxBytes, "cap").ok());
+  EXPECT_TRUE(CheckSynthModelSize(example, kExampleBytes, "cap").ok());  // the cap itself
+  EXPECT_FALSE(CheckSynthModelSize(example, kExampleBytes - 1, "cap").ok());
+}
+
 }  // namespace
 }  // namespace orch::model

@@ -3,11 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "model/synth_model.h"
+#include "model/synth_recipe.h"
 #include "tests/planner/planner_test_util.h"
 
 namespace orch::planner {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::Replace;
@@ -272,6 +275,43 @@ TEST(SpecParserErrorTest, BadSynthRecipeNamesTheKey) {
   EXPECT_THAT(ErrorsOf(text),
               ElementsAre(HasSubstr("error: model.synth: synth key kv_heads: expected an "
                                     "integer in [1, 1024], got \"x\"")));
+}
+
+constexpr std::string_view kSpecRecipe =
+    "synth = \"llama:vocab=512,embd=64,layers=2,heads=2,kv_heads=1,ff=128,ctx=256,seed=7\"";
+
+// A recipe the agents would refuse (or that would fill their disks) fails the plan.
+TEST(SpecParserErrorTest, ASynthRecipeOverTheCapIsRefusedNamingItsSizeAndTheCap) {
+  std::string text =
+      Replace(ValidSpecText(), std::string(kSpecRecipe),
+              "synth = \"llama:vocab=1024,embd=65536,layers=256,heads=64,kv_heads=64,ff=262144\"");
+  std::uint64_t bytes = orch::model::SynthModelBytes(
+      orch::model::ParseSynthRecipe("llama:vocab=1024,embd=65536,layers=256,heads=64,kv_heads=64,"
+                                    "ff=262144")
+          .value());
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(AllOf(HasSubstr(At(text, "\"llama:vocab=1024") +
+                                          ": error: model.synth: "
+                                          "synth recipe llama:vocab=1024,embd=65536,layers=256"),
+                                HasSubstr("makes a GGUF of " + std::to_string(bytes) + " bytes"),
+                                HasSubstr("over the cap of 4294967296 bytes (4.0 GiB)"),
+                                HasSubstr("raise model.synth_max_bytes"))));
+}
+
+TEST(SpecParserErrorTest, TheSpecsSynthCapDecides) {
+  std::uint64_t bytes = orch::model::SynthModelBytes(
+      orch::model::ParseSynthRecipe(
+          "llama:vocab=512,embd=64,layers=2,heads=2,kv_heads=1,ff=128,ctx=256,seed=7")
+          .value());
+  std::string below =
+      Replace(ValidSpecText(), std::string(kSpecRecipe),
+              std::string(kSpecRecipe) + "\nsynth_max_bytes = " + std::to_string(bytes - 1));
+  EXPECT_THAT(ErrorsOf(below),
+              ElementsAre(HasSubstr("over the cap of " + std::to_string(bytes - 1) + " bytes")));
+  std::string at =
+      Replace(ValidSpecText(), std::string(kSpecRecipe),
+              std::string(kSpecRecipe) + "\nsynth_max_bytes = " + std::to_string(bytes));
+  MustParse(at);
 }
 
 TEST(SpecParserErrorTest, ReportsEveryProblemAtOnce) {

@@ -1,0 +1,72 @@
+// `orch agent` as an operator starts it: the real binary on a real spool folder.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "cli/child_process.h"
+#include "tests/support/subprocess.h"
+
+namespace orch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+std::string Slurp(const fs::path& path) {
+  std::ostringstream out;
+  out << std::ifstream(path).rdbuf();
+  return out.str();
+}
+
+// A second agent started on the spool of a running one refuses to start, naming
+// the spool and the first agent's pid, and the first one keeps its lock.
+// A fresh folder for the test, removed when it ends (also after a failed assertion).
+struct ScratchFolder {
+  ScratchFolder() {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~ScratchFolder() { fs::remove_all(path); }
+  fs::path path = fs::temp_directory_path() / ("orch-agent-lock-" + std::to_string(::getpid()));
+};
+
+TEST(AgentCommandTest, ASecondAgentOnALiveAgentsSpoolRefusesToStart) {
+  ScratchFolder scratch;
+  const fs::path& dir = scratch.path;
+  fs::path spool = dir / "spool";
+  fs::path config = dir / "agent.toml";
+  // No coordinator listens there: the first agent keeps trying to register.
+  std::ofstream(config) << "[agent]\nid = \"lock-1\"\ncoordinator = \"tcp://127.0.0.1:9\"\n"
+                        << "spool_dir = \"" << spool.string() << "\"\nmodel_cache = \""
+                        << (dir / "models").string() << "\"\n\n[[drivers]]\nname = \"test\"\n"
+                        << "executable = \"" << TestDriverBinary()
+                        << "\"\nengine = \"test-engine@1\"\n";
+  Result<cli::ChildProcess> first = cli::ChildProcess::Start(
+      {OrchBinary(), "agent", "--config", config.string()}, (dir / "first.log").string());
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  std::string first_pid = std::to_string(first->pid());
+  fs::path lock = spool / "agent.lock";
+  bool locked = false;  // the first agent writes its pid once it holds the lock
+  for (int i = 0; i < 600 && !locked && first->running(); ++i) {
+    locked = Slurp(lock) == first_pid + "\n";
+    if (!locked) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(locked) << Slurp(dir / "first.log");
+
+  ProcessResult second = RunProcess({OrchBinary(), "agent", "--config", config.string()});
+  EXPECT_EQ(second.exit_code, 1) << second.err;
+  EXPECT_THAT(second.err, HasSubstr("spool " + spool.string() + " is in use by another agent"));
+  EXPECT_THAT(second.err, HasSubstr("pid " + first_pid));
+  EXPECT_EQ(Slurp(lock), first_pid + "\n");
+  EXPECT_FALSE(first->WaitFor(std::chrono::milliseconds(0)).has_value()) << "first agent exited";
+  first->Stop(std::chrono::seconds(10));
+}
+
+}  // namespace
+}  // namespace orch::testing
