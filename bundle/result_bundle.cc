@@ -172,7 +172,8 @@ Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view by
   if (opened.kind != kResultKind) {
     return Refused(file, "it is a " + opened.kind + " bundle, not a result bundle");
   }
-  Status trusted = TrustedSigner(opened.signer, context.trusted, context.trust_hint);
+  Status trusted =
+      TrustedSigner(opened.signer, context.trusted, context.trust_hint, context.other_roles);
   if (!trusted.ok()) {
     return Status(StatusCode::kFailedPrecondition,
                   "result bundle " + std::string(file) + ": " + trusted.message());
