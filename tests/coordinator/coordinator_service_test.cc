@@ -87,7 +87,8 @@ TEST(CoordinatorServiceTest, SubmitAssignRunFinish) {
 // parts, as a result bundle does, and is submitted once whole.
 TEST(CoordinatorServiceTest, APlanLargerThanAFrameArrivesInPartsAndAllItsJobsAreStored) {
   CoordinatorHarness h;
-  std::string plan = PlanJson(ManyWorkloadsSpec("big", 10'000, 3));
+  // More workloads than the coordinator once took (10,000), as `orch plan` makes them.
+  std::string plan = PlanJson(ManyWorkloadsSpec("big", 12'000, 3));
   ASSERT_GT(plan.size(), protocol::kMaxFrameBytes);
   ASSERT_FALSE(protocol::FrameFits(protocol::Encode(protocol::Submit{plan})).ok());
   auto cli = h.Peer("cli-1");
@@ -105,13 +106,13 @@ TEST(CoordinatorServiceTest, APlanLargerThanAFrameArrivesInPartsAndAllItsJobsAre
     EXPECT_THAT(replies[i].message, HasSubstr("received"));
   }
   EXPECT_TRUE(replies.back().ok) << replies.back().message;
-  EXPECT_EQ(replies.back().message, "experiment big: 30000 jobs, submitted");
+  EXPECT_EQ(replies.back().message, "experiment big: 36000 jobs, submitted");
   Result<std::vector<store::JobRecord>> jobs = h.store().ListJobs("big");
   ASSERT_TRUE(jobs.ok());
-  EXPECT_THAT(*jobs, SizeIs(30'000));
+  EXPECT_THAT(*jobs, SizeIs(36'000));
   protocol::StatusReply status = h.Ask<protocol::StatusReply>(protocol::StatusRequest{"big"});
   ASSERT_THAT(status.experiments, SizeIs(1));
-  EXPECT_EQ(status.experiments[0].total, 30'000u);
+  EXPECT_EQ(status.experiments[0].total, 36'000u);
 }
 
 TEST(CoordinatorServiceTest, APlanAboveTheBoundIsRefusedAtItsFirstPartNamingBoth) {
