@@ -418,7 +418,8 @@ Result<OpenedBundle> ReadBundle(std::string_view bytes, std::string_view file,
 
 Status TrustedSigner(const protocol::PublicIdentity& signer,
                      const std::vector<protocol::PublicIdentity>& trusted,
-                     std::string_view trust_hint) {
+                     std::string_view trust_hint,
+                     const std::vector<protocol::PublicIdentity>& other_roles) {
   for (const protocol::PublicIdentity& key : trusted) {
     if (key.sign_public == signer.sign_public) {
       if (key.name == signer.name) return Status::Ok();
@@ -434,6 +435,18 @@ Status TrustedSigner(const protocol::PublicIdentity& signer,
                         signer.sign_public + ", which is not the trusted key of that name (" +
                         key.sign_public + ")");
     }
+  }
+  for (const protocol::PublicIdentity& key : other_roles) {
+    if (key.sign_public != signer.sign_public) continue;
+    // Copying it into the allowed keys again would change nothing: its role is the issue.
+    return Status(StatusCode::kFailedPrecondition,
+                  "bundle signed by '" + signer.name + "' (ed25519 " + signer.sign_public +
+                      "), a key known here as '" + key.name + "' with role " + key.role +
+                      "; result bundles need a key of role contributor: on the rig, make one "
+                      "with `orch keygen NAME --role contributor` (a NAME no allowed key has), "
+                      "have NAME.key copied into the allowed keys, and write the bundle again "
+                      "signed by it (orch run --bundle ... --write-results --key "
+                      "NAME.key_secret)");
   }
   std::string hint(trust_hint);
   for (size_t at = hint.find("{name}"); at != std::string::npos; at = hint.find("{name}")) {

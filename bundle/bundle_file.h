@@ -110,9 +110,11 @@ Result<OpenedBundle> ReadBundle(std::string_view bytes, std::string_view file,
 // OK when `signer` is among `trusted` (same name and Ed25519 key). A key not there is
 // FailedPrecondition naming its name and key and saying how to trust it (`trust_hint`,
 // in which "{name}" becomes the signer's name); a trusted name with another key is
-// refused too.
+// refused too. A key among `other_roles` (admitted, but not to sign bundles) is told
+// its role and that bundles need a key of role contributor, and how to make one.
 Status TrustedSigner(const protocol::PublicIdentity& signer,
                      const std::vector<protocol::PublicIdentity>& trusted,
-                     std::string_view trust_hint);
+                     std::string_view trust_hint,
+                     const std::vector<protocol::PublicIdentity>& other_roles = {});
 
 }  // namespace orch::bundle

@@ -178,7 +178,8 @@ Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view by
   ReadOptions read;
   read.max_bundle_bytes = context.max_bundle_bytes;
   read.trust = [&](const protocol::PublicIdentity& signer) {
-    Status trusted = TrustedSigner(signer, context.trusted, context.trust_hint);
+    Status trusted =
+        TrustedSigner(signer, context.trusted, context.trust_hint, context.other_roles);
     if (trusted.ok()) return trusted;
     return Status(trusted.code(), "result bundle " + std::string(file) + ": " + trusted.message());
   };

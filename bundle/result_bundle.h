@@ -44,8 +44,11 @@ Result<WrittenResults> WriteResultBundle(store::Store& store, const PlanBundle& 
 struct ImportContext {
   std::vector<protocol::PublicIdentity> trusted;  // contributors' keys
   std::string trust_hint;                         // how to trust an unknown key (TrustedSigner)
-  std::string coordinator_key;                    // this coordinator's Ed25519 public key (Z85)
-  int64_t now_ms = 0;                             // wall clock, ms since the Unix epoch
+  // Admitted keys of other roles: a bundle one of them signed is told it needs a
+  // contributor key instead of how to trust it (TrustedSigner).
+  std::vector<protocol::PublicIdentity> other_roles = {};
+  std::string coordinator_key;  // this coordinator's Ed25519 public key (Z85)
+  int64_t now_ms = 0;           // wall clock, ms since the Unix epoch
   // What the bundle may inflate to, all blobs together (bundle_file.h ReadOptions); the
   // signer is trusted first, so an unknown key's bundle inflates nothing.
   uint64_t max_bundle_bytes = kDefaultMaxBundleBytes;

@@ -1,11 +1,9 @@
 #include "cli/bundle_commands.h"
 
 #include <chrono>
-#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <new>
-#include <random>
 
 #include "bundle/result_bundle.h"
 #include "cli/client_commands.h"
@@ -131,7 +129,7 @@ int RunImportOffline(const ImportOptions& options) {
   }
   bundle::ImportContext context;
   for (const protocol::PublicIdentity& key : *allowed) {
-    if (key.role == "contributor") context.trusted.push_back(key);
+    (key.role == "contributor" ? context.trusted : context.other_roles).push_back(key);
   }
   context.trust_hint = "check with the contributor that this is their key, then: cp {name}.key " +
                        options.allowed_keys +
@@ -147,37 +145,22 @@ int RunImportOffline(const ImportOptions& options) {
   return worst;
 }
 
-// Bytes per ImportRequest: well under the protocol's frame limit.
-constexpr size_t kPartBytes = size_t{8} << 20;
-
-std::string RandomUploadId() {
-  std::random_device random;
-  std::string id = "u-";
-  for (int i = 0; i < 4; ++i) {
-    char hex[9];
-    std::snprintf(hex, sizeof hex, "%08x", random());
-    id += hex;
-  }
-  return id;
-}
-
 // Sends one file to the coordinator, in parts when it is larger than one message; the
 // reply to the last part (or to the only one) is the import's outcome.
 Result<protocol::Message> SendBundle(const ClientOptions& options, const std::string& file,
                                      const std::string& bytes) {
   ClientOptions client = options;
   client.timeout_s = std::max(client.timeout_s, 60);
-  if (bytes.size() <= kPartBytes) return Request(client, protocol::ImportRequest{bytes, file});
-  std::string upload = RandomUploadId();
-  for (size_t offset = 0;; offset += kPartBytes) {
-    size_t n = std::min(kPartBytes, bytes.size() - offset);
-    protocol::ImportRequest part{bytes.substr(offset, n), file, upload, offset, bytes.size()};
-    ORCH_ASSIGN_OR_RETURN(protocol::Message reply, Request(client, part));
-    const auto* answer = std::get_if<protocol::CommandReply>(&reply);
-    if (offset + n == bytes.size() || answer == nullptr || !answer->ok) return reply;
-    std::cerr << "orch import: " << file << ": sent " << (offset + n) / (1 << 20) << " of "
-              << bytes.size() / (1 << 20) << " MiB" << std::endl;
-  }
+  return RequestInParts(
+      client, bytes,
+      [&file](FilePart part) -> protocol::Message {
+        return protocol::ImportRequest{std::move(part.bytes), file, std::move(part.upload_id),
+                                       part.offset, part.total_size};
+      },
+      [&file](std::uint64_t sent, std::uint64_t total) {
+        std::cerr << "orch import: " << file << ": sent " << (sent >> 20) << " of " << (total >> 20)
+                  << " MiB" << std::endl;
+      });
 }
 
 int RunImport(const ImportOptions& options) {

@@ -1,5 +1,7 @@
 #include "cli/client_commands.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -10,6 +12,7 @@
 #include "cli/files.h"
 #include "cli/security_keys.h"
 #include "cli/status_text.h"
+#include "coordinator/coordinator_service.h"
 #include "planner/plan.h"
 #include "planner/plan_json.h"
 #include "protocol/codec.h"
@@ -74,8 +77,12 @@ int RunSubmit(const std::string& spec, const ClientOptions& options, bool allow_
     std::cerr << "orch submit: invalid spec " << spec << "; nothing was submitted\n";
     return kExitInvalidInput;
   }
-  int code =
-      Report("submit", Request(options, protocol::Submit{planner::PlanToJson(*outcome.plan)}));
+  std::string plan_json = planner::PlanToJson(*outcome.plan);
+  if (Status fits = PlanFits(outcome.plan->spec.name, plan_json.size()); !fits.ok()) {
+    std::cerr << "orch submit: " << fits.message() << "; nothing was submitted\n";
+    return kExitInvalidInput;
+  }
+  int code = Report("submit", SubmitPlan(options, plan_json, "submit"));
   if (code == kExitOk) WarnAboutUnrunnableJobs(options, outcome.plan->spec.name);
   return code;
 }
@@ -131,6 +138,65 @@ Result<protocol::Message> Request(const ClientOptions& options, const protocol::
                              "and is your key in its allowed_keys?)"
                            : " (is it running? a coordinator with keys answers only --key and "
                              "--coordinator-key, docs/security.md)"));
+}
+
+namespace {
+
+std::string RandomUploadId() {
+  std::random_device random;
+  std::string id = "u-";
+  for (int i = 0; i < 4; ++i) {
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", random());
+    id += hex;
+  }
+  return id;
+}
+
+}  // namespace
+
+Result<protocol::Message> RequestInParts(
+    const ClientOptions& options, const std::string& file,
+    const std::function<protocol::Message(FilePart)>& carry,
+    const std::function<void(std::uint64_t sent, std::uint64_t total)>& progress) {
+  if (file.size() <= kPartBytes) return Request(options, carry(FilePart{file, "", 0, 0}));
+  std::string upload = RandomUploadId();
+  for (std::size_t offset = 0;; offset += kPartBytes) {
+    std::size_t n = std::min(kPartBytes, file.size() - offset);
+    ORCH_ASSIGN_OR_RETURN(
+        protocol::Message reply,
+        Request(options, carry(FilePart{file.substr(offset, n), upload, offset, file.size()})));
+    const auto* answer = std::get_if<protocol::CommandReply>(&reply);
+    if (offset + n == file.size() || answer == nullptr || !answer->ok) return reply;
+    progress(offset + n, file.size());
+  }
+}
+
+Status PlanFits(const std::string& experiment, std::uint64_t bytes) {
+  if (bytes <= coordinator::kMaxPlanBytes) return Status::Ok();
+  return InvalidArgument("the plan of experiment " + experiment + " is " +
+                         std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB of JSON (" +
+                         std::to_string(bytes) + " bytes), above the " +
+                         std::to_string(coordinator::kMaxPlanBytes >> 20) +
+                         " MiB a coordinator takes: split the experiment into smaller ones "
+                         "(fewer workloads, cells or repeats per spec)");
+}
+
+Result<protocol::Message> SubmitPlan(const ClientOptions& options, const std::string& plan_json,
+                                     const std::string& command) {
+  ClientOptions client = options;
+  // The last part of a large plan is answered once the whole plan is stored.
+  if (plan_json.size() > kPartBytes) client.timeout_s = std::max(client.timeout_s, 60);
+  return RequestInParts(
+      client, plan_json,
+      [](FilePart part) -> protocol::Message {
+        return protocol::Submit{std::move(part.bytes), std::move(part.upload_id), part.offset,
+                                part.total_size};
+      },
+      [&command](std::uint64_t sent, std::uint64_t total) {
+        std::cerr << "orch " << command << ": sent " << (sent >> 20) << " of " << (total >> 20)
+                  << " MiB of the plan" << std::endl;
+      });
 }
 
 Result<protocol::StatusReply> RequestStatus(const ClientOptions& client,

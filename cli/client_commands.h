@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <string>
 
 #include "base/status.h"
@@ -40,7 +42,40 @@ Result<protocol::StatusReply> RequestStatus(const ClientOptions& client,
                                             const protocol::StatusRequest& request);
 
 // Sends `request` to the coordinator and waits up to the timeout for the first
-// reply it decodes. Unavailable when none comes.
+// reply it decodes. Unavailable when none comes; InvalidArgument, sending nothing,
+// for a message larger than a frame ("message too large", protocol/transport.h).
 Result<protocol::Message> Request(const ClientOptions& options, const protocol::Message& request);
+
+// Bytes per part of a file sent in parts: well under the protocol's frame limit.
+inline constexpr std::size_t kPartBytes = std::size_t{8} << 20;
+
+// A part of a file as RequestInParts hands it to the message that carries it; an empty
+// upload_id: the whole file, in one message (as peers before parts existed expect).
+struct FilePart {
+  std::string bytes;
+  std::string upload_id;
+  std::uint64_t offset = 0;
+  std::uint64_t total_size = 0;
+};
+
+// Sends `file` in one request (`carry` makes its message) when it is at most
+// kPartBytes, else in parts of kPartBytes sharing a random upload id, one request each
+// (Submit and ImportRequest, docs/protocol.md). The reply to the last part, or to the
+// first part the coordinator refuses, is the outcome; `progress(sent, total)` is called
+// after each part but the last.
+Result<protocol::Message> RequestInParts(
+    const ClientOptions& options, const std::string& file,
+    const std::function<protocol::Message(FilePart)>& carry,
+    const std::function<void(std::uint64_t sent, std::uint64_t total)>& progress);
+
+// OK when a plan's JSON of `bytes` is within what a coordinator takes
+// (coordinator::kMaxPlanBytes); else InvalidArgument naming the experiment, the size and
+// the bound. Checked before anything is sent.
+Status PlanFits(const std::string& experiment, std::uint64_t bytes);
+
+// Submits a plan (in parts when it is larger than kPartBytes) and returns the reply;
+// `command` ("submit", "run") prefixes the progress lines.
+Result<protocol::Message> SubmitPlan(const ClientOptions& options, const std::string& plan_json,
+                                     const std::string& command);
 
 }  // namespace orch::cli

@@ -177,7 +177,7 @@ Status WaitForAgents(LocalSystem& system, const ClientOptions& client, int count
 
 Result<std::string> Submit(ClientOptions client, const std::string& plan_json) {
   client.timeout_s = 30;
-  ORCH_ASSIGN_OR_RETURN(protocol::Message reply, Request(client, protocol::Submit{plan_json}));
+  ORCH_ASSIGN_OR_RETURN(protocol::Message reply, SubmitPlan(client, plan_json, "run"));
   const auto* answer = std::get_if<protocol::CommandReply>(&reply);
   if (answer == nullptr) return Status(StatusCode::kUnavailable, "unexpected reply to submit");
   if (!answer->ok) return Status(StatusCode::kFailedPrecondition, answer->message);
@@ -330,6 +330,11 @@ int RunLocal(const RunOptions& options) {
   InstallStopSignals();
   Result<planner::Plan> plan = PlanOrReport(options);
   if (!plan.ok()) return Fail(plan.status().message(), kExitInvalidInput);
+  std::string plan_json = planner::PlanToJson(*plan);
+  // Before any daemon starts: a plan the coordinator would refuse is said at once.
+  if (Status fits = PlanFits(plan->spec.name, plan_json.size()); !fits.ok()) {
+    return Fail(fits.message(), kExitInvalidInput);
+  }
   Result<std::map<std::string, std::string>> drivers = ParseDrivers(options.drivers);
   if (!drivers.ok()) return Fail(drivers.status().message(), kExitInvalidInput);
   std::set<std::string> engines;
@@ -363,7 +368,7 @@ int RunLocal(const RunOptions& options) {
             << "orch run: its sockets use throwaway keys; to watch it: orch status --coordinator "
             << *endpoint << " --key " << client.key << " --coordinator-key "
             << client.coordinator_key << std::endl;
-  return Drive(system, client, plan->spec.name, planner::PlanToJson(*plan), options, size.agents);
+  return Drive(system, client, plan->spec.name, plan_json, options, size.agents);
 }
 
 }  // namespace run_local

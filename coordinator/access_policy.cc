@@ -38,6 +38,8 @@ std::string ForSubmitter(const std::string& user, const protocol::Message& m,
   // checks that the submitter owns it.
   if (std::holds_alternative<protocol::ImportRequest>(m)) return "";
   bool submit = std::holds_alternative<protocol::Submit>(m);
+  // A plan sent in parts names its experiment once whole: the service checks it then.
+  if (submit && !std::get<protocol::Submit>(m).upload_id.empty()) return "";
   bool own_request = submit || std::holds_alternative<protocol::Cancel>(m) ||
                      std::holds_alternative<protocol::Retry>(m) ||
                      std::holds_alternative<protocol::ExportRequest>(m);

@@ -8,7 +8,8 @@
 //   pilot      the same, as its key's name or as NAME.SUFFIX (the pilot jobs of
 //              a scheduler share one key; protocol::SpeaksAs)
 //   submitter  StatusRequest; Submit of a new experiment or of one it submitted
-//              (an edited plan); Cancel / Retry / ExportRequest of the experiments it
+//              (an edited plan; a part of a plan passes, and the service checks the
+//              whole plan); Cancel / Retry / ExportRequest of the experiments it
 //              submitted; ImportRequest (the service checks the bundle's experiment)
 //   viewer     StatusRequest
 //   admin      every request (Submit, StatusRequest, Cancel, Retry, Drain, ExportRequest,

@@ -1,5 +1,7 @@
 #include "coordinator/coordinator_service.h"
 
+#include <algorithm>
+#include <ctime>
 #include <new>
 #include <utility>
 
@@ -83,6 +85,36 @@ void CoordinatorService::Tick(Millis now) {
   Perform(core_.Tick(now), now);
 }
 
+namespace {
+
+// The answer a CLI request waits for: ExportReply for `orch export`, CommandReply for
+// the others. Nullopt for an agent's messages.
+std::optional<protocol::Message> RequestAnswer(const protocol::Message& message, std::string why) {
+  if (std::holds_alternative<protocol::ExportRequest>(message)) {
+    return protocol::ExportReply{false, std::move(why), ""};
+  }
+  bool request = std::holds_alternative<protocol::ImportRequest>(message) ||
+                 std::holds_alternative<protocol::Submit>(message) ||
+                 std::holds_alternative<protocol::StatusRequest>(message) ||
+                 std::holds_alternative<protocol::Cancel>(message) ||
+                 std::holds_alternative<protocol::Retry>(message) ||
+                 std::holds_alternative<protocol::Drain>(message);
+  if (!request) return std::nullopt;
+  return protocol::CommandReply{false, std::move(why)};
+}
+
+// "2025-03-01 12:00:05 UTC" for a wall-clock time in ms since the Unix epoch.
+std::string UtcTime(Millis at) {
+  std::time_t seconds = static_cast<std::time_t>(at.count() / 1000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &utc);
+  return text;
+}
+
+}  // namespace
+
 void CoordinatorService::OnFrame(const protocol::TransportEvent& event, Millis now) {
   const std::string& peer = event.peer;
   if (ignored_.contains(peer) || Quiet(event, now)) {
@@ -92,7 +124,6 @@ void CoordinatorService::OnFrame(const protocol::TransportEvent& event, Millis n
   Result<protocol::Message> message = protocol::Decode(event.frame);
   if (!message.ok()) return OnUndecodable(peer, message.status());
   std::string name(protocol::MessageName(*message));
-  AnswerKind answer = AnswerKindOf(*message);
   try {
     OnMessage(event, std::move(*message), now);
   } catch (const std::bad_alloc&) {
@@ -103,9 +134,12 @@ void CoordinatorService::OnFrame(const protocol::TransportEvent& event, Millis n
     log_.error(fmt::runtime("out of memory handling {} from {} ({} bytes); refused it"), name, peer,
                event.frame.size());
     needs_resync_ = true;
-    AnswerRefusal(
-        peer, answer,
-        "the coordinator ran out of memory handling this " + name + "; nothing of it was stored");
+    // A moved-from message still holds its alternative: RequestAnswer looks only at that.
+    std::optional<protocol::Message> answer =
+        RequestAnswer(*message, "the coordinator ran out of memory handling this " + name +
+                                    "; nothing of it was stored");
+    SendMessage(peer, answer.value_or(protocol::Reject{protocol::kProtocolVersion,
+                                                       "the coordinator ran out of memory"}));
   }
 }
 
@@ -114,6 +148,7 @@ void CoordinatorService::OnMessage(const protocol::TransportEvent& event, protoc
   const std::string& peer = event.peer;
   {
     if (!Permitted(event, message, now)) return;
+    if (!WholePlan(event, message, now)) return;  // a plan in parts: until its last part
     // Bundles need the store and the keys, which the pure core has neither of.
     if (const auto* request = std::get_if<protocol::ExportRequest>(&message)) {
       OnExport(event, *request, now);
@@ -141,14 +176,27 @@ void CoordinatorService::OnUndecodable(const std::string& peer, const Status& wh
 
 // A key whose requests were refused too often is ignored for a while, on every
 // connection but the one that holds its own agent id (the id's legitimate
-// holder is not locked out by another connection using its key).
-bool CoordinatorService::Quiet(const protocol::TransportEvent& event, Millis now) const {
+// holder is not locked out by another connection using its key). Each of its
+// requests still gets one small answer saying so: no more than it sent, so nothing
+// is amplified, and the person behind the key learns why and until when.
+bool CoordinatorService::Quiet(const protocol::TransportEvent& event, Millis now) {
   auto quiet = quiet_until_.find(event.user);
-  if (quiet == quiet_until_.end() || now >= quiet->second) return false;
+  if (quiet == quiet_until_.end() || now >= quiet->second.until) return false;
   auto role = policy_.roles.find(event.user);
   bool own_agent =
       role != policy_.roles.end() && protocol::SpeaksAs(role->second, event.user, event.peer);
-  return !own_agent;
+  if (own_agent) return false;
+  Result<protocol::Message> message = protocol::Decode(event.frame);
+  if (!message.ok()) return true;
+  Millis left = quiet->second.until - now;
+  std::optional<protocol::Message> answer = RequestAnswer(
+      *message, "throttled: " + std::to_string(quiet->second.refusals) +
+                    " refused requests from key " + event.user + " within " +
+                    std::to_string(kRefusalWindow.count() / 1000) +
+                    " s; its requests are ignored until " + UtcTime(quiet->second.until) + " (in " +
+                    std::to_string((left.count() + 999) / 1000) + " s)");
+  if (answer) SendMessage(event.peer, *answer);
+  return true;
 }
 
 bool CoordinatorService::Permitted(const protocol::TransportEvent& event,
@@ -159,47 +207,48 @@ bool CoordinatorService::Permitted(const protocol::TransportEvent& event,
     return it == owners_.end() ? std::string() : it->second;
   };
   std::string refusal = WhyRefused(policy_, event.user, event.peer, message, owner_of);
-  // Refusals count in a row: one permitted message starts the count again.
-  if (refusal.empty()) {
+  if (refusal.empty()) return true;
+  // Refusals count within a sliding window, whatever the key sent between: an agent's
+  // key whose heartbeats are permitted is still quieted for refused requests.
+  std::deque<Millis>& refused = refused_by_[event.user];
+  refused.push_back(now);
+  while (now - refused.front() >= kRefusalWindow) refused.pop_front();
+  std::size_t count = refused.size();
+  log_.warn(fmt::runtime("refused {} from {} ({} within {} s): {}"), protocol::MessageName(message),
+            event.peer, count, kRefusalWindow.count() / 1000, refusal);
+  // `orch export` waits for an ExportReply, other CLI requests for a CommandReply; an
+  // agent's message gets a Reject. Exactly one answer each.
+  std::optional<protocol::Message> answer = RequestAnswer(message, "refused: " + refusal);
+  SendMessage(event.peer,
+              answer.value_or(protocol::Reject{protocol::kProtocolVersion, "refused: " + refusal}));
+  if (count >= static_cast<std::size_t>(max_bad_frames_)) {
+    quiet_until_[event.user] = {now + kQuietAfterAbuse, count};
     refused_by_.erase(event.user);
-    return true;
-  }
-  std::int32_t count = ++refused_by_[event.user];
-  log_.warn(fmt::runtime("refused {} from {} ({} in a row): {}"), protocol::MessageName(message),
-            event.peer, count, refusal);
-  AnswerRefusal(event.peer, AnswerKindOf(message), "refused: " + refusal);
-  if (count >= max_bad_frames_) {
-    quiet_until_[event.user] = now + kQuietAfterAbuse;
-    refused_by_.erase(event.user);
-    log_.warn(fmt::runtime("ignoring key {} for {} s: {} refused requests"), event.user,
-              kQuietAfterAbuse.count() / 1000, count);
+    log_.warn(fmt::runtime("ignoring key {} for {} s: {} refused requests within {} s"), event.user,
+              kQuietAfterAbuse.count() / 1000, count, kRefusalWindow.count() / 1000);
   }
   return false;
 }
 
-// `orch export` waits for an ExportReply, other CLI requests for a CommandReply; an
-// agent's message gets a Reject. Exactly one answer each.
-CoordinatorService::AnswerKind CoordinatorService::AnswerKindOf(const protocol::Message& message) {
-  if (std::holds_alternative<protocol::ExportRequest>(message)) return AnswerKind::kExportReply;
-  bool command = std::holds_alternative<protocol::ImportRequest>(message) ||
-                 std::holds_alternative<protocol::Submit>(message) ||
-                 std::holds_alternative<protocol::StatusRequest>(message) ||
-                 std::holds_alternative<protocol::Cancel>(message) ||
-                 std::holds_alternative<protocol::Retry>(message) ||
-                 std::holds_alternative<protocol::Drain>(message);
-  return command ? AnswerKind::kCommandReply : AnswerKind::kReject;
-}
+const CoordinatorService::UploadKind CoordinatorService::kPlanUpload{
+    "plan", kMaxPlanBytes, kMaxPlanUploads,
+    "split the experiment into smaller ones (fewer workloads, cells or repeats per spec)"};
+const CoordinatorService::UploadKind CoordinatorService::kBundleUpload{
+    "bundle", kMaxUploadBytes, kMaxUploads, "stop it and import with orch import --data-dir"};
 
-void CoordinatorService::AnswerRefusal(const std::string& peer, AnswerKind kind,
-                                       const std::string& text) {
-  switch (kind) {
-    case AnswerKind::kExportReply:
-      return SendMessage(peer, protocol::ExportReply{false, text, ""});
-    case AnswerKind::kCommandReply:
-      return SendMessage(peer, protocol::CommandReply{false, text});
-    case AnswerKind::kReject:
-      return SendMessage(peer, protocol::Reject{protocol::kProtocolVersion, text});
-  }
+bool CoordinatorService::WholePlan(const protocol::TransportEvent& event,
+                                   protocol::Message& message, Millis now) {
+  auto* submit = std::get_if<protocol::Submit>(&message);
+  if (submit == nullptr || submit->upload_id.empty()) return true;
+  std::optional<std::string> whole =
+      AddPart(event,
+              UploadPart{kPlanUpload, "", submit->upload_id, submit->offset, submit->total_size,
+                         submit->plan_json},
+              now);
+  if (!whole) return false;
+  message = protocol::Submit{std::move(*whole)};
+  // Whether this key may submit it depends on its experiment, known only now.
+  return Permitted(event, message, now);
 }
 
 // The key that first submitted an experiment owns it: an edited plan keeps
@@ -447,27 +496,41 @@ void CoordinatorService::OnExport(const protocol::TransportEvent& event,
 std::optional<std::string> CoordinatorService::AddPart(const protocol::TransportEvent& event,
                                                        const protocol::ImportRequest& part,
                                                        Millis now) {
+  return AddPart(event,
+                 UploadPart{kBundleUpload, part.name, part.upload_id, part.offset, part.total_size,
+                            part.bundle},
+                 now);
+}
+
+std::optional<std::string> CoordinatorService::AddPart(const protocol::TransportEvent& event,
+                                                       const UploadPart& part, Millis now) {
   auto reply = [&](bool ok, const std::string& message) {
     SendMessage(event.peer, protocol::CommandReply{ok, message});
   };
-  // Idle uploads go first so that they do not count against kMaxUploads.
+  const UploadKind& kind = part.kind;
+  std::string what =
+      std::string(kind.what) + (part.name.empty() ? "" : " ") + std::string(part.name);
+  // Idle uploads go first so that they do not count against the bound.
   std::erase_if(uploads_,
                 [now](const auto& entry) { return now - entry.second.last > kUploadIdle; });
   // Keyed by the sender's key too, so that two keys' uploads of the same id never mix.
-  std::string id = event.user + "/" + part.upload_id;
+  std::string prefix = std::string(kind.what) + ":";
+  std::string id = prefix + event.user + "/" + std::string(part.upload_id);
   auto it = uploads_.find(id);
   if (part.offset == 0) {
-    if (part.total_size > kMaxUploadBytes) {
-      reply(false, "bundle " + part.name + " is " + std::to_string(part.total_size >> 20) +
-                       " MiB, above the " + std::to_string(kMaxUploadBytes >> 20) +
-                       " MiB the coordinator takes over the network: stop it and import with "
-                       "orch import --data-dir");
+    if (part.total_size > kind.max_bytes) {
+      reply(false, what + " is " + std::to_string((part.total_size + (1 << 20) - 1) >> 20) +
+                       " MiB (" + std::to_string(part.total_size) + " bytes), above the " +
+                       std::to_string(kind.max_bytes >> 20) +
+                       " MiB the coordinator takes over the network: " + kind.past_bound);
       return std::nullopt;
     }
-    if (it == uploads_.end() && uploads_.size() >= kMaxUploads) {
-      reply(false, std::to_string(uploads_.size()) +
-                       " bundle uploads are in progress; try "
-                       "again in a minute");
+    std::size_t in_progress = std::count_if(uploads_.begin(), uploads_.end(), [&](const auto& e) {
+      return e.first.starts_with(prefix);
+    });
+    if (it == uploads_.end() && in_progress >= kind.max_at_once) {
+      reply(false, std::to_string(in_progress) + " " + kind.what +
+                       " uploads are in progress; try again in a minute");
       return std::nullopt;
     }
     // A part at offset 0 starts the upload over, dropping what an earlier try sent.
@@ -476,11 +539,11 @@ std::optional<std::string> CoordinatorService::AddPart(const protocol::Transport
              it->second.total != part.total_size) {
     // Parts are appended, so each must start where the last one ended.
     uploads_.erase(id);
-    reply(false, "bundle " + part.name + ": a part at byte " + std::to_string(part.offset) +
+    reply(false, what + ": a part at byte " + std::to_string(part.offset) +
                      " came out of order or after its upload expired; send the file again");
     return std::nullopt;
   }
-  it->second.bytes += part.bundle;
+  it->second.bytes += part.bytes;
   it->second.last = now;
   if (it->second.bytes.size() < it->second.total) {
     reply(true, "received " + std::to_string(it->second.bytes.size()) + " of " +
@@ -510,7 +573,7 @@ void CoordinatorService::OnImport(const protocol::TransportEvent& event,
   if (!allowed.ok()) return reply(false, "read the trusted keys: " + allowed.status().message());
   bundle::ImportContext context;
   for (const protocol::PublicIdentity& key : *allowed) {
-    if (key.role == "contributor") context.trusted.push_back(key);
+    (key.role == "contributor" ? context.trusted : context.other_roles).push_back(key);
   }
   context.trust_hint = "check with the contributor that this is their key, then: cp {name}.key " +
                        bundle_keys_.allowed_dir +

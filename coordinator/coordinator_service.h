@@ -19,9 +19,14 @@
 //   protocol version is answered with Reject naming both versions.
 // - With authentication (SetAccessPolicy): coordinator/access_policy.h decides;
 //   refusals are answered and counted per key, and a key refused
-//   `max_bad_frames` times in a row is ignored for kQuietAfterAbuse except on
-//   the connection that holds its own agent id. Who submitted an experiment is
-//   stored with its plan (PlanRecord::owner).
+//   `max_bad_frames` times within kRefusalWindow (whatever it sent between) is
+//   ignored for kQuietAfterAbuse except on the connection that holds its own agent
+//   id. While ignored, each of its requests is answered once, saying it is
+//   throttled and until when; its other messages are dropped. Who submitted an
+//   experiment is stored with its plan (PlanRecord::owner).
+// - A plan larger than a frame arrives as Submit parts (upload_id), assembled as a
+//   result bundle's parts are (below) and then submitted whole; the access policy
+//   checks the whole plan again (its experiment).
 // - Bundles (docs/bundles.md): an ExportRequest is answered with a plan bundle signed
 //   with the coordinator's key (BundleKeys), an ImportRequest by verifying the result
 //   bundle and storing it in one write (bundle/result_bundle.h); the core is then
@@ -33,6 +38,7 @@
 #include <spdlog/logger.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -50,14 +56,20 @@
 
 namespace orch::coordinator {
 
-// How long a key whose requests were refused max_bad_frames times in a row is
-// ignored (other keys are not affected).
+// A key's refusals are counted over a sliding window of this length: max_bad_frames
+// of them within it, whatever else the key sent between (its agent's heartbeats),
+// and the key is ignored for kQuietAfterAbuse (other keys are not affected).
+inline constexpr Millis kRefusalWindow{60000};
 inline constexpr Millis kQuietAfterAbuse{60000};
 
-// Result bundles sent in parts (ImportRequest.upload_id) are assembled in memory: at most
-// this large, this many at once, and dropped when no part came for this long.
+// Files sent in parts are assembled in memory, each kind with its bounds: result
+// bundles (ImportRequest.upload_id) at most kMaxUploadBytes each and kMaxUploads at
+// once, plans (Submit.upload_id) at most kMaxPlanBytes of JSON each and
+// kMaxPlanUploads at once. An upload is dropped when no part came for kUploadIdle.
 inline constexpr std::uint64_t kMaxUploadBytes = std::uint64_t{256} << 20;
 inline constexpr std::size_t kMaxUploads = 4;
+inline constexpr std::uint64_t kMaxPlanBytes = std::uint64_t{512} << 20;
+inline constexpr std::size_t kMaxPlanUploads = 2;
 inline constexpr Millis kUploadIdle{60000};
 
 // What bundles need: the coordinator's own key (signs plan bundles; the plan bundle a
@@ -117,14 +129,16 @@ class CoordinatorService final {
   void OnFrame(const protocol::TransportEvent& event, Millis now);
   void OnMessage(const protocol::TransportEvent& event, protocol::Message message, Millis now);
   void OnUndecodable(const std::string& peer, const Status& why);
-  // The one answer a refused message gets, by what its sender waits for.
-  enum class AnswerKind { kExportReply, kCommandReply, kReject };
-  static AnswerKind AnswerKindOf(const protocol::Message& message);
-  void AnswerRefusal(const std::string& peer, AnswerKind kind, const std::string& text);
   // False (after answering the peer) when the policy refuses the message.
   bool Permitted(const protocol::TransportEvent& event, const protocol::Message& message,
                  Millis now);
-  bool Quiet(const protocol::TransportEvent& event, Millis now) const;
+  // True when the event's key is ignored on this connection now; its request, if
+  // it is one, has been answered that it is throttled.
+  bool Quiet(const protocol::TransportEvent& event, Millis now);
+  // False when `message` is a part of a plan and the plan is not whole yet, or the
+  // whole plan is refused (the peer has been answered); else true, with a plan sent in
+  // parts put back together in `message`.
+  bool WholePlan(const protocol::TransportEvent& event, protocol::Message& message, Millis now);
   void StampOwner(const std::string& user, Effects& effects) const;
   void RestoreOwners(const store::StoreState& state);
   void BadFrame(const std::string& peer, const Status& why);
@@ -143,8 +157,28 @@ class CoordinatorService final {
                 Millis now);
   void OnImport(const protocol::TransportEvent& event, const protocol::ImportRequest& request,
                 Millis now);
+  // What is sent in parts, and its bounds.
+  struct UploadKind {
+    const char* what;         // "bundle", "plan": in messages, and the uploads' key
+    std::uint64_t max_bytes;  // the whole file's
+    std::size_t max_at_once;  // uploads of this kind in progress
+    const char* past_bound;   // what to do instead, for a file above max_bytes
+  };
+  // One part of a file sent in parts, whichever message carried it.
+  struct UploadPart {
+    const UploadKind& kind;
+    std::string_view name;  // the file's, for messages
+    std::string_view upload_id;
+    std::uint64_t offset = 0;
+    std::uint64_t total_size = 0;
+    std::string_view bytes;
+  };
+  static const UploadKind kPlanUpload;
+  static const UploadKind kBundleUpload;
   // Adds a part to its upload. The whole file once its last part is in, else nullopt
   // (the peer has been answered).
+  std::optional<std::string> AddPart(const protocol::TransportEvent& event, const UploadPart& part,
+                                     Millis now);
   std::optional<std::string> AddPart(const protocol::TransportEvent& event,
                                      const protocol::ImportRequest& part, Millis now);
 
@@ -164,11 +198,16 @@ class CoordinatorService final {
     std::uint64_t total = 0;
     Millis last{0};
   };
-  std::map<std::string, Upload> uploads_;           // key name + "/" + upload id
-  std::map<std::string, std::string> owners_;       // experiment -> submitting key (stored)
-  std::map<std::string, std::int32_t> refused_by_;  // key -> refusals in a row
-  std::map<std::string, Millis> quiet_until_;       // key -> ignored until then
-  std::map<std::string, std::string> holder_;       // peer id -> key of its connection
+  std::map<std::string, Upload> uploads_;      // kind + ":" + key name + "/" + upload id
+  std::map<std::string, std::string> owners_;  // experiment -> submitting key (stored)
+  // key -> when its refusals within kRefusalWindow came, oldest first
+  std::map<std::string, std::deque<Millis>> refused_by_;
+  struct Quieted {
+    Millis until{0};
+    std::size_t refusals = 0;  // that quieted it
+  };
+  std::map<std::string, Quieted> quiet_until_;  // key -> ignored until then
+  std::map<std::string, std::string> holder_;   // peer id -> key of its connection
   std::uint64_t bad_frames_ = 0;
   std::uint64_t failed_writes_ = 0;
   std::uint64_t out_of_memory_ = 0;

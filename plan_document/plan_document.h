@@ -27,9 +27,12 @@
 namespace orch::plan_document {
 
 inline constexpr const char* kPlanSchema = "orch.plan/1";
-// The most jobs and workloads one document may have; the reader refuses more.
+// The most jobs and workloads one document may have; the reader refuses more. As many
+// workloads as jobs: a plan the planner makes has a job for every workload (a spec of
+// 60,000 workloads is a valid plan), and the document's size is bounded where it is
+// read (a Submit's plan: coordinator::kMaxPlanBytes).
 inline constexpr std::size_t kMaxJobs = 1'000'000;
-inline constexpr std::size_t kMaxWorkloads = 10'000;
+inline constexpr std::size_t kMaxWorkloads = kMaxJobs;
 // An index that points nowhere: the field was absent.
 inline constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 

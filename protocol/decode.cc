@@ -211,9 +211,36 @@ Result<Drain> Read(w::Drain::Reader r) {
   return Drain{Str(r.getAgentId())};
 }
 
+// The rules a message sent in parts keeps (Submit, ImportRequest): `prefix` names the
+// message, `bytes` is the size of the part it carries.
+Status CheckPart(const std::string& prefix, const std::string& upload_id, std::uint64_t offset,
+                 std::uint64_t total_size, std::size_t bytes) {
+  if (upload_id.empty()) {
+    if (offset != 0 || total_size != 0) {
+      return FieldError(prefix + ".uploadId", "required for a part (offset, totalSize)");
+    }
+    return Status::Ok();
+  }
+  // The coordinator keeps upload ids as map keys while parts arrive: bounded.
+  if (upload_id.size() > kMaxUploadIdBytes) {
+    return FieldError(prefix + ".uploadId",
+                      "longer than " + std::to_string(kMaxUploadIdBytes) + " bytes");
+  }
+  // Written as a subtraction, after checking offset <= total_size, so that a large
+  // offset cannot wrap the sum around.
+  if (offset > total_size || bytes > total_size - offset) {
+    return FieldError(prefix + ".offset",
+                      "the part ends past totalSize " + std::to_string(total_size));
+  }
+  return Status::Ok();
+}
+
 Result<Submit> Read(w::Submit::Reader r) {
   ORCH_RETURN_IF_ERROR(Required("submit.planJson", r.getPlanJson()));
-  return Submit{Str(r.getPlanJson())};
+  Submit submit{Str(r.getPlanJson()), Str(r.getUploadId()), r.getOffset(), r.getTotalSize()};
+  ORCH_RETURN_IF_ERROR(CheckPart("submit", submit.upload_id, submit.offset, submit.total_size,
+                                 submit.plan_json.size()));
+  return submit;
 }
 
 Result<StatusRequest> Read(w::StatusRequest::Reader r) {
@@ -326,23 +353,8 @@ Result<ImportRequest> Read(w::ImportRequest::Reader r) {
   if (r.getBundle().size() == 0) return FieldError("importRequest.bundle", "empty");
   ImportRequest request{Bytes(r.getBundle()), Str(r.getName()), Str(r.getUploadId()), r.getOffset(),
                         r.getTotalSize()};
-  if (request.upload_id.empty()) {
-    if (request.offset != 0 || request.total_size != 0) {
-      return FieldError("importRequest.uploadId", "required for a part (offset, totalSize)");
-    }
-    return request;
-  }
-  // The coordinator keeps upload ids as map keys while parts arrive: bounded.
-  if (request.upload_id.size() > 64) {
-    return FieldError("importRequest.uploadId", "longer than 64 bytes");
-  }
-  // Written as a subtraction, after checking offset <= total_size, so that a large
-  // offset cannot wrap the sum around.
-  if (request.offset > request.total_size ||
-      request.bundle.size() > request.total_size - request.offset) {
-    return FieldError("importRequest.offset",
-                      "the part ends past totalSize " + std::to_string(request.total_size));
-  }
+  ORCH_RETURN_IF_ERROR(CheckPart("importRequest", request.upload_id, request.offset,
+                                 request.total_size, request.bundle.size()));
   return request;
 }
 

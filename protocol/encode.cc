@@ -124,7 +124,13 @@ void Put(w::Envelope::Builder e, const Cancel& m) {
 
 void Put(w::Envelope::Builder e, const Drain& m) { e.initDrain().setAgentId(Txt(m.agent_id)); }
 
-void Put(w::Envelope::Builder e, const Submit& m) { e.initSubmit().setPlanJson(Txt(m.plan_json)); }
+void Put(w::Envelope::Builder e, const Submit& m) {
+  auto b = e.initSubmit();
+  b.setPlanJson(Txt(m.plan_json));
+  b.setUploadId(Txt(m.upload_id));
+  b.setOffset(m.offset);
+  b.setTotalSize(m.total_size);
+}
 
 void Put(w::Envelope::Builder e, const StatusRequest& m) {
   auto b = e.initStatusRequest();

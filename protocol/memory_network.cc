@@ -12,6 +12,7 @@ class MemoryTransport final : public Transport {
   ~MemoryTransport() override { network_.RemoveNode(node_); }
 
   Status Send(std::string_view peer, std::string_view frame) override {
+    ORCH_RETURN_IF_ERROR(FrameFits(frame));
     MemoryNetwork::Node& self = *network_.Find(node_);
     TransportEvent event{TransportEvent::Kind::kFrame, "", std::string(frame)};
     if (self.is_server) {

@@ -23,9 +23,13 @@ namespace orch::protocol {
 // framed them by hand in one Data field; Decode refuses such a chunk).
 inline constexpr std::uint32_t kProtocolVersion = 2;
 
-// Largest frame Decode accepts, in bytes. Digest chunks are sized well below
-// it.
+// Largest frame Decode accepts and a Transport sends, in bytes. Digest chunks are
+// sized well below it; plans and bundles larger than that travel in parts (Submit,
+// ImportRequest).
 inline constexpr std::size_t kMaxFrameBytes = std::size_t{16} << 20;
+
+// Longest upload id of a message sent in parts (Submit, ImportRequest).
+inline constexpr std::size_t kMaxUploadIdBytes = 64;
 
 struct KeyValue {
   std::string key;    // non-empty
@@ -171,8 +175,13 @@ struct Drain {
   friend bool operator==(const Drain&, const Drain&) = default;
 };
 
+// A plan larger than one frame is sent in parts, as ImportRequest sends a bundle (the
+// same rules on upload_id, offset and total_size); the coordinator assembles them.
 struct Submit {
-  std::string plan_json;  // required
+  std::string plan_json;  // required (non-empty): the plan, or the part at `offset`
+  std::string upload_id = {};
+  std::uint64_t offset = 0;
+  std::uint64_t total_size = 0;
   friend bool operator==(const Submit&, const Submit&) = default;
 };
 

@@ -133,7 +133,11 @@ struct Drain {
 
 # CLI -> coordinator: a plan to run.
 struct Submit {
-  planJson @0 :Text;  # required: the expanded plan as JSON (planner/plan_json.h)
+  planJson @0 :Text;     # required: the expanded plan as JSON (planner/plan_json.h), or this
+                         # part of it
+  uploadId @1 :Text;     # parts of one plan share it; empty: the whole plan is here
+  offset @2 :UInt64;     # where this part starts in the plan's JSON
+  totalSize @3 :UInt64;  # the plan's JSON size in bytes (parts only)
 }
 
 # CLI -> coordinator: ask for progress.

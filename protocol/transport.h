@@ -17,6 +17,9 @@
 //   peer goes away). Frames are opaque; protocol/codec.h gives them meaning.
 // - The server may Send only to peers it has seen connect and not yet disconnect;
 //   otherwise Send returns kUnavailable and sends nothing.
+// - Send refuses a frame over kMaxFrameBytes (protocol/messages.h) with
+//   kInvalidArgument naming its size and the limit (FrameFits), and sends nothing: a
+//   receiver would drop it, leaving the sender waiting for an answer.
 // - Neither Send nor Receive blocks. How events arrive (DeliverAll for the memory
 //   network, Wait for ZeroMQ) belongs to each implementation.
 // Not thread-safe: each transport belongs to one thread (the event loop).
@@ -29,6 +32,10 @@
 #include "base/status.h"
 
 namespace orch::protocol {
+
+// OK when `frame` is at most kMaxFrameBytes; else kInvalidArgument "message too large:
+// a frame of N bytes, above the limit of M bytes (16 MiB)".
+Status FrameFits(std::string_view frame);
 
 // A client's peer id for the server.
 inline constexpr std::string_view kServerPeer = "server";

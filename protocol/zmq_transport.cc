@@ -131,6 +131,7 @@ class ZmqServer final : public ZmqEnd {
   }
 
   Status Send(std::string_view peer, std::string_view frame) override {
+    ORCH_RETURN_IF_ERROR(FrameFits(frame));
     const std::string* connection = names_.ConnectionOf(std::string(peer));
     if (connection == nullptr) {
       return Status(StatusCode::kUnavailable, "peer " + std::string(peer) + " is not connected");
@@ -200,6 +201,7 @@ class ZmqClient final : public ZmqEnd {
     if (peer != kServerPeer) {
       return InvalidArgument("a client sends only to \"server\", not " + std::string(peer));
     }
+    ORCH_RETURN_IF_ERROR(FrameFits(frame));
     return SendParts({kFrameMark, self_, frame});
   }
 

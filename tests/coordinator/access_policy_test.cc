@@ -242,5 +242,108 @@ TEST_F(SecuredServiceTest, WhoSubmittedAnExperimentSurvivesARestart) {
   EXPECT_EQ(Cancelled(*cli), 3u);
 }
 
+// An agent's key sends permitted heartbeats all the time: they must not wipe out the
+// refusals of requests made with the same key from another connection.
+TEST_F(SecuredServiceTest, RefusalsWithinTheWindowQuietAKeyWhateverItSentBetween) {
+  auto agent = h_.Peer("agent-1");
+  auto cli = h_.Peer("cli-9");
+  h_.Pump();
+  SendAs("agent-1", "agent-1", HelloFrom("agent-1"));
+  ASSERT_THAT(OfKind<protocol::Welcome>(agent->Take()), SizeIs(1));
+  for (int i = 0; i < 3; ++i) {  // max_bad_frames 3
+    SendAs("cli-9", "agent-1", protocol::Drain{"agent-1"});
+    auto refused = OfKind<protocol::CommandReply>(cli->Take());
+    ASSERT_THAT(refused, SizeIs(1));
+    EXPECT_THAT(refused[0].message, HasSubstr("refused: key agent-1 (role agent)"));
+    SendAs("agent-1", "agent-1", protocol::Heartbeat{"agent-1", {}, 1});  // permitted
+    h_.Advance(std::chrono::milliseconds(1000));
+  }
+  SendAs("cli-9", "agent-1", protocol::StatusRequest{});
+  auto replies = cli->Take();
+  ASSERT_THAT(replies, SizeIs(1));
+  ASSERT_TRUE(std::holds_alternative<protocol::CommandReply>(replies[0]));
+  EXPECT_THAT(std::get<protocol::CommandReply>(replies[0]).message, HasSubstr("throttled: "))
+      << "the key is quieted although its agent's heartbeats came between";
+  SendAs("agent-1", "agent-1", HelloFrom("agent-1"));
+  EXPECT_THAT(OfKind<protocol::Welcome>(agent->Take()), SizeIs(1))
+      << "the key's own agent connection is still heard";
+}
+
+TEST_F(SecuredServiceTest, RefusalsOlderThanTheWindowDoNotCount) {
+  auto cli = h_.Peer("cli-1");
+  h_.Pump();
+  auto refused = [&] {
+    SendAs("cli-1", "vera", protocol::Drain{"agent-1"});
+    auto replies = OfKind<protocol::CommandReply>(cli->Take());
+    EXPECT_THAT(replies, SizeIs(1));
+    return replies.empty() ? std::string() : replies[0].message;
+  };
+  EXPECT_THAT(refused(), HasSubstr("refused: "));
+  EXPECT_THAT(refused(), HasSubstr("refused: "));
+  h_.Advance(kRefusalWindow);  // both leave the window
+  EXPECT_THAT(refused(), HasSubstr("refused: "));
+  EXPECT_THAT(refused(), HasSubstr("refused: ")) << "two within the window, not four";
+  EXPECT_THAT(refused(), HasSubstr("refused: "));  // the third within the window quiets it
+  EXPECT_THAT(refused(), HasSubstr("throttled: "));
+}
+
+// A quieted key's requests are answered once each, saying why and until when; its
+// agent messages on another connection are dropped; after the quiet it is heard again.
+TEST_F(SecuredServiceTest, AThrottledKeyIsToldSoAndUntilWhen) {
+  auto cli = h_.Peer("cli-1");
+  auto agent = h_.Peer("agent-1");
+  h_.Pump();
+  for (int i = 0; i < 3; ++i) SendAs("cli-1", "vera", protocol::Cancel{"", "alices"});
+  ASSERT_THAT(OfKind<protocol::CommandReply>(cli->Take()), SizeIs(3));
+  h_.Advance(std::chrono::milliseconds(10'000));
+  SendAs("cli-1", "vera", protocol::StatusRequest{});
+  std::vector<protocol::Message> replies = cli->Take();
+  ASSERT_THAT(replies, SizeIs(1));
+  ASSERT_TRUE(std::holds_alternative<protocol::CommandReply>(replies[0]));
+  const auto& throttled = std::get<protocol::CommandReply>(replies[0]);
+  EXPECT_FALSE(throttled.ok);
+  // Quieted at 1,000,000 ms (1970-01-01 00:16:40 UTC) for 60 s.
+  EXPECT_EQ(throttled.message,
+            "throttled: 3 refused requests from key vera within 60 s; its requests are ignored "
+            "until 1970-01-01 00:17:40 UTC (in 50 s)");
+  SendAs("cli-1", "vera", protocol::ExportRequest{"alices", {}, 1000});
+  replies = cli->Take();
+  ASSERT_THAT(replies, SizeIs(1));
+  ASSERT_TRUE(std::holds_alternative<protocol::ExportReply>(replies[0]))
+      << "orch export waits for an ExportReply";
+  EXPECT_THAT(std::get<protocol::ExportReply>(replies[0]).message, HasSubstr("throttled: "));
+  SendAs("agent-1", "vera", HelloFrom("agent-1"));
+  EXPECT_THAT(agent->Take(), SizeIs(0)) << "an agent message of a quieted key gets no answer";
+  h_.Advance(std::chrono::milliseconds(50'000));
+  SendAs("cli-1", "vera", protocol::StatusRequest{});
+  EXPECT_THAT(OfKind<protocol::StatusReply>(cli->Take()), SizeIs(1)) << "heard again";
+}
+
+// The parts of a plan carry no experiment the policy could check: the whole plan is
+// checked once it is in, and refused there like a plan sent whole.
+TEST_F(SecuredServiceTest, APlanSentInPartsIsCheckedWhenWhole) {
+  auto cli = h_.Peer("cli-1");
+  h_.Pump();
+  SendAs("cli-1", "alice", protocol::Submit{PlanJson(SmallSpec("alices", 2))});
+  ASSERT_TRUE(OfKind<protocol::CommandReply>(cli->Take()).at(0).ok);
+  std::string plan = PlanJson(SmallSpec("alices", 3));
+  std::size_t half = plan.size() / 2;
+  SendAs("cli-1", "bob", protocol::Submit{plan.substr(0, half), "p-1", 0, plan.size()});
+  SendAs("cli-1", "bob", protocol::Submit{plan.substr(half), "p-1", half, plan.size()});
+  auto replies = OfKind<protocol::CommandReply>(cli->Take());
+  ASSERT_THAT(replies, SizeIs(2));
+  EXPECT_TRUE(replies[0].ok);
+  EXPECT_THAT(replies[0].message, HasSubstr("received"));
+  EXPECT_FALSE(replies[1].ok);
+  EXPECT_THAT(replies[1].message, HasSubstr("may submit only the experiments it submitted"));
+  SendAs("cli-1", "root", protocol::StatusRequest{});
+  auto status = OfKind<protocol::StatusReply>(cli->Take());
+  ASSERT_THAT(status, SizeIs(1));
+  EXPECT_EQ(status[0].experiments.at(0).total, 2u) << "the plan was not replaced";
+  EXPECT_EQ(Why("bob", "cli-2", protocol::Submit{"{", "p-2", 0, 10}), "");
+  EXPECT_THAT(Why("vera", "cli-3", protocol::Submit{"{", "p-3", 0, 10}),
+              HasSubstr("needs role submitter or admin"));
+}
+
 }  // namespace
 }  // namespace orch::coordinator

@@ -17,6 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::SizeIs;
 
 class BundleRequestsTest : public ::testing::Test {
@@ -39,6 +40,10 @@ class BundleRequestsTest : public ::testing::Test {
   // The rig's results for every job of `plan`, each run `positions` digests of 1,000
   // random bytes (they do not compress).
   std::string Results(const bundle::PlanBundle& plan, int positions) {
+    return Results(plan, positions, carol_);
+  }
+  std::string Results(const bundle::PlanBundle& plan, int positions,
+                      const protocol::SecretIdentity& signer) {
     std::unique_ptr<store::Store> rig = store::MakeMemoryStore();
     std::vector<store::JobRecord> jobs;
     for (const std::string& id : plan.job_ids) {
@@ -71,7 +76,7 @@ class BundleRequestsTest : public ::testing::Test {
       outcome.summary = "{}";
       EXPECT_TRUE(rig->FinishRun(run.id, outcome, job).ok());
     }
-    return std::move(bundle::WriteResultBundle(*rig, plan, 1, h_.now().count(), carol_))
+    return std::move(bundle::WriteResultBundle(*rig, plan, 1, h_.now().count(), signer))
         .value()
         .file;
   }
@@ -164,6 +169,21 @@ TEST_F(BundleRequestsTest, AnUploadAboveTheLimitIsRefusedAtItsFirstPart) {
       protocol::ImportRequest{"ORCHBNDL", "huge.orchb", "u-3", 0, kMaxUploadBytes + 1});
   EXPECT_FALSE(reply.ok);
   EXPECT_THAT(reply.message, HasSubstr("orch import --data-dir"));
+}
+
+// An admitted key of another role is not told to copy itself into the allowed keys
+// (it is there already): it is told its role and that bundles need a contributor key.
+TEST_F(BundleRequestsTest, ABundleSignedByAnAdmittedKeyOfAnotherRoleIsToldItNeedsAContributorKey) {
+  protocol::SecretIdentity bob = std::move(protocol::GenerateIdentity("bob", "submitter")).value();
+  ASSERT_TRUE(protocol::WriteIdentity(bob, keys_.string(), false).ok());
+  protocol::CommandReply reply = h_.Ask<protocol::CommandReply>(
+      protocol::ImportRequest{Results(Export(), 2, bob), "bob.orchb"});
+  EXPECT_FALSE(reply.ok);
+  EXPECT_THAT(reply.message, HasSubstr("a key known here as 'bob' with role submitter"));
+  EXPECT_THAT(reply.message, HasSubstr("result bundles need a key of role contributor"));
+  EXPECT_THAT(reply.message, HasSubstr("orch keygen NAME --role contributor"));
+  EXPECT_THAT(reply.message, Not(HasSubstr("cp bob.key")));
+  EXPECT_EQ(h_.AllJobs().experiments.at(0).succeeded, 0u);
 }
 
 // `orch export` waits for an ExportReply: a refusal is that reply, and nothing else (a

@@ -58,6 +58,21 @@ baseline = )toml" +
          std::to_string(repeats) + "\ncells = 1\n";
 }
 
+// SmallSpec's experiment with `workloads` teacher-forced workloads (w0, w1, ...) and
+// `repeats` baseline jobs of each: a large plan from a short spec.
+inline std::string ManyWorkloadsSpec(const std::string& name, int workloads, int repeats) {
+  std::string spec = SmallSpec(name, repeats);
+  std::string all;
+  for (int i = 0; i < workloads; ++i) {
+    all += "[[workloads]]\nname = \"w" + std::to_string(i) +
+           "\"\nkind = \"teacher_forced\"\ntext = \"The quick brown fox, take " +
+           std::to_string(i) + "\"\npositions = 16\n\n";
+  }
+  std::size_t at = spec.find("[[workloads]]");
+  std::size_t end = spec.find("[baseline]");
+  return spec.substr(0, at) + all + spec.substr(end);
+}
+
 inline std::string PlanJson(const std::string& spec_text) {
   orch::testing::MapSourceReader reader;
   planner::PlanOutcome outcome = planner::PlanSpec(spec_text, "spec.toml", reader);

@@ -83,6 +83,70 @@ TEST(CoordinatorServiceTest, SubmitAssignRunFinish) {
   EXPECT_EQ(CountDigests(h.store(), assign.run_id), 4);
 }
 
+// A plan larger than one frame cannot be sent whole (protocol/transport.h): it comes in
+// parts, as a result bundle does, and is submitted once whole.
+TEST(CoordinatorServiceTest, APlanLargerThanAFrameArrivesInPartsAndAllItsJobsAreStored) {
+  CoordinatorHarness h;
+  // More workloads than the coordinator once took (10,000), as `orch plan` makes them.
+  std::string plan = PlanJson(ManyWorkloadsSpec("big", 12'000, 3));
+  ASSERT_GT(plan.size(), protocol::kMaxFrameBytes);
+  ASSERT_FALSE(protocol::FrameFits(protocol::Encode(protocol::Submit{plan})).ok());
+  auto cli = h.Peer("cli-1");
+  constexpr std::size_t kPart = std::size_t{6} << 20;
+  std::vector<protocol::CommandReply> replies;
+  for (std::size_t offset = 0; offset < plan.size(); offset += kPart) {
+    std::size_t n = std::min(kPart, plan.size() - offset);
+    cli->Send(protocol::Submit{plan.substr(offset, n), "p-1", offset, plan.size()});
+    h.Pump();
+    for (const auto& reply : OfKind<protocol::CommandReply>(cli->Take())) replies.push_back(reply);
+  }
+  ASSERT_EQ(replies.size(), (plan.size() + kPart - 1) / kPart) << "one reply per part";
+  for (std::size_t i = 0; i + 1 < replies.size(); ++i) {
+    EXPECT_TRUE(replies[i].ok) << replies[i].message;
+    EXPECT_THAT(replies[i].message, HasSubstr("received"));
+  }
+  EXPECT_TRUE(replies.back().ok) << replies.back().message;
+  EXPECT_EQ(replies.back().message, "experiment big: 36000 jobs, submitted");
+  Result<std::vector<store::JobRecord>> jobs = h.store().ListJobs("big");
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_THAT(*jobs, SizeIs(36'000));
+  protocol::StatusReply status = h.Ask<protocol::StatusReply>(protocol::StatusRequest{"big"});
+  ASSERT_THAT(status.experiments, SizeIs(1));
+  EXPECT_EQ(status.experiments[0].total, 36'000u);
+}
+
+TEST(CoordinatorServiceTest, APlanAboveTheBoundIsRefusedAtItsFirstPartNamingBoth) {
+  CoordinatorHarness h;
+  protocol::CommandReply reply =
+      h.Ask<protocol::CommandReply>(protocol::Submit{"{", "p-2", 0, kMaxPlanBytes + 1});
+  EXPECT_FALSE(reply.ok);
+  EXPECT_EQ(reply.message, "plan is 513 MiB (" + std::to_string(kMaxPlanBytes + 1) +
+                               " bytes), above the 512 MiB the coordinator takes over the "
+                               "network: split the experiment into smaller ones (fewer "
+                               "workloads, cells or repeats per spec)");
+}
+
+TEST(CoordinatorServiceTest, AtMostSoManyPlansAreUploadedAtOnce) {
+  CoordinatorHarness h;
+  auto cli = h.Peer("cli-1");
+  for (std::size_t i = 0; i <= kMaxPlanUploads; ++i) {
+    cli->Send(protocol::Submit{"{", "p-" + std::to_string(i), 0, 100});
+  }
+  h.Pump();
+  auto replies = OfKind<protocol::CommandReply>(cli->Take());
+  ASSERT_THAT(replies, SizeIs(kMaxPlanUploads + 1));
+  for (std::size_t i = 0; i < kMaxPlanUploads; ++i) EXPECT_TRUE(replies[i].ok);
+  EXPECT_FALSE(replies.back().ok);
+  EXPECT_THAT(replies.back().message, HasSubstr("2 plan uploads are in progress"));
+  // Idle uploads expire and make room.
+  h.Advance(kUploadIdle + std::chrono::milliseconds(1));
+  cli->Send(protocol::Submit{"{", "p-9", 0, 100});
+  h.Pump();
+  replies = OfKind<protocol::CommandReply>(cli->Take());
+  ASSERT_THAT(replies, SizeIs(1));
+  EXPECT_TRUE(replies[0].ok) << replies[0].message;
+}
+
 TEST(CoordinatorServiceTest, StoresTheAgentsFingerprintOnceAndStampsItsRuns) {
   CoordinatorHarness h;
   EXPECT_TRUE(h.Submit(SmallSpec()).ok);

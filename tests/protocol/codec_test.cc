@@ -60,6 +60,13 @@ TEST(CodecTest, RoundTripsAPartOfAnUpload) {
   EXPECT_EQ(*decoded, part);
 }
 
+TEST(CodecTest, RoundTripsAPartOfAPlan) {
+  Message part = Submit{R"({"experiment")", "p-1", 0, 1 << 30};
+  Result<Message> decoded = Decode(Encode(part));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(*decoded, part);
+}
+
 TEST(CodecTest, RoundTripsEmptyOptionalFieldsAndLists) {
   Hello hello;
   hello.agent_id = "a";
@@ -224,6 +231,9 @@ std::vector<BadField> BadFields() {
       {"CancelOfRunAndExperiment", Cancel{"r", "e"}, "cancel"},
       {"DrainWithoutAgentId", Drain{""}, "drain.agentId"},
       {"SubmitWithoutPlan", Submit{""}, "submit.planJson"},
+      {"SubmitPartWithoutUpload", Submit{"{", "", 4, 10}, "submit.uploadId"},
+      {"SubmitPartPastTheEnd", Submit{"{}", "p", 9, 10}, "submit.offset"},
+      {"SubmitPartOfALongUploadId", Submit{"{}", std::string(65, 'p'), 0, 10}, "submit.uploadId"},
       {"StatusReplyWithUnnamedExperiment",
        Changed(ValidStatusReply(), [](StatusReply& m) { m.experiments[0].experiment.clear(); }),
        "statusReply.experiments[0].experiment"},

@@ -218,6 +218,28 @@ TEST_P(TransportContractTest, BinaryAndLargeFramesArriveIntact) {
   EXPECT_TRUE(received[0].frame == large);
 }
 
+// A frame the receiver would drop (kMaxFrameBytes) is refused at Send, naming both sizes,
+// instead of leaving the sender waiting for an answer that never comes; a frame of
+// exactly the limit still goes.
+TEST_P(TransportContractTest, AFrameOverTheLimitIsRefusedAtSendNamingItsSize) {
+  std::unique_ptr<Transport> server, client;
+  ConnectOne(server, client, "agent-1");
+  std::string over(kMaxFrameBytes + 1, 'x');
+  for (Status sent : {client->Send(kServerPeer, over), server->Send("agent-1", over)}) {
+    EXPECT_EQ(sent.code(), StatusCode::kInvalidArgument) << sent.ToString();
+    EXPECT_THAT(
+        sent.message(),
+        ::testing::AllOf(::testing::HasSubstr("message too large"),
+                         ::testing::HasSubstr(std::to_string(kMaxFrameBytes + 1) + " bytes"),
+                         ::testing::HasSubstr("limit of " + std::to_string(kMaxFrameBytes))));
+  }
+  std::string limit(kMaxFrameBytes, 'y');
+  ASSERT_TRUE(client->Send(kServerPeer, limit).ok());
+  auto received = Collect(*server, 1);
+  ASSERT_EQ(received.size(), 1u) << "only the frame within the limit arrives";
+  EXPECT_EQ(received[0].frame.size(), kMaxFrameBytes);
+}
+
 TEST_P(TransportContractTest, CarriesCodecFramesBothWays) {
   std::unique_ptr<Transport> server, client;
   ConnectOne(server, client, "gpu-box-3");
