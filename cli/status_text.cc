@@ -193,7 +193,13 @@ std::string FormatJobsTable(const protocol::StatusReply& status) {
                     Or(job.reason)});
   }
   if (rows.size() == 1) return "(no jobs)\n";
-  return Columns(rows, "");
+  std::string table = Columns(rows, "");
+  if (status.jobs_omitted > 0) {
+    table += "... " + std::to_string(status.jobs_omitted) +
+             " more jobs not listed (a reply lists at most " +
+             std::to_string(protocol::kMaxStatusJobs) + ")\n";
+  }
+  return table;
 }
 
 std::string FormatUnrunnableJobs(const protocol::StatusReply& status, std::size_t* count) {
@@ -201,7 +207,12 @@ std::string FormatUnrunnableJobs(const protocol::StatusReply& status, std::size_
   for (const protocol::JobStatus& job : status.jobs) {
     if (!job.runnable && job.state == "pending") unrunnable.jobs.push_back(job);
   }
-  if (count != nullptr) *count = unrunnable.jobs.size();
+  // A long list is cut at kMaxStatusJobs: the experiments' own counts are whole.
+  std::size_t total = 0;
+  for (const protocol::ExperimentProgress& e : status.experiments) total += e.unrunnable;
+  total = std::max(total, unrunnable.jobs.size());
+  unrunnable.jobs_omitted = static_cast<std::uint32_t>(total - unrunnable.jobs.size());
+  if (count != nullptr) *count = total;
   return unrunnable.jobs.empty() ? "" : FormatJobsTable(unrunnable);
 }
 
@@ -251,6 +262,7 @@ std::string FormatStatusJson(const protocol::StatusReply& status) {
   for (const protocol::JobStatus& job : status.jobs) doc["jobs"].push_back(JobJson(job));
   doc["recent_failures"] = status.recent_failures;
   doc["security"] = status.security;
+  doc["jobs_omitted"] = status.jobs_omitted;
   return doc.dump(2) + "\n";
 }
 

@@ -343,6 +343,11 @@ void CoordinatorCore::Progress(const protocol::StatusRequest& request, Millis no
   std::sort(listed.begin(), listed.end(), [](const Listed& a, const Listed& b) {
     return a.plan != b.plan ? a.plan < b.plan : a.index < b.index;
   });
+  // One reply must fit in a frame: the first kMaxStatusJobs in plan order, the rest counted.
+  if (listed.size() > protocol::kMaxStatusJobs) {
+    reply.jobs_omitted = static_cast<std::uint32_t>(listed.size() - protocol::kMaxStatusJobs);
+    listed.resize(protocol::kMaxStatusJobs);
+  }
   reply.jobs.reserve(reply.jobs.size() + listed.size());
   for (Listed& entry : listed) {
     const ParsedPlan& plan = catalog_.plan(entry.plan);

@@ -314,6 +314,7 @@ Result<StatusReply> Read(w::StatusReply::Reader r) {
     reply.jobs.push_back(std::move(job));
   }
   reply.security = Str(r.getSecurity());
+  reply.jobs_omitted = r.getJobsOmitted();
   return reply;
 }
 

@@ -194,6 +194,7 @@ void Put(w::Envelope::Builder e, const StatusReply& m) {
   auto jobs = b.initJobs(m.jobs.size());
   for (unsigned i = 0; i < m.jobs.size(); ++i) Fill(jobs[i], m.jobs[i]);
   b.setSecurity(Txt(m.security));
+  b.setJobsOmitted(m.jobs_omitted);
 }
 
 void Put(w::Envelope::Builder e, const Retry& m) {

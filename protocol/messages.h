@@ -247,12 +247,17 @@ struct JobStatus {
   friend bool operator==(const JobStatus&, const JobStatus&) = default;
 };
 
+// The most jobs one StatusReply lists (a few MiB, well inside a frame); the rest are
+// counted in jobs_omitted.
+inline constexpr std::size_t kMaxStatusJobs = 10'000;
+
 struct StatusReply {
   std::vector<ExperimentProgress> experiments;
   std::vector<AgentSummary> agents;
   std::vector<std::string> recent_failures;  // newest first, "run-id: reason"
-  std::vector<JobStatus> jobs;               // plan order
+  std::vector<JobStatus> jobs;               // plan order, at most kMaxStatusJobs
   std::string security = {};                 // how the coordinator's sockets are protected
+  std::uint32_t jobs_omitted = 0;            // jobs the request asked for beyond kMaxStatusJobs
   friend bool operator==(const StatusReply&, const StatusReply&) = default;
 };
 

@@ -210,6 +210,7 @@ struct StatusReply {
   recentFailures @2 :List(Text);             # newest first, "run-id: reason"
   jobs @3 :List(JobStatus);                  # see StatusRequest.allJobs; plan order
   security @4 :Text;                         # "curve", "plain (loopback)" or "INSECURE (...)"
+  jobsOmitted @5 :UInt32;                    # jobs asked for beyond the 10,000 a reply lists
 }
 
 # CLI -> coordinator: run an experiment's failed and/or cancelled jobs again (fresh retry

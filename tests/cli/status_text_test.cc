@@ -70,6 +70,21 @@ TEST(StatusTextTest, TheJobsTableHasAColumnPerFactAndAReasonPerJob) {
   EXPECT_THAT(table, HasSubstr("(offered: llama.cpp@b8390)"));
 }
 
+// A reply lists at most kMaxStatusJobs: the table says how many more there are, and the
+// unrunnable count comes from the experiments' own counts, not the list's length.
+TEST(StatusTextTest, JobsLeftOutOfAReplyAreCountedAndSaid) {
+  protocol::StatusReply reply = Reply();
+  reply.jobs_omitted = 26'000;
+  EXPECT_THAT(FormatJobsTable(reply),
+              HasSubstr("... 26000 more jobs not listed (a reply lists at most 10000)"));
+  reply.experiments[0].unrunnable = 26'001;
+  std::size_t count = 0;
+  std::string unrunnable = FormatUnrunnableJobs(reply, &count);
+  EXPECT_EQ(count, 26'001u);
+  EXPECT_THAT(unrunnable, HasSubstr("... 26000 more jobs not listed"));
+  EXPECT_EQ(nlohmann::json::parse(FormatStatusJson(reply))["jobs_omitted"], 26'000);
+}
+
 TEST(StatusTextTest, JsonHasJobsAndANullEtaWhenUnknown) {
   nlohmann::json doc = nlohmann::json::parse(FormatStatusJson(Reply()));
   EXPECT_TRUE(doc["experiments"][0]["eta_ms"].is_null());

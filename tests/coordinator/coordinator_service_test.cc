@@ -113,6 +113,12 @@ TEST(CoordinatorServiceTest, APlanLargerThanAFrameArrivesInPartsAndAllItsJobsAre
   protocol::StatusReply status = h.Ask<protocol::StatusReply>(protocol::StatusRequest{"big"});
   ASSERT_THAT(status.experiments, SizeIs(1));
   EXPECT_EQ(status.experiments[0].total, 36'000u);
+  // No agent can run them: every job is worth a look, but one reply lists 10,000 and
+  // counts the rest, so that it fits in a frame.
+  EXPECT_EQ(status.experiments[0].unrunnable, 36'000u);
+  EXPECT_THAT(status.jobs, SizeIs(protocol::kMaxStatusJobs));
+  EXPECT_EQ(status.jobs_omitted, 26'000u);
+  EXPECT_TRUE(protocol::FrameFits(protocol::Encode(status)).ok());
 }
 
 TEST(CoordinatorServiceTest, APlanAboveTheBoundIsRefusedAtItsFirstPartNamingBoth) {

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "bundle/bundle_file.h"
 #include "bundle/result_bundle.h"
@@ -85,6 +86,37 @@ TEST_F(HostileInputTest, AZipBombFromAnUnknownKeyIsRefusedAndInflatesNothing) {
       << "the coordinator inflated the bomb";
   // It still answers.
   EXPECT_THAT(As("alice", {"experiments"}).out, HasSubstr("(no experiments submitted)"));
+}
+
+// Regression: a valid plan above the 16 MiB frame limit (orch plan accepts it) could not
+// be submitted, and the client said "no answer ... answers only --key" while the
+// coordinator logged nothing. Here 12,000 workloads, 36,000 jobs, about 20 MiB of plan;
+// no agent runs them, so the unrunnable list is longer than one reply may be too.
+TEST_F(HostileInputTest, APlanLargerThanAFrameIsSubmittedInParts) {
+  ASSERT_NO_FATAL_FAILURE(cluster_.StartCoordinator("tcp://127.0.0.1:*"));
+  std::ostringstream spec;
+  spec << "[experiment]\nname = \"big\"\n\n"
+       << "[model]\nsynth = \"llama:vocab=512,embd=64,layers=2,heads=2,kv_heads=1,ff=128\"\n\n";
+  for (int w = 0; w < 12'000; ++w) {
+    spec << "[[workloads]]\nname = \"w" << w << "\"\nkind = \"teacher_forced\"\n"
+         << "text = \"hello hello hello " << w << "\"\npositions = 4\n\n";
+  }
+  spec << "[baseline]\nengine = \"test-engine@1\"\nquant = \"f32\"\nkv = \"f16\"\n"
+       << "attention = \"off\"\ntp = 1\nhardware = \"cpu\"\n\n"
+       << "[alternatives]\nkv = [\"q8_0\"]\n\n[repeats]\nbaseline = 2\ncells = 1\n";
+  fs::path file = cluster_.dir() / "big.toml";
+  std::ofstream(file) << spec.str();
+  ProcessResult plan = RunProcess({OrchBinary(), "plan", file.string(), "--json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  ASSERT_GT(plan.out.size(), std::size_t{16} << 20) << "the plan must not fit in one frame";
+  ProcessResult submitted = cluster_.Client({"submit", file.string(), "--timeout", "60"});
+  EXPECT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err << cluster_.Logs();
+  EXPECT_THAT(submitted.out, HasSubstr("experiment big: 36000 jobs, submitted"));
+  EXPECT_THAT(submitted.err, HasSubstr("36000 jobs can run on no connected agent"));
+  EXPECT_THAT(submitted.err, HasSubstr("26000 more jobs not listed"));
+  std::optional<nlohmann::json> progress = cluster_.Progress("big");
+  ASSERT_TRUE(progress.has_value()) << cluster_.Logs();
+  EXPECT_EQ(progress->value("total", 0), 36'000);
 }
 
 }  // namespace

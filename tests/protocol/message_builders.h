@@ -65,6 +65,7 @@ inline StatusReply ValidStatusReply() {
   job.runnable = false;
   m.jobs = {job};
   m.security = "curve";
+  m.jobs_omitted = 7;
   m.recent_failures = {"run-3: driver exited with status 2"};
   return m;
 }
