@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 
+#include "cli/client_file.h"
 #include "cli/command.h"
 #include "cli/files.h"
 #include "cli/security_keys.h"
@@ -92,9 +93,11 @@ int RunSubmit(const std::string& spec, const ClientOptions& options, bool allow_
 void AddClientOptions(CLI::App& cmd, ClientOptions& options) {
   const char* env = std::getenv("ORCH_COORDINATOR");
   options.coordinator = env != nullptr && *env != '\0' ? env : "tcp://127.0.0.1:7700";
+  auto given = [&options](const std::string&) { options.endpoint_given = true; };
   cmd.add_option("--coordinator", options.coordinator,
                  "coordinator endpoint (default: $ORCH_COORDINATOR, else "
-                 "tcp://127.0.0.1:7700)");
+                 "tcp://127.0.0.1:7700)")
+      ->each(given);
   cmd.add_option("--timeout", options.timeout_s, "seconds to wait for the coordinator (10)")
       ->check(CLI::PositiveNumber);
   const char* key = std::getenv("ORCH_KEY");
@@ -103,12 +106,37 @@ void AddClientOptions(CLI::App& cmd, ClientOptions& options) {
   options.coordinator_key = server_key != nullptr ? server_key : "";
   cmd.add_option("--key", options.key,
                  "FILE: your secret key (orch keygen), for a coordinator with keys "
-                 "(default $ORCH_KEY)");
+                 "(default $ORCH_KEY)")
+      ->each(given);
   cmd.add_option("--coordinator-key", options.coordinator_key,
-                 "FILE: the coordinator's public key (default $ORCH_COORDINATOR_KEY)");
+                 "FILE: the coordinator's public key (default $ORCH_COORDINATOR_KEY)")
+      ->each(given);
+  // orch import has a --data-dir of its own: a stopped store to write into.
+  if (cmd.get_option_no_throw("--data-dir") != nullptr) return;
+  cmd.add_option("--data-dir", options.data_dir,
+                 "DIR: the --data-dir of an orch run on this machine; its coordinator and "
+                 "keys come from DIR/client.json");
 }
 
-Result<protocol::Message> Request(const ClientOptions& options, const protocol::Message& request) {
+Result<ClientOptions> ResolveClient(const ClientOptions& options) {
+  if (options.data_dir.empty() || options.endpoint_given) return options;
+  ORCH_ASSIGN_OR_RETURN(ClientFile run, ReadClientFile(options.data_dir));
+  if (run.ended) return Status(StatusCode::kUnavailable, RunEndedMessage(options.data_dir, ""));
+  ClientOptions resolved = options;
+  resolved.coordinator = run.coordinator;
+  resolved.key = run.key;
+  resolved.coordinator_key = run.coordinator_key;
+  return resolved;
+}
+
+bool RunEnded(const ClientOptions& options) {
+  if (options.data_dir.empty() || options.endpoint_given) return false;
+  Result<ClientFile> run = ReadClientFile(options.data_dir);
+  return run.ok() && run->ended;
+}
+
+Result<protocol::Message> Request(const ClientOptions& given, const protocol::Message& request) {
+  ORCH_ASSIGN_OR_RETURN(ClientOptions options, ResolveClient(given));
   std::string bad = protocol::WhyBadEndpoint(options.coordinator, protocol::EndpointUse::kConnect);
   if (!bad.empty()) return InvalidArgument("--coordinator " + bad);
   ORCH_ASSIGN_OR_RETURN(
@@ -130,6 +158,11 @@ Result<protocol::Message> Request(const ClientOptions& options, const protocol::
       Result<protocol::Message> reply = protocol::Decode(event->frame);
       if (reply.ok()) return reply;
     }
+  }
+  if (!given.data_dir.empty() && !given.endpoint_given) {
+    return Status(StatusCode::kUnavailable, "no answer from the coordinator at " +
+                                                options.coordinator + ": " +
+                                                RunEndedMessage(given.data_dir, ""));
   }
   return Status(StatusCode::kUnavailable,
                 "no answer from the coordinator at " + options.coordinator + " within " +

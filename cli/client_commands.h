@@ -3,7 +3,8 @@
 // `orch status` and `orch experiments`
 // (cli/status_command.h). Each takes --coordinator ENDPOINT (default: the
 // environment variable ORCH_COORDINATOR, else tcp://127.0.0.1:7700) and
-// --timeout SECONDS. Exit status: 0 done, 1 refused or unreachable, 2 invalid
+// --timeout SECONDS, or --data-dir DIR of an `orch run` on this machine, whose
+// endpoint and keys come from DIR/client.json (cli/client_file.h). Exit status: 0 done, 1 refused or unreachable, 2 invalid
 // input (nothing was sent).
 #pragma once
 
@@ -30,11 +31,23 @@ struct ClientOptions {
   // coordinator's public key file; both empty for a plain coordinator.
   std::string key;
   std::string coordinator_key;
+  // --data-dir: an orch run's, whose client file gives the three above unless
+  // --coordinator, --key or --coordinator-key was given (`endpoint_given`).
+  std::string data_dir = {};
+  bool endpoint_given = false;
 };
 
-// Adds --coordinator, --timeout, --key and --coordinator-key to `cmd` (defaults:
-// $ORCH_COORDINATOR else tcp://127.0.0.1:7700, 10 s, $ORCH_KEY, $ORCH_COORDINATOR_KEY).
+// Adds --coordinator, --timeout, --key, --coordinator-key and --data-dir to `cmd`
+// (defaults: $ORCH_COORDINATOR else tcp://127.0.0.1:7700, 10 s, $ORCH_KEY,
+// $ORCH_COORDINATOR_KEY, none); --data-dir not where `cmd` has one already.
 void AddClientOptions(CLI::App& cmd, ClientOptions& options);
+
+// `options` with the endpoint and keys of the run in --data-dir when it names one
+// (and no endpoint or key was given); the error says when that run has ended.
+Result<ClientOptions> ResolveClient(const ClientOptions& options);
+// Whether --data-dir names a run (and no endpoint or key was given) whose client
+// file says it has ended: its store is all there is.
+bool RunEnded(const ClientOptions& options);
 
 // A StatusRequest's reply; FailedPrecondition with the coordinator's message when
 // it refuses (a key without the role), Unavailable for no or another reply.

@@ -3,9 +3,11 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "cli/client_file.h"
 #include "cli/files.h"
 #include "protocol/identity_key.h"
 
@@ -115,7 +117,12 @@ Result<std::string> LocalSystem::StartCoordinator(const std::string& orch) {
   coordinator_ = std::make_unique<ChildProcess>(std::move(child));
   for (int i = 0; i < 300; ++i) {
     Result<std::string> text = ReadFile(endpoint_file.string());
-    if (text.ok() && !Trimmed(*text).empty()) return Trimmed(*text);
+    if (text.ok() && !Trimmed(*text).empty()) {
+      endpoint_ = Trimmed(*text);
+      ORCH_RETURN_IF_ERROR(
+          WriteClientFile(data_dir_, {endpoint_, admin_key_, coordinator_public_, false}));
+      return endpoint_;
+    }
     if (coordinator_->WaitFor(100ms)) break;
   }
   return Status(StatusCode::kUnavailable, WhyNotStarted(log, data_dir_));
@@ -153,6 +160,12 @@ std::string LocalSystem::ExitedDaemon() {
 }
 
 void LocalSystem::Stop() {
+  // Watchers in other terminals stop asking and read the store instead.
+  if (!endpoint_.empty()) {
+    Status marked = WriteClientFile(data_dir_, {endpoint_, admin_key_, coordinator_public_, true});
+    if (!marked.ok()) std::cerr << "orch run: " << marked.message() << "\n";
+    endpoint_.clear();
+  }
   // Agents first, all at once: each cancels its drivers and flushes its spool
   // to the coordinator, which must still be up to acknowledge it.
   for (ChildProcess& agent : agents_) agent.Signal(SIGTERM);

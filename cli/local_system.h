@@ -41,7 +41,8 @@ class LocalSystem final {
   const std::string& coordinator_public_key() const { return coordinator_public_; }
 
   // Starts the coordinator on 127.0.0.1 (any port) and returns its endpoint once
-  // it has written it. The error names the log and, when the store is locked, the
+  // it has written it, after writing DATA_DIR/client.json (cli/client_file.h) for
+  // other terminals; Stop() marks that file ended. The error names the log and, when the store is locked, the
   // process that holds it.
   Result<std::string> StartCoordinator(const std::string& orch);
   // Starts agents local-1..local-N registered with `endpoint`.
@@ -64,6 +65,7 @@ class LocalSystem final {
   std::string keys_dir_;  // empty until MakeKeys
   std::string admin_key_;
   std::string coordinator_public_;
+  std::string endpoint_;  // empty until the coordinator is up, and after Stop
 };
 
 }  // namespace orch::cli

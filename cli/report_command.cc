@@ -8,13 +8,15 @@
 #include <iostream>
 #include <memory>
 
+#include "base/suggest.h"
 #include "cli/command.h"
-#include "cli/scratch_dir.h"
 #include "cli/files.h"
+#include "cli/scratch_dir.h"
+#include "cli/status_text.h"
+#include "cli/stored_status.h"
 #include "report/render.h"
 #include "report/report.h"
 #include "report/summary_token_decoder.h"
-#include "store/rocksdb_store.h"
 
 namespace orch::cli {
 namespace {
@@ -28,22 +30,22 @@ struct ReportCommandOptions {
   bool by_host = false;
 };
 
-// The store is only read, as a secondary instance: a running coordinator may hold
-// it open, and the report then shows what it had stored when the report began.
-Result<std::unique_ptr<store::Store>> OpenStore(const std::string& data_dir,
-                                                const ScratchDir& scratch) {
-  std::string dir = store::RocksDbPathInDataDir(data_dir);
-  if (!std::filesystem::is_directory(dir)) {
-    return NotFound("no store at " + dir +
-                    " (give the coordinator's data directory as --data-dir)");
-  }
-  if (scratch.path().empty()) return IoError("cannot create a temporary folder to read " + dir);
-  return store::OpenRocksDbStoreForReading(dir, scratch.path());
-}
-
 int Fail(const Status& status) {
   std::cerr << "orch report: " << status.message() << "\n";
   return status.code() == StatusCode::kNotFound ? kExitInvalidInput : kExitError;
+}
+
+// An experiment the store does not hold: the ones it does, and the closest name.
+int UnknownExperiment(const Status& status, store::Store& store, const std::string& experiment) {
+  Result<protocol::StatusReply> stored = StoredProgress(store);
+  if (!stored.ok()) return Fail(status);
+  std::vector<std::string> names;
+  for (const protocol::ExperimentProgress& e : stored->experiments) names.push_back(e.experiment);
+  std::string closest = ClosestName(experiment, names);
+  std::string guess = closest.empty() ? "" : " (did you mean " + closest + "?)";
+  std::cerr << "orch report: " << status.message() << guess << "; the store holds:\n"
+            << FormatExperimentsTable(*stored);
+  return kExitInvalidInput;
 }
 
 // --by-host: the same coordinate across every host that ran it (docs/report.md).
@@ -57,9 +59,11 @@ int RunHostReport(const ReportCommandOptions& options, const report::ExperimentI
 
 int RunReport(const ReportCommandOptions& options) {
   ScratchDir scratch("orch-report");
-  Result<std::unique_ptr<store::Store>> store = OpenStore(options.data_dir, scratch);
+  Result<std::unique_ptr<store::Store>> store = OpenStoreToRead(options.data_dir, scratch);
   if (!store.ok()) return Fail(store.status());
   Result<report::ExperimentInput> input = report::LoadExperiment(**store, options.experiment);
+  if (input.status().code() == StatusCode::kNotFound)
+    return UnknownExperiment(input.status(), **store, options.experiment);
   if (!input.ok()) return Fail(input.status());
   std::unique_ptr<report::RunSource> source = report::MakeStoreRunSource(**store);
   if (options.by_host) return RunHostReport(options, *input, *source);

@@ -365,9 +365,8 @@ int RunLocal(const RunOptions& options) {
   ClientOptions client{*endpoint, 10, system.admin_key(), system.coordinator_public_key()};
   std::cout << "orch run: coordinator " << *endpoint << ", " << size.agents << " agents, logs in "
             << system.run_dir() << "\n"
-            << "orch run: its sockets use throwaway keys; to watch it: orch status --coordinator "
-            << *endpoint << " --key " << client.key << " --coordinator-key "
-            << client.coordinator_key << std::endl;
+            << "orch run: to watch it from another terminal: orch status --data-dir "
+            << options.data_dir << " --watch" << std::endl;
   return Drive(system, client, plan->spec.name, plan_json, options, size.agents);
 }
 

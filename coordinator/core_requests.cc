@@ -232,30 +232,6 @@ void CoordinatorCore::OnDrain(const std::string& peer, const protocol::Drain& dr
 
 namespace {
 
-void Count(JobState state, bool runnable, protocol::ExperimentProgress& p) {
-  switch (state) {
-    case JobState::kSucceeded:
-      ++p.succeeded;
-      break;
-    case JobState::kAssigned:
-    case JobState::kRunning:
-      ++p.running;
-      break;
-    case JobState::kFailed:
-      ++p.failed;
-      break;
-    case JobState::kCancelled:
-      ++p.cancelled;
-      break;
-    case JobState::kPending:
-    // A lost job is requeued on restore: it counts as pending.
-    case JobState::kLost:
-      ++p.pending;
-      p.unrunnable += runnable ? 0 : 1;
-      break;
-  }
-}
-
 // A lost job is requeued on restore: it waits like a pending one.
 bool Waiting(JobState state) { return state == JobState::kPending || state == JobState::kLost; }
 
@@ -333,7 +309,7 @@ void CoordinatorCore::Progress(const protocol::StatusRequest& request, Millis no
   for (const auto& [id, job] : jobs_.all()) {
     if (job.plan >= slot.size() || slot[job.plan] < 0) continue;
     const PendingReason& why = Waiting(job.state) ? WhyPending(job, cache, own) : not_pending;
-    Count(job.state, why.runnable, reply.experiments[slot[job.plan]]);
+    CountJob(job.state, why.runnable, reply.experiments[slot[job.plan]]);
     bool running = job.state == JobState::kAssigned || job.state == JobState::kRunning;
     // By default only the jobs worth a look are listed: those running and those
     // pending that no agent can take.

@@ -4,6 +4,30 @@
 
 namespace orch::coordinator {
 
+void CountJob(store::JobState state, bool runnable, protocol::ExperimentProgress& p) {
+  switch (state) {
+    case store::JobState::kSucceeded:
+      ++p.succeeded;
+      break;
+    case store::JobState::kAssigned:
+    case store::JobState::kRunning:
+      ++p.running;
+      break;
+    case store::JobState::kFailed:
+      ++p.failed;
+      break;
+    case store::JobState::kCancelled:
+      ++p.cancelled;
+      break;
+    case store::JobState::kPending:
+    // A lost job is requeued on restore: it counts as pending.
+    case store::JobState::kLost:
+      ++p.pending;
+      p.unrunnable += runnable ? 0 : 1;
+      break;
+  }
+}
+
 JobTable::JobTable(const JobTable& other) { *this = other; }
 
 JobTable& JobTable::operator=(const JobTable& other) {

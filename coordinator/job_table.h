@@ -23,6 +23,12 @@
 
 namespace orch::coordinator {
 
+// Adds a job in `state` to `progress`: assigned and running count as running, lost
+// as pending (it is requeued on restore); a pending one no connected agent can run
+// (`runnable` false) also as unrunnable. `orch status` and the stored experiments
+// that `orch experiments --data-dir` lists count the same way.
+void CountJob(store::JobState state, bool runnable, protocol::ExperimentProgress& progress);
+
 // An agent's refusal of a job (RunFinished{failed} before RunStarted).
 struct Refusal {
   std::string agent;

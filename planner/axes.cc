@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 
+#include "base/suggest.h"
 #include "planner/diagnostics.h"
 
 namespace orch::planner {
@@ -71,21 +72,6 @@ std::string Trim(std::string_view text) {
 std::string Lower(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return text;
-}
-
-std::size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 std::string Describe(const AxisValue& raw) {
@@ -189,16 +175,9 @@ std::vector<std::string_view> KnownAxisNames() {
 }
 
 std::string SuggestAxis(std::string_view unknown) {
-  std::string best;
-  std::size_t best_distance = 3;
-  for (const AxisDef& axis : kAxes) {
-    std::size_t d = EditDistance(unknown, axis.name);
-    if (d < best_distance) {
-      best_distance = d;
-      best = axis.name;
-    }
-  }
-  return best;
+  std::vector<std::string> names;
+  for (const AxisDef& axis : kAxes) names.emplace_back(axis.name);
+  return ClosestName(unknown, names);
 }
 
 Result<AxisValue> NormaliseAxisValue(const AxisDef& axis, const AxisValue& raw) {

@@ -325,5 +325,77 @@ TEST(OrchRunTest, ASpecModelFileOutsideTheSpecsFolderIsRefusedBeforeAnythingStar
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
+// Another terminal watches `orch run` by its --data-dir alone (no port, no key paths),
+// and the watch ends with the run; afterwards the client commands say the run has
+// ended, and `orch experiments` and `orch report` read the store it left.
+TEST(OrchRunTest, AnotherTerminalWatchesTheRunByItsDataDirAndSeesItEnd) {
+  fs::path dir = TestDir();
+  std::string data = (dir / "data").string();
+  std::ofstream(dir / "spec.toml") << TestEngineSpec("e2e-watch", 8, 20, 40);
+  fs::path log = dir / "run.log";
+  Result<cli::ChildProcess> run = cli::ChildProcess::Start(RunArgs(dir, "spec.toml"), log.string());
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_TRUE(WaitForLog(log, "to watch it from another terminal: orch status --data-dir"))
+      << Slurp(log);
+  fs::path watch_log = dir / "watch.log";
+  Result<cli::ChildProcess> watch = cli::ChildProcess::Start(
+      {OrchBinary(), "status", "--data-dir", data, "--watch", "--interval", "200"},
+      watch_log.string());
+  ASSERT_TRUE(watch.ok()) << watch.status().ToString();
+  std::optional<int> ran = run->WaitFor(std::chrono::seconds(150));
+  ASSERT_EQ(ran, std::optional<int>(0)) << Slurp(log);
+  std::optional<int> watched = watch->WaitFor(std::chrono::seconds(40));
+  ASSERT_TRUE(watched.has_value()) << "the watch froze after the run ended:\n" << Slurp(watch_log);
+  EXPECT_EQ(*watched, 0) << Slurp(watch_log);
+  EXPECT_THAT(Slurp(watch_log), ::testing::ContainsRegex("every experiment is done|has ended"));
+
+  // Once the run has ended: the final counts from the store, and where it is.
+  ProcessResult ended = RunProcess(
+      {OrchBinary(), "status", "e2e-watch", "--data-dir", data, "--watch", "--interval", "200"});
+  EXPECT_EQ(ended.exit_code, 0) << ended.err;
+  EXPECT_THAT(ended.out, ::testing::ContainsRegex("e2e-watch +8 +8 +0 +0 +0 +0"));
+  EXPECT_THAT(ended.err, HasSubstr("the run in " + data +
+                                   " has ended; its store is there: "
+                                   "orch report e2e-watch --data-dir " +
+                                   data));
+  ProcessResult cancel = RunProcess({OrchBinary(), "cancel", "e2e-watch", "--data-dir", data});
+  EXPECT_EQ(cancel.exit_code, 1);
+  EXPECT_THAT(cancel.err, HasSubstr("the run in " + data + " has ended"));
+  EXPECT_THAT(cancel.err, ::testing::Not(HasSubstr("--key")));
+
+  ProcessResult listed = RunProcess({OrchBinary(), "experiments", "--data-dir", data});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_THAT(listed.out, ::testing::ContainsRegex("e2e-watch +8 +8 +0 +0 +0 +0"));
+
+  ProcessResult typo = RunProcess({OrchBinary(), "report", "e2e-wach", "--data-dir", data});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_THAT(typo.err, HasSubstr("\"e2e-wach\" not found"));
+  EXPECT_THAT(typo.err, HasSubstr("did you mean e2e-watch?"));
+  EXPECT_THAT(typo.err, ::testing::ContainsRegex("e2e-watch +8 +8"));
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
+// A coordinator that goes away mid-watch: the watch says so, naming it, and fails.
+TEST(OrchRunTest, AWatchWhoseCoordinatorGoesAwaySaysSoAndFails) {
+  LocalCluster cluster("watch-lost");
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator("tcp://127.0.0.1:*"));
+  std::ofstream(cluster.dir() / "spec.toml") << TestEngineSpec("e2e-lost", 4, 8, 0);
+  ProcessResult submitted = cluster.Client({"submit", (cluster.dir() / "spec.toml").string()});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;  // no agent: its jobs wait
+  fs::path watch_log = cluster.dir() / "watch.log";
+  Result<cli::ChildProcess> watch =
+      cli::ChildProcess::Start({OrchBinary(), "status", "--coordinator", cluster.endpoint(),
+                                "--watch", "--interval", "200", "--timeout", "2"},
+                               watch_log.string());
+  ASSERT_TRUE(watch.ok()) << watch.status().ToString();
+  ASSERT_TRUE(WaitForLog(watch_log, "e2e-lost")) << Slurp(watch_log);
+  cluster.coordinator().Signal(SIGKILL);
+  std::optional<int> watched = watch->WaitFor(std::chrono::seconds(40));
+  ASSERT_TRUE(watched.has_value()) << Slurp(watch_log);
+  EXPECT_EQ(*watched, 1);
+  EXPECT_THAT(Slurp(watch_log),
+              HasSubstr("the coordinator stopped answering at " + cluster.endpoint()));
+}
+
 }  // namespace
 }  // namespace orch::testing
