@@ -31,23 +31,6 @@ uint64_t PeakResidentBytes(pid_t pid) {
 
 class HostileInputTest : public ::testing::Test {
  protected:
-  void Keygen(const std::string& name, const std::string& role, bool allow) {
-    fs::path keys = cluster_.dir() / "keys";
-    ProcessResult made =
-        RunProcess({OrchBinary(), "keygen", name, "--role", role, "--dir", keys.string()});
-    ASSERT_EQ(made.exit_code, 0) << made.err;
-    fs::create_directories(keys / "allowed");
-    if (allow) fs::copy_file(keys / (name + ".key"), keys / "allowed" / (name + ".key"));
-  }
-
-  // `orch ARGS...` as `user` (its secret key and the coordinator's public key).
-  ProcessResult As(const std::string& user, std::vector<std::string> args) {
-    fs::path keys = cluster_.dir() / "keys";
-    args.insert(args.end(), {"--key", (keys / (user + ".key_secret")).string(), "--coordinator-key",
-                             (keys / "coordinator.key").string(), "--timeout", "20"});
-    return cluster_.Client(args);
-  }
-
   LocalCluster cluster_{"hostile"};
 };
 
@@ -55,9 +38,9 @@ class HostileInputTest : public ::testing::Test {
 // 2 GB (and a 198 KB one killed it): blobs were inflated to their declared sizes before
 // the signer was checked. The bundle here declares 512 MiB of zeros in 16 KiB.
 TEST_F(HostileInputTest, AZipBombFromAnUnknownKeyIsRefusedAndInflatesNothing) {
-  Keygen("coordinator", "coordinator", false);
-  Keygen("alice", "submitter", true);
-  Keygen("mallory", "contributor", false);  // made by a stranger, never admitted
+  cluster_.Keygen("coordinator", "coordinator", false);
+  cluster_.Keygen("alice", "submitter", true);
+  cluster_.Keygen("mallory", "contributor", false);  // made by a stranger, never admitted
   ASSERT_NO_FATAL_FAILURE(cluster_.StartCoordinator("tcp://127.0.0.1:*",
                                                     "key = \"keys/coordinator.key_secret\"\n"
                                                     "allowed_keys = \"keys/allowed\"\n"));
@@ -76,16 +59,16 @@ TEST_F(HostileInputTest, AZipBombFromAnUnknownKeyIsRefusedAndInflatesNothing) {
   }
   pid_t coordinator = cluster_.coordinator().pid();
   // Its peak after start-up and a request (a sanitizer build starts higher).
-  ASSERT_THAT(As("alice", {"experiments"}).out, HasSubstr("(no experiments submitted)"));
+  ASSERT_THAT(cluster_.As("alice", {"experiments"}).out, HasSubstr("(no experiments submitted)"));
   uint64_t before = PeakResidentBytes(coordinator);
-  ProcessResult imported = As("alice", {"import", bomb.string()});
+  ProcessResult imported = cluster_.As("alice", {"import", bomb.string()});
   EXPECT_EQ(imported.exit_code, 1) << imported.out << imported.err;
   EXPECT_THAT(imported.err, HasSubstr("bundle signed by an unknown key: 'mallory'"));
   EXPECT_TRUE(cluster_.coordinator().running()) << cluster_.Logs();
   EXPECT_LT(PeakResidentBytes(coordinator) - before, uint64_t{128} << 20)
       << "the coordinator inflated the bomb";
   // It still answers.
-  EXPECT_THAT(As("alice", {"experiments"}).out, HasSubstr("(no experiments submitted)"));
+  EXPECT_THAT(cluster_.As("alice", {"experiments"}).out, HasSubstr("(no experiments submitted)"));
 }
 
 // Regression: a valid plan above the 16 MiB frame limit (orch plan accepts it) could not
@@ -109,7 +92,8 @@ TEST_F(HostileInputTest, APlanLargerThanAFrameIsSubmittedInParts) {
   ProcessResult plan = RunProcess({OrchBinary(), "plan", file.string(), "--json"});
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
   ASSERT_GT(plan.out.size(), std::size_t{16} << 20) << "the plan must not fit in one frame";
-  ProcessResult submitted = cluster_.Client({"submit", file.string(), "--timeout", "60"});
+  ProcessResult submitted =
+      cluster_.Client({"submit", file.string(), "--timeout", "120"}, std::chrono::seconds(150));
   EXPECT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err << cluster_.Logs();
   EXPECT_THAT(submitted.out, HasSubstr("experiment big: 36000 jobs, submitted"));
   EXPECT_THAT(submitted.err, HasSubstr("36000 jobs can run on no connected agent"));

@@ -87,11 +87,29 @@ void LocalCluster::StartAgent(const std::string& id, const std::vector<Driver>& 
   agents_[id] = std::make_unique<cli::ChildProcess>(std::move(child).value());
 }
 
-ProcessResult LocalCluster::Client(std::vector<std::string> args) {
+ProcessResult LocalCluster::Client(std::vector<std::string> args, std::chrono::seconds limit) {
   args.insert(args.begin(), OrchBinary());
   args.push_back("--coordinator");
   args.push_back(endpoint_);
-  return RunProcess(args, std::chrono::seconds(30), dir_.string());
+  return RunProcess(args, limit, dir_.string());
+}
+
+void LocalCluster::Keygen(const std::string& name, const std::string& role, bool allow) {
+  std::filesystem::path keys = dir_ / "keys";
+  ProcessResult made =
+      RunProcess({OrchBinary(), "keygen", name, "--role", role, "--dir", keys.string()});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  std::filesystem::create_directories(keys / "allowed");
+  if (allow) {
+    std::filesystem::copy_file(keys / (name + ".key"), keys / "allowed" / (name + ".key"));
+  }
+}
+
+ProcessResult LocalCluster::As(const std::string& user, std::vector<std::string> args) {
+  std::filesystem::path keys = dir_ / "keys";
+  args.insert(args.end(), {"--key", (keys / (user + ".key_secret")).string(), "--coordinator-key",
+                           (keys / "coordinator.key").string(), "--timeout", "3"});
+  return Client(args);
 }
 
 std::optional<nlohmann::json> LocalCluster::Status() {

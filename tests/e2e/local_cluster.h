@@ -52,8 +52,14 @@ class LocalCluster {
                   const std::string& extra = "");  // extra: more [agent] keys
   cli::ChildProcess& agent(const std::string& id) { return *agents_.at(id); }
 
-  // Runs `orch ARGS... --coordinator ENDPOINT` to completion.
-  ProcessResult Client(std::vector<std::string> args);
+  // Runs `orch ARGS... --coordinator ENDPOINT` to completion (killed after `limit`).
+  ProcessResult Client(std::vector<std::string> args,
+                       std::chrono::seconds limit = std::chrono::seconds(30));
+  // `orch keygen NAME --role ROLE` into DIR/keys; `allow`: its public key also into
+  // DIR/keys/allowed (the coordinator's allowed_keys = "keys/allowed").
+  void Keygen(const std::string& name, const std::string& role, bool allow);
+  // Client() as `user`: its secret key and the coordinator's public key from DIR/keys.
+  ProcessResult As(const std::string& user, std::vector<std::string> args);
   // `orch status --json`, parsed; nullopt when the command failed.
   std::optional<nlohmann::json> Status();
   // Counts for one experiment from Status(): {"total", "succeeded", "failed", ...}.

@@ -35,20 +35,10 @@ class SecureClusterTest : public ::testing::Test {
   }
 
   void Keygen(const std::string& name, const std::string& role, bool allow) {
-    fs::path keys = cluster_.dir() / "keys";
-    ProcessResult made =
-        RunProcess({OrchBinary(), "keygen", name, "--role", role, "--dir", keys.string()});
-    ASSERT_EQ(made.exit_code, 0) << made.err;
-    fs::create_directories(keys / "allowed");
-    if (allow) fs::copy_file(keys / (name + ".key"), keys / "allowed" / (name + ".key"));
+    cluster_.Keygen(name, role, allow);
   }
-
-  // `orch ARGS...` as `user` (its secret key and the coordinator's public key).
   ProcessResult As(const std::string& user, std::vector<std::string> args) {
-    fs::path keys = cluster_.dir() / "keys";
-    args.insert(args.end(), {"--key", (keys / (user + ".key_secret")).string(), "--coordinator-key",
-                             (keys / "coordinator.key").string(), "--timeout", "3"});
-    return cluster_.Client(args);
+    return cluster_.As(user, std::move(args));
   }
 
   std::string Spec() {
