@@ -5,6 +5,13 @@ namespace orch::cli {
 Result<ServerSecurity> LoadServerSecurity(const std::string& key_file,
                                           const std::string& allowed_dir) {
   ORCH_ASSIGN_OR_RETURN(protocol::SecretIdentity own, protocol::ReadSecretKeyFile(key_file));
+  // Another role's key would sign plan bundles and serve sockets as if it were one.
+  if (own.identity.role != "coordinator") {
+    return InvalidArgument(key_file + ": key '" + own.identity.name + "' has role " +
+                           own.identity.role +
+                           "; a coordinator serves with a key of role coordinator (orch keygen " +
+                           "NAME --role coordinator)");
+  }
   ORCH_ASSIGN_OR_RETURN(std::vector<protocol::PublicIdentity> allowed,
                         protocol::ReadAllowedKeys(allowed_dir));
   ServerSecurity security;

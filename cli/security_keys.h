@@ -20,7 +20,8 @@ struct ServerSecurity {
   coordinator::BundleKeys bundles;   // the own key and the allowed-keys folder
 };
 
-// The coordinator's secret key file and the folder of the public keys it admits.
+// The coordinator's secret key file, which must be of role coordinator, and the folder
+// of the public keys it admits.
 Result<ServerSecurity> LoadServerSecurity(const std::string& key_file,
                                           const std::string& allowed_dir);
 
