@@ -102,6 +102,7 @@ void CoordinatorCore::OnHello(const std::string& peer, const protocol::Hello& he
     return;
   }
   AgentEntry& agent = agents_.Register(hello, now);
+  LogRegistration(hello);
   if (!hello.fingerprint_id.empty() && !hello.fingerprint_json.empty()) {
     out.push_back(PutFingerprintEffect{hello.fingerprint_id, hello.fingerprint_json});
   }
@@ -128,6 +129,18 @@ void CoordinatorCore::OnHello(const std::string& peer, const protocol::Hello& he
   agent.cancel_sent.clear();
   CancelStale(agent, hello.running_runs, out);
   Dispatch(now, out);
+}
+
+// One line per registration: who came, with what (an admin's answer to "did box-2 come
+// back, and with which engines?").
+void CoordinatorCore::LogRegistration(const protocol::Hello& hello) {
+  const protocol::Capabilities& has = hello.capabilities;
+  std::string engines;
+  for (const std::string& engine : has.engines) engines += (engines.empty() ? "" : ", ") + engine;
+  Log("agent " + hello.agent_id + " registered: " + has.hardware_class + ", " +
+      std::to_string(has.slots) + (has.slots == 1 ? " slot" : " slots") + ", engines " +
+      (engines.empty() ? "none" : engines) + ", " + std::to_string(has.model_hashes.size()) +
+      " model files, " + std::to_string(hello.running_runs.size()) + " runs in flight");
 }
 
 // Runs the agent still runs that the coordinator gave up (their lease expired

@@ -85,6 +85,7 @@ class CoordinatorCore final {
 
  private:
   void OnHello(const std::string& peer, const protocol::Hello& hello, Millis now, Effects& out);
+  void LogRegistration(const protocol::Hello& hello);
   void OnHeartbeat(const std::string& peer, const protocol::Heartbeat& beat, Millis now,
                    Effects& out);
   void OnRunStarted(const std::string& peer, const protocol::RunStarted& started, Millis now,

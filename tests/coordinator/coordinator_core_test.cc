@@ -71,6 +71,18 @@ TEST_F(CoreTest, SubmitStoresThePlanBeforeAnythingIsAssigned) {
   EXPECT_EQ(put->peer, "cli");
 }
 
+// Regression: registrations were not logged, so an admin could not tell from the log
+// whether (and with what) an agent came back.
+TEST_F(CoreTest, EachRegistrationIsLoggedWithWhatTheAgentOffers) {
+  Hello("box-1", 2, {kEngine, "torch@2.5"});
+  EXPECT_THAT(log_, ::testing::Contains("agent box-1 registered: cpu, 2 slots, engines " +
+                                        std::string(kEngine) +
+                                        ", torch@2.5, 0 model files, 0 runs in flight"));
+  Hello("box-2", 1, {});
+  EXPECT_THAT(log_, ::testing::Contains("agent box-2 registered: cpu, 1 slot, engines none, 0 "
+                                        "model files, 0 runs in flight"));
+}
+
 TEST_F(CoreTest, AnInvalidPlanIsRefusedWithTheReason) {
   Effects effects = core_.OnMessage("cli", protocol::Submit{"{\"schema\":\"x\"}"}, now_);
   ASSERT_THAT(effects, SizeIs(1));
