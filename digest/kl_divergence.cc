@@ -81,28 +81,56 @@ std::optional<float> KnownLogit(const RowDigest& digest, std::int32_t id) {
   for (const TokenLogit& t : digest.top) {
     if (t.id == id) return t.logit;
   }
-  if (digest.target_id != kNoTarget && digest.target_id == id) {
+  // A top-k-only row's target value is NaN when the server did not return it.
+  if (digest.target_id != kNoTarget && digest.target_id == id && !std::isnan(digest.target_logit)) {
     return digest.target_logit;
   }
   return std::nullopt;
 }
 
-double TopKKlDivergence(const RowDigest& p, const RowDigest& q) {
-  ORCH_CHECK(p.is_distribution() && q.is_distribution())
-      << "top-k KL of a row that is not a distribution";
-  ORCH_CHECK(p.vocab_size == q.vocab_size) << "top-k KL across vocabularies";
+namespace {
+
+// The bucketed KL both top-k estimators share (docs/metrics.md).
+double BucketKl(const RowDigest& p, const RowDigest& q) {
   double kld = 0.0;
   double p_mass = 0.0;
   double q_mass = 0.0;
   for (const TokenLogit& t : p.top) {
     AddBucket(p, q, t.id, t.logit, &kld, &p_mass, &q_mass);
   }
-  if (p.target_id != kNoTarget && !InTop(p, p.target_id)) {
+  if (p.target_id != kNoTarget && !std::isnan(p.target_logit) && !InTop(p, p.target_id)) {
     AddBucket(p, q, p.target_id, p.target_logit, &kld, &p_mass, &q_mass);
   }
   const double p_rest = std::max(0.0, 1.0 - p_mass);
   const double q_rest = std::max(kRestFloor, 1.0 - q_mass);
   return kld + Term(p_rest, q_rest);
+}
+
+}  // namespace
+
+double TopKKlDivergence(const RowDigest& p, const RowDigest& q) {
+  ORCH_CHECK(p.is_distribution() && q.is_distribution())
+      << "top-k KL of a row that is not a distribution";
+  ORCH_CHECK(p.vocab_size == q.vocab_size) << "top-k KL across vocabularies";
+  return BucketKl(p, q);
+}
+
+double ReturnedTopKKlDivergence(const RowDigest& p, const RowDigest& q) {
+  ORCH_CHECK(p.is_distribution() && q.is_distribution())
+      << "returned top-k KL of a row that is not a distribution";
+  ORCH_CHECK(p.is_top_k_only() || q.is_top_k_only()) << "returned top-k KL of two full rows";
+  const bool unknown_vocab = (p.is_top_k_only() && p.vocab_size == 0) ||
+                             (q.is_top_k_only() && q.vocab_size == 0);
+  ORCH_CHECK(p.vocab_size == q.vocab_size || unknown_vocab)
+      << "returned top-k KL across vocabularies";
+  return BucketKl(p, q);
+}
+
+double TailMass(const RowDigest& digest) {
+  if (!digest.is_distribution()) return std::numeric_limits<double>::quiet_NaN();
+  double mass = 0.0;
+  for (const TokenLogit& t : digest.top) mass += std::exp(t.logit - digest.logsumexp);
+  return std::max(0.0, 1.0 - mass);
 }
 
 }  // namespace orch::digest

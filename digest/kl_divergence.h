@@ -24,7 +24,7 @@ namespace orch::digest {
 Result<double> ExactKlDivergence(std::span<const float> p_logits, std::span<const float> q_logits);
 
 // The raw logit a digest knows for `id`: from its top-k list or its target
-// token.
+// token (unless that value is NaN: a top-k-only row's target not returned).
 std::optional<float> KnownLogit(const RowDigest& digest, std::int32_t id);
 
 // Top-k approximation of KL(P || Q) from two digests. The buckets are the
@@ -37,5 +37,24 @@ std::optional<float> KnownLogit(const RowDigest& digest, std::int32_t id);
 // q_rest that rounds to zero or below is floored at 1e-30. Preconditions
 // (checked): both digests are distributions of the same vocabulary size.
 double TopKKlDivergence(const RowDigest& p, const RowDigest& q);
+
+// The "returned top-k" KL(P || Q), when at least one side is a top-k-only row
+// (a server's returned log-probabilities, top_logprobs.h): the same buckets as
+// TopKKlDivergence (every returned token of P, plus P's target, whose value Q
+// also returned; a token one side did not return lies in that side's tail, so
+// it joins the tail bucket on both sides) and one tail bucket per side holding
+// 1 - Σ p_i of the bucketed tokens. A top-k-only side's p_i is exp(log-prob);
+// a full-row digest's is exp(logit - logsumexp). A different measurement from
+// the exact value and from the full-row top-k bound: of the distributions the
+// servers returned (after their transforms when a row is kRowProcessed), over
+// a partition coarser than the vocabulary. Preconditions (checked): both are
+// distributions, at least one is top-k-only, and their vocabulary sizes are
+// equal or a top-k-only side's is 0 (unknown).
+double ReturnedTopKKlDivergence(const RowDigest& p, const RowDigest& q);
+
+// The probability mass outside a digest's top list: 1 - Σ exp(value - logsumexp)
+// over its top (a top-k-only row: 1 - Σ exp(log-prob)); clamped at 0; NaN when
+// the row is not a distribution.
+double TailMass(const RowDigest& digest);
 
 }  // namespace orch::digest

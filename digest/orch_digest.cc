@@ -9,6 +9,7 @@
 
 #include "digest/kl_divergence.h"
 #include "digest/row_digest.h"
+#include "digest/top_logprobs.h"
 
 namespace {
 
@@ -21,6 +22,8 @@ static_assert(sizeof(orch_row_digest) == 56);
 static_assert(ORCH_DIGEST_ROW_HAS_NAN == orch::digest::kRowHasNan);
 static_assert(ORCH_DIGEST_ROW_HAS_POS_INF == orch::digest::kRowHasPosInf);
 static_assert(ORCH_DIGEST_ROW_NO_FINITE_LOGIT == orch::digest::kRowNoFiniteLogit);
+static_assert(ORCH_ROW_TOP_K_ONLY == orch::digest::kRowTopKOnly);
+static_assert(ORCH_ROW_PROCESSED == orch::digest::kRowProcessed);
 static_assert(ORCH_DIGEST_NO_TARGET == orch::digest::kNoTarget);
 static_assert(ORCH_DIGEST_MAX_TOP_K == orch::digest::kMaxTopK);
 static_assert(ORCH_DIGEST_DEFAULT_TOP_K == orch::digest::kDefaultTopK);
@@ -81,6 +84,36 @@ orch_digest_status DigestRow(uint32_t digest_version, const float* row, uint64_t
   return ORCH_DIGEST_OK;
 }
 
+orch_digest_status DigestTop(uint32_t digest_version, const int32_t* ids, const float* logprobs,
+                             uint32_t k, uint64_t vocab_size, int32_t target_id,
+                             float target_logprob, uint32_t extra_flags, orch_token_logit* top,
+                             uint32_t top_capacity, orch_row_digest* out) {
+  if (ids == nullptr || logprobs == nullptr || top == nullptr || out == nullptr) {
+    return ORCH_DIGEST_NULL_POINTER;
+  }
+  if (digest_version > 255) return ORCH_DIGEST_INVALID_ARGUMENT;
+  const orch::digest::TopLogprobsRequest request{
+      static_cast<orch::digest::DigestVersion>(digest_version),
+      std::span<const int32_t>(ids, k),
+      std::span<const float>(logprobs, k),
+      vocab_size,
+      target_id,
+      target_logprob,
+      extra_flags};
+  const orch::Status valid = orch::digest::ValidateTopLogprobsRequest(request);
+  if (!valid.ok()) return ToCode(valid);
+  if (top_capacity < k) return ORCH_DIGEST_BUFFER_TOO_SMALL;
+  std::array<TokenLogit, orch::digest::kMaxTopK> best;  // 8 KiB, on the stack
+  orch::digest::RowSummary summary;
+  const orch::Status status = orch::digest::DigestTopLogprobsInto(request, best, &summary);
+  if (!status.ok()) return ToCode(status);
+  for (std::uint32_t i = 0; i < summary.top_count; ++i) {
+    top[i] = orch_token_logit{best[i].id, best[i].logit};
+  }
+  *out = ToC(summary);
+  return ORCH_DIGEST_OK;
+}
+
 }  // namespace
 
 extern "C" {
@@ -120,6 +153,19 @@ orch_digest_status orch_digest_row_versioned(uint32_t digest_version, const floa
                                              orch_row_digest* out) {
   try {
     return DigestRow(digest_version, row, vocab_size, top_k, target_id, top, top_capacity, out);
+  } catch (...) {  // no exception may cross the C boundary
+    return ORCH_DIGEST_INTERNAL;
+  }
+}
+
+orch_digest_status orch_digest_top_logprobs(uint32_t digest_version, const int32_t* ids,
+                                            const float* logprobs, uint32_t k, uint64_t vocab_size,
+                                            int32_t target_id, float target_logprob,
+                                            uint32_t extra_flags, orch_token_logit* top,
+                                            uint32_t top_capacity, orch_row_digest* out) {
+  try {
+    return DigestTop(digest_version, ids, logprobs, k, vocab_size, target_id, target_logprob,
+                     extra_flags, top, top_capacity, out);
   } catch (...) {  // no exception may cross the C boundary
     return ORCH_DIGEST_INTERNAL;
   }

@@ -33,10 +33,18 @@ extern "C" {
 #define ORCH_DIGEST_NULL_POINTER 3
 #define ORCH_DIGEST_INTERNAL 4 /* a bug: please report */
 
-/* Row flags (orch_row_digest.flags); 0 means the row is a distribution. */
+/* Row flags (orch_row_digest.flags). The first three say why a row is not a
+ * distribution (none of them set: it is one); the last two say what kind of
+ * row was digested and never make it "not a distribution". */
 #define ORCH_DIGEST_ROW_HAS_NAN 1u
 #define ORCH_DIGEST_ROW_HAS_POS_INF 2u
 #define ORCH_DIGEST_ROW_NO_FINITE_LOGIT 4u
+/* A server's K most likely tokens as raw log-probabilities, not the full row
+ * (orch_digest_top_logprobs). */
+#define ORCH_ROW_TOP_K_ONLY 8u
+/* With ORCH_ROW_TOP_K_ONLY: values after the server's sampling transforms
+ * (temperature, top-k/top-p), not the model's distribution. */
+#define ORCH_ROW_PROCESSED 16u
 
 /* No teacher-forced target token. */
 #define ORCH_DIGEST_NO_TARGET (-1)
@@ -62,12 +70,12 @@ typedef struct orch_token_logit {
  * padding. */
 typedef struct orch_row_digest {
   uint32_t vocab_size;
-  uint32_t flags;     /* ORCH_DIGEST_ROW_* bits */
+  uint32_t flags;     /* ORCH_DIGEST_ROW_* and ORCH_ROW_* bits */
   int32_t argmax;     /* -1 when every logit is NaN */
   uint32_t top_count; /* entries written to the top buffer, best first */
-  double logsumexp;   /* NaN when flags != 0 */
-  double entropy;     /* nats; NaN when flags != 0 */
-  uint64_t hash_low;  /* XXH3-128 of the row bytes */
+  double logsumexp;   /* NaN when not a distribution; 0 for a top-k-only row */
+  double entropy;     /* nats; NaN when not a distribution or top-k-only */
+  uint64_t hash_low;  /* XXH3-128 of the row bytes (top-k-only: of the pairs) */
   uint64_t hash_high;
   int32_t target_id; /* ORCH_DIGEST_NO_TARGET when none */
   float target_logit;
@@ -102,6 +110,29 @@ orch_digest_status orch_digest_row(const float* row, uint64_t vocab_size, uint32
  * `*out`. INVALID_ARGUMENT when either row is not a distribution. */
 orch_digest_status orch_digest_kl_divergence_exact(const float* p_logits, const float* q_logits,
                                                    uint64_t vocab_size, double* out);
+
+/* Digest of a top-k-only row: the `k` (id, log-probability) pairs a server
+ * returned for one position (`ids[i]` with `logprobs[i]`, any order), of a
+ * vocabulary of `vocab_size` tokens (0: unknown). Writes the k pairs into
+ * `top[0..k)` sorted by value descending, ties by lower id (NaN values last),
+ * and into `*out`: flags = ORCH_ROW_TOP_K_ONLY | extra_flags (| HAS_NAN,
+ * HAS_POS_INF, NO_FINITE_LOGIT as for a full row), argmax = top[0].id,
+ * logsumexp = 0 (NaN when not a distribution), entropy = NaN (unavailable),
+ * hash = XXH3-128 of the sorted pairs' bytes (int32 id, float32 bits, both
+ * little-endian, pair after pair): two top-k rows hash equal iff they returned
+ * the same ids with the same bits. `target_id` is the teacher-forced token or
+ * ORCH_DIGEST_NO_TARGET; `target_logprob` its log-probability, NaN when the
+ * server did not return it (taken from the pairs when the target is among
+ * them). `extra_flags` is 0 or ORCH_ROW_PROCESSED; `digest_version` the
+ * version byte the record will carry (ORCH_DIGEST_VERSION_*).
+ * INVALID_ARGUMENT: k == 0, k > ORCH_DIGEST_MAX_TOP_K, a negative or repeated
+ * id, an id or target not below a known vocab_size, another extra flag, an
+ * unknown version. BUFFER_TOO_SMALL: top_capacity < k. */
+orch_digest_status orch_digest_top_logprobs(uint32_t digest_version, const int32_t* ids,
+                                            const float* logprobs, uint32_t k, uint64_t vocab_size,
+                                            int32_t target_id, float target_logprob,
+                                            uint32_t extra_flags, orch_token_logit* top,
+                                            uint32_t top_capacity, orch_row_digest* out);
 
 #ifdef __cplusplus
 } /* extern "C" */

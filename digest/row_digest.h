@@ -66,26 +66,41 @@ RowHash HashRow(std::span<const float> row);
 // form).
 std::string RowHashHex(const RowHash& hash);
 
-// Why a row is not a probability distribution. Flags combine with bitwise or.
+// Row flags; they combine with bitwise or. The first three say why a row is not
+// a probability distribution; the last two say what kind of row was digested.
 enum RowFlag : std::uint32_t {
   kRowHasNan = 1u << 0,         // at least one NaN logit
   kRowHasPosInf = 1u << 1,      // at least one +inf logit (softmax undefined)
   kRowNoFiniteLogit = 1u << 2,  // every non-NaN logit is -inf (or there is none)
+  // Not the full row: the K most likely tokens' log-probabilities as a server
+  // returned them (top_logprobs.h). logsumexp is 0 (log-probabilities), entropy
+  // NaN (unknown), and the hash covers the returned (id, value) pairs only.
+  kRowTopKOnly = 1u << 3,
+  // With kRowTopKOnly: the values are after the server's sampling transforms
+  // (temperature, top-k/top-p), not the model's own distribution.
+  kRowProcessed = 1u << 4,
 };
+// The flags that make a row not a distribution; the others describe its kind.
+inline constexpr std::uint32_t kRowNotDistributionFlags =
+    kRowHasNan | kRowHasPosInf | kRowNoFiniteLogit;
 
 // Summary of one row. Every field is a deterministic function of the row bits
 // and the options, so the same row gives the same digest on every machine.
 struct RowDigest {
   DigestVersion version = kCurrentDigestVersion;  // how logsumexp/entropy were computed
   std::uint32_t vocab_size = 0;
-  std::uint32_t flags = 0;  // RowFlag bits; 0 means the row is a distribution
+  // RowFlag bits; no kRowNotDistributionFlags bit means the row is a
+  // distribution (is_distribution()).
+  std::uint32_t flags = 0;
   // Lowest id among the maximal non-NaN logits; -1 when every logit is NaN.
   std::int32_t argmax = -1;
-  // Natural-log partition function log(sum_i exp(logit_i)); NaN when flags !=
-  // 0.
+  // Natural-log partition function log(sum_i exp(logit_i)); NaN when the row
+  // is not a distribution; 0 for a top-k-only row (its values are log-probabilities).
   double logsumexp = 0.0;
-  // Entropy of softmax(row) in nats; NaN when flags != 0.
+  // Entropy of softmax(row) in nats; NaN when the row is not a distribution,
+  // and for a top-k-only row (the full row is unknown).
   double entropy = 0.0;
+  // Of the raw row; of the returned (id, value) pairs for a top-k-only row.
   RowHash hash;
   // Teacher-forced next token and its raw logit; kNoTarget when none was given.
   std::int32_t target_id = kNoTarget;
@@ -94,7 +109,13 @@ struct RowDigest {
   // descending, ties by lower id. top[0] is the argmax.
   std::vector<TokenLogit> top;
 
-  bool is_distribution() const { return flags == 0; }
+  // No NaN, no +inf, a finite value: what can be computed from the row is
+  // defined. A top-k-only row is a distribution in this sense.
+  bool is_distribution() const { return (flags & kRowNotDistributionFlags) == 0; }
+  // The row is a server's returned top-k log-probabilities, not the full row.
+  bool is_top_k_only() const { return (flags & kRowTopKOnly) != 0; }
+  // Top-k-only values taken after the server's sampling transforms.
+  bool is_processed() const { return (flags & kRowProcessed) != 0; }
   // Field-wise; like float ==, a digest with NaN statistics is unequal to
   // itself.
   friend bool operator==(const RowDigest&, const RowDigest&) = default;

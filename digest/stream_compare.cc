@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <string>
 
 #include "digest/order_statistics.h"
@@ -51,24 +52,32 @@ double Fraction(std::uint64_t part, std::uint64_t whole) {
 void SummarizeIdentity(std::span<const PositionComparison> positions, StreamSummary* s) {
   std::uint64_t same_top1 = 0;
   std::uint64_t scored_same_top1 = 0;
+  std::optional<std::uint64_t> first_not_identical;
   for (const PositionComparison& c : positions) {
     if (c.identical) ++s->identical_rows;
-    if (!c.identical && !s->first_divergence) s->first_divergence = c.position;
+    if (!c.identity_comparable) ++s->not_comparable_rows;
+    if (c.returned_top_k) ++s->returned_top_k_positions;
+    if (!c.identical && c.identity_comparable && !s->first_divergence) {
+      s->first_divergence = c.position;
+    }
+    if (!c.identical && !first_not_identical) first_not_identical = c.position;
     if (c.same_top1) ++same_top1;
     if (c.scored) ++s->scored;
     if (c.scored && c.same_top1) ++scored_same_top1;
   }
-  s->common_prefix = s->first_divergence.value_or(positions.size());
+  s->common_prefix = first_not_identical.value_or(positions.size());
   s->top1_agreement = Fraction(same_top1, positions.size());
   s->same_top_p = Fraction(scored_same_top1, s->scored);
 }
 
-KldStats SummarizeKld(std::span<const PositionComparison> positions) {
+// The KLD statistics of the positions whose method is in `methods`.
+KldStats SummarizeKld(std::span<const PositionComparison> positions,
+                      std::initializer_list<KldMethod> methods) {
   std::vector<double> values;
   KldStats stats;
   double sum = 0.0;
   for (const PositionComparison& c : positions) {
-    if (c.kld_method == KldMethod::kNone) continue;
+    if (std::find(methods.begin(), methods.end(), c.kld_method) == methods.end()) continue;
     values.push_back(c.kld);
     sum += c.kld;
     if (c.kld_method == KldMethod::kExact) ++stats.exact_count;
@@ -142,7 +151,8 @@ StreamSummary Summarize(std::span<const PositionComparison> positions,
   s.other_length = other_length;
   s.compared = positions.size();
   SummarizeIdentity(positions, &s);
-  s.kld = SummarizeKld(positions);
+  s.kld = SummarizeKld(positions, {KldMethod::kExact, KldMethod::kTopK});
+  s.returned_kld = SummarizeKld(positions, {KldMethod::kReturnedTopK});
   SummarizeTarget(positions, &s);
   SummarizeTopLogit(positions, &s);
   return s;

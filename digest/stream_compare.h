@@ -48,14 +48,24 @@ struct StreamSummary {
   std::uint64_t reference_length = 0;
   std::uint64_t other_length = 0;
   std::uint64_t compared = 0;  // min of the two lengths
-  // First compared position whose row hash differs; empty when none does.
+  // First compared position whose rows are comparable and differ (hash);
+  // empty when none does.
   std::optional<std::uint64_t> first_divergence;
-  std::uint64_t common_prefix = 0;   // identical positions before it
+  // Identical positions before the first that is not (differs, or is a full
+  // row against a top-k-only row).
+  std::uint64_t common_prefix = 0;
   std::uint64_t identical_rows = 0;  // anywhere in the compared range
+  // Positions with a full row on one side and a top-k-only row on the other:
+  // their identity is "not comparable", neither identical nor different.
+  std::uint64_t not_comparable_rows = 0;
+  // Positions where a side is top-k-only: their figures rest on returned top-k.
+  std::uint64_t returned_top_k_positions = 0;
   std::uint64_t scored = 0;          // both rows are distributions
   double top1_agreement = std::numeric_limits<double>::quiet_NaN();  // over compared
   double same_top_p = std::numeric_limits<double>::quiet_NaN();      // over scored
-  KldStats kld;
+  KldStats kld;  // exact and full-row top-k bound positions (never returned top-k)
+  // KldMethod::kReturnedTopK positions only: a different basis, kept apart.
+  KldStats returned_kld;
   std::uint64_t target_count = 0;  // scored positions with a target on both sides
   double mean_delta_p = std::numeric_limits<double>::quiet_NaN();
   double rms_delta_p = std::numeric_limits<double>::quiet_NaN();
