@@ -94,13 +94,6 @@ TEST(TopKKlDivergenceTest, IsZeroForIdenticalRows) {
   EXPECT_EQ(TopKKlDivergence(Digest(p, 20), Digest(p, 20)), 0.0);
 }
 
-// Probability mass of P outside its top-k list.
-double TailMass(const RowDigest& p) {
-  double mass = 0.0;
-  for (const TokenLogit& t : p.top) mass += std::exp(t.logit - p.logsumexp);
-  return std::max(0.0, 1.0 - mass);
-}
-
 // Error of the k = 20 approximation against exact KL on 32k-token Zipf-shaped
 // rows, each logit perturbed independently by noise from rounding size to
 // quantisation size. Grouped by P's tail mass, which governs the error;
