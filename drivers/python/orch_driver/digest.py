@@ -33,9 +33,14 @@ DIGEST_VERSION_1 = 1
 DIGEST_VERSION_2 = 2
 CURRENT_DIGEST_VERSION = DIGEST_VERSION_2
 
+# Row flags (digest/orch_digest.h). The first three say why a row is not a
+# distribution; the last two say what kind of row was digested.
 ROW_HAS_NAN = 1
 ROW_HAS_POS_INF = 2
 ROW_NO_FINITE_LOGIT = 4
+ROW_TOP_K_ONLY = 8    # a server's returned top-k log-probabilities, not the full row
+ROW_PROCESSED = 16    # with ROW_TOP_K_ONLY: values after the server's sampling transforms
+ROW_NOT_DISTRIBUTION = ROW_HAS_NAN | ROW_HAS_POS_INF | ROW_NO_FINITE_LOGIT
 NO_TARGET = -1
 DEFAULT_TOP_K = 20
 MAX_TOP_K = 1024
@@ -93,7 +98,11 @@ class RowDigest:
         self.version = version  # DIGEST_VERSION_*
 
     def is_distribution(self):
-        return self.flags == 0
+        """No NaN, no +inf, a finite value; a top-k-only row is one."""
+        return self.flags & ROW_NOT_DISTRIBUTION == 0
+
+    def is_top_k_only(self):
+        return self.flags & ROW_TOP_K_ONLY != 0
 
     def __eq__(self, other):
         if not isinstance(other, RowDigest):
@@ -159,6 +168,17 @@ class DigestLibrary:
             ctypes.c_uint32, ctypes.c_void_p, ctypes.c_uint64,
             ctypes.c_uint32, ctypes.c_int32, ctypes.POINTER(_TokenLogit),
             ctypes.c_uint32, ctypes.POINTER(_RowDigest)]
+        # Added without an ABI bump: a library from before top-k rows lacks
+        # it, and digest_top_logprobs says so.
+        self._top_logprobs = getattr(lib, "orch_digest_top_logprobs", None)
+        if self._top_logprobs is not None:
+            self._top_logprobs.restype = ctypes.c_int32
+            self._top_logprobs.argtypes = [
+                ctypes.c_uint32, ctypes.POINTER(ctypes.c_int32),
+                ctypes.POINTER(ctypes.c_float), ctypes.c_uint32, ctypes.c_uint64,
+                ctypes.c_int32, ctypes.c_float, ctypes.c_uint32,
+                ctypes.POINTER(_TokenLogit), ctypes.c_uint32,
+                ctypes.POINTER(_RowDigest)]
         lib.orch_digest_kl_divergence_exact.restype = ctypes.c_int32
         lib.orch_digest_kl_divergence_exact.argtypes = [
             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64,
@@ -217,6 +237,41 @@ class DigestLibrary:
         else:
             parts.append(_ZERO)
         return b"".join(parts), o.flags, o.argmax
+
+    def digest_top_logprobs(self, ids, logprobs, vocab_size=0,
+                            target_id=NO_TARGET, target_logprob=float("nan"),
+                            extra_flags=0, version=CURRENT_DIGEST_VERSION):
+        """The digest of a top-k-only row: the `ids` a server returned for
+        one position with their `logprobs` (same length, any order). Flagged
+        ROW_TOP_K_ONLY (| `extra_flags`: 0 or ROW_PROCESSED); top sorted by
+        value descending, ties by lower id; logsumexp 0, entropy NaN; the hash
+        is of the sorted (id, value) pairs. `vocab_size` 0: unknown.
+        `target_logprob` NaN: the server did not return the target's.
+        DigestFailed (naming the status) on a repeated id, k of 0 or above
+        MAX_TOP_K, an id or target outside a known vocabulary."""
+        if self._top_logprobs is None:
+            raise DigestFailed("%s has no orch_digest_top_logprobs (a library "
+                               "older than top-k rows)" % self.path)
+        k = len(ids)
+        if len(logprobs) != k:
+            raise DigestFailed("top logprobs: %d ids but %d log-probabilities"
+                               % (k, len(logprobs)))
+        id_array = (ctypes.c_int32 * max(k, 1))(*ids)
+        value_array = (ctypes.c_float * max(k, 1))(*logprobs)
+        status = self._top_logprobs(
+            version, id_array, value_array, k, vocab_size, target_id,
+            target_logprob, extra_flags, self._top, MAX_TOP_K,
+            ctypes.byref(self._out))
+        if status != OK:
+            raise DigestFailed(
+                "orch_digest_top_logprobs(version %d, k %d, vocab %d, target %d, "
+                "extra flags %d): %s" % (version, k, vocab_size, target_id,
+                                         extra_flags, self.status_name(status)))
+        o = self._out
+        top = [(self._top[i].id, self._top[i].logit) for i in range(o.top_count)]
+        return RowDigest(o.vocab_size, o.flags, o.argmax, o.logsumexp,
+                         o.entropy, o.hash_low, o.hash_high, o.target_id,
+                         o.target_logit, top, version)
 
     def digest_row(self, row, top_k=DEFAULT_TOP_K, target_id=NO_TARGET,
                    version=CURRENT_DIGEST_VERSION):

@@ -84,6 +84,7 @@ class RecordSink:
         self._min_pipelined_row = min_pipelined_row
         self._pipeline = None
         self._first_row = True
+        self._last_position = None
 
     def _start_pipeline(self, vocab_size):
         """At the first row (every row of a run has its size): the pipeline,
@@ -117,6 +118,23 @@ class RecordSink:
         self._count(position, input_token, output_token, payload, flags, argmax)
         return argmax
 
+    def emit_digest(self, position, digest, input_token, output_token):
+        """One position from a ready digest.RowDigest (e.g. a server's
+        returned top-k, DigestLibrary.digest_top_logprobs): written as its
+        record at once, after every row emitted before it (rows still in the
+        digest pipeline are written first). Positions must increase across
+        everything this sink wrote; a repeated or earlier position is a
+        ValueError naming both."""
+        self.finish()
+        if self._last_position is not None and position <= self._last_position:
+            raise ValueError("emit_digest: position %d after position %d"
+                             % (position, self._last_position))
+        payload = records.encode_position_record(position, input_token,
+                                                 output_token, digest)
+        self._count(position, input_token, output_token, payload,
+                    digest.flags, digest.argmax)
+        return digest.argmax
+
     def finish(self):
         """Writes the records still in flight and stops the workers; raises
         the first failure among them. Idempotent."""
@@ -136,7 +154,8 @@ class RecordSink:
             ids.add(output_token)
         if argmax >= 0:
             ids.add(argmax)
-        if flags != 0:
+        self._last_position = position
+        if flags & digest_mod.ROW_NOT_DISTRIBUTION:  # a top-k-only row is a distribution
             if self.nan_rows == 0:
                 self.first_nan_position = position
             self.nan_rows += 1

@@ -2,11 +2,14 @@
 // the agent's own code, for the Python driver SDK's tests
 // (tests/drivers/python/sdk_test.py): the frame parser (driver_protocol/frames.h),
 // the record decoder (digest/record_codec.h), and, for records that carry the
-// full row, the C++ digest of that row. Prints one JSON object:
+// full row, the C++ digest of that row; for top-k-only records, the C++
+// DigestTopLogprobs of the pairs the record holds, compared as record bytes.
+// Prints one JSON object:
 //   {"stream_error": "" or the parser's message,
 //    "frames": [{"type": N, "payload": "..." (hello/done/error)}],
 //    "records": [{"position", "input_token", "output_token", "argmax",
-//                 "hash": "HIGHLOW", "reencoded_equal", "digest_equal"}],
+//                 "hash": "HIGHLOW", "top_k_only", "top": [[id, value]...],
+//                 "reencoded_equal", "digest_equal"}],
 //    "reencoded_stream_equal": whether re-encoding every frame gives the input}
 // Exit 0 whenever it could read stdin.
 #include <algorithm>
@@ -19,6 +22,7 @@
 #include "driver_protocol/frames.h"
 #include "digest/record_codec.h"
 #include "digest/row_digest.h"
+#include "digest/top_logprobs.h"
 
 namespace {
 
@@ -33,9 +37,30 @@ std::string Hex(std::uint64_t value) {
   return out;
 }
 
+// Whether a top-k-only record is, byte for byte, the record the C++ library
+// makes from the same pairs, target and processed flag.
+bool TopKDigestMatches(const orch::digest::PositionRecord& record) {
+  const orch::digest::RowDigest& carried = record.digest;
+  std::vector<std::int32_t> ids;
+  std::vector<float> values;
+  for (const orch::digest::TokenLogit& t : carried.top) {
+    ids.push_back(t.id);
+    values.push_back(t.logit);
+  }
+  orch::digest::PositionRecord computed = record;
+  const orch::Status status = orch::digest::DigestTopLogprobs(
+      {carried.version, ids, values, carried.vocab_size, carried.target_id,
+       carried.target_logit, carried.flags & orch::digest::kRowProcessed},
+      &computed.digest);
+  return status.ok() && orch::digest::EncodePositionRecord(computed) ==
+                            orch::digest::EncodePositionRecord(record);
+}
+
 // Whether the digest the record carries is what the C++ library computes
-// from the record's own full row (null when the record has no full row).
+// from the record's own full row (null when the record has no full row), or
+// from its pairs for a top-k-only record.
 json DigestMatches(const orch::digest::PositionRecord& record) {
+  if (record.digest.is_top_k_only()) return TopKDigestMatches(record);
   if (record.full_row.empty()) return nullptr;
   const orch::digest::RowDigest& carried = record.digest;
   orch::digest::DigestOptions options{
@@ -49,7 +74,11 @@ json DigestMatches(const orch::digest::PositionRecord& record) {
 json RecordJson(const std::string& payload) {
   auto record = orch::digest::DecodePositionRecord(payload);
   if (!record.ok()) return {{"decode_error", record.status().message()}};
+  json top = json::array();
+  for (const orch::digest::TokenLogit& t : record->digest.top) top.push_back({t.id, t.logit});
   return {{"position", record->position},
+          {"top_k_only", record->digest.is_top_k_only()},
+          {"top", top},
           {"input_token", record->input_token},
           {"output_token", record->output_token},
           {"version", static_cast<int>(record->digest.version)},

@@ -230,6 +230,100 @@ class DigestTest(unittest.TestCase):
         self.assertIn("/nonexistent/b.so (no such file)", message)
 
 
+class TopLogprobsTest(unittest.TestCase):
+    """Top-k-only rows (a server's returned log-probabilities) through the SDK,
+    checked byte for byte against the C++ digest and record codec."""
+
+    def setUp(self):
+        self.lib = digest.load()
+
+    def sink(self, workers=0):
+        out = io.BytesIO()
+        writer = frames.FrameWriter(out)
+        writer.hello({"engine": "test"})
+        return out, writer, driver.RecordSink(writer, self.lib, job.Capture(top_k=3),
+                                              workers, min_pipelined_row=1)
+
+    def test_digest_is_sorted_flagged_and_equal_to_the_cpp_library_byte_for_byte(self):
+        nan = float("nan")
+        digests = [
+            self.lib.digest_top_logprobs([7, 2, 9], [-2.0, -0.25, -2.0], vocab_size=10,
+                                         target_id=4),
+            self.lib.digest_top_logprobs([1, 3], [-0.5, -1.5], target_id=3,
+                                         extra_flags=digest.ROW_PROCESSED),
+            self.lib.digest_top_logprobs([0, 5], [nan, -3.0], vocab_size=6),
+        ]
+        first, processed, with_nan = digests
+        self.assertEqual(first.top, [(2, -0.25), (7, -2.0), (9, -2.0)])
+        self.assertEqual((first.argmax, first.flags, first.logsumexp, first.vocab_size),
+                         (2, digest.ROW_TOP_K_ONLY, 0.0, 10))
+        self.assertTrue(math.isnan(first.entropy))
+        self.assertTrue(math.isnan(first.target_logit))  # target 4 was not returned
+        self.assertTrue(first.is_distribution() and first.is_top_k_only())
+        self.assertEqual(processed.flags, digest.ROW_TOP_K_ONLY | digest.ROW_PROCESSED)
+        self.assertEqual(processed.target_logit, -1.5)  # taken from the returned pairs
+        self.assertEqual(with_nan.flags, digest.ROW_TOP_K_ONLY | digest.ROW_HAS_NAN)
+        self.assertFalse(with_nan.is_distribution())
+        out, writer, sink = self.sink()
+        for position, d in enumerate(digests):
+            sink.emit_digest(position, d, 10 + position, -1)
+        writer.done({})
+        checked = frame_check(out.getvalue())
+        recs = checked["records"]
+        self.assertEqual(checked["stream_error"], "")
+        self.assertTrue(checked["reencoded_stream_equal"])
+        self.assertEqual([(r["position"], r["input_token"], r["top_k_only"], r["digest_equal"],
+                           r["reencoded_equal"]) for r in recs],
+                         [(0, 10, True, True, True), (1, 11, True, True, True),
+                          (2, 12, True, True, True)])
+        self.assertEqual([r["hash"] for r in recs],
+                         ["%016x%016x" % (d.hash_high, d.hash_low) for d in digests])
+        self.assertEqual(recs[0]["top"], [[2, -0.25], [7, -2.0], [9, -2.0]])
+        self.assertEqual(sink.nan_rows, 1)  # the NaN row only: top-k rows are distributions
+        self.assertEqual(sink.first_nan_position, 2)
+
+    def test_a_changed_top_k_digest_is_caught_by_the_cpp_check(self):
+        d = self.lib.digest_top_logprobs([1, 2], [-0.5, -1.0])
+        d.hash_low ^= 1
+        out, writer, sink = self.sink()
+        sink.emit_digest(0, d, 0, -1)
+        writer.done({})
+        self.assertEqual(frame_check(out.getvalue())["records"][0]["digest_equal"], False)
+
+    def test_identical_returned_values_hash_equal_and_one_bit_does_not(self):
+        a = self.lib.digest_top_logprobs([3, 1], [-1.0, -0.25])
+        b = self.lib.digest_top_logprobs([1, 3], [-0.25, -1.0])
+        c = self.lib.digest_top_logprobs([1, 3], [-0.25, -1.0000001])
+        self.assertEqual((a.hash_low, a.hash_high), (b.hash_low, b.hash_high))
+        self.assertNotEqual((a.hash_low, a.hash_high), (c.hash_low, c.hash_high))
+
+    def test_invalid_requests_are_errors_naming_the_status(self):
+        for ids, values, vocab in (([], [], 0), ([1, 1], [-1.0, -2.0], 0),
+                                   ([5], [-1.0], 4), (list(range(1025)), [-1.0] * 1025, 0)):
+            with self.assertRaisesRegex(digest.DigestFailed, "INVALID_ARGUMENT"):
+                self.lib.digest_top_logprobs(ids, values, vocab_size=vocab)
+        with self.assertRaisesRegex(digest.DigestFailed, "INVALID_ARGUMENT"):
+            self.lib.digest_top_logprobs([1], [-1.0], extra_flags=digest.ROW_HAS_NAN)
+        with self.assertRaisesRegex(digest.DigestFailed, "2 ids but 1"):
+            self.lib.digest_top_logprobs([1, 2], [-1.0])
+
+    def test_emit_digest_follows_pipelined_rows_in_position_order(self):
+        out, writer, sink = self.sink(workers=2)
+        for position in range(3):
+            row = pseudo_row(position, 40)
+            buf = (ctypes.c_char * len(row.tobytes())).from_buffer_copy(row.tobytes())
+            sink.emit(position, ctypes.addressof(buf), 40, position, -1)
+        sink.emit_digest(3, self.lib.digest_top_logprobs([1], [0.0], vocab_size=40), 3, -1)
+        with self.assertRaisesRegex(ValueError, "position 3 after position 3"):
+            sink.emit_digest(3, self.lib.digest_top_logprobs([1], [0.0]), 3, -1)
+        sink.finish()
+        writer.done({})
+        recs = frame_check(out.getvalue())["records"]
+        self.assertEqual([(r["position"], r["top_k_only"]) for r in recs],
+                         [(0, False), (1, False), (2, False), (3, True)])
+        self.assertEqual((sink.positions, sink.nan_rows), (4, 0))
+
+
 class RecordsTest(unittest.TestCase):
     def test_version_byte_is_the_digests_version_and_v2_is_the_default(self):
         d = digest.RowDigest(3, 0, 1, 2.5, 0.5, 7, 9, -1, 0.0, [(1, 3.0)])
