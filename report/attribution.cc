@@ -36,20 +36,35 @@ AxisRank RankOf(const WorkloadReport& w, const CellReport& c) {
                   1.0 - c.result.summary.top1_agreement};
 }
 
+AxisRank ReturnedRankOf(const WorkloadReport& w, const CellReport& c) {
+  AxisRank rank = RankOf(w, c);
+  rank.kld_mean = c.result.kld_returned_top_k.mean;
+  rank.kld_method = ReturnedTopKName(c.result.returned_top_k);
+  return rank;
+}
+
 }  // namespace
 
 void RankAxes(Report& report) {
-  Ranks by_kld, by_top1;
+  Ranks by_kld, by_returned, by_top1;
   for (const WorkloadReport& w : report.workloads) {
     if (w.workload.kind != WorkloadKind::kTeacherForced) continue;
     for (const CellReport& c : w.cells) {
       if (c.status != CellStatus::kCompared) continue;
       const AxisRank rank = RankOf(w, c);
-      Keep(by_kld, rank, &AxisRank::kld_mean);
+      const PairResult& r = c.result;
+      // A cell with full-row KLDs, or with no KLD at all, ranks as before.
+      if (r.kld_exact.count + r.kld_bound.count > 0 || r.kld_returned_top_k.count == 0) {
+        Keep(by_kld, rank, &AxisRank::kld_mean);
+      }
+      if (r.kld_returned_top_k.count > 0) {
+        Keep(by_returned, ReturnedRankOf(w, c), &AxisRank::kld_mean);
+      }
       Keep(by_top1, rank, &AxisRank::top1_disagreement);
     }
   }
   report.by_kld = Sorted(by_kld, &AxisRank::kld_mean);
+  report.by_kld_returned_top_k = Sorted(by_returned, &AxisRank::kld_mean);
   report.by_top1 = Sorted(by_top1, &AxisRank::top1_disagreement);
 }
 

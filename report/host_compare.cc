@@ -41,6 +41,9 @@ void Compare(RunSource& source, const store::RunRecord& reference, const store::
   if (kld.count > 0) {
     row.kld_mean = kld.mean;
     row.kld_method = exact ? "exact" : "bound";
+  } else if (r->kld_returned_top_k.count > 0) {
+    row.kld_mean = r->kld_returned_top_k.mean;
+    row.kld_method = ReturnedTopKName(r->returned_top_k);
   }
   row.top1_agreement = r->summary.top1_agreement;
 }

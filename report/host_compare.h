@@ -24,9 +24,10 @@ struct HostRun {
   bool reference = false;    // the job's reference run; the other fields are then unset
   bool same_stream = false;  // bit-identical to the reference
   std::optional<std::uint64_t> first_difference = {};
-  // The exact KLD mean when the pair has exact positions, else the bound mean.
+  // The exact KLD mean when the pair has exact positions, else the bound mean, else the
+  // returned top-k mean (top-k-only rows).
   double kld_mean = std::numeric_limits<double>::quiet_NaN();
-  std::string kld_method = "none";  // "exact", "bound" or "none"
+  std::string kld_method = "none";  // "exact", "bound", "returned top-k (K=..)" or "none"
   double top1_agreement = std::numeric_limits<double>::quiet_NaN();
   std::vector<FingerprintComparison> fingerprints = {};  // host, then engine, vs the reference
   std::string note = {};  // why the streams could not be compared; empty when they were

@@ -47,9 +47,13 @@ class PairAccumulator {
         digest::PositionComparison c,
         digest::ComparePosition(p->position, p->digest, q->digest, p->full_row, q->full_row));
     summary_.Add(c);
+    CountTopK(p->digest, q->digest, c);
     const bool flip = !c.same_top1;
     if (flip) AddFlip(*p, *q, c);
-    const bool scored = c.kld_method != digest::KldMethod::kNone;
+    // The plot draws exact and full-row bound values; a returned top-k value is another
+    // measurement and stays out of it.
+    const bool scored = c.kld_method == digest::KldMethod::kExact ||
+                        c.kld_method == digest::KldMethod::kTopK;
     AddToPlot(out_.plot, {p->position, scored ? c.kld : kNaN,
                           c.kld_method == digest::KldMethod::kExact, Margin(p->digest), flip});
     return Status();
@@ -61,10 +65,25 @@ class PairAccumulator {
     out_.kld_quantiles_approximate = s.kld_quantiles_approximate;
     out_.kld_exact = s.exact;
     out_.kld_bound = s.bound;
+    out_.kld_returned_top_k = s.returned_top_k;
     return std::move(out_);
   }
 
  private:
+  void CountTopK(const digest::RowDigest& p, const digest::RowDigest& q,
+                 const digest::PositionComparison& c) {
+    ReturnedTopK& t = out_.returned_top_k;
+    if (c.returned_top_k) ++t.positions;
+    for (const digest::RowDigest* d : {&p, &q}) {
+      if (!d->is_top_k_only()) continue;
+      ++(d == &p ? t.reference_rows : t.other_rows);
+      const auto k = static_cast<std::uint32_t>(d->top.size());
+      t.k_min = t.k_min == 0 ? k : std::min(t.k_min, k);
+      t.k_max = std::max(t.k_max, k);
+      t.processed = t.processed || d->is_processed();
+    }
+  }
+
   static void Side(const digest::PositionRecord& r, std::uint64_t& hash, std::uint64_t& length,
                    std::uint64_t& generated) {
     hash = HashRecord(hash, r);
@@ -122,6 +141,24 @@ class PairAccumulator {
 };
 
 }  // namespace
+
+std::string ReturnedTopKName(const ReturnedTopK& t) {
+  if (!t.any()) return "";
+  std::string k = std::to_string(t.k_min);
+  if (t.k_max != t.k_min) k += ".." + std::to_string(t.k_max);
+  return "returned top-k (K=" + k + (t.processed ? ", processed" : "") + ")";
+}
+
+std::string IdentityBasis(const PairResult& r) {
+  const digest::StreamSummary& s = r.summary;
+  if (s.compared == 0) return "none";
+  if (s.not_comparable_rows == s.compared) return "not comparable (full rows vs returned top-k)";
+  if (s.not_comparable_rows > 0) {
+    return "mixed (" + std::to_string(s.not_comparable_rows) + " positions not comparable)";
+  }
+  if (r.returned_top_k.any()) return ReturnedTopKName(r.returned_top_k);
+  return "full rows";
+}
 
 Result<PairResult> ComparePair(RunSource& source, std::string_view reference_run,
                                std::string_view other_run, const PairOptions& options) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -60,11 +61,31 @@ struct TokenDifference {
   std::int32_t other_token = -1;
 };
 
+// What a pair's top-k-only rows (a server's returned log-probabilities) were, so that
+// every figure resting on them can say so (docs/metrics.md, "Top-k-only rows").
+struct ReturnedTopK {
+  std::uint64_t positions = 0;  // compared positions where a side is top-k-only
+  std::uint64_t reference_rows = 0, other_rows = 0;  // top-k-only rows of each side
+  std::uint32_t k_min = 0, k_max = 0;  // returned list lengths, over both sides
+  bool processed = false;  // some row's values are after the server's transforms
+  bool any() const { return positions > 0; }
+  // Both sides top-k-only at every compared position (else a full row meets a top-k one).
+  bool both_sides(std::uint64_t compared) const {
+    return reference_rows >= compared && other_rows >= compared;
+  }
+};
+
+// "returned top-k (K=20)", "returned top-k (K=5..20, processed)"; empty when none.
+std::string ReturnedTopKName(const ReturnedTopK& top_k);
+
 struct PairResult {
   digest::StreamSummary summary;  // as digest::Summarize defines it
   bool kld_quantiles_approximate = false;
   KldSummary kld_exact;  // positions with both full rows
   KldSummary kld_bound;  // positions with a top-k bound only
+  // Positions with a top-k-only side: a different basis, never averaged with the two above.
+  KldSummary kld_returned_top_k;
+  ReturnedTopK returned_top_k;
   std::uint64_t flip_count = 0;
   std::vector<Flip> flips;  // the first kMaxListedFlips, in position order
   std::uint64_t cluster_count = 0;
@@ -87,6 +108,12 @@ struct PairOptions {
   // tokens (the position of the first differing token included: its history is shared).
   bool stop_metrics_at_token_divergence = false;
 };
+
+// What the pair's identity figures (bit_identical, first_divergence, common_prefix)
+// rest on: "full rows", the returned top-k name (both sides top-k-only), "not comparable
+// (full rows vs returned top-k)" when every position pits a full row against a top-k-only
+// one, "mixed (N positions not comparable)" when some do, "none" with no position.
+std::string IdentityBasis(const PairResult& result);
 
 // Errors: the source's, and the digest library's when the runs are not comparable
 // (vocabulary sizes or teacher-forced targets differ), with the position.

@@ -89,6 +89,18 @@ Json KldJson(const KldSummary& k) {
               {"max", Num(k.max)},       {"approximate_quantiles", k.approximate_quantiles}};
 }
 
+// Positions with a top-k-only side: their KLD and what it rests on (K, processed).
+Json ReturnedKldJson(const PairResult& r) {
+  Json j = KldJson(r.kld_returned_top_k);
+  const ReturnedTopK& t = r.returned_top_k;
+  j["basis"] = t.any() ? Json(ReturnedTopKName(t)) : Json(nullptr);
+  j["positions"] = t.positions;
+  j["k_min"] = t.k_min;
+  j["k_max"] = t.k_max;
+  j["processed"] = t.processed;
+  return j;
+}
+
 Json Series(const std::vector<double>& values) {
   Json out = Json::array();
   for (double v : values) out.push_back(Num(v));
@@ -110,6 +122,8 @@ Json ComparisonJson(const CellReport& c) {
          {"other_length", s.other_length},
          {"compared", s.compared},
          {"bit_identical", c.result.bit_identical()},
+         {"identity_basis", IdentityBasis(c.result)},
+         {"not_comparable_rows", s.not_comparable_rows},
          {"first_divergence", Opt(s.first_divergence)},
          {"common_prefix", s.common_prefix},
          {"identical_rows", s.identical_rows},
@@ -127,6 +141,7 @@ Json ComparisonJson(const CellReport& c) {
            {"method", std::string(KldMethodName(s.kld))}}},
          {"kld_exact", KldJson(c.result.kld_exact)},
          {"kld_bound", KldJson(c.result.kld_bound)},
+         {"kld_returned_top_k", ReturnedKldJson(c.result)},
          {"target_count", s.target_count},
          {"mean_delta_p", Num(s.mean_delta_p)},
          {"rms_delta_p", Num(s.rms_delta_p)},
@@ -329,7 +344,9 @@ std::string RenderJson(const Report& report) {
       {"workloads", workloads},
       {"provenance", ProvenanceJson(report.provenance)},
       {"attribution",
-       {{"by_kld", RanksJson(report.by_kld)}, {"by_top1", RanksJson(report.by_top1)}}}};
+       {{"by_kld", RanksJson(report.by_kld)},
+        {"by_kld_returned_top_k", RanksJson(report.by_kld_returned_top_k)},
+        {"by_top1", RanksJson(report.by_top1)}}}};
   return doc.dump(2) + "\n";
 }
 

@@ -123,6 +123,7 @@ std::string RenderText(const Report& report) {
     WriteTable(FingerprintTable(w), out);
   }
   WriteTable(AttributionTable(report), out);
+  WriteTable(ReturnedTopKAttributionTable(report), out);
   return out.str();
 }
 

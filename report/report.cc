@@ -191,6 +191,7 @@ class Builder {
         out.first_difference = std::min(out.first_difference.value_or(at), at);
       }
       out.noise = std::max(out.noise, OrZero(r.summary.max_abs_top1_logit_delta));
+      out.returned_top_k = out.returned_top_k || r.returned_top_k.any();
       if (workload.kind == WorkloadKind::kGenerate) {
         out.generated_length = r.reference_generated;
         out.generated_common_prefix =

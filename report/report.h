@@ -66,6 +66,8 @@ struct Repeatability {
   std::optional<std::uint64_t> generated_length;  // of repeat 0
   // Largest |Δlogit at top-1| between repeat 0 and another repeat (0 when identical).
   double noise = 0.0;
+  // The repeats' streams are top-k-only rows: identity is of the returned values.
+  bool returned_top_k = false;
   std::vector<std::string> run_ids;  // by repeat index, available runs only
 };
 
@@ -129,9 +131,11 @@ struct AxisRank {
   std::string axis;
   std::string cell;
   std::string workload;
-  // The cell's exact KLD mean when it has exact positions, else its bound mean.
+  // The cell's exact KLD mean when it has exact positions, else its bound mean; in
+  // Report::by_kld_returned_top_k, its returned top-k mean.
   double kld_mean = std::numeric_limits<double>::quiet_NaN();
-  std::string kld_method;  // "exact" or "bound": which one kld_mean is
+  // "exact", "bound", or "returned top-k (K=..)": which one kld_mean is.
+  std::string kld_method;
   double top1_disagreement = std::numeric_limits<double>::quiet_NaN();
 };
 
@@ -145,7 +149,10 @@ struct Report {
   Provenance provenance;
   std::vector<WorkloadReport> workloads;
   // Teacher-forced workloads; one entry per axis (its strongest cell), strongest first.
+  // by_kld ranks full-row KLDs (exact or bound); KLDs on the returned top-k basis are a
+  // different measurement and are ranked apart, in by_kld_returned_top_k.
   std::vector<AxisRank> by_kld;
+  std::vector<AxisRank> by_kld_returned_top_k;
   std::vector<AxisRank> by_top1;
 };
 

@@ -44,11 +44,18 @@ KldSummary SummaryAccumulator::KldSums::Finish() const {
 void SummaryAccumulator::Add(const digest::PositionComparison& c) {
   ++compared_;
   if (c.identical) ++s_.identical_rows;
-  if (!c.identical && !s_.first_divergence) s_.first_divergence = c.position;
+  if (!c.identity_comparable) ++s_.not_comparable_rows;
+  if (c.returned_top_k) ++s_.returned_top_k_positions;
+  if (!c.identical && c.identity_comparable && !s_.first_divergence) {
+    s_.first_divergence = c.position;
+  }
+  if (!c.identical && !first_not_identical_) first_not_identical_ = c.position;
   if (c.same_top1) ++same_top1_;
   if (c.scored) ++s_.scored;
   if (c.scored && c.same_top1) ++scored_same_top1_;
-  if (c.kld_method != digest::KldMethod::kNone) {
+  if (c.kld_method == digest::KldMethod::kReturnedTopK) {
+    returned_.Add(c.kld);
+  } else if (c.kld_method != digest::KldMethod::kNone) {
     all_.Add(c.kld);
     (c.kld_method == digest::KldMethod::kExact ? exact_ : bound_).Add(c.kld);
   }
@@ -80,17 +87,19 @@ void SummaryAccumulator::FinishTarget(digest::StreamSummary& s) const {
 
 SummaryAccumulator::Result SummaryAccumulator::Finish(std::uint64_t reference_length,
                                                       std::uint64_t other_length) const {
-  Result out{s_, false, exact_.Finish(), bound_.Finish()};
+  Result out{s_, false, exact_.Finish(), bound_.Finish(), returned_.Finish()};
   digest::StreamSummary& s = out.summary;
   s.reference_length = reference_length;
   s.other_length = other_length;
   s.compared = compared_;
-  s.common_prefix = s.first_divergence.value_or(compared_);
+  s.common_prefix = first_not_identical_.value_or(compared_);
   s.top1_agreement = Fraction(same_top1_, compared_);
   s.same_top_p = Fraction(scored_same_top1_, s.scored);
   const KldSummary all = all_.Finish();
   s.kld = {all.count, exact_.count, all.mean, all.median, all.p99, all.max};
   out.kld_quantiles_approximate = all.approximate_quantiles;
+  const KldSummary& r = out.returned_top_k;
+  s.returned_kld = {r.count, 0, r.mean, r.median, r.p99, r.max};
   FinishTarget(s);
   if (s.top1_logit_count > 0) {
     s.mean_abs_top1_logit_delta = top1_sum_ / static_cast<double>(s.top1_logit_count);

@@ -2,11 +2,14 @@
 // compared positions, added one position at a time, in memory that does not depend on the
 // number of positions. It also keeps the KLD statistics of the two methods apart: exact
 // positions (both full rows kept) and top-k bound positions (a lower bound of the exact
-// value), because a mean over both mixes two different measurements.
+// value), because a mean over both mixes two different measurements; and the positions
+// whose KLD rests on a server's returned top-k (digest::KldMethod::kReturnedTopK), which
+// StreamSummary::kld never includes.
 #pragma once
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string_view>
 
 #include "digest/position_compare.h"
@@ -38,6 +41,7 @@ class SummaryAccumulator {
     bool kld_quantiles_approximate = false;
     KldSummary exact;
     KldSummary bound;
+    KldSummary returned_top_k;  // also StreamSummary::returned_kld
   };
   Result Finish(std::uint64_t reference_length, std::uint64_t other_length) const;
 
@@ -56,7 +60,8 @@ class SummaryAccumulator {
 
   digest::StreamSummary s_;
   std::uint64_t compared_ = 0, same_top1_ = 0, scored_same_top1_ = 0;
-  KldSums all_, exact_, bound_;
+  std::optional<std::uint64_t> first_not_identical_;
+  KldSums all_, exact_, bound_, returned_;
   double dp_sum_ = 0.0, dp2_sum_ = 0.0, nll_p_ = 0.0, nll_q_ = 0.0;
   double top1_sum_ = 0.0, top1_max_ = 0.0;
 };

@@ -1,5 +1,6 @@
 #include "report/tables.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -55,8 +56,9 @@ std::string RepeatResult(const WorkloadReport& w, const CellReport& c) {
   if (c.status != CellStatus::kCompared) return StatusText(c);
   const Repeatability& r = c.repeats;
   if (r.available == 1) return "single run";
+  const std::string same = r.returned_top_k ? "identical returned top-k" : "bit-identical";
   std::string text =
-      r.bit_identical() ? "bit-identical" : "differs from position " + Count(*r.first_difference);
+      r.bit_identical() ? same : "differs from position " + Count(*r.first_difference);
   if (w.workload.kind == WorkloadKind::kGenerate && r.generated_common_prefix) {
     text += "; generated tokens " + Count(*r.generated_common_prefix) + " / " +
             Count(r.generated_length.value_or(0)) + " identical";
@@ -222,12 +224,52 @@ Table ConflictTable(const WorkloadReport& w) {
   return t;
 }
 
+// Identity on the basis the rows allow: bit-identical full rows, identical returned
+// top-k values, or not comparable (a full row against a returned top-k).
+std::string Identity(const CellReport& c) {
+  const digest::StreamSummary& s = c.result.summary;
+  const ReturnedTopK& top_k = c.result.returned_top_k;
+  if (s.compared > 0 && s.not_comparable_rows == s.compared) {
+    return "not comparable (full rows vs " + ReturnedTopKName(top_k) + ")";
+  }
+  std::string text;
+  if (c.result.bit_identical()) {
+    text = top_k.any() ? "identical " + ReturnedTopKName(top_k) : "bit-identical";
+  } else {
+    text = Count(s.common_prefix) + " / " + Count(s.compared);
+    if (top_k.both_sides(s.compared)) text += " (" + ReturnedTopKName(top_k) + ")";
+  }
+  if (s.not_comparable_rows > 0) text += "; " + Count(s.not_comparable_rows) + " not comparable";
+  return text;
+}
+
+std::string ReturnedKld(const PairResult& r) {
+  if (r.kld_returned_top_k.count == 0) return "-";
+  return FormatKld(r.kld_returned_top_k.mean) + " (" + ReturnedTopKName(r.returned_top_k) + ")";
+}
+
+// Whether a compared cell of the workload has top-k-only rows: the tables then show the
+// returned top-k basis in columns of its own.
+bool AnyReturnedTopK(const WorkloadReport& w) {
+  return std::any_of(w.cells.begin(), w.cells.end(), [](const CellReport& c) {
+    return c.status == CellStatus::kCompared && c.result.returned_top_k.any();
+  });
+}
+
+// Drops column `index` of every row and the header.
+void DropColumn(Table& t, std::size_t index) {
+  t.header.erase(t.header.begin() + static_cast<std::ptrdiff_t>(index));
+  for (auto& row : t.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(index));
+}
+
 Table CellTable(const WorkloadReport& w) {
   Table t{"Cells against the baseline (teacher-forced)",
           {"changed", "PPL, baseline " + FormatNumber(BaselinePpl(w), 4), "PPL ratio",
-           "KLD exact mean", "KLD bound mean", "RMS dp", "top-1 agreement", "common prefix",
-           "first flip", "flips (near-tie)", "clusters", "status"},
+           "KLD exact mean", "KLD bound mean", "KLD returned top-k mean", "RMS dp",
+           "top-1 agreement", "common prefix", "first flip", "flips (near-tie)", "clusters",
+           "status"},
           {}};
+  constexpr std::size_t kReturnedColumn = 5;
   for (const CellReport& c : w.cells) {
     if (c.status != CellStatus::kCompared) {
       std::vector<std::string> row(t.header.size(), "-");
@@ -239,13 +281,12 @@ Table CellTable(const WorkloadReport& w) {
     const digest::StreamSummary& s = c.result.summary;
     t.rows.push_back({c.cell.label, FormatNumber(s.ppl_other, 4), FormatNumber(s.ppl_ratio, 4),
                       FormatKld(c.result.kld_exact.mean), FormatKld(c.result.kld_bound.mean),
-                      FormatPercent(s.rms_delta_p), FormatPercent(s.top1_agreement),
-                      c.result.bit_identical() ? "bit-identical"
-                                               : Count(s.common_prefix) + " / " + Count(s.compared),
-                      FirstFlip(c),
+                      ReturnedKld(c.result), FormatPercent(s.rms_delta_p),
+                      FormatPercent(s.top1_agreement), Identity(c), FirstFlip(c),
                       Count(c.result.flip_count) + " (" + Count(c.near_tie_flips) + ")",
                       Count(c.result.cluster_count), "ok"});
   }
+  if (!AnyReturnedTopK(w)) DropColumn(t, kReturnedColumn);
   return t;
 }
 
@@ -293,21 +334,31 @@ Table FlipTable(const WorkloadReport& w, std::size_t per_cell) {
 }
 
 Table KldTable(const WorkloadReport& w) {
+  const bool returned = AnyReturnedTopK(w);
   Table t{
-      "KL divergence by method (exact: both full rows kept; bound: top-k lower bound of "
-      "the exact value)",
+      std::string("KL divergence by method (exact: both full rows kept; bound: top-k lower "
+                  "bound of the exact value") +
+          (returned ? "; returned top-k: over a server's returned tokens and one tail bucket, a "
+                      "different measurement, never averaged with the others)"
+                    : ")"),
       {"changed", "exact positions", "exact mean", "exact median", "exact p99", "exact max",
-       "bound positions", "bound mean", "bound median", "bound p99", "bound max"},
+       "bound positions", "bound mean", "bound median", "bound p99", "bound max",
+       "returned top-k positions", "returned top-k mean", "returned top-k median",
+       "returned top-k p99", "returned top-k max", "returned top-k basis"},
       {}};
   for (const CellReport& c : w.cells) {
     if (c.status != CellStatus::kCompared) continue;
     std::vector<std::string> row{c.cell.label};
-    for (const KldSummary* k : {&c.result.kld_exact, &c.result.kld_bound}) {
+    const PairResult& r = c.result;
+    for (const KldSummary* k : {&r.kld_exact, &r.kld_bound, &r.kld_returned_top_k}) {
       row.insert(row.end(), {Count(k->count), FormatKld(k->mean), FormatKld(k->median),
                              FormatKld(k->p99), FormatKld(k->max)});
     }
+    const std::string basis = ReturnedTopKName(r.returned_top_k);
+    row.push_back(basis.empty() ? "-" : basis);
     t.rows.push_back(std::move(row));
   }
+  while (!returned && t.header.size() > 11) DropColumn(t, 11);
   return t;
 }
 
@@ -360,12 +411,33 @@ Table AttributionTable(const Report& r) {
   Table t{"Attribution: axes ranked (teacher-forced workloads, strongest cell per axis)",
           {"rank", "by KLD mean", "KLD mean", "by top-1 disagreement", "disagreement"},
           {}};
-  for (std::size_t i = 0; i < r.by_kld.size(); ++i) {
-    const AxisRank& k = r.by_kld[i];
-    const AxisRank& d = r.by_top1[i];
+  // An axis whose cells have returned top-k KLDs only is ranked by top-1 but not here.
+  for (std::size_t i = 0; i < std::max(r.by_kld.size(), r.by_top1.size()); ++i) {
+    std::vector<std::string> row{std::to_string(i + 1), "-", "-", "-", "-"};
+    if (i < r.by_kld.size()) {
+      const AxisRank& k = r.by_kld[i];
+      row[1] = k.cell + " (" + k.workload + ")";
+      row[2] = FormatKld(k.kld_mean) + " (" + k.kld_method + ")";
+    }
+    if (i < r.by_top1.size()) {
+      const AxisRank& d = r.by_top1[i];
+      row[3] = d.cell + " (" + d.workload + ")";
+      row[4] = FormatPercent(d.top1_disagreement);
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+Table ReturnedTopKAttributionTable(const Report& r) {
+  Table t{"Attribution on the returned top-k basis (ranked apart: KLD over a server's "
+          "returned tokens is a different measurement from the exact and bound KLDs above)",
+          {"rank", "by returned top-k KLD mean", "KLD mean (basis)"},
+          {}};
+  for (std::size_t i = 0; i < r.by_kld_returned_top_k.size(); ++i) {
+    const AxisRank& k = r.by_kld_returned_top_k[i];
     t.rows.push_back({std::to_string(i + 1), k.cell + " (" + k.workload + ")",
-                      FormatKld(k.kld_mean) + " (" + k.kld_method + ")",
-                      d.cell + " (" + d.workload + ")", FormatPercent(d.top1_disagreement)});
+                      FormatKld(k.kld_mean) + " (" + k.kld_method + ")"});
   }
   return t;
 }

@@ -48,11 +48,14 @@ Table ConflictTable(const WorkloadReport& workload);
 std::string RunOrigin(const RunIdentity& run);
 Table CellTable(const WorkloadReport& workload);      // teacher-forced
 Table GenerateTable(const WorkloadReport& workload);  // generate
-// Exact and top-k bound KLD statistics apart, one row per compared cell (teacher-forced).
+// Exact, top-k bound and returned top-k KLD statistics apart, one row per compared cell
+// (teacher-forced).
 Table KldTable(const WorkloadReport& workload);
 Table FlipTable(const WorkloadReport& workload, std::size_t per_cell);
 Table ClusterTable(const WorkloadReport& workload, std::size_t per_cell);
 Table FingerprintTable(const WorkloadReport& workload);
 Table AttributionTable(const Report& report);
+// Report::by_kld_returned_top_k, with its basis on every row; no rows when empty.
+Table ReturnedTopKAttributionTable(const Report& report);
 
 }  // namespace orch::report
