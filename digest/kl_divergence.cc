@@ -119,8 +119,8 @@ double ReturnedTopKKlDivergence(const RowDigest& p, const RowDigest& q) {
   ORCH_CHECK(p.is_distribution() && q.is_distribution())
       << "returned top-k KL of a row that is not a distribution";
   ORCH_CHECK(p.is_top_k_only() || q.is_top_k_only()) << "returned top-k KL of two full rows";
-  const bool unknown_vocab = (p.is_top_k_only() && p.vocab_size == 0) ||
-                             (q.is_top_k_only() && q.vocab_size == 0);
+  const bool unknown_vocab =
+      (p.is_top_k_only() && p.vocab_size == 0) || (q.is_top_k_only() && q.vocab_size == 0);
   ORCH_CHECK(p.vocab_size == q.vocab_size || unknown_vocab)
       << "returned top-k KL across vocabularies";
   return BucketKl(p, q);

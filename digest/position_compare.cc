@@ -104,8 +104,8 @@ Result<PositionComparison> ComparePosition(std::uint64_t position, const RowDige
   out.position = position;
   out.returned_top_k = p.is_top_k_only() || q.is_top_k_only();
   out.identity_comparable = p.is_top_k_only() == q.is_top_k_only();
-  out.identical = out.identity_comparable && p.hash == q.hash &&
-                  p.is_processed() == q.is_processed();
+  out.identical =
+      out.identity_comparable && p.hash == q.hash && p.is_processed() == q.is_processed();
   out.same_top1 = p.argmax == q.argmax;
   ScoreTopLogit(p, q, q_row, &out);
   out.scored = p.is_distribution() && q.is_distribution();
@@ -124,7 +124,7 @@ Result<PositionComparison> ComparePosition(std::uint64_t position, const RowDige
   }
   if (out.identical) {
     out.kld = 0.0;  // same bits: the distributions are equal
-    out.kld_method = out.returned_top_k                  ? KldMethod::kReturnedTopK
+    out.kld_method = out.returned_top_k               ? KldMethod::kReturnedTopK
                      : p_row.empty() || q_row.empty() ? KldMethod::kTopK
                                                       : KldMethod::kExact;
     return out;

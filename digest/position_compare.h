@@ -32,8 +32,8 @@ struct PositionComparison {
   bool identical = false;
   bool identity_comparable = true;  // false: one side full row, the other top-k-only
   bool returned_top_k = false;      // a side is top-k-only: the figures rest on returned top-k
-  bool same_top1 = false;  // equal argmax (NaN logits ignored, lower id on ties)
-  bool scored = false;     // both rows are distributions: KLD, Δp, NLL are defined
+  bool same_top1 = false;           // equal argmax (NaN logits ignored, lower id on ties)
+  bool scored = false;              // both rows are distributions: KLD, Δp, NLL are defined
   KldMethod kld_method = KldMethod::kNone;
   double kld = std::numeric_limits<double>::quiet_NaN();  // KL(P || Q), nats
   // p_Q(target) - p_P(target); NaN unless both sides carry the target logit

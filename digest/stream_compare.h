@@ -60,7 +60,7 @@ struct StreamSummary {
   std::uint64_t not_comparable_rows = 0;
   // Positions where a side is top-k-only: their figures rest on returned top-k.
   std::uint64_t returned_top_k_positions = 0;
-  std::uint64_t scored = 0;          // both rows are distributions
+  std::uint64_t scored = 0;                                          // both rows are distributions
   double top1_agreement = std::numeric_limits<double>::quiet_NaN();  // over compared
   double same_top_p = std::numeric_limits<double>::quiet_NaN();      // over scored
   KldStats kld;  // exact and full-row top-k bound positions (never returned top-k)

@@ -26,8 +26,9 @@ bool Before(const TokenLogit& a, const TokenLogit& b) {
 Status CheckDistinctIds(std::span<TokenLogit> pairs) {
   std::sort(pairs.begin(), pairs.end(),
             [](const TokenLogit& a, const TokenLogit& b) { return a.id < b.id; });
-  const auto repeated = std::adjacent_find(
-      pairs.begin(), pairs.end(), [](const TokenLogit& a, const TokenLogit& b) { return a.id == b.id; });
+  const auto repeated =
+      std::adjacent_find(pairs.begin(), pairs.end(),
+                         [](const TokenLogit& a, const TokenLogit& b) { return a.id == b.id; });
   if (repeated != pairs.end()) {
     return InvalidArgument("top logprobs: token id " + std::to_string(repeated->id) +
                            " returned twice");
@@ -55,7 +56,8 @@ RowHash HashPairs(std::span<const TokenLogit> sorted) {
     std::memcpy(&words[0], &t.id, 4);
     std::memcpy(&words[1], &t.logit, 4);
     for (const std::uint32_t w : words) {
-      for (int shift = 0; shift < 32; shift += 8) bytes[at++] = static_cast<unsigned char>(w >> shift);
+      for (int shift = 0; shift < 32; shift += 8)
+        bytes[at++] = static_cast<unsigned char>(w >> shift);
     }
   }
   const XXH128_hash_t hash = XXH3_128bits(bytes.data(), at);

@@ -31,7 +31,7 @@ struct TopLogprobsRequest {
   std::uint64_t vocab_size = 0;                   // 0: unknown
   std::int32_t target_id = kNoTarget;
   float target_logprob = std::numeric_limits<float>::quiet_NaN();  // NaN: not returned
-  std::uint32_t extra_flags = 0;                                    // 0 or kRowProcessed
+  std::uint32_t extra_flags = 0;                                   // 0 or kRowProcessed
 };
 
 // InvalidArgument naming the value when: k (ids.size()) is 0 or above kMaxTopK,

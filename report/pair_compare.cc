@@ -52,8 +52,8 @@ class PairAccumulator {
     if (flip) AddFlip(*p, *q, c);
     // The plot draws exact and full-row bound values; a returned top-k value is another
     // measurement and stays out of it.
-    const bool scored = c.kld_method == digest::KldMethod::kExact ||
-                        c.kld_method == digest::KldMethod::kTopK;
+    const bool scored =
+        c.kld_method == digest::KldMethod::kExact || c.kld_method == digest::KldMethod::kTopK;
     AddToPlot(out_.plot, {p->position, scored ? c.kld : kNaN,
                           c.kld_method == digest::KldMethod::kExact, Margin(p->digest), flip});
     return Status();

@@ -66,7 +66,7 @@ struct TokenDifference {
 struct ReturnedTopK {
   std::uint64_t positions = 0;  // compared positions where a side is top-k-only
   std::uint64_t reference_rows = 0, other_rows = 0;  // top-k-only rows of each side
-  std::uint32_t k_min = 0, k_max = 0;  // returned list lengths, over both sides
+  std::uint32_t k_min = 0, k_max = 0;                // returned list lengths, over both sides
   bool processed = false;  // some row's values are after the server's transforms
   bool any() const { return positions > 0; }
   // Both sides top-k-only at every compared position (else a full row meets a top-k one).

@@ -263,12 +263,12 @@ void DropColumn(Table& t, std::size_t index) {
 }
 
 Table CellTable(const WorkloadReport& w) {
-  Table t{"Cells against the baseline (teacher-forced)",
-          {"changed", "PPL, baseline " + FormatNumber(BaselinePpl(w), 4), "PPL ratio",
-           "KLD exact mean", "KLD bound mean", "KLD returned top-k mean", "RMS dp",
-           "top-1 agreement", "common prefix", "first flip", "flips (near-tie)", "clusters",
-           "status"},
-          {}};
+  Table t{
+      "Cells against the baseline (teacher-forced)",
+      {"changed", "PPL, baseline " + FormatNumber(BaselinePpl(w), 4), "PPL ratio", "KLD exact mean",
+       "KLD bound mean", "KLD returned top-k mean", "RMS dp", "top-1 agreement", "common prefix",
+       "first flip", "flips (near-tie)", "clusters", "status"},
+      {}};
   constexpr std::size_t kReturnedColumn = 5;
   for (const CellReport& c : w.cells) {
     if (c.status != CellStatus::kCompared) {
@@ -430,10 +430,11 @@ Table AttributionTable(const Report& r) {
 }
 
 Table ReturnedTopKAttributionTable(const Report& r) {
-  Table t{"Attribution on the returned top-k basis (ranked apart: KLD over a server's "
-          "returned tokens is a different measurement from the exact and bound KLDs above)",
-          {"rank", "by returned top-k KLD mean", "KLD mean (basis)"},
-          {}};
+  Table t{
+      "Attribution on the returned top-k basis (ranked apart: KLD over a server's "
+      "returned tokens is a different measurement from the exact and bound KLDs above)",
+      {"rank", "by returned top-k KLD mean", "KLD mean (basis)"},
+      {}};
   for (std::size_t i = 0; i < r.by_kld_returned_top_k.size(); ++i) {
     const AxisRank& k = r.by_kld_returned_top_k[i];
     t.rows.push_back({std::to_string(i + 1), k.cell + " (" + k.workload + ")",

@@ -22,9 +22,9 @@ namespace {
 
 constexpr float kNanF = std::numeric_limits<float>::quiet_NaN();
 
-RowDigest Top(std::vector<std::int32_t> ids, std::vector<float> logprobs,
-              std::uint64_t vocab = 8, std::int32_t target = kNoTarget,
-              float target_logprob = kNanF, std::uint32_t extra = 0) {
+RowDigest Top(std::vector<std::int32_t> ids, std::vector<float> logprobs, std::uint64_t vocab = 8,
+              std::int32_t target = kNoTarget, float target_logprob = kNanF,
+              std::uint32_t extra = 0) {
   RowDigest d;
   const Status s = DigestTopLogprobs(
       {kCurrentDigestVersion, ids, logprobs, vocab, target, target_logprob, extra}, &d);
@@ -42,8 +42,7 @@ std::vector<float> Logs(std::vector<double> p) {
 Status TopStatus(std::vector<std::int32_t> ids, std::vector<float> logprobs, std::uint64_t vocab,
                  std::int32_t target = kNoTarget, std::uint32_t extra = 0) {
   RowDigest d;
-  return DigestTopLogprobs({kCurrentDigestVersion, ids, logprobs, vocab, target, kNanF, extra},
-                           &d);
+  return DigestTopLogprobs({kCurrentDigestVersion, ids, logprobs, vocab, target, kNanF, extra}, &d);
 }
 
 TEST(DigestTopLogprobsTest, SortsByValueDescendingTiesByLowerIdAndFlagsTheRow) {
@@ -263,8 +262,8 @@ TEST(ComparePositionTopKTest, TargetFiguresNeedTheTargetReturnedOnBothSides) {
 }
 
 TEST(ComparePositionTopKTest, AnUnknownVocabularyComparesWithAKnownOne) {
-  const PositionComparison c = Compare(Top({0, 1}, Logs({0.5, 0.3}), 0),
-                                       Top({0, 1}, Logs({0.5, 0.3}), 32000));
+  const PositionComparison c =
+      Compare(Top({0, 1}, Logs({0.5, 0.3}), 0), Top({0, 1}, Logs({0.5, 0.3}), 32000));
   EXPECT_TRUE(c.identical);
   Result<PositionComparison> full_vs_full =
       ComparePosition(0, Top({0}, {0.0f}, 4), Top({0}, {0.0f}, 5), {}, {});

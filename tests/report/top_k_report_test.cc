@@ -136,8 +136,7 @@ TEST_F(TopKReportTest, AttributionRanksTheReturnedTopKKldApartAndSaysSo) {
   EXPECT_NE(text.find("(returned top-k (K=3))"), std::string::npos) << text;
   EXPECT_NE(text.find("not comparable (full rows vs returned top-k (K=3))"), std::string::npos)
       << text;
-  EXPECT_NE(text.find("Attribution on the returned top-k basis (ranked apart"),
-            std::string::npos)
+  EXPECT_NE(text.find("Attribution on the returned top-k basis (ranked apart"), std::string::npos)
       << text;
   const std::size_t full_rank = text.find("Attribution: axes ranked");
   ASSERT_NE(full_rank, std::string::npos);

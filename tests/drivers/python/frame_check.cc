@@ -49,11 +49,11 @@ bool TopKDigestMatches(const orch::digest::PositionRecord& record) {
   }
   orch::digest::PositionRecord computed = record;
   const orch::Status status = orch::digest::DigestTopLogprobs(
-      {carried.version, ids, values, carried.vocab_size, carried.target_id,
-       carried.target_logit, carried.flags & orch::digest::kRowProcessed},
+      {carried.version, ids, values, carried.vocab_size, carried.target_id, carried.target_logit,
+       carried.flags & orch::digest::kRowProcessed},
       &computed.digest);
-  return status.ok() && orch::digest::EncodePositionRecord(computed) ==
-                            orch::digest::EncodePositionRecord(record);
+  return status.ok() &&
+         orch::digest::EncodePositionRecord(computed) == orch::digest::EncodePositionRecord(record);
 }
 
 // Whether the digest the record carries is what the C++ library computes
