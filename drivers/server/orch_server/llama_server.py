@@ -166,7 +166,7 @@ def parse_response(doc, k, url, position, input_token, target_id, teacher_forced
         if teacher_forced:
             found = [lp for i, lp in pairs if i == target_id]
             out.append(rows.row(position, pairs, target_id,
-                                found[0] if found else (math.nan if target_id >= 0 else math.nan),
+                                found[0] if found else math.nan,
                                 input_token, -1))
         else:
             chosen = common.token_id(entry.get("id"), url, where + ".id")

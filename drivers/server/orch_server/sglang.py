@@ -87,7 +87,6 @@ def self_report(client):
 
 def check(job, report, url):
     r = report["reported"]
-    where = url + " server_info"
     common.check_axis(job, "ctx", r.get("context_length"), url, "server_info context_length")
     common.check_axis(job, "slots", r.get("max_running_requests"), url,
                       "server_info max_running_requests")
@@ -104,7 +103,6 @@ def check(job, report, url):
         value = r.get(key)
         if isinstance(value, str) or value is None:
             common.check_axis(job, axis, value if value else None, url, "server_info " + key)
-    del where
 
 
 def request_for(prompt, k, sampling, max_new_tokens=1, teacher_forced=True):
