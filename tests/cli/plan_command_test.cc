@@ -135,7 +135,7 @@ TEST_F(PlanCommandTest, MissingSpecFileIsAnOtherErrorExitOne) {
 TEST_F(PlanCommandTest, WarningsComeLast) {
   std::string path =
       Write("warn.toml", testing::Replace(testing::ValidSpecText(), "engine = \"llama.cpp@v0.4.0\"",
-                                          "engine = \"sglang@0.5\""));
+                                          "engine = \"tgi@3.0\""));
   ProcessResult r = Orch({"plan", path});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::size_t warning = r.out.find(": warning: baseline.engine: orch has no capability table");
@@ -196,6 +196,56 @@ TEST_F(PlanCommandTest, HelpAndUsageErrors) {
   EXPECT_THAT(usage.err, HasSubstr("SPEC is required"));
   ProcessResult unknown = Orch({"plan", "--frobnicate", "x.toml"});
   EXPECT_EQ(unknown.exit_code, 2);
+}
+
+// A server engine is planned like any other: its cells are checked against the
+// declaration its driver prints (planner/declarations/llama-server.json), server-level
+// axes included.
+constexpr const char* kServerSpec = R"toml(
+[experiment]
+name = "servers"
+
+[model]
+name = "kjv-tiny"
+file = "kjv-tiny-f32.gguf"
+sha256 = "0000000000000000000000000000000000000000000000000000000000000001"
+
+[[workloads]]
+name = "verse"
+kind = "teacher_forced"
+text = "In the beginning God created the heaven and the earth."
+positions = 8
+capture = { top_k = 8 }
+
+[baseline]
+engine = "llama-server@b8390"
+quant = "f32"
+kv = "f16"
+attention = "off"
+tp = 1
+hardware = "cpu"
+slots = 1
+
+[alternatives]
+slots = [4]
+attention = ["on"]
+)toml";
+
+TEST_F(PlanCommandTest, PlansALlamaServerCellWithItsServerAxes) {
+  ProcessResult r = Orch({"plan", Write("servers.toml", kServerSpec)});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\nCells       3 (baseline + 2)\n"));
+  EXPECT_THAT(r.out, HasSubstr("llama-server@b8390"));
+  EXPECT_THAT(r.err, Not(HasSubstr("warning")));  // a known engine: checked, not warned about
+}
+
+TEST_F(PlanCommandTest, RefusesWhatTheLlamaServerDriverDeclaresItCannotRun) {
+  std::string spec = testing::Replace(kServerSpec, "slots = [4]", "slots = [0]");
+  spec = testing::Replace(spec, "kv = \"f16\"", "kv = \"q8_0\"");
+  ProcessResult r = Orch({"plan", Write("servers.toml", spec)});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("slots"));
+  EXPECT_THAT(r.err, HasSubstr("flash attention"));
 }
 
 }  // namespace

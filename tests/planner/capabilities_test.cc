@@ -33,7 +33,23 @@ TEST(CapabilitiesTest, FamilyIsTheEngineLabelBeforeTheBuild) {
   EXPECT_EQ(EngineFamily("llama.cpp@b8390"), "llama.cpp");
   EXPECT_EQ(EngineFamily("vllm"), "vllm");
   EXPECT_NE(FindEngineCapabilities("vllm"), nullptr);
-  EXPECT_EQ(FindEngineCapabilities("sglang"), nullptr);
+  EXPECT_EQ(FindEngineCapabilities("tgi"), nullptr);
+}
+
+TEST(CapabilitiesTest, ServerEnginesAreDeclaredByTheirDrivers) {
+  for (const char* family : {"llama-server", "vllm", "sglang", "ollama"}) {
+    const EngineCapabilities* caps = FindEngineCapabilities(family);
+    ASSERT_NE(caps, nullptr) << family;
+    EXPECT_EQ(caps->driver, std::string("orch-driver-") + family);
+    EXPECT_NE(caps->FindAxis("slots"), nullptr) << family;
+  }
+  Coordinate c = LlamaBaseline();
+  c["engine"] = AxisValue::String("llama-server@b8390");
+  c["slots"] = AxisValue::Int(4);
+  EXPECT_THAT(CheckCoordinate(*FindEngineCapabilities("llama-server"), c), IsEmpty());
+  std::vector<CapabilityProblem> problems = Check(c);  // llama.cpp runs in-process: no slots
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].kind, ProblemKind::kUnknownAxis);
 }
 
 TEST(CapabilitiesTest, LlamaCppTableIsTheDriversDeclaration) {

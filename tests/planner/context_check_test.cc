@@ -50,7 +50,7 @@ TEST(ContextCheckTest, OtherCellsAreNotReportedAgain) {
 
 TEST(ContextCheckTest, EnginesWithoutADeclarationAreCheckedToo) {
   std::string text =
-      Replace(WithContext("12"), "engine = \"llama.cpp@v0.4.0\"", "engine = \"sglang@0.5\"");
+      Replace(WithContext("12"), "engine = \"llama.cpp@v0.4.0\"", "engine = \"tgi@3.0\"");
   EXPECT_EQ(ErrorsOf(text).size(), 1u);
 }
 

@@ -135,13 +135,13 @@ TEST(ExpandTest, BaselineProblemIsReportedOnceNotPerCell) {
 
 TEST(ExpandTest, UnknownEngineIsAllowedWithOneWarning) {
   std::string text =
-      Replace(ValidSpecText(), "engine = \"llama.cpp@v0.4.0\"", "engine = \"sglang@0.5\"");
+      Replace(ValidSpecText(), "engine = \"llama.cpp@v0.4.0\"", "engine = \"tgi@3.0\"");
   PlanOutcome outcome = PlanText(text);
   ASSERT_TRUE(outcome.plan.has_value());
   EXPECT_THAT(Messages(outcome),
-              ElementsAre(At(text, "\"sglang") +
+              ElementsAre(At(text, "\"tgi") +
                           ": warning: baseline.engine: orch has no capability table for engine "
-                          "\"sglang@0.5\"; its values are not checked here (no capability "
+                          "\"tgi@3.0\"; its values are not checked here (no capability "
                           "declaration of its driver is built into orch)"));
   EXPECT_EQ(outcome.plan->warnings.size(), 1u);
 }

@@ -1,0 +1,127 @@
+"""A small JSON-over-HTTP client for the server drivers (standard library
+only: urllib).
+
+Every request has a timeout. A refused connection is retried a bounded
+number of times only while the client has never reached the server (a
+server still starting); after the first answer, and for every other failure,
+the first error is final. Failures are EngineError values whose message
+names the method, the URL and what was wrong: the HTTP status and the first
+200 bytes of the body, "connection refused", a timeout, or a body that is
+not the JSON asked for (truncated or malformed).
+"""
+
+import json
+import socket
+import time
+import urllib.error
+import urllib.request
+
+from orch_driver.errors import EngineError
+
+BODY_SHOWN = 200
+
+
+class HttpError(EngineError):
+    """A failed request. `status` is the HTTP status (0: no answer), `body`
+    the answer's bytes (possibly empty)."""
+
+    def __init__(self, message, url, status=0, body=b""):
+        super().__init__(message)
+        self.url = url
+        self.status = status
+        self.body = body
+
+    def body_text(self):
+        return self.body.decode("utf-8", errors="replace")
+
+
+def shown(body):
+    """The first BODY_SHOWN bytes of a body, as text for a message."""
+    text = body[:BODY_SHOWN].decode("utf-8", errors="replace")
+    return text + ("..." if len(body) > BODY_SHOWN else "")
+
+
+def _refused(error):
+    reason = getattr(error, "reason", error)
+    return isinstance(reason, ConnectionRefusedError)
+
+
+
+class Client:
+    def __init__(self, base_url, api_key="", timeout_s=600.0, refused_tries=20,
+                 refused_wait_s=0.25):
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.timeout_s = timeout_s
+        self.refused_tries = max(1, refused_tries)
+        self.refused_wait_s = refused_wait_s
+        self.reached = False
+
+    def url(self, path):
+        return self.base_url + path
+
+    def get(self, path):
+        return self.request("GET", path, None)
+
+    def post(self, path, body):
+        return self.request("POST", path, body)
+
+    def request(self, method, path, body):
+        """The answer's JSON value; HttpError otherwise."""
+        url = self.url(path)
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        tries = 1 if self.reached else self.refused_tries
+        for attempt in range(tries):
+            try:
+                status, raw = self._once(method, url, data)
+                break
+            except (OSError, http_client_errors()) as error:  # URLError is an OSError
+                if not _refused(error) or attempt + 1 == tries:
+                    raise self._unreachable(method, url, error, attempt + 1)
+                time.sleep(self.refused_wait_s)
+        self.reached = True
+        if not 200 <= status < 300:
+            raise HttpError("%s %s: HTTP %d: %s" % (method, url, status, shown(raw)),
+                            url, status, raw)
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            raise HttpError("%s %s: HTTP %d with a body that is not JSON (truncated or "
+                            "malformed, %d bytes): %s" % (method, url, status, len(raw),
+                                                           shown(raw)), url, status, raw)
+
+    def _once(self, method, url, data):
+        request = urllib.request.Request(url, data=data, method=method)
+        request.add_header("Accept", "application/json")
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        if self.api_key:
+            request.add_header("Authorization", "Bearer " + self.api_key)
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as answer:
+                return answer.status, self._read(answer, method, url)
+        except urllib.error.HTTPError as error:
+            self.reached = True
+            return error.code, self._read(error, method, url)
+
+    def _read(self, answer, method, url):
+        try:
+            return answer.read()
+        except (OSError, http_client_errors()) as error:
+            raise HttpError("%s %s: the answer broke off (%s: %s)" % (
+                method, url, type(error).__name__, error), url)
+
+    def _unreachable(self, method, url, error, tries):
+        reason = getattr(error, "reason", error)
+        if isinstance(reason, (socket.timeout, TimeoutError)):
+            what = "no answer within %g s" % self.timeout_s
+        elif isinstance(reason, ConnectionRefusedError):
+            what = "connection refused (%d tr%s)" % (tries, "y" if tries == 1 else "ies")
+        else:
+            what = "unreachable (%s)" % reason
+        return HttpError("%s %s: %s" % (method, url, what), url)
+
+
+def http_client_errors():
+    import http.client
+    return http.client.HTTPException

@@ -1,0 +1,64 @@
+"""Runs a server driver executable on a job document and decodes its frames
+(docs/driver-protocol.md). Environment (tests/drivers/server/CMakeLists.txt):
+ORCH_SOURCE_DIR, ORCH_DIGEST_LIBRARY."""
+
+import json
+import os
+import struct
+import subprocess
+
+from orch_driver import records
+
+SOURCE = os.environ.get("ORCH_SOURCE_DIR") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+
+
+def driver(family):
+    return os.path.join(SOURCE, "drivers", "server", "orch-driver-" + family)
+
+
+class Output:
+    def __init__(self, status, stdout, stderr):
+        self.status = status
+        self.log = stderr.decode("utf-8", errors="replace")
+        self.frames = []
+        self.hello = self.done = self.error = None
+        self.records = []
+        pos = 0
+        while pos + 5 <= len(stdout):
+            length, kind = struct.unpack_from("<IB", stdout, pos)
+            payload = stdout[pos + 5:pos + 5 + length]
+            pos += 5 + length
+            self.frames.append(kind)
+            if kind == 1:
+                self.hello = json.loads(payload)
+            elif kind == 2:
+                self.records.append(records.decode_position_record(payload))
+            elif kind == 3:
+                self.done = json.loads(payload)
+            elif kind == 4:
+                self.error = json.loads(payload)
+        self.trailing = len(stdout) - pos
+
+
+def run(family, job, timeout=120):
+    proc = subprocess.run([driver(family)], input=json.dumps(job).encode(),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    return Output(proc.returncode, proc.stdout, proc.stderr)
+
+
+def job(label, url, coordinate=None, workload=None, top_k=3, server=None):
+    workload = workload or {"name": "w", "kind": "teacher_forced", "positions": 4,
+                            "tokens": [11, 22, 33, 44]}
+    capture = {"top_k": top_k, "full_every": 0, "full_windows": []}
+    workload = dict(workload, capture=capture)
+    server_object = {"url": url, "api_key_file": "", "mode": "attached", "jobs_before": 0}
+    server_object.update(server or {})
+    return {"run_id": "run-1", "job_id": "0" * 32, "experiment": "servers",
+            "coordinate": dict({"engine": label}, **(coordinate or {})),
+            "workload": workload,
+            "model": {"requirement": "kjv-tiny", "path": "", "sha256": "", "cache_dir": "",
+                      "spec": {"name": "kjv-tiny"}},
+            "capture": capture,
+            "requirements": {"engine": label, "hardware": "cpu", "gpus": 0},
+            "server": server_object}
