@@ -9,22 +9,19 @@ K; -1 when there is none), and the record's input and output tokens.
 
 emit_rows digests each row with the SDK's top-k digest
 (DigestLibrary.digest_top_logprobs: flag ROW_TOP_K_ONLY, the pairs sorted,
-their bytes hashed) and writes it through RecordSink.emit_digest; those two
-calls are the whole dependency on that part of the SDK (digest_row and
-emit_row below).
+their bytes hashed) and writes it through RecordSink.emit_digest.
 """
 
 import collections
 import math
 
 from orch_driver import digest as digest_mod
-from orch_driver.errors import EngineError
 
 Row = collections.namedtuple(
     "Row", "position ids logprobs target_id target_logprob input_token output_token processed")
 
 NO_TARGET = digest_mod.NO_TARGET
-ROW_PROCESSED = getattr(digest_mod, "ROW_PROCESSED", 16)  # contract: ORCH_ROW_PROCESSED
+ROW_PROCESSED = digest_mod.ROW_PROCESSED
 
 
 def row(position, pairs, target_id=NO_TARGET, target_logprob=math.nan, input_token=-1,
@@ -36,22 +33,13 @@ def row(position, pairs, target_id=NO_TARGET, target_logprob=math.nan, input_tok
 
 def digest_row(library, r, vocab_size=0):
     """The RowDigest of one row (the SDK's top-k digest)."""
-    top = getattr(library, "digest_top_logprobs", None)
-    if top is None:
-        raise EngineError("the driver SDK's DigestLibrary has no digest_top_logprobs "
-                          "(top-k rows, digest/orch_digest.h orch_digest_top_logprobs): "
-                          "install the orch_driver and liborchdigest of this release")
-    return top(r.ids, r.logprobs, vocab_size=vocab_size, target_id=r.target_id,
+    return library.digest_top_logprobs(r.ids, r.logprobs, vocab_size=vocab_size, target_id=r.target_id,
                target_logprob=r.target_logprob,
                extra_flags=ROW_PROCESSED if r.processed else 0)
 
 
 def emit_row(sink, digest, r):
-    emit = getattr(sink, "emit_digest", None)
-    if emit is None:
-        raise EngineError("the driver SDK's RecordSink has no emit_digest: install the "
-                          "orch_driver of this release")
-    emit(r.position, digest, r.input_token, r.output_token)
+    sink.emit_digest(r.position, digest, r.input_token, r.output_token)
 
 
 def emit_rows(sink, library, rows, vocab_size=0):

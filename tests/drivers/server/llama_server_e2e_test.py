@@ -14,7 +14,6 @@ import unittest
 import urllib.request
 
 import harness
-from orch_driver import digest
 
 SERVER = os.path.join(harness.SOURCE, "third_party", "engines", "llama.cpp-b8390", "server",
                       "llama-server")
@@ -80,8 +79,6 @@ class LlamaServerTest(unittest.TestCase):
         self.assertIn('slots = "2"', out.error["message"])
         self.assertEqual(out.hello["version"], "b8390")
 
-    @unittest.skipUnless(hasattr(digest.DigestLibrary, "digest_top_logprobs"),
-                         "needs the SDK's DigestLibrary.digest_top_logprobs")
     def test_teacher_forced_job_on_the_decode_path(self):
         out = harness.run("llama-server", self.job(coordinate={"slots": "1"}))
         self.assertEqual(out.status, 0, (out.error, out.log))

@@ -13,7 +13,6 @@ import unittest
 import fake_server
 import harness
 from fake_server import document
-from orch_driver import digest
 from orch_driver.errors import EngineError, InvalidCombination
 from orch_server import common, llama_server, ollama, sglang, vllm
 
@@ -337,11 +336,6 @@ class ProcessTest(ProcessBase):
         self.assertError(out, "invalid_combination", "full_every")
 
 
-HAS_TOP_K_DIGEST = hasattr(digest.DigestLibrary, "digest_top_logprobs")
-
-
-@unittest.skipUnless(HAS_TOP_K_DIGEST, "needs the SDK's DigestLibrary.digest_top_logprobs "
-                     "(top-k rows, digest/orch_digest.h orch_digest_top_logprobs)")
 class RecordsTest(ProcessBase):
     def check_records(self, out, expected):
         self.assertEqual(out.status, 0, out.error or out.log)
