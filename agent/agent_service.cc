@@ -164,8 +164,10 @@ struct AgentService::Impl {
     if (!IsServerEngine(assign.requirements.engine)) return Prepared(assign, std::move(*job));
     AxisValues coordinate;
     for (const protocol::KeyValue& kv : assign.coordinate) coordinate[kv.key] = kv.value;
+    // Copied first: the callback below takes the job.
+    std::string model = job->model_path;
     // May finish at once (attached, reused) or once a launched server is healthy.
-    servers.Acquire(assign.run_id, assign.requirements.engine, job->model_path, coordinate,
+    servers.Acquire(assign.run_id, assign.requirements.engine, model, coordinate,
                     [this, assign, job = std::move(*job)](ServerOutcome outcome) mutable {
                       if (!outcome.code.empty()) {
                         return Perform(core.OnRunNotPrepared(assign, outcome.code,
