@@ -170,8 +170,8 @@ struct AgentService::Impl {
     servers.Acquire(assign.run_id, assign.requirements.engine, model, coordinate,
                     [this, assign, job = std::move(*job)](ServerOutcome outcome) mutable {
                       if (!outcome.code.empty()) {
-                        return Perform(core.OnRunNotPrepared(assign, outcome.code,
-                                                             outcome.message, Clock::now()));
+                        return Perform(core.OnRunNotPrepared(assign, outcome.code, outcome.message,
+                                                             Clock::now()));
                       }
                       if (outcome.server) AddServer(job, *outcome.server);
                       Prepared(assign, std::move(job));
@@ -190,8 +190,8 @@ struct AgentService::Impl {
     }
     Running& running = runs[assign.run_id];
     OpenLog(assign.run_id, running);
-    Perform(core.OnRunPrepared(assign.run_id, job.experiment, std::move(job.json),
-                               running.log_path, Clock::now()));
+    Perform(core.OnRunPrepared(assign.run_id, job.experiment, std::move(job.json), running.log_path,
+                               Clock::now()));
   }
 
   // The driver's stderr goes to SPOOL/logs/RUN.log (removed when the run

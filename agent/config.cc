@@ -76,7 +76,8 @@ class Fields {
     std::vector<std::string> out;
     for (const toml::node& item : *node.as_array()) {
       std::string at = field + "[" + std::to_string(out.size()) + "]";
-      if (!item.is_string()) return Error(item.source(), at, "must be a string, got " + Describe(item));
+      if (!item.is_string())
+        return Error(item.source(), at, "must be a string, got " + Describe(item));
       out.emplace_back(*item.value<std::string>());
       if (out.back().empty()) return Error(item.source(), at, "must not be empty");
     }

@@ -32,8 +32,7 @@ struct DriverConfig {
 // The inference-server engine families (docs/agent.md, "Servers"): a job whose
 // engine is FAMILY@VERSION of one of them runs against a server the agent
 // attaches to or launches ([[servers]]).
-inline constexpr std::string_view kServerFamilies[] = {"llama-server", "vllm", "sglang",
-                                                       "ollama"};
+inline constexpr std::string_view kServerFamilies[] = {"llama-server", "vllm", "sglang", "ollama"};
 
 // True when `engine` ("FAMILY@VERSION") names a server family.
 bool IsServerEngine(std::string_view engine);
@@ -48,10 +47,10 @@ struct ServerAxisValue {
 // attached (`url`) or launched (`launch`, with placeholders {model}, {port} and
 // {host} in its arguments).
 struct ServerConfig {
-  std::string engine;        // "FAMILY@VERSION", a server family
-  std::string where;         // "FILE:LINE" of the entry, named in messages
-  std::string url;           // attach: the server's base URL
-  std::string api_key_file;  // attach: absolute after parsing; may be empty
+  std::string engine;               // "FAMILY@VERSION", a server family
+  std::string where;                // "FILE:LINE" of the entry, named in messages
+  std::string url;                  // attach: the server's base URL
+  std::string api_key_file;         // attach: absolute after parsing; may be empty
   std::vector<std::string> launch;  // launch: argv; argv[0] absolute when it names a path
   // Server-level axes: axis name -> accepted value -> what it adds. A job whose
   // coordinate has one of these axes with a value not listed cannot run here.

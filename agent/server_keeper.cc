@@ -157,7 +157,7 @@ struct ServerKeeper::Impl {
   ServerPool pool;
   std::string log_dir;
   spdlog::logger& log;
-  std::map<int, std::chrono::milliseconds> children;  // not yet reaped -> stop timeout
+  std::map<int, std::chrono::milliseconds> children;     // not yet reaped -> stop timeout
   std::map<std::size_t, std::unique_ptr<Start>> starts;  // by entry
   int launches = 0;
 
@@ -309,7 +309,8 @@ struct ServerKeeper::Impl {
 
   void Fail(Start& start, const std::string& why) {
     std::string message = why;
-    if (!start.log_path.empty()) message += "; server log " + start.log_path + LogTail(start.log_path, 5);
+    if (!start.log_path.empty())
+      message += "; server log " + start.log_path + LogTail(start.log_path, 5);
     pool.Failed(start.entry);
     Finish(start, {std::nullopt, "engine_error", message});
   }

@@ -88,8 +88,8 @@ ServerDecision ServerPool::ForLaunchEntry(std::size_t entry, const std::string& 
       decision.kind = ServerDecision::Kind::kRefused;
       decision.code = "invalid_combination";
       decision.message = "axis " + axis + " = \"" + value->second +
-                         "\" has no mapping in the [[servers]] entry for " + server.engine +
-                         " (" + server.where + "; it maps " + axis + " = " + Mapped(values) +
+                         "\" has no mapping in the [[servers]] entry for " + server.engine + " (" +
+                         server.where + "; it maps " + axis + " = " + Mapped(values) +
                          "): this agent cannot launch that server";
       return decision;
     }
@@ -112,12 +112,12 @@ ServerDecision ServerPool::ForLaunchEntry(std::size_t entry, const std::string& 
     if (!running.ready || !running.users.empty()) {
       decision.kind = ServerDecision::Kind::kRefused;
       decision.code = "agent_busy";
-      decision.message = "the " + server.engine + " server of this agent is " +
-                         (running.ready ? "serving " + std::to_string(running.users.size()) +
-                                              " other run(s)"
-                                        : "starting") +
-                         " for " + Describe(running.key.axes) + " on " + running.key.model +
-                         "; this job needs " + Describe(decision.key.axes) + " on " + model;
+      decision.message =
+          "the " + server.engine + " server of this agent is " +
+          (running.ready ? "serving " + std::to_string(running.users.size()) + " other run(s)"
+                         : "starting") +
+          " for " + Describe(running.key.axes) + " on " + running.key.model + "; this job needs " +
+          Describe(decision.key.axes) + " on " + model;
       return decision;
     }
     decision.stop_pid = running.pid;

@@ -37,8 +37,8 @@ struct JobServer {
   std::string api_key_file = {};
   std::string mode = {};  // "launched" or "attached"
   std::int64_t jobs_before = 0;
-  std::string log = {};         // launched only: the server's stdout and stderr
-  AxisValues coordinate = {};   // launched only: the server-level axes it was launched with
+  std::string log = {};        // launched only: the server's stdout and stderr
+  AxisValues coordinate = {};  // launched only: the server-level axes it was launched with
 };
 
 // What to start: argv (placeholders replaced, axis arguments appended) and the
@@ -107,8 +107,8 @@ class ServerPool final {
     int pid = -1;  // -1 until spawned
     std::string url = {};
     std::string log = {};
-    std::int64_t jobs = 0;         // jobs started on it
-    std::set<std::string> users = {};   // runs using it now
+    std::int64_t jobs = 0;             // jobs started on it
+    std::set<std::string> users = {};  // runs using it now
   };
 
   std::optional<std::size_t> EntryFor(const std::string& engine) const;
@@ -119,9 +119,9 @@ class ServerPool final {
   JobServer Take(std::size_t entry, const std::string& run_id);
 
   std::vector<ServerConfig> servers_;
-  std::map<std::size_t, Launched> launched_;        // by entry
+  std::map<std::size_t, Launched> launched_;           // by entry
   std::map<std::size_t, std::int64_t> attached_jobs_;  // by entry
-  std::map<std::string, std::size_t> users_;        // run -> entry
+  std::map<std::string, std::size_t> users_;           // run -> entry
 };
 
 }  // namespace orch::agent

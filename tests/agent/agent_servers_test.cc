@@ -30,9 +30,9 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace proto = orch::protocol;
+using nlohmann::json;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-using nlohmann::json;
 using namespace std::chrono_literals;
 
 constexpr char kEngine[] = "llama-server@b1";
@@ -77,8 +77,8 @@ class AgentServersTest : public ::testing::Test {
     ServerConfig launched;
     launched.engine = kEngine;
     launched.where = "agent.toml:9";
-    launched.launch = {"python3",  FakeServer(), "--port", "{port}", "--pid-dir",
-                       PidDir(),   "--model",    "{model}"};
+    launched.launch = {"python3",   FakeServer(), "--port",  "{port}",
+                       "--pid-dir", PidDir(),     "--model", "{model}"};
     launched.axes["attention"] = {{"on", {{"--tag", "fa-on"}, {}}},
                                   {"off", {{"--tag", "fa-off"}, {}}}};
     launched.axes["knob.health"] = {{"ok", {}},
@@ -92,8 +92,8 @@ class AgentServersTest : public ::testing::Test {
     attached.api_key_file = "/etc/orch/vllm.key";
     options_.config.servers = {launched, attached};
     options_.fingerprint_id = "fp-1";
-    models_ = std::make_unique<ModelResolver>(
-        ModelResolverOptions{{}, (root_ / "cache").string()}, hashes_, logger_);
+    models_ = std::make_unique<ModelResolver>(ModelResolverOptions{{}, (root_ / "cache").string()},
+                                              hashes_, logger_);
     launcher_ = MakePosixProcessLauncher(io_);
     client_ = std::move(network_.Connect("coord", "agent-1")).value();
     service_ = std::make_unique<AgentService>(

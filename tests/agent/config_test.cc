@@ -209,7 +209,8 @@ TEST(AgentConfigTest, RejectsBadServerEntriesNamingPlaceFieldAndValue) {
   EXPECT_THAT(ServerError("[[servers]]\nengine = \"vllm@1\"\nlaunch = [\"/bin/s\"]\n"),
               HasSubstr("servers[0].launch: must pass {port} to the server"));
   EXPECT_THAT(
-      ServerError("[[servers]]\nengine = \"vllm@1\"\nlaunch = [\"/bin/s\", \"{port}\", \"{modle}\"]\n"),
+      ServerError(
+          "[[servers]]\nengine = \"vllm@1\"\nlaunch = [\"/bin/s\", \"{port}\", \"{modle}\"]\n"),
       HasSubstr("servers[0].launch[2]: unknown placeholder {modle}; did you mean {model}?"));
   EXPECT_THAT(ServerError("[[servers]]\nengine = \"vllm@1\"\nhelth = \"/h\"\n" + launch),
               HasSubstr("agent.toml:6:9: servers[0].helth: unknown key; did you mean \"health\"?"));

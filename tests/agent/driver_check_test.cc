@@ -138,10 +138,10 @@ TEST_F(DriverCheckTest, ALaunchProgramMustBeAnExecutableFile) {
   server.engine = "llama-server@b8390";
   server.where = "agent.toml:12";
   server.launch = {(dir_ / "no-such-server").string(), "--port", "{port}"};
-  EXPECT_THAT(CheckServerLaunch(server, "").message(),
-              AllOf(HasSubstr("server entry for llama-server@b8390 (agent.toml:12)"),
-                    HasSubstr(server.launch[0]), HasSubstr("No such file"),
-                    HasSubstr("set launch[0]")));
+  EXPECT_THAT(
+      CheckServerLaunch(server, "").message(),
+      AllOf(HasSubstr("server entry for llama-server@b8390 (agent.toml:12)"),
+            HasSubstr(server.launch[0]), HasSubstr("No such file"), HasSubstr("set launch[0]")));
   server.launch[0] = Executable("plain-file", 0644);
   EXPECT_THAT(CheckServerLaunch(server, "").message(), HasSubstr("Permission denied"));
   server.launch[0] = Executable("llama-server");
