@@ -74,6 +74,11 @@ class AgentServersTest : public ::testing::Test {
     options_.config.run_timeout = 30s;
     options_.config.drivers = {{"llama-server", TestDriver(), kEngine},
                                {"vllm", TestDriver(), "vllm@0.11.0"}};
+    StartAgent(LaunchedEntry());
+  }
+
+  // The launched entry of kEngine the agent is configured with.
+  virtual ServerConfig LaunchedEntry() {
     ServerConfig launched;
     launched.engine = kEngine;
     launched.where = "agent.toml:9";
@@ -86,6 +91,10 @@ class AgentServersTest : public ::testing::Test {
                                     {"exit", {{"--mode", "exit"}, {}}}};
     launched.start_timeout = 8000ms;
     launched.stop_timeout = 5000ms;
+    return launched;
+  }
+
+  void StartAgent(const ServerConfig& launched) {
     ServerConfig attached;
     attached.engine = "vllm@0.11.0";
     attached.url = "http://127.0.0.1:9";
@@ -106,7 +115,7 @@ class AgentServersTest : public ::testing::Test {
 
   void TearDown() override {
     service_.reset();
-    fs::remove_all(root_);
+    if (!root_.empty()) fs::remove_all(root_);
   }
 
   std::string PidDir() const { return (root_ / "pids").string(); }
@@ -294,6 +303,40 @@ TEST_F(AgentServersTest, AnAttachedServerIsNamedInTheJobAndNothingIsLaunched) {
   EXPECT_EQ(server, json::parse(R"({"url": "http://127.0.0.1:9",
       "api_key_file": "/etc/orch/vllm.key", "mode": "attached", "jobs_before": 0})"));
   EXPECT_TRUE(ServerPids().empty());
+}
+
+// The real llama-server (scripts/setup-engines builds it) launched through a
+// [[servers]] entry on the tiny example model; skipped where it is not built.
+class RealLlamaServerTest : public AgentServersTest {
+ protected:
+  static std::string Binary() {
+    return std::string(ORCH_SOURCE_DIR) +
+           "/third_party/engines/llama.cpp-b8390/server/llama-server";
+  }
+  void SetUp() override {
+    if (::access(Binary().c_str(), X_OK) != 0) GTEST_SKIP() << Binary() << " is not built";
+    AgentServersTest::SetUp();
+  }
+  ServerConfig LaunchedEntry() override {
+    ServerConfig launched;
+    launched.engine = kEngine;
+    launched.where = "agent.toml:9";
+    launched.launch = {Binary(), "-m", "{model}", "--host", "{host}", "--port", "{port}"};
+    launched.start_timeout = 50000ms;
+    return launched;
+  }
+};
+
+TEST_F(RealLlamaServerTest, LaunchesLlamaServerOnTheExampleModelAndReusesIt) {
+  fs::copy_file(fs::path(ORCH_SOURCE_DIR) / "examples/models/kjv-tiny-f32.gguf",
+                root_ / "model.gguf", fs::copy_options::overwrite_existing);
+  json first = ServerOf(Run("r1", {}));
+  EXPECT_EQ(first["mode"], "launched");
+  EXPECT_EQ(first["jobs_before"], 0);
+  std::string url = first["url"];
+  int port = std::stoi(url.substr(url.rfind(':') + 1));
+  EXPECT_EQ(HttpGetStatus(port, "/health", 2000ms), 200);
+  EXPECT_EQ(ServerOf(Run("r2", {}))["jobs_before"], 1);
 }
 
 }  // namespace
