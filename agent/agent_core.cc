@@ -321,8 +321,12 @@ AgentEffects AgentCore::OnRunPrepared(const std::string& run_id, const std::stri
   Preparing preparing = std::move(prepared->second);
   preparing_.erase(prepared);
   spool_.BeginRun(run_id);
-  runs_.emplace(run_id, Run{DriverRun(run_id, preparing.driver.name, kRecordsPerChunk), experiment,
-                            preparing.driver.name, log_path, now});
+  DriverRun run(run_id, preparing.driver.name, kRecordsPerChunk);
+  // The server the job runs against (a server engine's job) goes into the summary.
+  nlohmann::json document = nlohmann::json::parse(job, nullptr, /*allow_exceptions=*/false);
+  if (document.is_object() && document.contains("server"))
+    run.set_server(document["server"].dump());
+  runs_.emplace(run_id, Run{std::move(run), experiment, preparing.driver.name, log_path, now});
   // Before the launch, so that the coordinator hears RunStarted before any chunk.
   out_.push_back(SendEffect{protocol::RunStarted{run_id}});
   Log(Level::kInfo,

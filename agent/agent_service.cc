@@ -13,6 +13,7 @@
 #include <utility>  // before Boost.Asio under C++20 (Debian 12)
 
 #include "agent/driver_job.h"
+#include "agent/server_keeper.h"
 #include "protocol/codec.h"
 
 namespace orch::agent {
@@ -56,7 +57,9 @@ struct AgentService::Impl {
         core(static_cast<AgentCoreOptions&&>(options),
              AgentCoreFeatures{NewIncarnation(), static_cast<bool>(model_scan),
                                static_cast<bool>(fingerprint_json_provider)}),
-        timer(io) {}
+        timer(io),
+        servers(io, config.servers, (std::filesystem::path(spool.dir()) / "servers").string(),
+                log) {}
 
   ~Impl() {
     alive.reset();  // a worker job that completes now posts a handler that does nothing
@@ -77,6 +80,9 @@ struct AgentService::Impl {
   asio::steady_timer timer;  // armed at core.NextDeadline()
   std::optional<AgentTime> armed;
   std::map<std::string, Running> runs;
+  // Launched and attached inference servers ([[servers]]); destroyed (stopping
+  // what it launched) before the runs' processes.
+  ServerKeeper servers;
   std::function<void()> on_stopped;
   // Model scans and fingerprint checks run here, one at a time.
   std::unique_ptr<asio::thread_pool> workers;
@@ -155,17 +161,37 @@ struct AgentService::Impl {
       return Perform(core.OnRunNotPrepared(assign, protocol::kRefusedJob, job.status().message(),
                                            Clock::now()));
     }
+    if (!IsServerEngine(assign.requirements.engine)) return Prepared(assign, std::move(*job));
+    AxisValues coordinate;
+    for (const protocol::KeyValue& kv : assign.coordinate) coordinate[kv.key] = kv.value;
+    // Copied first: the callback below takes the job.
+    std::string model = job->model_path;
+    // May finish at once (attached, reused) or once a launched server is healthy.
+    servers.Acquire(assign.run_id, assign.requirements.engine, model, coordinate,
+                    [this, assign, job = std::move(*job)](ServerOutcome outcome) mutable {
+                      if (!outcome.code.empty()) {
+                        return Perform(core.OnRunNotPrepared(assign, outcome.code, outcome.message,
+                                                             Clock::now()));
+                      }
+                      if (outcome.server) AddServer(job, *outcome.server);
+                      Prepared(assign, std::move(job));
+                    });
+  }
+
+  // The job is ready (its model resolved, its server up): the run begins.
+  void Prepared(const protocol::Assign& assign, DriverJob job) {
     // Only after the job is built: the spool records a run once it can start, and a
     // restarted agent reports every recorded, unfinished run as failed (Start).
     Status begun = spool.BeginRun(assign.run_id);
     if (!begun.ok()) {
+      servers.Release(assign.run_id);
       return Perform(core.OnRunNotPrepared(assign, protocol::kRefusedSpool,
                                            "spool: " + begun.message(), Clock::now()));
     }
     Running& running = runs[assign.run_id];
     OpenLog(assign.run_id, running);
-    Perform(core.OnRunPrepared(assign.run_id, job->experiment, std::move(job->json),
-                               running.log_path, Clock::now()));
+    Perform(core.OnRunPrepared(assign.run_id, job.experiment, std::move(job.json), running.log_path,
+                               Clock::now()));
   }
 
   // The driver's stderr goes to SPOOL/logs/RUN.log (removed when the run
@@ -216,6 +242,7 @@ struct AgentService::Impl {
   }
 
   void Do(RunEndedEffect& e) {
+    servers.Release(e.run_id);
     auto it = runs.find(e.run_id);
     if (it == runs.end()) return;
     it->second.log.close();
@@ -309,7 +336,11 @@ void AgentService::OnEvent(const protocol::TransportEvent& event) {
   impl_->Perform(impl_->core.OnMessage(*message, Clock::now()));
 }
 
-void AgentService::Stop() { impl_->Perform(impl_->core.Stop(Clock::now())); }
+void AgentService::Stop() {
+  // A run waiting for its server to start is refused (agent_draining) first.
+  impl_->servers.AbortStarts();
+  impl_->Perform(impl_->core.Stop(Clock::now()));
+}
 
 void AgentService::Drain(std::chrono::milliseconds grace) {
   impl_->Perform(impl_->core.Drain(grace, Clock::now()));

@@ -1,10 +1,12 @@
 #include "agent/config.h"
 
+#include "base/suggest.h"
 #include "protocol/endpoint.h"
 #include "protocol/peer_names.h"
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -40,8 +42,11 @@ class Fields {
       bool known = false;
       for (std::string_view name : allowed) known = known || key.str() == name;
       if (!known) {
+        std::vector<std::string> names(allowed.begin(), allowed.end());
+        std::string guess = ClosestName(key.str(), names);
         return Error(node.source(), path + "." + std::string(key.str()),
-                     "unknown key (allowed: " + Join(allowed) + ")");
+                     "unknown key" + (guess.empty() ? "" : "; did you mean \"" + guess + "\"?") +
+                         " (allowed: " + Join(allowed) + ")");
       }
     }
     return Status::Ok();
@@ -61,6 +66,22 @@ class Fields {
     std::string value(*node->value<std::string>());
     if (value.empty()) return Error(node->source(), field, "must not be empty");
     return value;
+  }
+
+  // An array of non-empty strings.
+  Result<std::vector<std::string>> Strings(const toml::node& node, const std::string& field) const {
+    if (!node.is_array()) {
+      return Error(node.source(), field, "must be an array of strings, got " + Describe(node));
+    }
+    std::vector<std::string> out;
+    for (const toml::node& item : *node.as_array()) {
+      std::string at = field + "[" + std::to_string(out.size()) + "]";
+      if (!item.is_string())
+        return Error(item.source(), at, "must be a string, got " + Describe(item));
+      out.emplace_back(*item.value<std::string>());
+      if (out.back().empty()) return Error(item.source(), at, "must not be empty");
+    }
+    return out;
   }
 
   Result<std::int64_t> Int(const toml::table& table, const std::string& path, std::string_view key,
@@ -193,7 +214,212 @@ Status ParseDrivers(const Fields& f, const toml::table& root, const std::string&
   return Status::Ok();
 }
 
+std::string FamilyOf(std::string_view engine) {
+  return std::string(engine.substr(0, engine.find('@')));
+}
+
+std::string Where(const std::string& file, const toml::node& node) {
+  return file + ":" + std::to_string(node.source().begin.line);
+}
+
+Status CheckServerEngine(const Fields& f, const toml::table& table, const std::string& path,
+                         const std::string& engine) {
+  std::size_t at = engine.find('@');
+  std::string family = FamilyOf(engine);
+  if (at == std::string::npos || at + 1 == engine.size() || family.empty()) {
+    return f.Error(table.get("engine")->source(), path + ".engine",
+                   "must be FAMILY@VERSION (e.g. \"llama-server@b8390\"), got \"" + engine + "\"");
+  }
+  if (IsServerEngine(engine)) return Status::Ok();
+  std::vector<std::string> families(std::begin(kServerFamilies), std::end(kServerFamilies));
+  std::string guess = ClosestName(family, families);
+  return f.Error(table.get("engine")->source(), path + ".engine",
+                 "\"" + family + "\" is not a server family" +
+                     (guess.empty() ? "" : "; did you mean \"" + guess + "\"?") +
+                     " (families: llama-server, vllm, sglang, ollama)");
+}
+
+// {model}, {port} and {host} are the placeholders; {port} must appear.
+Status CheckPlaceholders(const Fields& f, const toml::node& node, const std::string& field,
+                         const std::vector<std::string>& argv) {
+  static const std::vector<std::string> kKnown = {"model", "port", "host"};
+  bool has_port = false;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    for (std::size_t open = argv[i].find('{'); open != std::string::npos;
+         open = argv[i].find('{', open + 1)) {
+      std::size_t close = argv[i].find('}', open);
+      if (close == std::string::npos) break;
+      std::string name = argv[i].substr(open + 1, close - open - 1);
+      has_port = has_port || name == "port";
+      bool known = std::find(kKnown.begin(), kKnown.end(), name) != kKnown.end();
+      if (known) continue;
+      std::string guess = ClosestName(name, kKnown);
+      return f.Error(node.source(), field + "[" + std::to_string(i) + "]",
+                     "unknown placeholder {" + name + "}" +
+                         (guess.empty() ? "" : "; did you mean {" + guess + "}?") +
+                         " (placeholders: {model}, {port}, {host})");
+    }
+  }
+  if (!has_port) {
+    return f.Error(node.source(), field,
+                   "must pass {port} to the server (the agent picks a free port and waits for "
+                   "the server's health on it)");
+  }
+  return Status::Ok();
+}
+
+// One axis value: ["-fa", "on"], or {args = [...], env = {NAME = "value"}}.
+Result<ServerAxisValue> ParseAxisValue(const Fields& f, const toml::node& node,
+                                       const std::string& field) {
+  ServerAxisValue value;
+  if (node.is_array()) {
+    ORCH_ASSIGN_OR_RETURN(value.args, f.Strings(node, field));
+    return value;
+  }
+  const toml::table* table = node.as_table();
+  if (table == nullptr) {
+    return f.Error(node.source(), field,
+                   "must be an array of arguments or a table {args = [...], env = {...}}, got " +
+                       Fields::Describe(node));
+  }
+  ORCH_RETURN_IF_ERROR(f.CheckKeys(*table, field, {"args", "env"}));
+  if (const toml::node* args = table->get("args")) {
+    ORCH_ASSIGN_OR_RETURN(value.args, f.Strings(*args, field + ".args"));
+  }
+  if (const toml::node* env = table->get("env")) {
+    const toml::table* vars = env->as_table();
+    if (vars == nullptr) {
+      return f.Error(env->source(), field + ".env",
+                     "must be a table of NAME = \"value\", got " + Fields::Describe(*env));
+    }
+    for (const auto& [name, var] : *vars) {
+      if (!var.is_string()) {
+        return f.Error(var.source(), field + ".env." + std::string(name.str()),
+                       "must be a string, got " + Fields::Describe(var));
+      }
+      value.env.push_back(std::string(name.str()) + "=" + *var.value<std::string>());
+    }
+  }
+  return value;
+}
+
+Status ParseServerAxes(const Fields& f, const toml::node& node, const std::string& path,
+                       ServerConfig& server) {
+  const toml::table* axes = node.as_table();
+  if (axes == nullptr) {
+    return f.Error(node.source(), path,
+                   "must be a table of axes ([servers.axes.NAME]), got " + Fields::Describe(node));
+  }
+  for (const auto& [axis, values] : *axes) {
+    std::string field = path + "." + std::string(axis.str());
+    const toml::table* table = values.as_table();
+    if (table == nullptr || table->empty()) {
+      return f.Error(values.source(), field,
+                     "must be a table mapping each accepted value to arguments, e.g. "
+                     "on = [\"-fa\", \"on\"]");
+    }
+    auto& mapped = server.axes[std::string(axis.str())];
+    for (const auto& [value, what] : *table) {
+      ORCH_ASSIGN_OR_RETURN(mapped[std::string(value.str())],
+                            ParseAxisValue(f, what, field + "." + std::string(value.str())));
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParseServerMode(const Fields& f, const toml::table& table, const std::string& path,
+                       const std::string& base_dir, ServerConfig& server) {
+  const toml::node* launch = table.get("launch");
+  const toml::node* url = table.get("url");
+  if ((launch == nullptr) == (url == nullptr)) {
+    return f.Error(table.source(), path,
+                   "set either url (attach to a running server) or launch (the agent starts it), "
+                   "not both or neither");
+  }
+  if (url != nullptr) {
+    ORCH_ASSIGN_OR_RETURN(server.url, f.String(table, path, "url", std::nullopt));
+    if (server.url.rfind("http://", 0) != 0 && server.url.rfind("https://", 0) != 0) {
+      return f.Error(url->source(), path + ".url",
+                     "must start with http:// or https://, got \"" + server.url + "\"");
+    }
+    ORCH_ASSIGN_OR_RETURN(std::string key, f.String(table, path, "api_key_file", ""));
+    if (!key.empty()) server.api_key_file = Resolve(base_dir, key);
+    for (const char* only : {"axes", "health", "start_timeout_ms", "stop_timeout_ms"}) {
+      if (const toml::node* extra = table.get(only)) {
+        return f.Error(extra->source(), path + "." + only,
+                       "applies to launch entries only; an attached server is not started here");
+      }
+    }
+    return Status::Ok();
+  }
+  if (table.get("api_key_file") != nullptr) {
+    return f.Error(table.get("api_key_file")->source(), path + ".api_key_file",
+                   "applies to attached servers (url) only");
+  }
+  ORCH_ASSIGN_OR_RETURN(server.launch, f.Strings(*launch, path + ".launch"));
+  if (server.launch.empty()) {
+    return f.Error(launch->source(), path + ".launch", "must name the program to start");
+  }
+  ORCH_RETURN_IF_ERROR(CheckPlaceholders(f, *launch, path + ".launch", server.launch));
+  if (server.launch[0].find('/') != std::string::npos) {
+    server.launch[0] = Resolve(base_dir, server.launch[0]);
+  }
+  if (const toml::node* axes = table.get("axes")) {
+    ORCH_RETURN_IF_ERROR(ParseServerAxes(f, *axes, path + ".axes", server));
+  }
+  ORCH_ASSIGN_OR_RETURN(server.health, f.String(table, path, "health", "/health"));
+  if (server.health[0] != '/') {
+    return f.Error(table.get("health")->source(), path + ".health",
+                   "must be a path starting with /, got \"" + server.health + "\"");
+  }
+  ORCH_ASSIGN_OR_RETURN(std::int64_t start, f.Int(table, path, "start_timeout_ms", 120000, 1));
+  server.start_timeout = std::chrono::milliseconds(start);
+  ORCH_ASSIGN_OR_RETURN(std::int64_t stop, f.Int(table, path, "stop_timeout_ms", 10000, 1));
+  server.stop_timeout = std::chrono::milliseconds(stop);
+  return Status::Ok();
+}
+
+Status ParseServers(const Fields& f, const toml::table& root, const std::string& file,
+                    const std::string& base_dir, AgentConfig& config) {
+  const toml::node* servers = root.get("servers");
+  if (servers == nullptr) return Status::Ok();
+  if (!servers->is_array_of_tables()) {
+    return f.Error(servers->source(), "servers",
+                   "must be an array of tables ([[servers]]), got " + Fields::Describe(*servers));
+  }
+  std::size_t index = 0;
+  for (const toml::node& node : *servers->as_array()) {
+    const toml::table& table = *node.as_table();
+    std::string path = "servers[" + std::to_string(index++) + "]";
+    ORCH_RETURN_IF_ERROR(f.CheckKeys(table, path,
+                                     {"engine", "url", "api_key_file", "launch", "axes", "health",
+                                      "start_timeout_ms", "stop_timeout_ms"}));
+    ServerConfig server;
+    server.where = Where(file, table);
+    ORCH_ASSIGN_OR_RETURN(server.engine, f.String(table, path, "engine", std::nullopt));
+    ORCH_RETURN_IF_ERROR(CheckServerEngine(f, table, path, server.engine));
+    for (const ServerConfig& other : config.servers) {
+      if (other.engine == server.engine) {
+        return f.Error(table.get("engine")->source(), path + ".engine",
+                       "a second entry for \"" + server.engine + "\" (the first is at " +
+                           other.where + "); one server entry per engine");
+      }
+    }
+    ORCH_RETURN_IF_ERROR(ParseServerMode(f, table, path, base_dir, server));
+    config.servers.push_back(std::move(server));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+bool IsServerEngine(std::string_view engine) {
+  std::string family = FamilyOf(engine);
+  for (std::string_view known : kServerFamilies) {
+    if (family == known) return true;
+  }
+  return false;
+}
 
 Result<AgentConfig> ParseAgentConfig(std::string_view text, const std::string& file_name,
                                      const std::string& base_dir) {
@@ -206,7 +432,7 @@ Result<AgentConfig> ParseAgentConfig(std::string_view text, const std::string& f
                            std::string(e.description()));
   }
   Fields f(file_name);
-  ORCH_RETURN_IF_ERROR(f.CheckKeys(root, "(top level)", {"agent", "drivers"}));
+  ORCH_RETURN_IF_ERROR(f.CheckKeys(root, "(top level)", {"agent", "drivers", "servers"}));
   const toml::table* agent = root["agent"].as_table();
   if (agent == nullptr) {
     return InvalidArgument(file_name + ":1:1: agent: required table [agent] is missing");
@@ -214,6 +440,7 @@ Result<AgentConfig> ParseAgentConfig(std::string_view text, const std::string& f
   AgentConfig config;
   ORCH_RETURN_IF_ERROR(ParseAgentTable(f, *agent, base_dir, config));
   ORCH_RETURN_IF_ERROR(ParseDrivers(f, root, base_dir, config));
+  ORCH_RETURN_IF_ERROR(ParseServers(f, root, file_name, base_dir, config));
   return config;
 }
 

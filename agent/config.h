@@ -4,11 +4,14 @@
 // errors whose message names the file, line and column, the field and the
 // offending value
 // ("agent.toml:4:9: agent.slots: must be >= 1, got 0"). Relative paths
-// (spool_dir, model_dirs, model_cache) are resolved against the directory
-// holding the config file.
+// (spool_dir, model_dirs, model_cache, driver executables, a server's
+// api_key_file and a launch program given as a path) are resolved against the
+// directory holding the config file. An unknown key's message suggests the
+// closest allowed one.
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -24,6 +27,39 @@ struct DriverConfig {
   std::string name;        // unique within the file
   std::string executable;  // absolute after parsing
   std::string engine;      // a job whose requirements.engine equals this runs here
+};
+
+// The inference-server engine families (docs/agent.md, "Servers"): a job whose
+// engine is FAMILY@VERSION of one of them runs against a server the agent
+// attaches to or launches ([[servers]]).
+inline constexpr std::string_view kServerFamilies[] = {"llama-server", "vllm", "sglang", "ollama"};
+
+// True when `engine` ("FAMILY@VERSION") names a server family.
+bool IsServerEngine(std::string_view engine);
+
+// What one value of a server-level axis adds to the launch command.
+struct ServerAxisValue {
+  std::vector<std::string> args;  // appended to the launch argv
+  std::vector<std::string> env;   // "NAME=value", added to the server's environment
+};
+
+// One [[servers]] entry: the server jobs of `engine` run against. Either
+// attached (`url`) or launched (`launch`, with placeholders {model}, {port} and
+// {host} in its arguments).
+struct ServerConfig {
+  std::string engine;               // "FAMILY@VERSION", a server family
+  std::string where;                // "FILE:LINE" of the entry, named in messages
+  std::string url;                  // attach: the server's base URL
+  std::string api_key_file;         // attach: absolute after parsing; may be empty
+  std::vector<std::string> launch;  // launch: argv; argv[0] absolute when it names a path
+  // Server-level axes: axis name -> accepted value -> what it adds. A job whose
+  // coordinate has one of these axes with a value not listed cannot run here.
+  std::map<std::string, std::map<std::string, ServerAxisValue>> axes;
+  std::string health = "/health";  // GET on the launched server; 200 = ready
+  std::chrono::milliseconds start_timeout{120000};
+  std::chrono::milliseconds stop_timeout{10000};  // SIGTERM, then SIGKILL after this
+
+  bool launched() const { return !launch.empty(); }
 };
 
 struct AgentConfig {
@@ -55,6 +91,7 @@ struct AgentConfig {
   std::string key;
   std::string coordinator_key;
   std::vector<DriverConfig> drivers;
+  std::vector<ServerConfig> servers;  // at most one per engine
 };
 
 // Parses `text`; `file_name` is used in messages, `base_dir` resolves relative

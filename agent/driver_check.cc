@@ -9,6 +9,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "base/spawn.h"
+
 namespace orch::agent {
 namespace {
 
@@ -121,6 +123,16 @@ Status CheckDriver(const DriverConfig& driver, fingerprint::CommandRunner& runne
     return Rejected(driver, what, "run it by hand to see why");
   }
   return JudgeVersionOutput(driver, *output);
+}
+
+Status CheckServerLaunch(const ServerConfig& server, const std::string& search_path) {
+  if (!server.launched()) return Status::Ok();
+  Result<std::string> program = FindProgram(server.launch[0], search_path);
+  if (program.ok()) return Status::Ok();
+  return Status(StatusCode::kFailedPrecondition,
+                "server entry for " + server.engine + " (" + server.where + "): launch program \"" +
+                    server.launch[0] + "\" cannot be run (" + program.status().message() +
+                    "); install the server or set launch[0] in the agent config to its path");
 }
 
 std::vector<DriverVerdict> CheckDrivers(const std::vector<DriverConfig>& drivers,

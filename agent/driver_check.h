@@ -36,6 +36,11 @@ Status JudgeVersionOutput(const DriverConfig& driver, const fingerprint::Command
 // Checks the file, then runs `version` through `runner`.
 Status CheckDriver(const DriverConfig& driver, fingerprint::CommandRunner& runner);
 
+// A launched [[servers]] entry passes when its launch program (launch[0]: a
+// path, or a name looked up on `search_path`) is an executable regular file.
+// The message names the engine, the entry's place in the config and the path.
+Status CheckServerLaunch(const ServerConfig& server, const std::string& search_path);
+
 // CheckDriver for every driver, in order.
 std::vector<DriverVerdict> CheckDrivers(const std::vector<DriverConfig>& drivers,
                                         fingerprint::CommandRunner& runner);

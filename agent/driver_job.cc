@@ -52,7 +52,21 @@ Result<DriverJob> BuildDriverJob(const protocol::Assign& assign, ModelResolver& 
         {"gpus", assign.requirements.gpus}}},
   };
   if (driver_threads > 0) document["resources"] = {{"threads", driver_threads}};
-  return DriverJob{spec.experiment, document.dump()};
+  return DriverJob{spec.experiment, document.dump(), resolved.path};
+}
+
+void AddServer(DriverJob& job, const JobServer& server) {
+  json document = json::parse(job.json);
+  json object = {{"url", server.url},
+                 {"api_key_file", server.api_key_file},
+                 {"mode", server.mode},
+                 {"jobs_before", server.jobs_before}};
+  if (server.mode == "launched") {
+    object["log"] = server.log;
+    object["coordinate"] = server.coordinate;
+  }
+  document["server"] = std::move(object);
+  job.json = document.dump();
 }
 
 }  // namespace orch::agent

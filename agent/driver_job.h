@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "agent/model_resolver.h"
+#include "agent/server_pool.h"
 #include "base/status.h"
 #include "protocol/messages.h"
 
@@ -15,6 +16,7 @@ namespace orch::agent {
 struct DriverJob {
   std::string experiment;  // from the Assign's workload_spec; may be empty
   std::string json;        // the document for the driver's stdin
+  std::string model_path;  // the resolved model (empty when missing)
 };
 
 // kInvalidArgument when workload_spec is present but not a JSON object. The
@@ -24,5 +26,10 @@ struct DriverJob {
 // adds "resources": {"threads": N} (AgentConfig::driver_threads).
 Result<DriverJob> BuildDriverJob(const protocol::Assign& assign, ModelResolver& models,
                                  std::int32_t driver_threads);
+
+// Adds the `server` object (docs/driver-protocol.md) to `job`'s document: url,
+// api_key_file, mode, jobs_before, and for a launched server its log and
+// server-level coordinate.
+void AddServer(DriverJob& job, const JobServer& server);
 
 }  // namespace orch::agent

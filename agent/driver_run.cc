@@ -113,6 +113,7 @@ std::string DriverRun::Summary(const ProcessExit& exit) const {
                   {"records", records_},
                   {"exit", exit.Describe()}};
   if (!error_.empty()) summary["error"] = AsJson(error_);
+  if (!server_.empty()) summary["server"] = AsJson(server_);
   return summary.dump();
 }
 

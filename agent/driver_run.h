@@ -41,6 +41,10 @@ class DriverRun final {
   // `log_path` (the whole stderr, may be empty) is named in it.
   protocol::RunFinished Finish(const ProcessExit& exit, const std::string& log_path) const;
 
+  // The job's `server` object (JSON; agent/driver_job.h): the run summary
+  // records which server the job ran against. Empty: none.
+  void set_server(std::string json) { server_ = std::move(json); }
+
   const std::string& run_id() const { return run_id_; }
   std::uint64_t records() const { return records_; }
   // The code of the driver's typed error frame ("invalid_job"); empty without one.
@@ -62,6 +66,7 @@ class DriverRun final {
   std::string hello_;  // JSON payloads as the driver sent them
   std::string done_;
   std::string error_;
+  std::string server_;
 };
 
 }  // namespace orch::agent

@@ -23,6 +23,7 @@
 #include "agent/posix_process_launcher.h"
 #include "agent/slurm_allocation.h"
 #include "agent/spool.h"
+#include "base/spawn.h"
 #include "cli/command.h"
 #include "cli/security_keys.h"
 #include "fingerprint/canonical_json.h"
@@ -39,8 +40,21 @@ namespace {
 
 namespace fp = orch::fingerprint;
 
+// The driver executables, and the programs of launched [[servers]] entries (as
+// "server:ENGINE"), whose files the host fingerprint hashes.
+std::vector<agent::DriverConfig> FingerprintedPrograms(const agent::AgentConfig& config,
+                                                       const std::string& search_path) {
+  std::vector<agent::DriverConfig> programs = config.drivers;
+  for (const agent::ServerConfig& server : config.servers) {
+    if (!server.launched()) continue;
+    Result<std::string> path = FindProgram(server.launch[0], search_path);
+    if (path.ok()) programs.push_back({"server:" + server.engine, *path, server.engine});
+  }
+  return programs;
+}
+
 // The real parts of the agent's host fingerprint (agent/host_fingerprinter.h), with
-// the configured driver executables as its engines. Kept for the agent's life: the
+// the configured driver executables (and launched servers' programs) as its engines. Kept for the agent's life: the
 // hash cache remembers the driver files, so a refresh re-reads only those that
 // changed.
 struct HostFingerprint {
@@ -49,7 +63,8 @@ struct HostFingerprint {
             {.search_path = SearchPath(), .environment = {"PATH=" + SearchPath(), "LC_ALL=C"}})),
         resolver(fp::MakeLibgit2CommitResolver()),
         root("/"),
-        fingerprinter(root, *runner, *resolver, cache, config.drivers) {}
+        fingerprinter(root, *runner, *resolver, cache,
+                      FingerprintedPrograms(config, SearchPath())) {}
 
   static std::string SearchPath() {
     const char* env_path = std::getenv("PATH");
@@ -114,6 +129,30 @@ bool KeepWorkingDrivers(agent::AgentConfig& config, const std::string& config_pa
   return true;
 }
 
+// Checks every launched [[servers]] entry's program (agent/driver_check.h); an
+// entry that fails is logged and its engine no longer offered (its drivers are
+// dropped). False when no driver is left.
+bool KeepWorkingServers(agent::AgentConfig& config, const std::string& config_path,
+                        spdlog::logger& log) {
+  std::vector<agent::ServerConfig> working;
+  for (agent::ServerConfig& server : config.servers) {
+    Status status = agent::CheckServerLaunch(server, HostFingerprint::SearchPath());
+    if (status.ok()) {
+      working.push_back(std::move(server));
+      continue;
+    }
+    log.error(fmt::runtime("{}; engine {} is not offered"), status.message(), server.engine);
+    std::erase_if(config.drivers, [&](const agent::DriverConfig& driver) {
+      return driver.engine == server.engine;
+    });
+  }
+  config.servers = std::move(working);
+  if (!config.drivers.empty()) return true;
+  std::cerr << "orch agent: no engine of " << config_path
+            << " is left to offer (see above); fix it and start the agent again\n";
+  return false;
+}
+
 // The agent's own persistent hash cache, in its model cache folder (one file
 // per agent id: a cache file has one writer). An in-memory one when it cannot
 // be opened: a cache only saves time.
@@ -154,6 +193,7 @@ int RunAgent(const AgentOptions& flags) {
     return kExitError;
   }
   if (!KeepWorkingDrivers(*config, config_path, log)) return kExitInvalidInput;
+  if (!KeepWorkingServers(*config, config_path, log)) return kExitInvalidInput;
   std::unique_ptr<fp::HashCache> cache = OpenAgentHashCache(*config, log);
   fp::LockedHashCache hashes(*cache);  // shared by the model scans' thread
   agent::ModelResolver models({.model_dirs = config->model_dirs,

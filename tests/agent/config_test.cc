@@ -6,6 +6,7 @@
 namespace orch::agent {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 constexpr std::string_view kValid = R"(
@@ -124,7 +125,117 @@ TEST(AgentConfigTest, RejectsUnknownKeys) {
   Result<AgentConfig> config = ParseAgentConfig(
       "[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nslot = 2\n", "agent.toml", "/d");
   ASSERT_FALSE(config.ok());
-  EXPECT_THAT(config.status().message(), HasSubstr("agent.toml:4:8: agent.slot: unknown key"));
+  EXPECT_THAT(config.status().message(),
+              HasSubstr("agent.toml:4:8: agent.slot: unknown key; did you mean \"slots\"?"));
+}
+
+constexpr std::string_view kAgent = "[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\n";
+
+TEST(AgentConfigTest, ParsesLaunchedAndAttachedServers) {
+  std::string text = std::string(kAgent) + R"(
+[[servers]]
+engine = "llama-server@b8390"
+launch = ["bin/llama-server", "-m", "{model}", "--host", "{host}", "--port", "{port}"]
+health = "/healthz"
+start_timeout_ms = 30000
+stop_timeout_ms = 2000
+[servers.axes.attention]
+on = ["-fa", "on"]
+off = ["-fa", "off"]
+[servers.axes.slots]
+"4" = { args = ["-np", "4"], env = { LLAMA_ARG_N_PARALLEL = "4" } }
+
+[[servers]]
+engine = "vllm@0.11.0"
+url = "http://gpu-1:8000"
+api_key_file = "keys/vllm.key"
+)";
+  Result<AgentConfig> config = ParseAgentConfig(text, "agent.toml", "/etc/orch");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  ASSERT_EQ(config->servers.size(), 2u);
+  const ServerConfig& launched = config->servers[0];
+  EXPECT_EQ(launched.engine, "llama-server@b8390");
+  EXPECT_EQ(launched.where, "agent.toml:5");  // its [[servers]] line
+  EXPECT_TRUE(launched.launched());
+  EXPECT_EQ(launched.launch,
+            (std::vector<std::string>{"/etc/orch/bin/llama-server", "-m", "{model}", "--host",
+                                      "{host}", "--port", "{port}"}));
+  EXPECT_EQ(launched.health, "/healthz");
+  EXPECT_EQ(launched.start_timeout, std::chrono::milliseconds(30000));
+  EXPECT_EQ(launched.stop_timeout, std::chrono::milliseconds(2000));
+  EXPECT_EQ(launched.axes.at("attention").at("on").args, (std::vector<std::string>{"-fa", "on"}));
+  EXPECT_EQ(launched.axes.at("attention").at("off").args, (std::vector<std::string>{"-fa", "off"}));
+  EXPECT_EQ(launched.axes.at("slots").at("4").args, (std::vector<std::string>{"-np", "4"}));
+  EXPECT_EQ(launched.axes.at("slots").at("4").env,
+            std::vector<std::string>{"LLAMA_ARG_N_PARALLEL=4"});
+  const ServerConfig& attached = config->servers[1];
+  EXPECT_FALSE(attached.launched());
+  EXPECT_EQ(attached.url, "http://gpu-1:8000");
+  EXPECT_EQ(attached.api_key_file, "/etc/orch/keys/vllm.key");
+}
+
+TEST(AgentConfigTest, ServerDefaultsAndABareProgramNameStaysForThePathLookup) {
+  Result<AgentConfig> config = ParseAgentConfig(
+      std::string(kAgent) +
+          "[[servers]]\nengine = \"sglang@0.5\"\nlaunch = [\"python3\", \"--port={port}\"]\n",
+      "agent.toml", "/d");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->servers[0].launch[0], "python3");
+  EXPECT_EQ(config->servers[0].health, "/health");
+  EXPECT_EQ(config->servers[0].start_timeout, std::chrono::milliseconds(120000));
+  EXPECT_EQ(config->servers[0].stop_timeout, std::chrono::milliseconds(10000));
+  EXPECT_TRUE(config->servers[0].axes.empty());
+}
+
+// The message of parsing kAgent + `servers`.
+std::string ServerError(const std::string& servers) {
+  Result<AgentConfig> config = ParseAgentConfig(std::string(kAgent) + servers, "agent.toml", "/d");
+  return config.ok() ? "(parsed)" : config.status().message();
+}
+
+TEST(AgentConfigTest, RejectsBadServerEntriesNamingPlaceFieldAndValue) {
+  std::string launch = "launch = [\"/bin/s\", \"{port}\"]\n";
+  EXPECT_THAT(ServerError("[[servers]]\nengine = \"llama-sever@b1\"\n" + launch),
+              AllOf(HasSubstr("agent.toml:5:10: servers[0].engine: \"llama-sever\" is not a "
+                              "server family; did you mean \"llama-server\"?")));
+  EXPECT_THAT(ServerError("[[servers]]\nengine = \"vllm\"\n" + launch),
+              HasSubstr("servers[0].engine: must be FAMILY@VERSION"));
+  EXPECT_THAT(ServerError("[[servers]]\nengine = \"vllm@1\"\n"),
+              HasSubstr("servers[0]: set either url"));
+  EXPECT_THAT(ServerError("[[servers]]\nengine = \"vllm@1\"\nurl = \"http://h:1\"\n" + launch),
+              HasSubstr("set either url (attach to a running server) or launch"));
+  EXPECT_THAT(ServerError("[[servers]]\nengine = \"vllm@1\"\nurl = \"h:1\"\n"),
+              HasSubstr("servers[0].url: must start with http:// or https://, got \"h:1\""));
+  EXPECT_THAT(ServerError("[[servers]]\nengine = \"vllm@1\"\nlaunch = [\"/bin/s\"]\n"),
+              HasSubstr("servers[0].launch: must pass {port} to the server"));
+  EXPECT_THAT(
+      ServerError(
+          "[[servers]]\nengine = \"vllm@1\"\nlaunch = [\"/bin/s\", \"{port}\", \"{modle}\"]\n"),
+      HasSubstr("servers[0].launch[2]: unknown placeholder {modle}; did you mean {model}?"));
+  EXPECT_THAT(ServerError("[[servers]]\nengine = \"vllm@1\"\nhelth = \"/h\"\n" + launch),
+              HasSubstr("agent.toml:6:9: servers[0].helth: unknown key; did you mean \"health\"?"));
+  EXPECT_THAT(ServerError("[[servers]]\nengine = \"vllm@1\"\n" + launch + "health = \"h\"\n"),
+              HasSubstr("servers[0].health: must be a path starting with /, got \"h\""));
+  EXPECT_THAT(ServerError("[[servers]]\nengine = \"vllm@1\"\n" + launch + "start_timeout_ms = 0\n"),
+              HasSubstr("servers[0].start_timeout_ms: must be in [1, 2147483647], got 0"));
+}
+
+TEST(AgentConfigTest, RejectsBadServerAxesAndDuplicateEngines) {
+  std::string entry = "[[servers]]\nengine = \"vllm@1\"\nlaunch = [\"/bin/s\", \"{port}\"]\n";
+  EXPECT_THAT(ServerError(entry + "[servers.axes.attention]\non = \"-fa\"\n"),
+              HasSubstr("servers[0].axes.attention.on: must be an array of arguments or a table"));
+  EXPECT_THAT(ServerError(entry + "[servers.axes.attention]\non = [\"-fa\", 1]\n"),
+              HasSubstr("servers[0].axes.attention.on[1]: must be a string, got 1"));
+  EXPECT_THAT(ServerError(entry + "[servers.axes.slots]\n\"4\" = { arg = [\"-np\"] }\n"),
+              HasSubstr("servers[0].axes.slots.4.arg: unknown key; did you mean \"args\"?"));
+  EXPECT_THAT(ServerError(entry + "[servers.axes]\nattention = 1\n"),
+              HasSubstr("servers[0].axes.attention: must be a table mapping each accepted value"));
+  EXPECT_THAT(ServerError("[[servers]]\nengine = \"vllm@1\"\nurl = \"http://h:1\"\n"
+                          "[servers.axes.attention]\non = []\n"),
+              HasSubstr("servers[0].axes: applies to launch entries only"));
+  EXPECT_THAT(ServerError(entry + entry),
+              HasSubstr("servers[1].engine: a second entry for \"vllm@1\" (the first is at "
+                        "agent.toml:4)"));
 }
 
 TEST(AgentConfigTest, RejectsMissingRequiredFields) {

@@ -124,6 +124,37 @@ TEST_F(DriverCheckTest, EngineNameIsComparedWithoutCaseAndAnUnversionedSideMatch
   EXPECT_TRUE(CheckDriver(Scripted(path, R"({"engine": "llama.cpp"})"), runner_).ok());
 }
 
+TEST_F(DriverCheckTest, AServerDriverThatPrintsNoVersionPasses) {
+  // A server family's driver has no version of its own: the server's is checked per job.
+  std::string path = Executable("orch-driver-llama-server");
+  DriverConfig driver =
+      Scripted(path, R"({"engine": "llama-server", "driver": "orch-driver-llama-server"})", 0,
+               "llama-server@b8390");
+  EXPECT_TRUE(CheckDriver(driver, runner_).ok());
+}
+
+TEST_F(DriverCheckTest, ALaunchProgramMustBeAnExecutableFile) {
+  ServerConfig server;
+  server.engine = "llama-server@b8390";
+  server.where = "agent.toml:12";
+  server.launch = {(dir_ / "no-such-server").string(), "--port", "{port}"};
+  EXPECT_THAT(
+      CheckServerLaunch(server, "").message(),
+      AllOf(HasSubstr("server entry for llama-server@b8390 (agent.toml:12)"),
+            HasSubstr(server.launch[0]), HasSubstr("No such file"), HasSubstr("set launch[0]")));
+  server.launch[0] = Executable("plain-file", 0644);
+  EXPECT_THAT(CheckServerLaunch(server, "").message(), HasSubstr("Permission denied"));
+  server.launch[0] = Executable("llama-server");
+  EXPECT_TRUE(CheckServerLaunch(server, "").ok());
+  server.launch[0] = "llama-server";  // a bare name is looked up on the search path
+  EXPECT_TRUE(CheckServerLaunch(server, dir_.string()).ok());
+  EXPECT_FALSE(CheckServerLaunch(server, "/nonexistent").ok());
+  ServerConfig attached;
+  attached.engine = "vllm@0.11.0";
+  attached.url = "http://127.0.0.1:1";
+  EXPECT_TRUE(CheckServerLaunch(attached, "").ok());
+}
+
 TEST_F(DriverCheckTest, ChecksEveryDriverInOrder) {
   DriverConfig good = Scripted(Executable("good"), kLlamaHello);
   DriverConfig bad{"bad", dir_.string(), "llama.cpp@b8390"};

@@ -86,5 +86,29 @@ TEST_F(DriverJobTest, InvalidWorkloadSpecFailsBeforeAnyModelIsGenerated) {
   EXPECT_FALSE(fs::exists(root_ / "cache"));
 }
 
+TEST_F(DriverJobTest, ALaunchedServerGivesUrlModeJobsLogAndCoordinate) {
+  Result<DriverJob> job = BuildDriverJob(Assign("m.gguf", ""), *models_, 0);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->model_path, (root_ / "models" / "m.gguf").string());
+  AddServer(*job, {.url = "http://127.0.0.1:4242",
+                   .mode = "launched",
+                   .jobs_before = 3,
+                   .log = "/spool/servers/llama-server@b1-1.log",
+                   .coordinate = {{"attention", "on"}}});
+  nlohmann::json server = nlohmann::json::parse(job->json)["server"];
+  EXPECT_EQ(server, nlohmann::json::parse(R"({"url": "http://127.0.0.1:4242",
+      "api_key_file": "", "mode": "launched", "jobs_before": 3,
+      "log": "/spool/servers/llama-server@b1-1.log", "coordinate": {"attention": "on"}})"));
+}
+
+TEST_F(DriverJobTest, AnAttachedServerHasNoLogNorCoordinate) {
+  Result<DriverJob> job = BuildDriverJob(Assign("m.gguf", ""), *models_, 0);
+  ASSERT_TRUE(job.ok());
+  AddServer(*job, {.url = "http://gpu-1:8000", .api_key_file = "/k", .mode = "attached"});
+  nlohmann::json server = nlohmann::json::parse(job->json)["server"];
+  EXPECT_EQ(server, nlohmann::json::parse(R"({"url": "http://gpu-1:8000",
+      "api_key_file": "/k", "mode": "attached", "jobs_before": 0})"));
+}
+
 }  // namespace
 }  // namespace orch::agent

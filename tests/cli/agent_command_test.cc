@@ -68,5 +68,29 @@ TEST(AgentCommandTest, ASecondAgentOnALiveAgentsSpoolRefusesToStart) {
   first->Stop(std::chrono::seconds(10));
 }
 
+// A launch entry whose program cannot be run: its engine is not offered, and an
+// agent left with nothing to offer exits with status 2 naming the entry and path.
+TEST(AgentCommandTest, AServerEntryWhoseLaunchProgramIsMissingIsNotOffered) {
+  ScratchFolder scratch;
+  const fs::path& dir = scratch.path;
+  fs::path driver = dir / "orch-driver-llama-server";
+  std::ofstream(driver) << "#!/bin/sh\necho '{\"engine\": \"llama-server\"}'\n";
+  fs::permissions(driver, fs::perms::owner_all);
+  fs::path config = dir / "agent.toml";
+  std::ofstream(config) << "[agent]\nid = \"srv-1\"\ncoordinator = \"tcp://127.0.0.1:9\"\n"
+                        << "spool_dir = \"" << (dir / "spool").string() << "\"\n\n"
+                        << "[[drivers]]\nname = \"llama-server\"\nexecutable = \""
+                        << driver.string() << "\"\nengine = \"llama-server@b1\"\n\n"
+                        << "[[servers]]\nengine = \"llama-server@b1\"\n"
+                        << "launch = [\"bin/no-such-server\", \"--port\", \"{port}\"]\n";
+  ProcessResult agent = RunProcess({OrchBinary(), "agent", "--config", config.string()});
+  EXPECT_EQ(agent.exit_code, 2) << agent.err;
+  EXPECT_THAT(agent.err, HasSubstr("server entry for llama-server@b1 (" + config.string() +
+                                   ":11): launch program \"" +
+                                   (dir / "bin/no-such-server").string() + "\" cannot be run"));
+  EXPECT_THAT(agent.err, HasSubstr("engine llama-server@b1 is not offered"));
+  EXPECT_THAT(agent.err, HasSubstr("no engine of " + config.string() + " is left to offer"));
+}
+
 }  // namespace
 }  // namespace orch::testing

@@ -13,6 +13,7 @@
 //                   without done) | garbage (bytes after done)
 //   knob.delay_ms   sleep before each record (default 0)
 //   knob.error_code the code of the `error` behaviour's frame (default engine_error)
+// The done frame echoes the job's `server` object, when it has one, as "server".
 // `orch-test-driver version` prints the hello object as JSON and exits 0, as
 // every driver does (the agent checks it before advertising the engine).
 // Exit codes: 0 ok, 2 the job could not be read, 3 engine error.
@@ -138,7 +139,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "orch-test-driver: exiting 3 without done\n");
     return 3;
   }
-  Write(DriverFrameType::kDone, json{{"positions", emit}}.dump());
+  json done = {{"positions", emit}};
+  // The server object the agent gave a server engine's job, echoed for tests.
+  if (job.contains("server")) done["server"] = job["server"];
+  Write(DriverFrameType::kDone, done.dump());
   if (behaviour == "garbage") {
     std::fwrite("junk", 1, 4, stdout);
     std::fflush(stdout);
