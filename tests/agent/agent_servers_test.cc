@@ -306,7 +306,8 @@ TEST_F(AgentServersTest, AnAttachedServerIsNamedInTheJobAndNothingIsLaunched) {
 }
 
 // The real llama-server (scripts/setup-engines builds it) launched through a
-// [[servers]] entry on the tiny example model; skipped where it is not built.
+// [[servers]] entry on the tiny example model. scripts/setup builds it: a missing
+// binary fails the test, naming that step.
 class RealLlamaServerTest : public AgentServersTest {
  protected:
   static std::string Binary() {
@@ -314,7 +315,8 @@ class RealLlamaServerTest : public AgentServersTest {
            "/third_party/engines/llama.cpp-b8390/server/llama-server";
   }
   void SetUp() override {
-    if (::access(Binary().c_str(), X_OK) != 0) GTEST_SKIP() << Binary() << " is not built";
+    ASSERT_EQ(::access(Binary().c_str(), X_OK), 0)
+        << Binary() << " is not built: run scripts/setup (scripts/setup-engines builds it)";
     AgentServersTest::SetUp();
   }
   ServerConfig LaunchedEntry() override {
