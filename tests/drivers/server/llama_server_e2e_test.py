@@ -70,7 +70,8 @@ class LlamaServerTest(unittest.TestCase):
 
     def job(self, **args):
         workload = {"name": "verse", "kind": "teacher_forced", "positions": 16,
-                    "text": "In the beginning God created the heaven and the earth."}
+                    "text": "In the beginning God created the heaven and the earth. And the earth was "
+                            "without form, and void; and darkness was upon the face of the deep."}
         return harness.job("llama-server@b8390", self.url, workload=workload, top_k=8, **args)
 
     def test_the_server_reports_itself_and_a_wrong_slot_count_is_refused(self):
