@@ -1,5 +1,7 @@
 #include "agent/config.h"
 
+#include "agent/server_presets.h"
+
 #include "base/suggest.h"
 #include "protocol/endpoint.h"
 #include "protocol/peer_names.h"
@@ -344,7 +346,7 @@ Status ParseServerMode(const Fields& f, const toml::table& table, const std::str
     }
     ORCH_ASSIGN_OR_RETURN(std::string key, f.String(table, path, "api_key_file", ""));
     if (!key.empty()) server.api_key_file = Resolve(base_dir, key);
-    for (const char* only : {"axes", "health", "start_timeout_ms", "stop_timeout_ms"}) {
+    for (const char* only : {"axes", "preset", "health", "start_timeout_ms", "stop_timeout_ms"}) {
       if (const toml::node* extra = table.get(only)) {
         return f.Error(extra->source(), path + "." + only,
                        "applies to launch entries only; an attached server is not started here");
@@ -366,6 +368,10 @@ Status ParseServerMode(const Fields& f, const toml::table& table, const std::str
   }
   if (const toml::node* axes = table.get("axes")) {
     ORCH_RETURN_IF_ERROR(ParseServerAxes(f, *axes, path + ".axes", server));
+  }
+  ORCH_ASSIGN_OR_RETURN(server.preset, f.String(table, path, "preset", ""));
+  if (Status preset = ApplyServerPreset(server); !preset.ok()) {
+    return f.Error(table.get("preset")->source(), path + ".preset", preset.message());
   }
   ORCH_ASSIGN_OR_RETURN(server.health, f.String(table, path, "health", "/health"));
   if (server.health[0] != '/') {
@@ -392,8 +398,8 @@ Status ParseServers(const Fields& f, const toml::table& root, const std::string&
     const toml::table& table = *node.as_table();
     std::string path = "servers[" + std::to_string(index++) + "]";
     ORCH_RETURN_IF_ERROR(f.CheckKeys(table, path,
-                                     {"engine", "url", "api_key_file", "launch", "axes", "health",
-                                      "start_timeout_ms", "stop_timeout_ms"}));
+                                     {"engine", "url", "api_key_file", "launch", "axes", "preset",
+                                      "health", "start_timeout_ms", "stop_timeout_ms"}));
     ServerConfig server;
     server.where = Where(file, table);
     ORCH_ASSIGN_OR_RETURN(server.engine, f.String(table, path, "engine", std::nullopt));

@@ -38,6 +38,10 @@ inline constexpr std::string_view kServerFamilies[] = {"llama-server", "vllm", "
 bool IsServerEngine(std::string_view engine);
 
 // What one value of a server-level axis adds to the launch command.
+// The key of a [servers.axes.NAME] table that maps every value the table does not
+// list; "{value}" in its arguments and environment becomes the job's value.
+inline constexpr char kAnyAxisValue[] = "*";
+
 struct ServerAxisValue {
   std::vector<std::string> args;  // appended to the launch argv
   std::vector<std::string> env;   // "NAME=value", added to the server's environment
@@ -54,7 +58,9 @@ struct ServerConfig {
   std::vector<std::string> launch;  // launch: argv; argv[0] absolute when it names a path
   // Server-level axes: axis name -> accepted value -> what it adds. A job whose
   // coordinate has one of these axes with a value not listed cannot run here.
+  // `preset` (agent/server_presets.h) fills the axes the entry does not map itself.
   std::map<std::string, std::map<std::string, ServerAxisValue>> axes;
+  std::string preset;
   std::string health = "/health";  // GET on the launched server; 200 = ready
   std::chrono::milliseconds start_timeout{120000};
   std::chrono::milliseconds stop_timeout{10000};  // SIGTERM, then SIGKILL after this

@@ -35,13 +35,23 @@ std::string Mapped(const std::map<std::string, ServerAxisValue>& values) {
 
 }  // namespace
 
+const ServerAxisValue* MappingFor(const std::map<std::string, ServerAxisValue>& values,
+                                  const std::string& value) {
+  auto exact = values.find(value);
+  if (exact != values.end()) return &exact->second;
+  auto any = values.find(kAnyAxisValue);
+  return any == values.end() ? nullptr : &any->second;
+}
+
 ServerLaunch ExpandLaunch(const ServerConfig& server, const ServerKey& key, int port) {
   ServerLaunch launch;
   for (const std::string& arg : server.launch) launch.argv.push_back(Substitute(arg, key, port));
   for (const auto& [axis, value] : key.axes) {
-    const ServerAxisValue& what = server.axes.at(axis).at(value);
-    for (const std::string& arg : what.args) launch.argv.push_back(Substitute(arg, key, port));
-    launch.env.insert(launch.env.end(), what.env.begin(), what.env.end());
+    const ServerAxisValue& what = *MappingFor(server.axes.at(axis), value);
+    for (const std::string& arg : what.args) {
+      launch.argv.push_back(ReplaceAll(Substitute(arg, key, port), "{value}", value));
+    }
+    for (const std::string& var : what.env) launch.env.push_back(ReplaceAll(var, "{value}", value));
   }
   return launch;
 }
@@ -84,7 +94,7 @@ ServerDecision ServerPool::ForLaunchEntry(std::size_t entry, const std::string& 
   for (const auto& [axis, values] : server.axes) {
     auto value = coordinate.find(axis);
     if (value == coordinate.end()) continue;
-    if (!values.contains(value->second)) {
+    if (MappingFor(values, value->second) == nullptr) {
       decision.kind = ServerDecision::Kind::kRefused;
       decision.code = "invalid_combination";
       decision.message = "axis " + axis + " = \"" + value->second +

@@ -73,7 +73,8 @@ struct ServerDecision {
 };
 
 // `launch`'s arguments with {model}, {port} and {host} (127.0.0.1) replaced,
-// then each mapped axis's arguments (in axis-name order), and its environment.
+// then each mapped axis's arguments (in axis-name order; the value's own mapping,
+// else the axis's "*" mapping with {value} replaced), and its environment.
 ServerLaunch ExpandLaunch(const ServerConfig& server, const ServerKey& key, int port);
 
 class ServerPool final {

@@ -169,5 +169,22 @@ TEST_F(ServerPoolTest, ExpandLaunchFillsPlaceholdersAndAppendsAxisArgumentsAndEn
   EXPECT_EQ(launch.env, std::vector<std::string>{"LLAMA_ARG_N_PARALLEL=4"});
 }
 
+TEST_F(ServerPoolTest, AnAnyValueMappingTakesEveryUnlistedValueAndSubstitutesIt) {
+  ServerConfig server = LaunchEntry();
+  server.axes["threads"] = {{"0", {}}, {kAnyAxisValue, {{"-t", "{value}"}, {"THREADS={value}"}}}};
+  ServerPool pool({server});
+  auto alive = [](int) { return true; };
+  ServerDecision decision =
+      pool.Choose("r1", server.engine, "/m/a.gguf", {{"threads", "3"}}, alive);
+  ASSERT_EQ(decision.kind, Kind::kLaunch) << decision.message;
+  ServerLaunch launch = ExpandLaunch(server, decision.key, 4242);
+  EXPECT_THAT(launch.argv, ::testing::ElementsAre("/opt/llama-server", "-m", "/m/a.gguf", "--host",
+                                                  "127.0.0.1", "--port", "4242", "-t", "3"));
+  EXPECT_EQ(launch.env, std::vector<std::string>{"THREADS=3"});
+  // A listed value keeps its own mapping: threads 0 adds nothing.
+  ServerKey zero{"/m/a.gguf", {{"threads", "0"}}};
+  EXPECT_EQ(ExpandLaunch(server, zero, 4242).argv.size(), 7u);
+}
+
 }  // namespace
 }  // namespace orch::agent
