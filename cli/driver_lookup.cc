@@ -16,6 +16,23 @@ std::vector<std::string> DefaultDriverCandidates(const std::string& exe_dir,
       (fs::path(exe_dir) / ".." / "drivers" / "llamacpp" / name).lexically_normal().string()};
 }
 
+std::vector<std::string> ServerDriverCandidates(const std::string& exe_dir,
+                                                const std::string& family) {
+  std::string name = "orch-driver-" + family;
+  return {
+      (fs::path(exe_dir) / name).lexically_normal().string(),
+      (fs::path(exe_dir) / ".." / "lib" / "orch" / "drivers" / name).lexically_normal().string(),
+      (fs::path(exe_dir) / ".." / "drivers" / "server" / name).lexically_normal().string()};
+}
+
+std::vector<std::string> LlamaServerCandidates(const std::string& exe_dir,
+                                               const std::string& release) {
+  std::string name = "llama-server-" + release;
+  return {
+      (fs::path(exe_dir) / ".." / "lib" / "orch" / "servers" / name).lexically_normal().string(),
+      (fs::path(exe_dir) / ".." / "drivers" / "server" / name).lexically_normal().string()};
+}
+
 std::string JoinPlaces(const std::vector<std::string>& places) {
   std::string joined;
   for (size_t i = 0; i < places.size(); ++i) {
@@ -24,10 +41,12 @@ std::string JoinPlaces(const std::vector<std::string>& places) {
   return joined;
 }
 
-std::optional<std::string> LlamaCppRelease(std::string_view engine) {
-  constexpr std::string_view kPrefix = "llama.cpp@";
-  if (!engine.starts_with(kPrefix)) return std::nullopt;
-  std::string_view release = engine.substr(kPrefix.size());
+namespace {
+
+// The part after `prefix` when it is a plain name (it becomes part of a file name).
+std::optional<std::string> PlainRelease(std::string_view engine, std::string_view prefix) {
+  if (!engine.starts_with(prefix)) return std::nullopt;
+  std::string_view release = engine.substr(prefix.size());
   if (release.empty() || release.front() == '.') return std::nullopt;
   for (char c : release) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') {
@@ -35,6 +54,16 @@ std::optional<std::string> LlamaCppRelease(std::string_view engine) {
     }
   }
   return std::string(release);
+}
+
+}  // namespace
+
+std::optional<std::string> LlamaServerRelease(std::string_view engine) {
+  return PlainRelease(engine, "llama-server@");
+}
+
+std::optional<std::string> LlamaCppRelease(std::string_view engine) {
+  return PlainRelease(engine, "llama.cpp@");
 }
 
 std::string ExecutableDir() {

@@ -19,6 +19,22 @@ namespace orch::cli {
 std::vector<std::string> DefaultDriverCandidates(const std::string& exe_dir,
                                                  const std::string& release);
 
+// Where to look for the driver of server family `family` (orch-driver-FAMILY, e.g.
+// orch-driver-llama-server): next to orch, ../lib/orch/drivers/, then the build tree's
+// drivers/server/ (links to the checkout's drivers/server/ programs).
+std::vector<std::string> ServerDriverCandidates(const std::string& exe_dir,
+                                                const std::string& family);
+
+// Where to look for the llama-server of llama.cpp `release` (llama-server-REL):
+// ../lib/orch/servers/, then the build tree's drivers/server/ (a link to what
+// scripts/setup-engines built under third_party/engines/llama.cpp-REL/server/).
+std::vector<std::string> LlamaServerCandidates(const std::string& exe_dir,
+                                               const std::string& release);
+
+// "b8390" for "llama-server@b8390"; nullopt for another engine or a release that is not a
+// plain name.
+std::optional<std::string> LlamaServerRelease(std::string_view engine);
+
 // "A, B and C": the candidates for an error that says where orch looked.
 std::string JoinPlaces(const std::vector<std::string>& places);
 

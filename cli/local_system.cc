@@ -66,6 +66,16 @@ void WriteAgentConfig(const fs::path& path, const std::string& id, const std::st
     out << "\n[[drivers]]\nname = \"driver" << n++ << "\"\nexecutable = " << Quoted(exe)
         << "\nengine = " << Quoted(engine) << "\n";
   }
+  for (const LocalServer& server : spec.servers) {
+    out << "\n[[servers]]\nengine = " << Quoted(server.engine) << "\n";
+    if (!server.url.empty()) {
+      out << "url = " << Quoted(server.url) << "\n";
+      continue;
+    }
+    out << "launch = [" << Quoted(server.program)
+        << ", \"-m\", \"{model}\", \"--host\", \"{host}\", \"--port\", \"{port}\"]\n"
+        << "preset = \"llama-server\"\n";
+  }
 }
 
 std::string Trimmed(std::string text) {

@@ -16,11 +16,20 @@
 
 namespace orch::cli {
 
+// A [[servers]] entry of the local agents: attach to `url`, or launch `program`
+// (a llama-server) with the llama-server preset (docs/agent.md, "Servers").
+struct LocalServer {
+  std::string engine;
+  std::string url;
+  std::string program;
+};
+
 struct LocalAgentSpec {
   std::string hardware = "cpu";
   std::vector<std::string> model_dirs;                       // absolute; folders or single files
   std::int32_t driver_threads = 0;                           // 0: the driver's default
   std::vector<std::pair<std::string, std::string>> drivers;  // engine -> executable
+  std::vector<LocalServer> servers;
 };
 
 class LocalSystem final {

@@ -199,7 +199,12 @@ Result<std::string> RunnablePlan(const RunOptions& options, const bundle::PlanBu
 int RunOnThisMachine(const RunOptions& options, const std::string& experiment,
                      const std::string& plan_json,
                      const std::map<std::string, std::string>& drivers) {
-  LocalAgentSpec agent_spec{options.hardware, {}, 0, {drivers.begin(), drivers.end()}};
+  std::set<std::string> engines;
+  for (const auto& [engine, driver] : drivers) engines.insert(engine);
+  Result<std::vector<LocalServer>> servers = ResolveServers(engines, options.servers);
+  if (!servers.ok()) return Fail(servers.status().message(), kExitInvalidInput);
+  LocalAgentSpec agent_spec{
+      options.hardware, {}, 0, {drivers.begin(), drivers.end()}, std::move(*servers)};
   for (const std::string& dir : options.model_dirs)
     agent_spec.model_dirs.push_back(fs::absolute(dir).lexically_normal().string());
   int agents = options.agents > 0 ? options.agents : 1;

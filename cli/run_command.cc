@@ -1,6 +1,7 @@
 #include "cli/run_command.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <csignal>
 
@@ -14,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include "agent/config.h"
 #include "cli/client_commands.h"
 #include "cli/command.h"
 #include "cli/driver_lookup.h"
@@ -87,9 +89,13 @@ Result<std::map<std::string, std::string>> ParseDrivers(const std::vector<std::s
 // `looked` gets the places tried.
 std::optional<std::string> DefaultDriver(const std::string& engine,
                                          std::vector<std::string>& looked) {
-  std::optional<std::string> release = LlamaCppRelease(engine);
-  if (!release) return std::nullopt;
-  looked = DefaultDriverCandidates(ExecutableDir(), *release);
+  if (agent::IsServerEngine(engine)) {
+    looked = ServerDriverCandidates(ExecutableDir(), engine.substr(0, engine.find('@')));
+  } else if (std::optional<std::string> release = LlamaCppRelease(engine)) {
+    looked = DefaultDriverCandidates(ExecutableDir(), *release);
+  } else {
+    return std::nullopt;
+  }
   for (const std::string& candidate : looked) {
     if (std::error_code ec; fs::is_regular_file(candidate, ec)) return candidate;
   }
@@ -120,6 +126,76 @@ Status ResolveDrivers(const std::set<std::string>& engines,
   }
   if (problems.empty()) return Status::Ok();
   return InvalidArgument(problems);
+}
+
+namespace {
+
+bool IsExecutableFile(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// The entry of a --server ENGINE=URL|PROGRAM flag.
+Result<LocalServer> ServerFromFlag(const std::string& flag, const std::set<std::string>& engines) {
+  std::size_t eq = flag.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size()) {
+    return InvalidArgument("--server " + flag + ": expected ENGINE=URL or ENGINE=PROGRAM");
+  }
+  LocalServer server{flag.substr(0, eq), "", ""};
+  std::string value = flag.substr(eq + 1);
+  if (!engines.contains(server.engine) || !agent::IsServerEngine(server.engine)) {
+    return InvalidArgument("--server " + flag + ": the plan has no server engine " +
+                           server.engine + " (docs/drivers.md, \"Server engines\")");
+  }
+  if (value.starts_with("http://") || value.starts_with("https://")) {
+    server.url = value;
+    return server;
+  }
+  if (!LlamaServerRelease(server.engine)) {
+    return InvalidArgument("--server " + flag + ": orch run launches only llama-server; attach " +
+                           "to a running " + server.engine + " with --server " + server.engine +
+                           "=URL, or configure its launch in an agent's [[servers]] (docs/agent.md)");
+  }
+  server.program = fs::absolute(value).lexically_normal().string();
+  if (!IsExecutableFile(server.program)) {
+    return InvalidArgument("--server " + flag + ": " + server.program +
+                           " is not an executable file");
+  }
+  return server;
+}
+
+}  // namespace
+
+Result<std::vector<LocalServer>> ResolveServers(const std::set<std::string>& engines,
+                                                const std::vector<std::string>& flags) {
+  std::map<std::string, LocalServer> servers;
+  for (const std::string& flag : flags) {
+    ORCH_ASSIGN_OR_RETURN(LocalServer server, ServerFromFlag(flag, engines));
+    servers[server.engine] = server;
+  }
+  std::string problems;
+  for (const std::string& engine : engines) {
+    if (!agent::IsServerEngine(engine) || servers.contains(engine)) continue;
+    std::optional<std::string> release = LlamaServerRelease(engine);
+    std::vector<std::string> looked;
+    if (release) looked = LlamaServerCandidates(ExecutableDir(), *release);
+    auto found = std::find_if(looked.begin(), looked.end(), IsExecutableFile);
+    if (found != looked.end()) {
+      servers[engine] = {engine, "", *found};
+      std::cout << "orch run: " << engine << " servers are launched from " << *found << "\n";
+      continue;
+    }
+    problems += (problems.empty() ? "" : "\n") + ("no server for engine " + engine + ": ");
+    if (!looked.empty()) {
+      problems += "looked for " + JoinPlaces(looked) + " (scripts/setup builds it) or ";
+    }
+    problems += "pass --server " + engine + "=URL of a running server" +
+                (release ? " or =PROGRAM, a llama-server to launch" : "");
+  }
+  if (!problems.empty()) return InvalidArgument(problems);
+  std::vector<LocalServer> out;
+  for (auto& [engine, server] : servers) out.push_back(std::move(server));
+  return out;
 }
 
 // The model files the spec names ([model] file and its variants), resolved
@@ -343,7 +419,11 @@ int RunLocal(const RunOptions& options) {
     return Fail(s.message(), kExitInvalidInput);
   }
 
-  LocalAgentSpec agent_spec{options.hardware, {}, 0, {drivers->begin(), drivers->end()}};
+  Result<std::vector<LocalServer>> servers = ResolveServers(engines, options.servers);
+  if (!servers.ok()) return Fail(servers.status().message(), kExitInvalidInput);
+
+  LocalAgentSpec agent_spec{
+      options.hardware, {}, 0, {drivers->begin(), drivers->end()}, std::move(*servers)};
   for (const std::string& dir : options.model_dirs)
     agent_spec.model_dirs.push_back(fs::absolute(dir).lexically_normal().string());
   Result<std::vector<std::string>> model_files = SpecModelFiles(plan->spec, SpecReader(options));
@@ -396,6 +476,11 @@ void RegisterRunCommand(CLI::App& app, int& exit_code) {
                   "ENGINE=EXECUTABLE: the driver agents run for jobs of ENGINE (repeatable); "
                   "default for llama.cpp@REL: orch-driver-llamacpp-REL next to orch, else in "
                   "../drivers/llamacpp/ from it (the build tree)");
+  cmd->add_option("--server", options->servers,
+                  "ENGINE=URL: jobs of a server engine (llama-server, vllm, sglang, ollama) run "
+                  "against the server at URL; ENGINE=PROGRAM: the agents launch this llama-server "
+                  "(repeatable); default for llama-server@REL: the llama-server scripts/setup "
+                  "built (docs/drivers.md, \"Server engines\")");
   cmd->add_option("--model-dir", options->model_dirs,
                   "DIR: a folder (or one file) of model files the agents offer by SHA-256 "
                   "(repeatable); the spec's [model] file is offered too");

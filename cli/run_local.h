@@ -18,6 +18,7 @@ struct RunOptions {
   int agents = 0;  // 0: sized to the machine
   std::string data_dir = "orch-data";
   std::vector<std::string> drivers;     // ENGINE=EXECUTABLE
+  std::vector<std::string> servers;     // ENGINE=URL or ENGINE=PROGRAM (a llama-server)
   std::vector<std::string> model_dirs;  // --model-dir
   std::string hardware = "cpu";
   int timeout_s = 3600;
@@ -44,6 +45,13 @@ Result<std::map<std::string, std::string>> ParseDrivers(const std::vector<std::s
 // engine left without one, where orch looked, and the flag that gives it.
 Status ResolveDrivers(const std::set<std::string>& engines,
                       std::map<std::string, std::string>& drivers);
+// Gives every server engine (docs/drivers.md, "Server engines") a [[servers]] entry for
+// the local agents: its --server flag (ENGINE=URL attaches, ENGINE=PROGRAM launches that
+// llama-server with the llama-server preset), else for llama-server@REL the llama-server
+// scripts/setup built; the error names every engine left without one, where orch looked,
+// and the flag that gives it.
+Result<std::vector<LocalServer>> ResolveServers(const std::set<std::string>& engines,
+                                                const std::vector<std::string>& flags);
 // Everything after the daemons are up: submit, fail fast, watch; the exit status.
 int Drive(LocalSystem& system, const ClientOptions& client, const std::string& experiment,
           const std::string& plan_json, const RunOptions& options, int agents);

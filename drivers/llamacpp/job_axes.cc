@@ -70,6 +70,14 @@ std::vector<JobAxis> MakeAxes() {
        .noun = "compute dtype",
        .values = {"float32"},
        .sets = "none: llama.cpp keeps activations in float32 (weights keep their type)"},
+      // Declared so that specs whose baseline is a server (llama-server's slots, -np) can
+      // have in-process cells: this driver decodes one sequence.
+      {.name = "slots",
+       .kind = kInteger,
+       .noun = "count",
+       .min = 1,
+       .max = 1,
+       .sets = "none: the in-process engine decodes one sequence at a time"},
       {.name = "sampler.seed",
        .kind = kInteger,
        .noun = "seed",
