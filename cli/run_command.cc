@@ -144,17 +144,18 @@ Result<LocalServer> ServerFromFlag(const std::string& flag, const std::set<std::
   LocalServer server{flag.substr(0, eq), "", ""};
   std::string value = flag.substr(eq + 1);
   if (!engines.contains(server.engine) || !agent::IsServerEngine(server.engine)) {
-    return InvalidArgument("--server " + flag + ": the plan has no server engine " +
-                           server.engine + " (docs/drivers.md, \"Server engines\")");
+    return InvalidArgument("--server " + flag + ": the plan has no server engine " + server.engine +
+                           " (docs/drivers.md, \"Server engines\")");
   }
   if (value.starts_with("http://") || value.starts_with("https://")) {
     server.url = value;
     return server;
   }
   if (!LlamaServerRelease(server.engine)) {
-    return InvalidArgument("--server " + flag + ": orch run launches only llama-server; attach " +
-                           "to a running " + server.engine + " with --server " + server.engine +
-                           "=URL, or configure its launch in an agent's [[servers]] (docs/agent.md)");
+    return InvalidArgument(
+        "--server " + flag + ": orch run launches only llama-server; attach " + "to a running " +
+        server.engine + " with --server " + server.engine +
+        "=URL, or configure its launch in an agent's [[servers]] (docs/agent.md)");
   }
   server.program = fs::absolute(value).lexically_normal().string();
   if (!IsExecutableFile(server.program)) {

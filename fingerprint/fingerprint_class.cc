@@ -23,6 +23,9 @@ const std::set<std::string, std::less<>> kNonIsaFlags = {
 
 // Paths in the driver's hello that name where the engine is installed on this host.
 const std::set<std::string, std::less<>> kHelloLocalPaths = {"library_dir", "backend_file"};
+// Where and when a server engine's run took place (its URL, its log, the jobs the server
+// ran before): the same server configuration at another port is the same class.
+const std::set<std::string, std::less<>> kHelloServerRunFacts = {"url", "log", "jobs_before"};
 
 // A known value as JSON; an unknown one as {"unknown": true}: the reason (a tool's error
 // text, a timeout) may differ between identical machines, the fact that it is unknown not.
@@ -133,13 +136,16 @@ json FingerprintClass(const Fingerprint& fingerprint, const std::string& driver)
               {"models", ModelsClass(fingerprint.models)}};
 }
 
-// The hello as the driver sent it, less its install paths; text that is not a JSON object
+// The hello as the driver sent it, less its install paths and a server's run facts; text that is not a JSON object
 // is kept as it is.
 json HelloClass(const std::string& hello_json) {
   json hello = json::parse(hello_json, nullptr, false);
   if (!hello.is_object()) return json(hello_json);
   if (hello.contains("build") && hello["build"].is_object()) {
     for (const auto& key : kHelloLocalPaths) hello["build"].erase(key);
+  }
+  if (hello.contains("server") && hello["server"].is_object()) {
+    for (const auto& key : kHelloServerRunFacts) hello["server"].erase(key);
   }
   return hello;
 }

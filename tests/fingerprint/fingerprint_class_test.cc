@@ -193,6 +193,28 @@ TEST(FingerprintClassTest, TheHelloCountsWithoutItsInstallPaths) {
   }
 }
 
+TEST(FingerprintClassTest, AServersURLLogAndJobCountAreNotPartOfTheClassItsSettingsAre) {
+  const std::string hello =
+      R"({"engine":"llama-server","version":"b8390","server":{"url":"http://127.0.0.1:33851",)"
+      R"("log":"/spool/servers/a-1.log","jobs_before":0,"mode":"launched",)"
+      R"("coordinate":{"slots":"1"},"reported":{"total_slots":1}}})";
+  auto id = [](std::string text) { return RunClassId({.hello_json = std::move(text)}); };
+  const std::string base = id(hello);
+  std::string elsewhere = hello;
+  elsewhere.replace(elsewhere.find("33851"), 5, "40001");
+  elsewhere.replace(elsewhere.find("a-1.log"), 7, "a-2.log");
+  elsewhere.replace(elsewhere.find("\"jobs_before\":0"), 15, "\"jobs_before\":7");
+  EXPECT_EQ(id(elsewhere), base);
+  for (const auto& [from, to] :
+       std::vector<std::pair<std::string, std::string>>{{"\"slots\":\"1\"", "\"slots\":\"4\""},
+                                                        {"\"total_slots\":1", "\"total_slots\":4"},
+                                                        {"launched", "attached"}}) {
+    std::string changed = hello;
+    changed.replace(changed.find(from), from.size(), to);
+    EXPECT_NE(id(changed), base) << from;
+  }
+}
+
 TEST(FingerprintClassTest, EngineFingerprintAndLoadedModelCount) {
   Fingerprint host = Base();
   Fingerprint engine = testing::SapphireRapidsFingerprint();

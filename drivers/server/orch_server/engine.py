@@ -38,7 +38,7 @@ class ServerEngine(driver.Engine):
         r = self.report
         out.update({"version": r["version"], "commit": "",
                     "build": dict(r["build"], driver=self.driver_name),
-                    "kernel_path": r["kernel_path"], "hardware": "server at " + self.server.url,
+                    "kernel_path": r["kernel_path"], "hardware": r.get("hardware") or "unreported (the server does not report its devices)",
                     "server": {"url": self.server.url, "mode": self.server.mode,
                                "jobs_before": self.server.jobs_before, "log": self.server.log,
                                "coordinate": self.server.coordinate, "model": self.model,
