@@ -17,6 +17,11 @@ constexpr int kMarginTop = 212, kMarginHeight = 40;  // the margin track
 constexpr int kAxisY = kMarginTop + kMarginHeight + 16;
 constexpr const char* kBoundColour = "#3b6ea5";
 constexpr const char* kExactColour = "#e67e22";
+constexpr const char* kReturnedColour = "#2e8b57";
+
+bool HasAny(const std::vector<double>& series) {
+  return std::any_of(series.begin(), series.end(), [](double v) { return std::isfinite(v); });
+}
 constexpr const char* kFlipColour = "#c0392b";
 constexpr const char* kNearTieColour = "#d4a017";
 constexpr const char* kMarginColour = "#9aa5b1";
@@ -59,11 +64,13 @@ void Text(std::ostringstream& out, double x, double y, const std::string& text, 
 
 void WriteLegend(const CellReport& c, const WorkloadScales& s, std::ostringstream& out) {
   const std::uint64_t w = c.result.plot.bin_width;
-  Text(out, kLeft, 13,
-       "per bin of " + std::to_string(w) + (w == 1 ? " position" : " positions") +
-           ": blue bars = top-k bound KLD (a lower bound), orange dots = exact KLD (both full "
-           "rows), red = top-1 flips",
-       "start");
+  std::string legend = "per bin of " + std::to_string(w) + (w == 1 ? " position" : " positions") +
+                       ": blue bars = top-k bound KLD (a lower bound), orange dots = exact KLD "
+                       "(both full rows), ";
+  if (HasAny(c.result.plot.max_returned_kld)) {
+    legend += "green squares = KLD over a server's returned top k (another measurement), ";
+  }
+  Text(out, kLeft, 13, legend + "red = top-1 flips", "start");
   Text(out, kLeft, 27,
        std::string("KLD axis: ") + s.kld.name() +
            " scale, nats, shared by every plot of this "
@@ -104,6 +111,13 @@ void WriteKld(const CellReport& c, const PlotScale& scale, std::ostringstream& o
     out << "<circle class=\"exact\" cx=\"" << F(bins.X(i) + bins.width / 2) << "\" cy=\""
         << F(base - kKldHeight * scale.Fraction(exact)) << "\" r=\"3.5\" fill=\"" << kExactColour
         << "\"/>";
+  }
+  for (std::size_t i = 0; i < bins.count; ++i) {
+    const double returned = plot.max_returned_kld[i];
+    if (!std::isfinite(returned)) continue;
+    out << "<rect class=\"returned\" x=\"" << F(bins.X(i) + bins.width / 2 - 3) << "\" y=\""
+        << F(base - kKldHeight * scale.Fraction(returned) - 3)
+        << "\" width=\"6\" height=\"6\" fill=\"" << kReturnedColour << "\"/>";
   }
   if (c.result.bit_identical()) {
     Text(out, kLeft + kInnerWidth / 2.0, kKldTop + kKldHeight / 2.0 + 6,
@@ -174,6 +188,7 @@ WorkloadScales ScalesOf(const WorkloadReport& w) {
     if (c.status != CellStatus::kCompared) continue;
     CollectFinite(c.result.plot.max_exact_kld, klds);
     CollectFinite(c.result.plot.max_bound_kld, klds);
+    CollectFinite(c.result.plot.max_returned_kld, klds);
     CollectFinite(c.result.plot.min_margin, margins);
   }
   const double top = margins.empty() ? 1.0 : *std::max_element(margins.begin(), margins.end());

@@ -50,12 +50,11 @@ class PairAccumulator {
     CountTopK(p->digest, q->digest, c);
     const bool flip = !c.same_top1;
     if (flip) AddFlip(*p, *q, c);
-    // The plot draws exact and full-row bound values; a returned top-k value is another
-    // measurement and stays out of it.
-    const bool scored =
-        c.kld_method == digest::KldMethod::kExact || c.kld_method == digest::KldMethod::kTopK;
-    AddToPlot(out_.plot, {p->position, scored ? c.kld : kNaN,
-                          c.kld_method == digest::KldMethod::kExact, Margin(p->digest), flip});
+    // A returned top-k value is another measurement: its own series of the plot.
+    const bool scored = c.kld_method != digest::KldMethod::kNone;
+    AddToPlot(out_.plot,
+              {p->position, scored ? c.kld : kNaN, c.kld_method == digest::KldMethod::kExact,
+               c.kld_method == digest::KldMethod::kReturnedTopK, Margin(p->digest), flip});
     return Status();
   }
 

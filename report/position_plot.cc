@@ -30,6 +30,7 @@ void HalveResolution(PositionPlot& plot) {
   Halve(plot.max_kld, kNaN, larger);
   Halve(plot.max_exact_kld, kNaN, larger);
   Halve(plot.max_bound_kld, kNaN, larger);
+  Halve(plot.max_returned_kld, kNaN, larger);
   Halve(plot.min_margin, kNaN, [](double a, double b) { return Pick(a, b, true); });
   Halve(plot.flips, 0u, [](std::uint32_t a, std::uint32_t b) { return a + b; });
   plot.bin_width *= 2;
@@ -40,6 +41,7 @@ void Grow(PositionPlot& plot, std::size_t bins) {
   plot.max_kld.resize(bins, kNaN);
   plot.max_exact_kld.resize(bins, kNaN);
   plot.max_bound_kld.resize(bins, kNaN);
+  plot.max_returned_kld.resize(bins, kNaN);
   plot.min_margin.resize(bins, kNaN);
   plot.flips.resize(bins, 0);
 }
@@ -51,9 +53,13 @@ void AddToPlot(PositionPlot& plot, const PlotPoint& point) {
   const std::size_t bin = point.position / plot.bin_width;
   Grow(plot, bin + 1);
   if (!std::isnan(point.kld)) {
-    plot.max_kld[bin] = Pick(plot.max_kld[bin], point.kld, false);
-    double& series = point.exact ? plot.max_exact_kld[bin] : plot.max_bound_kld[bin];
-    series = Pick(series, point.kld, false);
+    if (point.returned) {
+      plot.max_returned_kld[bin] = Pick(plot.max_returned_kld[bin], point.kld, false);
+    } else {
+      plot.max_kld[bin] = Pick(plot.max_kld[bin], point.kld, false);
+      double& series = point.exact ? plot.max_exact_kld[bin] : plot.max_bound_kld[bin];
+      series = Pick(series, point.kld, false);
+    }
   }
   plot.min_margin[bin] = Pick(plot.min_margin[bin], point.margin, true);
   if (point.flip) ++plot.flips[bin];

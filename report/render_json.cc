@@ -113,6 +113,7 @@ Json PlotJson(const PositionPlot& plot) {
               {"flips", plot.flips},
               {"max_exact_kld", Series(plot.max_exact_kld)},
               {"max_bound_kld", Series(plot.max_bound_kld)},
+              {"max_returned_top_k_kld", Series(plot.max_returned_kld)},
               {"min_margin", Series(plot.min_margin)}};
 }
 

@@ -170,5 +170,40 @@ TEST_F(TopKReportTest, JsonNamesTheBasisOfEveryFigure) {
   }
 }
 
+TEST_F(TopKReportTest, ThePlotDrawsTheReturnedTopKSeriesApartAndNamesIt) {
+  const PositionPlot& server = Cell("engine=vllm@0.11.0").result.plot;
+  ASSERT_EQ(server.max_returned_kld.size(), kPositions);
+  for (std::uint64_t i = 0; i < kPositions; ++i) {
+    EXPECT_TRUE(std::isfinite(server.max_returned_kld[i])) << i;
+    EXPECT_TRUE(std::isnan(server.max_kld[i])) << i;  // never merged with exact or bound
+    EXPECT_TRUE(std::isnan(server.max_exact_kld[i])) << i;
+  }
+  const PositionPlot& full = Cell("quant=q8_0").result.plot;
+  for (double v : full.max_returned_kld) EXPECT_TRUE(std::isnan(v));
+
+  const std::string html = RenderHtml(report_);
+  const std::size_t plot = html.find("data-cell=\"engine=vllm@0.11.0\"");
+  ASSERT_NE(plot, std::string::npos);
+  const std::string svg = html.substr(plot, html.find("</svg>", plot) - plot);
+  EXPECT_NE(svg.find("green squares = KLD over a server's returned top k"), std::string::npos);
+  std::size_t squares = 0;
+  for (std::size_t at = svg.find("class=\"returned\""); at != std::string::npos;
+       at = svg.find("class=\"returned\"", at + 1)) {
+    ++squares;
+  }
+  EXPECT_EQ(squares, kPositions);
+  const std::size_t other = html.find("data-cell=\"quant=q8_0\"");
+  ASSERT_NE(other, std::string::npos);
+  const std::string full_svg = html.substr(other, html.find("</svg>", other) - other);
+  EXPECT_EQ(full_svg.find("green squares"), std::string::npos);
+
+  const nlohmann::json doc = nlohmann::json::parse(RenderJson(report_));
+  for (const nlohmann::json& c : doc["workloads"][0]["cells"]) {
+    if (c["label"] != "engine=vllm@0.11.0") continue;
+    EXPECT_EQ(c["comparison"]["plot"]["max_returned_top_k_kld"].size(), kPositions);
+    EXPECT_TRUE(c["comparison"]["plot"]["max_returned_top_k_kld"][0].is_number());
+  }
+}
+
 }  // namespace
 }  // namespace orch::report
