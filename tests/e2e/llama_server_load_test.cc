@@ -49,10 +49,10 @@ TEST(LlamaServerLoadTest, RepeatsUnderLoadDifferInValuesNotInTokens) {
   std::string data = (dir / "data").string();
   fs::path server = fs::path(ORCH_BINARY_DIR) / "drivers/server/llama-server-b8390";
   ASSERT_TRUE(fs::exists(server)) << server << " is missing: run scripts/setup";
-  ProcessResult run = RunProcess(
-      {OrchBinary(), "run", std::string(ORCH_SOURCE_DIR) + "/examples/server-load.toml",
-       "--data-dir", data, "--timeout", "150"},
-      std::chrono::seconds(180), dir.string());
+  ProcessResult run =
+      RunProcess({OrchBinary(), "run", std::string(ORCH_SOURCE_DIR) + "/examples/server-load.toml",
+                  "--data-dir", data, "--timeout", "150"},
+                 std::chrono::seconds(180), dir.string());
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
 
   ProcessResult report =
