@@ -71,5 +71,16 @@ TEST(AxesTest, ChecksNumericTypesAndBounds) {
             "integer 4");
 }
 
+TEST(AxesTest, LoadAxesApplyToEveryWorkloadAndAreAtLeastOneRequest) {
+  ASSERT_NE(FindAxis("load.concurrency"), nullptr);
+  EXPECT_EQ(FindAxis("load.concurrency")->scope, AxisScope::kAllWorkloads);
+  EXPECT_EQ(Norm("load.concurrency", AxisValue::Int(4)), AxisValue::Int(4));
+  EXPECT_EQ(NormError("load.concurrency", AxisValue::Int(0)),
+            "load.concurrency must be in [1, 4096], got 0");
+  EXPECT_EQ(Norm("load.seed", AxisValue::Int(4294967295)), AxisValue::Int(4294967295));
+  EXPECT_EQ(NormError("load.seed", AxisValue::Int(4294967296)),
+            "load.seed must be in [0, 4294967295], got 4294967296");
+}
+
 }  // namespace
 }  // namespace orch::planner

@@ -42,6 +42,8 @@ TEST(CapabilitiesTest, ServerEnginesAreDeclaredByTheirDrivers) {
     ASSERT_NE(caps, nullptr) << family;
     EXPECT_EQ(caps->driver, std::string("orch-driver-") + family);
     EXPECT_NE(caps->FindAxis("slots"), nullptr) << family;
+    EXPECT_NE(caps->FindAxis("load.concurrency"), nullptr) << family;
+    EXPECT_NE(caps->FindAxis("load.seed"), nullptr) << family;
   }
   Coordinate c = LlamaBaseline();
   c["engine"] = AxisValue::String("llama-server@b8390");

@@ -23,6 +23,18 @@ def switch(name, flag):
     return axes.switch(name, LAUNCH + flag)
 
 
+# Per-job load (orch_server/load.py): other requests in flight on the server.
+LOAD_AXES = [
+    Axis("load.concurrency", axes.INTEGER, "count", min=1, max=4096,
+         sets="requests in flight while the measured one runs: N-1 background generations "
+         "of a seeded prompt mix"),
+    Axis("load.seed", axes.INTEGER, "seed", min=0, max=0xffffffff,
+         sets="seed of the background prompt mix (default: from the job id)"),
+]
+
+# The sampling of a background request: greedy, every field explicit.
+BACKGROUND_SAMPLING = {"sampler.temperature": 0.0}
+
 SAMPLER_AXES = [
     Axis("sampler.seed", axes.INTEGER, "seed", min=0, max=0xffffffff, sets="request seed"),
     axes.real("sampler.temperature", "request temperature (0 = greedy)"),

@@ -7,7 +7,7 @@ from orch_driver import digest as digest_mod
 from orch_driver import driver
 from orch_driver.errors import InvalidCombination, InvalidJob
 from orch_driver.job import Workload
-from orch_server import http, labels, llama_server, ollama, rows, sglang, vllm
+from orch_server import http, labels, llama_server, load, ollama, rows, sglang, vllm
 
 ADAPTERS = {"llama-server": llama_server, "vllm": vllm, "sglang": sglang, "ollama": ollama}
 
@@ -45,6 +45,7 @@ class ServerEngine(driver.Engine):
                                "reported": r["reported"]}})
         if job is not None:
             out["capture_path"] = self.adapter.CAPTURE_PATHS.get(job.workload.kind, "")
+            out["load"] = load.planned(job)
         return out
 
     def _model_name(self, job):
@@ -106,6 +107,21 @@ class ServerEngine(driver.Engine):
         def emit(produced):
             rows.emit_rows(sink, library, produced)
 
+        def request(prompt, max_tokens):
+            return self.adapter.background_request(prompt, max_tokens, job, self.model)
+
+        busy = getattr(self.adapter, "busy", None)
+        done, done_load = load.run_under_load(
+            job, self.client, request, lambda: self._measured(job, emit),
+            (lambda: busy(self.client)) if busy else None)
+        done["load"] = done_load
+        done["server"] = {"url": self.server.url, "mode": self.server.mode,
+                          "jobs_before": self.server.jobs_before, "version": self.report["version"]}
+        done["model"] = {"served": self.model, "path": job.model.path,
+                         "sha256": job.model.sha256}
+        return done
+
+    def _measured(self, job, emit):
         k = job.capture.top_k
         if job.workload.kind == Workload.TEACHER_FORCED:
             tokens = self._tokens(job)
@@ -117,10 +133,6 @@ class ServerEngine(driver.Engine):
             done = llama_server.generate(self.client, job, k, emit)
         else:
             done = self.adapter.generate(self.client, job, k, emit, self.model)
-        done["server"] = {"url": self.server.url, "mode": self.server.mode,
-                          "jobs_before": self.server.jobs_before, "version": self.report["version"]}
-        done["model"] = {"served": self.model, "path": job.model.path,
-                         "sha256": job.model.sha256}
         return done
 
 

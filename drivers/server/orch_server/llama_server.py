@@ -49,7 +49,7 @@ AXES = [
     common.slots_axis("-np (checked against /props total_slots)"),
     common.switch("repack", "--no-repack when off"),
     axes.text("chat_template", "none: workloads are sent as raw prompts"),
-] + common.SAMPLER_AXES + [
+] + common.LOAD_AXES + common.SAMPLER_AXES + [
     Axis("sampler.repeat_last_n", axes.INTEGER, "count", min=-1, max=1 << 30,
          sets="request repeat_last_n"),
     Axis("sampler.order", values=SAMPLERS, list=True, noun="sampler",
@@ -224,3 +224,18 @@ def generate(client, job, k, emit):
             "generated_text": content if isinstance(content, str) else "",
             "stop": doc.get("stop_type", ""), "generated_tokens": len(generated),
             "max_tokens": w.max_tokens}
+
+
+def background_request(prompt, max_tokens, job, model):
+    """One background generation of load.concurrency (orch_server/load.py)."""
+    sampling = common.Sampling(common.BACKGROUND_SAMPLING)
+    return "/completion", request_for(prompt, 1, sampling, n_predict=max_tokens,
+                                      cache_prompt=False)
+
+
+def busy(client):
+    """The slots /slots reports processing (None without /slots)."""
+    slots = client.get("/slots")
+    if not isinstance(slots, list):
+        return None
+    return sum(1 for s in slots if isinstance(s, dict) and s.get("is_processing") is True)

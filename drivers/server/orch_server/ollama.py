@@ -41,7 +41,7 @@ AXES = [
     axes.count("ctx", 1, "request option num_ctx"),
     common.slots_axis("OLLAMA_NUM_PARALLEL"),
     axes.text("chat_template", "none: prompts are sent raw"),
-] + common.SAMPLER_AXES + [
+] + common.LOAD_AXES + common.SAMPLER_AXES + [
     Axis("sampler.repeat_last_n", axes.INTEGER, "count", min=-1, max=1 << 30,
          sets="request option repeat_last_n"),
 ]
@@ -209,3 +209,11 @@ def generate(client, job, k, emit, model):
     return {"capture_path": CAPTURE_PATHS["generate"], "generated_ids": generated,
             "generated_text": text, "stop": finish if isinstance(finish, str) else "",
             "generated_tokens": len(generated), "max_tokens": w.max_tokens}
+
+
+def background_request(prompt, max_tokens, job, model):
+    """One background generation of load.concurrency (orch_server/load.py); the
+    measured job's num_ctx, so that the server does not reload the model."""
+    sampling = common.Sampling(common.BACKGROUND_SAMPLING)
+    return "/api/generate", request_for(model, prompt, 1, sampling, max_tokens,
+                                        job.settings.get("ctx", 0))

@@ -47,7 +47,7 @@ AXES = [
     Axis("head_dtype", values=("auto", "float32"), noun="LM head dtype",
          sets=L + "--enable-fp32-lm-head for float32 (checked)"),
     axes.text("chat_template", "none: workloads are sent as raw prompts"),
-] + common.SAMPLER_AXES
+] + common.LOAD_AXES + common.SAMPLER_AXES
 
 RULES = [
     Rule(Condition("tp", min=2), Condition("hardware", prefix="gpu"),
@@ -216,3 +216,9 @@ def generate(client, job, k, emit, model):
     return {"capture_path": CAPTURE_PATHS["generate"], "generated_ids": generated,
             "generated_text": text, "stop": common.short(finish) if finish else "",
             "generated_tokens": len(generated), "max_tokens": w.max_tokens}
+
+
+def background_request(prompt, max_tokens, job, model):
+    """One background generation of load.concurrency (orch_server/load.py)."""
+    sampling = common.Sampling(common.BACKGROUND_SAMPLING)
+    return "/generate", request_for(prompt, 1, sampling, max_tokens, False)

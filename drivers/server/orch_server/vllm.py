@@ -47,7 +47,7 @@ AXES = [
     Axis("head_dtype", values=("auto", "float32"), noun="LM head dtype",
          sets=L + "--hf-overrides '{\"head_dtype\": \"float32\"}' (auto: the model dtype)"),
     axes.text("chat_template", "none: workloads are sent as raw prompts"),
-] + common.SAMPLER_AXES
+] + common.LOAD_AXES + common.SAMPLER_AXES
 
 RULES = [
     Rule(Condition("tp", min=2), Condition("hardware", prefix="gpu"),
@@ -243,3 +243,9 @@ def generate(client, job, k, emit, model):
     return {"capture_path": CAPTURE_PATHS["generate"], "generated_ids": generated,
             "generated_text": text, "stop": finish or "", "generated_tokens": len(generated),
             "max_tokens": w.max_tokens}
+
+
+def background_request(prompt, max_tokens, job, model):
+    """One background generation of load.concurrency (orch_server/load.py)."""
+    sampling = common.Sampling(common.BACKGROUND_SAMPLING)
+    return "/v1/completions", request_for(model, prompt, 1, sampling, max_tokens, False)

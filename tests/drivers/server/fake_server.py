@@ -1,7 +1,9 @@
 """A small real HTTP server in the test process (http.server on 127.0.0.1, a
 free port) that answers from a routing table: (METHOD, path) -> (status, body
 bytes, how) with how "whole" or "truncated" (a Content-Length larger than the
-bytes sent, then the connection closed). Records every request's body."""
+bytes sent, then the connection closed), or a function of the request's body
+that returns that triple (it may block: requests are served on threads).
+Records every request's body and counts the requests in flight."""
 
 import http.server
 import json
@@ -20,6 +22,8 @@ class FakeServer:
     def __init__(self, routes):
         self.routes = dict(routes)
         self.requests = []
+        self.lock = threading.Lock()
+        self.in_flight = 0
         owner = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -29,9 +33,17 @@ class FakeServer:
             def _answer(self, method):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
-                owner.requests.append((method, self.path, json.loads(body) if body else None))
-                status, payload, how = owner.routes.get((method, self.path),
-                                                        (404, b'{"error": "not found"}', "whole"))
+                doc = json.loads(body) if body else None
+                owner.requests.append((method, self.path, doc))
+                route = owner.routes.get((method, self.path),
+                                         (404, b'{"error": "not found"}', "whole"))
+                with owner.lock:
+                    owner.in_flight += 1
+                try:
+                    status, payload, how = route(doc) if callable(route) else route
+                finally:
+                    with owner.lock:
+                        owner.in_flight -= 1
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 if how == "truncated":

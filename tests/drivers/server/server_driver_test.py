@@ -8,13 +8,14 @@ import math
 import os
 import socket
 import subprocess
+import threading
 import unittest
 
 import fake_server
 import harness
 from fake_server import document
 from orch_driver.errors import EngineError, InvalidCombination
-from orch_server import common, llama_server, ollama, sglang, vllm
+from orch_server import common, llama_server, load as load_mod, ollama, sglang, vllm
 
 URL = "http://127.0.0.1:1/x"
 TOKENS = [11, 22, 33, 44]
@@ -360,6 +361,146 @@ class RecordsTest(ProcessBase):
         self.check_records(sglang_out, EXPECTED)
         self.assertEqual([top for _, top, _ in sglang_out.records],
                          [top for _, top, _ in vllm_out.records])
+
+
+class Job:
+    def __init__(self, job_id, settings):
+        self.job_id = job_id
+        self.settings = settings
+
+
+class LoadMixTest(unittest.TestCase):
+    def test_the_mix_is_a_function_of_the_seed(self):
+        self.assertEqual(load_mod.mix(7), load_mod.mix(7))
+        self.assertEqual(len(load_mod.mix(7)), load_mod.MIX_SIZE)
+        self.assertTrue(set(load_mod.mix(7)) <= set(load_mod.TEXTS))
+        mixes = {tuple(load_mod.mix(seed)) for seed in range(5)}
+        self.assertGreater(len(mixes), 1)  # other seeds, other mixes
+        self.assertEqual(len(load_mod.mix(3, 20)), 20)  # more streams than texts: cycles
+
+    def test_the_seed_is_load_seed_or_derived_from_the_job_id(self):
+        self.assertEqual(load_mod.seed_of(Job("a" * 32, {"load.seed": 5})), 5)
+        derived = load_mod.seed_of(Job("a" * 32, {}))
+        self.assertEqual(derived, load_mod.seed_of(Job("a" * 32, {})))
+        self.assertNotEqual(derived, load_mod.seed_of(Job("b" * 32, {})))
+        self.assertLessEqual(derived, 0xffffffff)
+
+    def test_background_requests_set_every_sampling_field(self):
+        job = Job("0" * 32, {"ctx": 512})
+        path, body = llama_server.background_request("In the", 32, job, "m")
+        self.assertEqual((path, body["prompt"], body["n_predict"]), ("/completion", "In the", 32))
+        self.assertEqual((body["temperature"], body["top_k"], body["top_p"], body["min_p"]),
+                         (0.0, 0, 1.0, 0.0))
+        path, body = vllm.background_request("In the", 32, job, "m")
+        self.assertEqual((path, body["max_tokens"], body["temperature"], body["top_k"]),
+                         ("/v1/completions", 32, 0.0, -1))
+        self.assertNotIn("prompt_logprobs", body)
+        path, body = sglang.background_request("In the", 32, job, "m")
+        self.assertEqual((path, body["text"], body["sampling_params"]["temperature"]),
+                         ("/generate", "In the", 0.0))
+        path, body = ollama.background_request("In the", 32, job, "m")
+        self.assertEqual((path, body["options"]["num_ctx"], body["options"]["temperature"]),
+                         ("/api/generate", 512, 0.0))
+
+    def test_failures_fail_the_job_only_when_no_background_request_succeeded(self):
+        def refuse(prompt):
+            raise load_mod.EngineError("POST http://h/completion: HTTP 503")
+        background = load_mod.Background(3, 1, refuse, "http://h")
+        background.start()
+        background.stop()
+        with self.assertRaises(load_mod.EngineError) as caught:
+            background.check()
+        self.assertIn("http://h", caught.exception.message)
+        self.assertIn("load.concurrency = 3", caught.exception.message)
+        calls = []
+
+        def half(prompt):
+            calls.append(prompt)
+            if len(calls) % 2:
+                raise load_mod.EngineError("HTTP 503")
+        background = load_mod.Background(3, 1, half, "http://h")
+        background.start()
+        while sum(background.completed) == 0:
+            background.stop_event.wait(0.01)
+        background.stop()
+        background.check()  # some succeeded: the failures are counted, not fatal
+        self.assertGreater(background.record()["failed"], 0)
+
+
+class LoadedServer:
+    """llama-server routes whose measured requests (token-id prompts) wait,
+    bounded, until `streams` background requests (text prompts) are in flight,
+    and whose background requests stay in flight until the next measured
+    request has been answered."""
+
+    def __init__(self, streams, measured_requests):
+        self.streams = streams
+        self.measured_requests = measured_requests
+        self.cond = threading.Condition()
+        self.background = 0
+        self.answered = 0
+        self.seen = []  # background requests in flight at each measured request
+
+    def completion(self, body):
+        with self.cond:
+            if isinstance(body["prompt"], list):
+                self.cond.wait_for(lambda: self.background >= self.streams, timeout=30)
+                self.seen.append(self.background)
+                self.answered += 1
+                self.cond.notify_all()
+                return 200, document("llama-server-completion.json"), "whole"
+            self.background += 1
+            self.cond.notify_all()
+            start = self.answered
+            self.cond.wait_for(lambda: self.answered > start or
+                               self.answered >= self.measured_requests, timeout=30)
+            self.background -= 1
+            return 200, document("llama-server-completion.json"), "whole"
+
+    def slots(self, body):
+        with self.cond:
+            busy = self.background
+        return 200, json.dumps([{"id": i, "is_processing": i < busy}
+                                for i in range(self.streams + 1)]).encode(), "whole"
+
+
+class LoadProcessTest(ProcessBase):
+    def test_background_requests_are_in_flight_while_the_measured_ones_run(self):
+        fake = LoadedServer(3, len(TOKENS))
+        out = self.run_against("llama-server", {("POST", "/completion"): fake.completion,
+                                                ("GET", "/slots"): fake.slots},
+                               coordinate={"load.concurrency": "4", "load.seed": "11"})
+        self.assertEqual(out.status, 0, out.error or out.log)
+        self.assertEqual(fake.seen, [3, 3, 3, 3])
+        self.assertEqual(len(out.records), len(TOKENS))
+        measured = [b for b in self.server.posts("/completion") if isinstance(b["prompt"], list)]
+        self.assertEqual([b["prompt"] for b in measured],
+                         [TOKENS[:j + 1] for j in range(len(TOKENS))])
+        background = [b["prompt"] for b in self.server.posts("/completion")
+                      if isinstance(b["prompt"], str)]
+        self.assertTrue(set(background) <= set(load_mod.mix(11)))
+        record = out.done["load"]
+        self.assertEqual((record["concurrency"], record["seed"]), (4, 11))
+        self.assertEqual(record["prompts"], [load_mod.describe(p) for p in load_mod.mix(11)])
+        self.assertGreaterEqual(record["completed"], 3)
+        self.assertEqual(record["in_flight_at_start"], 3)
+        self.assertEqual(out.hello["load"]["prompts"], record["prompts"])
+
+    def test_without_load_nothing_else_is_sent(self):
+        out = self.run_against("llama-server")
+        self.assertEqual(out.status, 0, out.error or out.log)
+        self.assertEqual(out.done["load"], {"concurrency": 1})
+        self.assertTrue(all(isinstance(b["prompt"], list)
+                            for b in self.server.posts("/completion")))
+
+    def test_every_background_request_failing_is_an_engine_error_naming_the_url(self):
+        def completion(body):
+            if isinstance(body["prompt"], list):
+                return 200, document("llama-server-completion.json"), "whole"
+            return 503, b'{"error": "busy"}', "whole"
+        out = self.run_against("llama-server", {("POST", "/completion"): completion},
+                               coordinate={"load.concurrency": "2"})
+        self.assertError(out, "engine_error", self.url, "load.concurrency = 2", "HTTP 503")
 
 
 class CommandTest(unittest.TestCase):
