@@ -145,8 +145,16 @@ json HelloClass(const std::string& hello_json) {
     for (const auto& key : kHelloLocalPaths) hello["build"].erase(key);
   }
   if (hello.contains("server") && hello["server"].is_object()) {
-    for (const auto& key : kHelloServerRunFacts) hello["server"].erase(key);
+    json& server = hello["server"];
+    for (const auto& key : kHelloServerRunFacts) server.erase(key);
+    // A server's per-slot state (busy or not, tokens cached) is a moment, not a setting.
+    if (server.contains("reported") && server["reported"].is_object()) {
+      server["reported"].erase("slots");
+    }
   }
+  // The background load's seed and prompts: the coordinate holds load.concurrency and
+  // load.seed already; the prompts drawn from them are not a fact of the machine.
+  hello.erase("load");
   return hello;
 }
 

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -51,17 +52,36 @@ const json& BaselineOf(const json& report, const std::string& workload) {
   return kNone;
 }
 
-// Processes whose executable is `program` (resolved), by pid.
-std::vector<int> ProcessesOf(const fs::path& program) {
+// The command lines of the servers this run's agents launched: the first line of each
+// server log under DATA/local/spool-*/servers/ ("# orch agent: launching ARGV").
+std::vector<std::string> LaunchedCommands(const fs::path& data) {
+  std::vector<std::string> commands;
+  const std::string prefix = "# orch agent: launching ";
+  for (const auto& entry : fs::recursive_directory_iterator(data / "local")) {
+    if (entry.path().parent_path().filename() != "servers") continue;
+    std::ifstream in(entry.path());
+    std::string first;
+    std::getline(in, first);
+    if (first.rfind(prefix, 0) == 0) commands.push_back(first.substr(prefix.size()));
+  }
+  return commands;
+}
+
+// Running processes whose command line is one of `commands` (each launch has its own
+// port, so another test's servers never match), by pid.
+std::vector<int> ProcessesRunning(const std::vector<std::string>& commands) {
   std::vector<int> pids;
   std::error_code ec;
-  fs::path target = fs::canonical(program, ec);
   for (const auto& entry : fs::directory_iterator("/proc", ec)) {
     std::string name = entry.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::error_code link_ec;
-    fs::path exe = fs::read_symlink(entry.path() / "exe", link_ec);
-    if (!link_ec && exe == target) pids.push_back(std::stoi(name));
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    while (!cmdline.empty() && cmdline.back() == '\0') cmdline.pop_back();
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (std::find(commands.begin(), commands.end(), cmdline) != commands.end()) {
+      pids.push_back(std::stoi(name));
+    }
   }
   return pids;
 }
@@ -80,7 +100,9 @@ TEST(LlamaServerExampleTest, LaunchesReusesAndComparesLlamaServerWithTheInProces
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_THAT(run.out, HasSubstr("llama-server@b8390 servers are launched from " +
                                  server.lexically_normal().string()));
-  EXPECT_TRUE(ProcessesOf(server).empty()) << "a llama-server outlived orch run";
+  std::vector<std::string> launched = LaunchedCommands(data);
+  EXPECT_GE(launched.size(), 4u);  // baseline, attention, kv and slots settings at least
+  EXPECT_TRUE(ProcessesRunning(launched).empty()) << "a llama-server outlived orch run";
 
   ProcessResult report =
       RunProcess({OrchBinary(), "report", "servers", "--json", "--data-dir", data},

@@ -193,17 +193,22 @@ TEST(FingerprintClassTest, TheHelloCountsWithoutItsInstallPaths) {
   }
 }
 
-TEST(FingerprintClassTest, AServersURLLogAndJobCountAreNotPartOfTheClassItsSettingsAre) {
+TEST(FingerprintClassTest, AServersURLLogJobCountSlotStateAndLoadAreNotPartOfTheClass) {
   const std::string hello =
       R"({"engine":"llama-server","version":"b8390","server":{"url":"http://127.0.0.1:33851",)"
       R"("log":"/spool/servers/a-1.log","jobs_before":0,"mode":"launched",)"
-      R"("coordinate":{"slots":"1"},"reported":{"total_slots":1}}})";
+      R"("coordinate":{"slots":"1"},"reported":{"total_slots":1,)"
+      R"("slots":[{"id":0,"is_processing":false}]}},)"
+      R"("load":{"concurrency":4,"seed":17,"prompts":["ab12"]}})";
   auto id = [](std::string text) { return RunClassId({.hello_json = std::move(text)}); };
   const std::string base = id(hello);
   std::string elsewhere = hello;
   elsewhere.replace(elsewhere.find("33851"), 5, "40001");
   elsewhere.replace(elsewhere.find("a-1.log"), 7, "a-2.log");
   elsewhere.replace(elsewhere.find("\"jobs_before\":0"), 15, "\"jobs_before\":7");
+  elsewhere.replace(elsewhere.find("\"is_processing\":false"), 21, "\"is_processing\":true");
+  elsewhere.replace(elsewhere.find("\"seed\":17"), 9, "\"seed\":18");
+  elsewhere.replace(elsewhere.find("ab12"), 4, "cd34");
   EXPECT_EQ(id(elsewhere), base);
   for (const auto& [from, to] :
        std::vector<std::pair<std::string, std::string>>{{"\"slots\":\"1\"", "\"slots\":\"4\""},

@@ -49,9 +49,13 @@ TEST(CapabilitiesTest, ServerEnginesAreDeclaredByTheirDrivers) {
   c["engine"] = AxisValue::String("llama-server@b8390");
   c["slots"] = AxisValue::Int(4);
   EXPECT_THAT(CheckCoordinate(*FindEngineCapabilities("llama-server"), c), IsEmpty());
-  std::vector<CapabilityProblem> problems = Check(c);  // llama.cpp runs in-process: no slots
+  // llama.cpp runs in-process: one sequence at a time, so slots = 1 only.
+  std::vector<CapabilityProblem> problems = Check(c);
   ASSERT_EQ(problems.size(), 1u);
-  EXPECT_EQ(problems[0].kind, ProblemKind::kUnknownAxis);
+  EXPECT_EQ(problems[0].kind, ProblemKind::kValue);
+  EXPECT_THAT(problems[0].axes, ::testing::ElementsAre("slots"));
+  c["slots"] = AxisValue::Int(1);
+  EXPECT_THAT(Check(c), IsEmpty());
 }
 
 TEST(CapabilitiesTest, LlamaCppTableIsTheDriversDeclaration) {
