@@ -65,7 +65,7 @@ struct ModelResolverOptions {
   std::string cache_dir;                // absolute; created on first use
   // The file `hashes` persists to (fingerprint/file_hash_cache.h), handed to drivers
   // (model.hash_cache) so they trust and add to the same hashes; empty: none.
-  std::string hash_cache_file;
+  std::string hash_cache_file = {};
   // The largest synth model generated (agent.synth_max_bytes).
   std::uint64_t synth_max_bytes = model::kDefaultSynthMaxBytes;
   // The cache's free space, checked before a synth model is written.
