@@ -80,11 +80,11 @@ ModelFileCheck CheckOne(const std::string& path, fingerprint::HashCache& hashes)
   check.sha256 = fresh->sha256;
   if (identity.ok()) (void)hashes.Put(*identity, check.sha256);  // the truth
   if (!check.trusted.empty() && check.trusted != check.sha256) {
-    check.problem = "the hash cache trusted sha256 " + check.trusted + ", its bytes have " +
-                    check.sha256;
+    check.problem =
+        "the hash cache trusted sha256 " + check.trusted + ", its bytes have " + check.sha256;
   } else if (!check.recorded.empty() && check.recorded != check.sha256) {
-    check.problem = "its .sha256 sidecar records " + check.recorded + ", its bytes have " +
-                    check.sha256;
+    check.problem =
+        "its .sha256 sidecar records " + check.recorded + ", its bytes have " + check.sha256;
   }
   return check;
 }

@@ -96,8 +96,8 @@ class ModelResolver final {
   std::optional<ResolvedModel> VerifiedCacheFile(const std::string& path);
   // Removes the model-cache file at `path` (bytes hashing to `found`) when its
   // sidecar records `wanted`: it was corrupted; `corruption` then says so.
-  void RemoveIfCorrupt(const std::string& path, const std::string& found,
-                       const std::string& wanted, std::string* corruption);
+  void RemoveIfCorrupt(const std::string& path, const std::string& found, const std::string& wanted,
+                       std::string* corruption);
 
   ModelResolverOptions options_;
   fingerprint::HashCache& hashes_;

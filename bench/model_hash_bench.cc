@@ -33,9 +33,9 @@ std::string WriteModel(const fs::path& dir, std::uint64_t bytes) {
   std::vector<std::uint64_t> block(1 << 17);
   for (std::uint64_t written = 0; written < bytes; written += block.size() * 8) {
     for (std::uint64_t& word : block) word = random.Next();
-    out.write(reinterpret_cast<const char*>(block.data()),
-              static_cast<std::streamsize>(std::min<std::uint64_t>(block.size() * 8,
-                                                                   bytes - written)));
+    out.write(
+        reinterpret_cast<const char*>(block.data()),
+        static_cast<std::streamsize>(std::min<std::uint64_t>(block.size() * 8, bytes - written)));
   }
   return path.string();
 }
@@ -57,11 +57,10 @@ int main(int argc, char** argv) {
     Clock::time_point start = Clock::now();
     std::string sha256 = orch::fingerprint::FileHasher(none).Hash(path)->sha256;
     double full_ms = Ms(Clock::now() - start);
-    std::ofstream(path + ".sha256") << sha256 << "  " << fs::path(path).filename().string()
-                                    << "\n";
+    std::ofstream(path + ".sha256") << sha256 << "  " << fs::path(path).filename().string() << "\n";
     orch::fingerprint::MemoryHashCache hashes;
-    orch::agent::ModelResolver resolver(
-        {.model_dirs = {}, .cache_dir = (dir / "cache").string()}, hashes, log);
+    orch::agent::ModelResolver resolver({.model_dirs = {}, .cache_dir = (dir / "cache").string()},
+                                        hashes, log);
     (void)resolver.Resolve("sha256:" + sha256);  // first sight: one read
     constexpr int kJobs = 1000;
     start = Clock::now();

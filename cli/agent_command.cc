@@ -323,9 +323,9 @@ void RegisterAgentCommand(CLI::App& app, int& exit_code) {
                   "agent id instead of the config's agent.id (a pilot job's: "
                   "KEY_NAME.slurm-JOBID, docs/slurm.md)");
   cmd->add_flag("--verify-models", options->verify_models,
-               "read every file of model_dirs and model_cache again, compare it with the hash "
-               "cache and its .sha256 sidecar, print each, and exit (0 all sound, 1 a "
-               "mismatch; the agent does not start)");
+                "read every file of model_dirs and model_cache again, compare it with the hash "
+                "cache and its .sha256 sidecar, print each, and exit (0 all sound, 1 a "
+                "mismatch; the agent does not start)");
   cmd->callback([options, &exit_code] { exit_code = RunAgent(*options); });
 }
 

@@ -69,9 +69,8 @@ TEST_F(VerifyModelFilesTest, ReadsFilesTheCacheTrustsAndReportsWhatDisagrees) {
   ASSERT_EQ(checks.size(), 2u);
   EXPECT_THAT(checks[0].problem, HasSubstr("the hash cache trusted sha256 " + Sha256Hex("b") +
                                            ", its bytes have " + Sha256Hex("weights a")));
-  EXPECT_THAT(checks[1].problem,
-              HasSubstr("its .sha256 sidecar records " + Sha256Hex("variant") +
-                        ", its bytes have " + Sha256Hex("variant, damaged")));
+  EXPECT_THAT(checks[1].problem, HasSubstr("its .sha256 sidecar records " + Sha256Hex("variant") +
+                                           ", its bytes have " + Sha256Hex("variant, damaged")));
   EXPECT_EQ(hashes_.Find(fingerprint::CurrentIdentity(model).value()), Sha256Hex("weights a"))
       << "the lying entry is replaced";
 }
