@@ -44,6 +44,7 @@ Result<DriverJob> BuildDriverJob(const protocol::Assign& assign, ModelResolver& 
         {"path", resolved.path},
         {"sha256", resolved.sha256},
         {"cache_dir", models.cache_dir()},
+        {"hash_cache", models.hash_cache_file()},
         {"spec", model}}},
       {"capture", capture},
       {"requirements",

@@ -3,10 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
+#include "base/sha256.h"
 #include "fingerprint/file_hasher.h"
+#include "fingerprint/memory_hash_cache.h"
 
 namespace orch::agent {
 namespace {
@@ -50,6 +54,53 @@ std::vector<std::string> ScanModelHashes(const std::vector<std::string>& model_d
     }
   }
   return {found.begin(), found.end()};
+}
+
+namespace {
+
+std::string SidecarHash(const std::string& path) {
+  std::ifstream in(path + ".sha256");
+  std::string hex;
+  if (!(in >> hex) || !IsSha256Hex(hex)) return "";
+  std::transform(hex.begin(), hex.end(), hex.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return hex;
+}
+
+ModelFileCheck CheckOne(const std::string& path, fingerprint::HashCache& hashes) {
+  ModelFileCheck check{path, "", "", SidecarHash(path), ""};
+  Result<fingerprint::FileIdentity> identity = fingerprint::CurrentIdentity(path);
+  if (identity.ok()) check.trusted = hashes.Find(*identity).value_or("");
+  fingerprint::MemoryHashCache none;  // read in full, whatever is cached
+  Result<fingerprint::FileHash> fresh = fingerprint::FileHasher(none).Hash(path);
+  if (!fresh.ok()) {
+    check.problem = "unreadable: " + fresh.status().message();
+    return check;
+  }
+  check.sha256 = fresh->sha256;
+  if (identity.ok()) (void)hashes.Put(*identity, check.sha256);  // the truth
+  if (!check.trusted.empty() && check.trusted != check.sha256) {
+    check.problem =
+        "the hash cache trusted sha256 " + check.trusted + ", its bytes have " + check.sha256;
+  } else if (!check.recorded.empty() && check.recorded != check.sha256) {
+    check.problem =
+        "its .sha256 sidecar records " + check.recorded + ", its bytes have " + check.sha256;
+  }
+  return check;
+}
+
+}  // namespace
+
+std::vector<ModelFileCheck> VerifyModelFiles(const std::vector<std::string>& model_dirs,
+                                             const std::string& cache_dir,
+                                             fingerprint::HashCache& hashes) {
+  std::vector<std::string> entries = model_dirs;
+  if (!cache_dir.empty()) entries.push_back(cache_dir);
+  std::vector<ModelFileCheck> checks;
+  for (const std::string& entry : entries) {
+    for (const std::string& file : ModelFilesIn(entry)) checks.push_back(CheckOne(file, hashes));
+  }
+  return checks;
 }
 
 }  // namespace orch::agent

@@ -31,4 +31,23 @@ std::vector<std::string> ModelFilesIn(const std::string& entry);
 std::vector<std::string> ScanModelHashes(const std::vector<std::string>& model_dirs,
                                          fingerprint::HashCache& hashes, spdlog::logger& log);
 
+// One file read again by VerifyModelFiles.
+struct ModelFileCheck {
+  std::string path;
+  std::string sha256;    // of its bytes now; empty when it could not be read
+  std::string trusted;   // what the hash cache held for its current identity; may be empty
+  std::string recorded;  // what its NAME.sha256 sidecar records; may be empty
+  std::string problem;   // empty: sound; else what is wrong, naming both hashes
+};
+
+// `orch agent --verify-models`: reads every model file in full again, ignoring
+// the hash cache, those of `model_dirs` and of the model cache `cache_dir`
+// (generated models, quantized variants), and compares each with the hash the
+// cache trusted for its identity and with its sidecar. The fresh hashes are put
+// in `hashes` (a lying entry is replaced; a file that no longer matches its
+// sidecar is then caught by the next job that would use it). Blocking.
+std::vector<ModelFileCheck> VerifyModelFiles(const std::vector<std::string>& model_dirs,
+                                             const std::string& cache_dir,
+                                             fingerprint::HashCache& hashes);
+
 }  // namespace orch::agent

@@ -12,7 +12,6 @@
 #include "agent/model_inventory.h"
 #include "base/sha256.h"
 #include "fingerprint/file_hasher.h"
-#include "fingerprint/memory_hash_cache.h"
 #include "model/atomic_file.h"
 #include "model/synth_model.h"
 #include "model/synth_recipe.h"
@@ -38,25 +37,11 @@ std::optional<std::string> ReadSidecar(const std::string& path) {
   return Lowercase(hex);
 }
 
-fingerprint::FileIdentity IdentityOf(const std::string& path, const struct stat& info) {
-  return fingerprint::FileIdentity{
-      path, static_cast<std::uint64_t>(info.st_size),
-      static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec,
-      info.st_ino, info.st_dev};
-}
-
-// Reads the whole file, bypassing any cache.
-Result<std::string> HashUncached(const std::string& path) {
-  fingerprint::MemoryHashCache empty;
-  ORCH_ASSIGN_OR_RETURN(fingerprint::FileHash hash, fingerprint::FileHasher(empty).Hash(path));
-  return hash.sha256;
-}
-
 }  // namespace
 
 ModelResolver::ModelResolver(ModelResolverOptions options, fingerprint::HashCache& hashes,
                              spdlog::logger& log)
-    : options_(std::move(options)), hashes_(hashes), log_(log) {}
+    : options_(std::move(options)), hashes_(hashes), hasher_(hashes), log_(log) {}
 
 Result<ResolvedModel> ModelResolver::Resolve(const std::string& requirement) {
   if (requirement.empty()) return ResolvedModel{};
@@ -85,6 +70,11 @@ Result<ResolvedModel> ModelResolver::ResolveSynth(std::string_view recipe_text) 
   std::string sidecar = digest.sha256 + "  " + fs::path(path).filename().string() + "\n";
   ORCH_RETURN_IF_ERROR(
       model::WriteFileAtomically(path + std::string(kSidecarSuffix), sidecar).status());
+  // Hashed as it was written: the hash cache learns it for the file's identity now, so
+  // no later job reads it again until it changes.
+  if (Result<fingerprint::FileIdentity> made = fingerprint::CurrentIdentity(path); made.ok()) {
+    (void)hashes_.Put(*made, digest.sha256);
+  }
   log_.info(fmt::runtime("model cache: generated {} ({} bytes, sha256 {}) for "
                          "synth:{}"),
             path, digest.bytes, digest.sha256, model::CanonicalRecipe(recipe));
@@ -101,11 +91,12 @@ std::optional<ResolvedModel> ModelResolver::VerifiedCacheFile(const std::string&
               path, kSidecarSuffix);
     return std::nullopt;
   }
-  Result<std::string> actual = HashUncached(path);
-  if (actual.ok() && *actual == *recorded) return ResolvedModel{path, *actual};
+  // Read only when its identity changed since it was made or last read.
+  Result<fingerprint::FileHash> actual = hasher_.Hash(path);
+  if (actual.ok() && actual->sha256 == *recorded) return ResolvedModel{path, actual->sha256};
   log_.warn(fmt::runtime("model cache: {} does not match its recorded SHA-256 "
                          "(recorded {}, found {}); regenerating it"),
-            path, *recorded, actual.ok() ? *actual : actual.status().message());
+            path, *recorded, actual.ok() ? actual->sha256 : actual.status().message());
   return std::nullopt;
 }
 
@@ -115,21 +106,19 @@ Result<ResolvedModel> ModelResolver::ResolveSha256(std::string_view hex) {
                            "\"");
   }
   std::string wanted = Lowercase(hex);
-  fingerprint::FileHasher hasher(hashes_);
   std::vector<std::string> dirs = options_.model_dirs;
   dirs.push_back(options_.cache_dir);
   std::string corruption;  // of a model-cache file that had the hash
   for (std::size_t d = 0; d < dirs.size(); ++d) {
     bool in_cache = d + 1 == dirs.size();
     for (const std::string& file : ModelFilesIn(dirs[d])) {
-      Result<fingerprint::FileHash> hash = hasher.Hash(file);
+      Result<fingerprint::FileHash> hash = hasher_.Hash(file);
       if (!hash.ok()) {
         log_.warn(fmt::runtime("model lookup: skipping {}"), hash.status().message());
         continue;
       }
-      if (hash->sha256 != wanted) continue;
-      if (in_cache && !StillHas(file, wanted, &corruption)) continue;
-      return ResolvedModel{file, wanted};
+      if (hash->sha256 == wanted) return ResolvedModel{file, wanted};
+      if (in_cache) RemoveIfCorrupt(file, hash->sha256, wanted, &corruption);
     }
   }
   if (!corruption.empty()) {
@@ -143,31 +132,16 @@ Result<ResolvedModel> ModelResolver::ResolveSha256(std::string_view hex) {
   return ResolvedModel{};
 }
 
-bool ModelResolver::StillHas(const std::string& path, const std::string& sha256,
-                             std::string* corruption) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) return false;
-  Stamp stamp{
-      info.st_dev, info.st_ino, static_cast<std::uint64_t>(info.st_size),
-      static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec,
-      static_cast<std::int64_t>(info.st_ctim.tv_sec) * 1'000'000'000 + info.st_ctim.tv_nsec};
-  auto known = verified_.find(path);
-  if (known != verified_.end() && known->second == stamp) return true;
-  Result<std::string> actual = HashUncached(path);
-  if (actual.ok() && *actual == sha256) {
-    verified_[path] = stamp;
-    return true;
-  }
-  verified_.erase(path);
-  std::string found = actual.ok() ? *actual : actual.status().message();
-  if (actual.ok()) (void)hashes_.Put(IdentityOf(path, info), *actual);  // the truth
+void ModelResolver::RemoveIfCorrupt(const std::string& path, const std::string& found,
+                                    const std::string& wanted, std::string* corruption) {
+  std::optional<std::string> recorded = ReadSidecar(path + std::string(kSidecarSuffix));
+  if (recorded != wanted) return;
   std::error_code ignored;
   fs::remove(path, ignored);
   fs::remove(path + std::string(kSidecarSuffix), ignored);
-  *corruption = "model cache file " + path + " no longer has SHA-256 " + sha256 + " (found " +
+  *corruption = "model cache file " + path + " no longer has SHA-256 " + wanted + " (found " +
                 found + "): it was corrupted or modified in place, and has been removed";
   log_.warn(fmt::runtime("model cache: {}"), *corruption);
-  return false;
 }
 
 Result<ResolvedModel> ModelResolver::ResolveName(const std::string& name) {
@@ -185,7 +159,7 @@ Result<ResolvedModel> ModelResolver::ResolveName(const std::string& name) {
     }
   }
   if (found.empty()) return ResolvedModel{};
-  ORCH_ASSIGN_OR_RETURN(fingerprint::FileHash hash, fingerprint::FileHasher(hashes_).Hash(found));
+  ORCH_ASSIGN_OR_RETURN(fingerprint::FileHash hash, hasher_.Hash(found));
   return ResolvedModel{found, hash.sha256};
 }
 

@@ -5,27 +5,28 @@
 //   synth:RECIPE  the recipe's generated GGUF, kept in the model cache as
 //                 synth-<16 hex of SHA-256 of the canonical recipe>.gguf and
 //                 generated (atomically) when missing. A sidecar FILE.sha256
-//                 (`sha256sum` format) records its hash; every reuse hashes the
-//                 file again and regenerates it, with a warning, when it does
-//                 not match (or the sidecar is missing or unreadable). A
-//                 recipe whose file would exceed synth_max_bytes is refused,
-//                 and so is one whose file (plus a margin, model/free_space.h)
-//                 would not fit in the cache's free space; both before a byte
-//                 is written.
+//                 (`sha256sum` format) records its hash. Reuse compares the
+//                 file's hash with the sidecar and regenerates it, with a
+//                 warning, when they differ (or the sidecar is missing or
+//                 unreadable). A recipe whose file would exceed synth_max_bytes
+//                 is refused, and so is one whose file (plus a margin,
+//                 model/free_space.h) would not fit in the cache's free space;
+//                 both before a byte is written.
 //   sha256:HEX    the first regular file in model_dirs, then the model cache,
-//                 whose SHA-256 is HEX (hashes come through the HashCache, so
-//                 an unchanged file is read once). None: not found. A file in
-//                 the model cache (written by agents and drivers, so derived
-//                 and replaceable) is read again before it is handed over
-//                 unless this resolver already read it since it last changed:
-//                 same size, mtime, inode, device and ctime, which every write
-//                 and every touch moves and no program can set back. One that
-//                 no longer has that hash is removed (with its sidecar) and,
-//                 when no other file matches, the requirement is kDataLoss.
+//                 whose SHA-256 is HEX. None: not found. A model-cache file
+//                 whose sidecar records HEX but whose bytes no longer have it
+//                 is removed (with its sidecar) and, when no other file
+//                 matches, the requirement is kDataLoss.
 //   NAME          a file name looked up in model_dirs (first match wins), or an
 //                 absolute path.
 // "Not found" is not an error: the resolved path is empty and the driver
 // answers model_missing.
+//
+// Every hash comes through the HashCache, keyed by the file's identity (path,
+// size, mtime, inode, device, ctime; fingerprint/hash_cache.h): a file is read
+// when it is made (a synth model is hashed as it is written) or first seen, and
+// again only when its identity changed, which every write, rename and touch
+// does (ctime cannot be set back). So reuse costs a stat, whatever the size.
 //
 // Hashing and generation run synchronously on the caller's thread (the
 // agent's event loop): fine for generated models of a few MB and for cached
@@ -37,13 +38,13 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
+#include "fingerprint/file_hasher.h"
 #include "fingerprint/hash_cache.h"
 #include "model/free_space.h"
 #include "model/synth_model.h"
@@ -62,6 +63,9 @@ struct ResolvedModel {
 struct ModelResolverOptions {
   std::vector<std::string> model_dirs;  // absolute
   std::string cache_dir;                // absolute; created on first use
+  // The file `hashes` persists to (fingerprint/file_hash_cache.h), handed to drivers
+  // (model.hash_cache) so they trust and add to the same hashes; empty: none.
+  std::string hash_cache_file = {};
   // The largest synth model generated (agent.synth_max_bytes).
   std::uint64_t synth_max_bytes = model::kDefaultSynthMaxBytes;
   // The cache's free space, checked before a synth model is written.
@@ -80,6 +84,9 @@ class ModelResolver final {
   Result<ResolvedModel> Resolve(const std::string& requirement);
 
   const std::string& cache_dir() const { return options_.cache_dir; }
+  const std::string& hash_cache_file() const { return options_.hash_cache_file; }
+  // Files this resolver read in full (the rest came from the hash cache).
+  std::uint64_t files_hashed() const { return hasher_.files_read(); }
 
  private:
   Result<ResolvedModel> ResolveSynth(std::string_view recipe_text);
@@ -87,22 +94,15 @@ class ModelResolver final {
   Result<ResolvedModel> ResolveName(const std::string& name);
   // The cached file at `path` when its sidecar vouches for it, else nullopt.
   std::optional<ResolvedModel> VerifiedCacheFile(const std::string& path);
-  // Whether the model-cache file at `path` still has SHA-256 `sha256` (read
-  // again unless verified since it last changed). One that does not is
-  // removed; `corruption` then says what was found.
-  bool StillHas(const std::string& path, const std::string& sha256, std::string* corruption);
-
-  // What identifies a file's current contents without reading it.
-  struct Stamp {
-    std::uint64_t device = 0, inode = 0, size = 0;
-    std::int64_t mtime_ns = 0, ctime_ns = 0;
-    friend bool operator==(const Stamp&, const Stamp&) = default;
-  };
+  // Removes the model-cache file at `path` (bytes hashing to `found`) when its
+  // sidecar records `wanted`: it was corrupted; `corruption` then says so.
+  void RemoveIfCorrupt(const std::string& path, const std::string& found, const std::string& wanted,
+                       std::string* corruption);
 
   ModelResolverOptions options_;
   fingerprint::HashCache& hashes_;
+  fingerprint::FileHasher hasher_;  // through hashes_
   spdlog::logger& log_;
-  std::map<std::string, Stamp> verified_;  // model-cache files read since they changed
 };
 
 }  // namespace orch::agent

@@ -154,23 +154,46 @@ bool KeepWorkingServers(agent::AgentConfig& config, const std::string& config_pa
 }
 
 // The agent's own persistent hash cache, in its model cache folder (one file
-// per agent id: a cache file has one writer). An in-memory one when it cannot
-// be opened: a cache only saves time.
+// per agent id: one agent and the drivers it starts write it). An in-memory one
+// when it cannot be opened (`*path` is then cleared): a cache only saves time.
 std::unique_ptr<fp::HashCache> OpenAgentHashCache(const agent::AgentConfig& config,
-                                                  spdlog::logger& log) {
+                                                  spdlog::logger& log, std::string* path) {
   std::error_code error;
   std::filesystem::create_directories(config.model_cache, error);
-  std::string path = config.model_cache + "/file-sha256-" + config.id + ".tsv";
-  Result<std::unique_ptr<fp::HashCache>> cache = fp::OpenFileHashCache(path);
+  *path = config.model_cache + "/file-sha256-" + config.id + ".tsv";
+  Result<std::unique_ptr<fp::HashCache>> cache = fp::OpenFileHashCache(*path);
   if (cache.ok()) return std::move(cache).value();
   log.warn(fmt::runtime("hash cache not used: {}"), cache.status().message());
+  path->clear();
   return std::make_unique<fp::MemoryHashCache>();
 }
 
 struct AgentOptions {
   std::string config;
   std::string id;  // overrides agent.id (pilots: one config, an id per job)
+  bool verify_models = false;
 };
+
+// --verify-models: every model file read again and compared with what the hash
+// cache and the sidecars say; the agent does not start. 0 sound, 1 a mismatch or
+// an unreadable file.
+int VerifyModels(const agent::AgentConfig& config, spdlog::logger& log) {
+  std::string cache_path;
+  std::unique_ptr<fp::HashCache> cache = OpenAgentHashCache(config, log, &cache_path);
+  std::vector<agent::ModelFileCheck> checks =
+      agent::VerifyModelFiles(config.model_dirs, config.model_cache, *cache);
+  std::size_t bad = 0;
+  for (const agent::ModelFileCheck& check : checks) {
+    if (check.problem.empty()) {
+      std::cout << "ok       " << check.sha256 << "  " << check.path << "\n";
+    } else {
+      ++bad;
+      std::cout << "MISMATCH " << check.path << ": " << check.problem << "\n";
+    }
+  }
+  std::cout << checks.size() << " model files read, " << bad << " with a problem\n";
+  return bad == 0 ? kExitOk : kExitError;
+}
 
 int RunAgent(const AgentOptions& flags) {
   const std::string& config_path = flags.config;
@@ -182,6 +205,7 @@ int RunAgent(const AgentOptions& flags) {
     return kExitInvalidInput;
   }
   if (!flags.id.empty()) config->id = flags.id;
+  if (flags.verify_models) return VerifyModels(*config, log);
   // Inside a Slurm job: the allocation's GPUs, a spool of its own, the job's identity.
   std::vector<protocol::KeyValue> slurm_facts =
       agent::ApplySlurmAllocation(agent::SlurmEnvironment(), *config);
@@ -194,10 +218,12 @@ int RunAgent(const AgentOptions& flags) {
   }
   if (!KeepWorkingDrivers(*config, config_path, log)) return kExitInvalidInput;
   if (!KeepWorkingServers(*config, config_path, log)) return kExitInvalidInput;
-  std::unique_ptr<fp::HashCache> cache = OpenAgentHashCache(*config, log);
+  std::string cache_path;
+  std::unique_ptr<fp::HashCache> cache = OpenAgentHashCache(*config, log, &cache_path);
   fp::LockedHashCache hashes(*cache);  // shared by the model scans' thread
   agent::ModelResolver models({.model_dirs = config->model_dirs,
                                .cache_dir = config->model_cache,
+                               .hash_cache_file = cache_path,
                                .synth_max_bytes = config->synth_max_bytes},
                               hashes, log);
   agent::AgentServiceOptions options;
@@ -296,6 +322,10 @@ void RegisterAgentCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--id", options->id,
                   "agent id instead of the config's agent.id (a pilot job's: "
                   "KEY_NAME.slurm-JOBID, docs/slurm.md)");
+  cmd->add_flag("--verify-models", options->verify_models,
+                "read every file of model_dirs and model_cache again, compare it with the hash "
+                "cache and its .sha256 sidecar, print each, and exit (0 all sound, 1 a "
+                "mismatch; the agent does not start)");
   cmd->callback([options, &exit_code] { exit_code = RunAgent(*options); });
 }
 

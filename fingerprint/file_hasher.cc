@@ -28,6 +28,8 @@ FileIdentity IdentityOf(const std::string& path, const struct stat& info) {
       static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec;
   identity.inode = info.st_ino;
   identity.device = info.st_dev;
+  identity.ctime_ns =
+      static_cast<std::int64_t>(info.st_ctim.tv_sec) * 1'000'000'000 + info.st_ctim.tv_nsec;
   return identity;
 }
 
@@ -47,6 +49,12 @@ Result<std::string> HashDescriptor(int fd, const std::string& path) {
 
 }  // namespace
 
+Result<FileIdentity> CurrentIdentity(const std::string& path) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0) return ErrnoStatus("stat", path);
+  return IdentityOf(path, info);
+}
+
 Result<FileHash> FileHasher::Hash(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("open", path);
@@ -60,6 +68,7 @@ Result<FileHash> FileHasher::Hash(const std::string& path) {
     ::close(fd);
     return FileHash{*cached, identity.size};
   }
+  ++files_read_;
   Result<std::string> sha256 = HashDescriptor(fd, path);
   struct stat after;
   bool unchanged = ::fstat(fd, &after) == 0 && IdentityOf(path, after) == identity;

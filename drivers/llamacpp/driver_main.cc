@@ -27,6 +27,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -38,6 +39,8 @@
 #include "drivers/llamacpp/job_settings.h"
 #include "drivers/llamacpp/llama_session.h"
 #include "drivers/llamacpp/model_file.h"
+#include "fingerprint/file_hash_cache.h"
+#include "fingerprint/memory_hash_cache.h"
 #include "llama.h"
 
 #if defined(__has_feature)
@@ -180,6 +183,18 @@ json DoneObject(const llamacpp::JobSettings& settings, const llamacpp::WorkloadS
   return done;
 }
 
+// The agent's hash cache (model.hash_cache), else one for this run: a cache that
+// cannot be opened only costs reading the files again.
+std::unique_ptr<orch::fingerprint::HashCache> OpenHashCache(const std::string& path) {
+  if (!path.empty()) {
+    orch::Result<std::unique_ptr<orch::fingerprint::HashCache>> cache =
+        orch::fingerprint::OpenFileHashCache(path);
+    if (cache.ok()) return std::move(cache).value();
+    std::fprintf(stderr, "hash cache not used: %s\n", cache.status().message().c_str());
+  }
+  return std::make_unique<orch::fingerprint::MemoryHashCache>();
+}
+
 int RunJob(int digest_workers) {
   FrameWriter frames;
   std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
@@ -195,8 +210,9 @@ int RunJob(int digest_workers) {
   }
   llama_backend_init();
   frames.Write(DriverFrameType::kHello, Dump(HelloObject(&*backend)));
+  std::unique_ptr<orch::fingerprint::HashCache> hashes = OpenHashCache(settings->hash_cache);
   orch::Result<llamacpp::PreparedModel> model =
-      llamacpp::PrepareModel(*settings, ORCH_LLAMACPP_RELEASE);
+      llamacpp::PrepareModel(*settings, ORCH_LLAMACPP_RELEASE, *hashes);
   if (!model.ok()) return Fail(frames, model.status());
   auto session = llamacpp::LlamaSession::Open(model->path, *settings, digest_workers);
   if (!session.ok()) return Fail(frames, session.status());

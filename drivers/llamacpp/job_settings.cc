@@ -222,6 +222,7 @@ Status ParseModel(const json& model, JobSettings* out) {
   out->model_path = StringField(model, "path");
   out->model_sha256 = StringField(model, "sha256");
   out->cache_dir = StringField(model, "cache_dir");
+  out->hash_cache = StringField(model, "hash_cache");
   out->model_type =
       PlannedModelType(out->model_requirement, model.contains("spec") ? model["spec"] : json());
   return Status::Ok();

@@ -79,6 +79,9 @@ struct JobSettings {
   std::string model_path;    // empty: the agent has no such model
   std::string model_sha256;  // of model_path, when the agent computed it
   std::string cache_dir;     // where quantized variants are kept; may be empty
+  // The agent's hash cache file (fingerprint/file_hash_cache.h): hashes of the files
+  // in cache_dir by identity, which the driver trusts and adds to. May be empty.
+  std::string hash_cache;
   // Weight type wanted ("q4_0"); empty when the coordinate has no quant axis.
   std::string quant;
   // Type of the file at model_path when known from the plan (synth recipes and

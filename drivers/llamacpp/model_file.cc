@@ -10,7 +10,6 @@
 
 #include "base/sha256.h"
 #include "fingerprint/file_hasher.h"
-#include "fingerprint/memory_hash_cache.h"
 #include "model/atomic_file.h"
 #include "model/free_space.h"
 #include "drivers/llamacpp/llama_types.h"
@@ -57,11 +56,14 @@ std::optional<std::string> ReadSidecar(const std::string& path) {
 // The SHA-256 of the cached quantized file `path` when its sidecar vouches for
 // it. A file without a sidecar, or whose bytes no longer match it (modified in
 // place, truncated, bit rot), is removed, to be quantized again.
-Result<std::optional<std::string>> VerifiedCachedFile(const std::string& path) {
+// Read only when `hashes` has no entry for its current identity.
+Result<std::optional<std::string>> VerifiedCachedFile(const std::string& path,
+                                                      fingerprint::HashCache& hashes) {
   std::error_code error;
   if (!fs::is_regular_file(path, error)) return std::optional<std::string>();
   std::optional<std::string> recorded = ReadSidecar(path);
-  ORCH_ASSIGN_OR_RETURN(std::string actual, Sha256OfFile(path));
+  ORCH_ASSIGN_OR_RETURN(fingerprint::FileHash hash, fingerprint::FileHasher(hashes).Hash(path));
+  const std::string& actual = hash.sha256;
   if (recorded && *recorded == actual) return std::optional<std::string>(actual);
   std::string why = recorded ? "has sha256 " + actual + ", its sidecar records " + *recorded
                              : std::string("has no readable .sha256 sidecar");
@@ -71,12 +73,6 @@ Result<std::optional<std::string>> VerifiedCachedFile(const std::string& path) {
 }
 
 }  // namespace
-
-Result<std::string> Sha256OfFile(const std::string& path) {
-  fingerprint::MemoryHashCache cache;  // one run hashes a file at most twice
-  ORCH_ASSIGN_OR_RETURN(fingerprint::FileHash hash, fingerprint::FileHasher(cache).Hash(path));
-  return hash.sha256;
-}
 
 Result<std::string> GgufWeightType(const std::string& path) {
   gguf_init_params params{/*no_alloc=*/true, /*ctx=*/nullptr};
@@ -118,7 +114,8 @@ Status QuantizeModel(const std::string& in, const std::string& out, const std::s
   return Status::Ok();
 }
 
-Result<PreparedModel> PrepareModel(const JobSettings& settings, const std::string& engine_release) {
+Result<PreparedModel> PrepareModel(const JobSettings& settings, const std::string& engine_release,
+                                   fingerprint::HashCache& hashes) {
   if (settings.model_path.empty()) {
     return NotFound("model \"" + settings.model_requirement +
                     "\" is not on this agent (searched its model_dirs)");
@@ -132,7 +129,9 @@ Result<PreparedModel> PrepareModel(const JobSettings& settings, const std::strin
   // by the file's identity); reading a multi-GB model again would double the
   // I/O. Without one, the driver hashes the file itself.
   if (model.sha256.empty()) {
-    ORCH_ASSIGN_OR_RETURN(model.sha256, Sha256OfFile(model.path));
+    ORCH_ASSIGN_OR_RETURN(fingerprint::FileHash hash,
+                          fingerprint::FileHasher(hashes).Hash(model.path));
+    model.sha256 = hash.sha256;
   }
   if (!expected.empty() && model.sha256 != expected) {
     return Status(StatusCode::kDataLoss, "model " + model.path + " has sha256 " + model.sha256 +
@@ -154,7 +153,7 @@ Result<PreparedModel> PrepareModel(const JobSettings& settings, const std::strin
       model.sha256.substr(0, 16) + "-" + settings.quant + "-" + engine_release + ".gguf";
   std::string out = (fs::path(CacheDir(settings)) / name).string();
   PreparedModel quantized{out, "", settings.quant, model.path, false};
-  ORCH_ASSIGN_OR_RETURN(std::optional<std::string> cached, VerifiedCachedFile(out));
+  ORCH_ASSIGN_OR_RETURN(std::optional<std::string> cached, VerifiedCachedFile(out, hashes));
   if (cached) {
     quantized.sha256 = *cached;
     quantized.cache_hit = true;
@@ -162,7 +161,9 @@ Result<PreparedModel> PrepareModel(const JobSettings& settings, const std::strin
   }
   ORCH_RETURN_IF_ERROR(
       QuantizeModel(model.path, out, settings.quant, settings.threads > 0 ? settings.threads : 0));
-  ORCH_ASSIGN_OR_RETURN(quantized.sha256, Sha256OfFile(out));
+  // Hashed once, as it is made: the hash cache keeps it for the file's identity.
+  ORCH_ASSIGN_OR_RETURN(fingerprint::FileHash made, fingerprint::FileHasher(hashes).Hash(out));
+  quantized.sha256 = made.sha256;
   std::string sidecar = quantized.sha256 + "  " + fs::path(out).filename().string() + "\n";
   ORCH_RETURN_IF_ERROR(model::WriteFileAtomically(out + kSidecarSuffix, sidecar).status());
   return quantized;

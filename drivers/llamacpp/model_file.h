@@ -4,19 +4,21 @@
 // made of the source's SHA-256, the type and the engine release, and written
 // atomically (temp file + rename), so concurrent runs and crashes never leave a
 // partial file under the final name. Each has a sidecar NAME.sha256 (written
-// after it, `sha256sum` format); every reuse hashes the file and compares: a
+// after it, `sha256sum` format); every reuse compares the file's hash with it: a
 // file that does not match, or has no sidecar, is removed and quantized again.
+// Hashes come through a HashCache keyed by the file's identity (with ctime;
+// fingerprint/hash_cache.h), the agent's: a variant is read when it is made and
+// again only when its identity changed (rewritten, corrupted by a write), so
+// reuse costs a stat, not a read of the file.
 #pragma once
 
 #include <string>
 
 #include "base/status.h"
 #include "drivers/llamacpp/job_settings.h"
+#include "fingerprint/hash_cache.h"
 
 namespace orch::drivers::llamacpp {
-
-// SHA-256 (lowercase hex) of a file's bytes. kNotFound / kIoError.
-Result<std::string> Sha256OfFile(const std::string& path);
 
 // The weight type recorded in a GGUF file (general.file_type) as a quant name,
 // "" when the file does not record one. kInvalidArgument when `path` is not a
@@ -40,6 +42,9 @@ struct PreparedModel {
 // Errors before any engine work: kNotFound (no model path: model_missing),
 // kDataLoss (a sha256: requirement whose file differs: sha256_mismatch),
 // kInvalidArgument (not a GGUF file; unknown type to quantize from).
-Result<PreparedModel> PrepareModel(const JobSettings& settings, const std::string& engine_release);
+// `hashes` (borrowed) holds the hashes trusted by identity; the hashes of files
+// read are added to it.
+Result<PreparedModel> PrepareModel(const JobSettings& settings, const std::string& engine_release,
+                                   fingerprint::HashCache& hashes);
 
 }  // namespace orch::drivers::llamacpp

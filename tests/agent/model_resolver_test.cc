@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "base/sha256.h"
+#include "fingerprint/file_hasher.h"
 #include "fingerprint/memory_hash_cache.h"
 #include "model/synth_model.h"
 #include "model/synth_recipe.h"
@@ -252,11 +253,7 @@ TEST_F(ModelResolverTest, Sha256LookupGoesThroughTheHashCache) {
   ASSERT_EQ(resolver.Resolve("sha256:" + Sha256Hex("one"))->path, one);
   EXPECT_EQ(hashes_.size(), 1u);  // remembered by identity
   // A cache entry is trusted for an unchanged file: the file is not read again.
-  struct stat info {};
-  ASSERT_EQ(::stat(one.c_str(), &info), 0);
-  fingerprint::FileIdentity identity{one, static_cast<std::uint64_t>(info.st_size),
-                                     info.st_mtim.tv_sec * 1'000'000'000 + info.st_mtim.tv_nsec,
-                                     info.st_ino, info.st_dev};
+  fingerprint::FileIdentity identity = fingerprint::CurrentIdentity(one).value();
   ASSERT_TRUE(hashes_.Put(identity, std::string(64, 'a')).ok());
   EXPECT_EQ(resolver.Resolve("sha256:" + std::string(64, 'a'))->path, one);
 }
@@ -286,6 +283,18 @@ void CorruptInPlaceKeepingSizeAndMtime(const std::string& path) {
   ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
   struct stat after {};
   ASSERT_EQ(::stat(path.c_str(), &after), 0);
+  // ctime has the file system's clock granularity (a few ms): a write that fast
+  // after the file was made keeps it. Wait (bounded) for a tick, as any later
+  // writer would see, and set the mtime back again.
+  for (int tries = 0; tries < 200 && after.st_ctim.tv_sec == before.st_ctim.tv_sec &&
+                      after.st_ctim.tv_nsec == before.st_ctim.tv_nsec;
+       ++tries) {
+    ::usleep(1000);
+    ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+    ASSERT_EQ(::stat(path.c_str(), &after), 0);
+  }
+  ASSERT_FALSE(after.st_ctim.tv_sec == before.st_ctim.tv_sec &&
+               after.st_ctim.tv_nsec == before.st_ctim.tv_nsec);
   ASSERT_EQ(after.st_size, before.st_size);
   ASSERT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
   ASSERT_EQ(after.st_ino, before.st_ino);
@@ -308,6 +317,33 @@ TEST_F(ModelResolverTest, ACacheFileModifiedInPlaceWithSizeAndMtimeKeptIsNotHand
   ResolvedModel again = resolver.Resolve(std::string(kRecipe)).value();
   EXPECT_EQ(again.sha256, generated.sha256) << "the recipe regenerates it";
   EXPECT_EQ(resolver.Resolve(requirement)->path, generated.path);
+}
+
+TEST_F(ModelResolverTest, ASynthModelIsHashedAsItIsMadeAndNeverReadAgainWhileUnchanged) {
+  ModelResolver resolver = Resolver();
+  ResolvedModel made = resolver.Resolve(std::string(kRecipe)).value();
+  for (int job = 0; job < 5; ++job) {
+    EXPECT_EQ(resolver.Resolve(std::string(kRecipe))->sha256, made.sha256);
+    EXPECT_EQ(resolver.Resolve("sha256:" + made.sha256)->path, made.path);
+  }
+  EXPECT_EQ(resolver.files_hashed(), 0u) << "the hash written with it is trusted";
+  ModelResolver restarted = Resolver();  // an agent restarted on the same hash cache
+  EXPECT_EQ(restarted.Resolve(std::string(kRecipe))->sha256, made.sha256);
+  EXPECT_EQ(restarted.files_hashed(), 0u);
+}
+
+TEST_F(ModelResolverTest, AModelFileIsHashedOnFirstSightAndAgainOnlyWhenItChanged) {
+  std::string one = Write("models-a/one.gguf", "weights of one");
+  ModelResolver resolver = Resolver();
+  for (int job = 0; job < 5; ++job) {
+    EXPECT_EQ(resolver.Resolve("one.gguf")->sha256, Sha256Hex("weights of one"));
+  }
+  EXPECT_EQ(resolver.files_hashed(), 1u);
+  // Other bytes, size and mtime set back: only ctime tells.
+  ASSERT_NO_FATAL_FAILURE(CorruptInPlaceKeepingSizeAndMtime(one));
+  std::string now = Slurp(one);
+  EXPECT_EQ(resolver.Resolve("one.gguf")->sha256, Sha256Hex(now));
+  EXPECT_EQ(resolver.files_hashed(), 2u);
 }
 
 TEST_F(ModelResolverTest, UnknownSha256ResolvesToNoFile) {

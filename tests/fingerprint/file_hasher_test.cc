@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/sha256.h"
 #include "fingerprint/memory_hash_cache.h"
@@ -14,14 +15,26 @@ namespace {
 using testing::TempDir;
 using testing::WriteText;
 
-// Rewrites the file with same-size content and restores its mtime, so only a hash of the
-// bytes (not the identity) could notice. The inode stays the same (in-place write).
-void RewriteKeepingIdentity(const std::string& path, const std::string& text) {
+// Rewrites the file in place with same-size content and restores its mtime: size,
+// mtime, inode and device stay; only ctime (which no program can set back) moves.
+// ctime has the file system's clock granularity, so this waits (bounded) for it to move.
+void RewriteKeepingSizeAndMtime(const std::string& path, const std::string& text) {
   struct stat before;
   ASSERT_EQ(::stat(path.c_str(), &before), 0);
-  WriteText(path, text);
-  timespec times[2] = {before.st_atim, before.st_mtim};
-  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  struct stat after = before;
+  for (int tries = 0; tries < 200 && after.st_ctim.tv_sec == before.st_ctim.tv_sec &&
+                      after.st_ctim.tv_nsec == before.st_ctim.tv_nsec;
+       ++tries) {
+    if (tries > 0) ::usleep(1000);
+    WriteText(path, text);
+    timespec times[2] = {before.st_atim, before.st_mtim};
+    ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+    ASSERT_EQ(::stat(path.c_str(), &after), 0);
+  }
+  ASSERT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+  ASSERT_EQ(after.st_ino, before.st_ino);
+  ASSERT_FALSE(after.st_ctim.tv_sec == before.st_ctim.tv_sec &&
+               after.st_ctim.tv_nsec == before.st_ctim.tv_nsec);
 }
 
 TEST(FileHasherTest, HashesFileContents) {
@@ -41,9 +54,23 @@ TEST(FileHasherTest, UnchangedFileIsHashedOnce) {
   WriteText(path, "GGUF weights");
   MemoryHashCache cache;
   FileHasher hasher(cache);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(hasher.Hash(path)->sha256, Sha256Hex("GGUF weights"));
+  EXPECT_EQ(hasher.files_read(), 1u);
+  FileHasher restarted(cache);  // another process on the same cache
+  EXPECT_EQ(restarted.Hash(path)->sha256, Sha256Hex("GGUF weights"));
+  EXPECT_EQ(restarted.files_read(), 0u);
+}
+
+TEST(FileHasherTest, ContentChangedWithSizeAndMtimeRestoredIsHashedAgain) {
+  TempDir dir;
+  std::string path = dir / "model.gguf";
+  WriteText(path, "GGUF weights");
+  MemoryHashCache cache;
+  FileHasher hasher(cache);
   ASSERT_TRUE(hasher.Hash(path).ok());
-  RewriteKeepingIdentity(path, "GGUF WEIGHTS");
-  EXPECT_EQ(hasher.Hash(path)->sha256, Sha256Hex("GGUF weights"));  // from the cache
+  ASSERT_NO_FATAL_FAILURE(RewriteKeepingSizeAndMtime(path, "GGUF WEIGHTS"));
+  EXPECT_EQ(hasher.Hash(path)->sha256, Sha256Hex("GGUF WEIGHTS"));  // its ctime moved
+  EXPECT_EQ(hasher.files_read(), 2u);
 }
 
 TEST(FileHasherTest, TouchedFileIsHashedAgain) {

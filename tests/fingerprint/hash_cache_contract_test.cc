@@ -50,6 +50,9 @@ TEST_P(HashCacheContractTest, AnyIdentityChangeMisses) {
   FileIdentity moved = Identity(1);
   moved.inode += 1;
   EXPECT_FALSE(cache_->Find(moved).has_value());
+  FileIdentity rewritten = Identity(1);  // same size and mtime, written since
+  rewritten.ctime_ns += 1;
+  EXPECT_FALSE(cache_->Find(rewritten).has_value());
 }
 
 TEST_P(HashCacheContractTest, LaterPutReplacesEarlier) {
@@ -76,6 +79,20 @@ TEST(FileHashCacheTest, EntriesSurviveReopening) {
   Result<std::unique_ptr<HashCache>> reopened = OpenFileHashCache(path);
   ASSERT_TRUE(reopened.ok());
   EXPECT_EQ((*reopened)->Find(Identity(7)), kHashA);
+}
+
+TEST(FileHashCacheTest, CtimeSurvivesReopeningAndOlderLinesMatchNoRealFile) {
+  TempDir dir;
+  std::string path = dir / "hashes.tsv";
+  FileIdentity identity = Identity(7);
+  identity.ctime_ns = 1'700'000'000'123'456'789;
+  ASSERT_TRUE((*OpenFileHashCache(path))->Put(identity, kHashA).ok());
+  WriteText(path, ReadText(path) + kHashB + "\t1\t2\t3\t4\t/old.gguf\n");  // without ctime
+  auto reopened = std::move(OpenFileHashCache(path)).value();
+  EXPECT_EQ(reopened->Find(identity), kHashA);
+  FileIdentity old{"/old.gguf", 1, 2, 3, 4};
+  old.ctime_ns = 5;  // any real file has a ctime
+  EXPECT_FALSE(reopened->Find(old).has_value());
 }
 
 TEST(FileHashCacheTest, MalformedLinesAreSkipped) {

@@ -189,6 +189,53 @@ TEST_F(LlamaCppDriverTest, ACachedQuantizedModelModifiedInPlaceIsQuantizedAgain)
   EXPECT_TRUE(third.done["model"]["cache_hit"].get<bool>()) << "the new file is reused";
 }
 
+// The hash-cache lines (fingerprint/file_hash_cache.h) for `path`: one per time
+// a file was read in full and its hash kept.
+int HashCacheLinesFor(const std::string& cache_file, const std::string& path) {
+  std::ifstream in(cache_file);
+  int lines = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.size() > path.size() && line.ends_with("\t" + path)) ++lines;
+  }
+  return lines;
+}
+
+TEST_F(LlamaCppDriverTest, ACachedVariantIsHashedWhenMadeAndOnlyAgainWhenItChanges) {
+  std::string cache = Cache() + "-hashed-once";
+  std::string hashes = *dir_ + "/file-sha256-agent.tsv";
+  auto run = [&] {
+    json job = TeacherForcedJob(Model(), cache, {{"quant", "q8_0"}}, 8);
+    job["model"]["hash_cache"] = hashes;  // what the agent sends (docs/driver-protocol.md)
+    DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_);
+    EXPECT_EQ(output.exit_code, 0) << output.log;
+    return output;
+  };
+  DriverOutput first = run();
+  std::string variant = first.done["model"]["path"];
+  ASSERT_FALSE(first.done["model"]["cache_hit"].get<bool>());
+  for (int job = 0; job < 3; ++job) EXPECT_TRUE(run().done["model"]["cache_hit"].get<bool>());
+  EXPECT_EQ(HashCacheLinesFor(hashes, variant), 1) << "hashed as it was made, then trusted";
+  EXPECT_EQ(HashCacheLinesFor(hashes, Model()), 1) << "the source, hashed on first sight";
+
+  // Other bytes with size and mtime set back: its ctime moved, so it is read again.
+  fs::file_time_type mtime = fs::last_write_time(variant);
+  std::uintmax_t size = fs::file_size(variant);
+  {
+    std::fstream file(variant, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(size / 2));
+    std::string noise(4096, '\x5a');
+    file.write(noise.data(), static_cast<std::streamsize>(noise.size()));
+  }
+  fs::last_write_time(variant, mtime);
+  DriverOutput caught = run();
+  EXPECT_FALSE(caught.done["model"]["cache_hit"].get<bool>()) << caught.log;
+  EXPECT_NE(caught.log.find("quantizing it again"), std::string::npos) << caught.log;
+  EXPECT_EQ(caught.done["model"]["sha256"], first.done["model"]["sha256"]);
+  EXPECT_EQ(HashCacheLinesFor(hashes, variant), 3) << "the corrupted file, then the new one";
+  EXPECT_TRUE(run().done["model"]["cache_hit"].get<bool>());
+  EXPECT_EQ(HashCacheLinesFor(hashes, variant), 3);
+}
+
 TEST_F(LlamaCppDriverTest, CpuVariantChangesTheBitsWithQ8Weights) {
   // x64 runs everywhere; the other side is the best variant this CPU can run
   // besides x64, so the test holds on any x86-64 machine.
