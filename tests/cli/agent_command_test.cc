@@ -92,5 +92,38 @@ TEST(AgentCommandTest, AServerEntryWhoseLaunchProgramIsMissingIsNotOffered) {
   EXPECT_THAT(agent.err, HasSubstr("no engine of " + config.string() + " is left to offer"));
 }
 
+// `orch agent --verify-models` reads every model file again: a sound file is ok, one
+// whose .sha256 sidecar records other bytes is a MISMATCH naming both hashes (exit 1);
+// the agent itself does not start.
+TEST(AgentCommandTest, VerifyModelsReadsEveryFileAndNamesAMismatch) {
+  ScratchFolder scratch;
+  const fs::path& dir = scratch.path;
+  fs::create_directories(dir / "models");
+  std::ofstream(dir / "models/a.gguf") << "GGUF model bytes";
+  fs::path config = dir / "agent.toml";
+  std::ofstream(config) << "[agent]\nid = \"verify-1\"\ncoordinator = \"tcp://127.0.0.1:9\"\n"
+                        << "spool_dir = \"" << (dir / "spool").string() << "\"\n"
+                        << "model_dirs = [\"" << (dir / "models").string() << "\"]\n"
+                        << "model_cache = \"" << (dir / "cache").string() << "\"\n\n"
+                        << "[[drivers]]\nname = \"test\"\nexecutable = \"" << TestDriverBinary()
+                        << "\"\nengine = \"test-engine@1\"\n";
+  ProcessResult sound =
+      RunProcess({OrchBinary(), "agent", "--config", config.string(), "--verify-models"});
+  EXPECT_EQ(sound.exit_code, 0) << sound.out << sound.err;
+  EXPECT_THAT(sound.out, HasSubstr("ok "));
+  EXPECT_THAT(sound.out, HasSubstr((dir / "models/a.gguf").string()));
+  EXPECT_THAT(sound.out, HasSubstr(", 0 with a problem"));
+  EXPECT_FALSE(fs::exists(dir / "spool/agent.lock"));  // no agent started
+
+  const std::string other(64, 'a');
+  std::ofstream(dir / "models/a.gguf.sha256") << other << "\n";
+  ProcessResult bad =
+      RunProcess({OrchBinary(), "agent", "--config", config.string(), "--verify-models"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
+  EXPECT_THAT(bad.out, HasSubstr("MISMATCH " + (dir / "models/a.gguf").string()));
+  EXPECT_THAT(bad.out, HasSubstr("sidecar records " + other));
+  EXPECT_THAT(bad.out, HasSubstr(", 1 with a problem"));
+}
+
 }  // namespace
 }  // namespace orch::testing
