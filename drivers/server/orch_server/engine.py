@@ -7,9 +7,12 @@ from orch_driver import digest as digest_mod
 from orch_driver import driver
 from orch_driver.errors import InvalidCombination, InvalidJob
 from orch_driver.job import Workload
-from orch_server import http, labels, llama_server, load, ollama, rows, sglang, vllm
+from orch_server import common, http, labels, llama_server, load, ollama, rows, sglang, vllm
 
 ADAPTERS = {"llama-server": llama_server, "vllm": vllm, "sglang": sglang, "ollama": ollama}
+
+# How much of a launched server's log the driver reads for what the server chose.
+_MAX_LOG_BYTES = 8 << 20
 
 
 def _rules_that_apply(rules, canonical):
@@ -80,6 +83,27 @@ class ServerEngine(driver.Engine):
             self.model = self.server.model or self.report["model"]
         labels.check_version(self.family, label, self.report["version"], self.server.url)
         self.adapter.check(job, self.report, self.server.url)
+        self._check_log(job)
+
+    def _check_log(self, job):
+        """Requested vs effective from a launched server's log (vLLM's attention backend,
+        which VLLM_ATTENTION_BACKEND no longer sets in recent releases): what the log says
+        goes into the hello; a contradiction is invalid_combination naming both."""
+        read = getattr(self.adapter, "effective_from_log", None)
+        if read is None or not self.server.log:
+            return
+        try:
+            with open(self.server.log, "rb") as f:
+                text = f.read(_MAX_LOG_BYTES).decode("utf-8", "replace")
+        except OSError as error:
+            self.report["reported"]["from_log"] = "unreadable: %s" % error
+            return
+        effective = read(text)
+        self.report["reported"]["from_log"] = effective
+        for axis, same in self.adapter.LOG_CHECKS.items():
+            common.check_axis(job, axis, effective.get(axis), self.server.url,
+                              "its log %s: %s" % (self.server.log,
+                                                  effective.get(axis + "_line", "")), same)
 
     def _tokens(self, job):
         w = job.workload

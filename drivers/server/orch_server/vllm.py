@@ -87,6 +87,37 @@ def check(job, report, url):
     common.check_axis(job, "ctx", r.get("max_model_len"), url, "/v1/models max_model_len")
 
 
+# vllm/platforms/cuda.py (recent releases): "Using %s attention backend out of potential
+# backends: %s." with the backend's enum name; the value of the attention axis it is.
+_BACKEND_LINE = re.compile(r"Using (\S+) attention backend out of potential backends")
+_BACKEND_VALUES = {"FLASH_ATTN": "flash_attn", "FLASHINFER": "flashinfer",
+                   "TRITON_ATTN": "triton", "FLEX_ATTENTION": "flex_attention",
+                   "TORCH_SDPA": "torch_sdpa", "XFORMERS": "xformers"}
+
+
+def effective_from_log(text):
+    """What a launched server's log says it chose: {"attention": value, "attention_line":
+    the line}, or {} when the log names no attention backend (yet). The last such line
+    counts (a restarted engine logs it again)."""
+    found = {}
+    for line in text.splitlines():
+        m = _BACKEND_LINE.search(line)
+        if m:
+            name = m.group(1).split(".")[-1]  # "AttentionBackendEnum.FLASH_ATTN" in some releases
+            found = {"attention": _BACKEND_VALUES.get(name, name.lower()),
+                     "attention_line": line.strip()[-300:]}
+    return found
+
+
+def same_attention(requested, effective):
+    """auto takes whatever the server chose; flash_attn_2 and _3 are vLLM's FLASH_ATTN."""
+    return requested in ("auto", effective) or (
+        effective == "flash_attn" and requested.startswith("flash_attn"))
+
+
+LOG_CHECKS = {"attention": same_attention}
+
+
 def request_for(model, prompt, k, sampling, max_tokens=1, teacher_forced=True):
     body = {"model": model, "prompt": prompt, "max_tokens": max_tokens, "n": 1,
             "stream": False, "echo": False, "temperature": sampling.temperature,

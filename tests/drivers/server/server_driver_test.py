@@ -6,8 +6,10 @@ real HTTP server in the test process serving those documents."""
 import json
 import math
 import os
+import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import unittest
 
@@ -288,6 +290,34 @@ class ProcessTest(ProcessBase):
             200, b'{"version": "0.12.3"}', "whole")}, label="ollama@0.12.3",
             workload={"name": "g", "kind": "generate", "prompt": "In the", "max_tokens": 2})
         self.assertError(out, "invalid_combination", "0.12.3", "0.12.11")
+
+    def vllm_log(self, line):
+        folder = tempfile.mkdtemp(prefix="orch-vllm-log-")
+        self.addCleanup(shutil.rmtree, folder)
+        path = os.path.join(folder, "vllm-server.log")
+        with open(path, "w") as f:
+            f.write("INFO 12-04 10:00:01 [api_server.py:1896] vLLM API server version 0.11.0\n")
+            f.write(line + "\n")
+        return {"mode": "launched", "log": path}
+
+    def test_vllm_attention_the_launched_servers_log_contradicts_is_invalid_combination(self):
+        server = self.vllm_log(
+            "INFO 12-04 10:00:09 [cuda.py:403] Using FLASHINFER attention backend out of "
+            "potential backends: ['FLASH_ATTN', 'FLASHINFER'].")
+        out = self.run_against("vllm", coordinate={"attention": "flash_attn"}, server=server)
+        self.assertError(out, "invalid_combination", 'attention = "flash_attn"',
+                         "reports flashinfer", "Using FLASHINFER attention backend")
+        self.assertEqual(out.hello["server"]["reported"]["from_log"]["attention"], "flashinfer")
+
+    def test_vllm_attention_the_log_confirms_runs_and_is_recorded(self):
+        server = self.vllm_log(
+            "INFO 12-04 10:00:09 [cuda.py:403] Using FLASH_ATTN attention backend out of "
+            "potential backends: ['FLASH_ATTN', 'FLASHINFER'].")
+        for requested in ("flash_attn_2", "auto"):
+            out = self.run_against("vllm", coordinate={"attention": requested}, server=server)
+            self.assertEqual(out.status, 0, (requested, out.error, out.log))
+            self.assertEqual(out.hello["server"]["reported"]["from_log"]["attention"],
+                             "flash_attn")
 
     def test_vllm_top_k_over_max_logprobs_is_invalid_combination(self):
         out = self.run_against("vllm", {("POST", "/v1/completions"): (
