@@ -69,16 +69,26 @@ void LocalCluster::StartAgent(const std::string& id) {
 
 void LocalCluster::StartAgent(const std::string& id, const std::vector<Driver>& drivers,
                               const std::string& extra) {
+  StartAgent(id, drivers, extra, {}, "");
+}
+
+void LocalCluster::StartAgent(const std::string& id, const std::vector<Driver>& drivers,
+                              const std::string& extra, const std::vector<std::string>& model_dirs,
+                              const std::string& tables) {
   fs::path config = dir_ / ("agent-" + id + ".toml");
   std::ofstream out(config);
   out << "[agent]\nid = \"" << id << "\"\ncoordinator = \"" << endpoint_
       << "\"\nslots = 1\nhardware = \"cpu\"\ngpus = 0\nspool_dir = \"spool-" << id
-      << "\"\nmodel_dirs = []\nmodel_cache = \"model-cache\"\nrun_timeout_ms = 60000\n"
-      << extra;
+      << "\"\nmodel_dirs = [";
+  for (std::size_t i = 0; i < model_dirs.size(); ++i) {
+    out << (i ? ", " : "") << nlohmann::json(model_dirs[i]).dump();
+  }
+  out << "]\nmodel_cache = \"model-cache\"\nrun_timeout_ms = 60000\n" << extra;
   for (const Driver& d : drivers) {
     out << "\n[[drivers]]\nname = \"" << d.name << "\"\nexecutable = \"" << d.executable
         << "\"\nengine = \"" << d.engine << "\"\n";
   }
+  out << tables;
   out.close();
   Result<cli::ChildProcess> child =
       cli::ChildProcess::Start({OrchBinary(), "agent", "--config", config.string()},

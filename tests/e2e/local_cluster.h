@@ -50,6 +50,11 @@ class LocalCluster {
   };
   void StartAgent(const std::string& id, const std::vector<Driver>& drivers,
                   const std::string& extra = "");  // extra: more [agent] keys
+  // The same with the folders the agent scans for model files (`model_dirs`) and TOML
+  // tables written after its [[drivers]] (e.g. [[servers]] entries, docs/agent.md).
+  void StartAgent(const std::string& id, const std::vector<Driver>& drivers,
+                  const std::string& extra, const std::vector<std::string>& model_dirs,
+                  const std::string& tables);
   cli::ChildProcess& agent(const std::string& id) { return *agents_.at(id); }
 
   // Runs `orch ARGS... --coordinator ENDPOINT` to completion (killed after `limit`).

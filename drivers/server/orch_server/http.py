@@ -1,7 +1,14 @@
 """A small JSON-over-HTTP client for the server drivers (standard library
-only: urllib).
+only: http.client).
 
-Every request has a timeout. A refused connection is retried a bounded
+Requests go over one persistent HTTP/1.1 connection (keep-alive), opened at
+the first request and again whenever the server closed it: a teacher-forced
+job is one request per position, and a new TCP connection per request cost
+the driver about a fifth of its throughput against llama-server
+(docs/benchmarks.md, "llama-server driver throughput"). A request that fails
+on a reused connection before any answer arrives (the server closed it while
+idle) is sent once more on a new connection; that second try is the one
+whose failure counts. Every request has a timeout. A refused connection is retried a bounded
 number of times only while the client has never reached the server (a
 server still starting); after the first answer, and for every other failure,
 the first error is final. Failures are EngineError values whose message
@@ -10,11 +17,11 @@ names the method, the URL and what was wrong: the HTTP status and the first
 not the JSON asked for (truncated or malformed).
 """
 
+import http.client
 import json
 import socket
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 
 from orch_driver.errors import EngineError
 
@@ -46,6 +53,11 @@ def _refused(error):
     return isinstance(reason, ConnectionRefusedError)
 
 
+# What a reused connection the server closed while it was idle raises when a
+# request is written to it or its answer's status line is read.
+STALE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError,
+         http.client.RemoteDisconnected)
+
 
 class Client:
     def __init__(self, base_url, api_key="", timeout_s=600.0, refused_tries=20,
@@ -56,6 +68,13 @@ class Client:
         self.refused_tries = max(1, refused_tries)
         self.refused_wait_s = refused_wait_s
         self.reached = False
+        self.connections_opened = 0
+        self._connection = None
+        parts = urllib.parse.urlsplit(self.base_url)
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname or ""
+        self._port = parts.port
+        self._prefix = parts.path
 
     def url(self, path):
         return self.base_url + path
@@ -75,7 +94,7 @@ class Client:
             try:
                 status, raw = self._once(method, url, data)
                 break
-            except (OSError, http_client_errors()) as error:  # URLError is an OSError
+            except (OSError, http_client_errors()) as error:
                 if not _refused(error) or attempt + 1 == tries:
                     raise self._unreachable(method, url, error, attempt + 1)
                 time.sleep(self.refused_wait_s)
@@ -91,23 +110,52 @@ class Client:
                                                            shown(raw)), url, status, raw)
 
     def _once(self, method, url, data):
-        request = urllib.request.Request(url, data=data, method=method)
-        request.add_header("Accept", "application/json")
+        headers = {"Accept": "application/json"}
         if data is not None:
-            request.add_header("Content-Type", "application/json")
+            headers["Content-Type"] = "application/json"
         if self.api_key:
-            request.add_header("Authorization", "Bearer " + self.api_key)
+            headers["Authorization"] = "Bearer " + self.api_key
+        path = self._prefix + url[len(self.base_url):]
+        reused = self._connection is not None
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as answer:
-                return answer.status, self._read(answer, method, url)
-        except urllib.error.HTTPError as error:
-            self.reached = True
-            return error.code, self._read(error, method, url)
+            answer = self._send(method, path, data, headers)
+        except STALE:
+            self.close()
+            if not reused:
+                raise
+            answer = self._send(method, path, data, headers)  # a new connection
+        except BaseException:
+            self.close()
+            raise
+        self.reached = True
+        raw = self._read(answer, method, url)
+        if answer.will_close:
+            self.close()
+        return answer.status, raw
+
+    def _send(self, method, path, data, headers):
+        """The answer (status and headers read) on the open or a new connection."""
+        if self._connection is None:
+            kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+            self._connection = kind(self._host, self._port, timeout=self.timeout_s)
+            self.connections_opened += 1
+        try:
+            self._connection.request(method, path, body=data, headers=headers)
+            return self._connection.getresponse()
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self):
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
 
     def _read(self, answer, method, url):
         try:
             return answer.read()
         except (OSError, http_client_errors()) as error:
+            self.close()
             raise HttpError("%s %s: the answer broke off (%s: %s)" % (
                 method, url, type(error).__name__, error), url)
 
@@ -123,5 +171,4 @@ class Client:
 
 
 def http_client_errors():
-    import http.client
     return http.client.HTTPException

@@ -1,0 +1,131 @@
+"""The server drivers' HTTP client (orch_server/http.py) against a real
+HTTP/1.1 server in the test process: requests share one keep-alive
+connection, a connection the server closed while idle is replaced once, and
+a server that answers and then goes away is an engine error naming the URL."""
+
+import http.server
+import json
+import socket
+import threading
+import unittest
+
+from orch_server import http as http_mod
+
+
+class KeepAliveServer:
+    """http.server speaking HTTP/1.1 on 127.0.0.1; answers every request with
+    {"n": count}; records the client port of each request. close_after_each:
+    the server closes the connection after each answer without saying so
+    (no "Connection: close"), as a server whose idle keep-alive ran out."""
+
+    def __init__(self, close_after_each=False):
+        self.ports = []
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                owner.ports.append(self.client_address[1])
+                payload = json.dumps({"n": len(owner.ports)}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+                self.wfile.flush()
+                if close_after_each:
+                    self.close_connection = True
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=10)
+
+
+class HttpClientTest(unittest.TestCase):
+    def test_requests_share_one_keep_alive_connection(self):
+        with KeepAliveServer() as server:
+            client = http_mod.Client(server.url)
+            answers = [client.post("/completion", {"prompt": [i]})["n"] for i in range(5)]
+            client.close()
+        self.assertEqual(answers, [1, 2, 3, 4, 5])
+        self.assertEqual(len(set(server.ports)), 1, server.ports)
+        self.assertEqual(client.connections_opened, 1)
+
+    def test_a_connection_the_server_closed_while_idle_is_replaced(self):
+        with KeepAliveServer(close_after_each=True) as server:
+            client = http_mod.Client(server.url)
+            answers = [client.post("/completion", {"prompt": [i]})["n"] for i in range(3)]
+            client.close()
+        self.assertEqual(answers, [1, 2, 3])
+        self.assertEqual(len(set(server.ports)), 3, server.ports)
+
+    def test_a_server_gone_after_answering_is_an_engine_error_naming_the_url(self):
+        # A server that answers one request on a kept-alive connection, then
+        # closes it and its listening socket (as a killed server's sockets).
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        url = "http://127.0.0.1:%d" % listener.getsockname()[1]
+
+        def serve_one():
+            connection, _ = listener.accept()
+            with connection:
+                request = b""
+                while b"\r\n\r\n" not in request:
+                    request += connection.recv(4096)
+                head, _, body = request.partition(b"\r\n\r\n")
+                length = int([line.split(b":")[1] for line in head.split(b"\r\n")
+                              if line.lower().startswith(b"content-length:")][0])
+                while len(body) < length:
+                    body += connection.recv(4096)
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                   b"Content-Length: 8\r\n\r\n{\"n\": 1}")
+            listener.close()
+
+        server = threading.Thread(target=serve_one)
+        server.start()
+        client = http_mod.Client(url)
+        self.assertEqual(client.post("/completion", {"prompt": [1]})["n"], 1)
+        server.join(timeout=30)
+        self.assertFalse(server.is_alive())
+        # The kept connection is dead and a new one is refused, once (the
+        # client has reached the server before).
+        with self.assertRaises(http_mod.HttpError) as caught:
+            client.post("/completion", {"prompt": [2]})
+        message = caught.exception.message
+        self.assertIn("POST %s/completion" % url, message)
+        self.assertIn("connection refused (1 try)", message)
+
+    def test_a_url_with_a_path_prefix_keeps_it(self):
+        with KeepAliveServer() as server:
+            seen = []
+            original = server.httpd.RequestHandlerClass.do_POST
+
+            def record(handler):
+                seen.append(handler.path)
+                original(handler)
+
+            server.httpd.RequestHandlerClass.do_POST = record
+            client = http_mod.Client(server.url + "/prefix/")
+            client.post("/completion", {})
+            client.close()
+        self.assertEqual(seen, ["/prefix/completion"])
+
+
+if __name__ == "__main__":
+    unittest.main()
