@@ -53,8 +53,11 @@ AgentEffects AgentCore::OnReconnected(AgentTime now) {
 }
 
 std::vector<std::string> AgentCore::RunIds() const {
+  // A run being prepared is on this agent too (its model resolving, its server starting,
+  // which may take minutes): listed, its lease is renewed while it waits.
   std::vector<std::string> ids;
   for (const auto& [run_id, run] : runs_) ids.push_back(run_id);
+  for (const auto& [run_id, preparing] : preparing_) ids.push_back(run_id);
   return ids;
 }
 

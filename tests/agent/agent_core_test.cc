@@ -135,6 +135,27 @@ TEST_F(AgentCoreTest, HeartbeatsEveryIntervalWithItsRunsAndFreeSlots) {
   EXPECT_EQ(busy[0].free_slots, 0);
 }
 
+// A run still being prepared (its server starting: minutes for vLLM) is on this agent:
+// heartbeats list it, so its lease is renewed, and so does a Hello after a reconnect.
+TEST_F(AgentCoreTest, ARunBeingPreparedIsListedInHeartbeatsAndHello) {
+  StartWelcomed(10s);
+  ASSERT_EQ(Count<PrepareRunEffect>(core_.OnMessage(MakeAssign("run-1"), kT0 + 1s)), 1u);
+  std::vector<proto::Heartbeat> beats = Sent<proto::Heartbeat>(core_.Tick(kT0 + 10s));
+  ASSERT_EQ(beats.size(), 1u);
+  EXPECT_THAT(beats[0].running_runs, ElementsAre("run-1"));
+  EXPECT_EQ(beats[0].free_slots, 0);
+  std::vector<proto::Hello> hello = Sent<proto::Hello>(core_.OnReconnected(kT0 + 12s));
+  ASSERT_EQ(hello.size(), 1u);
+  EXPECT_THAT(hello[0].running_runs, ElementsAre("run-1"));
+  // Refused once prepared no longer: no longer listed.
+  core_.OnRunNotPrepared(MakeAssign("run-1"), proto::kRefusedJob, "server did not start",
+                         kT0 + 13s);
+  core_.OnMessage(proto::Welcome{proto::kProtocolVersion, "coord-1", 10s}, kT0 + 13s);
+  std::vector<proto::Heartbeat> after = Sent<proto::Heartbeat>(core_.Tick(kT0 + 23s));
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_THAT(after[0].running_runs, IsEmpty());
+}
+
 // Each message is timed from the first tick that finds it unacknowledged; acks of
 // other messages do not reset it.
 TEST_F(AgentCoreTest, SaysHelloAgainWhenOneMessageWaitedResendAfterWhileOthersAreAcked) {

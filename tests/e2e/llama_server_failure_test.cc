@@ -319,17 +319,17 @@ TEST_F(LlamaServerFailureTest,
        AServerListeningOnAnotherPortLeavesTheJobUnrunnableNamingTheServerLog) {
   LocalCluster cluster("llama-server-wrong-port");
   // The agent checks {port}; the later --port wins, so the server listens elsewhere.
-  // start_timeout_ms stays below the test coordinator's 3 s lease: the agent does not
-  // renew the lease of a run waiting for its server, so a longer wait ends the lease
-  // first and the late refusal is dropped (the job is then offered again and again).
+  // start_timeout_ms is longer than the test coordinator's 3 s lease: heartbeats list a
+  // run waiting for its server, so its lease lives until the refusal arrives (it did not,
+  // and the job was offered again and again, before runs being prepared were listed).
   const std::string elsewhere = std::to_string(LocalCluster::FreePort());
   ASSERT_NO_FATAL_FAILURE(Start(cluster, "server-wrong-port",
                                 ServerEntry(Launch({"-m", "{model}", "--host", "{host}", "--port",
                                                     "{port}", "--port", elsewhere}),
-                                            2000),
+                                            5000),
                                 16));
   ExpectTheJobUnrunnableNamingTheLog(
-      cluster, "did not answer GET /health with 200 within start_timeout_ms = 2000");
+      cluster, "did not answer GET /health with 200 within start_timeout_ms = 5000");
 }
 
 }  // namespace
