@@ -1,8 +1,10 @@
 """A small JSON-over-HTTP client for the server drivers (standard library
 only: http.client).
 
-Requests go over one persistent HTTP/1.1 connection (keep-alive), opened at
-the first request and again whenever the server closed it: a teacher-forced
+Requests go over one persistent HTTP/1.1 connection (keep-alive) per thread
+(a client is shared by the measured requests and the background load's
+threads; an http.client connection is not), opened at the first request and
+again whenever the server closed it: a teacher-forced
 job is one request per position, and a new TCP connection per request cost
 the driver about a fifth of its throughput against llama-server
 (docs/benchmarks.md, "llama-server driver throughput"). A request that fails
@@ -20,6 +22,7 @@ not the JSON asked for (truncated or malformed).
 import http.client
 import json
 import socket
+import threading
 import time
 import urllib.parse
 
@@ -69,7 +72,8 @@ class Client:
         self.refused_wait_s = refused_wait_s
         self.reached = False
         self.connections_opened = 0
-        self._connection = None
+        self._opened_lock = threading.Lock()
+        self._local = threading.local()  # .connection: this thread's, or None
         parts = urllib.parse.urlsplit(self.base_url)
         self._https = parts.scheme == "https"
         self._host = parts.hostname or ""
@@ -116,7 +120,7 @@ class Client:
         if self.api_key:
             headers["Authorization"] = "Bearer " + self.api_key
         path = self._prefix + url[len(self.base_url):]
-        reused = self._connection is not None
+        reused = self._connection() is not None
         try:
             answer = self._send(method, path, data, headers)
         except STALE:
@@ -135,21 +139,29 @@ class Client:
 
     def _send(self, method, path, data, headers):
         """The answer (status and headers read) on the open or a new connection."""
-        if self._connection is None:
+        connection = self._connection()
+        if connection is None:
             kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-            self._connection = kind(self._host, self._port, timeout=self.timeout_s)
-            self.connections_opened += 1
+            connection = kind(self._host, self._port, timeout=self.timeout_s)
+            self._local.connection = connection
+            with self._opened_lock:
+                self.connections_opened += 1
         try:
-            self._connection.request(method, path, body=data, headers=headers)
-            return self._connection.getresponse()
+            connection.request(method, path, body=data, headers=headers)
+            return connection.getresponse()
         except BaseException:
             self.close()
             raise
 
+    def _connection(self):
+        return getattr(self._local, "connection", None)
+
     def close(self):
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
+        """Closes the calling thread's connection."""
+        connection = self._connection()
+        if connection is not None:
+            connection.close()
+            self._local.connection = None
 
     def _read(self, answer, method, url):
         try:

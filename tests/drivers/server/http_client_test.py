@@ -66,6 +66,31 @@ class HttpClientTest(unittest.TestCase):
         self.assertEqual(len(set(server.ports)), 1, server.ports)
         self.assertEqual(client.connections_opened, 1)
 
+    def test_threads_sharing_a_client_each_get_their_own_connection(self):
+        # The background load's threads and the measured requests share one client.
+        errors = []
+        with KeepAliveServer() as server:
+            client = http_mod.Client(server.url)
+
+            def hammer(n):
+                try:
+                    for i in range(20):
+                        client.post("/completion", {"prompt": [n, i]})
+                except Exception as error:  # noqa: BLE001 (reported below)
+                    errors.append(repr(error))
+                finally:
+                    client.close()
+
+            threads = [threading.Thread(target=hammer, args=(n,)) for n in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=60)
+        self.assertEqual(errors, [])
+        self.assertEqual(len(server.ports), 80)
+        self.assertEqual(client.connections_opened, 4)
+        self.assertEqual(len(set(server.ports)), 4, server.ports)
+
     def test_a_connection_the_server_closed_while_idle_is_replaced(self):
         with KeepAliveServer(close_after_each=True) as server:
             client = http_mod.Client(server.url)
