@@ -19,7 +19,11 @@
 #include "coordinator/config.h"
 #include "coordinator/coordinator_daemon.h"
 #include "protocol/zmq_transport.h"
+#include "report/render.h"
+#include "report/report.h"
+#include "report/summary_token_decoder.h"
 #include "store/rocksdb_store.h"
+#include "telemetry/http_listener.h"
 
 namespace orch::cli {
 namespace {
@@ -37,6 +41,34 @@ std::string RandomSalt() {
 int Fail(const std::string& what) {
   std::cerr << "orch coordinator: " << what << "\n";
   return kExitError;
+}
+
+// The HTML report of one experiment, as `orch report --html` writes it, from the
+// coordinator's own store (read on its event loop: a large experiment holds it up).
+Result<std::string> ReportHtml(store::Store& store, const std::string& experiment) {
+  ORCH_ASSIGN_OR_RETURN(report::ExperimentInput input, report::LoadExperiment(store, experiment));
+  std::unique_ptr<report::RunSource> source = report::MakeStoreRunSource(store);
+  std::unique_ptr<report::TokenDecoder> decoder = report::MakeSummaryTokenDecoder(input.runs);
+  ORCH_ASSIGN_OR_RETURN(report::Report built,
+                        report::BuildReport(input, *source, report::ReportOptions{decoder.get()}));
+  return report::RenderHtml(built);
+}
+
+// The metrics listener the config asks for (docs/metrics-endpoint.md), if any.
+Result<std::optional<coordinator::MetricsOptions>> MetricsFromConfig(
+    const coordinator::CoordinatorConfig& config, store::Store& store) {
+  if (config.metrics_listen.empty()) return std::optional<coordinator::MetricsOptions>();
+  coordinator::MetricsOptions metrics;
+  ORCH_ASSIGN_OR_RETURN(metrics.listen, telemetry::ParseListenAddress(config.metrics_listen));
+  if (!config.metrics_viewer_token_file.empty()) {
+    ORCH_ASSIGN_OR_RETURN(metrics.viewer_token,
+                          telemetry::ReadViewerToken(config.metrics_viewer_token_file));
+  }
+  metrics.store_dir = store::RocksDbPathInDataDir(config.data_dir);
+  metrics.report_html = [&store](const std::string& experiment) {
+    return ReportHtml(store, experiment);
+  };
+  return std::optional<coordinator::MetricsOptions>(std::move(metrics));
 }
 
 int RunCoordinator(const std::string& config_path) {
@@ -95,8 +127,17 @@ int RunCoordinator(const std::string& config_path) {
     security->bundles.max_bundle_bytes = config->max_bundle_bytes;
     daemon.SetBundleKeys(security->bundles);
   }
+  Result<std::optional<coordinator::MetricsOptions>> metrics = MetricsFromConfig(*config, **store);
+  if (!metrics.ok()) return Fail(metrics.status().message());
+  if (*metrics) daemon.ServeMetrics(std::move(**metrics));
   Status started = daemon.Start();
   if (!started.ok()) return Fail(started.message());
+  if (std::string url = daemon.metrics_url(); !url.empty()) {
+    Status noted =
+        WriteFileAtomically((fs::path(config->data_dir) / "metrics.endpoint").string(), url + "\n");
+    if (!noted.ok()) return Fail(noted.message());
+    log->info(fmt::runtime("metrics and status page on {}"), url);
+  }
   std::string endpoint = (*transport)->endpoint();
   Status written = WriteFileAtomically(
       (fs::path(config->data_dir) / "coordinator.endpoint").string(), endpoint + "\n");

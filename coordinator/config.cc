@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "protocol/endpoint.h"
+#include "telemetry/http_listener.h"
 
 namespace orch::coordinator {
 namespace {
@@ -64,7 +65,9 @@ Status CheckKeys(const toml::table& t, const std::string& file) {
                                                "key",
                                                "allowed_keys",
                                                "insecure",
-                                               "max_bundle_bytes"};
+                                               "max_bundle_bytes",
+                                               "metrics_listen",
+                                               "metrics_viewer_token_file"};
   for (const auto& [key, node] : t) {
     if (!kKnown.contains(std::string(key.str()))) {
       return InvalidArgument(Where(file, node.source()) + ": coordinator." +
@@ -151,6 +154,15 @@ Result<CoordinatorConfig> ReadTable(const toml::table& root, const std::string& 
       return BadValue(file, *insecure, "insecure", "expected true or false");
     config.insecure = **insecure->as_boolean();
   }
+  ORCH_RETURN_IF_ERROR(ReadString(*t, file, "metrics_listen", config.metrics_listen));
+  ORCH_RETURN_IF_ERROR(
+      ReadString(*t, file, "metrics_viewer_token_file", config.metrics_viewer_token_file));
+  if (const toml::node* metrics = t->get("metrics_listen")) {
+    Status allowed = telemetry::CheckViewerListen(
+        "coordinator.metrics_listen", config.metrics_listen,
+        "coordinator.metrics_viewer_token_file", !config.metrics_viewer_token_file.empty());
+    if (!allowed.ok()) return allowed.WithContext(Where(file, metrics->source()));
+  }
   return CheckSecurity(config, *t, file);
 }
 
@@ -167,7 +179,7 @@ Result<CoordinatorConfig> ParseCoordinatorConfig(std::string_view text, const st
   std::filesystem::path dir = std::filesystem::path(file).parent_path();
   std::filesystem::path data(config.data_dir);
   if (data.is_relative() && !dir.empty()) config.data_dir = (dir / data).string();
-  for (std::string* path : {&config.key, &config.allowed_keys}) {
+  for (std::string* path : {&config.key, &config.allowed_keys, &config.metrics_viewer_token_file}) {
     if (!path->empty() && std::filesystem::path(*path).is_relative() && !dir.empty())
       *path = (dir / *path).string();
   }

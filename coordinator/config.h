@@ -12,6 +12,8 @@
 //   allowed_keys = "keys/allowed"         # the public keys it admits, with roles
 //   insecure = false                      # plain sockets on a non-loopback address
 //   max_bundle_bytes = 1073741824         # a result bundle's blobs, inflated, at most
+//   metrics_listen = "127.0.0.1:9464"     # Prometheus metrics and the status page; off
+//   metrics_viewer_token_file = "keys/viewer.token"  # required for a non-loopback listen
 //
 // Without `key` the sockets are plain, which is allowed only when `listen` is a
 // loopback (or ipc/inproc) address, or with `insecure = true`. With `key`,
@@ -41,6 +43,10 @@ struct CoordinatorConfig {
   bool insecure = false;
   // What one result bundle may inflate to (bundle/bundle_file.h).
   std::uint64_t max_bundle_bytes = bundle::kDefaultMaxBundleBytes;
+  // The HTTP listener for /metrics and the status page (docs/metrics-endpoint.md);
+  // empty: none. Loopback only unless a viewer token file is set.
+  std::string metrics_listen;
+  std::string metrics_viewer_token_file;  // its first line is the bearer token
 };
 
 // Whether `endpoint` can only be reached from this machine (127.x, localhost,

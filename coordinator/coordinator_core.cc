@@ -266,7 +266,7 @@ void CoordinatorCore::OnChunk(const std::string& peer, const protocol::DigestChu
 }
 
 void CoordinatorCore::OnFinished(const std::string& peer, const protocol::RunFinished& finished,
-                                 Millis, Effects& out) {
+                                 Millis now, Effects& out) {
   RunEntry* run = runs_.Find(finished.run_id);
   if (run == nullptr) {
     Log("ignoring runFinished of unknown run " + finished.run_id);
@@ -305,6 +305,7 @@ void CoordinatorCore::OnFinished(const std::string& peer, const protocol::RunFin
   // The run is complete once this many chunks are stored (OnRunStored).
   outcome.chunks_expected = static_cast<std::int64_t>(finished.chunk_count);
   outcome.summary = finished.summary;
+  outcome.ended_at_ms = now.count();
   out.push_back(FinishRunEffect{finished.run_id, std::move(outcome), peer});
 }
 

@@ -7,17 +7,25 @@
 // re-armed after every event. Stop() cancels the timer and stops the driver;
 // io.run() then returns once nothing else is pending. All on the thread that
 // runs `io`.
+//
+// Metrics (ServeMetrics, docs/metrics-endpoint.md): an HTTP listener on the same
+// io_context serves /metrics, the status page `/` and /report/EXPERIMENT; its handler
+// runs on the loop's thread, so it reads the service's state between events, without
+// locks. The daemon times each frame's handling and each group commit for it.
 #pragma once
 
 #include <spdlog/logger.h>
 
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "base/status.h"
 #include "coordinator/access_policy.h"
 #include "coordinator/coordinator_service.h"
 #include "coordinator/options.h"
 #include "store/store.h"
+#include "telemetry/http_listener.h"
 
 namespace boost::asio {
 class io_context;
@@ -28,6 +36,15 @@ class ZmqTransport;
 }  // namespace orch::protocol
 
 namespace orch::coordinator {
+
+struct MetricsOptions {
+  telemetry::ListenAddress listen;
+  std::string viewer_token;  // empty: none (then `listen` is a loopback address)
+  std::string store_dir;     // orch_store_size_bytes sums its files; empty: not reported
+  // The HTML report of an experiment (/report/EXPERIMENT); a NotFound error answers 404.
+  // Unset: 404 for every report.
+  std::function<Result<std::string>(const std::string& experiment)> report_html;
+};
 
 class CoordinatorDaemon final {
  public:
@@ -42,8 +59,12 @@ class CoordinatorDaemon final {
   void SetAccessPolicy(AccessPolicy policy);
   // The keys bundles need (coordinator_service.h); before Start.
   void SetBundleKeys(BundleKeys keys);
+  // Serve metrics and the status page (above); before Start, which binds the listener.
+  void ServeMetrics(MetricsOptions options);
   // Rebuilds state from the store and starts serving.
   Status Start();
+  // "http://HOST:PORT" of the metrics listener once started; empty without one.
+  std::string metrics_url() const;
   void Stop();
 
  private:

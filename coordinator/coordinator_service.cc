@@ -41,7 +41,8 @@ CoordinatorService::CoordinatorService(const CoordinatorService& state, store::S
       needs_resync_(state.needs_resync_),
       group_commit_(state.group_commit_),
       outbox_(state.outbox_),
-      unsynced_(state.unsynced_) {}
+      unsynced_(state.unsynced_),
+      counters_(state.counters_) {}
 
 Status CoordinatorService::Start(Millis now) {
   Result<store::StoreState> state = store_.LoadState();
@@ -208,6 +209,7 @@ bool CoordinatorService::Permitted(const protocol::TransportEvent& event,
   if (refusal.empty()) return true;
   // Refusals count within a sliding window, whatever the key sent between: an agent's
   // key whose heartbeats are permitted is still quieted for refused requests.
+  ++counters_.refusals;
   std::deque<Millis>& refused = refused_by_[event.user];
   refused.push_back(now);
   while (now - refused.front() >= kRefusalWindow) refused.pop_front();
@@ -279,7 +281,12 @@ bool CoordinatorService::PerformOne(Effect& effect, Millis now) {
   }
   if (auto* apply = std::get_if<ApplyEffect>(&effect)) {
     Status status = store_.Apply(apply->change);
-    if (status.ok()) return true;
+    if (status.ok()) {
+      for (const store::EventRecord& event : apply->change.events) ++counters_.events[event.kind];
+      const std::optional<store::RunRecord>& run = apply->change.run;
+      if (run && run->state == store::RunState::kLost) ++counters_.runs_lost;
+      return true;
+    }
     ++failed_writes_;
     log_.error(fmt::runtime("store write failed: {}"), status.ToString());
     Resync(now);
@@ -330,6 +337,10 @@ bool CoordinatorService::Append(AppendChunkEffect& effect, Millis now) {
     return false;
   }
   if (!effect.peer.empty()) SendMessage(effect.peer, protocol::Ack{effect.run_id, effect.seq});
+  if (*stored == store::WriteOutcome::kStored) {
+    counters_.records_by_agent[run.agent_id] += effect.records.size();
+    ++counters_.chunks_by_agent[run.agent_id];
+  }
   AfterRunWrite(run, now);
   return true;
 }
@@ -346,6 +357,11 @@ bool CoordinatorService::Finish(FinishRunEffect& effect, Millis now) {
   }
   if (!effect.peer.empty()) {
     SendMessage(effect.peer, protocol::Ack{effect.run_id, protocol::kRunFinishedSeq});
+  }
+  if (*stored == store::WriteOutcome::kStored && run.assigned_at_ms > 0 &&
+      run.ended_at_ms >= run.assigned_at_ms) {
+    counters_.run_seconds.Observe(static_cast<double>(run.ended_at_ms - run.assigned_at_ms) /
+                                  1000.0);
   }
   AfterRunWrite(run, now);
   return true;
@@ -364,6 +380,7 @@ void CoordinatorService::SendMessage(const std::string& peer, const protocol::Me
   // then (a lost Assign is recovered by its lease).
   auto holder = holder_.find(peer);
   bool refusal = std::holds_alternative<protocol::Reject>(message);  // for that connection
+  if (refusal) ++counters_.rejects;
   bool agents_id = false;  // some agent key may speak as `peer`
   for (const auto& [name, role] : policy_.roles) {
     if (protocol::SpeaksAs(role, name, peer)) agents_id = true;

@@ -50,6 +50,7 @@
 #include "bundle/bundle_file.h"
 #include "coordinator/access_policy.h"
 #include "coordinator/coordinator_core.h"
+#include "coordinator/service_counters.h"
 #include "protocol/identity_key.h"
 #include "protocol/transport.h"
 #include "store/store.h"
@@ -124,6 +125,8 @@ class CoordinatorService final {
   // Requests refused because handling them ran out of memory.
   std::uint64_t out_of_memory() const { return out_of_memory_; }
   bool ignoring(const std::string& peer) const { return ignored_.contains(peer); }
+  // What it counted since it started (service_counters.h).
+  const ServiceCounters& counters() const { return counters_; }
 
  private:
   void OnFrame(const protocol::TransportEvent& event, Millis now);
@@ -221,6 +224,7 @@ class CoordinatorService final {
   };
   std::vector<Outgoing> outbox_;
   bool unsynced_ = false;  // written since the last Commit()
+  ServiceCounters counters_;
 };
 
 }  // namespace orch::coordinator

@@ -404,15 +404,15 @@ Effects CoordinatorCore::Restore(const store::StoreState& state, Millis now) {
     AddPlanJobs(catalog_.Add(std::move(parsed).value()), &state.jobs);
   }
   for (const store::RunRecord& record : state.runs) {
-    // assigned_at is `now`: the assignment time is not stored, so ETA durations of
-    // runs in flight across a restart count from the restart.
+    // assigned_at is `now` for records stored before assignment times were: ETA
+    // durations of such runs in flight across a restart count from the restart.
     RunEntry run{record.id,
                  record.job_id,
                  record.agent_id,
                  record.host_fingerprint_id,
                  std::max(Millis(record.lease_expiry_ms), now + options_.agent_timeout),
                  record.state,
-                 now};
+                 record.assigned_at_ms > 0 ? Millis(record.assigned_at_ms) : now};
     if (record.finished && run.InFlight()) run.state = RunState::kFailed;
     if (AwaitsChunks(record, state.jobs)) {
       // Its RunFinished is stored, a chunk is not: it keeps a lease while its

@@ -12,6 +12,7 @@ store::RunRecord RunEntry::ToRecord() const {
   record.host_fingerprint_id = host_fingerprint_id;
   record.lease_expiry_ms = lease_expiry.count();
   record.state = state;
+  record.assigned_at_ms = assigned_at.count();
   return record;
 }
 

@@ -6,9 +6,10 @@ namespace orch::store {
 namespace {
 
 // Version 2 added RunRecord::summary, version 3 PlanRecord::owner, version 4 the
-// RunRecord provenance of imported runs (contributor, bundle_sha256, imported_at_ms);
-// every other record is laid out as in version 1.
-constexpr uint8_t kVersion = 4;
+// RunRecord provenance of imported runs (contributor, bundle_sha256, imported_at_ms),
+// version 5 the RunRecord times (assigned_at_ms, ended_at_ms); every other record is
+// laid out as in version 1.
+constexpr uint8_t kVersion = 5;
 constexpr uint8_t kOldestVersion = 1;
 
 class Writer {
@@ -158,6 +159,8 @@ std::string EncodeRun(const RunRecord& run) {
       .Str(run.contributor)
       .Str(run.bundle_sha256)
       .I64(run.imported_at_ms)
+      .I64(run.assigned_at_ms)
+      .I64(run.ended_at_ms)
       .Take();
 }
 
@@ -236,6 +239,10 @@ Result<RunRecord> DecodeRun(std::string_view key, std::string_view bytes) {
     run.contributor = r.Str();
     run.bundle_sha256 = r.Str();
     run.imported_at_ms = r.I64();
+  }
+  if (r.version() >= 5) {
+    run.assigned_at_ms = r.I64();
+    run.ended_at_ms = r.I64();
   }
   ORCH_RETURN_IF_ERROR(r.Finish(key));
   return run;

@@ -1,8 +1,8 @@
 // Value encoding of the store's records: compact, versioned binary.
 //
-// Every encoded record starts with a format version byte (currently 4; version 1 lacks
-// RunRecord::summary, version 2 PlanRecord::owner, version 3 the RunRecord provenance;
-// all are still read), then its fields
+// Every encoded record starts with a format version byte (currently 5; version 1 lacks
+// RunRecord::summary, version 2 PlanRecord::owner, version 3 the RunRecord provenance,
+// version 4 the RunRecord times; all are still read), then its fields
 // in declaration order: strings as a varint length and the bytes, integers as varints
 // (signed ones zigzag-encoded), enums and flags as one byte. A new version only appends
 // fields. A decoder checks enum ranges and that every byte is consumed; anything else is

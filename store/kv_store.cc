@@ -203,6 +203,7 @@ Status KvStore::WriteChange(const StateChange& change) {
     run.chunks_received = stored ? stored->chunks_received : 0;
     run.finished = run.finished || (stored && stored->finished);
     run.summary = stored ? stored->summary : std::string();
+    if (run.ended_at_ms == 0 && stored) run.ended_at_ms = stored->ended_at_ms;
     batch.Add(Table::kRuns, run.id, EncodeRun(run));
   }
   uint64_t added = AddEvents(batch, change.events);
@@ -319,6 +320,7 @@ Result<WriteOutcome> KvStore::FinishRun(std::string_view run_id, const RunOutcom
   updated.error = outcome.error;
   updated.chunks_expected = outcome.chunks_expected;
   updated.summary = outcome.summary;
+  updated.ended_at_ms = outcome.ended_at_ms;
   updated.finished = true;
   batch.Add(Table::kRuns, std::string(run_id), EncodeRun(updated));
   Status write = engine_->Write(batch, options_.sync_state);

@@ -82,6 +82,11 @@ struct RunRecord {
   std::string contributor = {};    // the name of the key that signed the bundle
   std::string bundle_sha256 = {};  // SHA-256 (hex) of the bundle file it came in
   int64_t imported_at_ms = 0;      // when it was imported, ms since the Unix epoch
+  // When it was assigned and when its RunFinished was stored, on the coordinator's clock
+  // (ms since the Unix epoch); 0 when unknown (records written before the times were
+  // stored; a run lost or cancelled without a RunFinished has no end time).
+  int64_t assigned_at_ms = 0;
+  int64_t ended_at_ms = 0;
 
   // Complete: RunFinished and every chunk it announced are stored.
   bool Complete() const {
@@ -114,6 +119,7 @@ struct RunOutcome {
   std::string error;
   int64_t chunks_expected = 0;  // how many chunks the agent sent: seqs 0..chunks_expected-1
   std::string summary;          // RunFinished's summary, stored as RunRecord::summary
+  int64_t ended_at_ms = 0;      // when it was received: RunRecord::ended_at_ms
 };
 
 // A contributor's result bundle that was imported (docs/bundles.md), kept under the
