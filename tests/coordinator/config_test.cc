@@ -57,6 +57,30 @@ TEST(CoordinatorConfigTest, PlainSocketsOnAReachableAddressNeedKeysOrInsecure) {
               HasSubstr("insecure = 1: expected true or false"));
 }
 
+TEST(CoordinatorConfigTest, AMetricsListenerReachableFromOtherMachinesNeedsAViewerToken) {
+  Result<CoordinatorConfig> loopback =
+      ParseCoordinatorConfig("[coordinator]\nmetrics_listen = \"127.0.0.1:9464\"\n", "c.toml");
+  ASSERT_TRUE(loopback.ok()) << loopback.status().ToString();
+  EXPECT_EQ(loopback->metrics_listen, "127.0.0.1:9464");
+  Result<CoordinatorConfig> open =
+      ParseCoordinatorConfig("[coordinator]\nmetrics_listen = \"0.0.0.0:9464\"\n", "c.toml");
+  EXPECT_EQ(open.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(open.status().message(),
+              HasSubstr("c.toml:2:18: coordinator.metrics_listen = 0.0.0.0:9464: "));
+  EXPECT_THAT(open.status().message(), HasSubstr("set coordinator.metrics_viewer_token_file"));
+  Result<CoordinatorConfig> tokened = ParseCoordinatorConfig(
+      "[coordinator]\nmetrics_listen = \"0.0.0.0:9464\"\n"
+      "metrics_viewer_token_file = \"keys/viewer.token\"\n",
+      "/etc/orch/c.toml");
+  ASSERT_TRUE(tokened.ok()) << tokened.status().ToString();
+  EXPECT_EQ(tokened->metrics_viewer_token_file, "/etc/orch/keys/viewer.token");
+  EXPECT_THAT(ParseCoordinatorConfig("[coordinator]\nmetrics_listen = \"9464\"\n", "c.toml")
+                  .status()
+                  .message(),
+              HasSubstr("coordinator.metrics_listen = 9464: listen address \"9464\": expected "
+                        "HOST:PORT"));
+}
+
 TEST(CoordinatorConfigTest, TheExampleConfigIsValidAndAuthenticated) {
   std::string path = std::string(ORCH_SOURCE_DIR) + "/examples/coordinator.toml";
   std::ifstream in(path);

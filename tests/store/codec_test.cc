@@ -21,7 +21,19 @@ RunRecord FullRun() {
           .summary = R"({"done":{"token_text":{"7":"math"}}})",
           .contributor = "carol",
           .bundle_sha256 = std::string(64, 'a'),
-          .imported_at_ms = 1'796'000'000'000};
+          .imported_at_ms = 1'796'000'000'000,
+          .assigned_at_ms = 1'796'000'000'100,
+          .ended_at_ms = 1'796'000'060'100};
+}
+
+// The encoding of `run` as format version 4 wrote it: without the times.
+std::string EncodeRunVersion4(RunRecord run) {
+  run.assigned_at_ms = 0;
+  run.ended_at_ms = 0;
+  std::string bytes = EncodeRun(run);
+  bytes.resize(bytes.size() - 2);  // two zeros: one byte each
+  bytes[0] = 4;
+  return bytes;
 }
 
 // The encoding of `run` as format version 3 wrote it: without the provenance fields.
@@ -29,7 +41,7 @@ std::string EncodeRunVersion3(RunRecord run) {
   run.contributor.clear();
   run.bundle_sha256.clear();
   run.imported_at_ms = 0;
-  std::string bytes = EncodeRun(run);
+  std::string bytes = EncodeRunVersion4(run);
   bytes.resize(bytes.size() - 3);  // two empty strings and a zero: one byte each
   bytes[0] = 3;
   return bytes;
@@ -54,11 +66,11 @@ TEST(CodecTest, RecordsRoundTrip) {
 
 TEST(CodecTest, ARecordOfANewerVersionSaysSoWithBothVersions) {
   std::string bytes = EncodePlan({.id = "p", .name = "n", .json = "{}", .owner = "o"});
-  bytes[0] = 5;
+  bytes[0] = 6;
   Result<PlanRecord> plan = DecodePlan("plans/p", bytes);
   EXPECT_EQ(plan.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(plan.status().message(),
-            "decode plans/p: written by a newer orch (format version 5, this orch reads up to 4)");
+            "decode plans/p: written by a newer orch (format version 6, this orch reads up to 5)");
   bytes[0] = 0;
   EXPECT_EQ(DecodePlan("plans/p", bytes).status().code(), StatusCode::kDataLoss);
 }
@@ -98,6 +110,8 @@ TEST(CodecTest, RunRecordsOfFormatVersion1DecodeWithoutASummary) {
   // Version 1 wrote every run field but the summary, which came with version 2.
   RunRecord run = FullRun();
   std::string v2 = EncodeRunVersion3(run);
+  run.assigned_at_ms = 0;
+  run.ended_at_ms = 0;
   run.contributor.clear();
   run.bundle_sha256.clear();
   run.imported_at_ms = 0;
@@ -112,9 +126,22 @@ TEST(CodecTest, RunRecordsOfFormatVersion1DecodeWithoutASummary) {
             StatusCode::kDataLoss);  // a version-1 record has nothing after `finished`
 }
 
+TEST(CodecTest, RunRecordsOfFormatVersion4DecodeWithoutTimes) {
+  RunRecord run = FullRun();
+  std::string v4 = EncodeRunVersion4(run);
+  run.assigned_at_ms = 0;
+  run.ended_at_ms = 0;
+  Result<RunRecord> decoded = DecodeRun("runs/r1", v4);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(*decoded, run);
+  EXPECT_EQ(DecodeRun("runs/r1", v4 + std::string(1, '\0')).status().code(), StatusCode::kDataLoss);
+}
+
 TEST(CodecTest, RunRecordsOfFormatVersion3DecodeWithoutProvenance) {
   RunRecord run = FullRun();
   std::string v3 = EncodeRunVersion3(run);
+  run.assigned_at_ms = 0;
+  run.ended_at_ms = 0;
   run.contributor.clear();
   run.bundle_sha256.clear();
   run.imported_at_ms = 0;
