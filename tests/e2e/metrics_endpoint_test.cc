@@ -13,6 +13,8 @@
 #include <fstream>
 #include <regex>
 
+#include "cli/child_process.h"
+
 #include "tests/e2e/local_cluster.h"
 
 namespace orch::testing {
@@ -159,6 +161,50 @@ TEST(MetricsEndpointTest, ChromiumShowsTheExperimentRow) {
   std::regex row(R"(<tr data-experiment="e2e-page"><td>e2e-page</td><td class="n">4</td>)");
   EXPECT_TRUE(std::regex_search(dom.out, row)) << dom.out;
   EXPECT_NE(dom.out.find("href=\"/report/e2e-page\""), std::string::npos) << dom.out;
+}
+
+// A real Prometheus (Debian's `prometheus`, scripts/debian-test-packages.txt) scrapes the
+// endpoint every second; its query API then returns the coordinator's job count.
+TEST(MetricsEndpointTest, PrometheusScrapesTheEndpoint) {
+  const char* prometheus = "/usr/bin/prometheus";
+  ASSERT_TRUE(std::filesystem::exists(prometheus))
+      << "Prometheus is not installed (scripts/setup --with-test-tools)";
+  LocalCluster cluster("metrics-prometheus");
+  ASSERT_NO_FATAL_FAILURE(
+      cluster.StartCoordinator("tcp://127.0.0.1:*", "metrics_listen = \"127.0.0.1:0\"\n"));
+  ASSERT_NO_FATAL_FAILURE(cluster.StartAgent("a1"));
+  ASSERT_NO_FATAL_FAILURE(RunJobs(cluster, "e2e-prom"));
+  int port = MetricsPort(cluster);
+  int web = LocalCluster::FreePort();
+  std::filesystem::path config = cluster.dir() / "prometheus.yml";
+  std::ofstream(config) << "global:\n  scrape_interval: 1s\n"
+                        << "scrape_configs:\n  - job_name: orch\n    static_configs:\n"
+                        << "      - targets: ['127.0.0.1:" << port << "']\n";
+  Result<cli::ChildProcess> server =
+      cli::ChildProcess::Start({prometheus, "--config.file=" + config.string(),
+                                "--storage.tsdb.path=" + (cluster.dir() / "tsdb").string(),
+                                "--web.listen-address=127.0.0.1:" + std::to_string(web)},
+                               (cluster.dir() / "prometheus.log").string());
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  std::string query = "/api/v1/query?query=orch_jobs%7Bstate%3D%22succeeded%22%7D";
+  std::string answer;
+  bool scraped = LocalCluster::WaitUntil(
+      [&] {
+        try {
+          answer = Get(web, query).body;
+        } catch (const boost::system::system_error&) {
+          return false;  // not listening yet
+        }
+        return answer.find("\"e2e-prom\"") != std::string::npos;
+      },
+      60s);
+  server->Stop(5s);
+  ASSERT_TRUE(scraped) << answer;
+  nlohmann::json parsed = nlohmann::json::parse(answer);
+  ASSERT_EQ(parsed["status"], "success") << answer;
+  const nlohmann::json& result = parsed["data"]["result"][0];
+  EXPECT_EQ(result["metric"]["experiment"], "e2e-prom") << answer;
+  EXPECT_EQ(result["value"][1], std::to_string(kJobs)) << answer;
 }
 
 }  // namespace
