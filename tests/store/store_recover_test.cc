@@ -32,7 +32,7 @@ std::string ReadWholeFile(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
-void WriteAll(const fs::path& file, const std::string& bytes) {
+void WriteWholeFile(const fs::path& file, const std::string& bytes) {
   std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
 }
 
@@ -80,7 +80,7 @@ class StoreRecoverTest : public ::testing::Test {
     size_t at = bytes.find(marker);
     EXPECT_NE(at, std::string::npos) << marker;
     for (size_t i = at; i < at + 100 && i < bytes.size(); ++i) bytes[i] = 'X';
-    WriteAll(wal, bytes);
+    WriteWholeFile(wal, bytes);
     return bytes;
   }
   static const LostRecords* Find(const RecoveryReport& report, const std::string& experiment,
@@ -144,7 +144,7 @@ TEST_F(StoreRecoverTest, OverwrittenWalBytesDropWhatFollowsAndEveryDroppedRecord
 TEST_F(StoreRecoverTest, AWalCutOffInItsLastRecordLosesOnlyThatRecord) {
   fs::path wal = Wal();
   std::string bytes = ReadWholeFile(wal);
-  WriteAll(wal, bytes.substr(0, bytes.size() - 300));  // inside the last chunk's batch
+  WriteWholeFile(wal, bytes.substr(0, bytes.size() - 300));  // inside the last chunk's batch
   ASSERT_FALSE(OpenRocksDbStore(path(), RocksDbOptions{}).ok());
 
   Result<RecoveryReport> report = RecoverRocksDbStore(path(), saved());
@@ -301,7 +301,7 @@ TEST_F(OlderWalTest, ACutOffOlderWalKeepsEverySoundRecordAndNamesTheWalAndItsLos
   std::string bytes = ReadWholeFile(older_);
   size_t cut = bytes.find("beta-job-20");
   ASSERT_NE(cut, std::string::npos);
-  WriteAll(older_, bytes.substr(0, cut));
+  WriteWholeFile(older_, bytes.substr(0, cut));
   std::string damaged = ReadWholeFile(older_);
   ASSERT_FALSE(OpenRocksDbStore(path(), RocksDbOptions{}).ok()) << "the open refuses it";
 
