@@ -96,6 +96,17 @@ Result<std::string> ReadRegularFile(const std::string& real, const std::string& 
 
 }  // namespace
 
+std::string EnvOrEmpty(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ignored;
+  fs::path absolute = fs::absolute(path, ignored);
+  return absolute.empty() ? path : absolute.lexically_normal().string();
+}
+
 Result<std::string> ReadFile(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {

@@ -12,6 +12,13 @@ namespace orch::cli {
 
 Result<std::string> ReadFile(const std::string& path);
 
+// The environment variable's value, "" when unset.
+std::string EnvOrEmpty(const char* name);
+
+// `path` made absolute and lexically normal (paths go into fingerprints and the hash
+// cache); `path` itself when that fails.
+std::string AbsolutePath(const std::string& path);
+
 // ReadFile for a file from elsewhere (a bundle): only a regular file of at most
 // `max_bytes` is read; a FIFO, a device or a directory is refused before it is opened,
 // naming the path and what it is.

@@ -38,18 +38,6 @@ struct DiffOptions {
   std::string data_dir;  // where ids that are not files are looked up
 };
 
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
-
-// Paths go into the fingerprint and the hash cache, so they are made absolute.
-std::string Absolute(const std::string& path) {
-  std::error_code ignored;
-  std::filesystem::path absolute = std::filesystem::absolute(path, ignored);
-  return absolute.empty() ? path : absolute.lexically_normal().string();
-}
-
 // "NAME=VALUE" -> {NAME, VALUE}; a plain VALUE (or one whose prefix holds '/') -> {"", VALUE}.
 std::pair<std::string, std::string> SplitNamed(const std::string& text) {
   auto equals = text.find('=');
@@ -85,17 +73,17 @@ Result<std::vector<fp::EngineSpec>> BuildEngineSpecs(const FingerprintOptions& o
     for (const fp::EngineSpec& engine : engines) {
       if (engine.name == name) return InvalidArgument("--driver " + name + " given twice");
     }
-    engines.push_back({.name = name, .executable = Absolute(executable)});
+    engines.push_back({.name = name, .executable = AbsolutePath(executable)});
   }
   for (const std::string& checkout : options.checkouts) {
     auto [name, dir] = SplitNamed(checkout);
     ORCH_ASSIGN_OR_RETURN(fp::EngineSpec * engine, EngineFor(engines, name, "--checkout"));
-    engine->checkouts.push_back(Absolute(dir));
+    engine->checkouts.push_back(AbsolutePath(dir));
   }
   for (const std::string& backend : options.backend_dirs) {
     auto [name, dir] = SplitNamed(backend);
     ORCH_ASSIGN_OR_RETURN(fp::EngineSpec * engine, EngineFor(engines, name, "--backend-dir"));
-    engine->backend_dir = Absolute(dir);
+    engine->backend_dir = AbsolutePath(dir);
   }
   return engines;
 }
@@ -106,7 +94,8 @@ int RunFingerprint(const FingerprintOptions& options) {
     std::cerr << "orch fingerprint: " << engines.status().message() << "\n";
     return kExitInvalidInput;
   }
-  std::string path = Env("PATH").empty() ? "/usr/local/bin:/usr/bin:/bin" : Env("PATH");
+  std::string path =
+      EnvOrEmpty("PATH").empty() ? "/usr/local/bin:/usr/bin:/bin" : EnvOrEmpty("PATH");
   auto runner = fp::MakePosixCommandRunner(
       {.search_path = path, .environment = {"PATH=" + path, "LC_ALL=C"}});
   auto resolver = fp::MakeLibgit2CommitResolver();
@@ -120,7 +109,7 @@ int RunFingerprint(const FingerprintOptions& options) {
   fp::GpuProbe gpus(root, *runner);
   fp::EngineProbe engine_probe(hasher, *resolver);
   std::vector<std::string> models;
-  for (const std::string& model : options.models) models.push_back(Absolute(model));
+  for (const std::string& model : options.models) models.push_back(AbsolutePath(model));
   fp::Fingerprint fingerprint = fp::CollectFingerprint(host, gpus, engine_probe, hasher,
                                                        {.engines = *engines, .models = models});
   if (options.json) {

@@ -6,22 +6,14 @@
 
 #include "fingerprint/file_hash_cache.h"
 #include "fingerprint/memory_hash_cache.h"
+#include "cli/files.h"
 
 namespace orch::cli {
-namespace {
-
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
-
-}  // namespace
-
 std::string HashCachePath(const std::string& requested) {
   if (!requested.empty()) return requested;
-  std::string base = !Env("XDG_CACHE_HOME").empty() ? Env("XDG_CACHE_HOME")
-                     : !Env("HOME").empty()         ? Env("HOME") + "/.cache"
-                                                    : "";
+  std::string base = !EnvOrEmpty("XDG_CACHE_HOME").empty() ? EnvOrEmpty("XDG_CACHE_HOME")
+                     : !EnvOrEmpty("HOME").empty()         ? EnvOrEmpty("HOME") + "/.cache"
+                                                           : "";
   if (base.empty()) return "";
   std::string path = base + "/orch/file-sha256.tsv";
   std::error_code ignored;

@@ -17,6 +17,7 @@
 #include "model/free_space.h"
 #include "model/synth_model.h"
 #include "model/synth_recipe.h"
+#include "cli/files.h"
 
 namespace orch::cli {
 namespace {
@@ -50,12 +51,6 @@ struct QuantizeOptions {
   bool json = false;
 };
 
-std::string Absolute(const std::string& path) {
-  std::error_code ignored;
-  fs::path absolute = fs::absolute(path, ignored);
-  return absolute.empty() ? path : absolute.lexically_normal().string();
-}
-
 // Prints one model file: a key/value block, or one JSON object with --json.
 void PrintFile(const nlohmann::ordered_json& fields, bool json) {
   if (json) {
@@ -86,7 +81,7 @@ int RunSynth(const SynthOptions& options) {
       !size.ok()) {
     return Fail(command, size.message(), kExitInvalidInput);
   }
-  std::string path = Absolute(options.output);
+  std::string path = AbsolutePath(options.output);
   if (std::error_code ec; !fs::is_directory(fs::path(path).parent_path(), ec)) {
     return Fail(command,
                 "output " + options.output + ": folder " + fs::path(path).parent_path().string() +
@@ -111,7 +106,7 @@ int RunSynth(const SynthOptions& options) {
 
 int RunHash(const HashOptions& options) {
   const std::string command = "orch model hash";
-  std::string path = Absolute(options.file);
+  std::string path = AbsolutePath(options.file);
   std::unique_ptr<fp::HashCache> cache = OpenHashCache(options.cache, command);
   fp::FileHasher hasher(*cache);
   Result<fp::FileHash> hash = hasher.Hash(path);
@@ -149,7 +144,7 @@ Result<std::string> FindDriver(const QuantizeOptions& options) {
       return InvalidArgument("--driver " + options.driver +
                              ": no such file; give the path of a llama.cpp driver executable");
     }
-    return Absolute(options.driver);
+    return AbsolutePath(options.driver);
   }
   std::string engine = options.engine.empty() ? std::string(kDefaultRelease) : options.engine;
   std::optional<std::string> release = ReleaseName(engine);
@@ -182,7 +177,7 @@ Status CheckQuantizeArguments(const QuantizeOptions& options) {
                            ": no such file; give an existing GGUF file (`orch model synth` "
                            "writes one)");
   }
-  fs::path out_dir = fs::path(Absolute(options.output)).parent_path();
+  fs::path out_dir = fs::path(AbsolutePath(options.output)).parent_path();
   if (!fs::is_directory(out_dir, ec)) {
     return InvalidArgument("output " + options.output + ": folder " + out_dir.string() +
                            " does not exist; create it or choose another OUT");
@@ -205,8 +200,8 @@ int RunQuantize(const QuantizeOptions& options) {
   }
   Result<std::string> driver = FindDriver(options);
   if (!driver.ok()) return Fail(command, driver.status().message(), kExitInvalidInput);
-  std::string input = Absolute(options.input);
-  std::string output = Absolute(options.output);
+  std::string input = AbsolutePath(options.input);
+  std::string output = AbsolutePath(options.output);
   Result<int> exit = RunToExit({*driver, "quantize", input, output, options.type});
   if (!exit.ok()) return Fail(command, exit.status().message(), kExitError);
   std::string what = "quantize " + input + " to " + options.type + " with " + *driver;

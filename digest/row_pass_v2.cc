@@ -37,7 +37,7 @@
 namespace orch::digest::internal {
 namespace {
 
-constexpr std::size_t kBlockSize = 2048;
+constexpr std::size_t kBlockSizeV2 = 2048;
 constexpr std::size_t kSumLanes = 16;
 constexpr float kLn2 = 0.693147182f;
 
@@ -185,7 +185,7 @@ template <typename L>
 [[gnu::always_inline]] inline RowPass RunPassV2(std::span<const float> row,
                                                 std::span<TokenLogit> top) {
   SoftmaxLanes softmax(row.size());
-  return RunBlocks<L, kBlockSize>(row, top, softmax);
+  return RunBlocks<L, kBlockSizeV2>(row, top, softmax);
 }
 
 RowPass RunBaselinePassV2(std::span<const float> row, std::span<TokenLogit> top) {

@@ -12,7 +12,7 @@
 namespace orch::digest {
 namespace {
 
-constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+constexpr double kNanValue = std::numeric_limits<double>::quiet_NaN();
 
 // Value descending, ties by lower id; NaN values after every number, by id.
 bool Before(const TokenLogit& a, const TokenLogit& b) {
@@ -124,8 +124,8 @@ Status DigestTopLogprobsInto(const TopLogprobsRequest& r, std::span<TokenLogit> 
   s.flags = FlagsOf(pairs, r.extra_flags);
   s.argmax = std::isnan(pairs[0].logit) ? -1 : pairs[0].id;
   s.top_count = static_cast<std::uint32_t>(k);
-  s.logsumexp = (s.flags & kRowNotDistributionFlags) == 0 ? 0.0 : kNan;
-  s.entropy = kNan;
+  s.logsumexp = (s.flags & kRowNotDistributionFlags) == 0 ? 0.0 : kNanValue;
+  s.entropy = kNanValue;
   s.hash = HashPairs(pairs);
   s.target_id = r.target_id;
   s.target_logit = r.target_id == kNoTarget ? 0.0f : r.target_logprob;

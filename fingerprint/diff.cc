@@ -17,7 +17,7 @@ std::string Dump(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-bool IsUnknownMarker(const json& value) {
+bool IsUnknownValue(const json& value) {
   return value.is_object() && value.size() == 1 && value.contains("unknown");
 }
 
@@ -41,7 +41,7 @@ const json* Item(const json* array, std::size_t index) {
 // and reported once at its own path.
 void DiffNodes(const std::string& path, const json* a, const json* b,
                std::vector<FieldDifference>& out) {
-  if (a && b && a->is_object() && b->is_object() && !IsUnknownMarker(*a) && !IsUnknownMarker(*b)) {
+  if (a && b && a->is_object() && b->is_object() && !IsUnknownValue(*a) && !IsUnknownValue(*b)) {
     std::set<std::string> keys;
     for (const auto& item : a->items()) keys.insert(item.key());
     for (const auto& item : b->items()) keys.insert(item.key());

@@ -10,7 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string Dump(const json& value) {
+std::string DumpValue(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -33,10 +33,10 @@ bool IsLeaf(const json& value) {
 
 void Walk(const std::string& path, const json& value, std::vector<FlatField>& out) {
   if (IsLeaf(value)) {
-    FlatField field{GroupOfPath(path), path, Dump(value), std::nullopt};
+    FlatField field{GroupOfPath(path), path, DumpValue(value), std::nullopt};
     if (value.is_array()) {
       field.items.emplace();
-      for (const json& item : value) field.items->push_back(Dump(item));
+      for (const json& item : value) field.items->push_back(DumpValue(item));
     }
     out.push_back(std::move(field));
   } else if (value.is_object()) {
@@ -49,7 +49,7 @@ void Walk(const std::string& path, const json& value, std::vector<FlatField>& ou
 }
 
 std::string DisplayScalar(const json& value) {
-  return value.is_string() ? value.get<std::string>() : Dump(value);
+  return value.is_string() ? value.get<std::string>() : DumpValue(value);
 }
 
 }  // namespace
@@ -64,7 +64,7 @@ std::vector<FlatField> FlattenFingerprint(const Fingerprint& fingerprint) {
 
 std::string ChildPath(const std::string& path, const std::string& key) {
   if (IsPlainKey(key)) return path.empty() ? key : path + "." + key;
-  return path + "[" + Dump(key) + "]";
+  return path + "[" + DumpValue(key) + "]";
 }
 
 std::string DisplayValue(const std::optional<std::string>& canonical_json) {

@@ -8,13 +8,13 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json ScalarJson(const Scalar& value) {
+Json ScalarPlanJson(const Scalar& value) {
   return std::visit([](const auto& v) { return Json(v); }, value);
 }
 
 Json CoordinateJson(const Coordinate& coordinate) {
   Json out = Json::object();
-  for (const auto& [axis, value] : coordinate) out[axis] = ScalarJson(value);
+  for (const auto& [axis, value] : coordinate) out[axis] = ScalarPlanJson(value);
   return out;
 }
 
@@ -60,9 +60,9 @@ Json AxesJson(const std::vector<Axis>& axes) {
   Json out = Json::array();
   for (const Axis& axis : axes) {
     Json alternatives = Json::array();
-    for (const Scalar& v : axis.alternatives) alternatives.push_back(ScalarJson(v));
+    for (const Scalar& v : axis.alternatives) alternatives.push_back(ScalarPlanJson(v));
     out.push_back({{"name", axis.name},
-                   {"baseline", ScalarJson(axis.baseline)},
+                   {"baseline", ScalarPlanJson(axis.baseline)},
                    {"alternatives", alternatives},
                    {"applies_to", axis.applies_to}});
   }
@@ -78,13 +78,13 @@ Json RequirementsJson(const Document& document, std::uint32_t index) {
 Json CellJson(const Document& document, const Cell& cell) {
   Json out = {{"label", cell.label}, {"axis", nullptr}, {"value", nullptr}};
   if (!cell.axis.empty()) out["axis"] = cell.axis;
-  if (cell.value) out["value"] = ScalarJson(*cell.value);
+  if (cell.value) out["value"] = ScalarPlanJson(*cell.value);
   out["jobs"] = cell.jobs;
   out["requirements"] = RequirementsJson(document, cell.requirements);
   return out;
 }
 
-Json JobJson(const Document& document, const Job& job) {
+Json JobPlanJson(const Document& document, const Job& job) {
   return {{"id", job.id},
           {"cell", job.cell},
           {"workload",
@@ -116,7 +116,7 @@ std::string WritePlanJson(const Document& document) {
   Json cells = Json::array();
   for (const Cell& cell : document.cells) cells.push_back(CellJson(document, cell));
   Json jobs = Json::array();
-  for (const Job& job : document.jobs) jobs.push_back(JobJson(document, job));
+  for (const Job& job : document.jobs) jobs.push_back(JobPlanJson(document, job));
   Json workloads = Json::array();
   for (const Workload& w : document.workloads) workloads.push_back(WorkloadJson(w));
   Json out = {

@@ -113,7 +113,7 @@ std::string_view Part(std::string_view value, std::string_view part) {
   return value;
 }
 
-std::string Join(const std::vector<std::string>& values) {
+std::string JoinValues(const std::vector<std::string>& values) {
   std::string out;
   for (const std::string& v : values) out += (out.empty() ? "" : ", ") + v;
   return out;
@@ -157,7 +157,7 @@ std::string DescribeCondition(const ValueCondition& c) {
                      : "the " + std::string(c.part == "k" ? "K" : "V") + " half of " + c.axis;
   std::vector<std::string> tests;
   if (c.in.size() == 1) tests.push_back(subject + " = \"" + c.in[0] + "\"");
-  if (c.in.size() > 1) tests.push_back(subject + " one of " + Join(c.in));
+  if (c.in.size() > 1) tests.push_back(subject + " one of " + JoinValues(c.in));
   if (!c.prefix.empty()) tests.push_back(subject + " = \"" + c.prefix + "...\"");
   if (c.min) tests.push_back(subject + " >= " + std::to_string(*c.min));
   std::string out;

@@ -6,7 +6,7 @@
 namespace orch::report {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kPlotNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The larger (or, with `smaller`, the smaller) of two values, NaN meaning "none".
 double Pick(double a, double b, bool smaller) {
@@ -27,22 +27,22 @@ void Halve(std::vector<T>& bins, T empty, Merge merge) {
 
 void HalveResolution(PositionPlot& plot) {
   auto larger = [](double a, double b) { return Pick(a, b, false); };
-  Halve(plot.max_kld, kNaN, larger);
-  Halve(plot.max_exact_kld, kNaN, larger);
-  Halve(plot.max_bound_kld, kNaN, larger);
-  Halve(plot.max_returned_kld, kNaN, larger);
-  Halve(plot.min_margin, kNaN, [](double a, double b) { return Pick(a, b, true); });
+  Halve(plot.max_kld, kPlotNaN, larger);
+  Halve(plot.max_exact_kld, kPlotNaN, larger);
+  Halve(plot.max_bound_kld, kPlotNaN, larger);
+  Halve(plot.max_returned_kld, kPlotNaN, larger);
+  Halve(plot.min_margin, kPlotNaN, [](double a, double b) { return Pick(a, b, true); });
   Halve(plot.flips, 0u, [](std::uint32_t a, std::uint32_t b) { return a + b; });
   plot.bin_width *= 2;
 }
 
 void Grow(PositionPlot& plot, std::size_t bins) {
   if (plot.max_kld.size() >= bins) return;
-  plot.max_kld.resize(bins, kNaN);
-  plot.max_exact_kld.resize(bins, kNaN);
-  plot.max_bound_kld.resize(bins, kNaN);
-  plot.max_returned_kld.resize(bins, kNaN);
-  plot.min_margin.resize(bins, kNaN);
+  plot.max_kld.resize(bins, kPlotNaN);
+  plot.max_exact_kld.resize(bins, kPlotNaN);
+  plot.max_bound_kld.resize(bins, kPlotNaN);
+  plot.max_returned_kld.resize(bins, kPlotNaN);
+  plot.min_margin.resize(bins, kPlotNaN);
   plot.flips.resize(bins, 0);
 }
 

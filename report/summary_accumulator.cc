@@ -6,10 +6,10 @@
 namespace orch::report {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kSummaryNaN = std::numeric_limits<double>::quiet_NaN();
 
 double Fraction(std::uint64_t n, std::uint64_t d) {
-  return d == 0 ? kNaN : static_cast<double>(n) / static_cast<double>(d);
+  return d == 0 ? kSummaryNaN : static_cast<double>(n) / static_cast<double>(d);
 }
 
 }  // namespace

@@ -7,16 +7,16 @@
 namespace orch::report {
 namespace {
 
-using Json = nlohmann::json;
+using SummaryJson = nlohmann::json;
 
 class SummaryTokenDecoder final : public TokenDecoder {
  public:
   // Adds the token_text table of one summary; anything malformed is skipped.
   void Add(const std::string& summary) {
     if (summary.empty()) return;
-    Json doc = Json::parse(summary, nullptr, /*allow_exceptions=*/false);
+    SummaryJson doc = SummaryJson::parse(summary, nullptr, /*allow_exceptions=*/false);
     if (!doc.is_object() || !doc.contains("done") || !doc["done"].is_object()) return;
-    const Json& table = doc["done"].value("token_text", Json::object());
+    const SummaryJson& table = doc["done"].value("token_text", SummaryJson::object());
     if (!table.is_object()) return;
     for (const auto& [key, text] : table.items()) {
       std::int32_t id = -1;

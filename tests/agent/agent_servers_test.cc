@@ -37,7 +37,7 @@ using namespace std::chrono_literals;
 
 constexpr char kEngine[] = "llama-server@b1";
 
-std::string TestDriver() {
+std::string ServersTestDriver() {
   return std::string(ORCH_BINARY_DIR) + "/tests/support/orch-test-driver";
 }
 
@@ -72,8 +72,8 @@ class AgentServersTest : public ::testing::Test {
     options_.config.id = "agent-1";
     options_.config.slots = 1;
     options_.config.run_timeout = 30s;
-    options_.config.drivers = {{"llama-server", TestDriver(), kEngine},
-                               {"vllm", TestDriver(), "vllm@0.11.0"}};
+    options_.config.drivers = {{"llama-server", ServersTestDriver(), kEngine},
+                               {"vllm", ServersTestDriver(), "vllm@0.11.0"}};
     StartAgent(LaunchedEntry());
   }
 

@@ -37,7 +37,7 @@ using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 namespace proto = orch::protocol;
 
-std::string TestDriver() {
+std::string ServiceTestDriver() {
   return std::string(ORCH_BINARY_DIR) + "/tests/support/orch-test-driver";
 }
 
@@ -68,8 +68,9 @@ ProcessScript RefusesWith(const std::string& code) {
   return {{out}, {ProcessExit::Reason::kExited, 2, 0, ""}, false};
 }
 
-proto::Assign MakeAssign(const std::string& run_id, const std::string& engine = "test-engine@1",
-                         std::vector<proto::KeyValue> coordinate = {}) {
+proto::Assign MakeServiceAssign(const std::string& run_id,
+                                const std::string& engine = "test-engine@1",
+                                std::vector<proto::KeyValue> coordinate = {}) {
   proto::Assign assign;
   assign.run_id = run_id;
   assign.job_id = "job-" + run_id;
@@ -93,7 +94,7 @@ class AgentServiceTest : public ::testing::Test {
     spool_ = std::move(Spool::Open(spool_dir_)).value();
     options_.config.id = "agent-1";
     options_.config.slots = 1;
-    options_.config.drivers = {{"test", TestDriver(), "test-engine@1"}};
+    options_.config.drivers = {{"test", ServiceTestDriver(), "test-engine@1"}};
     options_.config.run_timeout = 10s;
     options_.fingerprint_id = "fp-1";
     model_cache_ = spool_dir_ + "-models";
@@ -192,7 +193,7 @@ TEST_F(AgentServiceTest, HelloAssignChunksFinish) {
   EXPECT_EQ(hello->capabilities.engines, std::vector<std::string>{"test-engine@1"});
   EXPECT_EQ(hello->fingerprint_id, "fp-1");
   Send(proto::Welcome{proto::kProtocolVersion, "coord-1", 60s});
-  Send(MakeAssign("run-1"));
+  Send(MakeServiceAssign("run-1"));
   ASSERT_TRUE(Expect<proto::RunStarted>().has_value());
   std::optional<proto::DigestChunk> first = Expect<proto::DigestChunk>();
   std::optional<proto::DigestChunk> second = Expect<proto::DigestChunk>();
@@ -226,7 +227,7 @@ TEST_F(AgentServiceTest, RefusesAJobForAnEngineItHasNoDriverFor) {
   ScriptedProcessLauncher launcher(io_);
   StartAgent(launcher);
   Welcome();
-  Send(MakeAssign("run-1", "vllm@0.9"));
+  Send(MakeServiceAssign("run-1", "vllm@0.9"));
   std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
   ASSERT_TRUE(finished.has_value());
   EXPECT_EQ(finished->status, proto::RunStatus::kFailed);
@@ -239,13 +240,13 @@ TEST_F(AgentServiceTest, ARefusalSaysWhyInItsSummaryForTheCoordinator) {
   launcher.Push({{}, {ProcessExit::Reason::kExited, 0, 0, ""}, true});  // runs until cancelled
   StartAgent(launcher);                                                 // one slot
   Welcome();
-  Send(MakeAssign("run-1", "vllm@0.9"));
+  Send(MakeServiceAssign("run-1", "vllm@0.9"));
   std::optional<proto::RunFinished> no_engine = Expect<proto::RunFinished>();
   ASSERT_TRUE(no_engine.has_value());
   EXPECT_THAT(no_engine->summary, HasSubstr(R"("code":"agent_no_engine")"));
-  Send(MakeAssign("run-2"));
+  Send(MakeServiceAssign("run-2"));
   ASSERT_TRUE(Expect<proto::RunStarted>().has_value());
-  Send(MakeAssign("run-3"));  // while run-2 holds the slot
+  Send(MakeServiceAssign("run-3"));  // while run-2 holds the slot
   std::optional<proto::RunFinished> busy;
   while (auto finished = Expect<proto::RunFinished>()) {
     if (finished->run_id == "run-3") {
@@ -263,7 +264,7 @@ TEST_F(AgentServiceTest, GivesTheDriverAGeneratedModelForASynthRequirement) {
   launcher.Push(Succeeds(1));
   StartAgent(launcher);
   Welcome();
-  proto::Assign assign = MakeAssign("run-1");
+  proto::Assign assign = MakeServiceAssign("run-1");
   assign.requirements.model = "synth:llama:vocab=300,embd=32,layers=1,ff=32";
   Send(assign);
   std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
@@ -282,7 +283,7 @@ TEST_F(AgentServiceTest, RefusesAJobWhoseSynthRecipeIsInvalid) {
   ScriptedProcessLauncher launcher(io_);
   StartAgent(launcher);
   Welcome();
-  proto::Assign assign = MakeAssign("run-1");
+  proto::Assign assign = MakeServiceAssign("run-1");
   assign.requirements.model = "synth:llama:vocab=7";
   Send(assign);
   std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
@@ -297,7 +298,7 @@ TEST_F(AgentServiceTest, ResendsUnackedMessagesAfterReconnect) {
   launcher.Push(Succeeds(3));
   StartAgent(launcher);
   Welcome();
-  Send(MakeAssign("run-1"));
+  Send(MakeServiceAssign("run-1"));
   ASSERT_TRUE(Expect<proto::RunFinished>().has_value());
   Send(proto::Ack{"run-1", 0});
   Pump();
@@ -345,7 +346,7 @@ TEST_F(AgentServiceTest, DriverCrashFailsTheRunAndTheAgentLivesOn) {
   auto launcher = MakePosixProcessLauncher(io_);
   StartAgent(*launcher);
   Welcome();
-  Send(MakeAssign("run-1", "test-engine@1", {{"knob.behaviour", "crash"}}));
+  Send(MakeServiceAssign("run-1", "test-engine@1", {{"knob.behaviour", "crash"}}));
   std::optional<proto::RunFinished> crashed = Expect<proto::RunFinished>();
   ASSERT_TRUE(crashed.has_value());
   EXPECT_EQ(crashed->status, proto::RunStatus::kFailed);
@@ -357,7 +358,7 @@ TEST_F(AgentServiceTest, DriverCrashFailsTheRunAndTheAgentLivesOn) {
   std::string text((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>());
   EXPECT_THAT(text, HasSubstr("crashing after 2 records")) << "a failed run keeps its whole log";
   received_.clear();
-  Send(MakeAssign("run-2", "test-engine@1", {{"knob.positions", "5"}}));
+  Send(MakeServiceAssign("run-2", "test-engine@1", {{"knob.positions", "5"}}));
   std::optional<proto::RunFinished> ok = Expect<proto::RunFinished>();
   ASSERT_TRUE(ok.has_value());
   EXPECT_EQ(ok->run_id, "run-2");
@@ -372,7 +373,7 @@ TEST_F(AgentServiceTest, CancelKillsTheDriverAndReportsCancelled) {
   launcher.Push({{DriverOutput(0).substr(0, 10)}, {}, /*hang=*/true});
   StartAgent(launcher);
   Welcome();
-  Send(MakeAssign("run-1"));
+  Send(MakeServiceAssign("run-1"));
   ASSERT_TRUE(Expect<proto::RunStarted>().has_value());
   Send(proto::Cancel{"run-1", ""});
   std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
@@ -384,7 +385,7 @@ TEST_F(AgentServiceTest, DrainFinishesRunsWaitsForAcksAndStops) {
   ScriptedProcessLauncher launcher(io_);
   launcher.Push(Succeeds(1));
   StartWelcomedAgent(launcher);
-  Send(MakeAssign("run-1"));
+  Send(MakeServiceAssign("run-1"));
   Send(proto::Drain{"agent-1"});
   std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
   ASSERT_TRUE(finished.has_value());
@@ -394,7 +395,7 @@ TEST_F(AgentServiceTest, DrainFinishesRunsWaitsForAcksAndStops) {
   Send(proto::Ack{"run-1", proto::kRunFinishedSeq});
   for (int i = 0; i < 20 && !stopped_; ++i) Pump();
   EXPECT_TRUE(stopped_);
-  Send(MakeAssign("run-2"));
+  Send(MakeServiceAssign("run-2"));
   Pump();
   EXPECT_EQ(launcher.launched().size(), 1u);
 }
@@ -425,10 +426,10 @@ TEST_F(AgentServiceTest, LocalDrainLetsARunFinishAndRefusesNewWork) {
   ScriptedProcessLauncher launcher(io_);
   launcher.Push(Succeeds(1));
   StartWelcomedAgent(launcher);
-  Send(MakeAssign("run-1"));
+  Send(MakeServiceAssign("run-1"));
   ASSERT_TRUE(Expect<proto::RunStarted>().has_value());
   service_->Drain(60s);
-  Send(MakeAssign("run-2"));
+  Send(MakeServiceAssign("run-2"));
   std::optional<proto::RunFinished> first = Expect<proto::RunFinished>();
   ASSERT_TRUE(first.has_value());
   std::optional<proto::RunFinished> second = Expect<proto::RunFinished>();
@@ -453,7 +454,7 @@ TEST_F(AgentServiceTest, LocalDrainCancelsWhatStillRunsWhenItsTimeIsUp) {
   ScriptedProcessLauncher launcher(io_);
   launcher.Push({{DriverOutput(0).substr(0, 10)}, {}, /*hang=*/true});
   StartWelcomedAgent(launcher);
-  Send(MakeAssign("run-1"));
+  Send(MakeServiceAssign("run-1"));
   ASSERT_TRUE(Expect<proto::RunStarted>().has_value());
   service_->Drain(20ms);
   std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
@@ -473,7 +474,7 @@ TEST_F(AgentServiceTest, ResendsAMessageLeftUnacknowledgedWhileOthersAreAcknowle
   StartAgent(launcher);
   ASSERT_TRUE(Expect<proto::Hello>().has_value());
   Send(proto::Welcome{proto::kProtocolVersion, "coord-1", 10ms});
-  Send(MakeAssign("run-1"));
+  Send(MakeServiceAssign("run-1"));
   std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
   ASSERT_TRUE(finished.has_value());
   Send(proto::Ack{"run-1", proto::kRunFinishedSeq});  // chunk 0 is never acknowledged
@@ -496,7 +497,7 @@ TEST_F(AgentServiceTest, RegistersAgainAndResendsWhenAcksStall) {
   StartAgent(launcher);
   ASSERT_TRUE(Expect<proto::Hello>().has_value());
   Send(proto::Welcome{proto::kProtocolVersion, "coord-1", 10ms});
-  Send(MakeAssign("run-1"));
+  Send(MakeServiceAssign("run-1"));
   ASSERT_TRUE(Expect<proto::RunFinished>().has_value());
   received_.clear();
   // No Ack comes (say the coordinator restarted): the agent says Hello again.
@@ -542,7 +543,7 @@ TEST_F(AgentServiceTest, MalformedDriverOutputFailsTheRun) {
   auto launcher = MakePosixProcessLauncher(io_);
   StartAgent(*launcher);
   Welcome();
-  Send(MakeAssign("run-1", "test-engine@1", {{"knob.behaviour", "garbage"}}));
+  Send(MakeServiceAssign("run-1", "test-engine@1", {{"knob.behaviour", "garbage"}}));
   std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
   ASSERT_TRUE(finished.has_value());
   EXPECT_EQ(finished->status, proto::RunStatus::kFailed);
@@ -607,13 +608,13 @@ class QuarantineTest : public AgentServiceTest {
  protected:
   void SetUp() override {
     AgentServiceTest::SetUp();
-    options_.config.drivers = {{"broken", TestDriver(), "test-engine@1"},
-                               {"other", TestDriver(), "other-engine@1"}};
+    options_.config.drivers = {{"broken", ServiceTestDriver(), "test-engine@1"},
+                               {"other", ServiceTestDriver(), "other-engine@1"}};
   }
 
   std::optional<proto::RunFinished> Run(const std::string& run_id,
                                         const std::string& engine = "test-engine@1") {
-    Send(MakeAssign(run_id, engine));
+    Send(MakeServiceAssign(run_id, engine));
     while (std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>()) {
       if (finished->run_id == run_id) return finished;
     }

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-std::string TestDriver() {
+std::string CheckTestDriver() {
   return std::string(ORCH_BINARY_DIR) + "/tests/support/orch-test-driver";
 }
 
@@ -168,9 +168,9 @@ TEST_F(DriverCheckTest, ChecksEveryDriverInOrder) {
 
 TEST_F(DriverCheckTest, TheTestDriverPassesThroughTheRealRunner) {
   auto runner = fingerprint::MakePosixCommandRunner({.search_path = "", .environment = {}});
-  Status status = CheckDriver({"test", TestDriver(), "test-engine@1"}, *runner);
+  Status status = CheckDriver({"test", CheckTestDriver(), "test-engine@1"}, *runner);
   EXPECT_TRUE(status.ok()) << status.ToString();
-  EXPECT_THAT(CheckDriver({"test", TestDriver(), "test-engine@2"}, *runner).message(),
+  EXPECT_THAT(CheckDriver({"test", CheckTestDriver(), "test-engine@2"}, *runner).message(),
               HasSubstr("reports engine test-engine@1"));
 }
 

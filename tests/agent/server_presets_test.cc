@@ -12,7 +12,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr char kAgent[] = R"([agent]
+constexpr char kPresetAgent[] = R"([agent]
 id = "a1"
 coordinator = "tcp://127.0.0.1:5555"
 spool_dir = "spool"
@@ -67,7 +67,7 @@ TEST(ServerPresetTest, TheEntrysOwnMappingOfAnAxisWins) {
 }
 
 TEST(ServerPresetTest, AnAgentConfigNamesAPresetAndAnUnknownOneIsRefusedWithASuggestion) {
-  std::string text = std::string(kAgent) + R"(
+  std::string text = std::string(kPresetAgent) + R"(
 [[servers]]
 engine = "llama-server@b8390"
 launch = ["/opt/llama-server", "-m", "{model}", "--port", "{port}"]
@@ -87,7 +87,7 @@ preset = "llama-server"
   EXPECT_THAT(refused.status().message(), HasSubstr("servers[0].preset"));
   EXPECT_THAT(refused.status().message(), HasSubstr("did you mean \"llama-server\""));
 
-  std::string attached = std::string(kAgent) + R"(
+  std::string attached = std::string(kPresetAgent) + R"(
 [[servers]]
 engine = "vllm@0.11.0"
 url = "http://127.0.0.1:8000"

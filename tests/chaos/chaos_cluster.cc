@@ -18,14 +18,14 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string Slurp(const fs::path& path) {
+std::string SlurpChaosFile(const fs::path& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
 }
 
-std::string Tail(const std::string& text, std::size_t bytes) {
+std::string ChaosTailBytes(const std::string& text, std::size_t bytes) {
   return text.size() <= bytes ? text : text.substr(text.size() - bytes);
 }
 
@@ -36,7 +36,7 @@ std::string Trimmed(std::string text) {
 
 // The parent pid in /proc/PID/stat: the 2nd field after the ")" closing the command.
 std::optional<pid_t> ParentOf(const fs::path& stat_file) {
-  std::string stat = Slurp(stat_file);
+  std::string stat = SlurpChaosFile(stat_file);
   std::size_t close = stat.rfind(')');
   if (close == std::string::npos) return std::nullopt;
   std::istringstream rest(stat.substr(close + 1));
@@ -106,9 +106,10 @@ void ChaosCluster::StartCoordinator() {
   ASSERT_TRUE(child.ok()) << child.status().ToString();
   coordinator_ = std::make_unique<cli::ChildProcess>(std::move(child).value());
   bool up = LocalCluster::WaitUntil(
-      [&] { return !Trimmed(Slurp(endpoint_file)).empty() || !coordinator_->running(); }, 20s);
+      [&] { return !Trimmed(SlurpChaosFile(endpoint_file)).empty() || !coordinator_->running(); },
+      20s);
   ASSERT_TRUE(up && coordinator_->running()) << "coordinator did not bind\n" << Logs();
-  ASSERT_EQ(Trimmed(Slurp(endpoint_file)), endpoint_);
+  ASSERT_EQ(Trimmed(SlurpChaosFile(endpoint_file)), endpoint_);
 }
 
 void ChaosCluster::KillCoordinator() {
@@ -196,14 +197,17 @@ void ChaosCluster::StopAll() {
   if (coordinator_) coordinator_->Stop(5s);
 }
 
-std::string ChaosCluster::CoordinatorLog() const { return Slurp(dir_ / "coordinator.log"); }
+std::string ChaosCluster::CoordinatorLog() const {
+  return SlurpChaosFile(dir_ / "coordinator.log");
+}
 
 std::string ChaosCluster::Logs() const {
   std::string out;
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir_, ec)) {
     if (entry.path().extension() != ".log") continue;
-    out += "---- " + entry.path().filename().string() + "\n" + Tail(Slurp(entry.path()), 4000);
+    out += "---- " + entry.path().filename().string() + "\n" +
+           ChaosTailBytes(SlurpChaosFile(entry.path()), 4000);
   }
   return out;
 }

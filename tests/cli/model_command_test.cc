@@ -40,7 +40,7 @@ echo "progress noise on stdout"
 printf 'quantized:%s' "$4" > "$3"
 )";
 
-std::string Slurp(const fs::path& path) {
+std::string SlurpModelFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream s;
   s << in.rdbuf();
@@ -48,7 +48,7 @@ std::string Slurp(const fs::path& path) {
 }
 
 std::size_t Lines(const fs::path& path) {
-  std::string text = Slurp(path);
+  std::string text = SlurpModelFile(path);
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
@@ -93,23 +93,23 @@ TEST_F(ModelCommandTest, SynthWritesTheExampleModelWithThePinnedHash) {
   EXPECT_EQ(out["sha256"], kExampleSha256);
   EXPECT_EQ(out["bytes"], 4229664);
   EXPECT_EQ(out["recipe"], std::string(kExampleRecipe) + ",type=f32");
-  EXPECT_EQ(Sha256Hex(Slurp(Path("tiny.gguf"))), kExampleSha256);
+  EXPECT_EQ(Sha256Hex(SlurpModelFile(Path("tiny.gguf"))), kExampleSha256);
 }
 
 TEST_F(ModelCommandTest, TwoProcessesWriteByteIdenticalFiles) {
   std::string recipe = "synth:llama:vocab=2048,embd=256,heads=4,type=bf16,seed=77";
   ASSERT_EQ(Orch({"model", "synth", recipe, "-o", Path("a.gguf")}).exit_code, 0);
   ASSERT_EQ(Orch({"model", "synth", recipe, "-o", Path("b.gguf")}).exit_code, 0);
-  std::string a = Slurp(Path("a.gguf"));
+  std::string a = SlurpModelFile(Path("a.gguf"));
   EXPECT_GT(a.size(), 1000000u);
-  EXPECT_TRUE(a == Slurp(Path("b.gguf")));
+  EXPECT_TRUE(a == SlurpModelFile(Path("b.gguf")));
 }
 
 TEST_F(ModelCommandTest, SynthPrintsPathSizeAndHash) {
   ProcessResult r =
       Orch({"model", "synth", "llama:vocab=300,embd=32,layers=1", "-o", Path("small.gguf")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::string sha = Sha256Hex(Slurp(Path("small.gguf")));
+  std::string sha = Sha256Hex(SlurpModelFile(Path("small.gguf")));
   EXPECT_EQ(r.out, "path    " + Path("small.gguf") + "\nbytes   " +
                        std::to_string(fs::file_size(Path("small.gguf"))) + "\nsha256  " + sha +
                        "\nrecipe  llama:vocab=300,embd=32,layers=1,heads=4,kv_heads=2,"
@@ -166,7 +166,7 @@ TEST_F(ModelCommandTest, HashIsServedFromTheCacheWhileTheFileIsUnchanged) {
   ASSERT_EQ(Orch({"model", "hash", file, "--cache", cache}).exit_code, 0);
   EXPECT_EQ(Lines(cache), 1u);  // nothing new to remember
   // Replace the remembered hash: an unchanged file is answered from the cache, unread.
-  std::string line = Slurp(cache);
+  std::string line = SlurpModelFile(cache);
   std::ofstream(cache) << std::string(64, 'f') << line.substr(64);
   ProcessResult r = Orch({"model", "hash", file, "--cache", cache});
   EXPECT_EQ(r.out, std::string(64, 'f') + "  " + file + "\n");
@@ -181,7 +181,7 @@ TEST_F(ModelCommandTest, HashUsesTheSharedCacheUnderXdgCacheHome) {
   ProcessResult r = RunProcess(
       {"/usr/bin/env", "XDG_CACHE_HOME=" + Path("xdg"), OrchBinary(), "model", "hash", file});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(Slurp(Path("xdg/orch/file-sha256.tsv")), HasSubstr(Sha256Hex("abc")));
+  EXPECT_THAT(SlurpModelFile(Path("xdg/orch/file-sha256.tsv")), HasSubstr(Sha256Hex("abc")));
 }
 
 TEST_F(ModelCommandTest, HashOfAMissingFileExitsTwo) {
@@ -196,7 +196,8 @@ TEST_F(ModelCommandTest, QuantizeRunsTheDriverAndHashesItsOutput) {
   ProcessResult r =
       Orch({"model", "quantize", in, Path("out.gguf"), "q4_0", "--driver", driver, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(Slurp(Path("args.txt")), "quantize\n" + in + "\n" + Path("out.gguf") + "\nq4_0\n");
+  EXPECT_EQ(SlurpModelFile(Path("args.txt")),
+            "quantize\n" + in + "\n" + Path("out.gguf") + "\nq4_0\n");
   nlohmann::json out = nlohmann::json::parse(r.out);  // the driver's stdout is not in it
   EXPECT_EQ(out["path"], Path("out.gguf"));
   EXPECT_EQ(out["sha256"], Sha256Hex("quantized:q4_0"));

@@ -23,7 +23,7 @@ using ::testing::StartsWith;
 
 namespace fs = std::filesystem;
 
-std::string Slurp(const fs::path& path) {
+std::string SlurpPlanFile(const fs::path& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
@@ -71,7 +71,7 @@ TEST_F(PlanCommandTest, JsonOutputMatchesGolden) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   fs::path golden = fs::path(ORCH_SOURCE_DIR) / "tests/cli/testdata/seed-replication.plan.json";
   if (std::getenv("ORCH_UPDATE_GOLDEN") != nullptr) std::ofstream(golden) << r.out;
-  EXPECT_EQ(r.out, Slurp(golden));
+  EXPECT_EQ(r.out, SlurpPlanFile(golden));
 }
 
 TEST_F(PlanCommandTest, ForumGpuExamplePlansOnAMachineWithoutGpus) {
@@ -101,7 +101,7 @@ TEST_F(PlanCommandTest, InvalidSpecWritesNothingAndKeepsAnExistingOutput) {
   ProcessResult r = Orch({"plan", bad, "--output", out});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("error: TOML syntax error"));
-  EXPECT_EQ(Slurp(out), "previous plan\n");
+  EXPECT_EQ(SlurpPlanFile(out), "previous plan\n");
   int files = 0;
   for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir_)) ++files;
   EXPECT_EQ(files, 2);  // no temporary left behind
@@ -112,7 +112,7 @@ TEST_F(PlanCommandTest, OutputFileHoldsTheJsonPlan) {
   std::string out = (dir_ / "plan.json").string();
   ProcessResult r = Orch({"plan", spec, "-o", out, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(Slurp(out), r.out);
+  EXPECT_EQ(SlurpPlanFile(out), r.out);
   EXPECT_THAT(r.out, HasSubstr("\"schema\": \"orch.plan/1\""));
 }
 

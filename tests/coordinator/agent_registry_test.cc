@@ -9,7 +9,7 @@ namespace {
 using std::chrono::milliseconds;
 using ::testing::ElementsAre;
 
-protocol::Hello HelloFrom(const std::string& id) {
+protocol::Hello RegistryHelloFrom(const std::string& id) {
   protocol::Hello hello;
   hello.agent_id = id;
   hello.capabilities.hardware_class = "cpu";
@@ -19,8 +19,8 @@ protocol::Hello HelloFrom(const std::string& id) {
 
 TEST(AgentRegistryTest, ExpiresAgentsSilentForTheTimeout) {
   AgentRegistry agents(milliseconds(5000));
-  agents.Register(HelloFrom("a"), milliseconds(0));
-  agents.Register(HelloFrom("b"), milliseconds(1000));
+  agents.Register(RegistryHelloFrom("a"), milliseconds(0));
+  agents.Register(RegistryHelloFrom("b"), milliseconds(1000));
   EXPECT_EQ(agents.NextDeadline(), milliseconds(5000));
   agents.Heard("b", milliseconds(4000));
   EXPECT_THAT(agents.Expire(milliseconds(5000)), ElementsAre("a"));
@@ -31,19 +31,19 @@ TEST(AgentRegistryTest, ExpiresAgentsSilentForTheTimeout) {
 
 TEST(AgentRegistryTest, ADrainedAgentStaysDrainedWhenItReconnects) {
   AgentRegistry agents(milliseconds(5000));
-  agents.Register(HelloFrom("a"), milliseconds(0)).state = protocol::AgentState::kDraining;
-  EXPECT_FALSE(agents.Register(HelloFrom("a"), milliseconds(10)).TakesWork());
+  agents.Register(RegistryHelloFrom("a"), milliseconds(0)).state = protocol::AgentState::kDraining;
+  EXPECT_FALSE(agents.Register(RegistryHelloFrom("a"), milliseconds(10)).TakesWork());
 }
 
 // `orch drain` ends with the agent's process; the same agent started again (an upgrade)
 // takes work, while the draining process saying Hello again does not.
 TEST(AgentRegistryTest, ADrainEndsWithTheAgentProcess) {
   AgentRegistry agents(milliseconds(5000));
-  protocol::Hello first = HelloFrom("a");
+  protocol::Hello first = RegistryHelloFrom("a");
   first.incarnation = "0000000000000001";
   agents.Register(first, milliseconds(0)).state = protocol::AgentState::kDraining;
   EXPECT_FALSE(agents.Register(first, milliseconds(10)).TakesWork());
-  protocol::Hello restarted = HelloFrom("a");
+  protocol::Hello restarted = RegistryHelloFrom("a");
   restarted.incarnation = "0000000000000002";
   EXPECT_TRUE(agents.Register(restarted, milliseconds(20)).TakesWork());
 }

@@ -13,7 +13,7 @@ using ::testing::SizeIs;
 using namespace testing;  // NOLINT: the fixture's builders
 using std::chrono::milliseconds;
 
-std::string Refusal(std::string_view code) {
+std::string RefusalText(std::string_view code) {
   return std::string(R"({"error": {"code": ")") + std::string(code) + R"("}})";
 }
 
@@ -56,7 +56,7 @@ TEST(ConvergenceTest, ABusyRefusalNeitherBarsTheAgentNorSpendsTheRetryBudget) {
     ASSERT_THAT(assigns, SizeIs(1)) << "round " << round;
     job = assigns[0].job_id;
     agent->Finish(assigns[0].run_id, 0, protocol::RunStatus::kFailed,
-                  "agent agent-1 refused the run: no free slot", Refusal(protocol::kRefusedBusy));
+                  "agent agent-1 refused the run: no free slot", RefusalText(protocol::kRefusedBusy));
     h.Pump();
     EXPECT_THAT(OfKind<protocol::Assign>(agent->Take()), SizeIs(0))
         << "not offered again before the agent says it has room";
@@ -77,7 +77,7 @@ TEST(ConvergenceTest, APermanentRefusalBarsThatAgentOnlyAndSpendsNoBudget) {
   ASSERT_THAT(assigns, SizeIs(1));
   first->Finish(assigns[0].run_id, 0, protocol::RunStatus::kFailed,
                 "agent agent-1 refused the run: its model is missing",
-                Refusal(protocol::kRefusedJob));
+                RefusalText(protocol::kRefusedJob));
   first->Send(protocol::Heartbeat{"agent-1", {}, 1});
   h.Pump();
   EXPECT_THAT(OfKind<protocol::Assign>(first->Take()), SizeIs(0)) << "barred";

@@ -13,9 +13,9 @@
 namespace orch::digest {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kKlInf = std::numeric_limits<float>::infinity();
 
-RowDigest Digest(const std::vector<float>& row, std::uint32_t k, std::int32_t target = kNoTarget) {
+RowDigest KlDigest(const std::vector<float>& row, std::uint32_t k, std::int32_t target = kNoTarget) {
   RowDigest d;
   EXPECT_TRUE(ComputeRowDigest(row, {k, target}, &d).ok());
   return d;
@@ -41,13 +41,13 @@ TEST(ExactKlDivergenceTest, IsZeroForLogitsShiftedByAConstant) {
 
 TEST(ExactKlDivergenceTest, IgnoresTokensThatPMasks) {
   // P = (1/2, 1/2, 0), Q = (1/4, 1/4, 1/2): KL = ln 2.
-  const std::vector<float> p = {0.0f, 0.0f, -kInf};
+  const std::vector<float> p = {0.0f, 0.0f, -kKlInf};
   const std::vector<float> q = {0.0f, 0.0f, static_cast<float>(std::log(2.0))};
   EXPECT_NEAR(Exact(p, q), std::log(2.0), 1e-7);
 }
 
 TEST(ExactKlDivergenceTest, IsInfiniteWhenQMasksATokenThatPCanEmit) {
-  EXPECT_EQ(Exact({0.0f, 0.0f}, {0.0f, -kInf}), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(Exact({0.0f, 0.0f}, {0.0f, -kKlInf}), std::numeric_limits<double>::infinity());
 }
 
 TEST(ExactKlDivergenceTest, RejectsRowsThatAreNotComparableDistributions) {
@@ -57,13 +57,13 @@ TEST(ExactKlDivergenceTest, RejectsRowsThatAreNotComparableDistributions) {
             StatusCode::kInvalidArgument);
   EXPECT_EQ(ExactKlDivergence(ok, std::vector<float>{nan, 1.0f}).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(ExactKlDivergence(std::vector<float>{kInf, 1.0f}, ok).status().code(),
+  EXPECT_EQ(ExactKlDivergence(std::vector<float>{kKlInf, 1.0f}, ok).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(ExactKlDivergence({}, {}).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(KnownLogitTest, FindsTopTokensAndTheTarget) {
-  const RowDigest d = Digest({1.0f, 5.0f, 3.0f, -2.0f}, 2, 3);
+  const RowDigest d = KlDigest({1.0f, 5.0f, 3.0f, -2.0f}, 2, 3);
   EXPECT_EQ(KnownLogit(d, 1), 5.0f);
   EXPECT_EQ(KnownLogit(d, 3), -2.0f);
   EXPECT_FALSE(KnownLogit(d, 0).has_value());
@@ -73,7 +73,7 @@ TEST(TopKKlDivergenceTest, EqualsExactWhenTheTopListCoversTheVocabulary) {
   testing::RowGenerator gen(21);
   const std::vector<float> p = gen.Row(40, 2.0, 3.0);
   const std::vector<float> q = gen.Perturbed(p, 0.5);
-  EXPECT_NEAR(TopKKlDivergence(Digest(p, 40), Digest(q, 40)), Exact(p, q), 1e-6);
+  EXPECT_NEAR(TopKKlDivergence(KlDigest(p, 40), KlDigest(q, 40)), Exact(p, q), 1e-6);
 }
 
 TEST(TopKKlDivergenceTest, MergesTokensQDoesNotKnowIntoTheRestBucket) {
@@ -83,15 +83,15 @@ TEST(TopKKlDivergenceTest, MergesTokensQDoesNotKnowIntoTheRestBucket) {
   const float ln2 = static_cast<float>(std::log(2.0));
   const std::vector<float> p = {ln2, 0.0f, 0.0f};
   const std::vector<float> q = {0.0f, ln2, 0.0f};
-  EXPECT_NEAR(TopKKlDivergence(Digest(p, 1), Digest(q, 1)), 0.0, 1e-7);
+  EXPECT_NEAR(TopKKlDivergence(KlDigest(p, 1), KlDigest(q, 1)), 0.0, 1e-7);
   // With k = 2, buckets {0, 1} and rest {2}: the exact value, 1/4 ln 2.
-  EXPECT_NEAR(TopKKlDivergence(Digest(p, 2), Digest(q, 2)), 0.25 * std::log(2.0), 1e-7);
+  EXPECT_NEAR(TopKKlDivergence(KlDigest(p, 2), KlDigest(q, 2)), 0.25 * std::log(2.0), 1e-7);
 }
 
 TEST(TopKKlDivergenceTest, IsZeroForIdenticalRows) {
   testing::RowGenerator gen(2);
   const std::vector<float> p = gen.Row(32000, 2.0, 6.0);
-  EXPECT_EQ(TopKKlDivergence(Digest(p, 20), Digest(p, 20)), 0.0);
+  EXPECT_EQ(TopKKlDivergence(KlDigest(p, 20), KlDigest(p, 20)), 0.0);
 }
 
 // Error of the k = 20 approximation against exact KL on 32k-token Zipf-shaped
@@ -112,8 +112,8 @@ TEST(TopKKlDivergenceTest, ApproximatesExactWithinTheDocumentedBoundOnRealisticR
       const std::vector<float> p = gen.ZipfRow(32000, 1.1 + 0.06 * i);
       const std::vector<float> q = gen.Perturbed(p, noise);
       const double exact = Exact(p, q);
-      const RowDigest dp = Digest(p, 20, 7);
-      const double approx = TopKKlDivergence(dp, Digest(q, 20, 7));
+      const RowDigest dp = KlDigest(p, 20, 7);
+      const double approx = TopKKlDivergence(dp, KlDigest(q, 20, 7));
       EXPECT_LE(approx, exact * (1 + 1e-4) + 1e-9) << "a lower bound";
       const double relative = (exact - approx) / exact;
       Bin& bin = *std::find_if(std::begin(bins), std::end(bins),

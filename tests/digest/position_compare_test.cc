@@ -13,7 +13,7 @@
 namespace orch::digest {
 namespace {
 
-RowDigest Digest(const std::vector<float>& row, std::uint32_t k = kDefaultTopK,
+RowDigest CompareDigest(const std::vector<float>& row, std::uint32_t k = kDefaultTopK,
                  std::int32_t target = kNoTarget) {
   RowDigest d;
   EXPECT_TRUE(ComputeRowDigest(row, {k, target}, &d).ok());
@@ -29,7 +29,7 @@ PositionComparison Compare(const RowDigest& p, const RowDigest& q,
 
 TEST(ComparePositionTest, IdenticalRowsAreBitIdenticalWithZeroDivergence) {
   const std::vector<float> row = {1.0f, 4.0f, 2.0f};
-  const PositionComparison c = Compare(Digest(row, 20, 2), Digest(row, 20, 2));
+  const PositionComparison c = Compare(CompareDigest(row, 20, 2), CompareDigest(row, 20, 2));
   EXPECT_EQ(c.position, 3u);
   EXPECT_TRUE(c.identical);
   EXPECT_TRUE(c.same_top1);
@@ -74,7 +74,7 @@ TEST(ComparePositionTest, DifferentRowsOfDifferentVersionsUseEachSidesStatistics
 }
 
 TEST(ComparePositionTest, ReportsATopOneFlip) {
-  const PositionComparison c = Compare(Digest({1.0f, 3.0f, 2.9f}), Digest({1.0f, 2.9f, 3.0f}));
+  const PositionComparison c = Compare(CompareDigest({1.0f, 3.0f, 2.9f}), CompareDigest({1.0f, 2.9f, 3.0f}));
   EXPECT_FALSE(c.identical);
   EXPECT_FALSE(c.same_top1);
   EXPECT_NEAR(c.abs_top1_logit_delta, 0.1, 1e-6);
@@ -85,14 +85,14 @@ TEST(ComparePositionTest, DeltaPIsOtherMinusReferenceProbabilityOfTheTarget) {
   // P(target 1) = 3/4, Q(target 1) = 1/2.
   const std::vector<float> p = {0.0f, static_cast<float>(std::log(3.0))};
   const std::vector<float> q = {0.0f, 0.0f};
-  const PositionComparison c = Compare(Digest(p, 20, 1), Digest(q, 20, 1));
+  const PositionComparison c = Compare(CompareDigest(p, 20, 1), CompareDigest(q, 20, 1));
   EXPECT_NEAR(c.delta_p, -0.25, 1e-7);
   EXPECT_NEAR(c.nll_reference, -std::log(0.75), 1e-7);
   EXPECT_NEAR(c.nll_other, std::log(2.0), 1e-7);
 }
 
 TEST(ComparePositionTest, LeavesTargetMetricsUndefinedWithoutATarget) {
-  const PositionComparison c = Compare(Digest({0.0f, 1.0f}), Digest({0.0f, 2.0f}));
+  const PositionComparison c = Compare(CompareDigest({0.0f, 1.0f}), CompareDigest({0.0f, 2.0f}));
   EXPECT_TRUE(std::isnan(c.delta_p));
   EXPECT_TRUE(std::isnan(c.nll_reference));
 }
@@ -101,8 +101,8 @@ TEST(ComparePositionTest, UsesExactKldOnlyWhenBothFullRowsExist) {
   testing::RowGenerator gen(4);
   const std::vector<float> p = gen.Row(5000, 2.0, 4.0);
   const std::vector<float> q = gen.Perturbed(p, 0.2);
-  const RowDigest dp = Digest(p, 5);
-  const RowDigest dq = Digest(q, 5);
+  const RowDigest dp = CompareDigest(p, 5);
+  const RowDigest dq = CompareDigest(q, 5);
   const PositionComparison exact = Compare(dp, dq, p, q);
   EXPECT_EQ(exact.kld_method, KldMethod::kExact);
   EXPECT_DOUBLE_EQ(exact.kld, *ExactKlDivergence(p, q));
@@ -113,16 +113,16 @@ TEST(ComparePositionTest, UsesExactKldOnlyWhenBothFullRowsExist) {
 
 TEST(ComparePositionTest, TopOneLogitDeltaNeedsQToKnowTheToken) {
   // P's argmax (0) is outside Q's top-1 and is not Q's target.
-  const PositionComparison c = Compare(Digest({5.0f, 1.0f}, 1), Digest({1.0f, 5.0f}, 1));
+  const PositionComparison c = Compare(CompareDigest({5.0f, 1.0f}, 1), CompareDigest({1.0f, 5.0f}, 1));
   EXPECT_TRUE(std::isnan(c.abs_top1_logit_delta));
   const std::vector<float> q_row = {1.0f, 5.0f};
-  EXPECT_EQ(Compare(Digest({5.0f, 1.0f}, 1), Digest(q_row, 1), {}, q_row).abs_top1_logit_delta,
+  EXPECT_EQ(Compare(CompareDigest({5.0f, 1.0f}, 1), CompareDigest(q_row, 1), {}, q_row).abs_top1_logit_delta,
             4.0);
 }
 
 TEST(ComparePositionTest, ReportsANanRowWithoutScoringIt) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const PositionComparison c = Compare(Digest({1.0f, 2.0f}, 20, 0), Digest({nan, 2.0f}, 20, 0));
+  const PositionComparison c = Compare(CompareDigest({1.0f, 2.0f}, 20, 0), CompareDigest({nan, 2.0f}, 20, 0));
   EXPECT_FALSE(c.identical);
   EXPECT_FALSE(c.scored);
   EXPECT_EQ(c.kld_method, KldMethod::kNone);
@@ -132,10 +132,10 @@ TEST(ComparePositionTest, ReportsANanRowWithoutScoringIt) {
 }
 
 TEST(ComparePositionTest, RejectsDigestsOfDifferentWorkloads) {
-  const RowDigest p = Digest({1.0f, 2.0f}, 20, 0);
-  EXPECT_EQ(ComparePosition(0, p, Digest({1.0f, 2.0f, 3.0f}, 20, 0), {}, {}).status().code(),
+  const RowDigest p = CompareDigest({1.0f, 2.0f}, 20, 0);
+  EXPECT_EQ(ComparePosition(0, p, CompareDigest({1.0f, 2.0f, 3.0f}, 20, 0), {}, {}).status().code(),
             StatusCode::kInvalidArgument);
-  const Status target = ComparePosition(7, p, Digest({1.0f, 2.0f}, 20, 1), {}, {}).status();
+  const Status target = ComparePosition(7, p, CompareDigest({1.0f, 2.0f}, 20, 1), {}, {}).status();
   EXPECT_EQ(target.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(target.message().find("position 7"), std::string::npos);
 }
@@ -144,7 +144,7 @@ TEST(ComparePositionTest, RejectsAFullRowThatIsNotTheDigestedRow) {
   const std::vector<float> row = {1.0f, 2.0f};
   const std::vector<float> other = {1.0f, 2.5f};
   const std::vector<float> longer = {1.0f, 2.0f, 3.0f};
-  const RowDigest d = Digest(row);
+  const RowDigest d = CompareDigest(row);
   EXPECT_EQ(ComparePosition(0, d, d, longer, {}).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ComparePosition(0, d, d, row, other).status().code(), StatusCode::kDataLoss);
 }

@@ -21,8 +21,8 @@
 namespace orch::digest {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+constexpr float kStabilityInf = std::numeric_limits<float>::infinity();
+constexpr float kStabilityNan = std::numeric_limits<float>::quiet_NaN();
 constexpr float kMaxFloat = std::numeric_limits<float>::max();
 constexpr float kTiny = std::numeric_limits<float>::denorm_min();
 
@@ -162,15 +162,15 @@ TEST(RowDigestStabilityTest, MatchesReleasedDigestWhenTheMaximumKeepsGrowing) {
 TEST(RowDigestStabilityTest, MatchesReleasedDigestOnNonFiniteLogits) {
   StabilityHarness h(505);
   for (const std::size_t vocab : kVocabSizes) {
-    for (const float value : {-kInf, kNan, kInf}) {
+    for (const float value : {-kStabilityInf, kStabilityNan, kStabilityInf}) {
       std::vector<float> row = h.gen().Row(vocab, 2.5, 8.0);
       h.Sprinkle(&row, h.gen().Uniform() * 0.5, value);
       h.Check(row, "sprinkled " + std::to_string(value));
     }
-    h.Check(std::vector<float>(vocab, -kInf), "all -inf");
-    h.Check(std::vector<float>(vocab, kNan), "all NaN");
-    std::vector<float> mixed(vocab, -kInf);
-    h.Sprinkle(&mixed, 0.2, kNan);
+    h.Check(std::vector<float>(vocab, -kStabilityInf), "all -inf");
+    h.Check(std::vector<float>(vocab, kStabilityNan), "all NaN");
+    std::vector<float> mixed(vocab, -kStabilityInf);
+    h.Sprinkle(&mixed, 0.2, kStabilityNan);
     h.Check(mixed, "-inf and NaN");
     mixed[h.Below(vocab)] = 3.0f;
     h.Check(mixed, "one finite among -inf and NaN");

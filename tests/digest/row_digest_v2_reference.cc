@@ -12,7 +12,7 @@
 namespace orch::digest::testing {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kReferenceInf = std::numeric_limits<float>::infinity();
 constexpr std::size_t kBlock = 2048;
 constexpr std::size_t kLanes = 16;
 
@@ -40,17 +40,17 @@ double Fold(std::vector<double> lanes) {
 }
 
 struct Sums {
-  float max = -kInf;
+  float max = -kReferenceInf;
   std::vector<double> sum = std::vector<double>(kLanes, 0.0);
   std::vector<double> weighted = std::vector<double>(kLanes, 0.0);
 };
 
 void AddBlock(std::span<const float> block, float margin, Sums* s) {
-  float block_max = -kInf;
+  float block_max = -kReferenceInf;
   for (const float x : block) block_max = x > block_max ? x : block_max;
-  if (!(block_max > -kInf) || std::isinf(block_max)) return;
+  if (!(block_max > -kReferenceInf) || std::isinf(block_max)) return;
   if (block_max > s->max) {
-    if (s->max > -kInf) {
+    if (s->max > -kReferenceInf) {
       const double shift = static_cast<double>(block_max) - s->max;
       const double scale = std::exp(-shift);
       for (std::size_t l = 0; l < kLanes; ++l) {
@@ -92,8 +92,8 @@ RowDigest ReferenceRowDigestV2(std::span<const float> row, const DigestOptions& 
   d.top = ranked;
   d.argmax = d.top.empty() ? -1 : d.top[0].id;
   d.flags = has_nan ? kRowHasNan : 0u;
-  if (d.top.empty() || d.top[0].logit == -kInf) d.flags |= kRowNoFiniteLogit;
-  if (!d.top.empty() && d.top[0].logit == kInf) d.flags |= kRowHasPosInf;
+  if (d.top.empty() || d.top[0].logit == -kReferenceInf) d.flags |= kRowNoFiniteLogit;
+  if (!d.top.empty() && d.top[0].logit == kReferenceInf) d.flags |= kRowHasPosInf;
   d.target_id = options.target_id;
   d.target_logit = options.target_id == kNoTarget ? 0.0f : row[options.target_id];
   const float margin = static_cast<float>(std::bit_width(row.size() - 1) + 24) * 0.693147182f;

@@ -21,8 +21,8 @@
 namespace orch::digest {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+constexpr float kV2Inf = std::numeric_limits<float>::infinity();
+constexpr float kV2Nan = std::numeric_limits<float>::quiet_NaN();
 constexpr std::size_t kVocabSizes[] = {1,    2,    3,    4,    5,    7,     15,    16,
                                        17,   31,   33,   63,   100,  1000,  2047,  2048,
                                        2049, 4095, 4097, 6145, 8191, 32000, 32003, 152064};
@@ -169,13 +169,13 @@ TEST(RowDigestV2Test, EveryVariantSkipsExactlyTheBlocksBelowTheMargin) {
 TEST(RowDigestV2Test, EveryVariantMatchesTheDefinitionOnNonFiniteAndExtremeRows) {
   V2Harness h(444);
   for (const std::size_t vocab : kVocabSizes) {
-    for (const float value : {-kInf, kNan, kInf}) {
+    for (const float value : {-kV2Inf, kV2Nan, kV2Inf}) {
       std::vector<float> row = h.gen().Row(vocab, 2.5, 8.0);
       h.Sprinkle(&row, h.gen().Uniform() * 0.5, value);
       h.Check(row, "sprinkled " + std::to_string(value));
     }
-    h.Check(std::vector<float>(vocab, -kInf), "all -inf");
-    h.Check(std::vector<float>(vocab, kNan), "all NaN");
+    h.Check(std::vector<float>(vocab, -kV2Inf), "all -inf");
+    h.Check(std::vector<float>(vocab, kV2Nan), "all NaN");
     std::vector<float> huge = h.gen().Row(vocab, 1.0, 0.0);
     for (float& x : huge) x *= 1e37f;
     huge[h.Below(vocab)] = std::numeric_limits<float>::max();

@@ -19,7 +19,7 @@ using namespace std::chrono_literals;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-std::string Slurp(const std::filesystem::path& path) {
+std::string SlurpHealthFile(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
@@ -46,7 +46,7 @@ nlohmann::json AgentInStatus(LocalCluster& cluster, const std::string& id) {
 }
 
 std::string AgentLog(const LocalCluster& cluster, const std::string& id) {
-  return Slurp(cluster.dir() / ("agent-" + id + ".log"));
+  return SlurpHealthFile(cluster.dir() / ("agent-" + id + ".log"));
 }
 
 TEST(AgentDriverHealthTest, AnAgentWhoseOnlyDriverIsADirectoryExitsWithStatus2AndSaysWhy) {

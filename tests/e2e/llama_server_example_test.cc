@@ -28,8 +28,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-constexpr char kTeacherForced[] = "kjv-64";
-constexpr char kGenerate[] = "greedy-32";
+constexpr char kServerTeacherForced[] = "kjv-64";
+constexpr char kServerGenerate[] = "greedy-32";
 
 const json& CellOf(const json& report, const std::string& workload, const std::string& label) {
   for (const json& w : report["workloads"]) {
@@ -113,7 +113,7 @@ TEST(LlamaServerExampleTest, LaunchesReusesAndComparesLlamaServerWithTheInProces
   EXPECT_EQ(r["jobs"]["succeeded"], 12);
 
   // The server reruns bit for bit: the same returned ids and values, the same tokens.
-  for (const char* workload : {kTeacherForced, kGenerate}) {
+  for (const char* workload : {kServerTeacherForced, kServerGenerate}) {
     const json& repeats = BaselineOf(r, workload)["repeats"];
     EXPECT_EQ(repeats["unique_streams"], 1) << workload;
     EXPECT_EQ(repeats["bit_identical"], true) << workload;
@@ -122,22 +122,23 @@ TEST(LlamaServerExampleTest, LaunchesReusesAndComparesLlamaServerWithTheInProces
   // In-process prefill against llama-server's decode path, same release: not comparable
   // bit for bit (full rows vs returned top 20), the same top token at every position,
   // returned top-k KLD 1.5e-10 measured, and the same 32 greedy tokens.
-  const json& engine = CellOf(r, kTeacherForced, "engine=llama.cpp@b8390")["comparison"];
+  const json& engine = CellOf(r, kServerTeacherForced, "engine=llama.cpp@b8390")["comparison"];
   EXPECT_THAT(engine["identity_basis"].get<std::string>(), HasSubstr("not comparable"));
   EXPECT_EQ(engine["top1_agreement"], 1.0);
   EXPECT_EQ(engine["kld_returned_top_k"]["positions"], 64);
   EXPECT_EQ(engine["kld_returned_top_k"]["k_min"], 20);
   EXPECT_LT(engine["kld_returned_top_k"]["mean"].get<double>(), 1e-8) << engine.dump();
   EXPECT_EQ(engine["kld"]["method"], "none");  // never mixed into the exact or bound KLD
-  const json& generated = CellOf(r, kGenerate, "engine=llama.cpp@b8390")["comparison"]["generated"];
+  const json& generated =
+      CellOf(r, kServerGenerate, "engine=llama.cpp@b8390")["comparison"]["generated"];
   EXPECT_EQ(generated["common_prefix"], 32) << generated.dump();
 
   // Flash attention on the server moves the returned values (2.3e-8 measured), not the
   // top token; four slots serving one request at a time give the same bits.
-  const json& attention = CellOf(r, kTeacherForced, "attention=on")["comparison"];
+  const json& attention = CellOf(r, kServerTeacherForced, "attention=on")["comparison"];
   EXPECT_GT(attention["kld_returned_top_k"]["mean"].get<double>(), 0.0);
   EXPECT_EQ(attention["top1_agreement"], 1.0);
-  EXPECT_EQ(CellOf(r, kTeacherForced, "slots=4")["comparison"]["bit_identical"], true);
+  EXPECT_EQ(CellOf(r, kServerTeacherForced, "slots=4")["comparison"]["bit_identical"], true);
 
   // Servers were reused: some server job ran on a server that had run jobs before.
   Result<std::unique_ptr<store::Store>> db =

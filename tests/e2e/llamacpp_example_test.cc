@@ -28,7 +28,7 @@ using ::testing::HasSubstr;
 constexpr char kTeacherForced[] = "kjv-128";
 constexpr char kGenerate[] = "verse-64";
 
-std::string Slurp(const fs::path& path) {
+std::string SlurpExampleFile(const fs::path& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
@@ -166,7 +166,7 @@ void ExpectTheEngineCellRanTheOtherBuildAndMatchesBitForBit(const Example& e) {
 }
 
 void ExpectTheHtmlReportHasOnePlotPerComparedCell(const Example& e) {
-  std::string page = Slurp(e.dir / "report.html");
+  std::string page = SlurpExampleFile(e.dir / "report.html");
   int compared = 0;
   for (const json& w : e.report["workloads"]) {
     for (const json& c : w["cells"]) {
@@ -197,7 +197,7 @@ TEST(SeedReplicationExampleTest, RunsOnTheRealEnginesAndShowsWhatTheExampleIsFor
       RunProcess({OrchBinary(), "run", spec, "--data-dir", e.data(), "--timeout", "120"},
                  std::chrono::seconds(150), e.dir.string());
   e.output = run.out + run.err;
-  ASSERT_EQ(run.exit_code, 0) << e.output << Slurp(e.dir / "data/local/coordinator.log");
+  ASSERT_EQ(run.exit_code, 0) << e.output << SlurpExampleFile(e.dir / "data/local/coordinator.log");
   ProcessResult report = RunProcess({OrchBinary(), "report", "seed-replication", "--json", "--html",
                                      (e.dir / "report.html").string(), "--data-dir", e.data()},
                                     std::chrono::seconds(60), e.dir.string());

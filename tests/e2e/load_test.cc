@@ -23,9 +23,9 @@ using namespace std::chrono_literals;
 
 constexpr int kProcesses = 2;
 constexpr int kAgentsPerProcess = 100;
-constexpr int kJobs = 2000;
+constexpr int kLoadJobs = 2000;
 
-std::string Slurp(const std::filesystem::path& path) {
+std::string SlurpLoadFile(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
@@ -55,13 +55,13 @@ TEST(LoadTest, TwoHundredSimulatedAgentsRunTwoThousandJobsEachExactlyOnce) {
       60s);
   ASSERT_TRUE(registered) << cluster.Logs();
 
-  std::ofstream(cluster.dir() / "spec.toml") << TestEngineSpec("load", kJobs, 1, 0);
+  std::ofstream(cluster.dir() / "spec.toml") << TestEngineSpec("load", kLoadJobs, 1, 0);
   ProcessResult submit = cluster.Client({"submit", (cluster.dir() / "spec.toml").string()});
   ASSERT_EQ(submit.exit_code, 0) << submit.out << submit.err;
   bool done = LocalCluster::WaitUntil(
       [&] {
         std::optional<nlohmann::json> progress = cluster.Progress("load");
-        return progress && progress->value("succeeded", -1) == kJobs;
+        return progress && progress->value("succeeded", -1) == kLoadJobs;
       },
       120s);
   EXPECT_TRUE(done) << cluster.Progress("load").value_or(nlohmann::json()).dump() << "\n"
@@ -72,15 +72,15 @@ TEST(LoadTest, TwoHundredSimulatedAgentsRunTwoThousandJobsEachExactlyOnce) {
     simulators[p].Signal(SIGTERM);
     ASSERT_EQ(simulators[p].WaitFor(10s), 0) << cluster.Logs();
     Result<SimulatedAgentsStats> stats =
-        StatsFromJson(Slurp(cluster.dir() / ("sim-" + std::to_string(p) + ".json")));
+        StatsFromJson(SlurpLoadFile(cluster.dir() / ("sim-" + std::to_string(p) + ".json")));
     ASSERT_TRUE(stats.ok()) << stats.status().ToString();
     Merge(total, *stats);
   }
   EXPECT_EQ(total.welcomed, kProcesses * kAgentsPerProcess);
   EXPECT_EQ(total.rejects, 0u);
-  EXPECT_EQ(total.assigns, static_cast<std::uint64_t>(kJobs)) << "each job assigned once";
+  EXPECT_EQ(total.assigns, static_cast<std::uint64_t>(kLoadJobs)) << "each job assigned once";
   EXPECT_EQ(total.duplicate_assigns, 0u);
-  EXPECT_EQ(total.finished_acked, static_cast<std::uint64_t>(kJobs));
+  EXPECT_EQ(total.finished_acked, static_cast<std::uint64_t>(kLoadJobs));
   EXPECT_EQ(total.other_messages, 0u) << "no Cancel, no Drain, nothing undecodable";
   EXPECT_GT(total.heartbeats, 0u);
 
@@ -90,7 +90,7 @@ TEST(LoadTest, TwoHundredSimulatedAgentsRunTwoThousandJobsEachExactlyOnce) {
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   Result<std::vector<store::JobRecord>> jobs = (*opened)->ListJobs("load");
   ASSERT_TRUE(jobs.ok());
-  ASSERT_EQ(jobs->size(), static_cast<std::size_t>(kJobs));
+  ASSERT_EQ(jobs->size(), static_cast<std::size_t>(kLoadJobs));
   for (const store::JobRecord& job : *jobs) {
     EXPECT_EQ(job.state, store::JobState::kSucceeded) << job.id;
     EXPECT_EQ(job.attempts, 1) << job.id;

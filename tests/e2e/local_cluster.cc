@@ -16,14 +16,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string Slurp(const fs::path& path) {
+std::string SlurpClusterFile(const fs::path& path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
 }
 
-std::string Tail(const std::string& text, std::size_t bytes) {
+std::string TailBytes(const std::string& text, std::size_t bytes) {
   return text.size() <= bytes ? text : text.substr(text.size() - bytes);
 }
 
@@ -54,10 +54,11 @@ void LocalCluster::StartCoordinator(const std::string& listen, const std::string
   ASSERT_TRUE(child.ok()) << child.status().ToString();
   coordinator_ = std::make_unique<cli::ChildProcess>(std::move(child).value());
   fs::path endpoint_file = data_dir() / "coordinator.endpoint";
-  bool up = WaitUntil([&] { return fs::exists(endpoint_file) && !Slurp(endpoint_file).empty(); },
-                      std::chrono::seconds(20));
+  bool up = WaitUntil(
+      [&] { return fs::exists(endpoint_file) && !SlurpClusterFile(endpoint_file).empty(); },
+      std::chrono::seconds(20));
   ASSERT_TRUE(up) << "coordinator did not write its endpoint\n" << Logs();
-  endpoint_ = Slurp(endpoint_file);
+  endpoint_ = SlurpClusterFile(endpoint_file);
   while (!endpoint_.empty() && std::isspace(static_cast<unsigned char>(endpoint_.back()))) {
     endpoint_.pop_back();
   }
@@ -152,7 +153,8 @@ std::string LocalCluster::Logs() const {
   std::string out;
   for (const auto& entry : fs::directory_iterator(dir_)) {
     if (entry.path().extension() != ".log") continue;
-    out += "---- " + entry.path().filename().string() + "\n" + Tail(Slurp(entry.path()), 3000);
+    out += "---- " + entry.path().filename().string() + "\n" +
+           TailBytes(SlurpClusterFile(entry.path()), 3000);
   }
   return out;
 }

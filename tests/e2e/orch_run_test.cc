@@ -93,7 +93,7 @@ TEST(OrchRunTest, ALlamaCppEngineWithoutADriverNamesWhereItLookedAndTheFlag) {
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
-std::string Slurp(const fs::path& path) {
+std::string SlurpRunFile(const fs::path& path) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
@@ -117,7 +117,7 @@ std::vector<pid_t> ProcessesMentioning(const std::string& text) {
   for (const fs::directory_entry& entry : fs::directory_iterator("/proc")) {
     std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string cmdline = Slurp(entry.path() / "cmdline");
+    std::string cmdline = SlurpRunFile(entry.path() / "cmdline");
     if (cmdline.find(text) != std::string::npos) found.push_back(std::stoi(name));
   }
   return found;
@@ -140,7 +140,7 @@ std::vector<std::string> RunArgs(const fs::path& dir, const std::string& spec_fi
 // Polls `log` (at most 60 s) until it contains `text`.
 bool WaitForLog(const fs::path& log, const std::string& text) {
   for (int i = 0; i < 600; ++i) {
-    if (Slurp(log).find(text) != std::string::npos) return true;
+    if (SlurpRunFile(log).find(text) != std::string::npos) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return false;
@@ -152,7 +152,7 @@ TEST(OrchRunTest, SigintStopsEveryProcessItStartedAndASecondRunResumes) {
   fs::path log = dir / "run.log";
   Result<cli::ChildProcess> run = cli::ChildProcess::Start(RunArgs(dir, "spec.toml"), log.string());
   ASSERT_TRUE(run.ok()) << run.status().ToString();
-  ASSERT_TRUE(WaitForLog(log, "succeeded 2,")) << Slurp(log);
+  ASSERT_TRUE(WaitForLog(log, "succeeded 2,")) << SlurpRunFile(log);
   ASSERT_FALSE(ProcessesMentioning((dir / "data").string()).empty());
 
   // The report reads the store while the coordinator holds it.
@@ -163,9 +163,9 @@ TEST(OrchRunTest, SigintStopsEveryProcessItStartedAndASecondRunResumes) {
 
   run->Signal(SIGINT);
   std::optional<int> code = run->WaitFor(std::chrono::seconds(40));
-  ASSERT_TRUE(code.has_value()) << Slurp(log);
-  EXPECT_EQ(*code, 128 + SIGINT) << Slurp(log);
-  EXPECT_THAT(Slurp(log), HasSubstr("Resume with: orch run"));
+  ASSERT_TRUE(code.has_value()) << SlurpRunFile(log);
+  EXPECT_EQ(*code, 128 + SIGINT) << SlurpRunFile(log);
+  EXPECT_THAT(SlurpRunFile(log), HasSubstr("Resume with: orch run"));
   EXPECT_TRUE(ProcessesMentioning((dir / "data").string()).empty())
       << "no coordinator, agent or driver outlives orch run";
 
@@ -336,18 +336,20 @@ TEST(OrchRunTest, AnotherTerminalWatchesTheRunByItsDataDirAndSeesItEnd) {
   Result<cli::ChildProcess> run = cli::ChildProcess::Start(RunArgs(dir, "spec.toml"), log.string());
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   ASSERT_TRUE(WaitForLog(log, "to watch it from another terminal: orch status --data-dir"))
-      << Slurp(log);
+      << SlurpRunFile(log);
   fs::path watch_log = dir / "watch.log";
   Result<cli::ChildProcess> watch = cli::ChildProcess::Start(
       {OrchBinary(), "status", "--data-dir", data, "--watch", "--interval", "200"},
       watch_log.string());
   ASSERT_TRUE(watch.ok()) << watch.status().ToString();
   std::optional<int> ran = run->WaitFor(std::chrono::seconds(150));
-  ASSERT_EQ(ran, std::optional<int>(0)) << Slurp(log);
+  ASSERT_EQ(ran, std::optional<int>(0)) << SlurpRunFile(log);
   std::optional<int> watched = watch->WaitFor(std::chrono::seconds(40));
-  ASSERT_TRUE(watched.has_value()) << "the watch froze after the run ended:\n" << Slurp(watch_log);
-  EXPECT_EQ(*watched, 0) << Slurp(watch_log);
-  EXPECT_THAT(Slurp(watch_log), ::testing::ContainsRegex("every experiment is done|has ended"));
+  ASSERT_TRUE(watched.has_value()) << "the watch froze after the run ended:\n"
+                                   << SlurpRunFile(watch_log);
+  EXPECT_EQ(*watched, 0) << SlurpRunFile(watch_log);
+  EXPECT_THAT(SlurpRunFile(watch_log),
+              ::testing::ContainsRegex("every experiment is done|has ended"));
 
   // Once the run has ended: the final counts from the store, and where it is.
   ProcessResult ended = RunProcess(
@@ -388,12 +390,12 @@ TEST(OrchRunTest, AWatchWhoseCoordinatorGoesAwaySaysSoAndFails) {
                                 "--watch", "--interval", "200", "--timeout", "2"},
                                watch_log.string());
   ASSERT_TRUE(watch.ok()) << watch.status().ToString();
-  ASSERT_TRUE(WaitForLog(watch_log, "e2e-lost")) << Slurp(watch_log);
+  ASSERT_TRUE(WaitForLog(watch_log, "e2e-lost")) << SlurpRunFile(watch_log);
   cluster.coordinator().Signal(SIGKILL);
   std::optional<int> watched = watch->WaitFor(std::chrono::seconds(40));
-  ASSERT_TRUE(watched.has_value()) << Slurp(watch_log);
+  ASSERT_TRUE(watched.has_value()) << SlurpRunFile(watch_log);
   EXPECT_EQ(*watched, 1);
-  EXPECT_THAT(Slurp(watch_log),
+  EXPECT_THAT(SlurpRunFile(watch_log),
               HasSubstr("the coordinator stopped answering at " + cluster.endpoint()));
 }
 

@@ -14,7 +14,7 @@
 namespace orch::report {
 namespace {
 
-const CellReport& CellOf(const Report& report, const std::string& label) {
+const CellReport& QuorumCellOf(const Report& report, const std::string& label) {
   const WorkloadReport& w = report.workloads.at(0);
   if (label == "baseline") return w.baseline;
   for (const CellReport& c : w.cells) {
@@ -42,7 +42,7 @@ class QuorumTest : public ::testing::Test {
 };
 
 TEST_F(QuorumTest, LabAndTwoContributorsAgreeingMakeAQuorumOfThreeHosts) {
-  const Quorum& q = CellOf(report_, "baseline").quorum;
+  const Quorum& q = QuorumCellOf(report_, "baseline").quorum;
   EXPECT_EQ(q.runs, 3);
   EXPECT_EQ(q.streams, 1);
   EXPECT_EQ(q.agreeing_runs.size(), 3u);
@@ -50,11 +50,11 @@ TEST_F(QuorumTest, LabAndTwoContributorsAgreeingMakeAQuorumOfThreeHosts) {
   EXPECT_EQ(q.classes, 3);
   EXPECT_EQ(q.contributors, (std::vector<std::string>{"lab", "alice", "bob"}));
   EXPECT_FALSE(q.rests_on_one_contributor());
-  EXPECT_TRUE(CellOf(report_, "baseline").conflicts.empty());
+  EXPECT_TRUE(QuorumCellOf(report_, "baseline").conflicts.empty());
 }
 
 TEST_F(QuorumTest, ACellRunByOneContributorOnlyIsFlagged) {
-  const CellReport& c = CellOf(report_, "attention=on");
+  const CellReport& c = QuorumCellOf(report_, "attention=on");
   EXPECT_EQ(c.quorum.runs, 2);
   EXPECT_EQ(c.quorum.hosts, 2);
   EXPECT_EQ(c.quorum.all_contributors, std::vector<std::string>{"alice"});
@@ -67,7 +67,7 @@ TEST_F(QuorumTest, ACellRunByOneContributorOnlyIsFlagged) {
 }
 
 TEST_F(QuorumTest, SameClassDifferentStreamsOfOneJobIsAConflictAndBothRunsAreKept) {
-  const CellReport& c = CellOf(report_, "quant=q8_0");
+  const CellReport& c = QuorumCellOf(report_, "quant=q8_0");
   ASSERT_EQ(c.conflicts.size(), 1u);
   const Conflict& k = c.conflicts[0];
   EXPECT_EQ(k.a.run_id, "run-q-alice");
@@ -90,7 +90,7 @@ TEST_F(QuorumTest, SameClassDifferentStreamsOfOneJobIsAConflictAndBothRunsAreKep
 }
 
 TEST_F(QuorumTest, DifferentClassesWithDifferentStreamsAreNoConflict) {
-  const CellReport& c = CellOf(report_, "quant=q8_0");
+  const CellReport& c = QuorumCellOf(report_, "quant=q8_0");
   for (const Conflict& k : c.conflicts) {
     EXPECT_NE(k.a.run_id, "run-q-bob");
     EXPECT_NE(k.b.run_id, "run-q-bob");

@@ -28,11 +28,11 @@ namespace fs = std::filesystem;
 constexpr int kRunsPerExperiment = 30;
 constexpr int kDigestsPerRun = 50;
 
-std::string ReadAll(const fs::path& file) {
+std::string ReadWholeFile(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
-void WriteAll(const fs::path& file, const std::string& bytes) {
+void WriteWholeFile(const fs::path& file, const std::string& bytes) {
   std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
 }
 
@@ -76,11 +76,11 @@ class StoreRecoverTest : public ::testing::Test {
   // Overwrites 100 bytes of the WAL where the key `marker` is first written.
   std::string DamageWalAt(const std::string& marker) {
     fs::path wal = Wal();
-    std::string bytes = ReadAll(wal);
+    std::string bytes = ReadWholeFile(wal);
     size_t at = bytes.find(marker);
     EXPECT_NE(at, std::string::npos) << marker;
     for (size_t i = at; i < at + 100 && i < bytes.size(); ++i) bytes[i] = 'X';
-    WriteAll(wal, bytes);
+    WriteWholeFile(wal, bytes);
     return bytes;
   }
   static const LostRecords* Find(const RecoveryReport& report, const std::string& experiment,
@@ -130,7 +130,7 @@ TEST_F(StoreRecoverTest, OverwrittenWalBytesDropWhatFollowsAndEveryDroppedRecord
 
   // The damaged store is kept byte for byte; the recovered one opens strictly and holds
   // alpha's records before the damage and nothing of beta.
-  EXPECT_TRUE(ReadAll(fs::path(saved()) / wal_name) == damaged) << "the saved WAL differs";
+  EXPECT_TRUE(ReadWholeFile(fs::path(saved()) / wal_name) == damaged) << "the saved WAL differs";
   std::unique_ptr<Store> store = std::move(OpenRocksDbStore(path(), RocksDbOptions{})).value();
   EXPECT_TRUE(store->GetRun("alpha-run-0").ok());
   EXPECT_TRUE(store->GetRun("alpha-run-19").ok());
@@ -143,8 +143,8 @@ TEST_F(StoreRecoverTest, OverwrittenWalBytesDropWhatFollowsAndEveryDroppedRecord
 
 TEST_F(StoreRecoverTest, AWalCutOffInItsLastRecordLosesOnlyThatRecord) {
   fs::path wal = Wal();
-  std::string bytes = ReadAll(wal);
-  WriteAll(wal, bytes.substr(0, bytes.size() - 300));  // inside the last chunk's batch
+  std::string bytes = ReadWholeFile(wal);
+  WriteWholeFile(wal, bytes.substr(0, bytes.size() - 300));  // inside the last chunk's batch
   ASSERT_FALSE(OpenRocksDbStore(path(), RocksDbOptions{}).ok());
 
   Result<RecoveryReport> report = RecoverRocksDbStore(path(), saved());
@@ -184,7 +184,7 @@ TEST_F(StoreRecoverTest, AStoreAnotherProcessHoldsIsRefusedAndLeftAsItIs) {
   char locked = 0;
   ASSERT_EQ(::read(ready[0], &locked, 1), 1);
   ASSERT_EQ(locked, 'y');
-  std::string before = ReadAll(Wal());
+  std::string before = ReadWholeFile(Wal());
 
   Result<RecoveryReport> report = RecoverRocksDbStore(path(), saved());
 
@@ -195,7 +195,7 @@ TEST_F(StoreRecoverTest, AStoreAnotherProcessHoldsIsRefusedAndLeftAsItIs) {
   ASSERT_FALSE(report.ok());
   EXPECT_EQ(report.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(report.status().message(), HasSubstr("stop it first"));
-  EXPECT_EQ(ReadAll(Wal()), before);
+  EXPECT_EQ(ReadWholeFile(Wal()), before);
   EXPECT_FALSE(fs::exists(saved()));
 }
 
@@ -298,11 +298,11 @@ class OlderWalTest : public ::testing::Test {
 TEST_F(OlderWalTest, ACutOffOlderWalKeepsEverySoundRecordAndNamesTheWalAndItsLostWrites) {
   // Cut the older WAL inside the write of beta-job-20: that write and beta's last nine
   // (two records each: the job and its plan_jobs index entry) are gone.
-  std::string bytes = ReadAll(older_);
+  std::string bytes = ReadWholeFile(older_);
   size_t cut = bytes.find("beta-job-20");
   ASSERT_NE(cut, std::string::npos);
-  WriteAll(older_, bytes.substr(0, cut));
-  std::string damaged = ReadAll(older_);
+  WriteWholeFile(older_, bytes.substr(0, cut));
+  std::string damaged = ReadWholeFile(older_);
   ASSERT_FALSE(OpenRocksDbStore(path(), RocksDbOptions{}).ok()) << "the open refuses it";
 
   Result<RecoveryReport> report = RecoverRocksDbStore(path(), saved());
@@ -318,7 +318,7 @@ TEST_F(OlderWalTest, ACutOffOlderWalKeepsEverySoundRecordAndNamesTheWalAndItsLos
   EXPECT_EQ(wal.unreadable_writes, 20u) << "10 jobs and their 10 index entries";
   EXPECT_EQ(wal.unreadable_last - wal.unreadable_first + 1, 20u);
   EXPECT_EQ(wal.saved_as, (fs::path(saved()) / older_.filename()).string());
-  EXPECT_TRUE(ReadAll(wal.saved_as) == damaged) << "the damaged WAL is kept as it was";
+  EXPECT_TRUE(ReadWholeFile(wal.saved_as) == damaged) << "the damaged WAL is kept as it was";
   ASSERT_FALSE(report->wal_messages.empty());
   EXPECT_THAT(report->wal_messages.front(), HasSubstr(wal.file + ": dropping"));
 
@@ -349,7 +349,7 @@ TEST_F(OlderWalTest, AMissingCurrentIsWrittenAgainAndEveryRecordIsBack) {
     if (name.rfind("MANIFEST-", 0) == 0) manifest = name;
   }
   ASSERT_FALSE(manifest.empty());
-  std::string current = ReadAll(fs::path(path()) / "CURRENT");
+  std::string current = ReadWholeFile(fs::path(path()) / "CURRENT");
   fs::remove(fs::path(path()) / "CURRENT");
   ASSERT_FALSE(OpenRocksDbStore(path(), RocksDbOptions{}).ok()) << "the open refuses it";
 
@@ -358,7 +358,7 @@ TEST_F(OlderWalTest, AMissingCurrentIsWrittenAgainAndEveryRecordIsBack) {
   EXPECT_TRUE(report->recovered);
   EXPECT_EQ(report->current_restored, manifest);
   EXPECT_TRUE(report->damaged_wals.empty());
-  EXPECT_EQ(ReadAll(fs::path(path()) / "CURRENT"), current);
+  EXPECT_EQ(ReadWholeFile(fs::path(path()) / "CURRENT"), current);
   EXPECT_FALSE(fs::exists(fs::path(saved()) / "CURRENT")) << "the store as it was";
   EXPECT_FALSE(fs::exists(saved() + ".trial"));
   EXPECT_EQ(AllRecords(path()), before_);
@@ -373,7 +373,7 @@ TEST_F(OlderWalTest, AMissingCurrentWithADamagedManifestIsRefusedAndNothingChang
   fs::resize_file(manifest, fs::file_size(manifest) - 10);  // its last edit cut short
   std::map<std::string, std::string> files;
   for (const auto& entry : fs::directory_iterator(path())) {
-    files[entry.path().filename().string()] = ReadAll(entry.path());
+    files[entry.path().filename().string()] = ReadWholeFile(entry.path());
   }
 
   Result<RecoveryReport> report = RecoverRocksDbStore(path(), saved());
@@ -384,7 +384,7 @@ TEST_F(OlderWalTest, AMissingCurrentWithADamagedManifestIsRefusedAndNothingChang
   EXPECT_THAT(report.status().message(), HasSubstr("nothing was changed"));
   std::map<std::string, std::string> after;
   for (const auto& entry : fs::directory_iterator(path())) {
-    after[entry.path().filename().string()] = ReadAll(entry.path());
+    after[entry.path().filename().string()] = ReadWholeFile(entry.path());
   }
   EXPECT_TRUE(after == files) << "no file added, removed or changed";
   EXPECT_FALSE(fs::exists(saved()));
