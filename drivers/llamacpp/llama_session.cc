@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "digest/row_digest.h"
+#include "drivers/llamacpp/effective_settings.h"
 #include "drivers/llamacpp/llama_types.h"
 #include "drivers/llamacpp/printable_text.h"
 #include "llama.h"
@@ -145,6 +146,8 @@ Status LlamaSession::CreateContext(std::int64_t tokens_needed) {
   ORCH_ASSIGN_OR_RETURN(params.type_k, CacheType("kv", settings_.type_k));
   ORCH_ASSIGN_OR_RETURN(params.type_v, CacheType("kv", settings_.type_v));
   params.no_perf = true;
+  params.cb_eval = &EngineObserver::OnEval;  // reads what attention ran (effective_settings.h)
+  params.cb_eval_user_data = &EngineObserver::Instance();
   context_ = llama_init_from_model(model_, params);
   if (context_ == nullptr) {
     return Internal("llama.cpp refused the context (kv " + settings_.type_k + "/" +
