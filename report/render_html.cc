@@ -80,6 +80,7 @@ void WriteWorkload(const WorkloadReport& w, std::ostringstream& out) {
       << (generate ? "generate" : "teacher-forced") << ")</h2>\n<p>" << EscapeHtml(ReferenceLine(w))
       << "</p>\n";
   WriteWarnings(w, out);
+  WriteTable(EffectiveTable(w), out);
   WriteTable(RepeatabilityTable(w), out);
   WriteTable(QuorumTable(w), out);
   WriteTable(ConflictTable(w), out);

@@ -229,6 +229,25 @@ Json ConflictsJson(const CellReport& c) {
   return out;
 }
 
+// What the engine ran against the coordinate (report/effective.h); null when the run's
+// driver reported no effective settings.
+Json EffectiveJson(const CellReport& c) {
+  if (!c.effective.known()) return nullptr;
+  Json axes = Json::object();
+  for (const auto& [axis, value] : c.effective.axes) axes[axis] = value;
+  Json differences = Json::array();
+  for (const EffectiveDifference& d : c.effective_differences) {
+    differences.push_back({{"axis", d.axis},
+                           {"requested", d.requested},
+                           {"effective", d.effective},
+                           {"why", d.why.empty() ? Json(nullptr) : Json(d.why)}});
+  }
+  return Json{{"axes", axes},
+              {"differences", differences},
+              {"same_as_baseline", c.same_effective_as_baseline},
+              {"note", c.effective_note.empty() ? Json(nullptr) : Json(c.effective_note)}};
+}
+
 Json CellJson(const CellReport& c) {
   Json j{{"label", c.cell.label},
          {"axis", c.cell.axis.empty() ? Json(nullptr) : Json(c.cell.axis)},
@@ -240,7 +259,8 @@ Json CellJson(const CellReport& c) {
          {"extent", ExtentJson(c)},
          {"warnings", WarningsJson(c.warnings)},
          {"quorum", QuorumJson(c.quorum)},
-         {"conflicts", ConflictsJson(c)}};
+         {"conflicts", ConflictsJson(c)},
+         {"effective", EffectiveJson(c)}};
   if (c.cell.axis.empty()) return j;
   j["reference_run"] = c.reference_run.empty() ? Json(nullptr) : Json(c.reference_run);
   j["reference_repeat"] = c.reference_repeat;

@@ -111,6 +111,7 @@ std::string RenderText(const Report& report) {
         << ") ==\n"
         << ReferenceLine(w) << "\n";
     WriteTable(WarningTable(w), out);
+    WriteTable(EffectiveTable(w), out);
     WriteTable(RepeatabilityTable(w), out);
     WriteTable(QuorumTable(w), out);
     WriteTable(ConflictTable(w), out);

@@ -34,7 +34,9 @@ std::string Escaped(const std::string& text) {
 }
 
 std::string StatusText(const CellReport& cell) {
-  if (cell.status == CellStatus::kCompared) return "ok";
+  if (cell.status == CellStatus::kCompared) {
+    return cell.same_effective_as_baseline ? "same effective configuration as baseline" : "ok";
+  }
   return std::string(CellStatusName(cell.status)) + ": " + cell.reason;
 }
 
@@ -284,7 +286,7 @@ Table CellTable(const WorkloadReport& w) {
                       ReturnedKld(c.result), FormatPercent(s.rms_delta_p),
                       FormatPercent(s.top1_agreement), Identity(c), FirstFlip(c),
                       Count(c.result.flip_count) + " (" + Count(c.near_tie_flips) + ")",
-                      Count(c.result.cluster_count), "ok"});
+                      Count(c.result.cluster_count), StatusText(c)});
   }
   if (!AnyReturnedTopK(w)) DropColumn(t, kReturnedColumn);
   return t;
@@ -309,7 +311,7 @@ Table GenerateTable(const WorkloadReport& w) {
     t.rows.push_back(
         {c.cell.label, repeats,
          Count(r.generated_common_prefix) + " / " + Count(r.reference_generated) + " tokens",
-         divergence, "ok"});
+         divergence, StatusText(c)});
   }
   return t;
 }
@@ -369,6 +371,24 @@ Table WarningTable(const WorkloadReport& w) {
   for (const CellReport* c : WithBaseline(w)) {
     for (const Warning& warning : c->warnings) {
       t.rows.push_back({c->cell.label, warning.kind, warning.message});
+    }
+  }
+  return t;
+}
+
+Table EffectiveTable(const WorkloadReport& w) {
+  Table t{"Effective settings (what the engine ran, where it is not what the coordinate says)",
+          {"cell", "axis", "requested", "ran as", "why"},
+          {}};
+  for (const CellReport* c : WithBaseline(w)) {
+    for (const EffectiveDifference& d : c->effective_differences) {
+      t.rows.push_back(
+          {c->cell.label, d.axis, d.requested, d.effective, d.why.empty() ? "-" : d.why});
+    }
+  }
+  for (const CellReport& c : w.cells) {
+    if (c.same_effective_as_baseline) {
+      t.rows.push_back({c.cell.label, "-", "-", "-", c.effective_note});
     }
   }
   return t;

@@ -54,6 +54,9 @@ Table KldTable(const WorkloadReport& workload);
 Table FlipTable(const WorkloadReport& workload, std::size_t per_cell);
 Table ClusterTable(const WorkloadReport& workload, std::size_t per_cell);
 Table FingerprintTable(const WorkloadReport& workload);
+// Every requested-vs-effective difference (report/effective.h), the baseline's first,
+// then one row per cell that ran the baseline's effective configuration, with its note.
+Table EffectiveTable(const WorkloadReport& workload);
 Table AttributionTable(const Report& report);
 // Report::by_kld_returned_top_k, with its basis on every row; no rows when empty.
 Table ReturnedTopKAttributionTable(const Report& report);
