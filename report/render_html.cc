@@ -83,6 +83,7 @@ void WriteWorkload(const WorkloadReport& w, std::ostringstream& out) {
   WriteTable(EffectiveTable(w), out);
   WriteTable(RepeatabilityTable(w), out);
   WriteTable(QuorumTable(w), out);
+  WriteTable(StreamGroupTable(w), out);
   WriteTable(ConflictTable(w), out);
   WriteTable(generate ? GenerateTable(w) : CellTable(w), out);
   if (!generate) WriteTable(KldTable(w), out);

@@ -205,6 +205,18 @@ Json IdentityJson(const RunIdentity& run) {
               {"class", or_null(run.fingerprint_class)}};
 }
 
+Json GroupsJson(const Quorum& q) {
+  Json out = Json::array();
+  for (const StreamGroup& g : q.groups) {
+    out.push_back({{"size", g.runs.size()},
+                   {"runs", g.runs},
+                   {"hosts", g.hosts},
+                   {"classes", g.classes},
+                   {"contributors", g.contributors}});
+  }
+  return out;
+}
+
 Json QuorumJson(const Quorum& q) {
   return Json{{"runs", q.runs},
               {"streams", q.streams},
@@ -214,7 +226,9 @@ Json QuorumJson(const Quorum& q) {
               {"contributors", q.contributors},
               {"all_contributors", q.all_contributors},
               {"rests_on_one_contributor", q.rests_on_one_contributor()},
-              {"unreadable", q.unreadable}};
+              {"unreadable", q.unreadable},
+              {"majority", q.majority()},
+              {"groups", GroupsJson(q)}};
 }
 
 Json ConflictsJson(const CellReport& c) {

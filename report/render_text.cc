@@ -114,6 +114,7 @@ std::string RenderText(const Report& report) {
     WriteTable(EffectiveTable(w), out);
     WriteTable(RepeatabilityTable(w), out);
     WriteTable(QuorumTable(w), out);
+    WriteTable(StreamGroupTable(w), out);
     WriteTable(ConflictTable(w), out);
     WriteTable(generate ? GenerateTable(w) : CellTable(w), out);
     if (!generate) {

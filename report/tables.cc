@@ -198,6 +198,13 @@ Table QuorumTable(const WorkloadReport& w) {
     }
     std::string note;
     auto add = [&note](const std::string& text) { note += (note.empty() ? "" : "; ") + text; };
+    if (!q.majority()) {
+      std::size_t tied = 0;
+      for (const StreamGroup& g : q.groups) tied += g.runs.size() == q.groups[0].runs.size();
+      const std::size_t size = q.groups[0].runs.size();
+      add("no majority: " + Count(tied) + " groups of " + Count(size) +
+          (size == 1 ? " run" : " runs"));
+    }
     if (q.rests_on_one_contributor()) {
       add("rests on one contributor (" + q.all_contributors[0] + ")");
     }
@@ -206,6 +213,28 @@ Table QuorumTable(const WorkloadReport& w) {
     t.rows.push_back({c->cell.label, std::to_string(q.runs), std::to_string(q.streams),
                       Count(q.agreeing_runs.size()) + " / " + std::to_string(q.runs),
                       std::to_string(q.hosts), std::to_string(q.classes), contributors, note});
+  }
+  return t;
+}
+
+Table StreamGroupTable(const WorkloadReport& w) {
+  Table t{"Stream groups (every group of bit-identical streams of a cell whose runs disagree)",
+          {"cell", "group", "runs", "hosts", "classes", "contributors"},
+          {}};
+  auto joined = [](const std::vector<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out.empty() ? std::string("-") : out;
+  };
+  for (const CellReport* c : WithBaseline(w)) {
+    const Quorum& q = c->quorum;
+    if (q.groups.size() < 2) continue;
+    for (std::size_t i = 0; i < q.groups.size(); ++i) {
+      const StreamGroup& g = q.groups[i];
+      t.rows.push_back({c->cell.label, Count(i + 1) + " of " + Count(q.groups.size()),
+                        Count(g.runs.size()) + " / " + std::to_string(q.runs), joined(g.hosts),
+                        joined(g.classes), joined(g.contributors)});
+    }
   }
   return t;
 }

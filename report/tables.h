@@ -44,6 +44,8 @@ Table RepeatabilityTable(const WorkloadReport& workload);
 // Every cell with usable runs: its quorum (report/quorum.h); and the conflicts, if any.
 Table QuorumTable(const WorkloadReport& workload);
 Table ConflictTable(const WorkloadReport& workload);
+// Every group of equal streams (Quorum::groups) of each cell with more than one.
+Table StreamGroupTable(const WorkloadReport& workload);
 // "lab on fp-a (agent agent-1)": who ran a run, and where.
 std::string RunOrigin(const RunIdentity& run);
 Table CellTable(const WorkloadReport& workload);      // teacher-forced
