@@ -314,38 +314,49 @@ Json ProvenanceJson(const Provenance& p) {
 }
 
 Json HostRunJson(const HostRun& r) {
-  Json j = IdentityJson(r.run);
-  j["reference"] = r.reference;
-  if (r.reference) return j;
   const bool compared = r.note.empty();
-  j["same_stream"] = compared ? Json(r.same_stream) : Json(nullptr);
-  j["first_difference"] = Opt(r.first_difference);
-  j["kld_mean"] = Num(r.kld_mean);
-  j["kld_method"] = r.kld_method;
-  j["top1_agreement"] = Num(r.top1_agreement);
-  j["note"] = compared ? Json(nullptr) : Json(r.note);
-  j["fingerprints"] = FingerprintsJson(r.fingerprints);
-  return j;
+  return Json{{"job", r.job.id},
+              {"cell", r.job.cell},
+              {"workload", r.job.workload},
+              {"repeat", r.job.repeat},
+              {"reference", IdentityJson(r.reference)},
+              {"run", IdentityJson(r.run)},
+              {"same_stream", compared ? Json(r.same_stream) : Json(nullptr)},
+              {"first_difference", Opt(r.first_difference)},
+              {"kld_mean", Num(r.kld_mean)},
+              {"kld_method", r.kld_method},
+              {"top1_agreement", Num(r.top1_agreement)},
+              {"note", compared ? Json(nullptr) : Json(r.note)}};
+}
+
+Json HostPairJson(const HostPair& pair) {
+  auto or_null = [](const std::string& v) { return v.empty() ? Json(nullptr) : Json(v); };
+  Json differences = Json::array();
+  for (const HostDifference& d : pair.differences) {
+    differences.push_back({{"reference_host", or_null(d.reference_host)},
+                           {"other_host", or_null(d.other_host)},
+                           {"fingerprints", FingerprintsJson(d.fingerprints)}});
+  }
+  Json runs = Json::array();
+  for (const HostRun& r : pair.runs) runs.push_back(HostRunJson(r));
+  return Json{
+      {"reference", {{"class", or_null(pair.reference_class)}, {"hosts", pair.reference_hosts}}},
+      {"other", {{"class", or_null(pair.other_class)}, {"hosts", pair.other_hosts}}},
+      {"bit_identical", pair.bit_identical()},
+      {"differences", differences},
+      {"runs", runs}};
 }
 
 }  // namespace
 
 std::string RenderHostJson(const HostReport& report) {
-  Json jobs = Json::array();
-  for (const HostJob& job : report.jobs) {
-    Json runs = Json::array();
-    for (const HostRun& r : job.runs) runs.push_back(HostRunJson(r));
-    jobs.push_back({{"job", job.job.id},
-                    {"cell", job.job.cell},
-                    {"workload", job.job.workload},
-                    {"repeat", job.job.repeat},
-                    {"hosts", job.hosts},
-                    {"runs", runs}});
-  }
-  Json doc{{"schema", "orch.report-hosts/1"},
+  Json pairs = Json::array();
+  for (const HostPair& pair : report.pairs) pairs.push_back(HostPairJson(pair));
+  Json doc{{"schema", "orch.report-hosts/2"},
            {"experiment", report.experiment},
            {"jobs_total", report.jobs_total},
-           {"jobs", jobs}};
+           {"jobs_listed", report.jobs_listed},
+           {"pairs", pairs}};
   return doc.dump(2) + "\n";
 }
 
