@@ -58,6 +58,20 @@ void EngineObserver::Line(const std::string& line) {
   if (std::regex_search(line, match, kBuffer)) model_buffers_.push_back(match[1]);
 }
 
+void EngineObserver::BeginModel() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  model_buffers_.clear();
+}
+
+void EngineObserver::BeginContext() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cache_k_.clear();
+  cache_v_.clear();
+  saw_attention_ = flash_ = false;
+  read_k_.clear();
+  read_v_.clear();
+}
+
 bool EngineObserver::OnEval(struct ggml_tensor* tensor, bool ask, void* user_data) {
   if (ask) static_cast<EngineObserver*>(user_data)->Attention(tensor);
   return false;  // never asks for data: the graph runs in one piece, as without a callback
@@ -73,6 +87,7 @@ void EngineObserver::Attention(const struct ggml_tensor* t) {
     read_v_ = ggml_type_name(t->src[2]->type);
   } else if (t->op == GGML_OP_MUL_MAT && StartsWith(t->name, "kq-")) {
     saw_attention_ = true;
+    flash_ = false;
     read_k_ = ggml_type_name(t->src[0]->type);
   } else if (t->op == GGML_OP_MUL_MAT && StartsWith(t->name, "kqv-")) {
     saw_attention_ = true;

@@ -32,6 +32,11 @@ class EngineObserver final {
   // For llama_context_params::cb_eval / cb_eval_user_data.
   static bool OnEval(struct ggml_tensor* tensor, bool ask, void* user_data);
 
+  // Forget what an earlier model (its buffers) or context (cache, attention) showed: a
+  // process that loads several models or contexts reports each job's own.
+  void BeginModel();
+  void BeginContext();
+
   nlohmann::json Effective(const LoadedBackend& backend, llama_context* context) const;
 
  private:
