@@ -116,8 +116,9 @@ void RegisterReportCommand(CLI::App& app, int& exit_code) {
                                       "also write a self-contained HTML report with plots to FILE");
   CLI::Option* by_host = cmd->add_flag(
       "--by-host", options->by_host,
-      "instead, for every job run on more than one host fingerprint (the lab's and\n"
-      "contributors' runs), compare its run on each host with the job's reference run");
+      "instead, for every job run on more than one host or fingerprint class (the lab's\n"
+      "and contributors' runs), compare each such run with the job's reference run,\n"
+      "grouped by the pair of classes they differ by (JSON: orch.report-hosts/2)");
   by_host->excludes(csv);
   by_host->excludes(html);
   cmd->callback([options, &exit_code] { exit_code = RunReport(*options); });

@@ -50,7 +50,9 @@ void RankAxes(Report& report) {
   for (const WorkloadReport& w : report.workloads) {
     if (w.workload.kind != WorkloadKind::kTeacherForced) continue;
     for (const CellReport& c : w.cells) {
-      if (c.status != CellStatus::kCompared) continue;
+      // A cell that ran the baseline's effective configuration did not change what its
+      // axis controls: the axis is not credited with its differences.
+      if (c.status != CellStatus::kCompared || c.same_effective_as_baseline) continue;
       const AxisRank rank = RankOf(w, c);
       const PairResult& r = c.result;
       // A cell with full-row KLDs, or with no KLD at all, ranks as before.

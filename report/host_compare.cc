@@ -1,6 +1,6 @@
 #include "report/host_compare.h"
 
-#include <set>
+#include <algorithm>
 
 #include "report/fingerprint_pairs.h"
 #include "report/job_runs.h"
@@ -16,17 +16,23 @@ bool IsGenerate(const PlanView& plan, const std::string& workload) {
   return false;
 }
 
-int DistinctHosts(const std::vector<const store::RunRecord*>& runs) {
-  std::set<std::string> hosts;
-  for (const store::RunRecord* run : runs) {
-    if (!run->host_fingerprint_id.empty()) hosts.insert(run->host_fingerprint_id);
-  }
-  return static_cast<int>(hosts.size());
+// What a run is grouped by: its fingerprint class, or its host when the class is unknown.
+std::string Side(const RunIdentity& run) {
+  return run.fingerprint_class.empty() ? "host " + run.host : "class " + run.fingerprint_class;
+}
+
+// Runs on the reference's own host and class are repeats, or conflicts (the report lists
+// them); every other usable run is compared.
+bool SameRig(const RunIdentity& a, const RunIdentity& b) {
+  return a.host == b.host && a.fingerprint_class == b.fingerprint_class;
+}
+
+void AddDistinct(std::vector<std::string>& names, const std::string& name) {
+  if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
 }
 
 void Compare(RunSource& source, const store::RunRecord& reference, const store::RunRecord& other,
              bool generate, HostRun& row) {
-  row.fingerprints = CompareFingerprints(source, reference, other);
   Result<PairResult> r = ComparePair(source, reference.id, other.id, PairOptions{generate});
   if (!r.ok()) {
     row.note = r.status().message();
@@ -48,7 +54,51 @@ void Compare(RunSource& source, const store::RunRecord& reference, const store::
   row.top1_agreement = r->summary.top1_agreement;
 }
 
+class Builder {
+ public:
+  Builder(RunSource& source, HostReport& out) : source_(source), out_(out) {}
+
+  // Files `row` under its pair of sides; the pair's hosts get their fingerprint
+  // differences the first time they meet.
+  void Add(const store::RunRecord& reference, const store::RunRecord& other, HostRun row) {
+    HostPair& pair = PairOf(row.reference, row.run);
+    AddDistinct(pair.reference_hosts, row.reference.host);
+    AddDistinct(pair.other_hosts, row.run.host);
+    const bool known =
+        std::any_of(pair.differences.begin(), pair.differences.end(), [&](const HostDifference& d) {
+          return d.reference_host == row.reference.host && d.other_host == row.run.host;
+        });
+    if (!known) {
+      pair.differences.push_back(
+          {row.reference.host, row.run.host, CompareFingerprints(source_, reference, other)});
+    }
+    pair.runs.push_back(std::move(row));
+  }
+
+ private:
+  HostPair& PairOf(const RunIdentity& reference, const RunIdentity& other) {
+    const std::string key = Side(reference) + "\n" + Side(other);
+    auto it = std::find(keys_.begin(), keys_.end(), key);
+    if (it != keys_.end()) return out_.pairs[static_cast<std::size_t>(it - keys_.begin())];
+    keys_.push_back(key);
+    HostPair pair;
+    pair.reference_class = reference.fingerprint_class;
+    pair.other_class = other.fingerprint_class;
+    out_.pairs.push_back(std::move(pair));
+    return out_.pairs.back();
+  }
+
+  RunSource& source_;
+  HostReport& out_;
+  std::vector<std::string> keys_;  // parallel to out_.pairs
+};
+
 }  // namespace
+
+int HostPair::bit_identical() const {
+  return static_cast<int>(std::count_if(
+      runs.begin(), runs.end(), [](const HostRun& r) { return r.note.empty() && r.same_stream; }));
+}
 
 Result<HostReport> BuildHostReport(const ExperimentInput& input, RunSource& source) {
   Result<PlanView> plan = ParsePlanView(input.plan.json);
@@ -57,21 +107,21 @@ Result<HostReport> BuildHostReport(const ExperimentInput& input, RunSource& sour
   out.experiment = plan->experiment;
   JobRuns index(input.jobs, input.runs);
   RunIdentities identities(source);
+  Builder builder(source, out);
   for (const PlannedJob& job : plan->jobs) {
     ++out.jobs_total;
-    const std::vector<const store::RunRecord*> usable = index.UsableRuns(job.id);
     const store::RunRecord* reference = index.Chosen(job.id);
-    if (reference == nullptr || DistinctHosts(usable) < 2) continue;
-    HostJob entry{job, DistinctHosts(usable), {}};
-    entry.runs.push_back({.run = identities.Of(*reference), .reference = true});
-    for (const store::RunRecord* run : usable) {
-      // Runs on the reference's own host are repeats, or conflicts (the report lists them).
-      if (run->host_fingerprint_id == reference->host_fingerprint_id) continue;
-      HostRun row{.run = identities.Of(*run)};
+    if (reference == nullptr) continue;
+    const RunIdentity reference_id = identities.Of(*reference);
+    bool listed = false;
+    for (const store::RunRecord* run : index.UsableRuns(job.id)) {
+      HostRun row{.job = job, .reference = reference_id, .run = identities.Of(*run)};
+      if (SameRig(row.reference, row.run)) continue;
       Compare(source, *reference, *run, IsGenerate(*plan, job.workload), row);
-      entry.runs.push_back(std::move(row));
+      builder.Add(*reference, *run, std::move(row));
+      listed = true;
     }
-    out.jobs.push_back(std::move(entry));
+    out.jobs_listed += listed ? 1 : 0;
   }
   return out;
 }

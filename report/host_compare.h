@@ -1,8 +1,13 @@
-// `orch report --by-host`: for every job whose usable runs come from more than one host
-// fingerprint, each such run against the job's reference run (the one that stands for the
-// job in the report, report/job_runs.h): whether its stream is bit-identical, where it
-// first differs, its KLD and top-1 agreement (report/pair_compare.h), and the fingerprint
-// fields that differ (report/fingerprint_pairs.h). docs/report.md documents the output.
+// `orch report --by-host`: every job whose usable runs come from more than one host or
+// fingerprint class, each such run against the job's reference run (the one that stands
+// for the job in the report, report/job_runs.h): whether its stream is bit-identical,
+// where it first differs, its KLD and top-1 agreement (report/pair_compare.h). Runs that
+// differ from their reference the same way (the same pair of fingerprint classes, or of
+// hosts where a class is unknown) are grouped, and the fingerprint fields that differ
+// (report/fingerprint_pairs.h) are given once per pair of hosts in the group, not once per
+// job. A run on the reference's own host but of another class (another engine build,
+// driver or model file there) is listed like a run on another host. docs/report.md
+// documents the output.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +24,11 @@
 
 namespace orch::report {
 
+// One job's run on the other side against the job's reference run.
 struct HostRun {
+  PlannedJob job = {};
+  RunIdentity reference = {};
   RunIdentity run = {};
-  bool reference = false;    // the job's reference run; the other fields are then unset
   bool same_stream = false;  // bit-identical to the reference
   std::optional<std::uint64_t> first_difference = {};
   // The exact KLD mean when the pair has exact positions, else the bound mean, else the
@@ -29,20 +36,33 @@ struct HostRun {
   double kld_mean = std::numeric_limits<double>::quiet_NaN();
   std::string kld_method = "none";  // "exact", "bound", "returned top-k (K=..)" or "none"
   double top1_agreement = std::numeric_limits<double>::quiet_NaN();
-  std::vector<FingerprintComparison> fingerprints = {};  // host, then engine, vs the reference
   std::string note = {};  // why the streams could not be compared; empty when they were
 };
 
-struct HostJob {
-  PlannedJob job = {};
-  int hosts = 0;                   // distinct recorded host fingerprint ids among its usable runs
-  std::vector<HostRun> runs = {};  // the reference first, then its runs on other hosts
+// The fingerprint differences between one reference host and one other host: host, then
+// engine (CompareFingerprints), from the first pair of runs between them.
+struct HostDifference {
+  std::string reference_host = {};
+  std::string other_host = {};
+  std::vector<FingerprintComparison> fingerprints = {};
+};
+
+// Runs that differ from their jobs' reference runs the same way.
+struct HostPair {
+  std::string reference_class = {};  // empty when unknown (then one host per side)
+  std::string other_class = {};
+  std::vector<std::string> reference_hosts = {};  // distinct, in order seen
+  std::vector<std::string> other_hosts = {};
+  std::vector<HostDifference> differences = {};  // one per distinct pair of hosts
+  std::vector<HostRun> runs = {};                // in plan order
+  int bit_identical() const;
 };
 
 struct HostReport {
   std::string experiment = {};
   int jobs_total = 0;
-  std::vector<HostJob> jobs = {};  // the jobs run on more than one host, in plan order
+  int jobs_listed = 0;  // jobs with a run on another host or class than their reference's
+  std::vector<HostPair> pairs = {};  // in order of their first run in plan order
 };
 
 // Errors: InvalidArgument for an unreadable plan. A pair that cannot be compared is a note

@@ -40,6 +40,45 @@ const std::vector<std::size_t>& Largest(const std::vector<CellRun>& runs,
   return *best;
 }
 
+std::vector<std::string> Distinct(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const std::string& v : values) {
+    if (!v.empty() && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  return out;
+}
+
+StreamGroup Describe(const std::vector<CellRun>& runs, const std::vector<std::size_t>& group) {
+  StreamGroup out;
+  std::vector<std::string> hosts, classes, contributors;
+  for (std::size_t i : group) {
+    const RunIdentity& id = runs[i].identity;
+    out.runs.push_back(id.run_id);
+    hosts.push_back(id.host);
+    classes.push_back(id.fingerprint_class);
+    contributors.push_back(id.contributor);
+  }
+  out.hosts = Distinct(hosts);
+  out.classes = Distinct(classes);
+  out.contributors = DistinctContributors(contributors);
+  return out;
+}
+
+// Every group, the largest first; the agreeing group `first` leads its size.
+std::vector<StreamGroup> Ordered(const std::vector<CellRun>& runs,
+                                 const std::vector<std::vector<std::size_t>>& groups,
+                                 const std::vector<std::size_t>& first) {
+  std::vector<const std::vector<std::size_t>*> order;
+  for (const auto& group : groups) order.push_back(&group);
+  std::stable_sort(order.begin(), order.end(), [&first](const auto* a, const auto* b) {
+    if (a->size() != b->size()) return a->size() > b->size();
+    return a == &first && b != &first;
+  });
+  std::vector<StreamGroup> out;
+  for (const auto* group : order) out.push_back(Describe(runs, *group));
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> DistinctContributors(const std::vector<std::string>& names) {
@@ -58,7 +97,9 @@ Quorum BuildQuorum(const std::vector<CellRun>& runs, const std::string& preferre
   out.streams = static_cast<int>(groups.size());
   std::set<std::string> hosts, classes;
   std::vector<std::string> contributors, all;
-  for (std::size_t i : Largest(runs, groups, preferred_run)) {
+  const std::vector<std::size_t>& largest = Largest(runs, groups, preferred_run);
+  out.groups = Ordered(runs, groups, largest);
+  for (std::size_t i : largest) {
     const RunIdentity& id = runs[i].identity;
     out.agreeing_runs.push_back(id.run_id);
     if (!id.host.empty()) hosts.insert(id.host);

@@ -24,10 +24,10 @@ std::string RenderCsv(const Report& report);
 // fingerprint differences.
 std::string RenderHtml(const Report& report);
 
-// `orch report --by-host`: per job, a table of its runs on each host against the
-// reference, then the fingerprint fields that differ, grouped.
+// `orch report --by-host`: per pair of fingerprint classes (report/host_compare.h), the
+// fingerprint fields that differ, once per pair of hosts, then a table of the runs.
 std::string RenderHostText(const HostReport& report);
-// Schema "orch.report-hosts/1" (docs/report.md), pretty-printed, trailing newline.
+// Schema "orch.report-hosts/2" (docs/report.md), pretty-printed, trailing newline.
 std::string RenderHostJson(const HostReport& report);
 
 }  // namespace orch::report

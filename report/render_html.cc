@@ -80,8 +80,10 @@ void WriteWorkload(const WorkloadReport& w, std::ostringstream& out) {
       << (generate ? "generate" : "teacher-forced") << ")</h2>\n<p>" << EscapeHtml(ReferenceLine(w))
       << "</p>\n";
   WriteWarnings(w, out);
+  WriteTable(EffectiveTable(w), out);
   WriteTable(RepeatabilityTable(w), out);
   WriteTable(QuorumTable(w), out);
+  WriteTable(StreamGroupTable(w), out);
   WriteTable(ConflictTable(w), out);
   WriteTable(generate ? GenerateTable(w) : CellTable(w), out);
   if (!generate) WriteTable(KldTable(w), out);

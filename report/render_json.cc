@@ -205,6 +205,18 @@ Json IdentityJson(const RunIdentity& run) {
               {"class", or_null(run.fingerprint_class)}};
 }
 
+Json GroupsJson(const Quorum& q) {
+  Json out = Json::array();
+  for (const StreamGroup& g : q.groups) {
+    out.push_back({{"size", g.runs.size()},
+                   {"runs", g.runs},
+                   {"hosts", g.hosts},
+                   {"classes", g.classes},
+                   {"contributors", g.contributors}});
+  }
+  return out;
+}
+
 Json QuorumJson(const Quorum& q) {
   return Json{{"runs", q.runs},
               {"streams", q.streams},
@@ -214,7 +226,9 @@ Json QuorumJson(const Quorum& q) {
               {"contributors", q.contributors},
               {"all_contributors", q.all_contributors},
               {"rests_on_one_contributor", q.rests_on_one_contributor()},
-              {"unreadable", q.unreadable}};
+              {"unreadable", q.unreadable},
+              {"majority", q.majority()},
+              {"groups", GroupsJson(q)}};
 }
 
 Json ConflictsJson(const CellReport& c) {
@@ -229,6 +243,25 @@ Json ConflictsJson(const CellReport& c) {
   return out;
 }
 
+// What the engine ran against the coordinate (report/effective.h); null when the run's
+// driver reported no effective settings.
+Json EffectiveJson(const CellReport& c) {
+  if (!c.effective.known()) return nullptr;
+  Json axes = Json::object();
+  for (const auto& [axis, value] : c.effective.axes) axes[axis] = value;
+  Json differences = Json::array();
+  for (const EffectiveDifference& d : c.effective_differences) {
+    differences.push_back({{"axis", d.axis},
+                           {"requested", d.requested},
+                           {"effective", d.effective},
+                           {"why", d.why.empty() ? Json(nullptr) : Json(d.why)}});
+  }
+  return Json{{"axes", axes},
+              {"differences", differences},
+              {"same_as_baseline", c.same_effective_as_baseline},
+              {"note", c.effective_note.empty() ? Json(nullptr) : Json(c.effective_note)}};
+}
+
 Json CellJson(const CellReport& c) {
   Json j{{"label", c.cell.label},
          {"axis", c.cell.axis.empty() ? Json(nullptr) : Json(c.cell.axis)},
@@ -240,7 +273,8 @@ Json CellJson(const CellReport& c) {
          {"extent", ExtentJson(c)},
          {"warnings", WarningsJson(c.warnings)},
          {"quorum", QuorumJson(c.quorum)},
-         {"conflicts", ConflictsJson(c)}};
+         {"conflicts", ConflictsJson(c)},
+         {"effective", EffectiveJson(c)}};
   if (c.cell.axis.empty()) return j;
   j["reference_run"] = c.reference_run.empty() ? Json(nullptr) : Json(c.reference_run);
   j["reference_repeat"] = c.reference_repeat;
@@ -280,38 +314,49 @@ Json ProvenanceJson(const Provenance& p) {
 }
 
 Json HostRunJson(const HostRun& r) {
-  Json j = IdentityJson(r.run);
-  j["reference"] = r.reference;
-  if (r.reference) return j;
   const bool compared = r.note.empty();
-  j["same_stream"] = compared ? Json(r.same_stream) : Json(nullptr);
-  j["first_difference"] = Opt(r.first_difference);
-  j["kld_mean"] = Num(r.kld_mean);
-  j["kld_method"] = r.kld_method;
-  j["top1_agreement"] = Num(r.top1_agreement);
-  j["note"] = compared ? Json(nullptr) : Json(r.note);
-  j["fingerprints"] = FingerprintsJson(r.fingerprints);
-  return j;
+  return Json{{"job", r.job.id},
+              {"cell", r.job.cell},
+              {"workload", r.job.workload},
+              {"repeat", r.job.repeat},
+              {"reference", IdentityJson(r.reference)},
+              {"run", IdentityJson(r.run)},
+              {"same_stream", compared ? Json(r.same_stream) : Json(nullptr)},
+              {"first_difference", Opt(r.first_difference)},
+              {"kld_mean", Num(r.kld_mean)},
+              {"kld_method", r.kld_method},
+              {"top1_agreement", Num(r.top1_agreement)},
+              {"note", compared ? Json(nullptr) : Json(r.note)}};
+}
+
+Json HostPairJson(const HostPair& pair) {
+  auto or_null = [](const std::string& v) { return v.empty() ? Json(nullptr) : Json(v); };
+  Json differences = Json::array();
+  for (const HostDifference& d : pair.differences) {
+    differences.push_back({{"reference_host", or_null(d.reference_host)},
+                           {"other_host", or_null(d.other_host)},
+                           {"fingerprints", FingerprintsJson(d.fingerprints)}});
+  }
+  Json runs = Json::array();
+  for (const HostRun& r : pair.runs) runs.push_back(HostRunJson(r));
+  return Json{
+      {"reference", {{"class", or_null(pair.reference_class)}, {"hosts", pair.reference_hosts}}},
+      {"other", {{"class", or_null(pair.other_class)}, {"hosts", pair.other_hosts}}},
+      {"bit_identical", pair.bit_identical()},
+      {"differences", differences},
+      {"runs", runs}};
 }
 
 }  // namespace
 
 std::string RenderHostJson(const HostReport& report) {
-  Json jobs = Json::array();
-  for (const HostJob& job : report.jobs) {
-    Json runs = Json::array();
-    for (const HostRun& r : job.runs) runs.push_back(HostRunJson(r));
-    jobs.push_back({{"job", job.job.id},
-                    {"cell", job.job.cell},
-                    {"workload", job.job.workload},
-                    {"repeat", job.job.repeat},
-                    {"hosts", job.hosts},
-                    {"runs", runs}});
-  }
-  Json doc{{"schema", "orch.report-hosts/1"},
+  Json pairs = Json::array();
+  for (const HostPair& pair : report.pairs) pairs.push_back(HostPairJson(pair));
+  Json doc{{"schema", "orch.report-hosts/2"},
            {"experiment", report.experiment},
            {"jobs_total", report.jobs_total},
-           {"jobs", jobs}};
+           {"jobs_listed", report.jobs_listed},
+           {"pairs", pairs}};
   return doc.dump(2) + "\n";
 }
 

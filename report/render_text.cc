@@ -41,45 +41,73 @@ void WriteTable(const Table& t, std::ostringstream& out) {
 }
 
 std::string Stream(const HostRun& r) {
-  if (r.reference) return "reference";
   if (!r.note.empty()) return "not compared: " + r.note;
   return r.same_stream ? "bit-identical" : "differs";
 }
 
-Table HostRunTable(const HostJob& job) {
-  Table t{"Runs by host (each against the reference run)",
-          {"host", "class", "contributor", "agent", "run", "stream", "first difference", "KLD mean",
-           "top-1 agreement"},
+// A fingerprint value for a table cell: long values (build strings, device lists) are
+// cut, so that one field never makes every row of its table wide; JSON keeps them whole.
+std::string Cell(const std::string& value) {
+  constexpr std::size_t kWidest = 60;
+  if (Width(value) <= kWidest) return value;
+  std::string out;
+  std::size_t width = 0;
+  for (char c : value) {
+    if ((c & 0xC0) != 0x80 && ++width > kWidest - 3) break;
+    out += c;
+  }
+  return out + "...";
+}
+
+std::string OrDash(const std::string& v) { return v.empty() ? std::string("-") : v; }
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + OrDash(n);
+  return out;
+}
+
+// "class fc-1 (hosts fp-a, fp-b)" or "host fp-a (class unknown)".
+std::string SideText(const std::string& klass, const std::vector<std::string>& hosts) {
+  if (klass.empty()) return "host " + Joined(hosts) + " (class unknown)";
+  return "class " + klass + " (" + (hosts.size() == 1 ? "host " : "hosts ") + Joined(hosts) + ")";
+}
+
+Table HostRunTable(const HostPair& pair) {
+  Table t{"Runs (each against its job's reference run)",
+          {"job", "cell", "workload", "repeat", "reference run", "run", "contributor", "stream",
+           "first difference", "KLD mean", "top-1 agreement"},
           {}};
-  for (const HostRun& r : job.runs) {
-    const bool compared = !r.reference && r.note.empty();
+  for (const HostRun& r : pair.runs) {
+    const bool compared = r.note.empty();
     std::string kld = "-";
     if (compared && r.kld_method != "none") {
       kld = FormatKld(r.kld_mean) + " (" + r.kld_method + ")";
     }
-    auto or_dash = [](const std::string& v) { return v.empty() ? std::string("-") : v; };
-    t.rows.push_back({or_dash(r.run.host), or_dash(r.run.fingerprint_class), r.run.contributor,
-                      r.run.agent_id, r.run.run_id, Stream(r),
+    t.rows.push_back({r.job.id, r.job.cell, r.job.workload, std::to_string(r.job.repeat),
+                      r.reference.run_id, r.run.run_id, r.run.contributor, Stream(r),
                       r.first_difference ? std::to_string(*r.first_difference) : "-", kld,
                       compared ? FormatPercent(r.top1_agreement) : "-"});
   }
   return t;
 }
 
-Table HostDifferenceTable(const HostJob& job) {
-  Table t{"Fingerprint differences (reference run vs the run on each other host)",
-          {"host", "fingerprint", "group", "field", "reference", "this host"},
+Table HostDifferenceTable(const HostPair& pair) {
+  Table t{"Fingerprint differences (once per pair of hosts)",
+          {"reference host", "other host", "fingerprint", "group", "field", "reference", "other"},
           {}};
-  for (const HostRun& r : job.runs) {
-    for (const FingerprintComparison& f : r.fingerprints) {
+  for (const HostDifference& d : pair.differences) {
+    const std::string a = OrDash(d.reference_host), b = OrDash(d.other_host);
+    for (const FingerprintComparison& f : d.fingerprints) {
       if (f.same || (f.reference_id.empty() && f.other_id.empty())) continue;
       if (!f.note.empty()) {
-        t.rows.push_back({r.run.host, f.kind, "-", "-", f.note, ""});
+        t.rows.push_back({a, b, f.kind, "-", "-", Cell(f.note), ""});
         continue;
       }
-      for (const fingerprint::FieldDifference& d : f.differences) {
-        t.rows.push_back({r.run.host, f.kind, fingerprint::DiffGroupName(d.group), d.field,
-                          fingerprint::DisplayValue(d.a), fingerprint::DisplayValue(d.b)});
+      for (const fingerprint::FieldDifference& diff : f.differences) {
+        t.rows.push_back({a, b, f.kind, fingerprint::DiffGroupName(diff.group), diff.field,
+                          Cell(fingerprint::DisplayValue(diff.a)),
+                          Cell(fingerprint::DisplayValue(diff.b))});
       }
     }
   }
@@ -90,13 +118,20 @@ Table HostDifferenceTable(const HostJob& job) {
 
 std::string RenderHostText(const HostReport& report) {
   std::ostringstream out;
-  out << "experiment " << report.experiment << ": " << report.jobs.size() << " of "
-      << report.jobs_total << " jobs ran on more than one host\n";
-  for (const HostJob& job : report.jobs) {
-    out << "\n== job " << job.job.id << ": " << job.job.cell << ", workload " << job.job.workload
-        << ", repeat " << job.job.repeat << " (" << job.hosts << " hosts) ==\n";
-    WriteTable(HostRunTable(job), out);
-    WriteTable(HostDifferenceTable(job), out);
+  out << "experiment " << report.experiment << ": " << report.jobs_listed << " of "
+      << report.jobs_total << " jobs ran on more than one host or fingerprint class";
+  if (!report.pairs.empty()) {
+    out << "; their runs differ from the reference in " << report.pairs.size()
+        << (report.pairs.size() == 1 ? " way" : " ways");
+  }
+  out << "\n";
+  for (const HostPair& pair : report.pairs) {
+    out << "\n== " << SideText(pair.reference_class, pair.reference_hosts) << " vs "
+        << SideText(pair.other_class, pair.other_hosts) << ": " << pair.runs.size()
+        << (pair.runs.size() == 1 ? " run, " : " runs, ") << pair.bit_identical()
+        << " bit-identical ==\n";
+    WriteTable(HostDifferenceTable(pair), out);
+    WriteTable(HostRunTable(pair), out);
   }
   return out.str();
 }
@@ -111,8 +146,10 @@ std::string RenderText(const Report& report) {
         << ") ==\n"
         << ReferenceLine(w) << "\n";
     WriteTable(WarningTable(w), out);
+    WriteTable(EffectiveTable(w), out);
     WriteTable(RepeatabilityTable(w), out);
     WriteTable(QuorumTable(w), out);
+    WriteTable(StreamGroupTable(w), out);
     WriteTable(ConflictTable(w), out);
     WriteTable(generate ? GenerateTable(w) : CellTable(w), out);
     if (!generate) {

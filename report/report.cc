@@ -145,6 +145,9 @@ class Builder {
     }
     baseline.extent = *extent;
     baseline.warnings = RunWarnings(workload, "baseline run", baseline.extent);
+    baseline.effective = ParseEffective(run.summary);
+    baseline.effective_differences =
+        EffectiveDifferences(CellCoordinate(plan_.baseline, "", ""), baseline.effective);
     return true;
   }
 
@@ -260,6 +263,25 @@ class Builder {
       cell.generated_other = MakeToken(d->other_token, options_);
     }
     cell.fingerprints = CompareFingerprints(source_, reference, other);
+    Effective(other, baseline, cell);
+  }
+
+  // The cell's effective settings against its coordinate, and against the baseline's.
+  void Effective(const store::RunRecord& other, const CellReport& baseline,
+                 CellReport& cell) const {
+    const std::string& axis = cell.cell.axis;
+    cell.effective = ParseEffective(other.summary);
+    cell.effective_differences =
+        EffectiveDifferences(CellCoordinate(plan_.baseline, axis, cell.cell.value), cell.effective);
+    if (!SameEffective(baseline.effective, cell.effective, axis)) return;
+    cell.same_effective_as_baseline = true;
+    std::string ran_as =
+        RanAsText(axis, baseline.effective_differences, cell.effective_differences);
+    if (ran_as.empty()) ran_as = axis + " ran as " + cell.effective.axes.at(axis) + " in both";
+    cell.effective_note = "ran the same effective configuration as baseline: " + ran_as;
+    if (!cell.result.bit_identical()) {
+      cell.effective_note += "; the streams still differ, not because of " + axis;
+    }
   }
 
   void DecodeFlips(CellReport& cell) const {

@@ -16,6 +16,7 @@
 
 #include "base/status.h"
 #include "fingerprint/diff.h"
+#include "report/effective.h"
 #include "report/pair_compare.h"
 #include "report/plan_view.h"
 #include "report/provenance.h"
@@ -119,6 +120,15 @@ struct CellReport {
   // disagree (report/quorum.h).
   Quorum quorum = {};
   std::vector<Conflict> conflicts = {};
+  // What the engine ran (report/effective.h): the effective settings of the cell's
+  // compared run (the baseline's: of its reference run), the axes where they differ from
+  // the cell's coordinate, and whether the cell ran the baseline's effective configuration,
+  // with the note that says so ("ran the same effective configuration as baseline: kv f32
+  // ran as f16 under flash attention"). Such a cell is not a finding of its axis.
+  EffectiveSettings effective = {};
+  std::vector<EffectiveDifference> effective_differences = {};
+  bool same_effective_as_baseline = false;
+  std::string effective_note = {};
 };
 
 struct WorkloadReport {

@@ -34,7 +34,9 @@ std::string Escaped(const std::string& text) {
 }
 
 std::string StatusText(const CellReport& cell) {
-  if (cell.status == CellStatus::kCompared) return "ok";
+  if (cell.status == CellStatus::kCompared) {
+    return cell.same_effective_as_baseline ? "same effective configuration as baseline" : "ok";
+  }
   return std::string(CellStatusName(cell.status)) + ": " + cell.reason;
 }
 
@@ -196,6 +198,13 @@ Table QuorumTable(const WorkloadReport& w) {
     }
     std::string note;
     auto add = [&note](const std::string& text) { note += (note.empty() ? "" : "; ") + text; };
+    if (!q.majority()) {
+      std::size_t tied = 0;
+      for (const StreamGroup& g : q.groups) tied += g.runs.size() == q.groups[0].runs.size();
+      const std::size_t size = q.groups[0].runs.size();
+      add("no majority: " + Count(tied) + " groups of " + Count(size) +
+          (size == 1 ? " run" : " runs"));
+    }
     if (q.rests_on_one_contributor()) {
       add("rests on one contributor (" + q.all_contributors[0] + ")");
     }
@@ -204,6 +213,28 @@ Table QuorumTable(const WorkloadReport& w) {
     t.rows.push_back({c->cell.label, std::to_string(q.runs), std::to_string(q.streams),
                       Count(q.agreeing_runs.size()) + " / " + std::to_string(q.runs),
                       std::to_string(q.hosts), std::to_string(q.classes), contributors, note});
+  }
+  return t;
+}
+
+Table StreamGroupTable(const WorkloadReport& w) {
+  Table t{"Stream groups (every group of bit-identical streams of a cell whose runs disagree)",
+          {"cell", "group", "runs", "hosts", "classes", "contributors"},
+          {}};
+  auto joined = [](const std::vector<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out.empty() ? std::string("-") : out;
+  };
+  for (const CellReport* c : WithBaseline(w)) {
+    const Quorum& q = c->quorum;
+    if (q.groups.size() < 2) continue;
+    for (std::size_t i = 0; i < q.groups.size(); ++i) {
+      const StreamGroup& g = q.groups[i];
+      t.rows.push_back({c->cell.label, Count(i + 1) + " of " + Count(q.groups.size()),
+                        Count(g.runs.size()) + " / " + std::to_string(q.runs), joined(g.hosts),
+                        joined(g.classes), joined(g.contributors)});
+    }
   }
   return t;
 }
@@ -284,7 +315,7 @@ Table CellTable(const WorkloadReport& w) {
                       ReturnedKld(c.result), FormatPercent(s.rms_delta_p),
                       FormatPercent(s.top1_agreement), Identity(c), FirstFlip(c),
                       Count(c.result.flip_count) + " (" + Count(c.near_tie_flips) + ")",
-                      Count(c.result.cluster_count), "ok"});
+                      Count(c.result.cluster_count), StatusText(c)});
   }
   if (!AnyReturnedTopK(w)) DropColumn(t, kReturnedColumn);
   return t;
@@ -309,7 +340,7 @@ Table GenerateTable(const WorkloadReport& w) {
     t.rows.push_back(
         {c.cell.label, repeats,
          Count(r.generated_common_prefix) + " / " + Count(r.reference_generated) + " tokens",
-         divergence, "ok"});
+         divergence, StatusText(c)});
   }
   return t;
 }
@@ -369,6 +400,24 @@ Table WarningTable(const WorkloadReport& w) {
   for (const CellReport* c : WithBaseline(w)) {
     for (const Warning& warning : c->warnings) {
       t.rows.push_back({c->cell.label, warning.kind, warning.message});
+    }
+  }
+  return t;
+}
+
+Table EffectiveTable(const WorkloadReport& w) {
+  Table t{"Effective settings (what the engine ran, where it is not what the coordinate says)",
+          {"cell", "axis", "requested", "ran as", "why"},
+          {}};
+  for (const CellReport* c : WithBaseline(w)) {
+    for (const EffectiveDifference& d : c->effective_differences) {
+      t.rows.push_back(
+          {c->cell.label, d.axis, d.requested, d.effective, d.why.empty() ? "-" : d.why});
+    }
+  }
+  for (const CellReport& c : w.cells) {
+    if (c.same_effective_as_baseline) {
+      t.rows.push_back({c.cell.label, "-", "-", "-", c.effective_note});
     }
   }
   return t;

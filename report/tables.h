@@ -44,6 +44,8 @@ Table RepeatabilityTable(const WorkloadReport& workload);
 // Every cell with usable runs: its quorum (report/quorum.h); and the conflicts, if any.
 Table QuorumTable(const WorkloadReport& workload);
 Table ConflictTable(const WorkloadReport& workload);
+// Every group of equal streams (Quorum::groups) of each cell with more than one.
+Table StreamGroupTable(const WorkloadReport& workload);
 // "lab on fp-a (agent agent-1)": who ran a run, and where.
 std::string RunOrigin(const RunIdentity& run);
 Table CellTable(const WorkloadReport& workload);      // teacher-forced
@@ -54,6 +56,9 @@ Table KldTable(const WorkloadReport& workload);
 Table FlipTable(const WorkloadReport& workload, std::size_t per_cell);
 Table ClusterTable(const WorkloadReport& workload, std::size_t per_cell);
 Table FingerprintTable(const WorkloadReport& workload);
+// Every requested-vs-effective difference (report/effective.h), the baseline's first,
+// then one row per cell that ran the baseline's effective configuration, with its note.
+Table EffectiveTable(const WorkloadReport& workload);
 Table AttributionTable(const Report& report);
 // Report::by_kld_returned_top_k, with its basis on every row; no rows when empty.
 Table ReturnedTopKAttributionTable(const Report& report);

@@ -36,6 +36,7 @@
 #include "digest/record_codec.h"
 #include "drivers/llamacpp/capabilities.h"
 #include "drivers/llamacpp/cpu_backend.h"
+#include "drivers/llamacpp/effective_settings.h"
 #include "drivers/llamacpp/job_settings.h"
 #include "drivers/llamacpp/llama_session.h"
 #include "drivers/llamacpp/model_file.h"
@@ -158,7 +159,8 @@ int Fail(FrameWriter& frames, const Status& status) {
 }
 
 json DoneObject(const llamacpp::JobSettings& settings, const llamacpp::WorkloadSummary& summary,
-                const llamacpp::PreparedModel& model, const llamacpp::LlamaSession& session) {
+                const llamacpp::PreparedModel& model, const llamacpp::LlamaSession& session,
+                const llamacpp::LoadedBackend& backend) {
   json done = {{"positions", summary.positions},
                {"nan_rows", summary.nan_rows},
                {"eval_ms", summary.eval_ms},
@@ -169,6 +171,7 @@ json DoneObject(const llamacpp::JobSettings& settings, const llamacpp::WorkloadS
                  {"type", model.type},
                  {"quantized_from", model.source},
                  {"cache_hit", model.cache_hit}}}};
+  done["effective"] = llamacpp::EngineObserver::Instance().Effective(backend, session.context());
   if (summary.nan_rows > 0) done["first_nan_position"] = summary.first_nan_position;
   json token_text = json::object();
   for (const auto& [id, text] : summary.token_text) token_text[std::to_string(id)] = text;
@@ -208,6 +211,7 @@ int RunJob(int digest_workers) {
     frames.Write(DriverFrameType::kHello, Dump(HelloObject(nullptr)));
     return Fail(frames, backend.status());
   }
+  llamacpp::EngineObserver::Instance().Install();
   llama_backend_init();
   frames.Write(DriverFrameType::kHello, Dump(HelloObject(&*backend)));
   std::unique_ptr<orch::fingerprint::HashCache> hashes = OpenHashCache(settings->hash_cache);
@@ -229,7 +233,8 @@ int RunJob(int digest_workers) {
                  static_cast<long long>(summary->nan_rows),
                  static_cast<long long>(summary->first_nan_position));
   }
-  frames.Write(DriverFrameType::kDone, Dump(DoneObject(*settings, *summary, *model, **session)));
+  frames.Write(DriverFrameType::kDone,
+               Dump(DoneObject(*settings, *summary, *model, **session, *backend)));
 #if !defined(ORCH_DRIVER_SANITIZED)
   // The stream is complete and flushed; tearing the engine down would only cost
   // time (about 10 ms for a 32k vocabulary). Sanitized builds tear down to

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "digest/row_digest.h"
+#include "drivers/llamacpp/effective_settings.h"
 #include "drivers/llamacpp/llama_types.h"
 #include "drivers/llamacpp/printable_text.h"
 #include "llama.h"
@@ -118,6 +119,7 @@ Result<std::unique_ptr<LlamaSession>> LlamaSession::Open(const std::string& mode
   if (settings.gpu()) {
     params.split_mode = settings.tp > 1 ? LLAMA_SPLIT_MODE_LAYER : LLAMA_SPLIT_MODE_NONE;
   }
+  EngineObserver::Instance().BeginModel();
   llama_model* model = llama_model_load_from_file(model_path.c_str(), params);
   if (model == nullptr) {
     return Internal("llama.cpp could not load the model " + model_path + " (see the log above)");
@@ -145,6 +147,9 @@ Status LlamaSession::CreateContext(std::int64_t tokens_needed) {
   ORCH_ASSIGN_OR_RETURN(params.type_k, CacheType("kv", settings_.type_k));
   ORCH_ASSIGN_OR_RETURN(params.type_v, CacheType("kv", settings_.type_v));
   params.no_perf = true;
+  EngineObserver::Instance().BeginContext();
+  params.cb_eval = &EngineObserver::OnEval;  // reads what attention ran (effective_settings.h)
+  params.cb_eval_user_data = &EngineObserver::Instance();
   context_ = llama_init_from_model(model_, params);
   if (context_ == nullptr) {
     return Internal("llama.cpp refused the context (kv " + settings_.type_k + "/" +

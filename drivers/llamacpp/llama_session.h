@@ -69,6 +69,8 @@ class LlamaSession final {
 
   // What the context actually uses, for the hello/done reports.
   std::string Describe() const;
+  // The context of the last Run; null before it.
+  llama_context* context() const { return context_; }
 
  private:
   LlamaSession(llama_model* model, const JobSettings& settings, int digest_workers);

@@ -32,12 +32,12 @@ class ReportCommandTest : public ::testing::Test {
   fs::path dir_ = fs::temp_directory_path() / ("orch-report-cmd-" + std::to_string(::getpid()));
 };
 
-TEST_F(ReportCommandTest, ByHostComparesEachJobAcrossTheHostsThatRanIt) {
+TEST_F(ReportCommandTest, ByHostGroupsTheRunsOfOtherHostsByThePairOfClassesTheyDifferBy) {
   ProcessResult text =
       RunProcess({OrchBinary(), "report", "contributed", "--data-dir", data(), "--by-host"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_THAT(text.out, HasSubstr("3 of 3 jobs ran on more than one host"));
-  EXPECT_THAT(text.out, HasSubstr("== job job-3: quant=q8_0, workload wiki, repeat 0 (3 hosts)"));
+  EXPECT_THAT(text.out, HasSubstr("3 of 3 jobs ran on more than one host or fingerprint class"));
+  EXPECT_THAT(text.out, HasSubstr("(host fp-b): 2 runs, 1 bit-identical =="));
   EXPECT_THAT(text.out, HasSubstr("run-q-bob"));
   EXPECT_THAT(text.out, HasSubstr("host.cpu.model_name"));
   EXPECT_THAT(text.out, Not(HasSubstr("Cells against the baseline")));
@@ -46,14 +46,14 @@ TEST_F(ReportCommandTest, ByHostComparesEachJobAcrossTheHostsThatRanIt) {
       {OrchBinary(), "report", "contributed", "--data-dir", data(), "--by-host", "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   nlohmann::json parsed = nlohmann::json::parse(json.out);
-  EXPECT_EQ(parsed["schema"], "orch.report-hosts/1");
-  ASSERT_EQ(parsed["jobs"].size(), 3u);
-  const nlohmann::json& quant = parsed["jobs"][2];
-  EXPECT_EQ(quant["cell"], "quant=q8_0");
-  EXPECT_EQ(quant["runs"][0]["run"], "run-q-lab");
-  EXPECT_EQ(quant["runs"][0]["reference"], true);
-  EXPECT_EQ(quant["runs"][2]["contributor"], "bob");
-  EXPECT_EQ(quant["runs"][2]["first_difference"], 25);
+  EXPECT_EQ(parsed["schema"], "orch.report-hosts/2");
+  EXPECT_EQ(parsed["jobs_listed"], 3);
+  ASSERT_EQ(parsed["pairs"].size(), 4u);
+  const nlohmann::json& bob = parsed["pairs"][0]["runs"][1];
+  EXPECT_EQ(bob["cell"], "quant=q8_0");
+  EXPECT_EQ(bob["reference"]["run"], "run-q-lab");
+  EXPECT_EQ(bob["run"]["contributor"], "bob");
+  EXPECT_EQ(bob["first_difference"], 25);
 }
 
 TEST_F(ReportCommandTest, TheReportListsTheConflictAndTheQuorum) {

@@ -6,7 +6,10 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "report/render.h"
+#include "report/tables.h"
 #include "report/report.h"
 #include "store/memory_store.h"
 #include "tests/report/report_fixture.h"
@@ -139,6 +142,77 @@ TEST(QuorumStandaloneTest, TiesGoToThePreferredRunsGroup) {
   EXPECT_EQ(BuildQuorum(runs, "").agreeing_runs, std::vector<std::string>{"x"});
   EXPECT_EQ(BuildQuorum(runs, "").all_contributors, (std::vector<std::string>{"lab", "alice"}));
   EXPECT_TRUE(FindConflicts(runs).empty());  // different classes
+}
+
+}  // namespace
+}  // namespace orch::report
+
+namespace orch::report {
+namespace {
+
+// Four runs on one stream (the lab's two hosts, alice's rig) against four on another
+// (bob's three rigs and carol's): no majority, and both groups named in full.
+std::vector<CellRun> EvenSplit() {
+  auto run = [](std::string id, std::string contributor, std::string host, std::string klass,
+                std::uint64_t hash) {
+    return CellRun{{id, "job-" + id, "agent", contributor, host, klass}, 0, {hash, 40}};
+  };
+  return {run("r1", "lab", "fp-a", "fc-x", 1),   run("r2", "lab", "fp-b", "fc-x", 1),
+          run("r3", "alice", "fp-c", "fc-y", 1), run("r4", "lab", "fp-a", "fc-x", 1),
+          run("r5", "bob", "fp-d", "fc-z", 2),   run("r6", "bob", "fp-e", "fc-z", 2),
+          run("r7", "carol", "fp-f", "fc-w", 2), run("r8", "bob", "fp-g", "fc-z", 2)};
+}
+
+TEST(QuorumGroupsTest, AnEvenSplitListsEveryGroupAndHasNoMajority) {
+  const Quorum q = BuildQuorum(EvenSplit(), "r5");
+  EXPECT_FALSE(q.majority());
+  ASSERT_EQ(q.groups.size(), 2u);
+  // The group holding the compared run leads the tie.
+  EXPECT_EQ(q.groups[0].runs, (std::vector<std::string>{"r5", "r6", "r7", "r8"}));
+  EXPECT_EQ(q.groups[0].hosts, (std::vector<std::string>{"fp-d", "fp-e", "fp-f", "fp-g"}));
+  EXPECT_EQ(q.groups[0].classes, (std::vector<std::string>{"fc-z", "fc-w"}));
+  EXPECT_EQ(q.groups[0].contributors, (std::vector<std::string>{"bob", "carol"}));
+  EXPECT_EQ(q.groups[1].runs, (std::vector<std::string>{"r1", "r2", "r3", "r4"}));
+  EXPECT_EQ(q.groups[1].hosts, (std::vector<std::string>{"fp-a", "fp-b", "fp-c"}));
+  EXPECT_EQ(q.groups[1].classes, (std::vector<std::string>{"fc-x", "fc-y"}));
+  EXPECT_EQ(q.groups[1].contributors, (std::vector<std::string>{"lab", "alice"}));
+
+  WorkloadReport w;
+  w.baseline.cell = {"baseline", "", ""};
+  w.baseline.quorum = q;
+  const Table quorum = QuorumTable(w);
+  ASSERT_EQ(quorum.rows.size(), 1u);
+  EXPECT_EQ(quorum.rows[0][3], "4 / 8");
+  EXPECT_EQ(quorum.rows[0].back(), "no majority: 2 groups of 4 runs");
+  const Table groups = StreamGroupTable(w);
+  ASSERT_EQ(groups.rows.size(), 2u);
+  EXPECT_EQ(groups.rows[1],
+            (std::vector<std::string>{"baseline", "2 of 2", "4 / 8", "fp-a, fp-b, fp-c",
+                                      "fc-x, fc-y", "lab, alice"}));
+}
+
+TEST(QuorumGroupsTest, ALargerGroupIsAMajorityAndTheSmallerOnesAreStillListed) {
+  std::vector<CellRun> runs = EvenSplit();
+  runs.pop_back();  // 4 against 3
+  const Quorum q = BuildQuorum(runs, "r5");
+  EXPECT_TRUE(q.majority());
+  ASSERT_EQ(q.groups.size(), 2u);
+  EXPECT_EQ(q.groups[0].runs.size(), 4u);
+  EXPECT_EQ(q.groups[1].runs, (std::vector<std::string>{"r5", "r6", "r7"}));
+  EXPECT_EQ(q.agreeing_runs, q.groups[0].runs);
+  WorkloadReport w;
+  w.baseline.cell = {"baseline", "", ""};
+  w.baseline.quorum = q;
+  EXPECT_EQ(QuorumTable(w).rows[0].back(), "");
+  const nlohmann::json doc = nlohmann::json::parse(RenderJson([&] {
+    Report r;
+    r.workloads.push_back(w);
+    return r;
+  }()));
+  const nlohmann::json& quorum = doc["workloads"][0]["baseline"]["quorum"];
+  EXPECT_EQ(quorum["majority"], true);
+  EXPECT_EQ(quorum["groups"][1]["size"], 3);
+  EXPECT_EQ(quorum["groups"][1]["contributors"], (nlohmann::json{"bob", "carol"}));
 }
 
 }  // namespace

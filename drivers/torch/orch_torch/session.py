@@ -21,6 +21,7 @@ import torch
 from orch_driver import bpe, gguf, model_file
 from orch_driver.errors import InvalidCombination, InvalidJob
 from orch_driver.job import Workload
+from orch_torch import effective as effective_mod
 from orch_torch import weights as weights_mod
 from orch_torch.engine import CACHE_DTYPES, DTYPES, torch_version
 from orch_torch.llama import KvCache, LlamaModel
@@ -130,6 +131,7 @@ class Session:
         devices = self._devices()
         load_start = time.monotonic()
         config, model = self._build(file, mapped, devices)
+        effective_mod.observe(model, self.s.resolved_attention())
         load_ms = (time.monotonic() - load_start) * 1000.0
         tokenizer = self._tokenizer(file)
         tokens = self._workload_tokens(tokenizer, config.vocab)
@@ -155,6 +157,7 @@ class Session:
                          "tensor_types": dict(sorted(getattr(getattr(model, "w", None),
                                                              "types", {}).items()))}
         done["ran"] = self._ran(threads, devices, capacity, config)
+        done["effective"] = effective_mod.effective(self.s, model, cache)
         if dequantized:
             done["notes"] = ["%s weights dequantized on load to %s" % (
                 "/".join(dequantized), self.s.dtype)]

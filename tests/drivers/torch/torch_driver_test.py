@@ -87,6 +87,21 @@ class TorchDriverTest(unittest.TestCase):
                           ran["devices"]), ("eager", "float32", "f16/f16", 1, ["cpu"]))
         self.assertEqual(out.done["model"]["type"], "f32")
 
+    def test_done_reports_the_effective_settings_read_from_what_ran(self):
+        out = torch_run()
+        self.assertOk(out)
+        effective = out.done["effective"]
+        self.assertEqual(effective["axes"], {"attention": "off", "dtype": "float32",
+                                             "kv": "f16", "threads": "1"})
+        # The cache stores f16; attention reads it converted to the compute dtype.
+        self.assertEqual(effective["raw"]["kv_cache"], {"k": "f16", "v": "f16"})
+        self.assertEqual(effective["raw"]["attention_reads"], {"q": "f32", "k": "f32", "v": "f32"})
+        self.assertEqual(effective["raw"]["attention_path"], "eager")
+        auto = torch_run({"attention": "auto"})
+        self.assertOk(auto)
+        self.assertEqual(auto.done["effective"]["axes"]["attention"], auto.done["ran"]["attention"])
+        self.assertNotEqual(auto.done["effective"]["axes"]["attention"], "auto")
+
     def test_done_names_every_token_its_records_name(self):
         # Rows are digested on worker threads; done is written after the last
         # of their records, so token_text covers them all.
