@@ -69,6 +69,7 @@ struct Repeatability {
   // The repeats' streams are top-k-only rows: identity is of the returned values.
   bool returned_top_k = false;
   std::vector<std::string> run_ids;  // by repeat index, available runs only
+  std::vector<int> run_repeats;      // the plan's repeat index of each of run_ids
 };
 
 // The tokens of one listed flip (report/pair_compare.h Flip), decoded.
@@ -136,6 +137,9 @@ struct AxisRank {
   double kld_mean = std::numeric_limits<double>::quiet_NaN();
   // "exact", "bound", or "returned top-k (K=..)": which one kld_mean is.
   std::string kld_method;
+  // Positions with an exact KLD among the compared ones (ExactCoverage).
+  std::uint64_t exact_positions = 0;
+  std::uint64_t compared_positions = 0;
   double top1_disagreement = std::numeric_limits<double>::quiet_NaN();
 };
 
