@@ -137,10 +137,10 @@ struct AxisRank {
   double kld_mean = std::numeric_limits<double>::quiet_NaN();
   // "exact", "bound", or "returned top-k (K=..)": which one kld_mean is.
   std::string kld_method;
+  double top1_disagreement = std::numeric_limits<double>::quiet_NaN();
   // Positions with an exact KLD among the compared ones (ExactCoverage).
   std::uint64_t exact_positions = 0;
   std::uint64_t compared_positions = 0;
-  double top1_disagreement = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct Report {

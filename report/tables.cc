@@ -424,8 +424,11 @@ Table AttributionTable(const Report& r) {
     if (i < r.by_kld.size()) {
       const AxisRank& k = r.by_kld[i];
       row[1] = k.cell + " (" + k.workload + ")";
-      row[2] = FormatKld(k.kld_mean) + " (" + k.kld_method + ", exact on " +
-               Count(k.exact_positions) + " of " + Count(k.compared_positions) + " positions)";
+      const std::string coverage =
+          "exact on " + Count(k.exact_positions) + " of " + Count(k.compared_positions);
+      row[2] = FormatKld(k.kld_mean) + " (" +
+               (k.kld_method == "exact" ? coverage : k.kld_method + ", " + coverage) +
+               " positions)";
     }
     if (i < r.by_top1.size()) {
       const AxisRank& d = r.by_top1[i];
