@@ -95,7 +95,7 @@ int RunReport(const ReportCommandOptions& options) {
   if (!options.positions.empty()) {
     Result<report::PositionFormat> format = report::PositionFormatOf(options.positions);
     if (!format.ok()) {
-      std::cerr << "orch report: " << format.status().message() << "\n";
+      std::cerr << "orch report: --positions " << format.status().message() << "\n";
       return kExitInvalidInput;
     }
     positions = *format;

@@ -302,7 +302,7 @@ Result<PositionFormat> PositionFormatOf(std::string_view path) {
   };
   if (ends_with(".csv")) return PositionFormat::kCsv;
   if (ends_with(".json")) return PositionFormat::kJson;
-  return InvalidArgument("--positions " + std::string(path) +
+  return InvalidArgument(std::string(path) +
                          ": the file name must end in .csv or .json (the export's format)");
 }
 

@@ -186,8 +186,8 @@ TEST(PositionFormatTest, TheExtensionChoosesTheFormatAndAnyOtherIsNamed) {
   Result<PositionFormat> bad = PositionFormatOf("positions.txt");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(bad.status().message(), HasSubstr("--positions positions.txt: the file name must "
-                                                "end in .csv or .json"));
+  EXPECT_EQ(bad.status().message(),
+            "positions.txt: the file name must end in .csv or .json (the export's format)");
   EXPECT_FALSE(PositionFormatOf(".csv").ok());
 }
 
