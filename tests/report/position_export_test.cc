@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -160,6 +161,61 @@ TEST_F(PositionExportTest, TheBaselinesOtherRepeatsAreExportedAgainstItsFirst) {
   EXPECT_NE(gen[2]["kld_kind"], "not_compared");
   EXPECT_EQ(gen[3]["kld_kind"], "not_compared");
   EXPECT_TRUE(gen[3]["kld"].is_null());
+}
+
+// A RunSource that notes, at every chunk a scan asks for after the first, how many lines
+// the export had written by then.
+class WatchedSource : public RunSource {
+ public:
+  WatchedSource(RunSource& inner, const std::ostringstream& out) : inner_(inner), out_(out) {}
+  Status ScanRecords(std::string_view run_id, std::uint64_t from_position,
+                     const RecordVisitor& visit) override {
+    if (from_position > 0) {
+      const std::string text = out_.str();
+      lines_at_.emplace_back(from_position, std::count(text.begin(), text.end(), '\n'));
+    }
+    return inner_.ScanRecords(run_id, from_position, visit);
+  }
+  Result<std::string> GetFingerprint(std::string_view id) override {
+    return inner_.GetFingerprint(id);
+  }
+  std::vector<std::pair<std::uint64_t, std::size_t>> lines_at_;
+
+ private:
+  RunSource& inner_;
+  const std::ostringstream& out_;
+};
+
+// 1,200 positions: the rows of the first chunk are in the stream before the second chunk
+// is read, so the export never holds a run's positions.
+TEST(PositionExportStreamTest, RowsAreWrittenBeforeTheNextChunkIsRead) {
+  auto store = store::MakeMemoryStore();
+  testing::ExperimentBuilder plan("long");
+  plan.Workload("wiki", "teacher_forced", 1200).Cell("baseline").Cell("attention=on");
+  const std::string b = plan.Job("baseline", "wiki", 0);
+  const std::string a = plan.Job("attention=on", "wiki", 0);
+  plan.Submit(*store);
+  std::vector<digest::PositionRecord> base, cell;
+  for (std::uint64_t i = 0; i < 1200; ++i) {
+    base.push_back(testing::MakeRecord(i, testing::BaselineRow(i), testing::TargetAt(i), false));
+    cell.push_back(testing::MakeRecord(i, testing::AttentionRow(i), testing::TargetAt(i), false));
+  }
+  testing::AddSucceededRun(*store, b, "run-b", base);
+  testing::AddSucceededRun(*store, a, "run-a", cell);
+  Result<ExperimentInput> input = LoadExperiment(*store, "long");
+  ASSERT_TRUE(input.ok()) << input.status().ToString();
+  std::unique_ptr<RunSource> source = MakeStoreRunSource(*store);
+  Result<Report> report = BuildReport(*input, *source, {});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  std::ostringstream out;
+  WatchedSource watched(*source, out);
+  ASSERT_TRUE(WritePositions(*report, watched, nullptr, PositionFormat::kCsv, out).ok());
+  ASSERT_FALSE(watched.lines_at_.empty());
+  for (const auto& [from, lines] : watched.lines_at_) {
+    EXPECT_GE(lines, 1 + from) << "header and every row before position " << from;
+  }
+  const std::string text = out.str();
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 1200);
 }
 
 class NamedTokens : public TokenDecoder {
