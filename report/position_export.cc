@@ -197,9 +197,17 @@ class PairRows {
       row.insert(row.end(),
                  {Absent(), Absent(), Absent(), Text("not_compared"), Int(p.digest.argmax),
                   Int(q.digest.argmax), Number(Margin(p.digest)), Absent(), Absent(), Absent()});
-      writer_.Row(row);
-      return Status();
+    } else {
+      ORCH_RETURN_IF_ERROR(AddMetrics(p, q, row));
     }
+    writer_.Row(row);
+    return Status();
+  }
+
+ private:
+  // target_logprob_reference .. cluster, from digest::ComparePosition.
+  Status AddMetrics(const digest::PositionRecord& p, const digest::PositionRecord& q,
+                    std::vector<Field>& row) {
     ORCH_ASSIGN_OR_RETURN(
         digest::PositionComparison c,
         digest::ComparePosition(p.position, p.digest, q.digest, p.full_row, q.full_row));
@@ -213,11 +221,9 @@ class PairRows {
                 Int(p.digest.argmax), Int(q.digest.argmax), Number(margin), Bool(flip),
                 flip ? Bool(!std::isnan(margin) && margin <= pair_.noise_band) : Absent(),
                 flip ? Int(static_cast<std::int64_t>(clusters_)) : Absent()});
-    writer_.Row(row);
     return Status();
   }
 
- private:
   // workload .. target_text.
   std::vector<Field> Identity(const digest::PositionRecord& p) const {
     const std::int32_t target = p.digest.target_id;
