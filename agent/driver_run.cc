@@ -86,6 +86,10 @@ Status DriverRun::Take(const DriverFrame& frame, std::vector<protocol::DigestChu
   if (!record.ok()) {
     return record.status().WithContext("driver output: record " + std::to_string(records_));
   }
+  if (!pending_.empty() && pending_bytes_ + frame.payload.size() > kMaxChunkRecordBytes) {
+    chunks->push_back(MakeChunk());
+  }
+  pending_bytes_ += frame.payload.size();
   pending_.push_back({record->position, frame.payload});
   ++records_;
   if (pending_.size() >= records_per_chunk_) chunks->push_back(MakeChunk());
@@ -96,6 +100,7 @@ protocol::DigestChunk DriverRun::MakeChunk() {
   protocol::DigestChunk chunk{run_id_, next_seq_++, std::move(pending_)};
   // A moved-from vector is valid but unspecified: cleared to start the next chunk.
   pending_.clear();
+  pending_bytes_ = 0;
   return chunk;
 }
 

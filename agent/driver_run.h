@@ -16,6 +16,11 @@
 
 namespace orch::agent {
 
+// A chunk is cut before its records' bytes would pass this, whatever records_per_chunk
+// says: full logit rows (up to 4 MiB each) must not make a chunk's frame exceed
+// protocol::kMaxFrameBytes (16 MiB). A chunk always holds at least one record.
+inline constexpr std::size_t kMaxChunkRecordBytes = std::size_t{8} << 20;
+
 // The driver's frames (driver_protocol/frames.h), as the agent reads them.
 using driver_protocol::DriverFrame;
 using driver_protocol::DriverFrameParser;
@@ -28,7 +33,8 @@ class DriverRun final {
         driver_name_(std::move(driver_name)),
         records_per_chunk_(records_per_chunk) {}
 
-  // Appends the full chunks completed by `bytes` to `chunks`. A malformed
+  // Appends the full chunks completed by `bytes` to `chunks`: records_per_chunk records,
+  // or fewer when the next one would take the chunk past kMaxChunkRecordBytes. A malformed
   // stream fails the run (the Status says why; the caller kills the driver).
   Status Feed(std::string_view bytes, std::vector<protocol::DigestChunk>* chunks);
 
@@ -61,6 +67,7 @@ class DriverRun final {
   DriverFrameParser parser_;
   Status failure_;  // malformed output
   std::vector<protocol::ChunkRecord> pending_;
+  std::size_t pending_bytes_ = 0;
   std::uint64_t next_seq_ = 0;
   std::uint64_t records_ = 0;
   std::string hello_;  // JSON payloads as the driver sent them

@@ -126,7 +126,11 @@ std::string DriverJob(const Case& c, const std::string& model_path, const std::s
                      {"cpu_backend", "best"},
                      {"hardware", "cpu"},
                      {"tp", "1"}};
-  json capture = {{"top_k", 20}, {"full_every", 0}, {"full_windows", json::array()}};
+  // No full rows: the benchmark measures the digest path alone.
+  json capture = {{"top_k", 20},
+                  {"full_every", 0},
+                  {"full_windows", json::array()},
+                  {"full_row_budget_bytes", 0}};
   return json{{"run_id", "bench-run"},
               {"job_id", "bench-job"},
               {"experiment", "driver-bench"},

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -14,6 +17,7 @@
 #include "cli/scratch_dir.h"
 #include "cli/status_text.h"
 #include "cli/stored_status.h"
+#include "report/position_export.h"
 #include "report/render.h"
 #include "report/report.h"
 #include "report/summary_token_decoder.h"
@@ -27,6 +31,7 @@ struct ReportCommandOptions {
   bool json = false;
   bool csv = false;
   std::string html;
+  std::string positions;
   bool by_host = false;
 };
 
@@ -57,7 +62,44 @@ int RunHostReport(const ReportCommandOptions& options, const report::ExperimentI
   return kExitOk;
 }
 
+// --positions: streamed into a temporary file next to FILE and renamed over it once
+// complete, so FILE is never a partial export.
+Status WritePositionExport(const std::string& path, report::PositionFormat format,
+                           const report::Report& built, report::RunSource& source,
+                           const report::TokenDecoder* decoder) {
+  const std::string temporary = path + ".partial";
+  std::error_code ignored;
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      return InvalidArgument("--positions " + path + ": cannot write " + temporary + ": " +
+                             std::strerror(errno));
+    }
+    Status written = report::WritePositions(built, source, decoder, format, out);
+    if (!written.ok()) {
+      out.close();
+      std::filesystem::remove(temporary, ignored);
+      return written.WithContext("--positions " + path);
+    }
+  }
+  std::error_code renamed;
+  std::filesystem::rename(temporary, path, renamed);
+  if (!renamed) return Status();
+  std::filesystem::remove(temporary, ignored);
+  return Internal("--positions " + path + ": cannot rename " + temporary + ": " +
+                  renamed.message());
+}
+
 int RunReport(const ReportCommandOptions& options) {
+  std::optional<report::PositionFormat> positions;
+  if (!options.positions.empty()) {
+    Result<report::PositionFormat> format = report::PositionFormatOf(options.positions);
+    if (!format.ok()) {
+      std::cerr << "orch report: --positions " << format.status().message() << "\n";
+      return kExitInvalidInput;
+    }
+    positions = *format;
+  }
   ScratchDir scratch("orch-report");
   Result<std::unique_ptr<store::Store>> store = OpenStoreToRead(options.data_dir, scratch);
   if (!store.ok()) return Fail(store.status());
@@ -76,6 +118,11 @@ int RunReport(const ReportCommandOptions& options) {
     Status written = WriteFileAtomically(options.html, report::RenderHtml(*built));
     if (!written.ok()) return Fail(written);
   }
+  if (positions) {
+    Status written =
+        WritePositionExport(options.positions, *positions, *built, *source, decoder.get());
+    if (!written.ok()) return Fail(written);
+  }
   if (options.json) {
     std::cout << report::RenderJson(*built);
   } else if (options.csv) {
@@ -85,6 +132,8 @@ int RunReport(const ReportCommandOptions& options) {
   }
   if (!options.html.empty())
     std::cerr << "orch report: HTML report written to " << options.html << "\n";
+  if (positions)
+    std::cerr << "orch report: per-position export written to " << options.positions << "\n";
   if (built->partial) {
     std::cerr << "orch report: partial report: " << built->jobs_in_progress
               << " jobs have not finished\n";
@@ -114,6 +163,10 @@ void RegisterReportCommand(CLI::App& app, int& exit_code) {
   json->excludes(csv);
   CLI::Option* html = cmd->add_option("--html", options->html,
                                       "also write a self-contained HTML report with plots to FILE");
+  CLI::Option* positions =
+      cmd->add_option("--positions", options->positions,
+                      "also write every compared position (per cell, workload, repeat) to FILE,\n"
+                      "CSV or JSON by its extension (.csv, .json; docs/report.md)");
   CLI::Option* by_host = cmd->add_flag(
       "--by-host", options->by_host,
       "instead, for every job run on more than one host or fingerprint class (the lab's\n"
@@ -121,6 +174,7 @@ void RegisterReportCommand(CLI::App& app, int& exit_code) {
       "grouped by the pair of classes they differ by (JSON: orch.report-hosts/2)");
   by_host->excludes(csv);
   by_host->excludes(html);
+  by_host->excludes(positions);
   cmd->callback([options, &exit_code] { exit_code = RunReport(*options); });
 }
 

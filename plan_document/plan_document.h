@@ -74,6 +74,9 @@ struct Capture {
   std::optional<std::int32_t> top_k;
   std::optional<std::int32_t> full_every;
   std::optional<std::vector<std::pair<std::int32_t, std::int32_t>>> full_windows;  // [b, e)
+  // Bytes of full rows a run may keep to make every position exact; absent in plans
+  // written before the key existed (the planner then reads its default).
+  std::optional<std::int64_t> full_row_budget_bytes;
   friend bool operator==(const Capture&, const Capture&) = default;
 };
 

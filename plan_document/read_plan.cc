@@ -144,6 +144,11 @@ Result<Capture> ReadCapture(const json& c, const std::string& at) {
   std::string where = at + ".";
   ORCH_RETURN_IF_ERROR(Integer(c, "top_k", where, capture.top_k));
   ORCH_RETURN_IF_ERROR(Integer(c, "full_every", where, capture.full_every));
+  ORCH_RETURN_IF_ERROR(Integer(c, "full_row_budget_bytes", where, capture.full_row_budget_bytes));
+  if (capture.full_row_budget_bytes && *capture.full_row_budget_bytes < 0) {
+    return Field(where + "full_row_budget_bytes",
+                 "must be a non-negative integer, got " + c.at("full_row_budget_bytes").dump());
+  }
   auto windows = c.find("full_windows");
   if (windows == c.end() || windows->is_null()) return capture;
   if (!windows->is_array()) return Field(where + "full_windows", "must be an array");

@@ -46,6 +46,8 @@ Json WorkloadJson(const Workload& w) {
     Json capture = Json::object();
     if (w.capture->top_k) capture["top_k"] = *w.capture->top_k;
     if (w.capture->full_every) capture["full_every"] = *w.capture->full_every;
+    if (w.capture->full_row_budget_bytes)
+      capture["full_row_budget_bytes"] = *w.capture->full_row_budget_bytes;
     if (w.capture->full_windows) {
       Json windows = Json::array();
       for (const auto& [begin, end] : *w.capture->full_windows) windows.push_back({begin, end});

@@ -18,9 +18,15 @@ json CaptureJson(const CapturePolicy& capture) {
   for (const auto& [begin, end] : capture.full_windows) {
     windows.push_back(json::array({begin, end}));
   }
-  return {{"full_every", capture.full_every},
-          {"full_windows", std::move(windows)},
-          {"top_k", capture.top_k}};
+  json out = {{"full_every", capture.full_every},
+              {"full_windows", std::move(windows)},
+              {"top_k", capture.top_k}};
+  // Only a budget the spec changed is part of the id: the ids of specs written before
+  // the budget existed stay those of their stored runs.
+  if (capture.full_row_budget_bytes != kDefaultFullRowBudgetBytes) {
+    out["full_row_budget_bytes"] = capture.full_row_budget_bytes;
+  }
+  return out;
 }
 
 }  // namespace

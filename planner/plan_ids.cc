@@ -30,6 +30,9 @@ Result<CapturePolicy> ReadCapture(const plan_document::Workload& w, const std::s
   ORCH_ASSIGN_OR_RETURN(policy.full_every, Int(w.capture->full_every, at + "capture.full_every"));
   if (!w.capture->full_windows) return Missing(at + "capture.full_windows", "array");
   for (const auto& window : *w.capture->full_windows) policy.full_windows.push_back(window);
+  // Absent in plans written before the budget existed: their jobs had the default.
+  policy.full_row_budget_bytes =
+      w.capture->full_row_budget_bytes.value_or(kDefaultFullRowBudgetBytes);
   return policy;
 }
 

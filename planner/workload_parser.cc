@@ -46,10 +46,13 @@ void ParseCapture(const toml::table& w, const std::string& path, int limit, Toml
   const toml::table* t = f.Table(w, path, "capture", false);
   if (t == nullptr) return;
   std::string cpath = JoinPath(path, "capture");
-  f.CheckKeys(*t, cpath, {"top_k", "full_every", "full_windows"});
+  f.CheckKeys(*t, cpath, {"top_k", "full_every", "full_windows", "full_row_budget_bytes"});
   capture.top_k = static_cast<int>(f.Int(*t, cpath, "top_k", false, 1, 4096).value_or(20));
   capture.full_every =
       static_cast<int>(f.Int(*t, cpath, "full_every", false, 0, kMaxPositions).value_or(0));
+  capture.full_row_budget_bytes =
+      f.Int(*t, cpath, "full_row_budget_bytes", false, 0, kMaxFullRowBudgetBytes)
+          .value_or(kDefaultFullRowBudgetBytes);
   if (const toml::array* windows = f.Array(*t, cpath, "full_windows")) {
     ParseWindows(*windows, JoinPath(cpath, "full_windows"), limit, f, capture);
   }

@@ -28,12 +28,15 @@ std::vector<AxisRank> Sorted(const Ranks& ranks, double AxisRank::*key) {
 
 AxisRank RankOf(const WorkloadReport& w, const CellReport& c) {
   const bool exact = c.result.kld_exact.count > 0;
-  return AxisRank{c.cell.axis,
-                  c.cell.label,
-                  w.workload.name,
-                  exact ? c.result.kld_exact.mean : c.result.kld_bound.mean,
-                  exact ? "exact" : "bound",
-                  1.0 - c.result.summary.top1_agreement};
+  AxisRank rank{c.cell.axis,
+                c.cell.label,
+                w.workload.name,
+                exact ? c.result.kld_exact.mean : c.result.kld_bound.mean,
+                exact ? "exact" : "bound",
+                1.0 - c.result.summary.top1_agreement};
+  rank.exact_positions = c.result.kld_exact.count;
+  rank.compared_positions = c.result.summary.compared;
+  return rank;
 }
 
 AxisRank ReturnedRankOf(const WorkloadReport& w, const CellReport& c) {

@@ -148,6 +148,11 @@ std::string ReturnedTopKName(const ReturnedTopK& t) {
   return "returned top-k (K=" + k + (t.processed ? ", processed" : "") + ")";
 }
 
+std::string ExactCoverage(const PairResult& r) {
+  return "exact on " + std::to_string(r.kld_exact.count) + " of " +
+         std::to_string(r.summary.compared) + " positions";
+}
+
 std::string IdentityBasis(const PairResult& r) {
   const digest::StreamSummary& s = r.summary;
   if (s.compared == 0) return "none";

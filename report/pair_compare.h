@@ -109,6 +109,10 @@ struct PairOptions {
   bool stop_metrics_at_token_divergence = false;
 };
 
+// "exact on N of M positions": how many of the compared positions have an exact KLD (both
+// full rows kept), for every KLD figure that rests on them.
+std::string ExactCoverage(const PairResult& result);
+
 // What the pair's identity figures (bit_identical, first_divergence, common_prefix)
 // rest on: "full rows", the returned top-k name (both sides top-k-only), "not comparable
 // (full rows vs returned top-k)" when every position pits a full row against a top-k-only

@@ -141,6 +141,10 @@ Json ComparisonJson(const CellReport& c) {
            {"approximate_quantiles", c.result.kld_quantiles_approximate},
            {"method", std::string(KldMethodName(s.kld))}}},
          {"kld_exact", KldJson(c.result.kld_exact)},
+         {"kld_exact_coverage",
+          {{"exact_positions", c.result.kld_exact.count},
+           {"positions", s.compared},
+           {"text", ExactCoverage(c.result)}}},
          {"kld_bound", KldJson(c.result.kld_bound)},
          {"kld_returned_top_k", ReturnedKldJson(c.result)},
          {"target_count", s.target_count},
@@ -292,6 +296,8 @@ Json RanksJson(const std::vector<AxisRank>& ranks) {
                    {"workload", r.workload},
                    {"kld_mean", Num(r.kld_mean)},
                    {"kld_method", r.kld_method},
+                   {"exact_positions", r.exact_positions},
+                   {"compared_positions", r.compared_positions},
                    {"top1_disagreement", Num(r.top1_disagreement)}});
   }
   return out;

@@ -65,6 +65,7 @@ struct CellRuns {
   int in_progress = 0;
   std::string first_failure;
   std::vector<const store::RunRecord*> done;  // by repeat index
+  std::vector<int> done_repeats;              // the plan's repeat of each of done
 };
 
 Token MakeToken(std::int32_t id, const ReportOptions& options) {
@@ -124,7 +125,10 @@ class Builder {
     for (const auto& [repeat, job] : JobsOf(cell, workload)) {
       ++runs.planned;
       JobOutcome outcome = experiment_.Resolve(job->id);
-      if (outcome.kind == JobOutcome::kDone) runs.done.push_back(outcome.run);
+      if (outcome.kind == JobOutcome::kDone) {
+        runs.done.push_back(outcome.run);
+        runs.done_repeats.push_back(repeat);
+      }
       if (outcome.kind == JobOutcome::kInProgress) ++runs.in_progress;
       if (outcome.kind == JobOutcome::kFailed) {
         if (runs.failed++ == 0) runs.first_failure = outcome.reason;
@@ -182,6 +186,7 @@ class Builder {
     out.available = static_cast<int>(runs.done.size());
     out.unique_streams = 1;
     for (const store::RunRecord* run : runs.done) out.run_ids.push_back(run->id);
+    out.run_repeats = runs.done_repeats;
     std::set<std::uint64_t> hashes;
     PairOptions options{workload.kind == WorkloadKind::kGenerate};
     for (std::size_t i = 1; i < runs.done.size(); ++i) {

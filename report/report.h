@@ -70,6 +70,7 @@ struct Repeatability {
   // The repeats' streams are top-k-only rows: identity is of the returned values.
   bool returned_top_k = false;
   std::vector<std::string> run_ids;  // by repeat index, available runs only
+  std::vector<int> run_repeats;      // the plan's repeat index of each of run_ids
 };
 
 // The tokens of one listed flip (report/pair_compare.h Flip), decoded.
@@ -147,6 +148,9 @@ struct AxisRank {
   // "exact", "bound", or "returned top-k (K=..)": which one kld_mean is.
   std::string kld_method;
   double top1_disagreement = std::numeric_limits<double>::quiet_NaN();
+  // Positions with an exact KLD among the compared ones (ExactCoverage).
+  std::uint64_t exact_positions = 0;
+  std::uint64_t compared_positions = 0;
 };
 
 struct Report {

@@ -293,6 +293,12 @@ void DropColumn(Table& t, std::size_t index) {
   for (auto& row : t.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(index));
 }
 
+// "0.06170 (exact on 40 of 40 positions)"; "-" without an exact position.
+std::string ExactMean(const PairResult& r) {
+  if (r.kld_exact.count == 0) return FormatKld(r.kld_exact.mean);
+  return FormatKld(r.kld_exact.mean) + " (" + ExactCoverage(r) + ")";
+}
+
 Table CellTable(const WorkloadReport& w) {
   Table t{
       "Cells against the baseline (teacher-forced)",
@@ -311,7 +317,7 @@ Table CellTable(const WorkloadReport& w) {
     }
     const digest::StreamSummary& s = c.result.summary;
     t.rows.push_back({c.cell.label, FormatNumber(s.ppl_other, 4), FormatNumber(s.ppl_ratio, 4),
-                      FormatKld(c.result.kld_exact.mean), FormatKld(c.result.kld_bound.mean),
+                      ExactMean(c.result), FormatKld(c.result.kld_bound.mean),
                       ReturnedKld(c.result), FormatPercent(s.rms_delta_p),
                       FormatPercent(s.top1_agreement), Identity(c), FirstFlip(c),
                       Count(c.result.flip_count) + " (" + Count(c.near_tie_flips) + ")",
@@ -385,6 +391,7 @@ Table KldTable(const WorkloadReport& w) {
       row.insert(row.end(), {Count(k->count), FormatKld(k->mean), FormatKld(k->median),
                              FormatKld(k->p99), FormatKld(k->max)});
     }
+    row[1] += " of " + Count(r.summary.compared);  // exact positions of all compared
     const std::string basis = ReturnedTopKName(r.returned_top_k);
     row.push_back(basis.empty() ? "-" : basis);
     t.rows.push_back(std::move(row));
@@ -466,7 +473,11 @@ Table AttributionTable(const Report& r) {
     if (i < r.by_kld.size()) {
       const AxisRank& k = r.by_kld[i];
       row[1] = k.cell + " (" + k.workload + ")";
-      row[2] = FormatKld(k.kld_mean) + " (" + k.kld_method + ")";
+      const std::string coverage =
+          "exact on " + Count(k.exact_positions) + " of " + Count(k.compared_positions);
+      row[2] = FormatKld(k.kld_mean) + " (" +
+               (k.kld_method == "exact" ? coverage : k.kld_method + ", " + coverage) +
+               " positions)";
     }
     if (i < r.by_top1.size()) {
       const AxisRank& d = r.by_top1[i];

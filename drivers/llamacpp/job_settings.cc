@@ -130,6 +130,9 @@ Status ParseCapture(const json& capture, CaptureSettings* out) {
   }
   out->top_k = static_cast<std::uint32_t>(top_k);
   ORCH_ASSIGN_OR_RETURN(out->full_every, IntegerField(capture, "capture", "full_every", 0));
+  ORCH_ASSIGN_OR_RETURN(
+      out->full_row_budget_bytes,
+      IntegerField(capture, "capture", "full_row_budget_bytes", kDefaultFullRowBudgetBytes));
   auto windows = capture.find("full_windows");
   if (windows == capture.end() || windows->is_null()) return Status::Ok();
   if (!windows->is_array()) {
@@ -257,7 +260,16 @@ Status CheckCombination(const JobSettings& settings) {
 
 }  // namespace
 
+CaptureSettings CaptureSettings::ForRun(std::int64_t positions, std::int64_t vocab) const {
+  CaptureSettings out = *this;
+  constexpr std::int64_t kBytesPerLogit = 4;
+  out.every_row = full_row_budget_bytes > 0 && positions > 0 && vocab > 0 &&
+                  positions <= full_row_budget_bytes / (vocab * kBytesPerLogit);
+  return out;
+}
+
 bool CaptureSettings::WantsFullRow(std::int64_t position) const {
+  if (every_row) return true;
   if (full_every > 0 && position % full_every == 0) return true;
   for (const auto& [begin, end] : full_windows)
     if (position >= begin && position < end) return true;

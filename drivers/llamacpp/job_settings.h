@@ -33,11 +33,21 @@ namespace orch::drivers::llamacpp {
 
 enum class FlashAttention { kOff, kOn, kAuto };
 
+// Bytes of full rows a run may keep to make every position exact, when the job does
+// not say (the planner's default, planner/spec.h).
+inline constexpr std::int64_t kDefaultFullRowBudgetBytes = std::int64_t{64} << 20;
+
 struct CaptureSettings {
   std::uint32_t top_k = 20;
   std::int64_t full_every = 0;                                      // 0 = never
   std::vector<std::pair<std::int64_t, std::int64_t>> full_windows;  // [begin, end)
+  std::int64_t full_row_budget_bytes = kDefaultFullRowBudgetBytes;  // 0 = never by budget
+  bool every_row = false;  // set by ForRun: every position's row fits the budget
 
+  // This policy for a run of `positions` rows of `vocab` logits: every row kept when
+  // positions x vocab x 4 bytes <= full_row_budget_bytes (> 0); else full_every and
+  // full_windows alone decide, as without a budget.
+  CaptureSettings ForRun(std::int64_t positions, std::int64_t vocab) const;
   // Whether the whole logit row at `position` is kept.
   bool WantsFullRow(std::int64_t position) const;
 };

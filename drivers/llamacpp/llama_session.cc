@@ -253,6 +253,8 @@ Result<WorkloadSummary> LlamaSession::TeacherForce(const RecordSink& sink) {
     }
   }
   ORCH_RETURN_IF_ERROR(CreateContext(static_cast<std::int64_t>(tokens.size())));
+  const CaptureSettings capture =
+      settings_.capture.ForRun(static_cast<std::int64_t>(tokens.size()), n_vocab_);
   WorkloadSummary summary;
   std::unique_ptr<DigestPipeline> pipeline = StartPipeline(sink, &summary);
   auto start = Clock::now();
@@ -272,7 +274,7 @@ Result<WorkloadSummary> LlamaSession::TeacherForce(const RecordSink& sink) {
           .input_token = tokens[position],
           .output_token = -1,
           .target = position + 1 < tokens.size() ? tokens[position + 1] : digest::kNoTarget,
-          .full_row = settings_.capture.WantsFullRow(static_cast<std::int64_t>(position))};
+          .full_row = capture.WantsFullRow(static_cast<std::int64_t>(position))};
       Status submitted =
           SubmitRow(*pipeline, meta, llama_get_logits_ith(context_, static_cast<std::int32_t>(i)),
                     /*borrow=*/true);
@@ -291,6 +293,7 @@ Result<WorkloadSummary> LlamaSession::Generate(const RecordSink& sink) {
   ORCH_RETURN_IF_ERROR(CreateContext(static_cast<std::int64_t>(tokens.size()) + max_tokens));
   const llama_vocab* vocab = llama_model_get_vocab(model_);
   SamplerPtr sampler = BuildSampler(vocab, settings_.sampler);
+  const CaptureSettings capture = settings_.capture.ForRun(max_tokens, n_vocab_);
   WorkloadSummary summary;
   std::unique_ptr<DigestPipeline> pipeline = StartPipeline(sink, &summary);
   auto start = Clock::now();
@@ -316,7 +319,7 @@ Result<WorkloadSummary> LlamaSession::Generate(const RecordSink& sink) {
                  .input_token = input,
                  .output_token = next,
                  .target = digest::kNoTarget,
-                 .full_row = settings_.capture.WantsFullRow(step)};
+                 .full_row = capture.WantsFullRow(step)};
     if (Status submitted = SubmitRow(*pipeline, meta, row, /*borrow=*/false); !submitted.ok())
       return Drained(*pipeline, submitted);
     summary.generated_ids.push_back(next);

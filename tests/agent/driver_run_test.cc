@@ -42,6 +42,32 @@ TEST(DriverRunTest, CutsChunksWithSequenceNumbersAndSucceeds) {
   EXPECT_THAT(finished.summary, HasSubstr(R"("engine":"e")"));
 }
 
+// Records carrying full rows of 512Ki logits (2 MiB each): a chunk of 256 records would be
+// a 512 MiB frame, far above the protocol's 16 MiB; they are cut three by three instead.
+TEST(DriverRunTest, ChunksOfFullRowsStayBelowTheFrameLimit) {
+  digest::PositionRecord record;
+  record.digest.vocab_size = 1 << 19;
+  record.full_row.assign(record.digest.vocab_size, 0.0f);
+  record.digest.hash = digest::HashRow(record.full_row);
+  std::string frames = Hello();
+  for (std::uint64_t p = 0; p < 5; ++p) {
+    record.position = p;
+    frames += EncodeDriverFrame(DriverFrameType::kRecord, digest::EncodePositionRecord(record));
+  }
+  DriverRun run("run-1", "test", 256);
+  std::vector<protocol::DigestChunk> chunks;
+  ASSERT_TRUE(run.Feed(frames + Done(), &chunks).ok());
+  if (std::optional<protocol::DigestChunk> last = run.Flush()) chunks.push_back(*last);
+  std::vector<std::size_t> sizes;
+  for (const protocol::DigestChunk& chunk : chunks) {
+    sizes.push_back(chunk.records.size());
+    std::size_t bytes = 0;
+    for (const protocol::ChunkRecord& r : chunk.records) bytes += r.bytes.size();
+    EXPECT_LE(bytes, kMaxChunkRecordBytes);
+  }
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{3, 2}));
+}
+
 TEST(DriverRunTest, TypedErrorFailsTheRunWithCodeAndMessage) {
   DriverRun run("run-1", "test", 256);
   std::vector<protocol::DigestChunk> chunks;

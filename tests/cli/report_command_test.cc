@@ -1,11 +1,14 @@
-// `orch report --by-host` as an operator runs it: the real binary on a RocksDB store
-// holding the lab's runs and runs imported from contributors (tests/report/report_fixture.h).
+// `orch report --by-host` and `--positions` as an operator runs them: the real binary on a
+// RocksDB store holding the lab's runs and runs imported from contributors, or the standard
+// experiment (tests/report/report_fixture.h).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "store/rocksdb_store.h"
 #include "tests/report/report_fixture.h"
@@ -69,6 +72,55 @@ TEST_F(ReportCommandTest, ByHostRefusesCsvAndHtml) {
       {OrchBinary(), "report", "contributed", "--data-dir", data(), "--by-host", "--csv"});
   EXPECT_NE(csv.exit_code, 0);
   EXPECT_THAT(csv.err, HasSubstr("excludes"));
+}
+
+class ReportPositionsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::remove_all(dir_);
+    std::unique_ptr<store::Store> store =
+        std::move(store::OpenRocksDbStore(store::RocksDbPathInDataDir(data()), {})).value();
+    report::testing::BuildStandardExperiment(*store);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string data() const { return (dir_ / "data").string(); }
+  static std::string Slurp(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  fs::path dir_ = fs::temp_directory_path() / ("orch-report-pos-" + std::to_string(::getpid()));
+};
+
+// The file the command writes is the core's export (the golden of tests/report).
+TEST_F(ReportPositionsTest, WritesThePerPositionExportBesideTheReport) {
+  const fs::path golden = fs::path(ORCH_SOURCE_DIR) / "tests/report/testdata";
+  for (const char* name : {"standard.positions.csv", "standard.positions.json"}) {
+    const fs::path out = dir_ / name;
+    ProcessResult r = RunProcess(
+        {OrchBinary(), "report", "standard", "--data-dir", data(), "--positions", out.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("Cells against the baseline")) << "the report still prints";
+    EXPECT_THAT(r.err, HasSubstr("per-position export written to " + out.string()));
+    EXPECT_EQ(Slurp(out), Slurp(golden / name)) << name;
+    EXPECT_FALSE(fs::exists(out.string() + ".partial"));
+  }
+}
+
+TEST_F(ReportPositionsTest, AnotherExtensionIsNamedAndNothingIsWritten) {
+  const fs::path out = dir_ / "positions.txt";
+  ProcessResult r = RunProcess(
+      {OrchBinary(), "report", "standard", "--data-dir", data(), "--positions", out.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--positions " + out.string() +
+                               ": the file name must end in .csv or .json"));
+  EXPECT_FALSE(fs::exists(out));
+  ProcessResult by_host = RunProcess({OrchBinary(), "report", "standard", "--data-dir", data(),
+                                      "--by-host", "--positions", (dir_ / "p.csv").string()});
+  EXPECT_NE(by_host.exit_code, 0);
+  EXPECT_THAT(by_host.err, HasSubstr("excludes"));
 }
 
 }  // namespace

@@ -57,6 +57,21 @@ TEST(PlanJsonTest, ReadsEveryPartOfThePlanTyped) {
   }
 }
 
+TEST(PlanJsonTest, TheFullRowBudgetIsReadAndAbsentInOlderPlans) {
+  json plan = json::parse(Golden());
+  Result<Document> document = ReadPlanJson(plan.dump());
+  ASSERT_TRUE(document.ok()) << document.status().ToString();
+  ASSERT_TRUE(document->workloads[0].capture);
+  EXPECT_EQ(document->workloads[0].capture->full_row_budget_bytes, std::int64_t{64} << 20);
+  plan["workloads"][0]["capture"].erase("full_row_budget_bytes");
+  document = ReadPlanJson(plan.dump());
+  ASSERT_TRUE(document.ok()) << document.status().ToString();
+  EXPECT_FALSE(document->workloads[0].capture->full_row_budget_bytes);
+  Result<Document> again = ReadPlanJson(WritePlanJson(*document));
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->workloads[0].capture->full_row_budget_bytes) << "written as read";
+}
+
 TEST(PlanJsonTest, JobsShareTheirCoordinatesAndRequirements) {
   Result<Document> document = ReadPlanJson(Golden());
   ASSERT_TRUE(document.ok());
@@ -94,6 +109,10 @@ TEST(PlanJsonTest, NamesTheFieldOfTheWrongType) {
        [](json& p) { p["workloads"][0]["capture"]["top_k"] = "8"; }},
       {"plan.workloads[0].capture.full_every: required integer, got 3000000000 (out of range)",
        [](json& p) { p["workloads"][0]["capture"]["full_every"] = 3'000'000'000LL; }},
+      {"plan.workloads[1].capture.full_row_budget_bytes: must be a non-negative integer, got -1",
+       [](json& p) { p["workloads"][1]["capture"]["full_row_budget_bytes"] = -1; }},
+      {"plan.workloads[1].capture.full_row_budget_bytes: required integer, got \"64M\"",
+       [](json& p) { p["workloads"][1]["capture"]["full_row_budget_bytes"] = "64M"; }},
       {"plan.jobs[0]: must be an object", [](json& p) { p["jobs"][0] = "job"; }},
       {"plan.jobs: required array", [](json& p) { p["jobs"] = json::object(); }},
       {"plan.jobs: required array", [](json& p) { p.erase("jobs"); }},

@@ -55,6 +55,18 @@ TEST(JobIdTest, CanonicalFormIsSortedCompactJson) {
             "\"generate\",\"max_tokens\":8,\"name\":\"story\",\"prompt\":\"Once upon a time\"}");
 }
 
+TEST(JobIdTest, OnlyAFullRowBudgetOtherThanTheDefaultIsPartOfTheId) {
+  Plan plan = MustPlan(ValidSpecText());
+  Workload workload = plan.WorkloadOf(plan.jobs[3]);
+  const std::string by_default = CanonicalWorkload(workload);
+  EXPECT_EQ(by_default.find("full_row_budget_bytes"), std::string::npos);
+  workload.capture.full_row_budget_bytes = 0;
+  EXPECT_EQ(CanonicalWorkload(workload),
+            "{\"capture\":{\"full_every\":0,\"full_row_budget_bytes\":0,\"full_windows\":[],"
+            "\"top_k\":20},\"kind\":\"generate\",\"max_tokens\":8,\"name\":\"story\","
+            "\"prompt\":\"Once upon a time\"}");
+}
+
 TEST(JobIdTest, IdsAreUniqueWithinAPlan) {
   Plan plan = MustPlan(ValidSpecText());
   std::set<std::string> ids;

@@ -3,6 +3,7 @@
 #include "planner/plan_ids.h"
 
 #include "plan_document/plan_json.h"
+#include "planner/spec.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -56,6 +57,8 @@ TEST(PlanIdsTest, EachPartOfTheCanonicalFormChangesTheIdAndIsNamed) {
       {"plan.jobs[0].id", [](json& p) { p["workloads"][0]["text"] = "edited text"; }},
       {"plan.jobs[0].id", [](json& p) { p["workloads"][0]["positions"] = 3; }},
       {"plan.jobs[0].id", [](json& p) { p["workloads"][0]["capture"]["top_k"] = 5; }},
+      {"plan.jobs[0].id",
+       [](json& p) { p["workloads"][0]["capture"]["full_row_budget_bytes"] = 0; }},
       {last, [](json& p) { p["jobs"].back()["coordinate"]["sampler.temperature"] = 0.5; }},
       {last, [](json& p) { p["jobs"].back()["id"] = std::string(32, 'a'); }},
   };
@@ -65,6 +68,16 @@ TEST(PlanIdsTest, EachPartOfTheCanonicalFormChangesTheIdAndIsNamed) {
     EXPECT_THAT(Why(plan), HasSubstr(field + ": ")) << plan.dump().substr(0, 200);
     EXPECT_THAT(Why(plan), HasSubstr("is not the id of this job's coordinate"));
   }
+}
+
+TEST(PlanIdsTest, APlanWrittenBeforeTheFullRowBudgetKeepsItsIds) {
+  json plan = Golden();
+  for (json& workload : plan["workloads"]) {
+    ASSERT_EQ(workload["capture"]["full_row_budget_bytes"], kDefaultFullRowBudgetBytes);
+    workload["capture"].erase("full_row_budget_bytes");
+  }
+  Status status = Check(plan);
+  EXPECT_TRUE(status.ok()) << status.ToString();
 }
 
 TEST(PlanIdsTest, AWorkloadsOwnDigestFieldIsNotTrusted) {

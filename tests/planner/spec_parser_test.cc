@@ -74,6 +74,7 @@ TEST(SpecParserTest, DefaultsCapturePolicyAndRepeats) {
   EXPECT_EQ(spec.workloads[0].capture.top_k, 20);
   EXPECT_EQ(spec.workloads[0].capture.full_every, 0);
   EXPECT_TRUE(spec.workloads[0].capture.full_windows.empty());
+  EXPECT_EQ(spec.workloads[0].capture.full_row_budget_bytes, 64 << 20);
   EXPECT_EQ(spec.baseline_repeats, 2);
   EXPECT_EQ(spec.cell_repeats, 1);
 }
@@ -222,6 +223,24 @@ TEST(SpecParserErrorTest, UnknownWorkloadKind) {
 
 // Regression: the planner accepted workload names (and experiment names of only dots)
 // that the coordinator refuses, so `orch plan` passed specs that `orch submit` could not.
+TEST(SpecParserTest, ReadsTheFullRowBudget) {
+  std::string text = Replace(ValidSpecText(), "full_windows = [[0, 2]] }",
+                             "full_windows = [[0, 2]], full_row_budget_bytes = 0 }");
+  EXPECT_EQ(MustParse(text).workloads[0].capture.full_row_budget_bytes, 0);
+  text = Replace(ValidSpecText(), "full_windows = [[0, 2]] }",
+                 "full_windows = [[0, 2]], full_row_budget_bytes = 4294967296 }");
+  EXPECT_EQ(MustParse(text).workloads[0].capture.full_row_budget_bytes, std::int64_t{1} << 32);
+}
+
+TEST(SpecParserErrorTest, FullRowBudgetOutOfRangeNamesFieldAndValue) {
+  std::string text = Replace(ValidSpecText(), "full_windows = [[0, 2]] }",
+                             "full_windows = [[0, 2]], full_row_budget_bytes = -1 }");
+  EXPECT_THAT(
+      ErrorsOf(text),
+      ElementsAre(At(text, "-1 }") + ": error: workloads[0].capture.full_row_budget_bytes: "
+                                     "full_row_budget_bytes must be in [0, 4294967296], got -1"));
+}
+
 TEST(SpecParserErrorTest, NamesFollowTheRuleTheCoordinatorChecks) {
   std::string text = Replace(ValidSpecText(), "name = \"readme\"", "name = \"read me[1]\"");
   EXPECT_THAT(ErrorsOf(text),

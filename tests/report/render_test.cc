@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "report/tables.h"
@@ -110,6 +111,41 @@ TEST(RenderTest, EveryRenderingFlagsGenerationsShorterThanRequested) {
   EXPECT_NE(html.find(message), std::string::npos);
 }
 
+// A cell whose full rows were kept at 2 of its 8 positions (full_every = 4): each exact
+// KLD figure says it rests on 2 of 8 positions.
+TEST(RenderTest, ExactKldFiguresSayOnHowManyPositionsTheyRest) {
+  auto store = store::MakeMemoryStore();
+  testing::ExperimentBuilder plan("partly");
+  plan.Workload("wiki", "teacher_forced", 8, 4).Cell("baseline").Cell("attention=on");
+  const std::string b = plan.Job("baseline", "wiki", 0);
+  const std::string a = plan.Job("attention=on", "wiki", 0);
+  plan.Submit(*store);
+  std::vector<digest::PositionRecord> base, cell;
+  for (std::uint64_t i = 0; i < 8; ++i) {
+    base.push_back(
+        testing::MakeRecord(i, testing::BaselineRow(i), testing::TargetAt(i), i % 4 == 0));
+    cell.push_back(
+        testing::MakeRecord(i, testing::AttentionRow(i), testing::TargetAt(i), i % 4 == 0));
+  }
+  testing::AddSucceededRun(*store, b, "run-b", base);
+  testing::AddSucceededRun(*store, a, "run-a", cell);
+  Result<ExperimentInput> input = LoadExperiment(*store, "partly");
+  ASSERT_TRUE(input.ok()) << input.status().ToString();
+  std::unique_ptr<RunSource> source = MakeStoreRunSource(*store);
+  Result<Report> report = BuildReport(*input, *source, {});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  const std::string text = RenderText(*report);
+  EXPECT_EQ(Count(text, "(exact on 2 of 8 positions)"), 2u) << text;  // cells, attribution
+  EXPECT_NE(text.find("  attention=on  2 of 8 "), std::string::npos) << text;
+  nlohmann::json json = nlohmann::json::parse(RenderJson(*report));
+  const nlohmann::json& comparison = json["workloads"][0]["cells"][0]["comparison"];
+  EXPECT_EQ(comparison["kld_exact_coverage"],
+            nlohmann::json(
+                {{"exact_positions", 2}, {"positions", 8}, {"text", "exact on 2 of 8 positions"}}));
+  EXPECT_EQ(json["attribution"]["by_kld"][0]["exact_positions"], 2);
+  EXPECT_EQ(json["attribution"]["by_kld"][0]["compared_positions"], 8);
+}
+
 // Exact and bound KLD are named apart: wiki is all exact (full rows everywhere), gen all
 // top-k bound (no full rows).
 TEST(RenderTest, EveryRenderingNamesExactAndBoundKldApart) {
@@ -118,7 +154,8 @@ TEST(RenderTest, EveryRenderingNamesExactAndBoundKldApart) {
   EXPECT_NE(text.find("KLD exact mean"), std::string::npos);
   EXPECT_NE(text.find("KLD bound mean"), std::string::npos);
   EXPECT_NE(text.find("KL divergence by method"), std::string::npos);
-  EXPECT_NE(text.find("0.18088 (exact)"), std::string::npos);  // attribution names it
+  // The attribution names the method and how many positions it covers.
+  EXPECT_NE(text.find("0.18088 (exact on 40 of 40 positions)"), std::string::npos);
   const std::string json = RenderJson(report);
   EXPECT_NE(json.find("\"method\": \"exact\""), std::string::npos);
   EXPECT_NE(json.find("\"method\": \"bound\""), std::string::npos);

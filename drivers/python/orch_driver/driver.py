@@ -69,13 +69,16 @@ class RecordSink:
     `workers` > 0 and rows of at least `min_pipelined_row` logits, the rows
     are digested on that many threads (pipeline.py), started at the first
     such row, and the records written in emit order; finish() writes the
-    last ones. Shorter rows are digested in turn, on the emitting thread."""
+    last ones. Shorter rows are digested in turn, on the emitting thread.
+    `positions` (the rows the run emits at most) and the first row's size
+    settle the capture policy's byte budget (job.Capture.for_run)."""
 
     def __init__(self, writer, library, capture, workers=0,
-                 min_pipelined_row=pipeline_mod.MIN_PIPELINED_ROW):
+                 min_pipelined_row=pipeline_mod.MIN_PIPELINED_ROW, positions=0):
         self._writer = writer
         self._library = library
         self._capture = capture
+        self._planned_positions = positions
         self.positions = 0
         self.nan_rows = 0
         self.first_nan_position = -1
@@ -104,10 +107,11 @@ class RecordSink:
         is digested and written at once and emit returns its argmax; with
         workers it is queued (copied unless `owner` is given) and emit
         returns None."""
-        full_row = self._capture.wants_full_row(position)
         if self._first_row:
             self._first_row = False
+            self._capture = self._capture.for_run(self._planned_positions, vocab_size)
             self._start_pipeline(vocab_size)
+        full_row = self._capture.wants_full_row(position)
         if self._pipeline is not None:
             self._pipeline.submit(address, vocab_size, self._capture.top_k, target_id,
                                   position, input_token, output_token, full_row, owner)
@@ -189,7 +193,8 @@ def run_job(engine, stdin_bytes, writer):
     writer.hello(hello)
     try:
         library = digest_mod.load()
-        sink = RecordSink(writer, library, job.capture, engine.digest_workers(job))
+        sink = RecordSink(writer, library, job.capture, engine.digest_workers(job),
+                          positions=job.workload.planned_positions())
         start = time.monotonic()
         done = {"positions": 0}
         try:

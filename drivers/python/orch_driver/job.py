@@ -10,17 +10,39 @@ from orch_driver import axes as axes_mod
 from orch_driver.errors import InvalidJob
 
 
+# Bytes of full rows a run may keep to make every position exact, when the job
+# does not say (the planner's default, planner/spec.h).
+DEFAULT_FULL_ROW_BUDGET_BYTES = 64 << 20
+BYTES_PER_LOGIT = 4
+
+
 class Capture:
     """The capture policy: the top_k logits of every row, and the whole row at
-    positions that are multiples of `full_every` (0 = never) or inside a
-    [begin, end) window of `full_windows`."""
+    every position when the run's rows fit `full_row_budget_bytes` (for_run;
+    0 = never by budget), else at positions that are multiples of
+    `full_every` (0 = never) or inside a [begin, end) window of
+    `full_windows`."""
 
-    def __init__(self, top_k=20, full_every=0, full_windows=()):
+    def __init__(self, top_k=20, full_every=0, full_windows=(),
+                 full_row_budget_bytes=DEFAULT_FULL_ROW_BUDGET_BYTES, every_row=False):
         self.top_k = top_k
         self.full_every = full_every
         self.full_windows = list(full_windows)
+        self.full_row_budget_bytes = full_row_budget_bytes
+        self.every_row = every_row
+
+    def for_run(self, positions, vocab_size):
+        """This policy for a run of `positions` rows of `vocab_size` logits:
+        every row kept when positions x vocab_size x 4 bytes <= the budget
+        (> 0); else full_every and full_windows alone decide."""
+        fits = (self.full_row_budget_bytes > 0 and positions > 0 and vocab_size > 0 and
+                positions * vocab_size * BYTES_PER_LOGIT <= self.full_row_budget_bytes)
+        return Capture(self.top_k, self.full_every, self.full_windows,
+                       self.full_row_budget_bytes, fits)
 
     def wants_full_row(self, position):
+        if self.every_row:
+            return True
         if self.full_every > 0 and position % self.full_every == 0:
             return True
         return any(begin <= position < end for begin, end in self.full_windows)
@@ -38,6 +60,11 @@ class Workload:
         self.positions = 0
         self.prompt = ""
         self.max_tokens = 0
+
+    def planned_positions(self):
+        """The rows a run of this workload emits at most: positions under
+        teacher forcing, max_tokens when generating."""
+        return self.max_tokens if self.kind == self.GENERATE else self.positions
 
 
 class ModelRef:
@@ -100,6 +127,8 @@ def parse_capture(capture):
         raise InvalidJob("capture.top_k: expected 1 to 1024, got %d" % top_k)
     out.top_k = top_k
     out.full_every = _integer_field(capture, "capture", "full_every", 0)
+    out.full_row_budget_bytes = _integer_field(capture, "capture", "full_row_budget_bytes",
+                                               DEFAULT_FULL_ROW_BUDGET_BYTES)
     windows = capture.get("full_windows")
     if windows is None:
         return out

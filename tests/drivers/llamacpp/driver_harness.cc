@@ -98,7 +98,10 @@ json TeacherForcedJob(const std::string& model_path, const std::string& cache_di
                      {"threads", "1"},
                      {"cpu_backend", "best"}};
   for (const auto& [axis, value] : overrides.items()) coordinate[axis] = value;
-  json capture = {{"top_k", 20}, {"full_every", 0}, {"full_windows", json::array()}};
+  json capture = {{"top_k", 20},
+                  {"full_every", 0},
+                  {"full_windows", json::array()},
+                  {"full_row_budget_bytes", 0}};
   return {{"run_id", "test-run"},
           {"job_id", "test-job"},
           {"experiment", "driver-test"},

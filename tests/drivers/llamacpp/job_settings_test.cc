@@ -75,6 +75,37 @@ TEST(JobSettingsTest, TopLevelCapturePolicyDecidesFullRows) {
   EXPECT_FALSE(settings->capture.WantsFullRow(13));
 }
 
+TEST(JobSettingsTest, EveryRowIsKeptWhenTheRunFitsTheByteBudget) {
+  json job = ValidJob();
+  Result<JobSettings> settings = Parse(job);
+  ASSERT_TRUE(settings.ok());
+  EXPECT_EQ(settings->capture.full_row_budget_bytes, kDefaultFullRowBudgetBytes)
+      << "a job without the key gets the planner's default";
+  // 128 positions x 32,000 logits x 4 bytes = 16 MB fits 64 MiB: every row.
+  CaptureSettings fits = settings->capture.ForRun(128, 32000);
+  EXPECT_TRUE(fits.WantsFullRow(9));
+  EXPECT_TRUE(fits.WantsFullRow(127));
+  // 512 x 152,064 x 4 = 311 MB does not: the rows full_every and full_windows name.
+  CaptureSettings over = settings->capture.ForRun(512, 152064);
+  EXPECT_TRUE(over.WantsFullRow(8));
+  EXPECT_FALSE(over.WantsFullRow(9));
+  EXPECT_TRUE(over.WantsFullRow(11));
+  // Exactly at the budget fits; one logit row more does not.
+  job["capture"]["full_row_budget_bytes"] = 4 * 1024 * 10;
+  settings = Parse(job);
+  ASSERT_TRUE(settings.ok());
+  EXPECT_TRUE(settings->capture.ForRun(10, 1024).WantsFullRow(9));
+  EXPECT_FALSE(settings->capture.ForRun(11, 1024).WantsFullRow(9));
+  // 0: never by budget.
+  job["capture"]["full_row_budget_bytes"] = 0;
+  settings = Parse(job);
+  ASSERT_TRUE(settings.ok());
+  EXPECT_FALSE(settings->capture.ForRun(1, 2).WantsFullRow(9));
+  job["capture"]["full_row_budget_bytes"] = -1;
+  EXPECT_EQ(Parse(job).status().message(),
+            "capture.full_row_budget_bytes: expected a non-negative integer, got -1");
+}
+
 TEST(JobSettingsTest, KvPairSetsEachHalf) {
   json job = ValidJob();
   job["coordinate"]["kv"] = "q8_0/f16";

@@ -105,7 +105,8 @@ TEST_F(LlamaCppDriverTest, RecordsCarryTokensTargetsAndPositionsInOrder) {
 
 TEST_F(LlamaCppDriverTest, FullRowsFollowTheCapturePolicyAndMatchTheirDigest) {
   json job = TeacherForcedJob(Model(), Cache(), {}, 40);
-  job["capture"] = {{"top_k", 5}, {"full_every", 16}, {"full_windows", {{3, 5}}}};
+  job["capture"] = {
+      {"top_k", 5}, {"full_every", 16}, {"full_windows", {{3, 5}}}, {"full_row_budget_bytes", 0}};
   DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_);
   ASSERT_EQ(output.exit_code, 0) << output.log;
   std::vector<std::uint64_t> full;
@@ -116,6 +117,33 @@ TEST_F(LlamaCppDriverTest, FullRowsFollowTheCapturePolicyAndMatchTheirDigest) {
     EXPECT_EQ(digest::HashRow(record.full_row), record.digest.hash);
   }
   EXPECT_EQ(full, (std::vector<std::uint64_t>{0, 3, 4, 16, 32}));
+}
+
+std::vector<std::uint64_t> FullRowPositions(const DriverOutput& output) {
+  std::vector<std::uint64_t> full;
+  for (const auto& record : output.records) {
+    if (!record.full_row.empty()) full.push_back(record.position);
+  }
+  return full;
+}
+
+// 40 positions x 1,024 logits x 4 bytes = 163,840 bytes: within the default budget every
+// row is kept; one byte less and full_every alone decides.
+TEST_F(LlamaCppDriverTest, EveryRowIsKeptWhenTheRunFitsTheFullRowBudget) {
+  json job = TeacherForcedJob(Model(), Cache(), {}, 40);
+  job["capture"] = {{"top_k", 5}, {"full_every", 16}, {"full_windows", json::array()}};
+  DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_);
+  ASSERT_EQ(output.exit_code, 0) << output.log;
+  ASSERT_EQ(output.records.size(), 40u);
+  EXPECT_EQ(FullRowPositions(output).size(), 40u) << "the default budget (64 MiB)";
+  job["capture"]["full_row_budget_bytes"] = 40 * 1024 * 4;
+  output = RunLlamaDriver("v0.4.0", job, *dir_);
+  ASSERT_EQ(output.exit_code, 0) << output.log;
+  EXPECT_EQ(FullRowPositions(output).size(), 40u) << "exactly the budget";
+  job["capture"]["full_row_budget_bytes"] = 40 * 1024 * 4 - 1;
+  output = RunLlamaDriver("v0.4.0", job, *dir_);
+  ASSERT_EQ(output.exit_code, 0) << output.log;
+  EXPECT_EQ(FullRowPositions(output), (std::vector<std::uint64_t>{0, 16, 32}));
 }
 
 TEST_F(LlamaCppDriverTest, BothEngineBuildsRunAndEachReportsItsOwnVersion) {
@@ -484,7 +512,10 @@ TEST_F(LlamaCppDriverTest, DigestWorkerCountChangesNoRecordByteNorTheirOrder) {
   for (int i = 0; i < kPositions; ++i) tokens.push_back((i * 7919 + 3) % 1024);
   job["workload"].erase("text");
   job["workload"]["tokens"] = tokens;
-  job["capture"] = {{"top_k", 20}, {"full_every", 50}, {"full_windows", json::array()}};
+  job["capture"] = {{"top_k", 20},
+                    {"full_every", 50},
+                    {"full_windows", json::array()},
+                    {"full_row_budget_bytes", 0}};
   DriverOutput reference = RunLlamaDriver("v0.4.0", job, *dir_);
   ASSERT_EQ(reference.exit_code, 0) << reference.log;
   ASSERT_EQ(reference.records.size(), static_cast<std::size_t>(kPositions));

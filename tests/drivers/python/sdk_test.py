@@ -361,6 +361,25 @@ class CaptureTest(unittest.TestCase):
         self.assertEqual(c.top_k, 5)
         self.assertEqual([p for p in range(14) if c.wants_full_row(p)], [0, 4, 8, 9, 10, 12])
 
+    def test_every_row_when_the_run_fits_the_budget(self):
+        c = job.parse_capture({"top_k": 5, "full_every": 4, "full_windows": [[9, 11]]})
+        self.assertEqual(c.full_row_budget_bytes, 64 << 20)
+        # 128 x 32,000 x 4 = 16 MB fits 64 MiB; 512 x 152,064 x 4 = 311 MB does not.
+        self.assertTrue(all(c.for_run(128, 32000).wants_full_row(p) for p in range(128)))
+        over = c.for_run(512, 152064)
+        self.assertEqual([p for p in range(14) if over.wants_full_row(p)], [0, 4, 8, 9, 10, 12])
+        exact = job.parse_capture({"full_row_budget_bytes": 10 * 1024 * 4})
+        self.assertTrue(exact.for_run(10, 1024).wants_full_row(5))
+        self.assertFalse(exact.for_run(11, 1024).wants_full_row(5))
+        never = job.parse_capture({"full_row_budget_bytes": 0})
+        self.assertFalse(never.for_run(1, 2).wants_full_row(0))
+
+    def test_a_negative_budget_is_an_invalid_job(self):
+        with self.assertRaises(errors.InvalidJob) as caught:
+            job.parse_capture({"full_row_budget_bytes": -5})
+        self.assertEqual(caught.exception.message, "capture.full_row_budget_bytes: expected a "
+                         "non-negative integer, got -5")
+
     def test_default_keeps_no_full_rows(self):
         c = job.parse_capture(None)
         self.assertEqual(c.top_k, 20)
@@ -522,8 +541,18 @@ class DriverShellTest(unittest.TestCase):
         status = driver.run_job(engine, text.encode(), frames.FrameWriter(out))
         return status, frame_check(out.getvalue())
 
-    def test_a_run_is_hello_records_done(self):
+    def test_the_default_budget_keeps_every_row_of_a_small_run(self):
         status, checked = self.run_toy(job_doc(capture={"top_k": 3, "full_every": 2}))
+        self.assertEqual(status, 0)
+        self.assertEqual([r["full_row"] for r in checked["records"]], [50] * 4)
+        budget = 4 * 50 * 4 - 1  # one byte short of the run's rows
+        status, checked = self.run_toy(job_doc(capture={"top_k": 3, "full_every": 2,
+                                                        "full_row_budget_bytes": budget}))
+        self.assertEqual([r["full_row"] for r in checked["records"]], [50, 0, 50, 0])
+
+    def test_a_run_is_hello_records_done(self):
+        status, checked = self.run_toy(job_doc(capture={"top_k": 3, "full_every": 2,
+                                                        "full_row_budget_bytes": 0}))
         self.assertEqual(status, 0)
         self.assertEqual(checked["stream_error"], "")
         self.assertEqual([f["type"] for f in checked["frames"]], [1, 2, 2, 2, 2, 3])

@@ -223,7 +223,8 @@ class TorchDriverTest(unittest.TestCase):
 
     def test_capture_policy_keeps_full_rows_where_asked(self):
         out = torch_run(positions=40, capture={"top_k": 5, "full_every": 16,
-                                               "full_windows": [[3, 5]]})
+                                               "full_windows": [[3, 5]],
+                                               "full_row_budget_bytes": 0})
         self.assertOk(out)
         kept = [i for i, row in enumerate(out.full_rows) if row]
         self.assertEqual(kept, [0, 3, 4, 16, 32])
