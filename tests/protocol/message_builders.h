@@ -20,6 +20,8 @@ inline Hello ValidHello() {
   m.running_runs = {"run-7"};
   m.delivering_runs = {"run-6"};
   m.incarnation = "5f3a9c0e1d2b4a68";
+  m.warm_sessions = {{"llama.cpp@b8390", "sha256:" + std::string(64, 'a'), {{"quant", "q4_0"}}},
+                     {"vllm@0.9.1", "", {}}};
   return m;
 }
 
@@ -76,7 +78,7 @@ inline std::vector<Message> OneOfEachMessage() {
   return {ValidHello(),
           Welcome{kProtocolVersion, "coord-1", std::chrono::milliseconds(5000)},
           Reject{kProtocolVersion, "agent gpu-box-3 speaks protocol 2, coordinator 1"},
-          Heartbeat{"gpu-box-3", {"run-1", "run-2"}, 0},
+          Heartbeat{"gpu-box-3", {"run-1", "run-2"}, 0, {{"llama.cpp@b8390", "synth:tiny", {{"kv", "f16"}}}}},
           ValidAssign(),
           RunStarted{"run-42"},
           DigestChunk{"run-42", 17, {{0, records}, {1, ""}, {std::uint64_t{1} << 40, "xyz"}}},
