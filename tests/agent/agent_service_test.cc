@@ -803,6 +803,16 @@ TEST_F(WarmSessionTest, AtTheLimitTheLeastRecentlyUsedSessionIsClosed) {
   EXPECT_EQ(JobsBefore(Run("run-4", {{"knob.load", "a"}})), 1);
 }
 
+TEST_F(WarmSessionTest, TheSessionClosedAtTheLimitIsTheLeastRecentlyUsed) {
+  Start();  // warm_sessions = 2
+  EXPECT_EQ(JobsBefore(Run("run-1", {{"knob.load", "a"}})), 0);
+  EXPECT_EQ(JobsBefore(Run("run-2", {{"knob.load", "b"}})), 0);
+  EXPECT_EQ(JobsBefore(Run("run-3", {{"knob.load", "a"}})), 1);  // b is now the older
+  EXPECT_EQ(JobsBefore(Run("run-4", {{"knob.load", "c"}})), 0);  // closes b
+  EXPECT_EQ(JobsBefore(Run("run-5", {{"knob.load", "a"}})), 2);
+  EXPECT_EQ(JobsBefore(Run("run-6", {{"knob.load", "b"}})), 0);
+}
+
 TEST_F(WarmSessionTest, ACrashMidSessionFailsOnlyThatJobAndTheNextRunsInAFreshProcess) {
   Start();
   EXPECT_EQ(JobsBefore(Run("run-1", {{"knob.load", "a"}})), 0);
@@ -857,12 +867,22 @@ TEST_F(WarmSessionTest, IdleSessionsAreAdvertisedAndClosedAfterWarmIdle) {
   ASSERT_TRUE(Expect<proto::Hello>().has_value());
   Send(proto::Welcome{proto::kProtocolVersion, "coord-1", 20ms});
   Send(MakeAssign("run-1", "test-engine@1", {{"knob.load", "a"}, {"other", "x"}}));
-  // The heartbeat sent as the session went idle, before the RunFinished.
-  std::optional<proto::Heartbeat> beat = Expect<proto::Heartbeat>();
+  // The heartbeat sent as the session went idle: the last one before the RunFinished.
+  auto finished = [&] {
+    return std::find_if(received_.begin(), received_.end(), [](const proto::Message& m) {
+      return std::holds_alternative<proto::RunFinished>(m);
+    });
+  };
+  for (int i = 0; i < 2000 && finished() == received_.end(); ++i) Pump();
+  ASSERT_NE(finished(), received_.end());
+  std::optional<proto::Heartbeat> beat;
+  for (auto it = received_.begin(); it != finished(); ++it) {
+    if (const auto* heartbeat = std::get_if<proto::Heartbeat>(&*it)) beat = *heartbeat;
+  }
   ASSERT_TRUE(beat.has_value());
   EXPECT_EQ(beat->warm_sessions,
             (std::vector<proto::WarmSession>{{"test-engine@1", "", {{"knob.load", "a"}}}}));
-  ASSERT_TRUE(Expect<proto::RunFinished>().has_value());
+  received_.clear();
   // Heartbeats every 20 ms: one after warm_idle advertises no session.
   bool closed = false;
   for (int i = 0; i < 500 && !closed; ++i) {
