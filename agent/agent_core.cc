@@ -40,18 +40,20 @@ std::string SessionKey(const DriverConfig& driver, const json& document) {
   const json& coordinate = ObjectAt(document, "coordinate");
   std::string key = driver.name + '\n' + StringAt(model, "path") + '\n' + StringAt(model, "sha256");
   for (const std::string& axis : *driver.session_load_axes) {
-    key += '\n' + axis + '=' + (coordinate.contains(axis) ? StringAt(coordinate, axis.c_str()) : "\x01");
+    key += '\n' + axis + '=' +
+           (coordinate.contains(axis) ? StringAt(coordinate, axis.c_str()) : "\x01");
   }
   return key;
 }
 
 // What the coordinator is told of an idle session.
 protocol::WarmSession Advert(const DriverConfig& driver, const json& document) {
-  protocol::WarmSession advert{driver.engine, StringAt(ObjectAt(document, "model"), "requirement"),
-                               {}};
+  protocol::WarmSession advert{
+      driver.engine, StringAt(ObjectAt(document, "model"), "requirement"), {}};
   const json& coordinate = ObjectAt(document, "coordinate");
   for (const std::string& axis : *driver.session_load_axes) {
-    if (coordinate.contains(axis)) advert.axes.push_back({axis, StringAt(coordinate, axis.c_str())});
+    if (coordinate.contains(axis))
+      advert.axes.push_back({axis, StringAt(coordinate, axis.c_str())});
   }
   return advert;
 }
@@ -428,8 +430,8 @@ bool AgentCore::MakeRoomForSession() {
   while (sessions_.size() >= limit) {
     auto lru = sessions_.end();
     for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
-      if (it->second.run_id.empty() && (lru == sessions_.end() ||
-                                        it->second.last_used < lru->second.last_used)) {
+      if (it->second.run_id.empty() &&
+          (lru == sessions_.end() || it->second.last_used < lru->second.last_used)) {
         lru = it;
       }
     }
@@ -503,11 +505,12 @@ void AgentCore::EndSessionJob(std::map<std::string, Run>::iterator it, AgentTime
       // Before the RunFinished: the coordinator may give the freed slot a job
       // that fits the idle session.
       if (welcomed_) {
-        out_.push_back(SendEffect{protocol::Heartbeat{id(), RunIds(), FreeSlots(), IdleSessions()}});
+        out_.push_back(
+            SendEffect{protocol::Heartbeat{id(), RunIds(), FreeSlots(), IdleSessions()}});
       }
     } else {
-      CloseSession(session_id, goes_on ? "the agent takes no more work"
-                                       : "its job ended with error " + code);
+      CloseSession(session_id,
+                   goes_on ? "the agent takes no more work" : "its job ended with error " + code);
     }
   }
   EndRun(it, ProcessExit{ProcessExit::Reason::kExited, 0, 0, ""}, now);

@@ -104,8 +104,8 @@ struct LogEffect {
 using AgentEffect =
     std::variant<SendEffect, SpoolAndSendEffect, SpoolAckEffect, ResendSpoolEffect,
                  PrepareRunEffect, LaunchEffect, FeedSessionEffect, CloseSessionEffect,
-                 CancelRunEffect, RunEndedEffect, ScanModelsEffect,
-                 CheckFingerprintEffect, StoppedEffect, LogEffect>;
+                 CancelRunEffect, RunEndedEffect, ScanModelsEffect, CheckFingerprintEffect,
+                 StoppedEffect, LogEffect>;
 using AgentEffects = std::vector<AgentEffect>;
 
 }  // namespace orch::agent

@@ -262,23 +262,23 @@ struct AgentService::Impl {
                           EncodeDriverFrame(DriverFrameType::kJob, e.job),
                           config.run_timeout,
                           /*keep_stdin_open=*/true};
-    ProcessHandlers handlers{
-        [this, id](std::string_view bytes) {
-          auto it = sessions.find(id);
-          if (it == sessions.end()) return;
-          if (it->second.run_id.empty()) {
-            return Perform(core.OnIdleSessionOutput(id, Clock::now()));
-          }
-          Perform(core.OnDriverOutput(it->second.run_id, bytes, Clock::now()));
-        },
-        [this, id](ProcessExit exit) { SessionExited(id, std::move(exit)); },
-        [this, id](std::string_view bytes) {
-          auto it = sessions.find(id);
-          if (it == sessions.end()) return;
-          auto run = runs.find(it->second.run_id);
-          if (run == runs.end()) return;
-          run->second.log.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-        }};
+    ProcessHandlers handlers{[this, id](std::string_view bytes) {
+                               auto it = sessions.find(id);
+                               if (it == sessions.end()) return;
+                               if (it->second.run_id.empty()) {
+                                 return Perform(core.OnIdleSessionOutput(id, Clock::now()));
+                               }
+                               Perform(core.OnDriverOutput(it->second.run_id, bytes, Clock::now()));
+                             },
+                             [this, id](ProcessExit exit) { SessionExited(id, std::move(exit)); },
+                             [this, id](std::string_view bytes) {
+                               auto it = sessions.find(id);
+                               if (it == sessions.end()) return;
+                               auto run = runs.find(it->second.run_id);
+                               if (run == runs.end()) return;
+                               run->second.log.write(bytes.data(),
+                                                     static_cast<std::streamsize>(bytes.size()));
+                             }};
     Result<std::unique_ptr<Process>> process = launcher.Launch(request, std::move(handlers));
     if (process.ok()) {
       sessions[id].process = std::move(process).value();

@@ -122,11 +122,11 @@ std::string Resolve(const std::string& base_dir, const std::string& path) {
 
 Status ParseAgentTable(const Fields& f, const toml::table& agent, const std::string& base_dir,
                        AgentConfig& config) {
-  ORCH_RETURN_IF_ERROR(f.CheckKeys(agent, "agent",
-                                   {"id", "coordinator", "slots", "hardware", "gpus", "spool_dir",
-                                    "model_dirs", "model_cache", "run_timeout_ms", "driver_threads",
-                                    "key", "coordinator_key", "stop_drain_ms", "synth_max_bytes",
-                                    "warm_sessions", "warm_idle_ms"}));
+  ORCH_RETURN_IF_ERROR(
+      f.CheckKeys(agent, "agent",
+                  {"id", "coordinator", "slots", "hardware", "gpus", "spool_dir", "model_dirs",
+                   "model_cache", "run_timeout_ms", "driver_threads", "key", "coordinator_key",
+                   "stop_drain_ms", "synth_max_bytes", "warm_sessions", "warm_idle_ms"}));
   ORCH_ASSIGN_OR_RETURN(config.id, f.String(agent, "agent", "id", std::nullopt));
   if (!protocol::ValidPeerName(config.id)) {
     return f.Error(agent.source(), "agent.id",

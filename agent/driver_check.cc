@@ -112,7 +112,7 @@ Status JudgeVersionOutput(const DriverConfig& driver, const fingerprint::Command
 }
 
 Result<std::optional<std::vector<std::string>>> SessionLoadAxes(const DriverConfig& driver,
-                                                                 const std::string& version_json) {
+                                                                const std::string& version_json) {
   json hello = json::parse(version_json, nullptr, /*allow_exceptions=*/false);
   if (!hello.is_object() || !hello.contains("session")) {
     return std::optional<std::vector<std::string>>();

@@ -44,7 +44,7 @@ Status JudgeVersionOutput(const DriverConfig& driver, const fingerprint::Command
 // Pure: the load axes of a version hello's `session` object; nullopt when the
 // hello has none (the driver runs one job per process).
 Result<std::optional<std::vector<std::string>>> SessionLoadAxes(const DriverConfig& driver,
-                                                                 const std::string& version_json);
+                                                                const std::string& version_json);
 
 // Checks the file, then runs `version` through `runner`. `load_axes`, when
 // given, receives SessionLoadAxes of a driver that passes.

@@ -98,20 +98,20 @@ struct Child : std::enable_shared_from_this<Child> {
       return;
     }
     writing = true;
-    asio::async_write(stdin_pipe, asio::buffer(stdin_queue.front()),
-                      [self = shared_from_this()](const boost::system::error_code& error,
-                                                  std::size_t) {
-                        self->writing = false;
-                        if (self->detached) return;
-                        self->stdin_queue.pop_front();
-                        if (error) {
-                          self->stdin_queue.clear();
-                          boost::system::error_code ignored;
-                          self->stdin_pipe.close(ignored);
-                          return;
-                        }
-                        self->WriteNext();
-                      });
+    asio::async_write(
+        stdin_pipe, asio::buffer(stdin_queue.front()),
+        [self = shared_from_this()](const boost::system::error_code& error, std::size_t) {
+          self->writing = false;
+          if (self->detached) return;
+          self->stdin_queue.pop_front();
+          if (error) {
+            self->stdin_queue.clear();
+            boost::system::error_code ignored;
+            self->stdin_pipe.close(ignored);
+            return;
+          }
+          self->WriteNext();
+        });
   }
 
   void ReadStdout() {

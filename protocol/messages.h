@@ -94,7 +94,7 @@ struct Reject {
 struct Heartbeat {
   std::string agent_id;  // required
   std::vector<std::string> running_runs;
-  std::int32_t free_slots = 0;  // >= 0
+  std::int32_t free_slots = 0;                  // >= 0
   std::vector<WarmSession> warm_sessions = {};  // idle ones, as in Hello
   friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
 };

@@ -77,19 +77,18 @@ TEST(AgentConfigTest, WarmSessionsDefaultToTwoAndFiveMinutesIdle) {
 
 TEST(AgentConfigTest, BadWarmSessionValuesNameTheKeyAndValue) {
   Result<AgentConfig> config = ParseAgentConfig(
-      "[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nwarm_sessions = -1\n", "agent.toml",
-      "/d");
+      "[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nwarm_sessions = -1\n", "agent.toml", "/d");
   ASSERT_FALSE(config.ok());
   EXPECT_THAT(config.status().message(),
               AllOf(HasSubstr("agent.toml:4:17: agent.warm_sessions"), HasSubstr("-1")));
-  config = ParseAgentConfig(
-      "[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nwarm_idle_ms = 0\n", "agent.toml", "/d");
+  config = ParseAgentConfig("[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nwarm_idle_ms = 0\n",
+                            "agent.toml", "/d");
   ASSERT_FALSE(config.ok());
   EXPECT_THAT(config.status().message(),
               AllOf(HasSubstr("agent.toml:4:16: agent.warm_idle_ms"), HasSubstr("got 0")));
-  config = ParseAgentConfig(
-      "[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nwarm_sessions = \"2\"\n",
-      "agent.toml", "/d");
+  config =
+      ParseAgentConfig("[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nwarm_sessions = \"2\"\n",
+                       "agent.toml", "/d");
   ASSERT_FALSE(config.ok());
   EXPECT_THAT(config.status().message(), HasSubstr("agent.warm_sessions: must be an integer"));
 }

@@ -183,15 +183,16 @@ TEST_F(DriverCheckTest, AMalformedSessionObjectFailsTheCheckNamingIt) {
   DriverConfig driver = Scripted(Executable("driver"),
                                  R"({"engine": "llama.cpp", "session": {"load_axes": "quant"}})");
   Status status = CheckDriver(driver, runner_);
-  EXPECT_THAT(status.message(), AllOf(HasSubstr("llamacpp"), HasSubstr("session.load_axes"),
-                                      HasSubstr("\"quant\"")));
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("llamacpp"), HasSubstr("session.load_axes"), HasSubstr("\"quant\"")));
 }
 
 TEST_F(DriverCheckTest, TheTestDriverPassesThroughTheRealRunner) {
   auto runner = fingerprint::MakePosixCommandRunner({.search_path = "", .environment = {}});
   Status status = CheckDriver({"test", TestDriver(), "test-engine@1"}, *runner);
   EXPECT_TRUE(status.ok()) << status.ToString();
-  std::vector<DriverVerdict> verdicts = CheckDrivers({{"test", TestDriver(), "test-engine@1"}}, *runner);
+  std::vector<DriverVerdict> verdicts =
+      CheckDrivers({{"test", TestDriver(), "test-engine@1"}}, *runner);
   ASSERT_TRUE(verdicts[0].driver.session_load_axes.has_value());
   EXPECT_EQ(*verdicts[0].driver.session_load_axes, (std::vector<std::string>{"knob.load"}));
   EXPECT_THAT(CheckDriver({"test", TestDriver(), "test-engine@2"}, *runner).message(),

@@ -85,8 +85,8 @@ std::vector<driver_protocol::DriverFrame> SplitFrames(const std::string& out) {
     std::uint32_t length = 0;
     for (int i = 3; i >= 0; --i) length = (length << 8) | static_cast<std::uint8_t>(out[at + i]);
     if (out.size() - at - 5 < length) break;
-    frames.push_back({static_cast<driver_protocol::DriverFrameType>(out[at + 4]),
-                      out.substr(at + 5, length)});
+    frames.push_back(
+        {static_cast<driver_protocol::DriverFrameType>(out[at + 4]), out.substr(at + 5, length)});
     at += 5 + length;
   }
   return frames;
@@ -97,15 +97,19 @@ TEST_F(ProcessLauncherTest, AKeptOpenStdinTakesMoreJobsUntilItIsClosed) {
   using driver_protocol::EncodeDriverFrame;
   Outcome outcome;
   auto launcher = MakePosixProcessLauncher(io_);
-  Result<std::unique_ptr<Process>> process = launcher->Launch(
-      {TestDriver(), {"session"}, EncodeDriverFrame(DriverFrameType::kJob, Job("ok", 2)), 10s,
-       /*keep_stdin_open=*/true},
-      {[&outcome](std::string_view bytes) { outcome.out.append(bytes); },
-       [&outcome](ProcessExit exit) { outcome.exit = std::move(exit); }, nullptr});
+  Result<std::unique_ptr<Process>> process =
+      launcher->Launch({TestDriver(),
+                        {"session"},
+                        EncodeDriverFrame(DriverFrameType::kJob, Job("ok", 2)),
+                        10s,
+                        /*keep_stdin_open=*/true},
+                       {[&outcome](std::string_view bytes) { outcome.out.append(bytes); },
+                        [&outcome](ProcessExit exit) { outcome.exit = std::move(exit); }, nullptr});
   ASSERT_TRUE(process.ok()) << process.status().ToString();
   auto dones = [&] {
     int count = 0;
-    for (const auto& frame : SplitFrames(outcome.out)) count += frame.type == DriverFrameType::kDone;
+    for (const auto& frame : SplitFrames(outcome.out))
+      count += frame.type == DriverFrameType::kDone;
     return count;
   };
   auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -128,10 +132,10 @@ TEST_F(ProcessLauncherTest, AKeptOpenStdinTakesMoreJobsUntilItIsClosed) {
 TEST_F(ProcessLauncherTest, SetTimeoutRestartsTheTimeout) {
   Outcome outcome;
   auto launcher = MakePosixProcessLauncher(io_);
-  Result<std::unique_ptr<Process>> process = launcher->Launch(
-      {TestDriver(), {"session"}, "", 30s, /*keep_stdin_open=*/true},
-      {[&outcome](std::string_view bytes) { outcome.out.append(bytes); },
-       [&outcome](ProcessExit exit) { outcome.exit = std::move(exit); }, nullptr});
+  Result<std::unique_ptr<Process>> process =
+      launcher->Launch({TestDriver(), {"session"}, "", 30s, /*keep_stdin_open=*/true},
+                       {[&outcome](std::string_view bytes) { outcome.out.append(bytes); },
+                        [&outcome](ProcessExit exit) { outcome.exit = std::move(exit); }, nullptr});
   ASSERT_TRUE(process.ok()) << process.status().ToString();
   (*process)->SetTimeout(100ms);
   auto deadline = std::chrono::steady_clock::now() + 10s;

@@ -185,9 +185,7 @@ int RunJob(const json& job, Session& session) {
 }
 
 // Reads exactly `size` bytes from stdin; false at end of file.
-bool ReadExactly(char* out, std::size_t size) {
-  return std::fread(out, 1, size, stdin) == size;
-}
+bool ReadExactly(char* out, std::size_t size) { return std::fread(out, 1, size, stdin) == size; }
 
 // `orch-test-driver session`: job frames until end of file.
 int RunSession() {
