@@ -509,14 +509,30 @@ bool CoordinatorCore::AssignWarm(AgentEntry& agent, Millis now, Effects& out) {
     std::size_t position;
     std::vector<protocol::KeyValue> coordinate;
   };
+  // Only a queue of a warm session's engine and model can hold a job that fits: the
+  // others' jobs are looked at (they are passed over) but their coordinates not built.
+  auto may_fit = [&](const JobTable::Queue& queue) {
+    return std::any_of(agent.warm_sessions.begin(), agent.warm_sessions.end(),
+                       [&](const protocol::WarmSession& warm) {
+                         return warm.engine == queue.needs.engine &&
+                                warm.model == queue.needs.model;
+                       });
+  };
+  bool any = false;
+  for (const JobTable::Queue& queue : jobs_.queues()) {
+    any = any ||
+          (!queue.jobs.empty() && may_fit(queue) && Satisfies(queue.needs, agent.capabilities));
+  }
+  if (!any) return false;
   std::vector<Seen> seen;
   for (JobTable::Queue& queue : jobs_.queues()) {
     if (seen.size() >= kWarmLookahead) break;
     if (queue.jobs.empty() || !Satisfies(queue.needs, agent.capabilities)) continue;
+    bool fits = may_fit(queue);
     for (std::size_t i = 0; i < queue.jobs.size() && seen.size() < kWarmLookahead; ++i) {
       const JobEntry& job = *queue.jobs[i];
       if (job.state != JobState::kPending || RefusedBy(job, agent.id)) continue;
-      seen.push_back({&queue, i, CoordinateOf(job)});
+      seen.push_back({&queue, i, fits ? CoordinateOf(job) : std::vector<protocol::KeyValue>{}});
     }
   }
   std::vector<WarmCandidate> candidates;
