@@ -840,6 +840,22 @@ TEST_F(WarmSessionTest, AJobErrorKeepsTheSessionAndAnEngineErrorEndsIt) {
   EXPECT_EQ(JobsBefore(Run("run-5", {{"knob.load", "a"}})), 0);
 }
 
+TEST_F(WarmSessionTest, BytesAfterDoneEndTheSession) {
+  Start();
+  EXPECT_EQ(JobsBefore(Run("run-1", {{"knob.load", "a"}})), 0);
+  // The junk is read with the done (run-2 fails), while the session is idle (it is
+  // closed), or once run-3 was handed to it (run-3 fails as malformed, the session is
+  // killed): whichever, no job runs in that process after it.
+  Run("run-2", {{"knob.load", "a"}, {"knob.behaviour", "garbage"}});
+  proto::RunFinished next = Run("run-3", {{"knob.load", "a"}});
+  if (next.status == proto::RunStatus::kSucceeded) {
+    EXPECT_EQ(JobsBefore(next), 0);
+  } else {
+    EXPECT_THAT(next.error, HasSubstr("driver output"));
+  }
+  EXPECT_LE(JobsBefore(Run("run-4", {{"knob.load", "a"}})), 1);
+}
+
 TEST_F(WarmSessionTest, CancellingASessionsJobKillsItsProcessGroup) {
   Start();
   EXPECT_EQ(JobsBefore(Run("run-1", {{"knob.load", "a"}})), 0);
