@@ -11,6 +11,52 @@ namespace orch::agent {
 namespace {
 
 using Level = LogEffect::Level;
+using nlohmann::json;
+
+// Typed errors after which a session driver goes on (docs/driver-protocol.md):
+// the engine is sound, only the job was wrong.
+bool SessionSurvives(const std::string& code) {
+  return code == "invalid_job" || code == "invalid_combination" || code == "model_missing" ||
+         code == "sha256_mismatch";
+}
+
+std::string StringAt(const json& object, const char* key) {
+  if (!object.is_object()) return "";
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+const json& ObjectAt(const json& object, const char* key) {
+  static const json kEmpty = json::object();
+  if (!object.is_object()) return kEmpty;
+  auto it = object.find(key);
+  return it != object.end() && it->is_object() ? *it : kEmpty;
+}
+
+// The session a job may run in: its driver, its model file and the values of
+// the driver's load axes in its coordinate ("\x01" marks an axis it lacks).
+std::string SessionKey(const DriverConfig& driver, const json& document) {
+  const json& model = ObjectAt(document, "model");
+  const json& coordinate = ObjectAt(document, "coordinate");
+  std::string key = driver.name + '\n' + StringAt(model, "path") + '\n' + StringAt(model, "sha256");
+  for (const std::string& axis : *driver.session_load_axes) {
+    key += '\n' + axis + '=' +
+           (coordinate.contains(axis) ? StringAt(coordinate, axis.c_str()) : "\x01");
+  }
+  return key;
+}
+
+// What the coordinator is told of an idle session.
+protocol::WarmSession Advert(const DriverConfig& driver, const json& document) {
+  protocol::WarmSession advert{
+      driver.engine, StringAt(ObjectAt(document, "model"), "requirement"), {}};
+  const json& coordinate = ObjectAt(document, "coordinate");
+  for (const std::string& axis : *driver.session_load_axes) {
+    if (coordinate.contains(axis))
+      advert.axes.push_back({axis, StringAt(coordinate, axis.c_str())});
+  }
+  return advert;
+}
 
 }  // namespace
 
@@ -78,6 +124,7 @@ void AgentCore::SayHello(AgentTime now) {
     hello.host_facts.push_back({"quarantined_drivers", quarantined});
   hello.running_runs = RunIds();
   hello.incarnation = features_.incarnation;
+  hello.warm_sessions = IdleSessions();
   for (const std::string& run_id : spool_.FinishedUnacked()) {
     // A run still running is listed once, in running_runs: the coordinator counts
     // only those against its slots.
@@ -91,12 +138,20 @@ void AgentCore::SayHello(AgentTime now) {
 
 std::optional<AgentTime> AgentCore::NextDeadline() const {
   if (stopped_) return std::nullopt;
-  return next_tick_;
+  std::optional<AgentTime> next = next_tick_;
+  for (const auto& [session_id, session] : sessions_) {
+    if (!session.run_id.empty()) continue;
+    AgentTime idle_end = session.last_used + options_.config.warm_idle;
+    if (!next || idle_end < *next) next = idle_end;
+  }
+  return next;
 }
 
 AgentEffects AgentCore::Tick(AgentTime now) {
-  // An early call (the shell may wake for other events) does nothing.
-  if (stopped_ || !next_tick_ || now < *next_tick_) return {};
+  if (stopped_) return {};
+  CloseIdleSessions(now, /*all=*/false);
+  // An early call (the shell may wake for other events) does nothing more.
+  if (!next_tick_ || now < *next_tick_) return Take();
   next_tick_.reset();
   // Deadlines first: a stop or drain that is due ends the agent (or its runs)
   // whatever else waits.
@@ -128,7 +183,7 @@ AgentEffects AgentCore::Tick(AgentTime now) {
     StartScan();
   }
   // The runs it lists have their leases renewed by the coordinator.
-  out_.push_back(SendEffect{protocol::Heartbeat{id(), RunIds(), FreeSlots()}});
+  out_.push_back(SendEffect{protocol::Heartbeat{id(), RunIds(), FreeSlots(), IdleSessions()}});
   ArmHeartbeat(now);
   return Take();
 }
@@ -326,7 +381,7 @@ AgentEffects AgentCore::OnRunPrepared(const std::string& run_id, const std::stri
   spool_.BeginRun(run_id);
   DriverRun run(run_id, preparing.driver.name, kRecordsPerChunk);
   // The server the job runs against (a server engine's job) goes into the summary.
-  nlohmann::json document = nlohmann::json::parse(job, nullptr, /*allow_exceptions=*/false);
+  json document = json::parse(job, nullptr, /*allow_exceptions=*/false);
   if (document.is_object() && document.contains("server"))
     run.set_server(document["server"].dump());
   runs_.emplace(run_id, Run{std::move(run), experiment, preparing.driver.name, log_path, now});
@@ -334,12 +389,89 @@ AgentEffects AgentCore::OnRunPrepared(const std::string& run_id, const std::stri
   out_.push_back(SendEffect{protocol::RunStarted{run_id}});
   Log(Level::kInfo,
       "run " + run_id + ": job " + preparing.job_id + " on driver " + preparing.driver.name);
-  out_.push_back(LaunchEffect{run_id, std::move(preparing.driver), std::move(job)});
+  Launch(run_id, preparing.driver, std::move(job), document, now);
   return Take();
 }
 
+// In the idle warm session that fits, in a new session, or alone.
+void AgentCore::Launch(const std::string& run_id, const DriverConfig& driver, std::string job,
+                       const json& document, AgentTime now) {
+  Run& run = runs_.at(run_id);
+  if (!driver.session_load_axes || options_.config.warm_sessions <= 0 || draining_ || stopping_) {
+    out_.push_back(LaunchEffect{run_id, driver, std::move(job)});
+    return;
+  }
+  std::string key = SessionKey(driver, document);
+  for (auto& [session_id, session] : sessions_) {
+    if (!session.run_id.empty() || session.key != key) continue;
+    session.run_id = run_id;
+    session.last_used = now;
+    run.session = session_id;
+    Log(Level::kInfo, "run " + run_id + ": in warm session " + std::to_string(session_id));
+    out_.push_back(FeedSessionEffect{session_id, run_id, std::move(job)});
+    return;
+  }
+  if (!MakeRoomForSession()) {  // every session is busy: the job runs alone
+    out_.push_back(LaunchEffect{run_id, driver, std::move(job)});
+    return;
+  }
+  std::uint64_t session_id = next_session_++;
+  sessions_.emplace(session_id, Session{key, driver.name, Advert(driver, document), run_id, now});
+  run.session = session_id;
+  Log(Level::kInfo, "run " + run_id + ": starts warm session " + std::to_string(session_id) +
+                        " of driver " + driver.name);
+  out_.push_back(LaunchEffect{run_id, driver, std::move(job), session_id});
+}
+
+// Closes the least recently used idle sessions while warm_sessions are live;
+// false when all of those are busy.
+bool AgentCore::MakeRoomForSession() {
+  auto limit = static_cast<std::size_t>(options_.config.warm_sessions);
+  while (sessions_.size() >= limit) {
+    auto lru = sessions_.end();
+    for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+      if (it->second.run_id.empty() &&
+          (lru == sessions_.end() || it->second.last_used < lru->second.last_used)) {
+        lru = it;
+      }
+    }
+    if (lru == sessions_.end()) return false;
+    CloseSession(lru->first, "least recently used of warm_sessions = " + std::to_string(limit));
+  }
+  return true;
+}
+
+void AgentCore::CloseSession(std::uint64_t session_id, const std::string& why) {
+  if (sessions_.erase(session_id) == 0) return;
+  Log(Level::kInfo, "closing warm session " + std::to_string(session_id) + ": " + why);
+  out_.push_back(CloseSessionEffect{session_id});
+}
+
+// Idle sessions past warm_idle (all of them with `all`).
+void AgentCore::CloseIdleSessions(AgentTime now, bool all) {
+  std::vector<std::uint64_t> closing;
+  for (const auto& [session_id, session] : sessions_) {
+    if (session.run_id.empty() && (all || now - session.last_used >= options_.config.warm_idle)) {
+      closing.push_back(session_id);
+    }
+  }
+  for (std::uint64_t session_id : closing) {
+    CloseSession(session_id, all ? "the agent takes no more work"
+                                 : "idle for warm_idle_ms = " +
+                                       std::to_string(options_.config.warm_idle.count()));
+  }
+}
+
+std::vector<protocol::WarmSession> AgentCore::IdleSessions() const {
+  std::vector<protocol::WarmSession> idle;
+  for (const auto& [session_id, session] : sessions_) {
+    if (session.run_id.empty()) idle.push_back(session.advert);
+  }
+  return idle;
+}
+
 AgentEffects AgentCore::OnDriverOutput(const std::string& run_id, std::string_view bytes,
-                                       AgentTime) {
+                                       AgentTime now) {
   auto it = runs_.find(run_id);
   // Output that arrives after the run ended (its exit was handled first) is dropped.
   if (it == runs_.end()) return Take();
@@ -351,14 +483,69 @@ AgentEffects AgentCore::OnDriverOutput(const std::string& run_id, std::string_vi
     // the run; its exit ends the run as failed.
     Log(Level::kWarn, "run " + run_id + ": " + status.message() + "; killing the driver");
     out_.push_back(CancelRunEffect{run_id});
+  } else if (it->second.session != 0 && it->second.run.finished()) {
+    EndSessionJob(it, now);
   }
   return Take();
+}
+
+// A session's job sent its last frame: the run ends, the process lives on idle
+// unless its error says the engine is suspect (it exits then) or the agent
+// takes no more work.
+void AgentCore::EndSessionJob(std::map<std::string, Run>::iterator it, AgentTime now) {
+  std::uint64_t session_id = it->second.session;
+  std::string code = it->second.run.error_code();
+  bool goes_on = code.empty() || SessionSurvives(code);
+  if (goes_on) it->second.run.set_session_goes_on();
+  auto session = sessions_.find(session_id);
+  if (session != sessions_.end()) {
+    if (goes_on && !draining_ && !stopping_) {
+      session->second.run_id.clear();
+      session->second.last_used = now;
+      // Before the RunFinished: the coordinator may give the freed slot a job
+      // that fits the idle session.
+      if (welcomed_) {
+        out_.push_back(
+            SendEffect{protocol::Heartbeat{id(), RunIds(), FreeSlots(), IdleSessions()}});
+      }
+    } else {
+      CloseSession(session_id,
+                   goes_on ? "the agent takes no more work" : "its job ended with error " + code);
+    }
+  }
+  EndRun(it, ProcessExit{ProcessExit::Reason::kExited, 0, 0, ""}, now);
 }
 
 AgentEffects AgentCore::OnDriverExit(const std::string& run_id, const ProcessExit& exit,
                                      AgentTime now) {
   auto it = runs_.find(run_id);
   if (it == runs_.end()) return Take();
+  // A session whose process ended is gone; only its run in hand fails.
+  if (it->second.session != 0 && sessions_.erase(it->second.session) > 0) {
+    Log(Level::kWarn, "warm session " + std::to_string(it->second.session) + " ended (" +
+                          exit.Describe() + ") during run " + run_id);
+  }
+  EndRun(it, exit, now);
+  return Take();
+}
+
+AgentEffects AgentCore::OnSessionExit(std::uint64_t session_id, const ProcessExit& exit,
+                                      AgentTime) {
+  if (sessions_.erase(session_id) > 0) {
+    Log(Level::kWarn, "idle warm session " + std::to_string(session_id) + " ended (" +
+                          exit.Describe() + "); the next job starts its driver afresh");
+  }
+  return Take();
+}
+
+AgentEffects AgentCore::OnIdleSessionOutput(std::uint64_t session_id, AgentTime) {
+  CloseSession(session_id, "it wrote output while holding no job");
+  return Take();
+}
+
+void AgentCore::EndRun(std::map<std::string, Run>::iterator it, const ProcessExit& exit,
+                       AgentTime now) {
+  const std::string run_id = it->first;
   DriverRun& run = it->second.run;
   // The last, partial chunk goes before the RunFinished: its chunk count
   // includes it.
@@ -380,7 +567,6 @@ AgentEffects AgentCore::OnDriverExit(const std::string& run_id, const ProcessExi
   runs_.erase(it);
   NoteRunEnding(driver, ending, now);
   MaybeStop();
-  return Take();
 }
 
 void AgentCore::OnAck(const protocol::Ack& ack) {
@@ -418,6 +604,7 @@ void AgentCore::BeginStop(AgentTime now) {
   if (stopping_ || stopped_) return;
   stopping_ = true;
   stop_deadline_ = now + options_.shutdown_grace;
+  CloseIdleSessions(now, /*all=*/true);
   for (const auto& [run_id, run] : runs_) out_.push_back(CancelRunEffect{run_id});
   Arm(options_.shutdown_grace, now);
   MaybeStop();
@@ -429,6 +616,7 @@ AgentEffects AgentCore::Drain(std::chrono::milliseconds grace, AgentTime now) {
                         std::to_string(runs_.size()) + " runs");
   draining_ = true;
   drain_deadline_ = now + grace;
+  CloseIdleSessions(now, /*all=*/true);
   MaybeStop();
   // Re-armed so that a grace shorter than the heartbeat interval is kept.
   if (!stopped_ && welcomed_) ArmHeartbeat(now);
@@ -446,6 +634,7 @@ void AgentCore::MaybeStop() {
 void AgentCore::Finish() {
   if (stopped_) return;
   stopped_ = true;
+  while (!sessions_.empty()) CloseSession(sessions_.begin()->first, "the agent stopped");
   next_tick_.reset();
   Log(Level::kInfo, "agent " + id() + " stopped; " + std::to_string(spool_.unacked()) +
                         " messages left in the spool");
@@ -470,6 +659,7 @@ AgentEffects AgentCore::OnMessage(const protocol::Message& message, AgentTime no
     Log(Level::kInfo, "draining: finishing " + std::to_string(runs_.size()) + " runs");
     // From the coordinator: no deadline, the runs go on until they end.
     draining_ = true;
+    CloseIdleSessions(now, /*all=*/true);
     MaybeStop();
   } else {
     Log(Level::kWarn,

@@ -27,6 +27,17 @@
 // - Every fingerprint_check while welcomed it asks for the fingerprint to be
 //   recomputed (one at a time, on the worker); a changed one is adopted and
 //   announced with Hello. Every model_rescan, likewise the model files.
+// - Warm sessions (docs/agent.md): a prepared run of a driver whose version
+//   hello offers sessions (DriverConfig::session_load_axes) with warm_sessions >
+//   0 goes to the idle session whose key (driver, model path and sha256, the
+//   load axes' values in the coordinate) matches; else a new session starts when
+//   fewer than warm_sessions live, closing the least recently used idle one at
+//   the limit; else the driver runs the job alone. A session job ends at its done
+//   or error frame; the session then waits idle (closed after warm_idle, or when
+//   its last error code says the engine is suspect). A session whose process
+//   ends fails only its run in hand and is dropped; cancelling or timing out a
+//   session's run kills its process. Idle sessions are advertised in Hello and
+//   Heartbeat, and a Heartbeat goes out as a session becomes idle.
 // - Stop: no new work, runs cancelled, stopped when the spool is acknowledged or
 //   shutdown_grace has passed. Drain(grace): no new work, runs go on; stopped
 //   when they have ended and the spool is acknowledged; at the end of `grace`
@@ -40,6 +51,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "agent/agent_effects.h"
 #include "agent/config.h"
@@ -94,6 +107,9 @@ class AgentCore final {
                                 const std::string& reason, AgentTime now);
   AgentEffects OnDriverOutput(const std::string& run_id, std::string_view bytes, AgentTime now);
   AgentEffects OnDriverExit(const std::string& run_id, const ProcessExit& exit, AgentTime now);
+  // A warm session's process ended, or wrote output, while it held no run.
+  AgentEffects OnSessionExit(std::uint64_t session, const ProcessExit& exit, AgentTime now);
+  AgentEffects OnIdleSessionOutput(std::uint64_t session, AgentTime now);
   AgentEffects OnModelsScanned(std::vector<std::string> hashes, AgentTime now);
   // `json`: the recomputed fingerprint's canonical JSON; empty when it could not be.
   AgentEffects OnFingerprint(std::string json, AgentTime now);
@@ -111,6 +127,7 @@ class AgentCore final {
   std::size_t running() const { return runs_.size(); }
   const std::string& fingerprint_id() const { return options_.fingerprint_id; }
   const SpoolLedger& spool() const { return spool_; }
+  std::size_t sessions() const { return sessions_.size(); }
 
  private:
   struct Run {
@@ -119,6 +136,15 @@ class AgentCore final {
     std::string driver;  // its name in the config
     std::string log_path;
     AgentTime launched;
+    std::uint64_t session = 0;  // the warm session it runs in; 0: none
+  };
+  // A live warm session: a driver process started as `DRIVER session`.
+  struct Session {
+    std::string key;
+    std::string driver;
+    protocol::WarmSession advert;
+    std::string run_id;  // the run in hand; empty while idle
+    AgentTime last_used;
   };
 
   const std::string& id() const { return options_.config.id; }
@@ -132,6 +158,14 @@ class AgentCore final {
   std::int32_t FreeSlots() const;
   std::vector<std::string> RunIds() const;
   void OnWelcome(const protocol::Welcome& welcome, AgentTime now);
+  void Launch(const std::string& run_id, const DriverConfig& driver, std::string job,
+              const nlohmann::json& document, AgentTime now);
+  bool MakeRoomForSession();
+  void EndRun(std::map<std::string, Run>::iterator it, const ProcessExit& exit, AgentTime now);
+  void EndSessionJob(std::map<std::string, Run>::iterator it, AgentTime now);
+  void CloseSession(std::uint64_t id, const std::string& why);
+  void CloseIdleSessions(AgentTime now, bool all);
+  std::vector<protocol::WarmSession> IdleSessions() const;
   void OnAssign(const protocol::Assign& assign);
   void OnAck(const protocol::Ack& ack);
   void OnCancel(const protocol::Cancel& cancel);
@@ -153,6 +187,8 @@ class AgentCore final {
   AgentEffects out_;  // effects of the event being handled
   SpoolLedger spool_;
   std::map<std::string, Run> runs_;
+  std::map<std::uint64_t, Session> sessions_;
+  std::uint64_t next_session_ = 1;
   struct Preparing {
     DriverConfig driver;
     std::string job_id;

@@ -47,10 +47,28 @@ struct PrepareRunEffect {
 // Start the driver with `job` on its stdin. Its output and exit come back as
 // OnDriverOutput / OnDriverExit; a driver that cannot be started exits
 // (OnDriverExit) with status 127 and the reason, after the current handler.
+// `session` not 0: start the driver as `DRIVER session` (a warm session,
+// docs/agent.md), the job its first job frame, stdin left open; its output and
+// exit are the run's until the run ends, and the process lives on after it.
 struct LaunchEffect {
   std::string run_id;
   DriverConfig driver;
   std::string job;
+  std::uint64_t session = 0;
+};
+
+// Hand `job` to the idle warm session `session` (a job frame on its stdin, the
+// run's timeout restarted): its output and exit are the run's from now on.
+struct FeedSessionEffect {
+  std::uint64_t session = 0;
+  std::string run_id;
+  std::string job;
+};
+
+// Close a warm session: end of file on its stdin, its process group killed if
+// it has not exited after a grace. Its exit is not reported to the core.
+struct CloseSessionEffect {
+  std::uint64_t session = 0;
 };
 
 // Kill the run's driver (its exit follows, cancelled). Nothing when it has none.
@@ -85,8 +103,9 @@ struct LogEffect {
 
 using AgentEffect =
     std::variant<SendEffect, SpoolAndSendEffect, SpoolAckEffect, ResendSpoolEffect,
-                 PrepareRunEffect, LaunchEffect, CancelRunEffect, RunEndedEffect, ScanModelsEffect,
-                 CheckFingerprintEffect, StoppedEffect, LogEffect>;
+                 PrepareRunEffect, LaunchEffect, FeedSessionEffect, CloseSessionEffect,
+                 CancelRunEffect, RunEndedEffect, ScanModelsEffect, CheckFingerprintEffect,
+                 StoppedEffect, LogEffect>;
 using AgentEffects = std::vector<AgentEffect>;
 
 }  // namespace orch::agent

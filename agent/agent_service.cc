@@ -12,7 +12,9 @@
 #include <random>
 #include <utility>  // before Boost.Asio under C++20 (Debian 12)
 
+#include "agent/driver_check.h"
 #include "agent/driver_job.h"
+#include "driver_protocol/frames.h"
 #include "agent/server_keeper.h"
 #include "protocol/codec.h"
 
@@ -21,6 +23,12 @@ namespace {
 
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
+using driver_protocol::DriverFrameType;
+using driver_protocol::EncodeDriverFrame;
+
+// A closed warm session's process group is killed when it has not exited
+// this long after end of file on its stdin.
+constexpr std::chrono::milliseconds kSessionCloseGrace{5000};
 
 // 64 random bits in hex, fresh for every agent process.
 // The coordinator compares it across Hellos to tell a restarted agent process
@@ -80,6 +88,14 @@ struct AgentService::Impl {
   asio::steady_timer timer;  // armed at core.NextDeadline()
   std::optional<AgentTime> armed;
   std::map<std::string, Running> runs;
+  // A warm session's process (the core's session id): lives across runs; its
+  // output and exit go to the run in hand.
+  struct SessionProcess {
+    std::unique_ptr<Process> process;
+    std::string run_id;    // empty while idle
+    bool closing = false;  // stdin closed, killed after kSessionCloseGrace
+  };
+  std::map<std::uint64_t, SessionProcess> sessions;
   // Launched and attached inference servers ([[servers]]); destroyed (stopping
   // what it launched) before the runs' processes.
   ServerKeeper servers;
@@ -209,6 +225,7 @@ struct AgentService::Impl {
   }
 
   void Do(LaunchEffect& e) {
+    if (e.session != 0) return LaunchSession(e);
     Running& running = runs[e.run_id];
     // `running` is captured by reference below: std::map entries do not move, and
     // this one lives until RunEndedEffect, which follows the driver's exit.
@@ -236,13 +253,97 @@ struct AgentService::Impl {
         io, [this, run_id, failed] { Perform(core.OnDriverExit(run_id, failed, Clock::now())); });
   }
 
+  // `DRIVER session` with the run's job as its first job frame.
+  void LaunchSession(LaunchEffect& e) {
+    std::uint64_t id = e.session;
+    sessions[id].run_id = e.run_id;
+    LaunchRequest request{e.driver.executable,
+                          {kDriverSessionCommand},
+                          EncodeDriverFrame(DriverFrameType::kJob, e.job),
+                          config.run_timeout,
+                          /*keep_stdin_open=*/true};
+    ProcessHandlers handlers{[this, id](std::string_view bytes) {
+                               auto it = sessions.find(id);
+                               if (it == sessions.end()) return;
+                               if (it->second.run_id.empty()) {
+                                 return Perform(core.OnIdleSessionOutput(id, Clock::now()));
+                               }
+                               Perform(core.OnDriverOutput(it->second.run_id, bytes, Clock::now()));
+                             },
+                             [this, id](ProcessExit exit) { SessionExited(id, std::move(exit)); },
+                             [this, id](std::string_view bytes) {
+                               auto it = sessions.find(id);
+                               if (it == sessions.end()) return;
+                               auto run = runs.find(it->second.run_id);
+                               if (run == runs.end()) return;
+                               run->second.log.write(bytes.data(),
+                                                     static_cast<std::streamsize>(bytes.size()));
+                             }};
+    Result<std::unique_ptr<Process>> process = launcher.Launch(request, std::move(handlers));
+    if (process.ok()) {
+      sessions[id].process = std::move(process).value();
+      return;
+    }
+    sessions.erase(id);
+    ProcessExit failed{ProcessExit::Reason::kExited, 127, 0, process.status().message()};
+    asio::post(io, [this, run_id = e.run_id, failed] {
+      Perform(core.OnDriverExit(run_id, failed, Clock::now()));
+    });
+  }
+
+  void SessionExited(std::uint64_t id, ProcessExit exit) {
+    auto it = sessions.find(id);
+    if (it == sessions.end()) return;
+    std::string run_id = it->second.run_id;
+    // The Process is the caller: destroyed after this handler returns.
+    std::shared_ptr<Process> process = std::move(it->second.process);
+    sessions.erase(it);
+    asio::post(io, [process] {});
+    if (!run_id.empty()) return Perform(core.OnDriverExit(run_id, exit, Clock::now()));
+    Perform(core.OnSessionExit(id, exit, Clock::now()));
+  }
+
+  void Do(FeedSessionEffect& e) {
+    auto it = sessions.find(e.session);
+    if (it == sessions.end() || !it->second.process) {  // its exit is on its way to the core
+      ProcessExit gone{ProcessExit::Reason::kExited, 127, 0, "the warm session had ended"};
+      asio::post(io, [this, run_id = e.run_id, gone] {
+        Perform(core.OnDriverExit(run_id, gone, Clock::now()));
+      });
+      return;
+    }
+    it->second.run_id = e.run_id;
+    it->second.process->Write(EncodeDriverFrame(DriverFrameType::kJob, e.job));
+    it->second.process->SetTimeout(config.run_timeout);
+  }
+
+  void Do(CloseSessionEffect& e) {
+    auto it = sessions.find(e.session);
+    if (it == sessions.end() || !it->second.process) return;
+    it->second.closing = true;
+    it->second.process->CloseStdin();
+    it->second.process->SetTimeout(kSessionCloseGrace);
+  }
+
   void Do(CancelRunEffect& e) {
     auto it = runs.find(e.run_id);
     if (it != runs.end() && it->second.process) it->second.process->Cancel();
+    for (auto& [id, session] : sessions) {
+      // The run's driver is the session's process: killed with its group.
+      if (session.run_id == e.run_id && session.process) session.process->Cancel();
+    }
   }
 
   void Do(RunEndedEffect& e) {
     servers.Release(e.run_id);
+    for (auto& [id, session] : sessions) {
+      if (session.run_id != e.run_id) continue;
+      session.run_id.clear();
+      // Idle now: the core closes it after warm_idle; this is only a backstop.
+      if (!session.closing && session.process) {
+        session.process->SetTimeout(config.warm_idle + kSessionCloseGrace);
+      }
+    }
     auto it = runs.find(e.run_id);
     if (it == runs.end()) return;
     it->second.log.close();

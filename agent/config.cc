@@ -122,10 +122,11 @@ std::string Resolve(const std::string& base_dir, const std::string& path) {
 
 Status ParseAgentTable(const Fields& f, const toml::table& agent, const std::string& base_dir,
                        AgentConfig& config) {
-  ORCH_RETURN_IF_ERROR(f.CheckKeys(agent, "agent",
-                                   {"id", "coordinator", "slots", "hardware", "gpus", "spool_dir",
-                                    "model_dirs", "model_cache", "run_timeout_ms", "driver_threads",
-                                    "key", "coordinator_key", "stop_drain_ms", "synth_max_bytes"}));
+  ORCH_RETURN_IF_ERROR(
+      f.CheckKeys(agent, "agent",
+                  {"id", "coordinator", "slots", "hardware", "gpus", "spool_dir", "model_dirs",
+                   "model_cache", "run_timeout_ms", "driver_threads", "key", "coordinator_key",
+                   "stop_drain_ms", "synth_max_bytes", "warm_sessions", "warm_idle_ms"}));
   ORCH_ASSIGN_OR_RETURN(config.id, f.String(agent, "agent", "id", std::nullopt));
   if (!protocol::ValidPeerName(config.id)) {
     return f.Error(agent.source(), "agent.id",
@@ -170,6 +171,10 @@ Status ParseAgentTable(const Fields& f, const toml::table& agent, const std::str
   }
   ORCH_ASSIGN_OR_RETURN(std::int64_t threads, f.Int(agent, "agent", "driver_threads", 0, 0));
   config.driver_threads = static_cast<std::int32_t>(threads);
+  ORCH_ASSIGN_OR_RETURN(std::int64_t warm, f.Int(agent, "agent", "warm_sessions", 2, 0, 64));
+  config.warm_sessions = static_cast<std::int32_t>(warm);
+  ORCH_ASSIGN_OR_RETURN(std::int64_t idle, f.Int(agent, "agent", "warm_idle_ms", 300000, 1));
+  config.warm_idle = std::chrono::milliseconds(idle);
   if (const toml::node* dirs = agent.get("model_dirs")) {
     if (!dirs->is_array()) {
       return f.Error(dirs->source(), "agent.model_dirs",

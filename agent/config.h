@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -27,6 +28,10 @@ struct DriverConfig {
   std::string name;        // unique within the file
   std::string executable;  // absolute after parsing
   std::string engine;      // a job whose requirements.engine equals this runs here
+  // Not from the file: the driver check (agent/driver_check.h) sets it from the
+  // `session.load_axes` of the driver's version hello. Set: the driver runs jobs
+  // in sessions, and these coordinate axes are fixed for a loaded engine.
+  std::optional<std::vector<std::string>> session_load_axes = {};
 };
 
 // The inference-server engine families (docs/agent.md, "Servers"): a job whose
@@ -87,6 +92,13 @@ struct AgentConfig {
   // (sent as the job's resources.threads); 0: the driver's default (all cores).
   // Lets several agents share a machine without oversubscribing it.
   std::int32_t driver_threads = 0;
+  // Warm engines (docs/agent.md, "Warm sessions"): at most this many driver
+  // processes started as `DRIVER session` stay alive between jobs, each with
+  // its model loaded, for the next job with the same driver, model and load-axis
+  // values; the least recently used is closed at the limit. 0: every job starts
+  // its driver afresh. A session idle for warm_idle is closed.
+  std::int32_t warm_sessions = 2;
+  std::chrono::milliseconds warm_idle{300000};
   // On SIGTERM the agent drains for up to this long (no new work, running runs
   // go on to their end and are acknowledged), then cancels what still runs and
   // stops. 0: cancel at once. A service manager's stop timeout must exceed it.

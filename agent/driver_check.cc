@@ -111,7 +111,32 @@ Status JudgeVersionOutput(const DriverConfig& driver, const fingerprint::Command
           "\"");
 }
 
-Status CheckDriver(const DriverConfig& driver, fingerprint::CommandRunner& runner) {
+Result<std::optional<std::vector<std::string>>> SessionLoadAxes(const DriverConfig& driver,
+                                                                const std::string& version_json) {
+  json hello = json::parse(version_json, nullptr, /*allow_exceptions=*/false);
+  if (!hello.is_object() || !hello.contains("session")) {
+    return std::optional<std::vector<std::string>>();
+  }
+  const json& session = hello["session"];
+  auto bad = [&](const std::string& what) {
+    return Rejected(driver, "its version hello's " + what + " (got " + session.dump() + ")",
+                    "fix the driver's hello (docs/driver-protocol.md, \"Sessions\")");
+  };
+  if (!session.is_object() || !session.contains("load_axes") || !session["load_axes"].is_array()) {
+    return bad("\"session.load_axes\" must be an array of axis names");
+  }
+  std::vector<std::string> axes;
+  for (const json& axis : session["load_axes"]) {
+    if (!axis.is_string() || axis.get<std::string>().empty()) {
+      return bad("\"session.load_axes\" must hold non-empty strings");
+    }
+    axes.push_back(axis.get<std::string>());
+  }
+  return std::optional<std::vector<std::string>>(std::move(axes));
+}
+
+Status CheckDriver(const DriverConfig& driver, fingerprint::CommandRunner& runner,
+                   std::optional<std::vector<std::string>>* load_axes) {
   ORCH_RETURN_IF_ERROR(CheckFile(driver));
   Result<fingerprint::CommandOutput> output =
       runner.Run({driver.executable, kDriverVersionCommand});
@@ -122,7 +147,11 @@ Status CheckDriver(const DriverConfig& driver, fingerprint::CommandRunner& runne
                            : "could not be run: " + output.status().message();
     return Rejected(driver, what, "run it by hand to see why");
   }
-  return JudgeVersionOutput(driver, *output);
+  ORCH_RETURN_IF_ERROR(JudgeVersionOutput(driver, *output));
+  ORCH_ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> axes,
+                        SessionLoadAxes(driver, output->stdout_text));
+  if (load_axes != nullptr) *load_axes = std::move(axes);
+  return Status::Ok();
 }
 
 Status CheckServerLaunch(const ServerConfig& server, const std::string& search_path) {
@@ -139,7 +168,9 @@ std::vector<DriverVerdict> CheckDrivers(const std::vector<DriverConfig>& drivers
                                         fingerprint::CommandRunner& runner) {
   std::vector<DriverVerdict> verdicts;
   for (const DriverConfig& driver : drivers) {
-    verdicts.push_back({driver, CheckDriver(driver, runner)});
+    DriverVerdict verdict{driver, Status::Ok()};
+    verdict.status = CheckDriver(driver, runner, &verdict.driver.session_load_axes);
+    verdicts.push_back(std::move(verdict));
   }
   return verdicts;
 }

@@ -9,10 +9,16 @@
 // names one, equals the part after '@'. A driver that fails would fail every
 // run within milliseconds; the agent does not advertise its engine.
 //
+// A driver whose hello has `"session": {"load_axes": [AXIS, ...]}` runs jobs in
+// sessions (docs/driver-protocol.md, "Sessions"); CheckDrivers records the axes
+// in the verdict's DriverConfig::session_load_axes. A session object of another
+// shape fails the check.
+//
 // Failures are values whose message names the driver, its path, the reason and
 // what to do. The runner starts the child and never lets it outlive Run().
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +30,8 @@ namespace orch::agent {
 
 // The subcommand every driver answers with its hello object as JSON.
 inline constexpr char kDriverVersionCommand[] = "version";
+// The subcommand that starts a session driver (job frames on its stdin).
+inline constexpr char kDriverSessionCommand[] = "session";
 
 struct DriverVerdict {
   DriverConfig driver = {};
@@ -33,8 +41,15 @@ struct DriverVerdict {
 // Pure: judges what `version` printed. `driver` names the engine expected.
 Status JudgeVersionOutput(const DriverConfig& driver, const fingerprint::CommandOutput& output);
 
-// Checks the file, then runs `version` through `runner`.
-Status CheckDriver(const DriverConfig& driver, fingerprint::CommandRunner& runner);
+// Pure: the load axes of a version hello's `session` object; nullopt when the
+// hello has none (the driver runs one job per process).
+Result<std::optional<std::vector<std::string>>> SessionLoadAxes(const DriverConfig& driver,
+                                                                const std::string& version_json);
+
+// Checks the file, then runs `version` through `runner`. `load_axes`, when
+// given, receives SessionLoadAxes of a driver that passes.
+Status CheckDriver(const DriverConfig& driver, fingerprint::CommandRunner& runner,
+                   std::optional<std::vector<std::string>>* load_axes = nullptr);
 
 // A launched [[servers]] entry passes when its launch program (launch[0]: a
 // path, or a name looked up on `search_path`) is an executable regular file.

@@ -79,6 +79,8 @@ Status DriverRun::Take(const DriverFrame& frame, std::vector<protocol::DigestChu
       return Status::Ok();
     case DriverFrameType::kRecord:
       break;
+    case DriverFrameType::kJob:  // the parser accepts no such frame on stdout
+      return Status(StatusCode::kDataLoss, "driver output: a job frame");
   }
   // Decoded only to check it and read its position: the chunk carries the
   // payload's bytes as the driver wrote them.
@@ -116,7 +118,7 @@ std::string DriverRun::Summary(const ProcessExit& exit) const {
                   {"hello", AsJson(hello_)},
                   {"done", AsJson(done_)},
                   {"records", records_},
-                  {"exit", exit.Describe()}};
+                  {"exit", session_goes_on_ ? "none: the warm session goes on" : exit.Describe()}};
   if (!error_.empty()) summary["error"] = AsJson(error_);
   if (!server_.empty()) summary["server"] = AsJson(server_);
   return summary.dump();

@@ -51,6 +51,13 @@ class DriverRun final {
   // records which server the job ran against. Empty: none.
   void set_server(std::string json) { server_ = std::move(json); }
 
+  // The driver's last frame (done or error) came: a session driver's job is over
+  // (the process goes on).
+  bool finished() const { return parser_.finished(); }
+  // The job ran in a warm session that outlives it: the summary's "exit" says so
+  // rather than describing an exit that did not happen.
+  void set_session_goes_on() { session_goes_on_ = true; }
+
   const std::string& run_id() const { return run_id_; }
   std::uint64_t records() const { return records_; }
   // The code of the driver's typed error frame ("invalid_job"); empty without one.
@@ -74,6 +81,7 @@ class DriverRun final {
   std::string done_;
   std::string error_;
   std::string server_;
+  bool session_goes_on_ = false;
 };
 
 }  // namespace orch::agent

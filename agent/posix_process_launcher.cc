@@ -7,6 +7,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <cstring>
+#include <deque>
 #include <utility>  // before Boost.Asio under C++20 (Debian 12)
 
 #include "base/spawn.h"
@@ -36,7 +37,9 @@ struct Child : std::enable_shared_from_this<Child> {
   asio::steady_timer reap_timer;
   asio::steady_timer deadline;
   ProcessHandlers handlers;
-  std::string stdin_bytes;
+  std::deque<std::string> stdin_queue;  // front: being written
+  bool writing = false;
+  bool close_stdin = false;  // close once the queue is written
   char out_buffer[65536];
   char err_buffer[8192];
   ProcessExit exit;
@@ -54,22 +57,61 @@ struct Child : std::enable_shared_from_this<Child> {
     ::kill(-pid, SIGKILL);
   }
 
-  void Start(std::string bytes, std::chrono::milliseconds timeout) {
-    stdin_bytes = std::move(bytes);
-    auto self = shared_from_this();
-    asio::async_write(stdin_pipe, asio::buffer(stdin_bytes),
-                      [self](const boost::system::error_code&, std::size_t) {
-                        boost::system::error_code ignored;
-                        self->stdin_pipe.close(ignored);
-                      });
+  void Start(std::string bytes, std::chrono::milliseconds timeout, bool keep_stdin_open) {
+    close_stdin = !keep_stdin_open;
+    Write(std::move(bytes));
     ReadStdout();
     ReadStderr();
-    deadline.expires_after(timeout);
+    ArmDeadline(timeout);
+    PollReap();
+  }
+
+  void ArmDeadline(std::chrono::milliseconds timeout) {
+    if (reaped || detached) return;
+    deadline.expires_after(timeout);  // cancels the wait armed before
     deadline.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
       auto child = weak.lock();
       if (!error && child) child->Kill(ProcessExit::Reason::kTimedOut);
     });
-    PollReap();
+  }
+
+  void Write(std::string bytes) {
+    if (!stdin_pipe.is_open()) return;
+    if (!bytes.empty()) stdin_queue.push_back(std::move(bytes));
+    WriteNext();
+  }
+
+  void CloseStdin() {
+    close_stdin = true;
+    WriteNext();
+  }
+
+  // Writes the queue's front, then the rest; closes stdin when asked to and the
+  // queue is empty. A write error (the child closed its stdin) drops the queue.
+  void WriteNext() {
+    if (writing || !stdin_pipe.is_open()) return;
+    if (stdin_queue.empty()) {
+      if (close_stdin) {
+        boost::system::error_code ignored;
+        stdin_pipe.close(ignored);
+      }
+      return;
+    }
+    writing = true;
+    asio::async_write(
+        stdin_pipe, asio::buffer(stdin_queue.front()),
+        [self = shared_from_this()](const boost::system::error_code& error, std::size_t) {
+          self->writing = false;
+          if (self->detached) return;
+          self->stdin_queue.pop_front();
+          if (error) {
+            self->stdin_queue.clear();
+            boost::system::error_code ignored;
+            self->stdin_pipe.close(ignored);
+            return;
+          }
+          self->WriteNext();
+        });
   }
 
   void ReadStdout() {
@@ -163,6 +205,9 @@ class PosixProcess final : public Process {
   explicit PosixProcess(std::shared_ptr<Child> child) : child_(std::move(child)) {}
   ~PosixProcess() override { child_->Detach(); }
   void Cancel() override { child_->Kill(ProcessExit::Reason::kCancelled); }
+  void Write(std::string bytes) override { child_->Write(std::move(bytes)); }
+  void CloseStdin() override { child_->CloseStdin(); }
+  void SetTimeout(std::chrono::milliseconds timeout) override { child_->ArmDeadline(timeout); }
 
  private:
   std::shared_ptr<Child> child_;  // shared with in-flight asio handlers
@@ -190,7 +235,7 @@ class PosixProcessLauncher final : public ProcessLauncher {
     auto child = std::make_shared<Child>(io_, spawned->pid, spawned->stdin_pipe.Release(),
                                          spawned->stdout_pipe.Release(),
                                          spawned->stderr_pipe.Release(), std::move(handlers));
-    child->Start(request.stdin_bytes, request.timeout);
+    child->Start(request.stdin_bytes, request.timeout, request.keep_stdin_open);
     return std::unique_ptr<Process>(new PosixProcess(std::move(child)));
   }
 

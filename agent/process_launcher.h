@@ -15,6 +15,11 @@
 //   once the exit was reported.
 // - Destroying a Process kills and reaps a child that is still running; no
 //   callback runs afterwards.
+// - With `keep_stdin_open` (a session driver, docs/driver-protocol.md) stdin
+//   stays open after `stdin_bytes`: Write appends more in order, CloseStdin ends
+//   it (end of file for the child) once what was written is written. A child
+//   that closed its stdin loses what is written after. SetTimeout restarts the
+//   timeout from now.
 #pragma once
 
 #include <chrono>
@@ -36,6 +41,7 @@ struct LaunchRequest {
   std::vector<std::string> args;  // argv[1..]
   std::string stdin_bytes;
   std::chrono::milliseconds timeout{600000};
+  bool keep_stdin_open = false;
 };
 
 struct ProcessExit {
@@ -62,6 +68,14 @@ class Process {
   virtual ~Process() = default;
   // Kills the process group; on_exit follows with kCancelled. Idempotent.
   virtual void Cancel() = 0;
+  // Appends `bytes` to the child's stdin (keep_stdin_open); dropped once it is
+  // closed.
+  virtual void Write(std::string bytes) = 0;
+  // End of file on the child's stdin, after what was written. Idempotent.
+  virtual void CloseStdin() = 0;
+  // The child's group is killed (kTimedOut) `timeout` from now, unless it ends
+  // first; replaces the timeout armed before.
+  virtual void SetTimeout(std::chrono::milliseconds timeout) = 0;
 };
 
 class ProcessLauncher {

@@ -21,6 +21,16 @@ struct Play : std::enable_shared_from_this<Play> {
   std::optional<ProcessExit::Reason> killed;  // Cancel or the timeout came first
   bool done = false;
   bool detached = false;
+  std::vector<std::string> written;  // Write()'s bytes, kept for nothing but the contract
+  bool stdin_closed = false;
+
+  void ArmDeadline(std::chrono::milliseconds timeout) {
+    deadline.expires_after(timeout);
+    deadline.async_wait([weak = weak_from_this()](const boost::system::error_code& error) {
+      auto self = weak.lock();
+      if (!error && self) self->Kill(ProcessExit::Reason::kTimedOut);
+    });
+  }
 
   // Reports the scripted exit, or the kill that came before it was reported (as the
   // real launcher does: a child that was killed has no exit code or signal of its own).
@@ -52,6 +62,14 @@ class ScriptedProcess final : public Process {
     play_->deadline.cancel();
   }
   void Cancel() override { play_->Kill(ProcessExit::Reason::kCancelled); }
+  void Write(std::string bytes) override {
+    if (!play_->stdin_closed) play_->written.push_back(std::move(bytes));
+  }
+  void CloseStdin() override { play_->stdin_closed = true; }
+  void SetTimeout(std::chrono::milliseconds timeout) override {
+    if (play_->done || play_->detached || !play_->script.hang) return;
+    play_->ArmDeadline(timeout);
+  }
 
  private:
   std::shared_ptr<Play> play_;
@@ -73,10 +91,7 @@ Result<std::unique_ptr<Process>> ScriptedProcessLauncher::Launch(const LaunchReq
     });
   }
   if (play->script.hang) {
-    play->deadline.expires_after(request.timeout);
-    play->deadline.async_wait([play](const boost::system::error_code& error) {
-      if (!error) play->Kill(ProcessExit::Reason::kTimedOut);
-    });
+    play->ArmDeadline(request.timeout);
   } else {
     asio::post(io_, [play] { play->Finish(); });
   }

@@ -111,6 +111,12 @@ bool KeepWorkingDrivers(agent::AgentConfig& config, const std::string& config_pa
   for (const agent::DriverVerdict& verdict : agent::CheckDrivers(config.drivers, *runner)) {
     if (verdict.status.ok()) {
       working.push_back(verdict.driver);
+      if (const auto& axes = verdict.driver.session_load_axes) {
+        std::string names;
+        for (const std::string& axis : *axes) names += (names.empty() ? "" : ", ") + axis;
+        log.info(fmt::runtime("driver {} runs warm sessions (load axes: {}); warm_sessions = {}"),
+                 verdict.driver.name, names.empty() ? "none" : names, config.warm_sessions);
+      }
       continue;
     }
     log.error(fmt::runtime("{}; engine {} is not offered"), verdict.status.message(),

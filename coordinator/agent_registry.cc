@@ -52,6 +52,7 @@ AgentEntry& AgentRegistry::Register(const protocol::Hello& hello, std::chrono::m
   agent.quarantined = FactOf(hello, {"quarantined_drivers"});
   agent.fingerprint_id = hello.fingerprint_id;
   agent.capabilities = hello.capabilities;
+  agent.warm_sessions = hello.warm_sessions;
   agent.state = drained ? protocol::AgentState::kDraining : protocol::AgentState::kConnected;
   agent.last_heard = now;
   return agent;

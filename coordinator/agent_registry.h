@@ -43,6 +43,9 @@ struct AgentEntry {
   std::int32_t free_hint = -1;
   // Runs it listed that the coordinator no longer counts and told it to cancel.
   std::set<std::string> cancel_sent;
+  // Its idle warm sessions, from its last Hello or Heartbeat, less those the
+  // coordinator has given a job since (matchmaker.h, warm affinity).
+  std::vector<protocol::WarmSession> warm_sessions;
   // Digest records received per chunk over the last kRateWindow, oldest first.
   std::deque<std::pair<std::chrono::milliseconds, std::uint32_t>> recent_positions;
 

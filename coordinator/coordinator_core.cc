@@ -215,6 +215,7 @@ void CoordinatorCore::OnHeartbeat(const std::string& peer, const protocol::Heart
   // The agent's own count replaces ours, which may have drifted (refusals,
   // results stored since).
   agent->free_hint = beat.free_slots;
+  agent->warm_sessions = beat.warm_sessions;
   CancelStale(*agent, beat.running_runs, out);
   if (AnyPending()) DispatchTo(*agent, now, out);
 }
@@ -475,6 +476,10 @@ void CoordinatorCore::Dispatch(Millis now, Effects& out) {
 
 void CoordinatorCore::DispatchTo(AgentEntry& agent, Millis now, Effects& out) {
   if (!agent.TakesWork() || FreeSlots(agent) <= 0) return;
+  // Jobs that fit its idle warm sessions first, one per session.
+  while (!agent.warm_sessions.empty() && FreeSlots(agent) > 0 && AssignWarm(agent, now, out)) {
+  }
+  if (FreeSlots(agent) <= 0) return;
   for (JobTable::Queue& queue : jobs_.queues()) {
     if (queue.jobs.empty() || !Satisfies(queue.needs, agent.capabilities)) continue;
     // Fills the agent from this queue before trying the next; queues keep the order
@@ -483,6 +488,73 @@ void CoordinatorCore::DispatchTo(AgentEntry& agent, Millis now, Effects& out) {
     }
     if (FreeSlots(agent) <= 0) break;
   }
+}
+
+// The axis values of a job, as its Assign carries them.
+std::vector<protocol::KeyValue> CoordinatorCore::CoordinateOf(const JobEntry& job) const {
+  const ParsedPlan& plan = catalog_.plan(job.plan);
+  std::vector<protocol::KeyValue> coordinate;
+  const PlannedJob& planned = plan.jobs[job.index];
+  if (planned.coordinate == plan_document::kNone) return coordinate;
+  for (const auto& [axis, value] : plan.coordinates[planned.coordinate]) {
+    coordinate.push_back({axis, plan_document::ScalarText(value)});
+  }
+  return coordinate;
+}
+
+// Assigns the agent the job its warm sessions prefer (matchmaker.h, PickWarmJob)
+// among its first kWarmLookahead pending jobs in dispatch order; false when none.
+bool CoordinatorCore::AssignWarm(AgentEntry& agent, Millis now, Effects& out) {
+  struct Seen {
+    JobTable::Queue* queue;
+    std::size_t position;
+    std::vector<protocol::KeyValue> coordinate;
+  };
+  // Only a queue of a warm session's engine and model can hold a job that fits: the
+  // others' jobs are looked at (they are passed over) but their coordinates not built.
+  auto may_fit = [&](const JobTable::Queue& queue) {
+    return std::any_of(agent.warm_sessions.begin(), agent.warm_sessions.end(),
+                       [&](const protocol::WarmSession& warm) {
+                         return warm.engine == queue.needs.engine &&
+                                warm.model == queue.needs.model;
+                       });
+  };
+  bool any = false;
+  for (const JobTable::Queue& queue : jobs_.queues()) {
+    any = any ||
+          (!queue.jobs.empty() && may_fit(queue) && Satisfies(queue.needs, agent.capabilities));
+  }
+  if (!any) return false;
+  std::vector<Seen> seen;
+  for (JobTable::Queue& queue : jobs_.queues()) {
+    if (seen.size() >= kWarmLookahead) break;
+    if (queue.jobs.empty() || !Satisfies(queue.needs, agent.capabilities)) continue;
+    bool fits = may_fit(queue);
+    for (std::size_t i = 0; i < queue.jobs.size() && seen.size() < kWarmLookahead; ++i) {
+      const JobEntry& job = *queue.jobs[i];
+      if (job.state != JobState::kPending || RefusedBy(job, agent.id)) continue;
+      seen.push_back({&queue, i, fits ? CoordinateOf(job) : std::vector<protocol::KeyValue>{}});
+    }
+  }
+  std::vector<WarmCandidate> candidates;
+  for (const Seen& s : seen) {
+    candidates.push_back({&s.queue->needs, &s.coordinate, s.queue->jobs[s.position]->passed_over});
+  }
+  std::optional<std::size_t> pick = PickWarmJob(candidates, agent.warm_sessions);
+  if (!pick) return false;
+  for (std::size_t i = 0; i < *pick; ++i) seen[i].queue->jobs[seen[i].position]->passed_over += 1;
+  Seen& chosen = seen[*pick];
+  JobEntry* job = chosen.queue->jobs[chosen.position];
+  chosen.queue->jobs.erase(chosen.queue->jobs.begin() +
+                           static_cast<std::ptrdiff_t>(chosen.position));
+  // The session is busy with this job until the agent says otherwise.
+  auto used = std::find_if(agent.warm_sessions.begin(), agent.warm_sessions.end(),
+                           [&](const protocol::WarmSession& warm) {
+                             return FitsWarmSession(chosen.queue->needs, chosen.coordinate, warm);
+                           });
+  if (used != agent.warm_sessions.end()) agent.warm_sessions.erase(used);
+  Assign(*job, agent, now, out);
+  return true;
 }
 
 bool CoordinatorCore::AnyPending() const {

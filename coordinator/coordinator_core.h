@@ -17,7 +17,9 @@
 // - Heartbeat: renews the leases of the runs it lists.
 // - Assign: each pending job goes to a connected, non-draining agent with a free slot
 //   whose capabilities meet the job's requirements (matchmaker.h) and that has
-//   not refused it. Run ids: "<job id, 12 chars>-<attempt>-<salt><counter>".
+//   not refused it. Run ids: "<job id, 12 chars>-<attempt>-<salt><counter>". An
+//   agent with idle warm sessions (Hello, Heartbeat) first gets the jobs that fit
+//   them, within a bounded look-ahead that never starves a job (matchmaker.h).
 // - RunStarted, DigestChunk, RunFinished: taken only from the connection of the
 //   agent the run was assigned to; a RunFinished{succeeded} without digests or
 //   with more chunks than the job has positions is stored as failed.
@@ -128,6 +130,8 @@ class CoordinatorCore final {
   void DispatchTo(AgentEntry& agent, Millis now, Effects& out);
   bool AnyPending() const;
   bool AssignOne(AgentEntry& agent, JobTable::Queue& queue, Millis now, Effects& out);
+  bool AssignWarm(AgentEntry& agent, Millis now, Effects& out);
+  std::vector<protocol::KeyValue> CoordinateOf(const JobEntry& job) const;
   void Assign(JobEntry& job, AgentEntry& agent, Millis now, Effects& out);
   std::int32_t FreeSlots(const AgentEntry& agent) const;
   void CancelStale(AgentEntry& agent, const std::vector<std::string>& running, Effects& out);

@@ -37,4 +37,30 @@ std::string RequirementKey(const protocol::Requirements& needs) {
   return key;
 }
 
+bool FitsWarmSession(const protocol::Requirements& needs,
+                     const std::vector<protocol::KeyValue>& coordinate,
+                     const protocol::WarmSession& warm) {
+  if (needs.engine != warm.engine || needs.model != warm.model) return false;
+  for (const protocol::KeyValue& axis : warm.axes) {
+    auto it = std::find_if(coordinate.begin(), coordinate.end(),
+                           [&](const protocol::KeyValue& kv) { return kv.key == axis.key; });
+    if (it == coordinate.end() || it->value != axis.value) return false;
+  }
+  return true;
+}
+
+std::optional<std::size_t> PickWarmJob(const std::vector<WarmCandidate>& pending,
+                                       const std::vector<protocol::WarmSession>& warm,
+                                       std::uint32_t max_passed_over) {
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    bool fits = std::any_of(warm.begin(), warm.end(), [&](const protocol::WarmSession& session) {
+      return FitsWarmSession(*pending[i].needs, *pending[i].coordinate, session);
+    });
+    if (fits) return i;
+    // Every job before a pick is passed over: one that has been too often goes first.
+    if (pending[i].passed_over >= max_passed_over) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 }  // namespace orch::coordinator

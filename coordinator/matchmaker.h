@@ -10,9 +10,18 @@
 // The other way round, an agent takes work only while it is connected, not
 // draining and has a free slot (AgentRegistry), and it may still refuse an
 // Assign (CoordinatorCore).
+//
+// Warm affinity: an agent that advertises idle warm sessions (a driver with a
+// model loaded, protocol::WarmSession) gets, among the first kWarmLookahead
+// pending jobs it may take (in dispatch order), the first that fits one of
+// them, so that it runs without loading anything. A job passed over so
+// kMaxPassedOver times is not passed over again: nothing starves.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "protocol/messages.h"
 
@@ -22,5 +31,31 @@ bool Satisfies(const protocol::Requirements& needs, const protocol::Capabilities
 
 // A canonical key for requirements: jobs with equal keys match the same agents.
 std::string RequirementKey(const protocol::Requirements& needs);
+
+inline constexpr std::size_t kWarmLookahead = 64;
+inline constexpr std::uint32_t kMaxPassedOver = 64;
+
+// True when a job of `needs` at `coordinate` runs in `warm`: the same engine and
+// model requirement, and the coordinate has each of warm's axes at its value.
+bool FitsWarmSession(const protocol::Requirements& needs,
+                     const std::vector<protocol::KeyValue>& coordinate,
+                     const protocol::WarmSession& warm);
+
+// A pending job the agent may take, as warm affinity sees it.
+struct WarmCandidate {
+  const protocol::Requirements* needs = nullptr;
+  const std::vector<protocol::KeyValue>* coordinate = nullptr;
+  std::uint32_t passed_over = 0;  // times a later job went first by affinity
+};
+
+// Which of `pending` (the agent's first pending jobs in dispatch order, at most
+// kWarmLookahead of them) to assign by affinity: the first that fits one of
+// `warm`, unless that passes over a job already passed over `max_passed_over`
+// times. nullopt: none fits, or none may go first (dispatch takes the first job
+// as without warm sessions). The caller counts one more pass for each job before
+// the one picked.
+std::optional<std::size_t> PickWarmJob(const std::vector<WarmCandidate>& pending,
+                                       const std::vector<protocol::WarmSession>& warm,
+                                       std::uint32_t max_passed_over = kMaxPassedOver);
 
 }  // namespace orch::coordinator

@@ -19,7 +19,15 @@
 
 namespace orch::driver_protocol {
 
-enum class DriverFrameType : std::uint8_t { kHello = 1, kRecord = 2, kDone = 3, kError = 4 };
+// kJob travels the other way: the agent writes it on a session driver's stdin
+// (`DRIVER session`), one job document per frame, in the same frame layout.
+enum class DriverFrameType : std::uint8_t {
+  kHello = 1,
+  kRecord = 2,
+  kDone = 3,
+  kError = 4,
+  kJob = 16,
+};
 
 // Largest payload accepted: a full float row of a 4M-token vocabulary fits.
 inline constexpr std::uint32_t kMaxDriverFramePayload = 16u << 20;

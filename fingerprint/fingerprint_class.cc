@@ -152,6 +152,10 @@ json HelloClass(const std::string& hello_json) {
       server["reported"].erase("slots");
     }
   }
+  // A session driver's warm flag and job count (docs/driver-protocol.md, "Sessions"): a
+  // warm job's records equal the same job's run cold, so where in a session it ran is
+  // not a fact of its class.
+  hello.erase("session");
   // The background load's seed and prompts: the coordinate holds load.concurrency and
   // load.seed already; the prompts drawn from them are not a fact of the machine.
   hello.erase("load");

@@ -89,12 +89,27 @@ Result<Capabilities> ReadCapabilities(w::Capabilities::Reader r) {
                       Texts(r.getModelHashes())};
 }
 
+// `field` names the list in messages ("hello.warmSessions").
+Result<std::vector<WarmSession>> ReadWarm(const std::string& field,
+                                          capnp::List<w::WarmSession>::Reader list) {
+  std::vector<WarmSession> out;
+  out.reserve(list.size());
+  for (unsigned i = 0; i < list.size(); ++i) {
+    std::string item = field + "[" + std::to_string(i) + "]";
+    ORCH_RETURN_IF_ERROR(Required(item + ".engine", list[i].getEngine()));
+    ORCH_ASSIGN_OR_RETURN(auto axes, Pairs(item + ".axes", list[i].getAxes()));
+    out.push_back({Str(list[i].getEngine()), Str(list[i].getModel()), std::move(axes)});
+  }
+  return out;
+}
+
 Result<Hello> Read(w::Hello::Reader r) {
   ORCH_RETURN_IF_ERROR(SameVersion("hello.protocolVersion", r.getProtocolVersion()));
   ORCH_RETURN_IF_ERROR(Required("hello.agentId", r.getAgentId()));
   if (!r.hasCapabilities()) return FieldError("hello.capabilities", "required, but absent");
   ORCH_ASSIGN_OR_RETURN(Capabilities capabilities, ReadCapabilities(r.getCapabilities()));
   ORCH_ASSIGN_OR_RETURN(auto facts, Pairs("hello.hostFacts", r.getHostFacts()));
+  ORCH_ASSIGN_OR_RETURN(auto warm, ReadWarm("hello.warmSessions", r.getWarmSessions()));
   return Hello{r.getProtocolVersion(),
                Str(r.getAgentId()),
                std::move(capabilities),
@@ -103,7 +118,8 @@ Result<Hello> Read(w::Hello::Reader r) {
                Texts(r.getRunningRuns()),
                Str(r.getFingerprintJson()),
                Texts(r.getDeliveringRuns()),
-               Str(r.getIncarnation())};
+               Str(r.getIncarnation()),
+               std::move(warm)};
 }
 
 Result<Welcome> Read(w::Welcome::Reader r) {
@@ -125,7 +141,9 @@ Result<Reject> Read(w::Reject::Reader r) {
 Result<Heartbeat> Read(w::Heartbeat::Reader r) {
   ORCH_RETURN_IF_ERROR(Required("heartbeat.agentId", r.getAgentId()));
   ORCH_RETURN_IF_ERROR(AtLeast("heartbeat.freeSlots", r.getFreeSlots(), 0));
-  return Heartbeat{Str(r.getAgentId()), Texts(r.getRunningRuns()), r.getFreeSlots()};
+  ORCH_ASSIGN_OR_RETURN(auto warm, ReadWarm("heartbeat.warmSessions", r.getWarmSessions()));
+  return Heartbeat{Str(r.getAgentId()), Texts(r.getRunningRuns()), r.getFreeSlots(),
+                   std::move(warm)};
 }
 
 Result<Assign> Read(w::Assign::Reader r) {

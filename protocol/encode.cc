@@ -34,6 +34,14 @@ void Fill(w::Capabilities::Builder b, const Capabilities& m) {
   SetTexts(b.initModelHashes(m.model_hashes.size()), m.model_hashes);
 }
 
+void SetWarm(capnp::List<w::WarmSession>::Builder list, const std::vector<WarmSession>& warm) {
+  for (unsigned i = 0; i < warm.size(); ++i) {
+    list[i].setEngine(Txt(warm[i].engine));
+    list[i].setModel(Txt(warm[i].model));
+    SetPairs(list[i].initAxes(warm[i].axes.size()), warm[i].axes);
+  }
+}
+
 void Put(w::Envelope::Builder e, const Hello& m) {
   auto b = e.initHello();
   b.setProtocolVersion(m.protocol_version);
@@ -45,6 +53,7 @@ void Put(w::Envelope::Builder e, const Hello& m) {
   b.setFingerprintJson(Txt(m.fingerprint_json));
   SetTexts(b.initDeliveringRuns(m.delivering_runs.size()), m.delivering_runs);
   b.setIncarnation(Txt(m.incarnation));
+  SetWarm(b.initWarmSessions(m.warm_sessions.size()), m.warm_sessions);
 }
 
 void Put(w::Envelope::Builder e, const Welcome& m) {
@@ -65,6 +74,7 @@ void Put(w::Envelope::Builder e, const Heartbeat& m) {
   b.setAgentId(Txt(m.agent_id));
   SetTexts(b.initRunningRuns(m.running_runs.size()), m.running_runs);
   b.setFreeSlots(m.free_slots);
+  SetWarm(b.initWarmSessions(m.warm_sessions.size()), m.warm_sessions);
 }
 
 void Put(w::Envelope::Builder e, const Assign& m) {

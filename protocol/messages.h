@@ -47,6 +47,17 @@ struct Capabilities {
 };
 
 // agent -> coordinator, first message on a connection.
+// An idle warm engine on an agent (a driver session with its model loaded,
+// docs/agent.md): a job with this engine, model requirement and these load-axis
+// values runs there without a load. The coordinator prefers such a job for the
+// agent (coordinator/matchmaker.h).
+struct WarmSession {
+  std::string engine;          // required
+  std::string model;           // the model requirement; may be empty
+  std::vector<KeyValue> axes;  // load axis -> value
+  friend bool operator==(const WarmSession&, const WarmSession&) = default;
+};
+
 struct Hello {
   std::uint32_t protocol_version = kProtocolVersion;  // must equal kProtocolVersion
   std::string agent_id;                               // required
@@ -61,6 +72,7 @@ struct Hello {
   // Chosen at random when the agent process starts: a Hello with another one is a
   // restarted agent, whose drain (`orch drain`) ended with its old process.
   std::string incarnation = {};
+  std::vector<WarmSession> warm_sessions = {};  // idle ones
   friend bool operator==(const Hello&, const Hello&) = default;
 };
 
@@ -82,7 +94,8 @@ struct Reject {
 struct Heartbeat {
   std::string agent_id;  // required
   std::vector<std::string> running_runs;
-  std::int32_t free_slots = 0;  // >= 0
+  std::int32_t free_slots = 0;                  // >= 0
+  std::vector<WarmSession> warm_sessions = {};  // idle ones, as in Hello
   friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
 };
 

@@ -35,6 +35,16 @@ struct Hello {
   fingerprintJson @6 :Text;       # canonical JSON of that fingerprint; may be empty
   deliveringRuns @7 :List(Text);  # runs finished on the agent whose results it still sends
   incarnation @8 :Text;           # random per agent process: a new one ends a drain
+  warmSessions @9 :List(WarmSession);  # idle warm engines (driver sessions) on the agent
+}
+
+# An idle warm engine on an agent: a driver session whose model is loaded. A job
+# with this engine, model requirement and these load-axis values runs on it
+# without loading anything.
+struct WarmSession {
+  engine @0 :Text;           # required: engine label, as in Capabilities.engines
+  model @1 :Text;            # the model requirement ("sha256:..", "synth:.."); may be empty
+  axes @2 :List(KeyValue);   # load axis -> value in the jobs it ran
 }
 
 # coordinator -> agent: Hello accepted.
@@ -56,6 +66,7 @@ struct Heartbeat {
   agentId @0 :Text;            # required
   runningRuns @1 :List(Text);  # run ids in flight
   freeSlots @2 :Int32;         # slots not busy; >= 0
+  warmSessions @3 :List(WarmSession);  # idle warm engines, as in Hello
 }
 
 # coordinator -> agent: run one job.

@@ -338,5 +338,92 @@ TEST_F(AgentCoreTest, AMessageTheSpoolCouldNotKeepIsNotWaitedFor) {
   EXPECT_EQ(Count<StoppedEffect>(core_.OnSpoolFailed({}, kT0 + 200ms)), 1u);
 }
 
+// Warm sessions, decided by the core on the fake clock.
+AgentCoreOptions SessionOptions() {
+  AgentCoreOptions options = Options();
+  options.config.drivers = {
+      {"warm", "/opt/warm", "test-engine@1", std::vector<std::string>{"quant"}}};
+  options.config.warm_sessions = 1;
+  options.config.warm_idle = 10s;
+  return options;
+}
+
+std::string SessionJob(const std::string& quant) {
+  return R"({"model":{"path":"/m.gguf","sha256":"ab","requirement":"synth:x"},)"
+         R"("coordinate":{"quant":")" +
+         quant + R"(","seed":"1"}})";
+}
+
+class AgentCoreSessionTest : public AgentCoreTest {
+ protected:
+  AgentCoreSessionTest() : AgentCoreTest(SessionOptions()) {}
+
+  AgentEffects Prepare(const std::string& run_id, const std::string& quant, AgentTime now) {
+    core_.OnMessage(MakeAssign(run_id), now);
+    return core_.OnRunPrepared(run_id, "exp", SessionJob(quant), "", now);
+  }
+};
+
+TEST_F(AgentCoreSessionTest, ASessionJobEndsAtItsDoneAndTheNextFittingJobIsFedToIt) {
+  StartWelcomed(60s);
+  AgentEffects first = Prepare("run-1", "q4", kT0);
+  ASSERT_EQ(Count<LaunchEffect>(first), 1u);
+  std::uint64_t session = 0;
+  for (const AgentEffect& e : first) {
+    if (const auto* launch = std::get_if<LaunchEffect>(&e)) session = launch->session;
+  }
+  EXPECT_NE(session, 0u);
+  AgentEffects done = core_.OnDriverOutput("run-1", OneRecordOutput(), kT0 + 1s);
+  std::vector<proto::RunFinished> finished = Sent<proto::RunFinished>(done);
+  ASSERT_EQ(finished.size(), 1u) << "the run ends at done, with no exit";
+  EXPECT_EQ(finished[0].status, proto::RunStatus::kSucceeded) << finished[0].error;
+  std::vector<proto::Heartbeat> beats = Sent<proto::Heartbeat>(done);
+  ASSERT_EQ(beats.size(), 1u);
+  EXPECT_EQ(beats[0].warm_sessions,
+            (std::vector<proto::WarmSession>{{"test-engine@1", "synth:x", {{"quant", "q4"}}}}));
+  AgentEffects second = Prepare("run-2", "q4", kT0 + 2s);
+  EXPECT_EQ(Count<LaunchEffect>(second), 0u);
+  ASSERT_EQ(Count<FeedSessionEffect>(second), 1u);
+  EXPECT_EQ(std::get<FeedSessionEffect>(second.back()).session, session);
+}
+
+TEST_F(AgentCoreSessionTest, AnIdleSessionIsClosedWhenWarmIdleHasPassed) {
+  StartWelcomed(60s);
+  Prepare("run-1", "q4", kT0);
+  core_.OnDriverOutput("run-1", OneRecordOutput(), kT0 + 1s);
+  EXPECT_EQ(core_.NextDeadline(), kT0 + 11s) << "before the heartbeat at kT0 + 60 s";
+  EXPECT_EQ(Count<CloseSessionEffect>(core_.Tick(kT0 + 11s - 1ms)), 0u);
+  EXPECT_EQ(Count<CloseSessionEffect>(core_.Tick(kT0 + 11s)), 1u);
+  EXPECT_EQ(core_.sessions(), 0u);
+  EXPECT_EQ(Count<LaunchEffect>(Prepare("run-2", "q4", kT0 + 12s)), 1u);
+}
+
+TEST_F(AgentCoreSessionTest, AtTheLimitAJobOfAnotherKeyClosesTheIdleSession) {
+  StartWelcomed(60s);
+  Prepare("run-1", "q4", kT0);
+  core_.OnDriverOutput("run-1", OneRecordOutput(), kT0 + 1s);
+  AgentEffects other = Prepare("run-2", "q8", kT0 + 2s);
+  EXPECT_EQ(Count<CloseSessionEffect>(other), 1u);
+  EXPECT_EQ(Count<LaunchEffect>(other), 1u);
+  EXPECT_EQ(core_.sessions(), 1u);
+}
+
+TEST_F(AgentCoreSessionTest, AnEngineErrorClosesTheSessionAndAJobErrorKeepsIt) {
+  StartWelcomed(60s);
+  std::string hello = EncodeDriverFrame(DriverFrameType::kHello, "{}");
+  Prepare("run-1", "q4", kT0);
+  AgentEffects kept = core_.OnDriverOutput(
+      "run-1", hello + EncodeDriverFrame(DriverFrameType::kError, R"({"code":"invalid_job"})"),
+      kT0);
+  EXPECT_EQ(Count<CloseSessionEffect>(kept), 0u);
+  EXPECT_EQ(core_.sessions(), 1u);
+  Prepare("run-2", "q4", kT0);
+  AgentEffects closed = core_.OnDriverOutput(
+      "run-2", hello + EncodeDriverFrame(DriverFrameType::kError, R"({"code":"engine_error"})"),
+      kT0);
+  EXPECT_EQ(Count<CloseSessionEffect>(closed), 1u);
+  EXPECT_EQ(core_.sessions(), 0u);
+}
+
 }  // namespace
 }  // namespace orch::agent

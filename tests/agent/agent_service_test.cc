@@ -733,5 +733,201 @@ TEST_F(QuarantineTest, ADriverThatCannotBeStartedIsQuarantined) {
   EXPECT_EQ(hello->capabilities.engines, std::vector<std::string>{"other-engine@1"});
 }
 
+// Warm sessions with the real launcher and the test driver in session mode (its
+// load axis is knob.load).
+class WarmSessionTest : public AgentServiceTest {
+ protected:
+  void SetUp() override {
+    AgentServiceTest::SetUp();
+    options_.config.drivers = {
+        {"test", TestDriver(), "test-engine@1", std::vector<std::string>{"knob.load"}}};
+    launcher_ = MakePosixProcessLauncher(io_);
+  }
+
+  void Start() {
+    StartAgent(*launcher_);
+    Welcome();
+  }
+
+  // Runs one job on the agent; its RunFinished.
+  proto::RunFinished Run(const std::string& run_id, std::vector<proto::KeyValue> coordinate) {
+    Send(MakeAssign(run_id, "test-engine@1", std::move(coordinate)));
+    while (std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>()) {
+      if (finished->run_id == run_id) return *finished;
+    }
+    ADD_FAILURE() << "no RunFinished for " << run_id;
+    return {};
+  }
+
+  // The run summary's hello.session (null when the driver ran without one).
+  static nlohmann::json Session(const proto::RunFinished& finished) {
+    nlohmann::json summary = nlohmann::json::parse(finished.summary, nullptr, false);
+    if (!summary.is_object() || !summary["hello"].is_object()) return nullptr;
+    return summary["hello"].value("session", nlohmann::json());
+  }
+
+  // Jobs the run's driver process ran before it: 0 for a fresh process.
+  static int JobsBefore(const proto::RunFinished& finished) {
+    nlohmann::json session = Session(finished);
+    return session.is_object() ? session.value("jobs_before", -1) : -1;
+  }
+
+  std::unique_ptr<ProcessLauncher> launcher_;
+};
+
+TEST_F(WarmSessionTest, ConsecutiveMatchingJobsReuseOneDriverProcess) {
+  Start();
+  proto::RunFinished first = Run("run-1", {{"knob.load", "a"}, {"knob.positions", "3"}});
+  proto::RunFinished second = Run("run-2", {{"knob.load", "a"}, {"knob.positions", "5"}});
+  ASSERT_EQ(first.status, proto::RunStatus::kSucceeded) << first.error;
+  ASSERT_EQ(second.status, proto::RunStatus::kSucceeded) << second.error;
+  EXPECT_EQ(Session(first), (nlohmann::json{{"warm", false}, {"jobs_before", 0}}));
+  EXPECT_EQ(Session(second), (nlohmann::json{{"warm", true}, {"jobs_before", 1}}));
+  EXPECT_EQ(second.chunk_count, 1u);
+  EXPECT_THAT(second.summary, HasSubstr("the warm session goes on"));
+}
+
+TEST_F(WarmSessionTest, ANonMatchingJobStartsAnotherProcessAndTheFirstStaysWarm) {
+  Start();
+  EXPECT_EQ(JobsBefore(Run("run-1", {{"knob.load", "a"}})), 0);
+  EXPECT_EQ(JobsBefore(Run("run-2", {{"knob.load", "b"}})), 0);
+  EXPECT_EQ(JobsBefore(Run("run-3", {{"knob.load", "a"}})), 1);
+  EXPECT_EQ(JobsBefore(Run("run-4", {{"knob.load", "b"}})), 1);
+}
+
+TEST_F(WarmSessionTest, AtTheLimitTheLeastRecentlyUsedSessionIsClosed) {
+  options_.config.warm_sessions = 1;
+  Start();
+  EXPECT_EQ(JobsBefore(Run("run-1", {{"knob.load", "a"}})), 0);
+  EXPECT_EQ(JobsBefore(Run("run-2", {{"knob.load", "b"}})), 0);
+  EXPECT_EQ(JobsBefore(Run("run-3", {{"knob.load", "a"}})), 0) << "a was closed for b";
+  EXPECT_EQ(JobsBefore(Run("run-4", {{"knob.load", "a"}})), 1);
+}
+
+TEST_F(WarmSessionTest, TheSessionClosedAtTheLimitIsTheLeastRecentlyUsed) {
+  Start();  // warm_sessions = 2
+  EXPECT_EQ(JobsBefore(Run("run-1", {{"knob.load", "a"}})), 0);
+  EXPECT_EQ(JobsBefore(Run("run-2", {{"knob.load", "b"}})), 0);
+  EXPECT_EQ(JobsBefore(Run("run-3", {{"knob.load", "a"}})), 1);  // b is now the older
+  EXPECT_EQ(JobsBefore(Run("run-4", {{"knob.load", "c"}})), 0);  // closes b
+  EXPECT_EQ(JobsBefore(Run("run-5", {{"knob.load", "a"}})), 2);
+  EXPECT_EQ(JobsBefore(Run("run-6", {{"knob.load", "b"}})), 0);
+}
+
+TEST_F(WarmSessionTest, ACrashMidSessionFailsOnlyThatJobAndTheNextRunsInAFreshProcess) {
+  Start();
+  EXPECT_EQ(JobsBefore(Run("run-1", {{"knob.load", "a"}})), 0);
+  proto::RunFinished crashed = Run("run-2", {{"knob.load", "a"}, {"knob.behaviour", "crash"}});
+  EXPECT_EQ(crashed.status, proto::RunStatus::kFailed);
+  EXPECT_THAT(crashed.error, HasSubstr("killed by signal 6"));
+  EXPECT_THAT(crashed.error, HasSubstr("crashing after 2 records"));
+  EXPECT_EQ(JobsBefore(crashed), 1);
+  proto::RunFinished next = Run("run-3", {{"knob.load", "a"}});
+  EXPECT_EQ(next.status, proto::RunStatus::kSucceeded) << next.error;
+  EXPECT_EQ(JobsBefore(next), 0);
+}
+
+TEST_F(WarmSessionTest, AJobErrorKeepsTheSessionAndAnEngineErrorEndsIt) {
+  Start();
+  EXPECT_EQ(JobsBefore(Run("run-1", {{"knob.load", "a"}})), 0);
+  proto::RunFinished refused = Run("run-2", {{"knob.load", "a"},
+                                             {"knob.behaviour", "error"},
+                                             {"knob.error_code", "invalid_combination"}});
+  EXPECT_EQ(refused.status, proto::RunStatus::kFailed);
+  EXPECT_THAT(refused.error, HasSubstr("invalid_combination"));
+  EXPECT_EQ(JobsBefore(Run("run-3", {{"knob.load", "a"}})), 2);
+  proto::RunFinished broken = Run("run-4", {{"knob.load", "a"}, {"knob.behaviour", "error"}});
+  EXPECT_THAT(broken.error, HasSubstr("engine_error"));
+  EXPECT_EQ(JobsBefore(Run("run-5", {{"knob.load", "a"}})), 0);
+}
+
+TEST_F(WarmSessionTest, BytesAfterDoneEndTheSession) {
+  Start();
+  EXPECT_EQ(JobsBefore(Run("run-1", {{"knob.load", "a"}})), 0);
+  // The junk is read with the done (run-2 fails), while the session is idle (it is
+  // closed), or once run-3 was handed to it (run-3 fails as malformed, the session is
+  // killed): whichever, no job runs in that process after it.
+  Run("run-2", {{"knob.load", "a"}, {"knob.behaviour", "garbage"}});
+  proto::RunFinished next = Run("run-3", {{"knob.load", "a"}});
+  if (next.status == proto::RunStatus::kSucceeded) {
+    EXPECT_EQ(JobsBefore(next), 0);
+  } else {
+    EXPECT_THAT(next.error, HasSubstr("driver output"));
+  }
+  EXPECT_LE(JobsBefore(Run("run-4", {{"knob.load", "a"}})), 1);
+}
+
+TEST_F(WarmSessionTest, CancellingASessionsJobKillsItsProcessGroup) {
+  Start();
+  EXPECT_EQ(JobsBefore(Run("run-1", {{"knob.load", "a"}})), 0);
+  Send(MakeAssign("run-2", "test-engine@1", {{"knob.load", "a"}, {"knob.behaviour", "hang"}}));
+  ASSERT_TRUE(Expect<proto::RunStarted>().has_value());
+  Send(proto::Cancel{"run-2", ""});
+  std::optional<proto::RunFinished> cancelled = Expect<proto::RunFinished>();
+  ASSERT_TRUE(cancelled.has_value());
+  EXPECT_EQ(cancelled->status, proto::RunStatus::kCancelled);
+  EXPECT_EQ(JobsBefore(Run("run-3", {{"knob.load", "a"}})), 0);
+}
+
+TEST_F(WarmSessionTest, ATimedOutSessionJobFailsAndTheNextStartsAfresh) {
+  options_.config.run_timeout = 300ms;
+  Start();
+  EXPECT_EQ(JobsBefore(Run("run-1", {{"knob.load", "a"}})), 0);
+  proto::RunFinished hung = Run("run-2", {{"knob.load", "a"}, {"knob.behaviour", "hang"}});
+  EXPECT_EQ(hung.status, proto::RunStatus::kTimedOut);
+  EXPECT_EQ(JobsBefore(Run("run-3", {{"knob.load", "a"}})), 0);
+}
+
+TEST_F(WarmSessionTest, IdleSessionsAreAdvertisedAndClosedAfterWarmIdle) {
+  options_.config.warm_idle = 200ms;
+  StartAgent(*launcher_);
+  ASSERT_TRUE(Expect<proto::Hello>().has_value());
+  Send(proto::Welcome{proto::kProtocolVersion, "coord-1", 20ms});
+  Send(MakeAssign("run-1", "test-engine@1", {{"knob.load", "a"}, {"other", "x"}}));
+  // The heartbeat sent as the session went idle: the last one before the RunFinished.
+  auto finished = [&] {
+    return std::find_if(received_.begin(), received_.end(), [](const proto::Message& m) {
+      return std::holds_alternative<proto::RunFinished>(m);
+    });
+  };
+  for (int i = 0; i < 2000 && finished() == received_.end(); ++i) Pump();
+  ASSERT_NE(finished(), received_.end());
+  std::optional<proto::Heartbeat> beat;
+  for (auto it = received_.begin(); it != finished(); ++it) {
+    if (const auto* heartbeat = std::get_if<proto::Heartbeat>(&*it)) beat = *heartbeat;
+  }
+  ASSERT_TRUE(beat.has_value());
+  EXPECT_EQ(beat->warm_sessions,
+            (std::vector<proto::WarmSession>{{"test-engine@1", "", {{"knob.load", "a"}}}}));
+  received_.clear();
+  // Heartbeats every 20 ms: one after warm_idle advertises no session.
+  bool closed = false;
+  for (int i = 0; i < 500 && !closed; ++i) {
+    std::optional<proto::Heartbeat> later = Expect<proto::Heartbeat>();
+    ASSERT_TRUE(later.has_value());
+    closed = later->warm_sessions.empty();
+  }
+  ASSERT_TRUE(closed);
+  EXPECT_EQ(JobsBefore(Run("run-2", {{"knob.load", "a"}})), 0);
+}
+
+TEST_F(WarmSessionTest, WithWarmSessionsZeroEveryJobStartsItsDriverAlone) {
+  options_.config.warm_sessions = 0;
+  Start();
+  proto::RunFinished first = Run("run-1", {{"knob.load", "a"}});
+  proto::RunFinished second = Run("run-2", {{"knob.load", "a"}});
+  EXPECT_EQ(second.status, proto::RunStatus::kSucceeded) << second.error;
+  EXPECT_TRUE(Session(first).is_null()) << first.summary;
+  EXPECT_TRUE(Session(second).is_null()) << second.summary;
+  EXPECT_THAT(second.summary, HasSubstr("exit status 0"));
+}
+
+TEST_F(WarmSessionTest, ADriverWithoutSessionsRunsEachJobAlone) {
+  options_.config.drivers = {{"test", TestDriver(), "test-engine@1"}};
+  Start();
+  EXPECT_TRUE(Session(Run("run-1", {{"knob.load", "a"}})).is_null());
+  EXPECT_TRUE(Session(Run("run-2", {{"knob.load", "a"}})).is_null());
+}
+
 }  // namespace
 }  // namespace orch::agent

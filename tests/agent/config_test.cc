@@ -61,6 +61,38 @@ TEST(AgentConfigTest, DefaultsOptionalFields) {
   EXPECT_TRUE(config->drivers.empty());
 }
 
+TEST(AgentConfigTest, WarmSessionsDefaultToTwoAndFiveMinutesIdle) {
+  Result<AgentConfig> config =
+      ParseAgentConfig("[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\n", "agent.toml", "/d");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->warm_sessions, 2);
+  EXPECT_EQ(config->warm_idle, std::chrono::milliseconds(300000));
+  config = ParseAgentConfig(
+      "[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nwarm_sessions = 0\nwarm_idle_ms = 5\n",
+      "agent.toml", "/d");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->warm_sessions, 0);
+  EXPECT_EQ(config->warm_idle, std::chrono::milliseconds(5));
+}
+
+TEST(AgentConfigTest, BadWarmSessionValuesNameTheKeyAndValue) {
+  Result<AgentConfig> config = ParseAgentConfig(
+      "[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nwarm_sessions = -1\n", "agent.toml", "/d");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(config.status().message(),
+              AllOf(HasSubstr("agent.toml:4:17: agent.warm_sessions"), HasSubstr("-1")));
+  config = ParseAgentConfig("[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nwarm_idle_ms = 0\n",
+                            "agent.toml", "/d");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(config.status().message(),
+              AllOf(HasSubstr("agent.toml:4:16: agent.warm_idle_ms"), HasSubstr("got 0")));
+  config =
+      ParseAgentConfig("[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nwarm_sessions = \"2\"\n",
+                       "agent.toml", "/d");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(config.status().message(), HasSubstr("agent.warm_sessions: must be an integer"));
+}
+
 TEST(AgentConfigTest, ExampleConfigParses) {
   Result<AgentConfig> config =
       LoadAgentConfig(std::string(ORCH_SOURCE_DIR) + "/examples/agent.toml");

@@ -166,10 +166,35 @@ TEST_F(DriverCheckTest, ChecksEveryDriverInOrder) {
   EXPECT_TRUE(verdicts[1].status.ok());
 }
 
+TEST_F(DriverCheckTest, AHelloWithSessionLoadAxesMakesASessionDriver) {
+  DriverConfig plain = Scripted(Executable("plain"), kLlamaHello);
+  DriverConfig warm = Scripted(
+      Executable("warm"),
+      R"({"engine": "llama.cpp", "version": "b8390", "session": {"load_axes": ["quant", "kv"]}})");
+  std::vector<DriverVerdict> verdicts = CheckDrivers({plain, warm}, runner_);
+  ASSERT_EQ(verdicts.size(), 2u);
+  ASSERT_TRUE(verdicts[1].status.ok()) << verdicts[1].status.ToString();
+  EXPECT_FALSE(verdicts[0].driver.session_load_axes.has_value());
+  ASSERT_TRUE(verdicts[1].driver.session_load_axes.has_value());
+  EXPECT_EQ(*verdicts[1].driver.session_load_axes, (std::vector<std::string>{"quant", "kv"}));
+}
+
+TEST_F(DriverCheckTest, AMalformedSessionObjectFailsTheCheckNamingIt) {
+  DriverConfig driver = Scripted(Executable("driver"),
+                                 R"({"engine": "llama.cpp", "session": {"load_axes": "quant"}})");
+  Status status = CheckDriver(driver, runner_);
+  EXPECT_THAT(status.message(),
+              AllOf(HasSubstr("llamacpp"), HasSubstr("session.load_axes"), HasSubstr("\"quant\"")));
+}
+
 TEST_F(DriverCheckTest, TheTestDriverPassesThroughTheRealRunner) {
   auto runner = fingerprint::MakePosixCommandRunner({.search_path = "", .environment = {}});
   Status status = CheckDriver({"test", CheckTestDriver(), "test-engine@1"}, *runner);
   EXPECT_TRUE(status.ok()) << status.ToString();
+  std::vector<DriverVerdict> verdicts =
+      CheckDrivers({{"test", CheckTestDriver(), "test-engine@1"}}, *runner);
+  ASSERT_TRUE(verdicts[0].driver.session_load_axes.has_value());
+  EXPECT_EQ(*verdicts[0].driver.session_load_axes, (std::vector<std::string>{"knob.load"}));
   EXPECT_THAT(CheckDriver({"test", CheckTestDriver(), "test-engine@2"}, *runner).message(),
               HasSubstr("reports engine test-engine@1"));
 }

@@ -77,6 +77,73 @@ TEST_F(ProcessLauncherTest, RunsTheDriverAndCollectsItsFrames) {
   EXPECT_EQ(frames.size(), 5u);  // hello, 3 records, done
 }
 
+// The frames in `out`, by type and payload (a session writes several streams).
+std::vector<driver_protocol::DriverFrame> SplitFrames(const std::string& out) {
+  std::vector<driver_protocol::DriverFrame> frames;
+  std::size_t at = 0;
+  while (out.size() - at >= 5) {
+    std::uint32_t length = 0;
+    for (int i = 3; i >= 0; --i) length = (length << 8) | static_cast<std::uint8_t>(out[at + i]);
+    if (out.size() - at - 5 < length) break;
+    frames.push_back(
+        {static_cast<driver_protocol::DriverFrameType>(out[at + 4]), out.substr(at + 5, length)});
+    at += 5 + length;
+  }
+  return frames;
+}
+
+TEST_F(ProcessLauncherTest, AKeptOpenStdinTakesMoreJobsUntilItIsClosed) {
+  using driver_protocol::DriverFrameType;
+  using driver_protocol::EncodeDriverFrame;
+  Outcome outcome;
+  auto launcher = MakePosixProcessLauncher(io_);
+  Result<std::unique_ptr<Process>> process =
+      launcher->Launch({TestDriver(),
+                        {"session"},
+                        EncodeDriverFrame(DriverFrameType::kJob, Job("ok", 2)),
+                        10s,
+                        /*keep_stdin_open=*/true},
+                       {[&outcome](std::string_view bytes) { outcome.out.append(bytes); },
+                        [&outcome](ProcessExit exit) { outcome.exit = std::move(exit); }, nullptr});
+  ASSERT_TRUE(process.ok()) << process.status().ToString();
+  auto dones = [&] {
+    int count = 0;
+    for (const auto& frame : SplitFrames(outcome.out))
+      count += frame.type == DriverFrameType::kDone;
+    return count;
+  };
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (dones() < 1 && !outcome.exit && std::chrono::steady_clock::now() < deadline) {
+    io_.run_for(20ms);
+  }
+  ASSERT_EQ(dones(), 1);
+  EXPECT_FALSE(outcome.exit.has_value()) << "the session waits for its next job";
+  (*process)->Write(EncodeDriverFrame(DriverFrameType::kJob, Job("ok", 3)));
+  (*process)->SetTimeout(10s);
+  (*process)->CloseStdin();
+  while (!outcome.exit && std::chrono::steady_clock::now() < deadline) io_.run_for(20ms);
+  ASSERT_TRUE(outcome.exit.has_value());
+  EXPECT_EQ(outcome.exit->Describe(), "exit status 0") << "end of file ends the session";
+  std::vector<driver_protocol::DriverFrame> frames = SplitFrames(outcome.out);
+  ASSERT_EQ(frames.size(), 9u);  // hello, 2 records, done; hello, 3 records, done
+  EXPECT_THAT(frames[4].payload, HasSubstr(R"("jobs_before":1)"));
+}
+
+TEST_F(ProcessLauncherTest, SetTimeoutRestartsTheTimeout) {
+  Outcome outcome;
+  auto launcher = MakePosixProcessLauncher(io_);
+  Result<std::unique_ptr<Process>> process =
+      launcher->Launch({TestDriver(), {"session"}, "", 30s, /*keep_stdin_open=*/true},
+                       {[&outcome](std::string_view bytes) { outcome.out.append(bytes); },
+                        [&outcome](ProcessExit exit) { outcome.exit = std::move(exit); }, nullptr});
+  ASSERT_TRUE(process.ok()) << process.status().ToString();
+  (*process)->SetTimeout(100ms);
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!outcome.exit && std::chrono::steady_clock::now() < deadline) io_.run_for(20ms);
+  ASSERT_TRUE(outcome.exit.has_value());
+  EXPECT_EQ(outcome.exit->reason, ProcessExit::Reason::kTimedOut);
+}
+
 TEST_F(ProcessLauncherTest, ReportsACrashWithItsSignalAndLogTail) {
   Outcome outcome = Run({TestDriver(), {}, Job("crash"), 10s});
   ASSERT_TRUE(outcome.exit.has_value());

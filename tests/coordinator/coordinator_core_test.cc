@@ -110,6 +110,44 @@ TEST_F(CoreTest, FillsEverySlotAndNoMore) {
   EXPECT_THAT(Assigns(Hello("agent-2", 3)), SizeIs(2));
 }
 
+// Two baseline jobs (quant q4_0) then one with quant q8_0.
+std::string QuantSpec() { return SmallSpec("exp", 2) + "\n[alternatives]\nquant = [\"q8_0\"]\n"; }
+
+std::string ValueOf(const protocol::Assign& assign, const std::string& axis) {
+  for (const protocol::KeyValue& kv : assign.coordinate) {
+    if (kv.key == axis) return kv.value;
+  }
+  return "";
+}
+
+TEST_F(CoreTest, AnAgentWithAWarmSessionGetsTheJobThatFitsItFirst) {
+  Submit(QuantSpec());
+  std::vector<protocol::Assign> first = Assigns(Hello("cold"));
+  ASSERT_THAT(first, SizeIs(1));
+  EXPECT_EQ(ValueOf(first[0], "quant"), "q4_0") << "without warm sessions: plan order";
+  protocol::Hello hello;
+  hello.agent_id = "warm";
+  hello.capabilities = {{kEngine}, "cpu", 0, 1, {}};
+  hello.warm_sessions = {{kEngine, first[0].requirements.model, {{"quant", "q8_0"}}}};
+  std::vector<protocol::Assign> warm = Assigns(core_.OnMessage("warm", hello, now_));
+  ASSERT_THAT(warm, SizeIs(1));
+  EXPECT_EQ(ValueOf(warm[0], "quant"), "q8_0");
+}
+
+TEST_F(CoreTest, AHeartbeatsWarmSessionsSteerTheDispatchAfterARunEnds) {
+  Submit(QuantSpec());
+  std::vector<protocol::Assign> first = Assigns(Hello("box", 1));
+  ASSERT_THAT(first, SizeIs(1));
+  ASSERT_EQ(ValueOf(first[0], "quant"), "q4_0");
+  // The run ends; its session is idle and warm with q8_0 (as if it had run one).
+  protocol::WarmSession q8{kEngine, first[0].requirements.model, {{"quant", "q8_0"}}};
+  core_.OnMessage("box", protocol::Heartbeat{"box", {first[0].run_id}, 0, {q8}}, now_);
+  std::vector<protocol::Assign> next =
+      Assigns(core_.OnRunStored(Finished(first[0], "box", store::RunState::kSucceeded), now_));
+  ASSERT_THAT(next, SizeIs(1));
+  EXPECT_EQ(ValueOf(next[0], "quant"), "q8_0") << "the q4_0 job waits one dispatch";
+}
+
 TEST_F(CoreTest, RunIdsAreUniqueAndNameTheJobAndAttempt) {
   Submit(SmallSpec("exp", 2));
   auto assigns = Assigns(Hello("agent-1", 2));

@@ -220,6 +220,18 @@ TEST(FingerprintClassTest, AServersURLLogJobCountSlotStateAndLoadAreNotPartOfThe
   }
 }
 
+TEST(FingerprintClassTest, AWarmSessionsFlagAndJobCountAreNotPartOfTheClass) {
+  auto id = [](std::string text) { return RunClassId({.hello_json = std::move(text)}); };
+  const std::string cold = R"({"engine":"llama.cpp","version":"b8390"})";
+  const std::string first =
+      R"({"engine":"llama.cpp","version":"b8390","session":{"warm":false,"jobs_before":0}})";
+  const std::string warm =
+      R"({"engine":"llama.cpp","version":"b8390","session":{"warm":true,"jobs_before":41}})";
+  EXPECT_EQ(id(first), id(cold));
+  EXPECT_EQ(id(warm), id(cold));
+  EXPECT_NE(id(R"({"engine":"llama.cpp","version":"b8391","session":{"warm":true}})"), id(warm));
+}
+
 TEST(FingerprintClassTest, EngineFingerprintAndLoadedModelCount) {
   Fingerprint host = Base();
   Fingerprint engine = testing::SapphireRapidsFingerprint();

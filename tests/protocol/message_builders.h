@@ -20,6 +20,8 @@ inline Hello ValidHello() {
   m.running_runs = {"run-7"};
   m.delivering_runs = {"run-6"};
   m.incarnation = "5f3a9c0e1d2b4a68";
+  m.warm_sessions = {{"llama.cpp@b8390", "sha256:" + std::string(64, 'a'), {{"quant", "q4_0"}}},
+                     {"vllm@0.9.1", "", {}}};
   return m;
 }
 
@@ -73,25 +75,27 @@ inline StatusReply ValidStatusReply() {
 // One valid example of every message kind, in Message's order.
 inline std::vector<Message> OneOfEachMessage() {
   std::string records("\x00\x01\xff binary \x00", 12);
-  return {ValidHello(),
-          Welcome{kProtocolVersion, "coord-1", std::chrono::milliseconds(5000)},
-          Reject{kProtocolVersion, "agent gpu-box-3 speaks protocol 2, coordinator 1"},
-          Heartbeat{"gpu-box-3", {"run-1", "run-2"}, 0},
-          ValidAssign(),
-          RunStarted{"run-42"},
-          DigestChunk{"run-42", 17, {{0, records}, {1, ""}, {std::uint64_t{1} << 40, "xyz"}}},
-          RunFinished{"run-42", RunStatus::kFailed, "12 positions", "driver crashed", 3},
-          Ack{"run-42", 17},
-          Cancel{"", "exp-1"},
-          Drain{"gpu-box-3"},
-          Submit{R"({"jobs":[]})"},
-          StatusRequest{"exp-1", true},
-          ValidStatusReply(),
-          CommandReply{true, "submitted exp-1: 30 jobs, 30 new"},
-          Retry{"exp-1", true, true},
-          ExportRequest{"exp-1", {"baseline", "kv=q8_0"}, 86'400'000},
-          ExportReply{true, "plan bundle of exp-1", std::string("ORCHBNDL\x01\x00\xff", 11)},
-          ImportRequest{std::string("ORCHBNDL\x01\x00", 10), "results.orchb"}};
+  return {
+      ValidHello(),
+      Welcome{kProtocolVersion, "coord-1", std::chrono::milliseconds(5000)},
+      Reject{kProtocolVersion, "agent gpu-box-3 speaks protocol 2, coordinator 1"},
+      Heartbeat{
+          "gpu-box-3", {"run-1", "run-2"}, 0, {{"llama.cpp@b8390", "synth:tiny", {{"kv", "f16"}}}}},
+      ValidAssign(),
+      RunStarted{"run-42"},
+      DigestChunk{"run-42", 17, {{0, records}, {1, ""}, {std::uint64_t{1} << 40, "xyz"}}},
+      RunFinished{"run-42", RunStatus::kFailed, "12 positions", "driver crashed", 3},
+      Ack{"run-42", 17},
+      Cancel{"", "exp-1"},
+      Drain{"gpu-box-3"},
+      Submit{R"({"jobs":[]})"},
+      StatusRequest{"exp-1", true},
+      ValidStatusReply(),
+      CommandReply{true, "submitted exp-1: 30 jobs, 30 new"},
+      Retry{"exp-1", true, true},
+      ExportRequest{"exp-1", {"baseline", "kv=q8_0"}, 86'400'000},
+      ExportReply{true, "plan bundle of exp-1", std::string("ORCHBNDL\x01\x00\xff", 11)},
+      ImportRequest{std::string("ORCHBNDL\x01\x00", 10), "results.orchb"}};
 }
 
 }  // namespace orch::protocol::testing

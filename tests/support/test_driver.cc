@@ -1,21 +1,30 @@
 // orch-test-driver: a deterministic test double that speaks the driver protocol
 // (docs/driver-protocol.md). It is not an engine: its hello names engine
-// "test-engine" version "1" (build.driver "orch-test-driver"), and its rows are pseudo-random numbers seeded by the job's
-// coordinate, never model outputs. Like a real engine on one exact configuration,
-// repeats of one coordinate give bit-identical rows.
+// "test-engine" version "1" (build.driver "orch-test-driver"), and its rows are
+// pseudo-random numbers seeded by the job's coordinate, never model outputs. Like
+// a real engine on one exact configuration, repeats of one coordinate give
+// bit-identical rows.
 //
 // Knobs, read from the job's coordinate (values are strings):
 //   knob.positions  records to emit (default 4)
 //   knob.behaviour  ok (default) | crash (abort after half the records) | hang
-//   (emit half,
-//                   start a sleeping grandchild in the same process group, then
-//                   sleep) | error (typed error frame, exit 3) | exit3 (exit 3
-//                   without done) | garbage (bytes after done)
+//                   (emit half, start a sleeping grandchild in the same process
+//                   group, then sleep) | error (typed error frame, exit 3 unless
+//                   a session goes on after its code) | exit3 (exit 3 without
+//                   done) | garbage (bytes after done)
 //   knob.delay_ms   sleep before each record (default 0)
 //   knob.error_code the code of the `error` behaviour's frame (default engine_error)
+//   knob.load       a load axis: what a real engine would load once per session
 // The done frame echoes the job's `server` object, when it has one, as "server".
 // `orch-test-driver version` prints the hello object as JSON and exits 0, as
-// every driver does (the agent checks it before advertising the engine).
+// every driver does (the agent checks it before advertising the engine); it
+// offers sessions with load axis knob.load.
+// `orch-test-driver session` runs jobs from `job` frames on stdin, one after
+// another, until end of file (exit 0); each job's hello says
+// session.warm (the previous job had the same knob.load and model) and
+// session.jobs_before. After a typed error whose code leaves the engine sound
+// (invalid_job, invalid_combination, model_missing, sha256_mismatch) the
+// session goes on; after any other it exits 3.
 // Exit codes: 0 ok, 2 the job could not be read, 3 engine error.
 #include <unistd.h>
 
@@ -83,24 +92,48 @@ json HelloObject() {
           {"hardware", "none"}};
 }
 
-void Hello() { Write(DriverFrameType::kHello, HelloObject().dump()); }
+// What one process remembers between the jobs of a session.
+struct Session {
+  bool active = false;  // started as `orch-test-driver session`
+  std::uint64_t jobs_before = 0;
+  std::string loaded;  // the load key of the last job ("" before the first)
+};
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc == 2 && std::string(argv[1]) == "version") {
-    std::cout << HelloObject().dump() << "\n";
-    return 0;
+void Hello(const Session& session, const std::string& load_key) {
+  json hello = HelloObject();
+  if (session.active) {
+    hello["session"] = {{"warm", session.jobs_before > 0 && session.loaded == load_key},
+                        {"jobs_before", session.jobs_before}};
   }
-  std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-  json job = json::parse(input, nullptr, /*allow_exceptions=*/false);
-  Hello();
+  Write(DriverFrameType::kHello, hello.dump());
+}
+
+// What a real engine loads once: the model and the load axes' values.
+std::string LoadKey(const json& job) {
+  if (!job.is_object() || !job.contains("coordinate") || !job["coordinate"].is_object()) return "";
+  std::string model = job.contains("model") ? job["model"].dump() : "";
+  return model + "\n" + Knob(job, "knob.load", "");
+}
+
+// Codes after which a session goes on (the engine is sound).
+bool SessionSurvives(const std::string& code) {
+  return code == "invalid_job" || code == "invalid_combination" || code == "model_missing" ||
+         code == "sha256_mismatch";
+}
+
+// Runs one job; returns the exit status to end the process with, or -1 when a
+// session goes on to its next job.
+int RunJob(const json& job, Session& session) {
+  std::string load_key = LoadKey(job);
+  Hello(session, load_key);
+  session.loaded = load_key;
+  ++session.jobs_before;
   if (!job.is_object() || !job.contains("job_id") || !job["job_id"].is_string() ||
       !job.contains("coordinate") || !job["coordinate"].is_object()) {
     Write(DriverFrameType::kError,
           json{{"code", "invalid_job"}, {"message", "the job is not a valid job document"}}.dump());
     std::fprintf(stderr, "orch-test-driver: invalid job\n");
-    return 2;
+    return session.active ? -1 : 2;
   }
   std::string job_id = job["job_id"].get<std::string>();
   std::uint64_t positions = std::strtoull(Knob(job, "knob.positions", "4").c_str(), nullptr, 10);
@@ -108,11 +141,12 @@ int main(int argc, char** argv) {
   auto delay = std::chrono::milliseconds(std::atoi(Knob(job, "knob.delay_ms", "0").c_str()));
   std::fprintf(stderr, "orch-test-driver: job %s, %llu positions, behaviour %s\n", job_id.c_str(),
                static_cast<unsigned long long>(positions), behaviour.c_str());
+  std::fflush(stderr);
   if (behaviour == "error") {
-    Write(DriverFrameType::kError, json{{"code", Knob(job, "knob.error_code", "engine_error")},
-                                        {"message", "the test driver was told to fail"}}
-                                       .dump());
-    return 3;
+    std::string code = Knob(job, "knob.error_code", "engine_error");
+    Write(DriverFrameType::kError,
+          json{{"code", code}, {"message", "the test driver was told to fail"}}.dump());
+    return session.active && SessionSurvives(code) ? -1 : 3;
   }
   bool partial = behaviour == "crash" || behaviour == "hang";
   std::uint64_t emit = partial ? positions / 2 : positions;
@@ -147,5 +181,43 @@ int main(int argc, char** argv) {
     std::fwrite("junk", 1, 4, stdout);
     std::fflush(stdout);
   }
-  return 0;
+  return session.active ? -1 : 0;
+}
+
+// Reads exactly `size` bytes from stdin; false at end of file.
+bool ReadExactly(char* out, std::size_t size) { return std::fread(out, 1, size, stdin) == size; }
+
+// `orch-test-driver session`: job frames until end of file.
+int RunSession() {
+  Session session;
+  session.active = true;
+  for (;;) {
+    unsigned char header[5];
+    if (!ReadExactly(reinterpret_cast<char*>(header), sizeof header)) return 0;
+    std::uint32_t length = header[0] | (header[1] << 8) | (header[2] << 16) |
+                           (static_cast<std::uint32_t>(header[3]) << 24);
+    std::string payload(length, '\0');
+    if (header[4] != static_cast<unsigned char>(DriverFrameType::kJob) ||
+        !ReadExactly(payload.data(), length)) {
+      std::fprintf(stderr, "orch-test-driver: bad job frame on stdin\n");
+      return 2;
+    }
+    int status = RunJob(json::parse(payload, nullptr, /*allow_exceptions=*/false), session);
+    if (status >= 0) return status;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "version") {
+    json hello = HelloObject();
+    hello["session"] = {{"load_axes", {"knob.load"}}};
+    std::cout << hello.dump() << "\n";
+    return 0;
+  }
+  if (argc == 2 && std::string(argv[1]) == "session") return RunSession();
+  std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  Session single;
+  return RunJob(json::parse(input, nullptr, /*allow_exceptions=*/false), single);
 }
