@@ -34,6 +34,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -213,8 +214,42 @@ struct EngineState {
   std::string model_key;
   std::string hash_cache_path;
   std::unique_ptr<orch::fingerprint::HashCache> hashes;
+  // The hello of the loaded backend (it cannot change within the process).
+  std::optional<json> hello;
+  // Weight types of files already read, by path and the sha256 the agent gave:
+  // the same bytes have the same type, so its metadata is not parsed again.
+  std::map<std::pair<std::string, std::string>, std::string> weight_types;
   int jobs_before = 0;
 };
+
+json BackendHello(EngineState& state) {
+  if (!state.backend) return HelloObject(nullptr);
+  if (!state.hello) state.hello = HelloObject(&*state.backend);
+  return *state.hello;
+}
+
+orch::fingerprint::HashCache& HashesFor(const std::string& path, EngineState& state) {
+  if (state.hashes == nullptr || path != state.hash_cache_path) {
+    state.hashes = OpenHashCache(path);
+    state.hash_cache_path = path;
+  }
+  return *state.hashes;
+}
+
+// The model file for the job (model_file.h), its weight type taken from an
+// earlier job of the same file and sha256 when there was one.
+orch::Result<llamacpp::PreparedModel> Prepare(llamacpp::JobSettings& settings, EngineState& state) {
+  std::pair<std::string, std::string> file{settings.model_path, settings.model_sha256};
+  if (settings.model_type.empty() && !file.second.empty()) {
+    auto known = state.weight_types.find(file);
+    if (known != state.weight_types.end()) settings.model_type = known->second;
+  }
+  orch::Result<llamacpp::PreparedModel> model = llamacpp::PrepareModel(
+      settings, ORCH_LLAMACPP_RELEASE, HashesFor(settings.hash_cache, state));
+  if (model.ok() && !file.second.empty() && !model->resolved_type.empty())
+    state.weight_types[file] = model->resolved_type;
+  return model;
+}
 
 // The process's CPU backend: loaded by the first job that gets this far; a
 // later job must ask for the same one (a process cannot swap it).
@@ -237,14 +272,6 @@ Status EnsureBackend(const llamacpp::JobSettings& settings, EngineState& state) 
   return Status::Ok();
 }
 
-orch::fingerprint::HashCache& HashesFor(const std::string& path, EngineState& state) {
-  if (state.hashes == nullptr || path != state.hash_cache_path) {
-    state.hashes = OpenHashCache(path);
-    state.hash_cache_path = path;
-  }
-  return *state.hashes;
-}
-
 // The model for this job: the loaded one when its key is equal, else loaded
 // anew (the old one freed first).
 orch::Result<llamacpp::ModelHandle> ModelFor(const llamacpp::JobSettings& settings,
@@ -265,28 +292,27 @@ orch::Result<llamacpp::ModelHandle> ModelFor(const llamacpp::JobSettings& settin
 int RunJob(FrameWriter& frames, const std::string& input, int digest_workers, EngineState& state,
            bool session) {
   json session_object = {{"warm", false}, {"jobs_before", state.jobs_before}};
-  auto hello = [&](const llamacpp::LoadedBackend* backend) {
-    json object = HelloObject(backend);
+  auto hello = [&]() {
+    json object = BackendHello(state);
     if (session) object["session"] = session_object;
     frames.Write(DriverFrameType::kHello, Dump(object));
   };
   orch::Result<llamacpp::JobSettings> settings = llamacpp::ParseJob(input);
   if (!settings.ok()) {
-    hello(state.backend ? &*state.backend : nullptr);
+    hello();
     return Fail(frames, settings.status());
   }
   if (Status backend = EnsureBackend(*settings, state); !backend.ok()) {
-    hello(state.backend ? &*state.backend : nullptr);
+    hello();
     return Fail(frames, backend);
   }
-  if (!session) hello(&*state.backend);
-  orch::Result<llamacpp::PreparedModel> model = llamacpp::PrepareModel(
-      *settings, ORCH_LLAMACPP_RELEASE, HashesFor(settings->hash_cache, state));
+  if (!session) hello();
+  orch::Result<llamacpp::PreparedModel> model = Prepare(*settings, state);
   std::string key =
       model.ok() ? llamacpp::ModelLoadKey(*settings, model->path, model->sha256) : std::string();
   if (session) {
     session_object["warm"] = model.ok() && state.model != nullptr && key == state.model_key;
-    hello(&*state.backend);
+    hello();
   }
   if (!model.ok()) return Fail(frames, model.status());
   orch::Result<llamacpp::ModelHandle> loaded = ModelFor(*settings, model->path, key, state);
@@ -370,7 +396,7 @@ int RunSession(int digest_workers) {
     orch::Result<std::optional<std::string>> job = NextJob();
     if (!job.ok()) {
       // Nothing to answer the agent but this: the stream of a job that never came.
-      json hello = HelloObject(state.backend ? &*state.backend : nullptr);
+      json hello = BackendHello(state);
       hello["session"] = {{"warm", false}, {"jobs_before", state.jobs_before}};
       frames.Write(DriverFrameType::kHello, Dump(hello));
       return Fail(frames, Status(orch::StatusCode::kInvalidArgument, job.status().message()));

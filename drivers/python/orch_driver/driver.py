@@ -217,7 +217,7 @@ class Session:
         self.key = None
         self.handle = None
 
-    def hello(self, engine, hello, warm):
+    def hello(self, hello, warm):
         if self.announce:
             hello = dict(hello, session={"warm": warm, "jobs_before": self.jobs_before})
         return hello
@@ -246,7 +246,7 @@ def _load_key(engine, job):
 def _fail(engine, writer, error, session):
     _log(engine, "%s: %s" % (error.code, error.message))
     if not writer.hello_sent:
-        writer.hello(session.hello(engine, engine.hello(None), False))
+        writer.hello(session.hello(engine.hello(None), False))
     writer.error(error.code, error.message)
     return error.exit_status
 
@@ -266,7 +266,7 @@ def run_job(engine, stdin_bytes, writer, session=None):
         traceback.print_exc(file=sys.stderr)
         return _fail(engine, writer, EngineError("%s: %s" % (type(error).__name__, error)),
                      session)
-    writer.hello(session.hello(engine, hello, key is not None and key == session.key))
+    writer.hello(session.hello(hello, key is not None and key == session.key))
     try:
         library = digest_mod.load()
         sink = RecordSink(writer, library, job.capture, engine.digest_workers(job))
