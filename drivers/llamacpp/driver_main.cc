@@ -306,6 +306,9 @@ int RunJob(FrameWriter& frames, const std::string& input, int digest_workers, En
     hello();
     return Fail(frames, backend);
   }
+  // The backend by what was loaded: "best" and the variant it chose are one
+  // backend, so their jobs share the loaded model (ModelLoadKey).
+  if (!state.backend->variant.empty()) settings->cpu_backend = state.backend->variant;
   if (!session) hello();
   orch::Result<llamacpp::PreparedModel> model = Prepare(*settings, state);
   std::string key =

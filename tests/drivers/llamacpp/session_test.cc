@@ -152,6 +152,29 @@ TEST_P(LlamaCppSessionTest, OtherContextSettingsReuseTheModelAndOtherLoadValuesL
   ExpectSameJob(session.jobs[0], session.jobs[3], "the first job again");
 }
 
+// The process's CPU kernel library is loaded once: a job for another variant is
+// refused and the session goes on; one naming the variant "best" chose runs warm.
+TEST_P(LlamaCppSessionTest, AnotherCpuBackendIsRefusedAndTheLoadedOneByItsNameRunsWarm) {
+  SessionOutput probe = Session({Job()});
+  ASSERT_EQ(probe.jobs.size(), 1u) << probe.log;
+  std::string kernel = probe.jobs[0].hello.value("kernel_path", "");
+  ASSERT_EQ(kernel.rfind("cpu: ", 0), 0u) << kernel;
+  std::string variant = kernel.substr(5);
+  if (variant == "x64" || variant == "built-in") GTEST_SKIP() << "best is " << variant;
+  SessionOutput session =
+      Session({Job(), Job({{"cpu_backend", "x64"}}), Job({{"cpu_backend", variant}})});
+  EXPECT_EQ(session.exit_code, 0) << session.log;
+  ASSERT_EQ(session.jobs.size(), 3u) << session.log;
+  EXPECT_EQ(session.jobs[1].error.value("code", ""), "invalid_combination");
+  EXPECT_NE(session.jobs[1]
+                .error.value("message", "")
+                .find("cpu_backend = \"x64\": this driver process runs the CPU backend \"best\""),
+            std::string::npos)
+      << session.jobs[1].error;
+  ExpectSameJob(session.jobs[0], session.jobs[2], "the chosen variant by its name");
+  ExpectSession(session.jobs[2], true, 2);
+}
+
 TEST_P(LlamaCppSessionTest, EndOfFileAtOnceEndsTheSessionWithNothingWritten) {
   SessionOutput session = Session({});
   EXPECT_EQ(session.exit_code, 0) << session.log;
