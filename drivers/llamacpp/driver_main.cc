@@ -206,7 +206,7 @@ std::unique_ptr<orch::fingerprint::HashCache> OpenHashCache(const std::string& p
 
 // What a driver process keeps from one job to the next (session mode): the CPU
 // backend (loaded once per process), the model with the key it was loaded with,
-// and the hash cache.
+// its hello, the weight types of files read and a memory hash cache.
 struct EngineState {
   std::optional<llamacpp::LoadedBackend> backend;
   std::string backend_requested;  // the cpu_backend value it was loaded for
@@ -228,8 +228,11 @@ json BackendHello(EngineState& state) {
   return *state.hello;
 }
 
+// The agent's hash cache file is read anew for every job: an open cache does not
+// see what the agent appended since (fingerprint/file_hash_cache.h). Without
+// one, a memory cache lives as long as the process.
 orch::fingerprint::HashCache& HashesFor(const std::string& path, EngineState& state) {
-  if (state.hashes == nullptr || path != state.hash_cache_path) {
+  if (state.hashes == nullptr || !path.empty() || !state.hash_cache_path.empty()) {
     state.hashes = OpenHashCache(path);
     state.hash_cache_path = path;
   }

@@ -152,6 +152,22 @@ TEST_P(LlamaCppSessionTest, OtherContextSettingsReuseTheModelAndOtherLoadValuesL
   ExpectSameJob(session.jobs[0], session.jobs[3], "the first job again");
 }
 
+// The quantized variant is the file loaded: a second q8_0 job runs on it warm, an
+// f32 job loads the f32 file.
+TEST_P(LlamaCppSessionTest, AQuantizedVariantIsKeptLoadedLikeAnyModelFile) {
+  json q8 = Job({{"quant", "q8_0"}});
+  SessionOutput session = Session({q8, q8, Job()});
+  DriverOutput cold_q8 = Cold(q8);  // after the session: the variant is cached for both
+  EXPECT_EQ(session.exit_code, 0) << session.log;
+  ASSERT_EQ(session.jobs.size(), 3u) << session.log;
+  EXPECT_EQ(session.jobs[0].done["model"]["type"], "q8_0");
+  EXPECT_EQ(session.jobs[0].done["model"]["cache_hit"], false);  // quantized by the session
+  ExpectSameJob(cold_q8, session.jobs[1], "the q8_0 variant, warm");
+  ExpectSession(session.jobs[1], true, 1);
+  ExpectSession(session.jobs[2], false, 2);
+  EXPECT_NE(RecordBytes(session.jobs[2]), RecordBytes(session.jobs[1]));
+}
+
 // The process's CPU kernel library is loaded once: a job for another variant is
 // refused and the session goes on; one naming the variant "best" chose runs warm.
 TEST_P(LlamaCppSessionTest, AnotherCpuBackendIsRefusedAndTheLoadedOneByItsNameRunsWarm) {
