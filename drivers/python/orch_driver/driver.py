@@ -206,7 +206,7 @@ def _log(engine, text):
     sys.stderr.flush()
 
 
-class Session:
+class SessionState:
     """What a driver process keeps between jobs: the loaded handle and its
     key, and how many jobs ran before. `announce`: hellos carry the session
     object (session mode); a single run's hello does not."""
@@ -253,8 +253,8 @@ def _fail(engine, writer, error, session):
 
 def run_job(engine, stdin_bytes, writer, session=None):
     """One run: parse, hello, records, done; returns the exit status.
-    `session`: the Session of session mode (None: a single run)."""
-    session = Session(announce=False) if session is None else session
+    `session`: the SessionState of session mode (None: a single run)."""
+    session = SessionState(announce=False) if session is None else session
     try:
         job = parse_job(stdin_bytes, engine.axes)
         engine.check(job)
@@ -307,7 +307,7 @@ def run_session(engine, stdin, writer):
     run_job does, until end of file (EXIT_OK). An engine_error ends the
     session with its status; a frame that is not a job is answered with
     invalid_job and ends it (EXIT_INVALID)."""
-    session = Session()
+    session = SessionState()
     try:
         while True:
             try:
