@@ -24,7 +24,7 @@ namespace {
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 using driver_protocol::DriverFrameType;
-using driver_protocol::EncodeDriverFrame;
+using driver_protocol::EncodeJobFrame;
 
 // A closed warm session's process group is killed when it has not exited
 // this long after end of file on its stdin.
@@ -259,7 +259,7 @@ struct AgentService::Impl {
     sessions[id].run_id = e.run_id;
     LaunchRequest request{e.driver.executable,
                           {kDriverSessionCommand},
-                          EncodeDriverFrame(DriverFrameType::kJob, e.job),
+                          EncodeJobFrame(e.job),
                           config.run_timeout,
                           /*keep_stdin_open=*/true};
     ProcessHandlers handlers{[this, id](std::string_view bytes) {
@@ -313,7 +313,7 @@ struct AgentService::Impl {
       return;
     }
     it->second.run_id = e.run_id;
-    it->second.process->Write(EncodeDriverFrame(DriverFrameType::kJob, e.job));
+    it->second.process->Write(EncodeJobFrame(e.job));
     it->second.process->SetTimeout(config.run_timeout);
   }
 

@@ -3,7 +3,7 @@
 namespace orch::driver_protocol {
 namespace {
 
-constexpr std::size_t kHeaderBytes = 5;
+constexpr std::size_t kHeaderBytes = kFrameHeaderBytes;
 
 std::uint32_t ReadLength(std::string_view bytes) {
   std::uint32_t length = 0;
@@ -23,6 +23,29 @@ std::string EncodeDriverFrame(DriverFrameType type, std::string_view payload) {
   frame.push_back(static_cast<char>(type));
   frame.append(payload);
   return frame;
+}
+
+std::string EncodeJobFrame(std::string_view job_document) {
+  return EncodeDriverFrame(DriverFrameType::kJob, job_document);
+}
+
+Result<std::uint32_t> JobFrameLength(std::string_view header) {
+  if (header.size() < kHeaderBytes) {
+    return Status(StatusCode::kDataLoss, "job frame: a header of " + std::to_string(header.size()) +
+                                             " bytes, expected " + std::to_string(kHeaderBytes));
+  }
+  auto type = static_cast<std::uint8_t>(header[4]);
+  if (type != kJobFrameType) {
+    return Status(StatusCode::kDataLoss, "job frame: type " + std::to_string(type) + ", expected " +
+                                             std::to_string(kJobFrameType) + " (job)");
+  }
+  std::uint32_t length = ReadLength(header);
+  if (length > kMaxDriverFramePayload) {
+    return Status(StatusCode::kDataLoss, "job frame: payload of " + std::to_string(length) +
+                                             " bytes exceeds the limit of " +
+                                             std::to_string(kMaxDriverFramePayload));
+  }
+  return length;
 }
 
 Status DriverFrameParser::Fail(std::string message) {

@@ -7,6 +7,10 @@
 // and never trusts the driver: an oversized length, an unknown type, a
 // misplaced frame or a stream that ends mid-frame is a kDataLoss Status that
 // names the defect; it never crashes.
+//
+// Session mode (`DRIVER session`): the driver's stdin carries frames of the same
+// layout, each of type kJobFrameType whose payload is one job document; the
+// driver answers each job with one such stream (hello, records, done|error).
 #pragma once
 
 #include <cstddef>
@@ -29,6 +33,9 @@ enum class DriverFrameType : std::uint8_t {
   kJob = 16,
 };
 
+// kJob's byte, for readers of a session driver's stdin; the stdout parser refuses it.
+inline constexpr std::uint8_t kJobFrameType = static_cast<std::uint8_t>(DriverFrameType::kJob);
+
 // Largest payload accepted: a full float row of a 4M-token vocabulary fits.
 inline constexpr std::uint32_t kMaxDriverFramePayload = 16u << 20;
 
@@ -39,6 +46,15 @@ struct DriverFrame {
 
 // One frame's bytes; for drivers and tests.
 std::string EncodeDriverFrame(DriverFrameType type, std::string_view payload);
+
+// One job frame's bytes, for the agent writing a session driver's stdin.
+std::string EncodeJobFrame(std::string_view job_document);
+
+// The payload length of a frame header (its first 5 bytes), for a reader of
+// job frames: kDataLoss naming the defect when the type is not kJobFrameType
+// or the length exceeds kMaxDriverFramePayload.
+Result<std::uint32_t> JobFrameLength(std::string_view header);
+inline constexpr std::size_t kFrameHeaderBytes = 5;
 
 class DriverFrameParser final {
  public:

@@ -10,6 +10,11 @@
 //                                                 at least 1, or none below a
 //                                                 vocabulary of 8,192;
 //                                                 digest_pipeline.h)
+//   orch-driver-llamacpp-RELEASE session [--digest-workers N]
+//                                                 session mode: job frames on
+//                                                 stdin until end of file, the
+//                                                 model kept loaded between jobs
+//                                                 with equal load keys
 //   orch-driver-llamacpp-RELEASE quantize IN OUT TYPE [THREADS]
 //   orch-driver-llamacpp-RELEASE variants         CPU kernel variants + scores (JSON)
 //   orch-driver-llamacpp-RELEASE version          the hello object (JSON)
@@ -22,12 +27,16 @@
 // Exit codes: 0 ok, 2 invalid job or coordinate, 3 engine error.
 #include <unistd.h>
 
+#include <cerrno>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -198,29 +207,128 @@ std::unique_ptr<orch::fingerprint::HashCache> OpenHashCache(const std::string& p
   return std::make_unique<orch::fingerprint::MemoryHashCache>();
 }
 
-int RunJob(int digest_workers) {
-  FrameWriter frames;
-  std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+// What a driver process keeps from one job to the next (session mode): the CPU
+// backend (loaded once per process), the model with the key it was loaded with,
+// its hello, the weight types of files read and a memory hash cache.
+struct EngineState {
+  std::optional<llamacpp::LoadedBackend> backend;
+  std::string backend_requested;  // the cpu_backend value it was loaded for
+  llamacpp::ModelHandle model;
+  std::string model_key;
+  std::string hash_cache_path;
+  std::unique_ptr<orch::fingerprint::HashCache> hashes;
+  // The hello of the loaded backend (it cannot change within the process).
+  std::optional<json> hello;
+  // Weight types of files already read, by path and the sha256 the agent gave:
+  // the same bytes have the same type, so its metadata is not parsed again.
+  std::map<std::pair<std::string, std::string>, std::string> weight_types;
+  int jobs_before = 0;
+};
+
+json BackendHello(EngineState& state) {
+  if (!state.backend) return HelloObject(nullptr);
+  if (!state.hello) state.hello = HelloObject(&*state.backend);
+  return *state.hello;
+}
+
+// The agent's hash cache file is read anew for every job: an open cache does not
+// see what the agent appended since (fingerprint/file_hash_cache.h). Without
+// one, a memory cache lives as long as the process.
+orch::fingerprint::HashCache& HashesFor(const std::string& path, EngineState& state) {
+  if (state.hashes == nullptr || !path.empty() || !state.hash_cache_path.empty()) {
+    state.hashes = OpenHashCache(path);
+    state.hash_cache_path = path;
+  }
+  return *state.hashes;
+}
+
+// The model file for the job (model_file.h), its weight type taken from an
+// earlier job of the same file and sha256 when there was one.
+orch::Result<llamacpp::PreparedModel> Prepare(llamacpp::JobSettings& settings, EngineState& state) {
+  std::pair<std::string, std::string> file{settings.model_path, settings.model_sha256};
+  if (settings.model_type.empty() && !file.second.empty()) {
+    auto known = state.weight_types.find(file);
+    if (known != state.weight_types.end()) settings.model_type = known->second;
+  }
+  orch::Result<llamacpp::PreparedModel> model = llamacpp::PrepareModel(
+      settings, ORCH_LLAMACPP_RELEASE, HashesFor(settings.hash_cache, state));
+  if (model.ok() && !file.second.empty() && !model->resolved_type.empty())
+    state.weight_types[file] = model->resolved_type;
+  return model;
+}
+
+// The process's CPU backend: loaded by the first job that gets this far; a
+// later job must ask for the same one (a process cannot swap it).
+Status EnsureBackend(const llamacpp::JobSettings& settings, EngineState& state) {
+  if (state.backend.has_value()) {
+    if (settings.cpu_backend == state.backend_requested ||
+        settings.cpu_backend == state.backend->variant)
+      return Status::Ok();
+    return Status(orch::StatusCode::kFailedPrecondition,
+                  "cpu_backend = \"" + settings.cpu_backend + "\": this driver process runs the " +
+                      "CPU backend \"" + state.backend_requested +
+                      "\" loaded for an earlier job of its session; a session runs one CPU " +
+                      "backend (start another session for this job)");
+  }
+  orch::Result<llamacpp::LoadedBackend> backend = llamacpp::LoadCpuBackend(settings.cpu_backend);
+  if (!backend.ok()) return backend.status();
+  llamacpp::EngineObserver::Instance().Install();  // before the engine logs (effective_settings.h)
+  llama_backend_init();
+  state.backend = std::move(backend).value();
+  state.backend_requested = settings.cpu_backend;
+  return Status::Ok();
+}
+
+// The model for this job: the loaded one when its key is equal, else loaded
+// anew (the old one freed first).
+orch::Result<llamacpp::ModelHandle> ModelFor(const llamacpp::JobSettings& settings,
+                                             const std::string& path, const std::string& key,
+                                             EngineState& state) {
+  if (state.model != nullptr && key == state.model_key) return state.model;
+  state.model.reset();
+  state.model_key.clear();
+  ORCH_ASSIGN_OR_RETURN(state.model, llamacpp::LoadModel(path, settings));
+  state.model_key = key;
+  return state.model;
+}
+
+// One job: hello, records, done or error; returns the exit status a single run
+// has (0, kExitInvalid, kExitEngine). `session`: the hello carries the session
+// object and the model is prepared before it (whether the job runs warm is known
+// then); a single run writes its hello before preparing the model, as always.
+int RunJob(FrameWriter& frames, const std::string& input, int digest_workers, EngineState& state,
+           bool session) {
+  json session_object = {{"warm", false}, {"jobs_before", state.jobs_before}};
+  auto hello = [&]() {
+    json object = BackendHello(state);
+    if (session) object["session"] = session_object;
+    frames.Write(DriverFrameType::kHello, Dump(object));
+  };
   orch::Result<llamacpp::JobSettings> settings = llamacpp::ParseJob(input);
   if (!settings.ok()) {
-    frames.Write(DriverFrameType::kHello, Dump(HelloObject(nullptr)));
+    hello();
     return Fail(frames, settings.status());
   }
-  orch::Result<llamacpp::LoadedBackend> backend = llamacpp::LoadCpuBackend(settings->cpu_backend);
-  if (!backend.ok()) {
-    frames.Write(DriverFrameType::kHello, Dump(HelloObject(nullptr)));
-    return Fail(frames, backend.status());
+  if (Status backend = EnsureBackend(*settings, state); !backend.ok()) {
+    hello();
+    return Fail(frames, backend);
   }
-  llamacpp::EngineObserver::Instance().Install();
-  llama_backend_init();
-  frames.Write(DriverFrameType::kHello, Dump(HelloObject(&*backend)));
-  std::unique_ptr<orch::fingerprint::HashCache> hashes = OpenHashCache(settings->hash_cache);
-  orch::Result<llamacpp::PreparedModel> model =
-      llamacpp::PrepareModel(*settings, ORCH_LLAMACPP_RELEASE, *hashes);
+  // The backend by what was loaded: "best" and the variant it chose are one
+  // backend, so their jobs share the loaded model (ModelLoadKey).
+  if (!state.backend->variant.empty()) settings->cpu_backend = state.backend->variant;
+  if (!session) hello();
+  orch::Result<llamacpp::PreparedModel> model = Prepare(*settings, state);
+  std::string key =
+      model.ok() ? llamacpp::ModelLoadKey(*settings, model->path, model->sha256) : std::string();
+  if (session) {
+    session_object["warm"] = model.ok() && state.model != nullptr && key == state.model_key;
+    hello();
+  }
   if (!model.ok()) return Fail(frames, model.status());
-  auto session = llamacpp::LlamaSession::Open(model->path, *settings, digest_workers);
-  if (!session.ok()) return Fail(frames, session.status());
-  auto summary = (*session)->Run([&frames](const orch::digest::PositionRecord& r) {
+  orch::Result<llamacpp::ModelHandle> loaded = ModelFor(*settings, model->path, key, state);
+  if (!loaded.ok()) return Fail(frames, loaded.status());
+  auto engine = llamacpp::LlamaSession::Open(*loaded, *settings, digest_workers);
+  auto summary = engine->Run([&frames](const orch::digest::PositionRecord& r) {
     if (!frames.Write(DriverFrameType::kRecord, orch::digest::EncodePositionRecord(r)))
       return orch::IoError("writing a record to stdout failed");
     return Status::Ok();
@@ -234,15 +342,81 @@ int RunJob(int digest_workers) {
                  static_cast<long long>(summary->first_nan_position));
   }
   frames.Write(DriverFrameType::kDone,
-               Dump(DoneObject(*settings, *summary, *model, **session, *backend)));
-#if !defined(ORCH_DRIVER_SANITIZED)
-  // The stream is complete and flushed; tearing the engine down would only cost
-  // time (about 10 ms for a 32k vocabulary). Sanitized builds tear down to
-  // check for leaks.
-  std::fflush(nullptr);
-  _exit(0);
-#endif
+               Dump(DoneObject(*settings, *summary, *model, *engine, *state.backend)));
   return 0;
+}
+
+// The stream is complete and flushed; tearing the engine down would only cost
+// time (about 10 ms for a 32k vocabulary). Sanitized builds tear down to check
+// for leaks.
+int ExitFast(int status) {
+#if !defined(ORCH_DRIVER_SANITIZED)
+  std::fflush(nullptr);
+  _exit(status);
+#endif
+  return status;
+}
+
+int RunSingleJob(int digest_workers) {
+  FrameWriter frames;
+  std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  EngineState state;
+  int status = RunJob(frames, input, digest_workers, state, /*session=*/false);
+  return status == 0 ? ExitFast(0) : status;
+}
+
+// Reads exactly `size` bytes from stdin; returns how many it got (fewer only at
+// end of file or on an error).
+std::size_t ReadStdin(char* data, std::size_t size) {
+  std::size_t got = 0;
+  while (got < size) {
+    ssize_t n = read(0, data + got, size - got);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  return got;
+}
+
+// The next job document of a session's stdin; nullopt at end of file between
+// frames; kDataLoss for anything else (a truncated frame, another type).
+orch::Result<std::optional<std::string>> NextJob() {
+  char header[orch::driver_protocol::kFrameHeaderBytes];
+  std::size_t got = ReadStdin(header, sizeof(header));
+  if (got == 0) return std::optional<std::string>();
+  ORCH_ASSIGN_OR_RETURN(std::uint32_t length,
+                        orch::driver_protocol::JobFrameLength(std::string_view(header, got)));
+  std::string job(length, '\0');
+  if (std::size_t read = ReadStdin(job.data(), length); read != length) {
+    return Status(orch::StatusCode::kDataLoss, "job frame: stdin ended after " +
+                                                   std::to_string(read) + " of its " +
+                                                   std::to_string(length) + " payload bytes");
+  }
+  return std::optional<std::string>(std::move(job));
+}
+
+// Session mode (docs/driver-protocol.md, "Sessions"): jobs from stdin frames
+// until end of file, the model kept loaded between jobs with equal load keys.
+int RunSession(int digest_workers) {
+  FrameWriter frames;
+  EngineState state;
+  for (;;) {
+    orch::Result<std::optional<std::string>> job = NextJob();
+    if (!job.ok()) {
+      // Nothing to answer the agent but this: the stream of a job that never came.
+      json hello = BackendHello(state);
+      hello["session"] = {{"warm", false}, {"jobs_before", state.jobs_before}};
+      frames.Write(DriverFrameType::kHello, Dump(hello));
+      return Fail(frames, Status(orch::StatusCode::kInvalidArgument, job.status().message()));
+    }
+    if (!job->has_value()) return ExitFast(0);
+    int status = RunJob(frames, **job, digest_workers, state, /*session=*/true);
+    ++state.jobs_before;
+    if (status == kExitEngine) return ExitFast(kExitEngine);
+  }
 }
 
 int Quantize(int argc, char** argv) {
@@ -272,32 +446,40 @@ void Usage(const char* self) {
   std::printf(
       "usage: %s                 run the job document on stdin (driver protocol)\n"
       "       %s --digest-workers N   the same, digesting rows on N threads\n"
+      "       %s session [--digest-workers N]   run job frames from stdin until end of\n"
+      "                          file, the model kept loaded (session mode)\n"
       "       %s quantize IN OUT TYPE [THREADS]\n"
       "       %s variants        CPU kernel variants and their scores here\n"
       "       %s version         engine version, commit and build (JSON)\n"
       "       %s capabilities --json   axes, values, invalid combinations\n"
       "llama.cpp %s, commit %s\n",
-      self, self, self, self, self, self, ORCH_LLAMACPP_RELEASE, ORCH_LLAMACPP_COMMIT);
+      self, self, self, self, self, self, self, ORCH_LLAMACPP_RELEASE, ORCH_LLAMACPP_COMMIT);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 1) return RunJob(0);
+  if (argc == 1) return RunSingleJob(0);
   std::string command = argv[1];
-  if (command == "--digest-workers" && argc == 3) {
+  if (command == "session" && argc == 2) return RunSession(0);
+  bool session = command == "session" && argc == 4 && std::string(argv[2]) == "--digest-workers";
+  if ((command == "--digest-workers" && argc == 3) || session) {
+    const char* value = argv[session ? 3 : 2];
     char* end = nullptr;
-    long workers = std::strtol(argv[2], &end, 10);
-    if (*argv[2] == '\0' || *end != '\0' || workers < 1 || workers > 256) {
-      std::fprintf(stderr, "%s: --digest-workers '%s': expected 1 to 256\n", argv[0], argv[2]);
+    long workers = std::strtol(value, &end, 10);
+    if (*value == '\0' || *end != '\0' || workers < 1 || workers > 256) {
+      std::fprintf(stderr, "%s: --digest-workers '%s': expected 1 to 256\n", argv[0], value);
       return kExitInvalid;
     }
-    return RunJob(static_cast<int>(workers));
+    return session ? RunSession(static_cast<int>(workers))
+                   : RunSingleJob(static_cast<int>(workers));
   }
   if (command == "quantize") return Quantize(argc, argv);
   if (command == "variants") return Variants();
   if (command == "version") {
-    std::cout << HelloObject(nullptr).dump(1) << "\n";
+    json hello = HelloObject(nullptr);
+    hello["session"] = {{"load_axes", llamacpp::LoadAxes()}};
+    std::cout << hello.dump(1) << "\n";
     return 0;
   }
   if (command == "capabilities" && (argc == 2 || (argc == 3 && std::string(argv[2]) == "--json"))) {

@@ -323,4 +323,27 @@ std::string_view ErrorCodeFor(const Status& status) {
   }
 }
 
+const std::vector<std::string>& LoadAxes() {
+  static const std::vector<std::string> axes = {"quant", "cpu_backend", "repack", "hardware", "tp"};
+  return axes;
+}
+
+std::string ModelLoadKey(const JobSettings& settings, std::string_view model_path,
+                         std::string_view model_sha256) {
+  // Length-prefixed fields: no value can be mistaken for another's.
+  std::string key;
+  auto add = [&key](std::string_view field) {
+    key += std::to_string(field.size()) + ":";
+    key += field;
+  };
+  add(model_path);
+  add(model_sha256);
+  add(settings.quant);
+  add(settings.cpu_backend);
+  add(settings.repack ? "on" : "off");
+  add(settings.hardware);
+  add(std::to_string(settings.tp));
+  return key;
+}
+
 }  // namespace orch::drivers::llamacpp

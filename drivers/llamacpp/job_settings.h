@@ -129,6 +129,20 @@ bool IsKnownWeightType(std::string_view type);
 //                         (invalid_combination)
 Result<JobSettings> ParseJob(std::string_view json_text);
 
+// Session mode (docs/driver-protocol.md, "Sessions"): the coordinate axes whose
+// values llama_model_load_from_file and the process's CPU backend depend on,
+// declared as `session.load_axes` in the hello of `version`. Every other axis
+// (kv, attention, threads, batch, ubatch, ctx, sampler.*) is a llama_context or
+// sampler setting: a job may change it and still run on the loaded model, with a
+// fresh context of its own.
+const std::vector<std::string>& LoadAxes();
+
+// What a loaded model was loaded with: the file actually loaded (after
+// quantization), its SHA-256 and every load-time setting. Two jobs with equal
+// keys run on the same llama_model; any difference loads the model anew.
+std::string ModelLoadKey(const JobSettings& settings, std::string_view model_path,
+                         std::string_view model_sha256);
+
 // The driver protocol's error code for a Status from the driver:
 // kInvalidArgument -> invalid_job, kFailedPrecondition -> invalid_combination,
 // kNotFound -> model_missing, kDataLoss -> sha256_mismatch, else engine_error.

@@ -100,19 +100,7 @@ Status Drained(DigestPipeline& pipeline, const Status& engine_error) {
 
 }  // namespace
 
-LlamaSession::LlamaSession(llama_model* model, const JobSettings& settings, int digest_workers)
-    : model_(model), settings_(settings), digest_workers_(digest_workers) {
-  n_vocab_ = llama_vocab_n_tokens(llama_model_get_vocab(model_));
-}
-
-LlamaSession::~LlamaSession() {
-  if (context_ != nullptr) llama_free(context_);
-  llama_model_free(model_);
-}
-
-Result<std::unique_ptr<LlamaSession>> LlamaSession::Open(const std::string& model_path,
-                                                         const JobSettings& settings,
-                                                         int digest_workers) {
+Result<ModelHandle> LoadModel(const std::string& model_path, const JobSettings& settings) {
   llama_model_params params = llama_model_default_params();
   params.n_gpu_layers = settings.gpu() ? 999 : 0;
   params.use_extra_bufts = settings.repack;
@@ -124,8 +112,22 @@ Result<std::unique_ptr<LlamaSession>> LlamaSession::Open(const std::string& mode
   if (model == nullptr) {
     return Internal("llama.cpp could not load the model " + model_path + " (see the log above)");
   }
-  std::unique_ptr<LlamaSession> session(new LlamaSession(model, settings, digest_workers));
-  return session;
+  return ModelHandle(model, llama_model_free);
+}
+
+LlamaSession::LlamaSession(ModelHandle model, const JobSettings& settings, int digest_workers)
+    : model_(std::move(model)), settings_(settings), digest_workers_(digest_workers) {
+  n_vocab_ = llama_vocab_n_tokens(llama_model_get_vocab(model_.get()));
+}
+
+LlamaSession::~LlamaSession() {
+  if (context_ != nullptr) llama_free(context_);
+}
+
+std::unique_ptr<LlamaSession> LlamaSession::Open(ModelHandle model, const JobSettings& settings,
+                                                 int digest_workers) {
+  return std::unique_ptr<LlamaSession>(
+      new LlamaSession(std::move(model), settings, digest_workers));
 }
 
 Status LlamaSession::CreateContext(std::int64_t tokens_needed) {
@@ -150,7 +152,7 @@ Status LlamaSession::CreateContext(std::int64_t tokens_needed) {
   EngineObserver::Instance().BeginContext();
   params.cb_eval = &EngineObserver::OnEval;  // reads what attention ran (effective_settings.h)
   params.cb_eval_user_data = &EngineObserver::Instance();
-  context_ = llama_init_from_model(model_, params);
+  context_ = llama_init_from_model(model_.get(), params);
   if (context_ == nullptr) {
     return Internal("llama.cpp refused the context (kv " + settings_.type_k + "/" +
                     settings_.type_v + ", n_ctx " + std::to_string(n_ctx) + "); see the log above");
@@ -168,7 +170,7 @@ std::string LlamaSession::Describe() const {
 }
 
 Result<std::vector<std::int32_t>> LlamaSession::Tokenize(const std::string& text) const {
-  const llama_vocab* vocab = llama_model_get_vocab(model_);
+  const llama_vocab* vocab = llama_model_get_vocab(model_.get());
   auto length = static_cast<std::int32_t>(text.size());
   std::int32_t needed = -llama_tokenize(vocab, text.data(), length, nullptr, 0,
                                         /*add_special=*/true,
@@ -183,8 +185,8 @@ Result<std::vector<std::int32_t>> LlamaSession::Tokenize(const std::string& text
 
 std::string LlamaSession::Piece(std::int32_t token) const {
   char buffer[256];
-  std::int32_t n =
-      llama_token_to_piece(llama_model_get_vocab(model_), token, buffer, sizeof(buffer), 0, false);
+  std::int32_t n = llama_token_to_piece(llama_model_get_vocab(model_.get()), token, buffer,
+                                        sizeof(buffer), 0, false);
   return n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : "";
 }
 
@@ -291,7 +293,7 @@ Result<WorkloadSummary> LlamaSession::Generate(const RecordSink& sink) {
   if (tokens.empty()) return InvalidArgument("workload.prompt: no tokens");
   const std::int64_t max_tokens = settings_.workload.max_tokens;
   ORCH_RETURN_IF_ERROR(CreateContext(static_cast<std::int64_t>(tokens.size()) + max_tokens));
-  const llama_vocab* vocab = llama_model_get_vocab(model_);
+  const llama_vocab* vocab = llama_model_get_vocab(model_.get());
   SamplerPtr sampler = BuildSampler(vocab, settings_.sampler);
   const CaptureSettings capture = settings_.capture.ForRun(max_tokens, n_vocab_);
   WorkloadSummary summary;

@@ -1,6 +1,11 @@
 // One loaded model and context of the linked llama.cpp build, configured from a
 // job's settings, and the two workloads run on it.
 //
+// The model (LoadModel) is shared: a session driver keeps it loaded across jobs
+// with equal ModelLoadKey (job_settings.h) and opens a LlamaSession per job,
+// each with a fresh context (and sampler), so no KV cache or sampler state
+// crosses jobs and a job's records do not depend on the jobs before it.
+//
 // Teacher forcing feeds the workload's tokens in batches of n_batch with a logit
 // row requested at every position and digests each row (the target is the next
 // fed token). Generation decodes the prompt, then per step samples with the
@@ -54,15 +59,22 @@ struct WorkloadSummary {
   double eval_ms = 0;
 };
 
+// A loaded llama_model, freed when the last holder lets go.
+using ModelHandle = std::shared_ptr<llama_model>;
+
+// Loads `model_path` with the load-time settings of `settings` (hardware, tp,
+// repack). kInternal when the engine refuses the file.
+Result<ModelHandle> LoadModel(const std::string& model_path, const JobSettings& settings);
+
 class LlamaSession final {
  public:
-  // Loads `model_path` and creates a context sized for the workload. Errors:
+  // One job on `model` (loaded by LoadModel with the same load key); Run
+  // creates a context sized for the workload. Errors from Run:
   // kInvalidArgument (a setting the build lacks, a context too small),
-  // kInternal (the engine refused the model or the context). `digest_workers`:
-  // threads that digest rows, 0 = the cores the engine leaves (see above).
-  static Result<std::unique_ptr<LlamaSession>> Open(const std::string& model_path,
-                                                    const JobSettings& settings,
-                                                    int digest_workers);
+  // kInternal (the engine refused the context). `digest_workers`: threads that
+  // digest rows, 0 = the cores the engine leaves (see above).
+  static std::unique_ptr<LlamaSession> Open(ModelHandle model, const JobSettings& settings,
+                                            int digest_workers);
   ~LlamaSession();
 
   Result<WorkloadSummary> Run(const RecordSink& sink);
@@ -73,7 +85,7 @@ class LlamaSession final {
   llama_context* context() const { return context_; }
 
  private:
-  LlamaSession(llama_model* model, const JobSettings& settings, int digest_workers);
+  LlamaSession(ModelHandle model, const JobSettings& settings, int digest_workers);
   Result<std::vector<std::int32_t>> Tokenize(const std::string& text) const;
   Result<WorkloadSummary> TeacherForce(const RecordSink& sink);
   Result<WorkloadSummary> Generate(const RecordSink& sink);
@@ -88,7 +100,7 @@ class LlamaSession final {
   std::string Piece(std::int32_t token) const;
   void AddTokenTexts(WorkloadSummary* summary) const;
 
-  llama_model* model_;                // owned
+  ModelHandle model_;
   llama_context* context_ = nullptr;  // owned
   JobSettings settings_;
   std::int32_t n_vocab_ = 0;

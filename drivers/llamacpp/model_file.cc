@@ -124,7 +124,8 @@ Result<PreparedModel> PrepareModel(const JobSettings& settings, const std::strin
   if (!fs::is_regular_file(settings.model_path, error))
     return NotFound("model file " + settings.model_path + " does not exist");
   ORCH_ASSIGN_OR_RETURN(std::string expected, ExpectedSha256(settings));
-  PreparedModel model{settings.model_path, settings.model_sha256, settings.model_type, "", false};
+  PreparedModel model{
+      settings.model_path, settings.model_sha256, settings.model_type, "", false, ""};
   // The agent sends the hash it resolved the file by (from its hash cache, keyed
   // by the file's identity); reading a multi-GB model again would double the
   // I/O. Without one, the driver hashes the file itself.
@@ -142,6 +143,7 @@ Result<PreparedModel> PrepareModel(const JobSettings& settings, const std::strin
   if (model.type.empty()) {
     ORCH_ASSIGN_OR_RETURN(model.type, GgufWeightType(model.path));
   }
+  model.resolved_type = model.type;
   if (settings.quant.empty() || settings.quant == model.type) return model;
   if (model.type.empty()) {
     return InvalidArgument("model " + model.path +
@@ -152,7 +154,7 @@ Result<PreparedModel> PrepareModel(const JobSettings& settings, const std::strin
   std::string name =
       model.sha256.substr(0, 16) + "-" + settings.quant + "-" + engine_release + ".gguf";
   std::string out = (fs::path(CacheDir(settings)) / name).string();
-  PreparedModel quantized{out, "", settings.quant, model.path, false};
+  PreparedModel quantized{out, "", settings.quant, model.path, false, model.type};
   ORCH_ASSIGN_OR_RETURN(std::optional<std::string> cached, VerifiedCachedFile(out, hashes));
   if (cached) {
     quantized.sha256 = *cached;

@@ -37,6 +37,10 @@ struct PreparedModel {
   std::string type;        // its weight type ("" when unknown)
   std::string source;      // the file it was quantized from; empty if none
   bool cache_hit = false;  // the quantized file already existed and matched its sidecar
+  // The weight type of the job's own file (settings.model_path), "" when it
+  // records none: what a later job of the same file and sha256 can pass as
+  // settings.model_type instead of parsing the file's metadata again.
+  std::string resolved_type;
 };
 
 // Errors before any engine work: kNotFound (no model path: model_missing),

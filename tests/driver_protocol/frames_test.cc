@@ -78,5 +78,25 @@ TEST(DriverFrameParserTest, HelloMustComeFirstAndOnlyOnce) {
   EXPECT_THAT(twice.Feed(hello + hello, &frames).message(), HasSubstr("second hello"));
 }
 
+TEST(JobFrameTest, AJobFrameHasTheStdoutLayoutWithType16AndItsHeaderGivesTheLength) {
+  std::string frame = EncodeJobFrame(R"({"job_id":"j"})");
+  ASSERT_EQ(frame.size(), kFrameHeaderBytes + 14);
+  EXPECT_EQ(static_cast<std::uint8_t>(frame[4]), 16);
+  Result<std::uint32_t> length = JobFrameLength(frame.substr(0, kFrameHeaderBytes));
+  ASSERT_TRUE(length.ok()) << length.status().ToString();
+  EXPECT_EQ(*length, 14u);
+  EXPECT_EQ(frame.substr(kFrameHeaderBytes), R"({"job_id":"j"})");
+}
+
+TEST(JobFrameTest, AHeaderOfAnotherTypeTooLongOrTruncatedIsNamed) {
+  Result<std::uint32_t> hello = JobFrameLength(EncodeDriverFrame(DriverFrameType::kHello, "{}"));
+  EXPECT_THAT(hello.status().message(), HasSubstr("type 1, expected 16 (job)"));
+  std::string huge = EncodeJobFrame("");
+  huge[3] = 0x7f;
+  EXPECT_THAT(JobFrameLength(huge).status().message(), HasSubstr("exceeds the limit"));
+  EXPECT_THAT(JobFrameLength(std::string_view("\x01\x00", 2)).status().message(),
+              HasSubstr("a header of 2 bytes"));
+}
+
 }  // namespace
 }  // namespace orch::driver_protocol

@@ -4,7 +4,10 @@ An engine implements `Engine` (its axis table, its hello, how it runs a job)
 and calls `main(engine)`:
 
   DRIVER                      run the job document on stdin
-  DRIVER version              the hello object (JSON) on stdout, exit 0
+  DRIVER session              run job frames from stdin until end of file
+                              (docs/driver-protocol.md, "Sessions")
+  DRIVER version              the hello object (JSON) on stdout, exit 0;
+                              with session.load_axes
   DRIVER capabilities --json  the capability declaration
 
 A run writes exactly one hello, the records, then done or error, and exits 0
@@ -12,6 +15,14 @@ A run writes exactly one hello, the records, then done or error, and exits 0
 the engine raises as orch_driver.errors types keep their code; any other
 exception is an engine_error whose message is the exception, traceback on
 stderr.
+
+Sessions: every engine runs in session mode. An engine that splits loading
+from running (load_key, load, run_loaded, unload) keeps its loaded state
+while consecutive jobs have an equal load key (and model path and sha256);
+one that does not (load_key None, the default) runs each job with run(),
+loading whatever it needs per job, and its hellos say warm false. A session
+ends at end of file (exit 0) or after an engine_error (exit 3: the engine's
+state is suspect); every other typed error ends only its job.
 """
 
 import ctypes
@@ -25,7 +36,7 @@ from orch_driver import digest as digest_mod
 from orch_driver import frames as frames_mod
 from orch_driver import pipeline as pipeline_mod
 from orch_driver import records
-from orch_driver.errors import EXIT_OK, DriverError, EngineError
+from orch_driver.errors import EXIT_ENGINE, EXIT_OK, DriverError, EngineError, InvalidJob
 from orch_driver.job import parse_job
 
 
@@ -50,8 +61,36 @@ class Engine:
 
     def run(self, job, sink):
         """Evaluates the job, calling sink.emit(...) once per position in
-        increasing order; returns the engine's part of the done object."""
+        increasing order; returns the engine's part of the done object.
+        Called only when load_key(job) is None."""
         raise NotImplementedError
+
+    # Sessions (docs/driver-protocol.md, "Sessions"). `load_axes`: the
+    # coordinate axes whose values load_key depends on, declared in the hello
+    # of `version`; the agent keeps a session per model and values of these.
+    load_axes = ()
+
+    def load_key(self, job):
+        """A hashable value naming what load(job) loads beyond the model file
+        (whose path and sha256 the SDK adds): jobs with equal keys share one
+        handle. None (the default): nothing is kept between jobs and run()
+        runs each job."""
+        return None
+
+    def load(self, job):
+        """Loads what jobs with this job's load key share (called after the
+        hello; may raise orch_driver.errors types); returns the handle passed
+        to run_loaded."""
+        raise NotImplementedError
+
+    def run_loaded(self, job, handle, sink):
+        """run() on a loaded handle: must give the same records and done as
+        the job on a freshly loaded handle (no state from earlier jobs)."""
+        raise NotImplementedError
+
+    def unload(self, handle):
+        """Frees a handle no job will use again (another load key came or the
+        session ended)."""
 
     def digest_workers(self, job):
         """Threads that digest rows while run() goes on (pipeline.py); 0: each
@@ -171,26 +210,67 @@ def _log(engine, text):
     sys.stderr.flush()
 
 
-def _fail(engine, writer, error):
+class SessionState:
+    """What a driver process keeps between jobs: the loaded handle and its
+    key, and how many jobs ran before. `announce`: hellos carry the session
+    object (session mode); a single run's hello does not."""
+
+    def __init__(self, announce=True):
+        self.announce = announce
+        self.jobs_before = 0
+        self.key = None
+        self.handle = None
+
+    def hello(self, hello, warm):
+        if self.announce:
+            hello = dict(hello, session={"warm": warm, "jobs_before": self.jobs_before})
+        return hello
+
+    def handle_for(self, engine, job, key):
+        """The loaded handle for `key`: the one in hand when equal, else the
+        old one unloaded and the job's loaded."""
+        if self.key is not None and self.key == key:
+            return self.handle
+        self.close(engine)
+        self.handle = engine.load(job)
+        self.key = key
+        return self.handle
+
+    def close(self, engine):
+        if self.key is not None:
+            handle, self.key, self.handle = self.handle, None, None
+            engine.unload(handle)
+
+
+def _load_key(engine, job):
+    key = engine.load_key(job)
+    return None if key is None else (job.model.path, job.model.sha256, key)
+
+
+def _fail(engine, writer, error, session):
     _log(engine, "%s: %s" % (error.code, error.message))
     if not writer.hello_sent:
-        writer.hello(engine.hello(None))
+        writer.hello(session.hello(engine.hello(None), False))
     writer.error(error.code, error.message)
     return error.exit_status
 
 
-def run_job(engine, stdin_bytes, writer):
-    """One run: parse, hello, records, done; returns the exit status."""
+def run_job(engine, stdin_bytes, writer, session=None):
+    """One run: parse, hello, records, done; returns the exit status.
+    `session`: the SessionState of session mode (None: a single run)."""
+    session = SessionState(announce=False) if session is None else session
     try:
         job = parse_job(stdin_bytes, engine.axes)
         engine.check(job)
         hello = engine.hello(job)
+        key = _load_key(engine, job)
     except DriverError as error:
-        return _fail(engine, writer, error)
+        return _fail(engine, writer, error, session)
     except Exception as error:  # the engine's own failures, before any work
         traceback.print_exc(file=sys.stderr)
-        return _fail(engine, writer, EngineError("%s: %s" % (type(error).__name__, error)))
-    writer.hello(hello)
+        return _fail(engine, writer, EngineError("%s: %s" % (type(error).__name__, error)),
+                     session)
+    writer.hello(session.hello(hello, key is not None and key == session.key))
     try:
         library = digest_mod.load()
         sink = RecordSink(writer, library, job.capture, engine.digest_workers(job),
@@ -198,7 +278,11 @@ def run_job(engine, stdin_bytes, writer):
         start = time.monotonic()
         done = {"positions": 0}
         try:
-            done.update(engine.run(job, sink) or {})
+            if key is None:
+                done.update(engine.run(job, sink) or {})
+            else:
+                handle = session.handle_for(engine, job, key)
+                done.update(engine.run_loaded(job, handle, sink) or {})
         finally:
             # The records of rows emitted before a failure go out before its
             # error frame; a failure among them (an earlier position) wins.
@@ -212,22 +296,47 @@ def run_job(engine, stdin_bytes, writer):
                                            sink.first_nan_position))
         done.setdefault("wall_ms", (time.monotonic() - start) * 1000.0)
     except DriverError as error:
-        return _fail(engine, writer, error)
+        return _fail(engine, writer, error, session)
     except digest_mod.LibraryNotFound as error:
-        return _fail(engine, writer, EngineError(str(error)))
+        return _fail(engine, writer, EngineError(str(error)), session)
     except Exception as error:  # the engine's own failures
         traceback.print_exc(file=sys.stderr)
         return _fail(engine, writer, EngineError(
-            "%s: %s" % (type(error).__name__, error)))
+            "%s: %s" % (type(error).__name__, error)), session)
     writer.done(done)
     return EXIT_OK
 
 
+def run_session(engine, stdin, writer):
+    """Session mode: job frames from `stdin` (a binary stream), each run as
+    run_job does, until end of file (EXIT_OK). An engine_error ends the
+    session with its status; a frame that is not a job is answered with
+    invalid_job and ends it (EXIT_INVALID)."""
+    session = SessionState()
+    try:
+        while True:
+            try:
+                payload = frames_mod.read_job_frame(stdin)
+            except ValueError as error:
+                return _fail(engine, writer, InvalidJob(str(error)), session)
+            if payload is None:
+                return EXIT_OK
+            status = run_job(engine, payload, writer, session)
+            session.jobs_before += 1
+            if status == EXIT_ENGINE:
+                return status
+            writer.next_job()
+    finally:
+        session.close(engine)
+
+
 def _usage(engine, name):
     return ("usage: %s                 run the job document on stdin (driver "
-            "protocol)\n       %s version         the hello object (JSON)\n"
+            "protocol)\n       %s session         job frames on stdin until end of "
+            "file, the engine kept loaded\n"
+            "       %s version         the hello object (JSON)\n"
             "       %s capabilities --json   axes, values, invalid "
-            "combinations\n" % (name, name, name))
+            "combinations\n" % (name, name, name, name))
 
 
 def main(engine, argv=None):
@@ -238,8 +347,14 @@ def main(engine, argv=None):
         sys.stderr.flush()
         return status
     command = argv[1]
+    if command == "session" and len(argv) == 2:
+        writer = frames_mod.FrameWriter.take_stdout()
+        status = run_session(engine, sys.stdin.buffer, writer)
+        sys.stderr.flush()
+        return status
     if command == "version" and len(argv) == 2:
-        sys.stdout.write(json.dumps(engine.hello(None), indent=1) + "\n")
+        hello = dict(engine.hello(None), session={"load_axes": list(engine.load_axes)})
+        sys.stdout.write(json.dumps(hello, indent=1) + "\n")
         return EXIT_OK
     if command == "capabilities" and (len(argv) == 2 or argv[2:] == ["--json"]):
         sys.stdout.write(engine.declaration_json())

@@ -2,7 +2,10 @@
 
 Frame = u32 little-endian payload length + u8 type + payload, payload at most
 16 MiB. Order: exactly one hello first, any number of records, then done or
-error last; FrameWriter enforces that order on the writing side.
+error last; FrameWriter enforces that order on the writing side, and in
+session mode (docs/driver-protocol.md, "Sessions") starts the next job's
+stream after next_job(). A session's stdin carries JOB frames
+(encode_job_frame, read_job_frame).
 """
 
 import json
@@ -13,6 +16,7 @@ HELLO = 1
 RECORD = 2
 DONE = 3
 ERROR = 4
+JOB = 16  # stdin of a session driver only: one job document
 
 MAX_PAYLOAD = 16 << 20  # agent::kMaxDriverFramePayload
 
@@ -29,6 +33,50 @@ def encode_frame(frame_type, payload):
         raise ValueError("frame payload of %d bytes is over the %d-byte limit"
                          % (len(payload), MAX_PAYLOAD))
     return _HEADER.pack(len(payload), frame_type) + bytes(payload)
+
+
+def encode_job_frame(payload):
+    """The bytes of one job frame (a session driver's stdin)."""
+    if isinstance(payload, str):
+        payload = payload.encode("utf-8")
+    if len(payload) > MAX_PAYLOAD:
+        raise ValueError("job frame payload of %d bytes is over the %d-byte limit"
+                         % (len(payload), MAX_PAYLOAD))
+    return _HEADER.pack(len(payload), JOB) + bytes(payload)
+
+
+def _read_exactly(stream, size):
+    chunks = []
+    while size > 0:
+        chunk = stream.read(size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_job_frame(stream):
+    """The next job document (bytes) from a binary stream; None at end of
+    file between frames. ValueError naming the defect for a frame of another
+    type, a length over the limit, or a stream that ends inside a frame."""
+    header = _read_exactly(stream, _HEADER.size)
+    if not header:
+        return None
+    if len(header) < _HEADER.size:
+        raise ValueError("job frame: stdin ended after %d of the 5 header bytes"
+                         % len(header))
+    length, frame_type = _HEADER.unpack(header)
+    if frame_type != JOB:
+        raise ValueError("job frame: type %d, expected %d (job)" % (frame_type, JOB))
+    if length > MAX_PAYLOAD:
+        raise ValueError("job frame: payload of %d bytes exceeds the limit of %d"
+                         % (length, MAX_PAYLOAD))
+    payload = _read_exactly(stream, length)
+    if len(payload) < length:
+        raise ValueError("job frame: stdin ended after %d of its %d payload bytes"
+                         % (len(payload), length))
+    return payload
 
 
 def dump_json(value):
@@ -68,6 +116,12 @@ class FrameWriter:
     @property
     def closed(self):
         return self._state == "closed"
+
+    def next_job(self):
+        """Session mode: after a job's done or error, the next job's stream
+        (a hello first again)."""
+        self._expect("closed", "next job")
+        self._state = "start"
 
     def hello(self, obj):
         self._expect("start", "hello")

@@ -59,6 +59,10 @@ class ServerEngine(driver.Engine):
         return name if isinstance(name, str) and name else job.model.requirement
 
     def check(self, job):
+        # Session mode runs many jobs on this object: nothing of an earlier job's
+        # server may reach this job's hello, even when this job fails its checks.
+        self.server = self.client = self.report = None
+        self.model = ""
         axes_mod.check_rules(_rules_that_apply(self.rules, job.canonical), job.canonical)
         label = job.engine or job.coordinate.get("engine", "")
         labels.label_version(label, self.family)

@@ -175,6 +175,28 @@ class TorchEngine(driver.Engine):
         cores = os.cpu_count() or 1
         return pipeline.workers_for(TorchSettings(job).threads or cores, cores)
 
-    def run(self, job, sink):
+    # Sessions (docs/drivers.md, "orch-driver-torch"): what LoadedModel
+    # depends on. Everything else (kv, attention, threads, batch, ctx,
+    # deterministic, matmul_tf32, sampler.*) is set per job on the loaded
+    # weights.
+    load_axes = ("impl", "quant", "dtype", "hardware", "tp")
+
+    def load_key(self, job):
+        from orch_torch.session import job_devices
+        settings = TorchSettings(job)
+        key = (settings.impl, settings.quant, settings.dtype, settings.hardware, settings.tp,
+               tuple(str(d) for d in job_devices(job, settings)))
+        if settings.impl == "transformers":  # its attention is chosen when it is built
+            key += (settings.resolved_attention(),)
+        return key
+
+    def load(self, job):
+        from orch_torch.session import LoadedModel
+        return LoadedModel(job, TorchSettings(job))
+
+    def run_loaded(self, job, handle, sink):
         from orch_torch.session import Session
-        return Session(job, TorchSettings(job)).run(sink)
+        return Session(job, TorchSettings(job)).run(sink, handle)
+
+    def run(self, job, sink):
+        return self.run_loaded(job, self.load(job), sink)

@@ -11,8 +11,15 @@ the token is fed back, until max_tokens or an end-of-generation token.
 Rows go to the sink with the CPU tensor that holds them as their owner: the
 sink's digest workers (TorchEngine.digest_workers) digest them while the next
 chunk or step is computed, and the records still go out in position order.
+
+Loading (LoadedModel: the GGUF file, its tokenizer and the weights on their
+devices) is apart from the run (Session), so that a session driver keeps one
+LoadedModel for every job with the same load key (TorchEngine.load_key) and
+runs each job on a fresh LlamaModel, KV cache and sampler: no state crosses
+jobs.
 """
 
+import copy
 import os
 import time
 
@@ -28,54 +35,96 @@ from orch_torch.llama import KvCache, LlamaModel
 from orch_torch.sampler import Sampler
 
 
-class Session:
+def job_devices(job, settings):
+    """The torch devices the job runs on: the CPU, or tp CUDA devices from the
+    first of the job's resources.gpu_ids."""
+    if not settings.gpu():
+        return [torch.device("cpu")]
+    first = 0
+    resources = job.raw.get("resources")
+    gpu_ids = resources.get("gpu_ids") if isinstance(resources, dict) else None
+    if isinstance(gpu_ids, list) and gpu_ids and isinstance(gpu_ids[0], int):
+        first = gpu_ids[0]
+    return [torch.device("cuda", first + i) for i in range(settings.tp)]
+
+
+def configure_torch(settings):
+    """The process-wide torch settings of a job (threads, deterministic
+    algorithms, TF32), set for every job: a session's jobs may differ."""
+    threads = settings.threads if settings.threads > 0 else (os.cpu_count() or 1)
+    torch.set_num_threads(threads)
+    if settings.deterministic:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(bool(settings.deterministic))
+    if torch.cuda.is_available():
+        torch.backends.cuda.matmul.allow_tf32 = bool(settings.matmul_tf32)
+        torch.backends.cudnn.allow_tf32 = bool(settings.matmul_tf32)
+    return threads
+
+
+class LoadedModel:
+    """What the jobs of one load key share: the checked GGUF file, its
+    tokenizer, the config and the weights (impl orch) or the whole
+    transformers model (impl transformers, whose attention is fixed at
+    build). Never written to by a run."""
+
     def __init__(self, job, settings):
-        self.job = job
-        self.s = settings
-        self.token_text = {}
+        configure_torch(settings)
+        self.path, self.sha, self.file, self.mapped, self.file_type = \
+            self._open_model(job, settings)
+        self.devices = job_devices(job, settings)
+        start = time.monotonic()
+        self.config = weights_mod.LlamaConfig(self.file)
+        dtype = DTYPES[settings.dtype]
+        self.weights = None
+        self.transformers = None
+        if settings.impl == "transformers":
+            from orch_torch.hf import TransformersModel
+            self.transformers = TransformersModel(self.file, self.mapped, self.config,
+                                                  settings, dtype, self.devices[0])
+        else:
+            self.weights = weights_mod.Weights(self.file, self.mapped, self.config, dtype,
+                                               self.devices)
+        self.load_ms = (time.monotonic() - start) * 1000.0
+        self.tokenizer = self._tokenizer(self.file)
+        self.jobs = 0
 
-    def _devices(self):
-        if not self.s.gpu():
-            return [torch.device("cpu")]
-        first = 0
-        resources = self.job.raw.get("resources")
-        gpu_ids = resources.get("gpu_ids") if isinstance(resources, dict) else None
-        if isinstance(gpu_ids, list) and gpu_ids and isinstance(gpu_ids[0], int):
-            first = gpu_ids[0]
-        return [torch.device("cuda", first + i) for i in range(self.s.tp)]
-
-    def _configure_torch(self):
-        s = self.s
-        threads = s.threads if s.threads > 0 else (os.cpu_count() or 1)
-        torch.set_num_threads(threads)
-        if s.deterministic:
-            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-        torch.use_deterministic_algorithms(bool(s.deterministic))
-        if torch.cuda.is_available():
-            torch.backends.cuda.matmul.allow_tf32 = bool(s.matmul_tf32)
-            torch.backends.cudnn.allow_tf32 = bool(s.matmul_tf32)
-        return threads
-
-    def _open_model(self):
-        path, sha = model_file.check_model(self.job.model)
+    @staticmethod
+    def _open_model(job, settings):
+        path, sha = model_file.check_model(job.model)
         try:
             file, mapped = gguf.open_gguf(path)
         except ValueError as error:
             raise InvalidJob(str(error))
         file_type = file.file_type()
-        if self.s.quant and self.s.quant != file_type:
+        if settings.quant and settings.quant != file_type:
             raise InvalidCombination(
                 'quant = "%s": the model file %s holds %s weights; the torch driver '
                 "runs a file's own weights (q8_0 and q4_0 dequantized on load): pin "
-                "a %s file as model.variants.%s" % (self.s.quant, path, file_type or "unrecorded",
-                                                    self.s.quant, self.s.quant))
+                "a %s file as model.variants.%s" % (settings.quant, path, file_type or "unrecorded",
+                                                    settings.quant, settings.quant))
         return path, sha, file, mapped, file_type
 
-    def _tokenizer(self, file):
+    @staticmethod
+    def _tokenizer(file):
         try:
             return bpe.BpeTokenizer(file.kv)
         except bpe.Unsupported as error:
             return error
+
+    def model_for(self, settings):
+        """A fresh model object for one job over the shared weights."""
+        if self.transformers is not None:
+            return self.transformers
+        return LlamaModel(self.config, self.weights, DTYPES[settings.dtype],
+                          settings.resolved_attention(), settings.block)
+
+
+class Session:
+    def __init__(self, job, settings):
+        self.job = job
+        self.s = settings
+        self.token_text = {}
 
     def _workload_tokens(self, tokenizer, vocab):
         w = self.job.workload
@@ -116,24 +165,20 @@ class Session:
                              % (capacity, needed))
         return capacity
 
-    def _build(self, file, mapped, devices):
-        config = weights_mod.LlamaConfig(file)
-        dtype = DTYPES[self.s.dtype]
-        if self.s.impl == "transformers":
-            from orch_torch.hf import TransformersModel
-            return config, TransformersModel(file, mapped, config, self.s, dtype, devices[0])
-        w = weights_mod.Weights(file, mapped, config, dtype, devices)
-        return config, LlamaModel(config, w, dtype, self.s.resolved_attention(), self.s.block)
-
-    def run(self, sink):
-        threads = self._configure_torch()
-        path, sha, file, mapped, file_type = self._open_model()
-        devices = self._devices()
-        load_start = time.monotonic()
-        config, model = self._build(file, mapped, devices)
+    def run(self, sink, loaded):
+        """The job on `loaded` (a LoadedModel of the job's load key)."""
+        threads = configure_torch(self.s)
+        # The model file check of this job (requirement vs the file's sha256),
+        # without hashing the file again.
+        model = copy.copy(self.job.model)
+        model.sha256 = model.sha256 or loaded.sha
+        path, sha = model_file.check_model(model)
+        file, config, devices, tokenizer = loaded.file, loaded.config, loaded.devices, \
+            loaded.tokenizer
+        load_ms = loaded.load_ms if loaded.jobs == 0 else 0.0
+        loaded.jobs += 1
+        model = loaded.model_for(self.s)
         effective_mod.observe(model, self.s.resolved_attention())
-        load_ms = (time.monotonic() - load_start) * 1000.0
-        tokenizer = self._tokenizer(file)
         tokens = self._workload_tokens(tokenizer, config.vocab)
         kv = [CACHE_DTYPES[t] for t in self.s.kv]
         start = time.monotonic()
@@ -152,7 +197,7 @@ class Session:
         done["load_ms"] = load_ms
         done["token_text"] = self._token_text(sink.token_ids, tokenizer, file)
         dequantized = getattr(getattr(model, "w", None), "dequantized", lambda: [])()
-        done["model"] = {"path": path, "sha256": sha, "type": file_type,
+        done["model"] = {"path": path, "sha256": sha, "type": loaded.file_type,
                          "quantized_from": "", "dequantized": dequantized,
                          "tensor_types": dict(sorted(getattr(getattr(model, "w", None),
                                                              "types", {}).items()))}

@@ -82,6 +82,60 @@ DriverOutput RunLlamaDriver(const std::string& release, const json& job, const s
   return output;
 }
 
+namespace {
+
+// The end of the job stream that starts at `offset`: just after its done or
+// error frame, or npos when `bytes` ends first.
+std::size_t JobStreamEnd(const std::string& bytes, std::size_t offset) {
+  while (bytes.size() - offset >= 5) {
+    std::uint32_t length = 0;
+    for (int i = 3; i >= 0; --i)
+      length =
+          (length << 8) | static_cast<std::uint8_t>(bytes[offset + static_cast<std::size_t>(i)]);
+    auto type = static_cast<std::uint8_t>(bytes[offset + 4]);
+    if (bytes.size() - offset - 5 < length) return std::string::npos;
+    offset += 5 + length;
+    if (type == 3 || type == 4) return offset;
+  }
+  return std::string::npos;
+}
+
+}  // namespace
+
+SessionOutput RunDriverSession(const std::vector<std::string>& argv, const std::vector<json>& jobs,
+                               const std::string& dir) {
+  static std::atomic<int> counter{0};
+  std::string path = dir + "/session-" + std::to_string(counter++) + ".frames";
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (const json& job : jobs) out << driver_protocol::EncodeJobFrame(job.dump());
+  }
+  ProcessResult result = RunProcess(argv, std::chrono::seconds(120), "", path);
+  SessionOutput output;
+  output.exit_code = result.exit_code;
+  output.log = result.err;
+  std::size_t offset = 0;
+  while (offset < result.out.size()) {
+    std::size_t end = JobStreamEnd(result.out, offset);
+    if (end == std::string::npos) {
+      output.trailing_error =
+          std::to_string(result.out.size() - offset) + " bytes of no job stream";
+      break;
+    }
+    DriverOutput job;
+    job.exit_code = result.exit_code;
+    DecodeFrames(result.out.substr(offset, end - offset), &job);
+    output.jobs.push_back(std::move(job));
+    offset = end;
+  }
+  return output;
+}
+
+SessionOutput RunLlamaDriverSession(const std::string& release, const std::vector<json>& jobs,
+                                    const std::string& dir) {
+  return RunDriverSession({LlamaDriverBinary(release), "session"}, jobs, dir);
+}
+
 void SynthModel(const std::string& recipe, const std::string& path) {
   ProcessResult result = RunProcess({OrchBinary(), "model", "synth", recipe, "-o", path});
   ASSERT_EQ(result.exit_code, 0) << result.err;

@@ -31,6 +31,23 @@ std::string LlamaDriverBinary(const std::string& release);
 DriverOutput RunLlamaDriver(const std::string& release, const nlohmann::json& job,
                             const std::string& dir, const std::vector<std::string>& args = {});
 
+// A session run (`DRIVER session`, docs/driver-protocol.md "Sessions"): every
+// job's stream, split at its done or error frame, and the process's exit.
+struct SessionOutput {
+  int exit_code = -1;
+  std::vector<DriverOutput> jobs;
+  std::string trailing_error;  // bytes after the last complete job stream
+  std::string log;
+};
+
+// Writes `jobs` as job frames to `dir`/session-N.frames, runs `program` with
+// `args` on it (stdin ends after the last frame) and splits its stdout.
+SessionOutput RunDriverSession(const std::vector<std::string>& argv,
+                               const std::vector<nlohmann::json>& jobs, const std::string& dir);
+SessionOutput RunLlamaDriverSession(const std::string& release,
+                                    const std::vector<nlohmann::json>& jobs,
+                                    const std::string& dir);
+
 // Generates the synth model `recipe` with `orch model synth` into `path`.
 void SynthModel(const std::string& recipe, const std::string& path);
 

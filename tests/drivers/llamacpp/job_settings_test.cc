@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "drivers/llamacpp/job_axes.h"
+
 namespace orch::drivers::llamacpp {
 namespace {
 
@@ -254,6 +256,39 @@ TEST(JobSettingsTest, ErrorCodesFollowTheDriverProtocol) {
   EXPECT_EQ(ErrorCodeFor(NotFound("x")), "model_missing");
   EXPECT_EQ(ErrorCodeFor(Status(StatusCode::kDataLoss, "x")), "sha256_mismatch");
   EXPECT_EQ(ErrorCodeFor(Internal("x")), "engine_error");
+}
+
+TEST(JobSettingsTest, LoadAxesAreTableAxesAndOnlyTheyAndTheFileChangeTheLoadKey) {
+  for (const std::string& axis : LoadAxes()) EXPECT_NE(FindJobAxis(axis), nullptr) << axis;
+  Result<JobSettings> base = Parse(ValidJob());
+  ASSERT_TRUE(base.ok()) << base.status().ToString();
+  const std::string key = ModelLoadKey(*base, "/m.gguf", "ab");
+  EXPECT_NE(ModelLoadKey(*base, "/other.gguf", "ab"), key);
+  EXPECT_NE(ModelLoadKey(*base, "/m.gguf", "cd"), key);
+  json load_changes = {{"quant", "q8_0"},
+                       {"cpu_backend", "haswell"},
+                       {"repack", "off"},
+                       {"hardware", "gpu"},
+                       {"tp", "2"}};
+  for (const auto& [axis, value] : load_changes.items()) {
+    json job = ValidJob();
+    job["coordinate"][axis] = value;
+    if (axis == "tp") job["coordinate"]["hardware"] = "gpu";
+    Result<JobSettings> changed = Parse(job);
+    ASSERT_TRUE(changed.ok()) << axis << ": " << changed.status().ToString();
+    EXPECT_NE(ModelLoadKey(*changed, "/m.gguf", "ab"), key) << axis;
+  }
+  json context_changes = {
+      {"kv", "q8_0"},  {"attention", "on"}, {"threads", "4"},      {"batch", "32"},
+      {"ubatch", "8"}, {"ctx", "1024"},     {"sampler.seed", "9"}, {"sampler.temperature", "0.3"}};
+  for (const auto& [axis, value] : context_changes.items()) {
+    json job = ValidJob();
+    job["coordinate"][axis] = value;
+    if (axis == "kv") job["coordinate"]["attention"] = "on";
+    Result<JobSettings> changed = Parse(job);
+    ASSERT_TRUE(changed.ok()) << axis << ": " << changed.status().ToString();
+    EXPECT_EQ(ModelLoadKey(*changed, "/m.gguf", "ab"), key) << axis;
+  }
 }
 
 }  // namespace

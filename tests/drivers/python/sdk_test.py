@@ -11,6 +11,7 @@ import math
 import os
 import struct
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -590,6 +591,187 @@ class DriverShellTest(unittest.TestCase):
         status, checked = self.run_toy(job_doc(), fail=errors.ModelMissing("gone"))
         self.assertEqual(status, 2)
         self.assertEqual(json.loads(checked["frames"][-1]["payload"])["code"], "model_missing")
+
+
+def split_job_streams(data):
+    """A session's stdout as one byte string per job (each ends with done or
+    error); the rest, when a stream is cut short."""
+    streams, offset, begin = [], 0, 0
+    while len(data) - offset >= 5:
+        length, frame_type = struct.unpack_from("<IB", data, offset)
+        offset += 5 + length
+        if frame_type in (frames.DONE, frames.ERROR):
+            streams.append(data[begin:offset])
+            begin = offset
+    return streams, data[begin:]
+
+
+def record_frames(stream):
+    """The record frames of one job stream, as bytes."""
+    out, offset = [], 0
+    while offset < len(stream):
+        length, frame_type = struct.unpack_from("<IB", stream, offset)
+        if frame_type == frames.RECORD:
+            out.append(stream[offset:offset + 5 + length])
+        offset += 5 + length
+    return out
+
+
+class LoadingToy(ToyEngine):
+    """ToyEngine with the load/run split: the handle is keyed by attention."""
+    load_axes = ("attention",)
+
+    def __init__(self):
+        self.loads = []
+        self.unloads = []
+
+    def load_key(self, j):
+        return j.canonical.get("attention")
+
+    def load(self, j):
+        self.loads.append(j.job_id)
+        return {"loaded_for": j.job_id}
+
+    def run_loaded(self, j, handle, sink):
+        done = self.run(j, sink)
+        done["handle"] = handle["loaded_for"]
+        return done
+
+    def unload(self, handle):
+        self.unloads.append(handle["loaded_for"])
+
+
+class SessionTest(unittest.TestCase):
+    def run_session(self, engine, docs, tail=b""):
+        stdin = io.BytesIO(b"".join(frames.encode_job_frame(d) for d in docs) + tail)
+        out = io.BytesIO()
+        status = driver.run_session(engine, stdin, frames.FrameWriter(out))
+        streams, rest = split_job_streams(out.getvalue())
+        self.assertEqual(rest, b"")
+        checked = [frame_check(stream) for stream in streams]
+        for c, stream in zip(checked, streams):
+            self.assertEqual(c["stream_error"], "")
+            c["records_bytes"] = record_frames(stream)
+        return status, checked, stdin
+
+    @staticmethod
+    def hello(checked):
+        return json.loads(checked["frames"][0]["payload"])
+
+    @staticmethod
+    def last(checked):
+        return json.loads(checked["frames"][-1]["payload"])
+
+    def test_the_handle_is_kept_while_the_key_is_equal_and_loaded_anew_when_not(self):
+        engine = LoadingToy()
+        docs = [job_doc(job_id="a"), job_doc(job_id="b"),
+                job_doc(job_id="c", coordinate={"attention": "blocked"}),
+                job_doc(job_id="d")]
+        status, checked, _ = self.run_session(engine, docs)
+        self.assertEqual(status, 0)
+        self.assertEqual(len(checked), 4)
+        self.assertEqual([self.hello(c)["session"] for c in checked],
+                         [{"warm": False, "jobs_before": 0}, {"warm": True, "jobs_before": 1},
+                          {"warm": False, "jobs_before": 2}, {"warm": False, "jobs_before": 3}])
+        self.assertEqual([self.last(c)["handle"] for c in checked], ["a", "a", "c", "d"])
+        self.assertEqual(engine.loads, ["a", "c", "d"])
+        self.assertEqual(engine.unloads, ["a", "c", "d"])  # the last at end of file
+        self.assertEqual(len(checked[0]["records_bytes"]), 4)
+        self.assertEqual(checked[0]["records_bytes"], checked[1]["records_bytes"])
+
+    def test_another_model_file_is_another_key(self):
+        engine = LoadingToy()
+        docs = [job_doc(job_id="a"),
+                job_doc(job_id="b", model={"requirement": "synth:x", "path": "/n.gguf"}),
+                job_doc(job_id="c", model={"requirement": "synth:x", "path": "/n.gguf",
+                                           "sha256": "ab"})]
+        status, checked, _ = self.run_session(engine, docs)
+        self.assertEqual(status, 0)
+        self.assertEqual(engine.loads, ["a", "b", "c"])
+
+    def test_typed_errors_end_their_job_and_the_session_goes_on(self):
+        class Picky(LoadingToy):
+            def load(self, j):
+                if j.job_id == "missing":
+                    raise errors.ModelMissing("no file for job missing")
+                return LoadingToy.load(self, j)
+        engine = Picky()
+        docs = [job_doc(job_id="a"), job_doc(coordinate={"attention": "x"}),
+                job_doc(job_id="missing", coordinate={"attention": "blocked"}),
+                job_doc(job_id="b")]
+        status, checked, _ = self.run_session(engine, docs)
+        self.assertEqual(status, 0)
+        self.assertEqual([self.last(c).get("code") for c in checked],
+                         [None, "invalid_job", "model_missing", None])
+        self.assertEqual([c["frames"][-1]["type"] for c in checked], [3, 4, 4, 3])
+        self.assertEqual(self.hello(checked[1])["session"], {"warm": False, "jobs_before": 1})
+        # The failed load dropped the old handle: the next job loads again.
+        self.assertEqual(engine.loads, ["a", "b"])
+        self.assertEqual(self.hello(checked[3])["session"], {"warm": False, "jobs_before": 3})
+
+    def test_an_engine_error_ends_the_session_with_status_3_and_unloads(self):
+        class Failing(LoadingToy):
+            def run_loaded(self, j, handle, sink):
+                if j.job_id == "boom":
+                    raise ZeroDivisionError("boom")
+                return LoadingToy.run_loaded(self, j, handle, sink)
+        engine = Failing()
+        docs = [job_doc(job_id="a"), job_doc(job_id="boom"), job_doc(job_id="never")]
+        status, checked, stdin = self.run_session(engine, docs)
+        self.assertEqual(status, 3)
+        self.assertEqual(len(checked), 2)
+        self.assertEqual(self.last(checked[1]),
+                         {"code": "engine_error", "message": "ZeroDivisionError: boom"})
+        self.assertEqual(engine.unloads, ["a"])
+        self.assertLess(stdin.tell(), len(stdin.getvalue()))  # the third job was not read
+
+    def test_an_engine_without_the_split_runs_every_job_cold(self):
+        status, checked, _ = self.run_session(ToyEngine(), [job_doc(), job_doc()])
+        self.assertEqual(status, 0)
+        self.assertEqual([self.hello(c)["session"] for c in checked],
+                         [{"warm": False, "jobs_before": 0}, {"warm": False, "jobs_before": 1}])
+        self.assertEqual([self.last(c)["engine_note"] for c in checked], ["ok", "ok"])
+
+    def test_end_of_file_at_once_is_exit_0_with_nothing_written(self):
+        status, checked, _ = self.run_session(LoadingToy(), [])
+        self.assertEqual((status, checked), (0, []))
+
+    def test_a_frame_that_is_no_job_is_invalid_job_and_ends_the_session(self):
+        bad = frames.encode_frame(frames.HELLO, "{}")
+        status, checked, _ = self.run_session(LoadingToy(), [job_doc()], tail=bad)
+        self.assertEqual(status, 2)
+        self.assertEqual(self.last(checked[1]),
+                         {"code": "invalid_job", "message": "job frame: type 1, expected 16 (job)"})
+        self.assertEqual(self.hello(checked[1])["session"], {"warm": False, "jobs_before": 1})
+        status, checked, _ = self.run_session(LoadingToy(), [], tail=b"\x10\x00\x00\x00\x10{}")
+        self.assertEqual(self.last(checked[0])["message"],
+                         "job frame: stdin ended after 2 of its 16 payload bytes")
+
+    def test_a_single_run_is_unchanged_and_version_declares_the_load_axes(self):
+        out = io.BytesIO()
+        self.assertEqual(driver.run_job(LoadingToy(), job_doc().encode(),
+                                        frames.FrameWriter(out)), 0)
+        self.assertNotIn("session", self.hello(frame_check(out.getvalue())))
+        saved, sys.stdout = sys.stdout, io.StringIO()
+        try:
+            self.assertEqual(driver.main(LoadingToy(), ["orch-driver-toy", "version"]), 0)
+            printed = sys.stdout.getvalue()
+        finally:
+            sys.stdout = saved
+        self.assertEqual(json.loads(printed)["session"], {"load_axes": ["attention"]})
+
+    def test_job_frames_round_trip_and_the_writer_starts_the_next_stream_only_after_one_ended(self):
+        stream = io.BytesIO(frames.encode_job_frame('{"a":1}') + frames.encode_job_frame(b""))
+        self.assertEqual(frames.read_job_frame(stream), b'{"a":1}')
+        self.assertEqual(frames.read_job_frame(stream), b"")
+        self.assertIsNone(frames.read_job_frame(stream))
+        writer = frames.FrameWriter(io.BytesIO())
+        writer.hello({})
+        with self.assertRaises(RuntimeError):
+            writer.next_job()
+        writer.done({})
+        writer.next_job()
+        writer.hello({})
 
 
 class ModelFileTest(unittest.TestCase):

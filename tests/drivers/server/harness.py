@@ -24,6 +24,7 @@ class Output:
         self.frames = []
         self.hello = self.done = self.error = None
         self.records = []
+        self.record_bytes = []  # the record payloads as written
         pos = 0
         while pos + 5 <= len(stdout):
             length, kind = struct.unpack_from("<IB", stdout, pos)
@@ -34,6 +35,7 @@ class Output:
                 self.hello = json.loads(payload)
             elif kind == 2:
                 self.records.append(records.decode_position_record(payload))
+                self.record_bytes.append(payload)
             elif kind == 3:
                 self.done = json.loads(payload)
             elif kind == 4:
@@ -45,6 +47,23 @@ def run(family, job, timeout=120):
     proc = subprocess.run([driver(family)], input=json.dumps(job).encode(),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
     return Output(proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_session(family, jobs, timeout=120):
+    """`DRIVER session` with `jobs` as job frames, then end of file: (exit
+    status, one Output per job stream, stderr)."""
+    from orch_driver import frames
+    stdin = b"".join(frames.encode_job_frame(json.dumps(j)) for j in jobs)
+    proc = subprocess.run([driver(family), "session"], input=stdin, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=timeout)
+    outputs, pos, begin = [], 0, 0
+    while pos + 5 <= len(proc.stdout):
+        length, kind = struct.unpack_from("<IB", proc.stdout, pos)
+        pos += 5 + length
+        if kind in (3, 4):
+            outputs.append(Output(proc.returncode, proc.stdout[begin:pos], b""))
+            begin = pos
+    return proc.returncode, outputs, proc.stderr.decode("utf-8", errors="replace")
 
 
 def job(label, url, coordinate=None, workload=None, top_k=3, server=None):

@@ -533,6 +533,30 @@ class LoadProcessTest(ProcessBase):
         self.assertError(out, "engine_error", self.url, "load.concurrency = 2", "HTTP 503")
 
 
+class SessionTest(ProcessBase):
+    def test_a_session_runs_every_job_and_no_earlier_server_reaches_a_failed_jobs_hello(self):
+        with fake_server.FakeServer(routes("vllm")) as server:
+            good = harness.job(LABELS["vllm"], server.url)
+            status, outs, log = harness.run_session("vllm", [good, harness.job(LABELS["vllm"], ""),
+                                                             good])
+        self.assertEqual(status, 0, log)
+        self.assertNotIn("Traceback", log)
+        self.assertEqual(len(outs), 3, log)
+        self.assertEqual([o.hello["session"] for o in outs],
+                         [{"warm": False, "jobs_before": i} for i in range(3)])
+        self.assertEqual(outs[1].error["code"], "invalid_job")
+        self.assertNotIn("server", outs[1].hello)  # not the first job's server
+        self.assertNotIn("version", outs[1].hello)
+        self.assertEqual(outs[0].record_bytes, outs[2].record_bytes)
+        self.assertEqual(len(outs[0].record_bytes), 4)
+
+    def test_version_declares_no_load_axes(self):
+        hello = json.loads(subprocess.run([harness.driver("vllm"), "version"],
+                                          stdout=subprocess.PIPE, check=True,
+                                          timeout=30).stdout)
+        self.assertEqual(hello["session"], {"load_axes": []})
+
+
 class CommandTest(unittest.TestCase):
     def test_version_names_the_family_and_no_version(self):
         for family in LABELS:

@@ -24,6 +24,7 @@ class Output:
         self.done = None
         self.error = None
         self.records = []
+        self.record_bytes = []  # the record payloads as written
         pos = 0
         while pos + 5 <= len(stdout):
             length, kind = struct.unpack_from("<IB", stdout, pos)
@@ -33,6 +34,7 @@ class Output:
                 self.hello = json.loads(payload)
             elif kind == 2:
                 self.records.append(records.decode_position_record(payload))
+                self.record_bytes.append(payload)
             elif kind == 3:
                 self.done = json.loads(payload)
             elif kind == 4:
@@ -61,6 +63,39 @@ def run(executable, job, env=None):
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           env=env, timeout=240)
     return Output(proc.returncode, proc.stdout, proc.stderr)
+
+
+def split_jobs(stdout):
+    """A session's stdout as one byte string per job (each ends with its done
+    or error frame), and the bytes after the last complete one."""
+    streams, pos, begin = [], 0, 0
+    while pos + 5 <= len(stdout):
+        length, kind = struct.unpack_from("<IB", stdout, pos)
+        if pos + 5 + length > len(stdout):
+            break
+        pos += 5 + length
+        if kind in (3, 4):
+            streams.append(stdout[begin:pos])
+            begin = pos
+    return streams, stdout[begin:]
+
+
+class SessionOutput:
+    def __init__(self, status, stdout, stderr):
+        self.status = status
+        self.log = stderr.decode("utf-8", errors="replace")
+        streams, self.rest = split_jobs(stdout)
+        self.jobs = [Output(status, stream, b"") for stream in streams]
+
+
+def run_session(executable, jobs, env=None):
+    """`executable session` with `jobs` as job frames on stdin, then end of
+    file."""
+    from orch_driver import frames
+    stdin = b"".join(frames.encode_job_frame(json.dumps(job)) for job in jobs)
+    proc = subprocess.run([executable, "session"], input=stdin, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, env=env, timeout=240)
+    return SessionOutput(proc.returncode, proc.stdout, proc.stderr)
 
 
 _ENGINE = None
