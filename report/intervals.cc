@@ -49,7 +49,10 @@ Interval WilsonInterval(std::uint64_t successes, std::uint64_t n, double z) {
   const double z2 = z * z;
   const double centre = (p + z2 / (2 * nn)) / (1 + z2 / nn);
   const double half = z / (1 + z2 / nn) * std::sqrt(p * (1 - p) / nn + z2 / (4 * nn * nn));
-  return Interval{std::max(0.0, centre - half), std::min(1.0, centre + half), "Wilson"};
+  // At 0 or n successes the bound is exactly 0 or 1 (not a rounding error away from it).
+  const double lo = successes == 0 ? 0.0 : std::max(0.0, centre - half);
+  const double hi = successes == n ? 1.0 : std::min(1.0, centre + half);
+  return Interval{lo, hi, "Wilson"};
 }
 
 Estimate WilsonEstimate(std::uint64_t successes, std::uint64_t n) {

@@ -105,6 +105,7 @@ std::string RenderHtml(const Report& report) {
   WriteProvenance(report, out);
   for (const WorkloadReport& w : report.workloads) WriteWorkload(w, out);
   WriteTable(AttributionTable(report), out);
+  WriteTable(Top1AttributionTable(report), out);
   WriteTable(ReturnedTopKAttributionTable(report), out);
   out << "</body>\n</html>\n";
   return out.str();

@@ -137,6 +137,16 @@ struct AxisRank {
   // "exact", "bound", or "returned top-k (K=..)": which one kld_mean is.
   std::string kld_method;
   double top1_disagreement = std::numeric_limits<double>::quiet_NaN();
+  // The positions each figure rests on and its 95% interval (report/intervals.h): KLD by
+  // block bootstrap, disagreement (the flip rate) by Wilson.
+  std::uint64_t kld_n = 0;
+  Interval kld_ci95;
+  std::uint64_t top1_n = 0;
+  Interval top1_ci95;
+  // In a ranked list, when this axis's interval overlaps the one ranked just above it:
+  // "not separable from AXIS at n=N vs M"; else empty (docs/report.md).
+  std::string kld_separability;
+  std::string top1_separability;
 };
 
 struct Report {
