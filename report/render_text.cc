@@ -218,7 +218,11 @@ std::string RenderHostText(const HostReport& report, const TextOptions& options)
 std::string RenderText(const Report& report, const TextOptions& options) {
   const std::size_t width = options.width;
   std::ostringstream out;
-  WriteWrapped(StatusLine(report), width, out);
+  // The status line's parts (" -- PARTIAL REPORT: ...") each on a line of their own.
+  const std::string status = StatusLine(report);
+  const auto dashes = status.find(" -- ");
+  WriteWrapped(status.substr(0, dashes), width, out);
+  if (dashes != std::string::npos) WriteWrapped(status.substr(dashes + 4), width, out);
   for (const std::string& line : ProvenanceLines(report)) WriteWrapped(line, width, out);
   for (const WorkloadReport& w : report.workloads) {
     const bool generate = w.workload.kind == WorkloadKind::kGenerate;

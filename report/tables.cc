@@ -255,8 +255,10 @@ Table QuorumTable(const WorkloadReport& w) {
   const std::vector<const CellReport*> rows = WithBaseline(w);
   // A solo user's runs: said once in the title, not on every row.
   const std::string sole = SoleContributor(rows);
-  Table t{"Quorum (every usable run of the cell's jobs, grouped by bit-identical streams)" +
-              (sole.empty() ? "" : "; every run rests on one contributor: " + sole),
+  Table t{sole.empty() ? "Quorum (every usable run of the cell's jobs, grouped by bit-identical "
+                         "streams)"
+                       : "Quorum: every run rests on one contributor (" + sole +
+                             "); runs grouped by bit-identical streams",
           {"cell", "runs", "streams", "largest agreeing group", "hosts", "classes", "contributors",
            "note"},
           {}};

@@ -85,8 +85,10 @@ TEST(RenderTest, TextShowsTheFailedCellWithItsReason) {
 TEST(RenderTest, HtmlHasOneInlinePlotPerComparedCellAndNoExternalResource) {
   const std::string html = RenderHtml(StandardReport());
   // attention=on and quant=q8_0 (wiki), sampler.seed=43 (gen); the failed cell has none.
-  EXPECT_EQ(Count(html, "<svg"), 3u);
-  EXPECT_EQ(Count(html, "</svg>"), 3u);
+  // Plus one interval whisker per attribution rank: 2 by KLD, 2 by top-1.
+  EXPECT_EQ(Count(html, "<svg class=\"plot\""), 3u);
+  EXPECT_EQ(Count(html, "<svg class=\"interval\""), 4u);
+  EXPECT_EQ(Count(html, "</svg>"), 7u);
   EXPECT_EQ(html.find("http:"), std::string::npos);
   EXPECT_EQ(html.find("https:"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
@@ -232,8 +234,9 @@ TEST(RenderTextWidthTest, NoLineIsWiderThanTheWidthAndNothingIsLostAtTheDefault)
 
 TEST(RenderTextQuorumTest, ASoloUsersReportSaysOnceThatEveryRunRestsOnOneContributor) {
   const std::string text = RenderText(StandardReport(), testing::kUnwrapped);
-  EXPECT_EQ(Count(text, "every run rests on one contributor: lab"), 2u);  // once per workload
-  EXPECT_EQ(Count(text, "rests on one contributor (lab)"), 0u);
+  // Once per workload, in the quorum table's title, and on no row.
+  EXPECT_EQ(Count(text, "Quorum: every run rests on one contributor (lab)"), 2u);
+  EXPECT_EQ(Count(text, "rests on one contributor"), 2u);
 }
 
 TEST(RenderTextTest, CommonPrefixNamesOneThingPerColumn) {
