@@ -123,9 +123,11 @@ Estimate BlockSums::Bootstrap(int resamples, std::uint64_t seed) const {
     double sum = 0.0;
     std::uint64_t n = 0;
     for (std::uint64_t k = 0; k < draws; ++k) {
+      // The last block is cut so that a resample is as long as the data.
+      const std::uint64_t length = k + 1 < draws ? b : units - k * b;
       const std::uint64_t s = rng.Below(starts);
-      sum += prefix_sum[s + b] - prefix_sum[s];
-      n += prefix_count[s + b] - prefix_count[s];
+      sum += prefix_sum[s + length] - prefix_sum[s];
+      n += prefix_count[s + length] - prefix_count[s];
     }
     m = sum / static_cast<double>(n);
   }

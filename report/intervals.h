@@ -6,13 +6,15 @@
 //   because neighbouring positions are correlated. Block length ceil(n^(1/3)) positions,
 //   kBootstrapResamples resamples drawn from a fixed seed (kBootstrapSeed) with a
 //   generator of our own (splitmix64), so the same values give the same interval on every
-//   platform; the interval is the 2.5th and 97.5th percentile of the resampled means.
+//   platform. A resample draws ceil(n / L) blocks with uniform starts, the last cut to
+//   make n values; the interval is the 2.5th and 97.5th percentile of the resampled means.
 //
 // Memory does not grow with positions: BlockSums keeps per-block sums of consecutive
 // values, at most kMaxBlocks of them; when a value would make one more, adjacent blocks are
 // merged pairwise and the block size doubles. The bootstrap then resamples whole stored
 // blocks: its block length is ceil(n^(1/3)) rounded up to a multiple of the stored block
-// size (longer blocks only when n > kMaxBlocks; the method string says the length used).
+// size (longer blocks only when n > kMaxBlocks; the method string says the length used),
+// and at most half the stored blocks (so that two values still resample).
 //
 // n = 0 gives no mean and no interval; n = 1 gives a mean and no interval (one value says
 // nothing about its spread); the method string says why in both cases.
