@@ -1,6 +1,8 @@
 #include "cli/report_command.h"
 
 #include <stdlib.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -35,6 +37,26 @@ struct ReportCommandOptions {
   bool by_host = false;
 };
 
+// The text report's width: COLUMNS when it holds a positive number, else the terminal's
+// width when stdout is one, else report::kDefaultTextWidth (docs/report.md).
+report::TextOptions TextWidth() {
+  report::TextOptions options;
+  if (const char* columns = std::getenv("COLUMNS"); columns != nullptr) {
+    char* end = nullptr;
+    const long value = std::strtol(columns, &end, 10);
+    if (end != columns && *end == '\0' && value > 0) {
+      options.width = static_cast<std::size_t>(value);
+      return options;
+    }
+  }
+  winsize size{};
+  if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 &&
+      size.ws_col > 0) {
+    options.width = size.ws_col;
+  }
+  return options;
+}
+
 int Fail(const Status& status) {
   std::cerr << "orch report: " << status.message() << "\n";
   return status.code() == StatusCode::kNotFound ? kExitInvalidInput : kExitError;
@@ -58,7 +80,8 @@ int RunHostReport(const ReportCommandOptions& options, const report::ExperimentI
                   report::RunSource& source) {
   Result<report::HostReport> built = report::BuildHostReport(input, source);
   if (!built.ok()) return Fail(built.status());
-  std::cout << (options.json ? report::RenderHostJson(*built) : report::RenderHostText(*built));
+  std::cout << (options.json ? report::RenderHostJson(*built)
+                             : report::RenderHostText(*built, TextWidth()));
   return kExitOk;
 }
 
@@ -128,7 +151,7 @@ int RunReport(const ReportCommandOptions& options) {
   } else if (options.csv) {
     std::cout << report::RenderCsv(*built);
   } else {
-    std::cout << report::RenderText(*built);
+    std::cout << report::RenderText(*built, TextWidth());
   }
   if (!options.html.empty())
     std::cerr << "orch report: HTML report written to " << options.html << "\n";

@@ -16,24 +16,52 @@ void Keep(Ranks& ranks, const AxisRank& rank, double AxisRank::*key) {
   }
 }
 
-std::vector<AxisRank> Sorted(const Ranks& ranks, double AxisRank::*key) {
+// Which of an AxisRank's figures a ranking is by: value, n, interval, separability note.
+struct Key {
+  double AxisRank::*value;
+  std::uint64_t AxisRank::*n;
+  Interval AxisRank::*ci95;
+  std::string AxisRank::*separability;
+};
+constexpr Key kKld{&AxisRank::kld_mean, &AxisRank::kld_n, &AxisRank::kld_ci95,
+                   &AxisRank::kld_separability};
+constexpr Key kTop1{&AxisRank::top1_disagreement, &AxisRank::top1_n, &AxisRank::top1_ci95,
+                    &AxisRank::top1_separability};
+
+// Strongest first; a rank whose interval overlaps the one above cannot be told from it.
+std::vector<AxisRank> Sorted(const Ranks& ranks, const Key& key) {
   std::vector<AxisRank> out;
   for (const auto& [axis, rank] : ranks) out.push_back(rank);
-  std::stable_sort(out.begin(), out.end(), [key](const AxisRank& a, const AxisRank& b) {
-    if (std::isnan(a.*key)) return false;
-    return std::isnan(b.*key) || a.*key > b.*key;
+  std::stable_sort(out.begin(), out.end(), [&key](const AxisRank& a, const AxisRank& b) {
+    if (std::isnan(a.*key.value)) return false;
+    return std::isnan(b.*key.value) || a.*key.value > b.*key.value;
   });
+  for (std::size_t i = 1; i < out.size(); ++i) {
+    const AxisRank& above = out[i - 1];
+    AxisRank& rank = out[i];
+    if (std::isnan(rank.*key.value) || !Overlap(above.*key.ci95, rank.*key.ci95)) continue;
+    rank.*key.separability = "not separable from rank " + std::to_string(i) + " (" + above.cell +
+                             ") at n=" + std::to_string(rank.*key.n) + " vs " +
+                             std::to_string(above.*key.n);
+  }
   return out;
 }
 
 AxisRank RankOf(const WorkloadReport& w, const CellReport& c) {
   const bool exact = c.result.kld_exact.count > 0;
-  AxisRank rank{c.cell.axis,
-                c.cell.label,
-                w.workload.name,
-                exact ? c.result.kld_exact.mean : c.result.kld_bound.mean,
-                exact ? "exact" : "bound",
-                1.0 - c.result.summary.top1_agreement};
+  const KldSummary& kld = exact ? c.result.kld_exact : c.result.kld_bound;
+  const Estimate& flips = c.result.estimates.flip_rate;
+  AxisRank rank;
+  rank.axis = c.cell.axis;
+  rank.cell = c.cell.label;
+  rank.workload = w.workload.name;
+  rank.kld_mean = kld.mean;
+  rank.kld_method = exact ? "exact" : "bound";
+  rank.top1_disagreement = flips.mean;
+  rank.kld_n = kld.count;
+  rank.kld_ci95 = kld.ci95;
+  rank.top1_n = flips.n;
+  rank.top1_ci95 = flips.ci95;
   rank.exact_positions = c.result.kld_exact.count;
   rank.compared_positions = c.result.summary.compared;
   return rank;
@@ -43,6 +71,8 @@ AxisRank ReturnedRankOf(const WorkloadReport& w, const CellReport& c) {
   AxisRank rank = RankOf(w, c);
   rank.kld_mean = c.result.kld_returned_top_k.mean;
   rank.kld_method = ReturnedTopKName(c.result.returned_top_k);
+  rank.kld_n = c.result.kld_returned_top_k.count;
+  rank.kld_ci95 = c.result.kld_returned_top_k.ci95;
   return rank;
 }
 
@@ -68,9 +98,9 @@ void RankAxes(Report& report) {
       Keep(by_top1, rank, &AxisRank::top1_disagreement);
     }
   }
-  report.by_kld = Sorted(by_kld, &AxisRank::kld_mean);
-  report.by_kld_returned_top_k = Sorted(by_returned, &AxisRank::kld_mean);
-  report.by_top1 = Sorted(by_top1, &AxisRank::top1_disagreement);
+  report.by_kld = Sorted(by_kld, kKld);
+  report.by_kld_returned_top_k = Sorted(by_returned, kKld);
+  report.by_top1 = Sorted(by_top1, kTop1);
 }
 
 }  // namespace orch::report

@@ -65,6 +65,7 @@ class PairAccumulator {
     out_.kld_exact = s.exact;
     out_.kld_bound = s.bound;
     out_.kld_returned_top_k = s.returned_top_k;
+    out_.estimates = s.estimates;
     return std::move(out_);
   }
 

@@ -8,7 +8,8 @@
 //
 // Memory does not depend on the number of positions: flips and clusters are listed up to
 // a cap (their totals are always counted), the plot has at most kPlotBins bins, and the
-// KLD order statistics use report/kld_quantiles.h.
+// KLD order statistics use report/kld_quantiles.h, the intervals of the means
+// report/intervals.h (at most kMaxBlocks block sums per mean).
 #pragma once
 
 #include <cstdint>
@@ -86,6 +87,8 @@ struct PairResult {
   // Positions with a top-k-only side: a different basis, never averaged with the two above.
   KldSummary kld_returned_top_k;
   ReturnedTopK returned_top_k;
+  // Top-1 agreement, flip rate and PPL ratio with n and 95% intervals (report/intervals.h).
+  PairEstimates estimates;
   std::uint64_t flip_count = 0;
   std::vector<Flip> flips;  // the first kMaxListedFlips, in position order
   std::uint64_t cluster_count = 0;

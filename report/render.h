@@ -2,6 +2,7 @@
 // All are pure: a Report in, text out.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "report/host_compare.h"
@@ -9,8 +10,17 @@
 
 namespace orch::report {
 
+inline constexpr std::size_t kDefaultTextWidth = 100;
+
+struct TextOptions {
+  // No line is wider than this (in code points): long lines wrap, tables too wide are
+  // split into column groups that repeat the first column, and a cell wider than a line
+  // is cut with "…".
+  std::size_t width = kDefaultTextWidth;
+};
+
 // Terminal tables shaped like the seed study's result tables.
-std::string RenderText(const Report& report);
+std::string RenderText(const Report& report, const TextOptions& options = {});
 
 // Schema "orch.report/1": one JSON object, pretty-printed, trailing newline.
 std::string RenderJson(const Report& report);
@@ -26,7 +36,7 @@ std::string RenderHtml(const Report& report);
 
 // `orch report --by-host`: per pair of fingerprint classes (report/host_compare.h), the
 // fingerprint fields that differ, once per pair of hosts, then a table of the runs.
-std::string RenderHostText(const HostReport& report);
+std::string RenderHostText(const HostReport& report, const TextOptions& options = {});
 // Schema "orch.report-hosts/2" (docs/report.md), pretty-printed, trailing newline.
 std::string RenderHostJson(const HostReport& report);
 

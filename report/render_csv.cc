@@ -76,7 +76,24 @@ constexpr const char* kColumns[] = {"experiment",
                                     "quorum_classes",
                                     "quorum_contributors",
                                     "rests_on_one_contributor",
-                                    "conflicts"};
+                                    "conflicts",
+                                    "kld_exact_ci95_lo",
+                                    "kld_exact_ci95_hi",
+                                    "kld_bound_ci95_lo",
+                                    "kld_bound_ci95_hi",
+                                    "kld_returned_top_k_count",
+                                    "kld_returned_top_k_mean",
+                                    "kld_returned_top_k_ci95_lo",
+                                    "kld_returned_top_k_ci95_hi",
+                                    "top1_agreement_n",
+                                    "top1_agreement_ci95_lo",
+                                    "top1_agreement_ci95_hi",
+                                    "flip_rate",
+                                    "flip_rate_ci95_lo",
+                                    "flip_rate_ci95_hi",
+                                    "ppl_ratio_n",
+                                    "ppl_ratio_ci95_lo",
+                                    "ppl_ratio_ci95_hi"};
 
 std::string Quote(const std::string& field) {
   if (field.find_first_of(",\"\n\r") == std::string::npos) return field;
@@ -202,6 +219,32 @@ std::vector<std::string> QuorumFields(const CellReport& c) {
           std::to_string(c.conflicts.size())};
 }
 
+// kld_exact_ci95_lo .. ppl_ratio_ci95_hi: n and 95% intervals (report/intervals.h); the
+// bounds are empty where there is no interval (n below 2).
+std::vector<std::string> IntervalFields(const CellReport& c) {
+  const bool compared = c.status == CellStatus::kCompared && !c.cell.is_baseline();
+  if (!compared) return std::vector<std::string>(17, "");
+  const PairResult& p = c.result;
+  const PairEstimates& e = p.estimates;
+  std::vector<std::string> out;
+  auto bounds = [&out](const Interval& ci) {
+    out.push_back(Num(ci.lo));
+    out.push_back(Num(ci.hi));
+  };
+  bounds(p.kld_exact.ci95);
+  bounds(p.kld_bound.ci95);
+  out.push_back(std::to_string(p.kld_returned_top_k.count));
+  out.push_back(Num(p.kld_returned_top_k.mean));
+  bounds(p.kld_returned_top_k.ci95);
+  out.push_back(std::to_string(e.top1_agreement.n));
+  bounds(e.top1_agreement.ci95);
+  out.push_back(Num(e.flip_rate.mean));
+  bounds(e.flip_rate.ci95);
+  out.push_back(std::to_string(e.ppl_ratio.n));
+  bounds(e.ppl_ratio.ci95);
+  return out;
+}
+
 void Write(const std::vector<std::string>& row, std::ostringstream& out) {
   for (std::size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << Quote(row[i]);
   out << "\n";
@@ -211,6 +254,7 @@ std::vector<std::string> FullRow(const Report& r, const WorkloadReport& w, const
   std::vector<std::string> row = Row(r, w, c);
   for (std::string& field : HonestyFields(w, c)) row.push_back(std::move(field));
   for (std::string& field : QuorumFields(c)) row.push_back(std::move(field));
+  for (std::string& field : IntervalFields(c)) row.push_back(std::move(field));
   return row;
 }
 

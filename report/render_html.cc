@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "report/html_plot.h"
@@ -20,7 +23,9 @@ constexpr const char* kStyle =
     "font-size:13px}dl.provenance dt{font-weight:bold}dl.provenance dd{margin:0;"
     "overflow-wrap:anywhere}"
     "ul.warnings{background:#fff4e0;border:1px solid #e0a800;padding:.5em 2em;font-size:13px}"
-    "ul.warnings li.warning{margin:2px 0}\n";
+    "ul.warnings li.warning{margin:2px 0}"
+    "svg.interval{display:block}svg.interval line{stroke:#2e7d32;stroke-width:2}"
+    "svg.interval circle{fill:#6a1b9a}\n";
 
 // Cells longer than this may break anywhere; shorter ones keep their words whole.
 constexpr std::size_t kLongCell = 40;
@@ -37,6 +42,64 @@ void WriteTable(const Table& t, std::ostringstream& out) {
           << "</td>";
     }
     out << "</tr>\n";
+  }
+  out << "</table>\n";
+}
+
+constexpr int kWhiskerWidth = 220, kWhiskerHeight = 16, kWhiskerPad = 6;
+
+std::string Coordinate(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f", value);
+  return buffer;
+}
+
+// An inline SVG whisker of one rank's 95% interval on [0, top]: a line from lo to hi with
+// end caps and a dot at the mean; the mean alone when there is no interval.
+std::string Whisker(double mean, const Interval& ci, double top) {
+  if (std::isnan(mean)) return "";
+  const double span = kWhiskerWidth - 2.0 * kWhiskerPad;
+  auto x = [&](double v) { return Coordinate(kWhiskerPad + span * std::clamp(v / top, 0.0, 1.0)); };
+  const std::string mid = Coordinate(kWhiskerHeight / 2.0);
+  std::ostringstream svg;
+  svg << "<svg class=\"interval\" width=\"" << kWhiskerWidth << "\" height=\"" << kWhiskerHeight
+      << "\" data-mean=\"" << mean << "\"";
+  if (ci.available()) {
+    svg << " data-lo=\"" << ci.lo << "\" data-hi=\"" << ci.hi << "\"><line x1=\"" << x(ci.lo)
+        << "\" y1=\"" << mid << "\" x2=\"" << x(ci.hi) << "\" y2=\"" << mid << "\"/>";
+    for (double end : {ci.lo, ci.hi}) {
+      svg << "<line x1=\"" << x(end) << "\" y1=\"3\" x2=\"" << x(end) << "\" y2=\""
+          << kWhiskerHeight - 3 << "\"/>";
+    }
+  } else {
+    svg << ">";
+  }
+  svg << "<circle cx=\"" << x(mean) << "\" cy=\"" << mid << "\" r=\"4\"/><title>"
+      << EscapeHtml(ci.method) << "</title></svg>";
+  return svg.str();
+}
+
+// An attribution table with a column of whiskers on one scale from 0 to the largest upper
+// bound (or mean) of its ranks.
+void WriteRankedTable(const Table& t, const std::vector<AxisRank>& ranks, double AxisRank::*value,
+                      Interval AxisRank::*ci, std::ostringstream& out) {
+  if (t.rows.empty()) return;
+  double top = 0.0;
+  for (const AxisRank& r : ranks) {
+    if (!std::isnan(r.*value)) top = std::max(top, r.*value);
+    if ((r.*ci).available()) top = std::max(top, (r.*ci).hi);
+  }
+  if (top <= 0.0) top = 1.0;
+  out << "<h3>" << EscapeHtml(t.title) << "</h3>\n<table class=\"ranked\">\n<tr>";
+  for (const std::string& h : t.header) out << "<th>" << EscapeHtml(h) << "</th>";
+  out << "<th>95% interval (0 to " << EscapeHtml(FormatNumber(top, 4)) << ")</th></tr>\n";
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    out << "<tr>";
+    for (const std::string& cell : t.rows[i]) {
+      out << (cell.size() > kLongCell ? "<td class=\"long\">" : "<td>") << EscapeHtml(cell)
+          << "</td>";
+    }
+    out << "<td>" << Whisker(ranks[i].*value, ranks[i].*ci, top) << "</td></tr>\n";
   }
   out << "</table>\n";
 }
@@ -106,8 +169,12 @@ std::string RenderHtml(const Report& report) {
       << EscapeHtml(StatusLine(report)) << "</p>\n";
   WriteProvenance(report, out);
   for (const WorkloadReport& w : report.workloads) WriteWorkload(w, out);
-  WriteTable(AttributionTable(report), out);
-  WriteTable(ReturnedTopKAttributionTable(report), out);
+  WriteRankedTable(AttributionTable(report), report.by_kld, &AxisRank::kld_mean,
+                   &AxisRank::kld_ci95, out);
+  WriteRankedTable(Top1AttributionTable(report), report.by_top1, &AxisRank::top1_disagreement,
+                   &AxisRank::top1_ci95, out);
+  WriteRankedTable(ReturnedTopKAttributionTable(report), report.by_kld_returned_top_k,
+                   &AxisRank::kld_mean, &AxisRank::kld_ci95, out);
   out << "</body>\n</html>\n";
   return out.str();
 }

@@ -83,10 +83,28 @@ Json GeneratedJson(const CellReport& c) {
               {"first_difference", first}};
 }
 
+// [lo, hi], or null when there is no interval (ci95_method then says why).
+Json IntervalJson(const Interval& ci) {
+  return ci.available() ? Json::array({ci.lo, ci.hi}) : Json(nullptr);
+}
+
+Json EstimateJson(const Estimate& e) {
+  return Json{{"mean", Num(e.mean)},
+              {"n", e.n},
+              {"ci95", IntervalJson(e.ci95)},
+              {"ci95_method", e.ci95.method}};
+}
+
 Json KldJson(const KldSummary& k) {
-  return Json{{"count", k.count},        {"mean", Num(k.mean)},
-              {"median", Num(k.median)}, {"p99", Num(k.p99)},
-              {"max", Num(k.max)},       {"approximate_quantiles", k.approximate_quantiles}};
+  return Json{{"count", k.count},
+              {"mean", Num(k.mean)},
+              {"median", Num(k.median)},
+              {"p99", Num(k.p99)},
+              {"max", Num(k.max)},
+              {"approximate_quantiles", k.approximate_quantiles},
+              {"n", k.count},
+              {"ci95", IntervalJson(k.ci95)},
+              {"ci95_method", k.ci95.method}};
 }
 
 // Positions with a top-k-only side: their KLD and what it rests on (K, processed).
@@ -155,6 +173,9 @@ Json ComparisonJson(const CellReport& c) {
          {"ppl_ratio", Num(s.ppl_ratio)},
          {"mean_abs_top1_logit_delta", Num(s.mean_abs_top1_logit_delta)},
          {"max_abs_top1_logit_delta", Num(s.max_abs_top1_logit_delta)},
+         {"top1_agreement_estimate", EstimateJson(c.result.estimates.top1_agreement)},
+         {"flip_rate", EstimateJson(c.result.estimates.flip_rate)},
+         {"ppl_ratio_estimate", EstimateJson(c.result.estimates.ppl_ratio)},
          {"noise_band",
           {{"repeat_noise", Num(c.repeat_noise)},
            {"perturbation", Num(c.perturbation)},
@@ -298,7 +319,17 @@ Json RanksJson(const std::vector<AxisRank>& ranks) {
                    {"kld_method", r.kld_method},
                    {"exact_positions", r.exact_positions},
                    {"compared_positions", r.compared_positions},
-                   {"top1_disagreement", Num(r.top1_disagreement)}});
+                   {"top1_disagreement", Num(r.top1_disagreement)},
+                   {"kld_n", r.kld_n},
+                   {"kld_ci95", IntervalJson(r.kld_ci95)},
+                   {"kld_ci95_method", r.kld_ci95.method},
+                   {"kld_separability",
+                    r.kld_separability.empty() ? Json(nullptr) : Json(r.kld_separability)},
+                   {"top1_n", r.top1_n},
+                   {"top1_ci95", IntervalJson(r.top1_ci95)},
+                   {"top1_ci95_method", r.top1_ci95.method},
+                   {"top1_separability",
+                    r.top1_separability.empty() ? Json(nullptr) : Json(r.top1_separability)}});
   }
   return out;
 }

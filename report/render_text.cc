@@ -17,7 +17,119 @@ std::size_t Width(const std::string& s) {
       std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
 }
 
-void WriteTable(const Table& t, std::ostringstream& out) {
+// The first `width` code points of `s`, the last replaced by "…" when `s` is longer.
+std::string Truncate(const std::string& s, std::size_t width) {
+  if (Width(s) <= width) return s;
+  std::string out;
+  std::size_t points = 0;
+  for (char c : s) {
+    const bool starts = (c & 0xC0) != 0x80;
+    if (starts && ++points == width) break;
+    out += c;
+  }
+  return out + "…";
+}
+
+// `line` wrapped at spaces to `width`, continuation lines indented; a word longer than a
+// line is truncated with "…".
+void WriteWrapped(const std::string& line, std::size_t width, std::ostringstream& out) {
+  const std::string indent = "    ";
+  std::string current;
+  std::size_t start = 0;
+  while (start <= line.size()) {
+    std::size_t end = line.find(' ', start);
+    if (end == std::string::npos) end = line.size();
+    const std::string word = line.substr(start, end - start);
+    const std::string joined = current.empty() ? word : current + " " + word;
+    if (Width(joined) <= width || current.empty() || current == indent) {
+      current = joined;
+    } else {
+      out << Truncate(current, width) << "\n";
+      current = indent + word;
+    }
+    start = end + 1;
+  }
+  out << Truncate(current, width) << "\n";
+}
+
+// `cell` in lines of at most `width` code points, broken at spaces; a word longer than
+// a line is cut with "…".
+std::vector<std::string> CellLines(const std::string& cell, std::size_t width) {
+  std::vector<std::string> lines;
+  std::string current;
+  std::size_t start = 0;
+  while (start <= cell.size()) {
+    std::size_t end = cell.find(' ', start);
+    if (end == std::string::npos) end = cell.size();
+    const std::string word = cell.substr(start, end - start);
+    const std::string joined = current.empty() ? word : current + " " + word;
+    if (Width(joined) <= width || current.empty()) {
+      current = joined;
+    } else {
+      lines.push_back(Truncate(current, width));
+      current = word;
+    }
+    start = end + 1;
+  }
+  lines.push_back(Truncate(current, width));
+  return lines;
+}
+
+// Columns narrower than this are not squeezed to fit a group: they start a new one.
+constexpr std::size_t kMinSqueezed = 24;
+
+// The columns of `t` after the first, in groups that fit `width` with the first column
+// repeated in each. A column that does not fit whole is squeezed into the room left when
+// that is at least kMinSqueezed (its cells then wrap), else starts the next group; a
+// column wider than a line alone is capped.
+std::vector<std::vector<std::size_t>> ColumnGroups(std::vector<std::size_t>& widths,
+                                                   std::size_t width) {
+  const std::size_t line = width > 2 ? width - 2 : 1;  // after the indent
+  widths[0] = std::min(widths[0], std::max<std::size_t>(1, line / 3));
+  const std::size_t room = line > widths[0] + 2 ? line - widths[0] - 2 : 1;
+  std::vector<std::vector<std::size_t>> groups;
+  std::size_t used = 0;
+  for (std::size_t i = 1; i < widths.size(); ++i) {
+    widths[i] = std::min(widths[i], room);
+    const std::size_t gap = groups.empty() || groups.back().empty() ? 0 : 2;
+    const std::size_t left = !groups.empty() && room > used + gap ? room - used - gap : 0;
+    if (groups.empty() || (widths[i] > left && left < kMinSqueezed)) {
+      groups.push_back({});
+      used = widths[i];
+    } else {
+      widths[i] = std::min(widths[i], left);
+      used += gap + widths[i];
+    }
+    groups.back().push_back(i);
+  }
+  if (groups.empty()) groups.push_back({});
+  return groups;
+}
+
+// One row of a column group: as many lines as its tallest wrapped cell.
+void WriteRow(const std::vector<std::string>& row, const std::vector<std::size_t>& group,
+              const std::vector<std::size_t>& widths, std::ostringstream& out) {
+  std::vector<std::size_t> columns{0};
+  columns.insert(columns.end(), group.begin(), group.end());
+  std::vector<std::vector<std::string>> cells;
+  std::size_t height = 1;
+  for (std::size_t i : columns) {
+    cells.push_back(CellLines(row[i], widths[i]));
+    height = std::max(height, cells.back().size());
+  }
+  for (std::size_t k = 0; k < height; ++k) {
+    std::string line;
+    for (std::size_t j = 0; j < columns.size(); ++j) {
+      const std::string cell = k < cells[j].size() ? cells[j][k] : "";
+      line += cell;
+      if (j + 1 < columns.size()) line += std::string(widths[columns[j]] - Width(cell) + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << "  " << line << "\n";
+  }
+}
+
+void WriteTable(const Table& t, std::size_t width, std::ostringstream& out) {
   if (t.rows.empty()) return;
   std::vector<std::size_t> widths(t.header.size(), 0);
   auto measure = [&widths](const std::vector<std::string>& row) {
@@ -27,17 +139,14 @@ void WriteTable(const Table& t, std::ostringstream& out) {
   };
   measure(t.header);
   for (const auto& row : t.rows) measure(row);
-  auto write = [&](const std::vector<std::string>& row) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) line += std::string(widths[i] - Width(row[i]) + 2, ' ');
-    }
-    out << "  " << line << "\n";
-  };
-  out << "\n" << t.title << "\n";
-  write(t.header);
-  for (const auto& row : t.rows) write(row);
+  const std::vector<std::vector<std::size_t>> groups = ColumnGroups(widths, width);
+  out << "\n";
+  WriteWrapped(t.title, width, out);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (g > 0) out << "\n";
+    WriteRow(t.header, groups[g], widths, out);
+    for (const auto& row : t.rows) WriteRow(row, groups[g], widths, out);
+  }
 }
 
 std::string Stream(const HostRun& r) {
@@ -116,51 +225,64 @@ Table HostDifferenceTable(const HostPair& pair) {
 
 }  // namespace
 
-std::string RenderHostText(const HostReport& report) {
+std::string RenderHostText(const HostReport& report, const TextOptions& options) {
+  const std::size_t width = options.width;
   std::ostringstream out;
-  out << "experiment " << report.experiment << ": " << report.jobs_listed << " of "
-      << report.jobs_total << " jobs ran on more than one host or fingerprint class";
+  std::string head = "experiment " + report.experiment + ": " + std::to_string(report.jobs_listed) +
+                     " of " + std::to_string(report.jobs_total) +
+                     " jobs ran on more than one host or fingerprint class";
   if (!report.pairs.empty()) {
-    out << "; their runs differ from the reference in " << report.pairs.size()
-        << (report.pairs.size() == 1 ? " way" : " ways");
+    head += "; their runs differ from the reference in " + std::to_string(report.pairs.size()) +
+            (report.pairs.size() == 1 ? " way" : " ways");
   }
-  out << "\n";
+  WriteWrapped(head, width, out);
   for (const HostPair& pair : report.pairs) {
-    out << "\n== " << SideText(pair.reference_class, pair.reference_hosts) << " vs "
-        << SideText(pair.other_class, pair.other_hosts) << ": " << pair.runs.size()
-        << (pair.runs.size() == 1 ? " run, " : " runs, ") << pair.bit_identical()
-        << " bit-identical ==\n";
-    WriteTable(HostDifferenceTable(pair), out);
-    WriteTable(HostRunTable(pair), out);
+    out << "\n";
+    WriteWrapped("== " + SideText(pair.reference_class, pair.reference_hosts) + " vs " +
+                     SideText(pair.other_class, pair.other_hosts) + ": " +
+                     std::to_string(pair.runs.size()) +
+                     (pair.runs.size() == 1 ? " run, " : " runs, ") +
+                     std::to_string(pair.bit_identical()) + " bit-identical ==",
+                 width, out);
+    WriteTable(HostDifferenceTable(pair), width, out);
+    WriteTable(HostRunTable(pair), width, out);
   }
   return out.str();
 }
 
-std::string RenderText(const Report& report) {
+std::string RenderText(const Report& report, const TextOptions& options) {
+  const std::size_t width = options.width;
   std::ostringstream out;
-  out << StatusLine(report) << "\n";
-  for (const std::string& line : ProvenanceLines(report)) out << line << "\n";
+  // The status line's parts (" -- PARTIAL REPORT: ...") each on a line of their own.
+  const std::string status = StatusLine(report);
+  const auto dashes = status.find(" -- ");
+  WriteWrapped(status.substr(0, dashes), width, out);
+  if (dashes != std::string::npos) WriteWrapped(status.substr(dashes + 4), width, out);
+  for (const std::string& line : ProvenanceLines(report)) WriteWrapped(line, width, out);
   for (const WorkloadReport& w : report.workloads) {
     const bool generate = w.workload.kind == WorkloadKind::kGenerate;
-    out << "\n== workload " << w.workload.name << " (" << (generate ? "generate" : "teacher-forced")
-        << ") ==\n"
-        << ReferenceLine(w) << "\n";
-    WriteTable(WarningTable(w), out);
-    WriteTable(EffectiveTable(w), out);
-    WriteTable(RepeatabilityTable(w), out);
-    WriteTable(QuorumTable(w), out);
-    WriteTable(StreamGroupTable(w), out);
-    WriteTable(ConflictTable(w), out);
-    WriteTable(generate ? GenerateTable(w) : CellTable(w), out);
+    out << "\n";
+    WriteWrapped("== workload " + w.workload.name + " (" +
+                     (generate ? "generate" : "teacher-forced") + ") ==",
+                 width, out);
+    WriteWrapped(ReferenceLine(w), width, out);
+    WriteTable(WarningTable(w), width, out);
+    WriteTable(EffectiveTable(w), width, out);
+    WriteTable(RepeatabilityTable(w), width, out);
+    WriteTable(QuorumTable(w), width, out);
+    WriteTable(StreamGroupTable(w), width, out);
+    WriteTable(ConflictTable(w), width, out);
+    WriteTable(generate ? GenerateTable(w) : CellTable(w), width, out);
     if (!generate) {
-      WriteTable(KldTable(w), out);
-      WriteTable(FlipTable(w, kFlipsShown), out);
-      WriteTable(ClusterTable(w, kClustersShown), out);
+      WriteTable(KldTable(w), width, out);
+      WriteTable(FlipTable(w, kFlipsShown), width, out);
+      WriteTable(ClusterTable(w, kClustersShown), width, out);
     }
-    WriteTable(FingerprintTable(w), out);
+    WriteTable(FingerprintTable(w), width, out);
   }
-  WriteTable(AttributionTable(report), out);
-  WriteTable(ReturnedTopKAttributionTable(report), out);
+  WriteTable(AttributionTable(report), width, out);
+  WriteTable(Top1AttributionTable(report), width, out);
+  WriteTable(ReturnedTopKAttributionTable(report), width, out);
   return out.str();
 }
 

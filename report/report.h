@@ -151,6 +151,16 @@ struct AxisRank {
   // Positions with an exact KLD among the compared ones (ExactCoverage).
   std::uint64_t exact_positions = 0;
   std::uint64_t compared_positions = 0;
+  // The positions each figure rests on and its 95% interval (report/intervals.h): KLD by
+  // block bootstrap, disagreement (the flip rate) by Wilson.
+  std::uint64_t kld_n = 0;
+  Interval kld_ci95;
+  std::uint64_t top1_n = 0;
+  Interval top1_ci95;
+  // In a ranked list, when this axis's interval overlaps the one ranked just above it:
+  // "not separable from AXIS at n=N vs M"; else empty (docs/report.md).
+  std::string kld_separability;
+  std::string top1_separability;
 };
 
 struct Report {

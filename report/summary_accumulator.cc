@@ -26,11 +26,13 @@ void SummaryAccumulator::KldSums::Add(double kld) {
   ++count;
   sum += kld;
   quantiles.Add(kld);
+  blocks.Add(kld);
 }
 
 KldSummary SummaryAccumulator::KldSums::Finish() const {
   KldSummary out;
   out.count = count;
+  out.ci95 = blocks.Bootstrap().ci95;
   if (count == 0) return out;
   out.mean = sum / static_cast<double>(count);
   const KldQuantiles::Quantiles q = quantiles.Compute();
@@ -73,6 +75,18 @@ void SummaryAccumulator::AddTarget(const digest::PositionComparison& c) {
   dp2_sum_ += c.delta_p * c.delta_p;
   nll_p_ += c.nll_reference;
   nll_q_ += c.nll_other;
+  log_ppl_ratio_.Add(c.nll_other - c.nll_reference);
+}
+
+// Proportions by Wilson; the PPL ratio as exp of its log's bootstrapped mean.
+PairEstimates SummaryAccumulator::Estimates() const {
+  PairEstimates e{WilsonEstimate(same_top1_, compared_),
+                  WilsonEstimate(compared_ - same_top1_, compared_), log_ppl_ratio_.Bootstrap()};
+  Estimate& ppl = e.ppl_ratio;
+  ppl.mean = std::exp(ppl.mean);
+  ppl.ci95.lo = std::exp(ppl.ci95.lo);
+  ppl.ci95.hi = std::exp(ppl.ci95.hi);
+  return e;
 }
 
 void SummaryAccumulator::FinishTarget(digest::StreamSummary& s) const {
@@ -87,7 +101,7 @@ void SummaryAccumulator::FinishTarget(digest::StreamSummary& s) const {
 
 SummaryAccumulator::Result SummaryAccumulator::Finish(std::uint64_t reference_length,
                                                       std::uint64_t other_length) const {
-  Result out{s_, false, exact_.Finish(), bound_.Finish(), returned_.Finish()};
+  Result out{s_, false, exact_.Finish(), bound_.Finish(), returned_.Finish(), Estimates()};
   digest::StreamSummary& s = out.summary;
   s.reference_length = reference_length;
   s.other_length = other_length;
@@ -101,6 +115,7 @@ SummaryAccumulator::Result SummaryAccumulator::Finish(std::uint64_t reference_le
   const KldSummary& r = out.returned_top_k;
   s.returned_kld = {r.count, 0, r.mean, r.median, r.p99, r.max};
   FinishTarget(s);
+  if (s.target_count > 0) out.estimates.ppl_ratio.mean = s.ppl_ratio;  // one rounding for both
   if (s.top1_logit_count > 0) {
     s.mean_abs_top1_logit_delta = top1_sum_ / static_cast<double>(s.top1_logit_count);
     s.max_abs_top1_logit_delta = top1_max_;

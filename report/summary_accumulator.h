@@ -4,7 +4,8 @@
 // positions (both full rows kept) and top-k bound positions (a lower bound of the exact
 // value), because a mean over both mixes two different measurements; and the positions
 // whose KLD rests on a server's returned top-k (digest::KldMethod::kReturnedTopK), which
-// StreamSummary::kld never includes.
+// StreamSummary::kld never includes. Every mean carries its n and a 95% interval
+// (report/intervals.h), kept in capped memory.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 
 #include "digest/position_compare.h"
 #include "digest/stream_compare.h"
+#include "report/intervals.h"
 #include "report/kld_quantiles.h"
 
 namespace orch::report {
@@ -26,6 +28,16 @@ struct KldSummary {
   double p99 = std::numeric_limits<double>::quiet_NaN();
   double max = std::numeric_limits<double>::quiet_NaN();
   bool approximate_quantiles = false;  // report/kld_quantiles.h moved to its histogram
+  Interval ci95;  // of the mean: block bootstrap over the positions (n = count)
+};
+
+// The pair's proportions and PPL ratio with their n and 95% intervals.
+struct PairEstimates {
+  Estimate top1_agreement;  // Wilson, over the compared positions
+  Estimate flip_rate;       // 1 - top-1 agreement: Wilson, over the compared positions
+  // exp of the mean of nll_other - nll_reference and of its block-bootstrap interval, over
+  // the target positions (n = StreamSummary::target_count).
+  Estimate ppl_ratio;
 };
 
 // Which positions StreamSummary::kld covers: "exact", "bound", "mixed" (both kinds: its
@@ -42,6 +54,7 @@ class SummaryAccumulator {
     KldSummary exact;
     KldSummary bound;
     KldSummary returned_top_k;  // also StreamSummary::returned_kld
+    PairEstimates estimates;
   };
   Result Finish(std::uint64_t reference_length, std::uint64_t other_length) const;
 
@@ -52,17 +65,20 @@ class SummaryAccumulator {
     double sum = 0.0;
     double max = 0.0;
     KldQuantiles quantiles;
+    BlockSums blocks;  // for the mean's interval
     void Add(double kld);
     KldSummary Finish() const;
   };
   void AddTarget(const digest::PositionComparison& c);
   void FinishTarget(digest::StreamSummary& s) const;
+  PairEstimates Estimates() const;
 
   digest::StreamSummary s_;
   std::uint64_t compared_ = 0, same_top1_ = 0, scored_same_top1_ = 0;
   std::optional<std::uint64_t> first_not_identical_;
   KldSums all_, exact_, bound_, returned_;
   double dp_sum_ = 0.0, dp2_sum_ = 0.0, nll_p_ = 0.0, nll_q_ = 0.0;
+  BlockSums log_ppl_ratio_;  // nll_other - nll_reference per target position
   double top1_sum_ = 0.0, top1_max_ = 0.0;
 };
 

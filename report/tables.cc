@@ -1,8 +1,10 @@
 #include "report/tables.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "fingerprint/flatten.h"
 
@@ -11,12 +13,25 @@ namespace {
 
 std::string Count(std::uint64_t n) { return std::to_string(n); }
 
+// Whether text[i..] is an escape the driver already wrote for a byte that is not UTF-8:
+// the four characters \xNN (docs/report.md, "Token text").
+bool DriverEscape(const std::string& text, std::size_t i) {
+  return i + 3 < text.size() && text[i] == '\\' && text[i + 1] == 'x' &&
+         std::isxdigit(static_cast<unsigned char>(text[i + 2])) &&
+         std::isxdigit(static_cast<unsigned char>(text[i + 3]));
+}
+
 // C-style escapes for quotes, backslashes and control characters; other bytes as they are.
+// A driver's \xNN stays as it is: the text is escaped once.
 std::string Escaped(const std::string& text) {
   std::string out;
-  for (char c : text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     unsigned char u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
+    if (DriverEscape(text, i)) {
+      out += text.substr(i, 4);
+      i += 3;
+    } else if (c == '"' || c == '\\') {
       out += {'\\', c};
     } else if (c == '\n') {
       out += "\\n";
@@ -127,23 +142,50 @@ std::vector<std::string> ProvenanceLines(const Report& r) {
 
 std::string FormatNumber(double value, int digits) {
   if (std::isnan(value)) return "-";
+  if (value == 0.0) return "0";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  const int sig = std::max(1, digits);
+  const double magnitude = std::fabs(value);
   char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
-  return buffer;
+  if (magnitude >= 1e-3 && magnitude < 1e6) {
+    const int exponent = static_cast<int>(std::floor(std::log10(magnitude)));
+    std::snprintf(buffer, sizeof buffer, "%.*f", std::max(0, sig - 1 - exponent), value);
+    return buffer;
+  }
+  // Exponent form without trailing zeros in the mantissa: 4.1e-14, 2.29e-06.
+  std::snprintf(buffer, sizeof buffer, "%.*e", sig - 1, value);
+  std::string text = buffer;
+  const auto e = text.find('e');
+  std::string mantissa = text.substr(0, e);
+  if (mantissa.find('.') != std::string::npos) {
+    while (mantissa.back() == '0') mantissa.pop_back();
+    if (mantissa.back() == '.') mantissa.pop_back();
+  }
+  return mantissa + text.substr(e);
 }
 
-std::string FormatKld(double value) {
-  if (std::isnan(value) || value == 0.0 || std::fabs(value) >= 1e-3) {
-    return FormatNumber(value, 5);
-  }
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.2e", value);
-  return buffer;
-}
+std::string FormatKld(double value) { return FormatNumber(value, 4); }
 
 std::string FormatPercent(double fraction) {
   if (std::isnan(fraction)) return "-";
-  return FormatNumber(100.0 * fraction, 3) + "%";
+  // Enough digits that a fraction below one never reads as 100%.
+  for (int sig = 4; sig < 12; ++sig) {
+    const std::string text = FormatNumber(100.0 * fraction, sig);
+    if (fraction >= 1.0 || std::strtod(text.c_str(), nullptr) < 100.0) return text + "%";
+  }
+  return FormatNumber(100.0 * fraction, 12) + "%";
+}
+
+std::string FormatInterval(const Interval& ci, const std::function<std::string(double)>& format) {
+  if (!ci.available()) return "";
+  return "[" + format(ci.lo) + ", " + format(ci.hi) + "]";
+}
+
+std::string FormatEstimate(double mean, std::uint64_t n, const Interval& ci,
+                           const std::function<std::string(double)>& format) {
+  if (n == 0 || std::isnan(mean)) return "-";
+  const std::string interval = FormatInterval(ci, format);
+  return format(mean) + " " + (interval.empty() ? "(no interval)" : interval) + " n=" + Count(n);
 }
 
 std::string FormatToken(const Token& token) {
@@ -168,6 +210,20 @@ std::string ReferenceLine(const WorkloadReport& w) {
   return "reference: baseline repeat 0 (run " + w.baseline.reference_run + ")";
 }
 
+// Drops column `index` of every row and the header.
+void DropColumn(Table& t, std::size_t index) {
+  t.header.erase(t.header.begin() + static_cast<std::ptrdiff_t>(index));
+  for (auto& row : t.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(index));
+}
+
+// Drops column `index` when no row has a value there.
+void DropIfEmpty(Table& t, std::size_t index) {
+  if (std::all_of(t.rows.begin(), t.rows.end(),
+                  [index](const auto& row) { return row[index].empty(); })) {
+    DropColumn(t, index);
+  }
+}
+
 Table RepeatabilityTable(const WorkloadReport& w) {
   Table t{"Repeatability (same coordinate rerun)",
           {"cell", "runs", "unique streams", "result", "noise |dlogit|"},
@@ -184,12 +240,31 @@ std::string RunOrigin(const RunIdentity& run) {
          " (agent " + run.agent_id + ")";
 }
 
+// The one contributor every row of `rows` rests on; empty when there are several.
+std::string SoleContributor(const std::vector<const CellReport*>& rows) {
+  std::string sole;
+  for (const CellReport* c : rows) {
+    const Quorum& q = c->quorum;
+    if (q.runs == 0 && q.unreadable == 0) continue;
+    if (!q.rests_on_one_contributor()) return "";
+    if (!sole.empty() && sole != q.all_contributors[0]) return "";
+    sole = q.all_contributors[0];
+  }
+  return sole;
+}
+
 Table QuorumTable(const WorkloadReport& w) {
-  Table t{"Quorum (every usable run of the cell's jobs, grouped by bit-identical streams)",
+  const std::vector<const CellReport*> rows = WithBaseline(w);
+  // A solo user's runs: said once in the title, not on every row.
+  const std::string sole = SoleContributor(rows);
+  Table t{sole.empty() ? "Quorum (every usable run of the cell's jobs, grouped by bit-identical "
+                         "streams)"
+                       : "Quorum: every run rests on one contributor (" + sole +
+                             "); runs grouped by bit-identical streams",
           {"cell", "runs", "streams", "largest agreeing group", "hosts", "classes", "contributors",
            "note"},
           {}};
-  for (const CellReport* c : WithBaseline(w)) {
+  for (const CellReport* c : rows) {
     const Quorum& q = c->quorum;
     if (q.runs == 0 && q.unreadable == 0) continue;
     std::string contributors;
@@ -205,7 +280,7 @@ Table QuorumTable(const WorkloadReport& w) {
       add("no majority: " + Count(tied) + " groups of " + Count(size) +
           (size == 1 ? " run" : " runs"));
     }
-    if (q.rests_on_one_contributor()) {
+    if (sole.empty() && q.rests_on_one_contributor()) {
       add("rests on one contributor (" + q.all_contributors[0] + ")");
     }
     if (!c->conflicts.empty()) add(Count(c->conflicts.size()) + " conflicts");
@@ -214,6 +289,9 @@ Table QuorumTable(const WorkloadReport& w) {
                       Count(q.agreeing_runs.size()) + " / " + std::to_string(q.runs),
                       std::to_string(q.hosts), std::to_string(q.classes), contributors, note});
   }
+  // The note column only when a row has a note; contributors only when they vary.
+  DropIfEmpty(t, 7);
+  if (!sole.empty()) DropColumn(t, 6);
   return t;
 }
 
@@ -274,10 +352,16 @@ std::string Identity(const CellReport& c) {
   return text;
 }
 
+std::string KldEstimate(const KldSummary& k) {
+  return FormatEstimate(k.mean, k.count, k.ci95, FormatKld);
+}
+
 std::string ReturnedKld(const PairResult& r) {
   if (r.kld_returned_top_k.count == 0) return "-";
-  return FormatKld(r.kld_returned_top_k.mean) + " (" + ReturnedTopKName(r.returned_top_k) + ")";
+  return KldEstimate(r.kld_returned_top_k) + " (" + ReturnedTopKName(r.returned_top_k) + ")";
 }
+
+std::string Ratio(double v) { return FormatNumber(v, 4); }
 
 // Whether a compared cell of the workload has top-k-only rows: the tables then show the
 // returned top-k basis in columns of its own.
@@ -287,25 +371,13 @@ bool AnyReturnedTopK(const WorkloadReport& w) {
   });
 }
 
-// Drops column `index` of every row and the header.
-void DropColumn(Table& t, std::size_t index) {
-  t.header.erase(t.header.begin() + static_cast<std::ptrdiff_t>(index));
-  for (auto& row : t.rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(index));
-}
-
-// "0.06170 (exact on 40 of 40 positions)"; "-" without an exact position.
-std::string ExactMean(const PairResult& r) {
-  if (r.kld_exact.count == 0) return FormatKld(r.kld_exact.mean);
-  return FormatKld(r.kld_exact.mean) + " (" + ExactCoverage(r) + ")";
-}
-
 Table CellTable(const WorkloadReport& w) {
-  Table t{
-      "Cells against the baseline (teacher-forced)",
-      {"changed", "PPL, baseline " + FormatNumber(BaselinePpl(w), 4), "PPL ratio", "KLD exact mean",
-       "KLD bound mean", "KLD returned top-k mean", "RMS dp", "top-1 agreement", "common prefix",
-       "first flip", "flips (near-tie)", "clusters", "status"},
-      {}};
+  Table t{"Cells against the baseline (teacher-forced)",
+          {"changed", "PPL, baseline " + FormatNumber(BaselinePpl(w), 4), "PPL ratio [95% CI] n",
+           "KLD exact mean [95% CI] n", "KLD bound mean [95% CI] n",
+           "KLD returned top-k mean [95% CI] n", "RMS dp", "top-1 agreement [95% CI] n",
+           "identical positions", "first flip", "flips (near-tie)", "clusters", "status"},
+          {}};
   constexpr std::size_t kReturnedColumn = 5;
   for (const CellReport& c : w.cells) {
     if (c.status != CellStatus::kCompared) {
@@ -316,10 +388,16 @@ Table CellTable(const WorkloadReport& w) {
       continue;
     }
     const digest::StreamSummary& s = c.result.summary;
-    t.rows.push_back({c.cell.label, FormatNumber(s.ppl_other, 4), FormatNumber(s.ppl_ratio, 4),
-                      ExactMean(c.result), FormatKld(c.result.kld_bound.mean),
+    const PairEstimates& e = c.result.estimates;
+    const std::string coverage =
+        c.result.kld_exact.count > 0 ? " (" + ExactCoverage(c.result) + ")" : "";
+    t.rows.push_back({c.cell.label, FormatNumber(s.ppl_other, 4),
+                      FormatEstimate(s.ppl_ratio, e.ppl_ratio.n, e.ppl_ratio.ci95, Ratio),
+                      KldEstimate(c.result.kld_exact) + coverage, KldEstimate(c.result.kld_bound),
                       ReturnedKld(c.result), FormatPercent(s.rms_delta_p),
-                      FormatPercent(s.top1_agreement), Identity(c), FirstFlip(c),
+                      FormatEstimate(e.top1_agreement.mean, e.top1_agreement.n,
+                                     e.top1_agreement.ci95, FormatPercent),
+                      Identity(c), FirstFlip(c),
                       Count(c.result.flip_count) + " (" + Count(c.near_tie_flips) + ")",
                       Count(c.result.cluster_count), StatusText(c)});
   }
@@ -329,7 +407,8 @@ Table CellTable(const WorkloadReport& w) {
 
 Table GenerateTable(const WorkloadReport& w) {
   Table t{"Generated tokens against the baseline",
-          {"changed", "same-coordinate repeats", "common prefix", "first divergence", "status"},
+          {"changed", "same-coordinate repeats", "generated-token prefix", "first divergence",
+           "status"},
           {}};
   for (const CellReport& c : w.cells) {
     if (c.status != CellStatus::kCompared) {
@@ -378,18 +457,20 @@ Table KldTable(const WorkloadReport& w) {
           (returned ? "; returned top-k: over a server's returned tokens and one tail bucket, a "
                       "different measurement, never averaged with the others)"
                     : ")"),
-      {"changed", "exact positions", "exact mean", "exact median", "exact p99", "exact max",
-       "bound positions", "bound mean", "bound median", "bound p99", "bound max",
-       "returned top-k positions", "returned top-k mean", "returned top-k median",
-       "returned top-k p99", "returned top-k max", "returned top-k basis"},
+      {"changed", "exact positions", "exact mean [95% CI]", "exact median", "exact p99",
+       "exact max", "bound positions", "bound mean [95% CI]", "bound median", "bound p99",
+       "bound max", "returned top-k positions", "returned top-k mean [95% CI]",
+       "returned top-k median", "returned top-k p99", "returned top-k max", "returned top-k basis"},
       {}};
   for (const CellReport& c : w.cells) {
     if (c.status != CellStatus::kCompared) continue;
     std::vector<std::string> row{c.cell.label};
     const PairResult& r = c.result;
     for (const KldSummary* k : {&r.kld_exact, &r.kld_bound, &r.kld_returned_top_k}) {
-      row.insert(row.end(), {Count(k->count), FormatKld(k->mean), FormatKld(k->median),
-                             FormatKld(k->p99), FormatKld(k->max)});
+      const std::string interval = FormatInterval(k->ci95, FormatKld);
+      row.insert(row.end(),
+                 {Count(k->count), FormatKld(k->mean) + (interval.empty() ? "" : " " + interval),
+                  FormatKld(k->median), FormatKld(k->p99), FormatKld(k->max)});
     }
     row[1] += " of " + Count(r.summary.compared);  // exact positions of all compared
     const std::string basis = ReturnedTopKName(r.returned_top_k);
@@ -463,29 +544,40 @@ Table FingerprintTable(const WorkloadReport& w) {
   return t;
 }
 
+std::string RankedKld(const AxisRank& k) {
+  const std::string coverage =
+      "exact on " + Count(k.exact_positions) + " of " + Count(k.compared_positions) + " positions";
+  return FormatEstimate(k.kld_mean, k.kld_n, k.kld_ci95, FormatKld) + " (" +
+         (k.kld_method == "exact" ? coverage : k.kld_method + ", " + coverage) + ")";
+}
+
 Table AttributionTable(const Report& r) {
-  Table t{"Attribution: axes ranked (teacher-forced workloads, strongest cell per axis)",
-          {"rank", "by KLD mean", "KLD mean", "by top-1 disagreement", "disagreement"},
-          {}};
+  Table t{
+      "Attribution by KLD mean, with 95% intervals (teacher-forced workloads, strongest "
+      "cell per axis; not separable: its interval overlaps the one ranked above)",
+      {"rank", "by KLD mean", "KLD mean [95% CI] n (method)", "separable"},
+      {}};
   // An axis whose cells have returned top-k KLDs only is ranked by top-1 but not here.
-  for (std::size_t i = 0; i < std::max(r.by_kld.size(), r.by_top1.size()); ++i) {
-    std::vector<std::string> row{std::to_string(i + 1), "-", "-", "-", "-"};
-    if (i < r.by_kld.size()) {
-      const AxisRank& k = r.by_kld[i];
-      row[1] = k.cell + " (" + k.workload + ")";
-      const std::string coverage =
-          "exact on " + Count(k.exact_positions) + " of " + Count(k.compared_positions);
-      row[2] = FormatKld(k.kld_mean) + " (" +
-               (k.kld_method == "exact" ? coverage : k.kld_method + ", " + coverage) +
-               " positions)";
-    }
-    if (i < r.by_top1.size()) {
-      const AxisRank& d = r.by_top1[i];
-      row[3] = d.cell + " (" + d.workload + ")";
-      row[4] = FormatPercent(d.top1_disagreement);
-    }
-    t.rows.push_back(std::move(row));
+  for (std::size_t i = 0; i < r.by_kld.size(); ++i) {
+    const AxisRank& k = r.by_kld[i];
+    t.rows.push_back({std::to_string(i + 1), k.cell + " (" + k.workload + ")", RankedKld(k),
+                      k.kld_separability});
   }
+  DropIfEmpty(t, 3);
+  return t;
+}
+
+Table Top1AttributionTable(const Report& r) {
+  Table t{"Attribution by top-1 disagreement (the flip rate), with 95% Wilson intervals",
+          {"rank", "by top-1 disagreement", "disagreement [95% CI] n", "separable"},
+          {}};
+  for (std::size_t i = 0; i < r.by_top1.size(); ++i) {
+    const AxisRank& d = r.by_top1[i];
+    t.rows.push_back({std::to_string(i + 1), d.cell + " (" + d.workload + ")",
+                      FormatEstimate(d.top1_disagreement, d.top1_n, d.top1_ci95, FormatPercent),
+                      d.top1_separability});
+  }
+  DropIfEmpty(t, 3);
   return t;
 }
 
@@ -493,13 +585,14 @@ Table ReturnedTopKAttributionTable(const Report& r) {
   Table t{
       "Attribution on the returned top-k basis (ranked apart: KLD over a server's "
       "returned tokens is a different measurement from the exact and bound KLDs above)",
-      {"rank", "by returned top-k KLD mean", "KLD mean (basis)"},
+      {"rank", "by returned top-k KLD mean", "KLD mean [95% CI] n (basis)", "separable"},
       {}};
   for (std::size_t i = 0; i < r.by_kld_returned_top_k.size(); ++i) {
     const AxisRank& k = r.by_kld_returned_top_k[i];
-    t.rows.push_back({std::to_string(i + 1), k.cell + " (" + k.workload + ")",
-                      FormatKld(k.kld_mean) + " (" + k.kld_method + ")"});
+    t.rows.push_back({std::to_string(i + 1), k.cell + " (" + k.workload + ")", RankedKld(k),
+                      k.kld_separability});
   }
+  DropIfEmpty(t, 3);
   return t;
 }
 

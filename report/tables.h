@@ -2,6 +2,7 @@
 // that both show the same columns (docs/report.md).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,14 +16,20 @@ struct Table {
   std::vector<std::vector<std::string>> rows;
 };
 
-// "-" for NaN, else fixed `digits` after the point.
+// `value` to `digits` significant digits: fixed notation for magnitudes in [0.001, 1e6)
+// ("1.460", "0.06170", "12.98"), exponent form otherwise ("4.1e-14", "2.29e-06"); "0" only
+// for exact zero, so a small nonzero value never prints as zero; "-" for NaN.
 std::string FormatNumber(double value, int digits);
-// A KLD in nats: 5 digits after the point ("0.06170"), but 3 significant digits in
-// exponent form below 0.001 ("2.29e-06"), so a small nonzero divergence never prints as
-// zero; "0.00000" only for exact zero; "-" for NaN.
+// A KLD in nats: FormatNumber with 4 significant digits.
 std::string FormatKld(double value);
-// 0.95238 -> "95.238%"; "-" for NaN.
+// 0.95238 -> "95.24%": 4 significant digits, more when needed so that a fraction below one
+// never shows as "100.0%"; "-" for NaN.
 std::string FormatPercent(double fraction);
+// "[lo, hi]" with `format`; empty when there is no interval.
+std::string FormatInterval(const Interval& ci, const std::function<std::string(double)>& format);
+// "0.06170 [0.02101, 0.1103] n=40"; "0.2500 (no interval) n=1"; "-" when n is 0.
+std::string FormatEstimate(double mean, std::uint64_t n, const Interval& ci,
+                           const std::function<std::string(double)>& format);
 // "17" or "17 \"math\"": the text in quotes, with quotes, backslashes and control
 // characters escaped C-style (a newline token shows as "\n"), so a table row stays one line.
 std::string FormatToken(const Token& token);
@@ -59,7 +66,10 @@ Table FingerprintTable(const WorkloadReport& workload);
 // Every requested-vs-effective difference (report/effective.h), the baseline's first,
 // then one row per cell that ran the baseline's effective configuration, with its note.
 Table EffectiveTable(const WorkloadReport& workload);
+// Report::by_kld and Report::by_top1, each figure with n and its interval, and whether it
+// is separable from the rank above.
 Table AttributionTable(const Report& report);
+Table Top1AttributionTable(const Report& report);
 // Report::by_kld_returned_top_k, with its basis on every row; no rows when empty.
 Table ReturnedTopKAttributionTable(const Report& report);
 

@@ -740,7 +740,7 @@ class WarmSessionTest : public AgentServiceTest {
   void SetUp() override {
     AgentServiceTest::SetUp();
     options_.config.drivers = {
-        {"test", TestDriver(), "test-engine@1", std::vector<std::string>{"knob.load"}}};
+        {"test", ServiceTestDriver(), "test-engine@1", std::vector<std::string>{"knob.load"}}};
     launcher_ = MakePosixProcessLauncher(io_);
   }
 
@@ -751,7 +751,7 @@ class WarmSessionTest : public AgentServiceTest {
 
   // Runs one job on the agent; its RunFinished.
   proto::RunFinished Run(const std::string& run_id, std::vector<proto::KeyValue> coordinate) {
-    Send(MakeAssign(run_id, "test-engine@1", std::move(coordinate)));
+    Send(MakeServiceAssign(run_id, "test-engine@1", std::move(coordinate)));
     while (std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>()) {
       if (finished->run_id == run_id) return *finished;
     }
@@ -860,7 +860,7 @@ TEST_F(WarmSessionTest, BytesAfterDoneEndTheSession) {
 TEST_F(WarmSessionTest, CancellingASessionsJobKillsItsProcessGroup) {
   Start();
   EXPECT_EQ(JobsBefore(Run("run-1", {{"knob.load", "a"}})), 0);
-  Send(MakeAssign("run-2", "test-engine@1", {{"knob.load", "a"}, {"knob.behaviour", "hang"}}));
+  Send(MakeServiceAssign("run-2", "test-engine@1", {{"knob.load", "a"}, {"knob.behaviour", "hang"}}));
   ASSERT_TRUE(Expect<proto::RunStarted>().has_value());
   Send(proto::Cancel{"run-2", ""});
   std::optional<proto::RunFinished> cancelled = Expect<proto::RunFinished>();
@@ -883,7 +883,7 @@ TEST_F(WarmSessionTest, IdleSessionsAreAdvertisedAndClosedAfterWarmIdle) {
   StartAgent(*launcher_);
   ASSERT_TRUE(Expect<proto::Hello>().has_value());
   Send(proto::Welcome{proto::kProtocolVersion, "coord-1", 20ms});
-  Send(MakeAssign("run-1", "test-engine@1", {{"knob.load", "a"}, {"other", "x"}}));
+  Send(MakeServiceAssign("run-1", "test-engine@1", {{"knob.load", "a"}, {"other", "x"}}));
   // The heartbeat sent as the session went idle: the last one before the RunFinished.
   auto finished = [&] {
     return std::find_if(received_.begin(), received_.end(), [](const proto::Message& m) {
@@ -923,7 +923,7 @@ TEST_F(WarmSessionTest, WithWarmSessionsZeroEveryJobStartsItsDriverAlone) {
 }
 
 TEST_F(WarmSessionTest, ADriverWithoutSessionsRunsEachJobAlone) {
-  options_.config.drivers = {{"test", TestDriver(), "test-engine@1"}};
+  options_.config.drivers = {{"test", ServiceTestDriver(), "test-engine@1"}};
   Start();
   EXPECT_TRUE(Session(Run("run-1", {{"knob.load", "a"}})).is_null());
   EXPECT_TRUE(Session(Run("run-2", {{"knob.load", "a"}})).is_null());

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -65,6 +66,37 @@ TEST_F(ReportCommandTest, TheReportListsTheConflictAndTheQuorum) {
   EXPECT_THAT(text.out, HasSubstr("Conflicts (one job, one fingerprint class"));
   EXPECT_THAT(text.out, HasSubstr("alice on fp-a2 (agent rig-1)"));
   EXPECT_THAT(text.out, HasSubstr("rests on one contributor (alice)"));
+}
+
+std::size_t WidestLine(const std::string& text) {
+  std::size_t widest = 0, width = 0;
+  for (char c : text) {
+    if (c == '\n') {
+      widest = std::max(widest, width);
+      width = 0;
+    } else if ((c & 0xC0) != 0x80) {
+      ++width;
+    }
+  }
+  return std::max(widest, width);
+}
+
+// Not a terminal: 100 columns unless COLUMNS says otherwise.
+TEST_F(ReportCommandTest, TextLinesFitColumnsOrAHundredWhenNotATerminal) {
+  ProcessResult plain = RunProcess({"/usr/bin/env", "-u", "COLUMNS", OrchBinary(), "report",
+                                    "contributed", "--data-dir", data()});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_LE(WidestLine(plain.out), 100u);
+  EXPECT_GT(WidestLine(plain.out), 60u);
+  ProcessResult narrow = RunProcess(
+      {"/usr/bin/env", "COLUMNS=60", OrchBinary(), "report", "contributed", "--data-dir", data()});
+  ASSERT_EQ(narrow.exit_code, 0) << narrow.err;
+  EXPECT_LE(WidestLine(narrow.out), 60u) << narrow.out;
+  EXPECT_THAT(narrow.out, HasSubstr("Conflicts (one job, one fingerprint class"));
+  ProcessResult hosts = RunProcess({"/usr/bin/env", "COLUMNS=60", OrchBinary(), "report",
+                                    "contributed", "--data-dir", data(), "--by-host"});
+  ASSERT_EQ(hosts.exit_code, 0) << hosts.err;
+  EXPECT_LE(WidestLine(hosts.out), 60u) << hosts.out;
 }
 
 TEST_F(ReportCommandTest, ByHostRefusesCsvAndHtml) {

@@ -181,14 +181,18 @@ std::string Attribute(const std::string& tag, const std::string& name) {
   return tag.substr(begin, tag.find('"', begin) - begin);
 }
 
-// Each <svg ...> element of `dom`: its start tag and its content.
-std::vector<std::pair<std::string, std::string>> SvgElements(const std::string& dom) {
+// Each <svg ...> element of `dom` but the attribution's interval whiskers (or only those,
+// with `whiskers`): its start tag and its content.
+std::vector<std::pair<std::string, std::string>> SvgElements(const std::string& dom,
+                                                             bool whiskers = false) {
   std::vector<std::pair<std::string, std::string>> out;
   for (auto at = dom.find("<svg"); at != std::string::npos; at = dom.find("<svg", at + 1)) {
     const auto tag_end = dom.find('>', at);
     const auto end = dom.find("</svg>", tag_end);
     if (tag_end == std::string::npos || end == std::string::npos) break;
-    out.emplace_back(dom.substr(at, tag_end + 1 - at), dom.substr(tag_end + 1, end - tag_end));
+    const std::string tag = dom.substr(at, tag_end + 1 - at);
+    if ((tag.find(" class=\"interval\"") != std::string::npos) != whiskers) continue;
+    out.emplace_back(tag, dom.substr(tag_end + 1, end - tag_end));
   }
   return out;
 }
@@ -354,6 +358,28 @@ TEST_F(HtmlRenderTest, ChromiumBuildsOnePlotPerComparedCell) {
   EXPECT_EQ(plotted, std::multiset<CellName>(kPlottedCells.begin(), kPlottedCells.end()));
   // The failed cell has no plot, but its failure is on the page.
   EXPECT_NE(dom.find("driver exited with status 1"), std::string::npos);
+}
+
+// Every attribution rank draws its 95% interval: a whisker from lo to hi around the mean,
+// left to right in that order, on the table's one scale.
+TEST_F(HtmlRenderTest, ChromiumDrawsAnIntervalWhiskerForEveryRank) {
+  const Report report = RenderExperimentReport();
+  const std::string dom = Chromium({"--dump-dom"}).out;
+  std::size_t whiskers = 0;
+  for (const auto& [tag, content] : SvgElements(dom, true)) {
+    ++whiskers;
+    const double mean = std::stod(Attribute(tag, "data-mean"));
+    ASSERT_FALSE(Attribute(tag, "data-lo").empty()) << tag;  // every rank here has n >= 2
+    EXPECT_LE(std::stod(Attribute(tag, "data-lo")), mean) << tag;
+    EXPECT_GE(std::stod(Attribute(tag, "data-hi")), mean) << tag;
+    const std::string line = content.substr(content.find("<line"));
+    EXPECT_LE(std::stod(Attribute(line, "x1")), std::stod(Attribute(line, "x2"))) << content;
+    EXPECT_NE(content.find("<circle"), std::string::npos) << content;
+    EXPECT_NE(content.find("<title>"), std::string::npos) << content;
+  }
+  EXPECT_EQ(whiskers,
+            report.by_kld.size() + report.by_top1.size() + report.by_kld_returned_top_k.size());
+  EXPECT_GT(whiskers, 0u);
 }
 
 // The plots of a workload share one value scale, named on the element and in the legend,

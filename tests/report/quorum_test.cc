@@ -65,7 +65,8 @@ TEST_F(QuorumTest, ACellRunByOneContributorOnlyIsFlagged) {
   // Its job has no lab run: the comparison uses a contributor's run.
   EXPECT_EQ(c.status, CellStatus::kCompared) << c.reason;
   EXPECT_EQ(c.other_run, "run-att-1");
-  EXPECT_NE(RenderText(report_).find("rests on one contributor (alice)"), std::string::npos);
+  EXPECT_NE(RenderText(report_, testing::kUnwrapped).find("rests on one contributor (alice)"),
+            std::string::npos);
   EXPECT_NE(RenderJson(report_).find("\"rests_on_one_contributor\": true"), std::string::npos);
 }
 
@@ -86,7 +87,7 @@ TEST_F(QuorumTest, SameClassDifferentStreamsOfOneJobIsAConflictAndBothRunsAreKep
   EXPECT_EQ(c.quorum.streams, 3);
   EXPECT_EQ(c.other_run, "run-q-lab");
   EXPECT_TRUE(c.result.bit_identical());
-  const std::string text = RenderText(report_);
+  const std::string text = RenderText(report_, testing::kUnwrapped);
   EXPECT_NE(text.find("alice on fp-a2 (agent rig-1)"), std::string::npos) << text;
   EXPECT_NE(text.find("lab on fp-a (agent agent-1)"), std::string::npos) << text;
   EXPECT_NE(RenderCsv(report_).find(",1\n"), std::string::npos);

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "report/tables.h"
 #include "store/memory_store.h"
 #include "store/rocksdb_store.h"
@@ -71,11 +73,11 @@ TEST(RenderTest, CsvHasOneRowPerWorkloadAndCellWithAFixedColumnCount) {
   std::istringstream lines(csv);
   std::string header;
   std::getline(lines, header);
-  EXPECT_EQ(Count(header, ","), 69u);
+  EXPECT_EQ(Count(header, ","), 86u);
 }
 
 TEST(RenderTest, TextShowsTheFailedCellWithItsReason) {
-  const std::string text = RenderText(StandardReport());
+  const std::string text = RenderText(StandardReport(), testing::kUnwrapped);
   EXPECT_NE(text.find("kv=q8_0"), std::string::npos);
   EXPECT_NE(text.find(testing::kStandardFailure), std::string::npos);
   EXPECT_NE(text.find("reference: baseline repeat 0 (run run-b0)"), std::string::npos);
@@ -84,8 +86,10 @@ TEST(RenderTest, TextShowsTheFailedCellWithItsReason) {
 TEST(RenderTest, HtmlHasOneInlinePlotPerComparedCellAndNoExternalResource) {
   const std::string html = RenderHtml(StandardReport());
   // attention=on and quant=q8_0 (wiki), sampler.seed=43 (gen); the failed cell has none.
-  EXPECT_EQ(Count(html, "<svg"), 3u);
-  EXPECT_EQ(Count(html, "</svg>"), 3u);
+  // Plus one interval whisker per attribution rank: 2 by KLD, 2 by top-1.
+  EXPECT_EQ(Count(html, "<svg class=\"plot\""), 3u);
+  EXPECT_EQ(Count(html, "<svg class=\"interval\""), 4u);
+  EXPECT_EQ(Count(html, "</svg>"), 7u);
   EXPECT_EQ(html.find("http:"), std::string::npos);
   EXPECT_EQ(html.find("https:"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
@@ -101,7 +105,7 @@ TEST(RenderTest, EveryRenderingFlagsGenerationsShorterThanRequested) {
   const Report report = StandardReport();
   const std::string message =
       "baseline run generated 6 of 8 requested tokens (its driver gave no stop reason)";
-  EXPECT_NE(RenderText(report).find(message), std::string::npos);
+  EXPECT_NE(RenderText(report, testing::kUnwrapped).find(message), std::string::npos);
   EXPECT_NE(RenderCsv(report).find("generation_short: " + message), std::string::npos);
   const std::string json = RenderJson(report);
   EXPECT_NE(json.find("\"kind\": \"generation_short\""), std::string::npos);
@@ -154,8 +158,9 @@ TEST(RenderTest, EveryRenderingNamesExactAndBoundKldApart) {
   EXPECT_NE(text.find("KLD exact mean"), std::string::npos);
   EXPECT_NE(text.find("KLD bound mean"), std::string::npos);
   EXPECT_NE(text.find("KL divergence by method"), std::string::npos);
-  // The attribution names the method and how many positions it covers.
-  EXPECT_NE(text.find("0.18088 (exact on 40 of 40 positions)"), std::string::npos);
+  // The attribution names the method, how many positions it covers, n and the interval.
+  EXPECT_NE(text.find("0.1809 [0.09044, 0.3316] n=40 (exact on 40 of 40 positions)"),
+            std::string::npos);
   const std::string json = RenderJson(report);
   EXPECT_NE(json.find("\"method\": \"exact\""), std::string::npos);
   EXPECT_NE(json.find("\"method\": \"bound\""), std::string::npos);
@@ -172,8 +177,31 @@ TEST(FormatKldTest, SmallNonzeroDivergencesKeepTheirMagnitude) {
   EXPECT_EQ(FormatKld(0.0617030506), "0.06170");
   EXPECT_EQ(FormatKld(0.000694), "6.94e-04");
   EXPECT_EQ(FormatKld(2.29e-06), "2.29e-06");
-  EXPECT_EQ(FormatKld(0.0), "0.00000");
+  EXPECT_EQ(FormatKld(0.0), "0");
   EXPECT_EQ(FormatKld(std::nan("")), "-");
+}
+
+TEST(FormatNumberTest, ShowsSignificantDigitsNotFixedDecimals) {
+  EXPECT_EQ(FormatNumber(4.1e-14, 4), "4.1e-14");
+  EXPECT_EQ(FormatNumber(1.45989, 4), "1.460");
+  EXPECT_EQ(FormatNumber(12345.67, 4), "12346");
+  EXPECT_EQ(FormatNumber(2.5e7, 4), "2.5e+07");
+  EXPECT_EQ(FormatNumber(-0.5, 4), "-0.5000");
+}
+
+TEST(FormatPercentTest, ANonzeroFractionNeverReadsAsZeroAndBelowOneNeverAsAHundred) {
+  EXPECT_EQ(FormatPercent(3.2e-9), "3.2e-07%");  // an RMS dp of 3.2e-9 is not "0.000%"
+  EXPECT_EQ(FormatPercent(0.95), "95.00%");
+  EXPECT_EQ(FormatPercent(0.9999996), "99.99996%");
+  EXPECT_EQ(FormatPercent(1.0), "100.0%");
+  EXPECT_EQ(FormatPercent(0.0), "0%");
+}
+
+TEST(FormatEstimateTest, ShowsTheIntervalAndNOrSaysThereIsNone) {
+  EXPECT_EQ(FormatEstimate(0.0617, 40, Interval{0.021, 0.11, "m"}, FormatKld),
+            "0.06170 [0.02100, 0.1100] n=40");
+  EXPECT_EQ(FormatEstimate(0.25, 1, Interval{}, FormatKld), "0.2500 (no interval) n=1");
+  EXPECT_EQ(FormatEstimate(std::nan(""), 0, Interval{}, FormatKld), "-");
 }
 
 TEST(FormatTokenTest, EscapesQuotesBackslashesAndControlCharacters) {
@@ -181,6 +209,14 @@ TEST(FormatTokenTest, EscapesQuotesBackslashesAndControlCharacters) {
   EXPECT_EQ(FormatToken({17, " math"}), "17 \" math\"");
   EXPECT_EQ(FormatToken({5, std::string("a\"b\\c\n\t\x01\x7f") + "\xc3\xa9"}),
             "5 \"a\\\"b\\\\c\\n\\t\\x01\\x7f\xc3\xa9\"");
+}
+
+// Drivers write a byte that is not UTF-8 as the four characters \xf3; the report shows
+// it as it is, not escaped a second time ("\\xf3").
+TEST(FormatTokenTest, ADriversByteEscapeIsShownOnce) {
+  EXPECT_EQ(FormatToken({9, std::string("\\xf3")}), "9 \"\\xf3\"");
+  EXPECT_EQ(TokenText({9, std::string("a\\xe2\\x80")}), "a\\xe2\\x80");
+  EXPECT_EQ(FormatToken({9, std::string("\\n")}), "9 \"\\\\n\"");  // a literal backslash-n
 }
 
 }  // namespace
@@ -206,6 +242,77 @@ TEST(RenderTest, RocksDbStoreGivesTheSameJsonAsTheMemoryStore) {
     EXPECT_EQ(RenderJson(*report), RenderJson(StandardReport()));
   }
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace orch::report
+
+namespace orch::report {
+namespace {
+
+std::size_t CodePoints(const std::string& s) {
+  std::size_t n = 0;
+  for (char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+TEST(RenderTextWidthTest, NoLineIsWiderThanTheWidthAndNothingIsLostAtTheDefault) {
+  const Report report = StandardReport();
+  for (std::size_t width : {kDefaultTextWidth, std::size_t{60}}) {
+    std::istringstream lines(RenderText(report, {width}));
+    for (std::string line; std::getline(lines, line);) {
+      EXPECT_LE(CodePoints(line), width) << line;
+    }
+  }
+  // At the default width the failed cell's reason wraps but is not cut.
+  EXPECT_EQ(RenderText(report).find("…"), std::string::npos);
+  // A column too wide for a narrow terminal is cut with the marker.
+  EXPECT_NE(RenderText(report, {30}).find("…"), std::string::npos);
+}
+
+TEST(RenderTextQuorumTest, ASoloUsersReportSaysOnceThatEveryRunRestsOnOneContributor) {
+  const std::string text = RenderText(StandardReport(), testing::kUnwrapped);
+  // Once per workload, in the quorum table's title, and on no row.
+  EXPECT_EQ(Count(text, "Quorum: every run rests on one contributor (lab)"), 2u);
+  EXPECT_EQ(Count(text, "rests on one contributor"), 2u);
+}
+
+TEST(RenderTextTest, CommonPrefixNamesOneThingPerColumn) {
+  const std::string text = RenderText(StandardReport(), testing::kUnwrapped);
+  EXPECT_EQ(text.find("common prefix"), std::string::npos);
+  EXPECT_NE(text.find("identical positions"), std::string::npos);     // teacher-forced rows
+  EXPECT_NE(text.find("generated-token prefix"), std::string::npos);  // generated tokens
+}
+
+// Attribution carries n and intervals, and says when the ranks cannot be told apart.
+TEST(AttributionIntervalsTest, EveryRankShowsItsIntervalAndOverlapsAreNotSeparable) {
+  const Report report = StandardReport();
+  ASSERT_EQ(report.by_kld.size(), 2u);
+  for (const AxisRank& k : report.by_kld) {
+    EXPECT_EQ(k.kld_n, 40u);
+    ASSERT_TRUE(k.kld_ci95.available()) << k.kld_ci95.method;
+    EXPECT_LE(k.kld_ci95.lo, k.kld_mean);
+    EXPECT_GE(k.kld_ci95.hi, k.kld_mean);
+    EXPECT_EQ(k.kld_ci95.method, "block bootstrap (block 4, 1000 resamples)");
+  }
+  EXPECT_EQ(report.by_kld[0].kld_separability, "");
+  // 0.06170 [0, 0.1846] overlaps 0.1809 [0.09044, 0.3316].
+  EXPECT_EQ(report.by_kld[1].kld_separability,
+            "not separable from rank 1 (quant=q8_0) at n=40 vs 40");
+  EXPECT_EQ(report.by_top1[1].top1_ci95.method, "Wilson");
+  const nlohmann::json doc = nlohmann::json::parse(RenderJson(report));
+  const nlohmann::json& rank = doc["attribution"]["by_kld"][1];
+  EXPECT_EQ(rank["kld_n"], 40);
+  EXPECT_EQ(rank["kld_ci95"].size(), 2u);
+  EXPECT_EQ(rank["kld_separability"], "not separable from rank 1 (quant=q8_0) at n=40 vs 40");
+  const nlohmann::json& cmp = doc["workloads"][0]["cells"][0]["comparison"];
+  EXPECT_EQ(cmp["kld_exact"]["n"], 40);
+  EXPECT_EQ(cmp["kld_exact"]["ci95_method"], "block bootstrap (block 4, 1000 resamples)");
+  EXPECT_EQ(cmp["top1_agreement_estimate"]["ci95_method"], "Wilson");
+  EXPECT_EQ(cmp["flip_rate"]["n"], 40);
+  EXPECT_EQ(cmp["ppl_ratio_estimate"]["n"], 40);
+  EXPECT_TRUE(cmp["kld_bound"]["ci95"].is_null());
+  EXPECT_EQ(cmp["kld_bound"]["ci95_method"], "no interval: n=0");
 }
 
 }  // namespace

@@ -8,11 +8,15 @@
 #include <vector>
 
 #include "digest/record_codec.h"
+#include "report/render.h"
 #include "store/store.h"
 
 namespace orch::report::testing {
 
 inline constexpr std::uint32_t kVocab = 8;
+
+// Text wide enough that no line wraps: for tests of what the text says, not its layout.
+inline constexpr TextOptions kUnwrapped{100000};
 
 // A row of kVocab logits, all 0 except `top` = 1 + margin and `second` = 1.
 std::vector<float> TwoPeakRow(std::int32_t top, std::int32_t second, double margin);

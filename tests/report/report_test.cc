@@ -215,6 +215,12 @@ TEST(ReportPartialTest, RunningExperimentGivesAPartialReportThatSaysSo) {
   const CellReport& c = CellOf(*report, "wiki", "attention=on");
   EXPECT_EQ(c.status, CellStatus::kInProgress);
   EXPECT_EQ(report->workloads[0].baseline.status, CellStatus::kCompared);
+  // In the terminal the warning has a line of its own, so no width splits its words.
+  const std::string text = RenderText(*report, {70});
+  EXPECT_EQ(text.find("experiment live: 2 jobs, 1 succeeded, 0 failed, 1 not finished\n"
+                      "PARTIAL REPORT: the experiment is still running\n"),
+            0u)
+      << text;
 }
 
 TEST(ReportPartialTest, CellWithoutBaselineSaysWhy) {

@@ -96,7 +96,8 @@ TEST_F(SummaryTokenTextReportTest, TheFirstFlipShowsBothTokensDecoded) {
   EXPECT_EQ(att.first_flip_reference->text, " math");
   EXPECT_EQ(att.first_flip_other->id, 3);
   EXPECT_EQ(att.first_flip_other->text, " arithmetic");
-  EXPECT_THAT(RenderText(report_), HasSubstr("position 10: 2 \" math\" / 3 \" arithmetic\""));
+  EXPECT_THAT(RenderText(report_, testing::kUnwrapped),
+              HasSubstr("position 10: 2 \" math\" / 3 \" arithmetic\""));
   EXPECT_THAT(RenderJson(report_), HasSubstr(R"("reference": {
                 "id": 2,
                 "text": " math"
@@ -113,7 +114,7 @@ TEST_F(SummaryTokenTextReportTest, TheFirstFlipShowsBothTokensDecoded) {
 // to it (positions 7..10 of the standard experiment: input ids 7 "\n", 0 "A", 1 (unknown),
 // 2 " math").
 TEST_F(SummaryTokenTextReportTest, TheFlipTableShowsTokenTextWithItsContext) {
-  const std::string text = RenderText(report_);
+  const std::string text = RenderText(report_, testing::kUnwrapped);
   EXPECT_THAT(text, HasSubstr("attention=on  10        \"\\nA<1> math\"  "));
   EXPECT_THAT(text, HasSubstr("  2 \" math\"        3 \" arithmetic\"  0.2000"));
   const std::string json = RenderJson(report_);
@@ -135,7 +136,8 @@ TEST_F(SummaryTokenTextReportTest, TheFirstDifferingGeneratedTokenShowsBothTexts
   EXPECT_EQ(seed.generated_reference->text, " arithmetic");
   EXPECT_EQ(seed.generated_other->text, "\n");
   // A newline token is escaped so that the table row stays one line.
-  EXPECT_THAT(RenderText(report_), HasSubstr("token 3: 3 \" arithmetic\" / 7 \"\\n\""));
+  EXPECT_THAT(RenderText(report_, testing::kUnwrapped),
+              HasSubstr("token 3: 3 \" arithmetic\" / 7 \"\\n\""));
   EXPECT_THAT(RenderCsv(report_), HasSubstr(", arithmetic,\"\n\","));
 }
 

@@ -131,20 +131,21 @@ TEST_F(TopKReportTest, AttributionRanksTheReturnedTopKKldApartAndSaysSo) {
   EXPECT_EQ(report_.by_kld_returned_top_k[0].kld_method, "returned top-k (K=3)");
   EXPECT_EQ(report_.by_top1.size(), 2u);  // argmax agreement is defined on both bases
 
-  const std::string text = RenderText(report_);
+  const std::string text = RenderText(report_, testing::kUnwrapped);
   EXPECT_NE(text.find("KLD returned top-k mean"), std::string::npos) << text;
   EXPECT_NE(text.find("(returned top-k (K=3))"), std::string::npos) << text;
   EXPECT_NE(text.find("not comparable (full rows vs returned top-k (K=3))"), std::string::npos)
       << text;
   EXPECT_NE(text.find("Attribution on the returned top-k basis (ranked apart"), std::string::npos)
       << text;
-  const std::size_t full_rank = text.find("Attribution: axes ranked");
+  const std::size_t full_rank = text.find("Attribution by KLD mean");
   ASSERT_NE(full_rank, std::string::npos);
-  const std::size_t apart = text.find("Attribution on the returned top-k basis");
+  const std::size_t apart = text.find("Attribution by top-1 disagreement");
   // The main ranking does not list the server cell by KLD.
   const std::string main_ranking = text.substr(full_rank, apart - full_rank);
-  EXPECT_NE(main_ranking.find("quant=q8_0 (wiki)    "), std::string::npos) << main_ranking;
+  EXPECT_NE(main_ranking.find("quant=q8_0 (wiki)  "), std::string::npos) << main_ranking;
   EXPECT_EQ(main_ranking.find("(returned top-k"), std::string::npos) << main_ranking;
+  EXPECT_EQ(main_ranking.find("engine="), std::string::npos) << main_ranking;
 }
 
 TEST_F(TopKReportTest, JsonNamesTheBasisOfEveryFigure) {

@@ -36,6 +36,8 @@ void DecodeFrames(const std::string& bytes, DriverOutput* output) {
       case driver_protocol::DriverFrameType::kError:
         output->error = json::parse(frame.payload);
         break;
+      case driver_protocol::DriverFrameType::kJob:  // the parser accepts no such frame on stdout
+        break;
       case driver_protocol::DriverFrameType::kRecord: {
         Result<digest::PositionRecord> record = digest::DecodePositionRecord(frame.payload);
         if (!record.ok()) {
