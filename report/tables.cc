@@ -389,8 +389,10 @@ Table CellTable(const WorkloadReport& w) {
     }
     const digest::StreamSummary& s = c.result.summary;
     const PairEstimates& e = c.result.estimates;
-    const std::string coverage =
-        c.result.kld_exact.count > 0 ? " (" + ExactCoverage(c.result) + ")" : "";
+    // Said only when some compared positions are not exact (n says the rest).
+    const bool partial = c.result.kld_exact.count > 0 &&
+                         c.result.kld_exact.count < c.result.summary.compared;
+    const std::string coverage = partial ? " (" + ExactCoverage(c.result) + ")" : "";
     t.rows.push_back({c.cell.label, FormatNumber(s.ppl_other, 4),
                       FormatEstimate(s.ppl_ratio, e.ppl_ratio.n, e.ppl_ratio.ci95, Ratio),
                       KldEstimate(c.result.kld_exact) + coverage, KldEstimate(c.result.kld_bound),
@@ -545,10 +547,12 @@ Table FingerprintTable(const WorkloadReport& w) {
 }
 
 std::string RankedKld(const AxisRank& k) {
+  // The method; with how many positions are exact when not all of them are.
   const std::string coverage =
       "exact on " + Count(k.exact_positions) + " of " + Count(k.compared_positions) + " positions";
-  return FormatEstimate(k.kld_mean, k.kld_n, k.kld_ci95, FormatKld) + " (" +
-         (k.kld_method == "exact" ? coverage : k.kld_method + ", " + coverage) + ")";
+  std::string method = k.kld_method == "exact" ? coverage : k.kld_method + ", " + coverage;
+  if (k.exact_positions == k.compared_positions) method = k.kld_method;
+  return FormatEstimate(k.kld_mean, k.kld_n, k.kld_ci95, FormatKld) + " (" + method + ")";
 }
 
 Table AttributionTable(const Report& r) {

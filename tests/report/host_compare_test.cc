@@ -92,7 +92,7 @@ TEST_F(HostCompareTest, ASameClassTwinIsAGroupOfItsOwn) {
 }
 
 TEST_F(HostCompareTest, TheTextGivesEachDifferenceOnceAndTheJsonGroupsRuns) {
-  const std::string text = RenderHostText(report_);
+  const std::string text = RenderHostText(report_, testing::kUnwrapped);
   EXPECT_NE(text.find("3 of 3 jobs ran on more than one host or fingerprint class; their runs "
                       "differ from the reference in 4 ways"),
             std::string::npos)
