@@ -64,8 +64,8 @@ void Jobs(const protocol::StatusReply& status, std::ostringstream& out) {
   if (omitted > 0) out << "<p>" << omitted << " more jobs not listed.</p>\n";
 }
 
-void Agents(const protocol::StatusReply& status, std::ostringstream& out) {
-  out << "<h2>Agents</h2>\n<table id=\"agents\"><tr><th>agent</th><th>host</th><th>state</th>"
+void WriteAgents(const protocol::StatusReply& status, std::ostringstream& out) {
+  out << "<h2>WriteAgents</h2>\n<table id=\"agents\"><tr><th>agent</th><th>host</th><th>state</th>"
          "<th>engines</th><th>runs</th><th>last seen</th><th>quarantined</th></tr>\n";
   for (const protocol::AgentSummary& a : status.agents) {
     std::string engines;
@@ -99,7 +99,7 @@ std::string StatusPageHtml(const protocol::StatusReply& status, std::string_view
       << refresh_seconds << " s; <a href=\"/metrics\">metrics</a>.</p>\n";
   Experiments(status, out);
   Jobs(status, out);
-  Agents(status, out);
+  WriteAgents(status, out);
   if (!status.recent_failures.empty()) {
     out << "<h2>Recent failures</h2>\n<ul id=\"failures\">\n";
     for (const std::string& failure : status.recent_failures) {

@@ -7,7 +7,7 @@
 namespace orch::report {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kIntervalNaN = std::numeric_limits<double>::quiet_NaN();
 
 // splitmix64: small, fast, and the same sequence on every platform.
 class SplitMix {
@@ -43,7 +43,7 @@ double Quantile(const std::vector<double>& sorted, double p) {
 std::string NoIntervalReason(std::uint64_t n) { return "no interval: n=" + std::to_string(n); }
 
 Interval WilsonInterval(std::uint64_t successes, std::uint64_t n, double z) {
-  if (n == 0) return Interval{kNaN, kNaN, NoIntervalReason(n)};
+  if (n == 0) return Interval{kIntervalNaN, kIntervalNaN, NoIntervalReason(n)};
   const double nn = static_cast<double>(n);
   const double p = static_cast<double>(successes) / nn;
   const double z2 = z * z;
@@ -97,7 +97,9 @@ void BlockSums::Merge() {
   block_size_ *= 2;
 }
 
-double BlockSums::mean() const { return count_ == 0 ? kNaN : total_ / static_cast<double>(count_); }
+double BlockSums::mean() const {
+  return count_ == 0 ? kIntervalNaN : total_ / static_cast<double>(count_);
+}
 
 Estimate BlockSums::Bootstrap(int resamples, std::uint64_t seed) const {
   Estimate e{mean(), count_, {}};

@@ -18,7 +18,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kExportNaN = std::numeric_limits<double>::quiet_NaN();
 
 constexpr const char* kColumns[] = {"workload",
                                     "cell",
@@ -52,7 +52,7 @@ struct PairToExport {
 };
 
 // A value of a row: absent (empty CSV field, JSON null), text, integer, number or bool.
-struct Field {
+struct ExportField {
   enum class Kind { kAbsent, kText, kInt, kNumber, kBool } kind = Kind::kAbsent;
   std::string text;
   std::int64_t integer = 0;
@@ -60,11 +60,13 @@ struct Field {
   bool boolean = false;
 };
 
-Field Absent() { return {}; }
-Field Text(std::string v) { return {Field::Kind::kText, std::move(v)}; }
-Field Int(std::int64_t v) { return {Field::Kind::kInt, {}, v}; }
-Field Number(double v) { return std::isnan(v) ? Absent() : Field{Field::Kind::kNumber, {}, 0, v}; }
-Field Bool(bool v) { return {Field::Kind::kBool, {}, 0, 0.0, v}; }
+ExportField Absent() { return {}; }
+ExportField TextField(std::string v) { return {ExportField::Kind::kText, std::move(v)}; }
+ExportField Int(std::int64_t v) { return {ExportField::Kind::kInt, {}, v}; }
+ExportField Number(double v) {
+  return std::isnan(v) ? Absent() : ExportField{ExportField::Kind::kNumber, {}, 0, v};
+}
+ExportField Bool(bool v) { return {ExportField::Kind::kBool, {}, 0, 0.0, v}; }
 
 std::string_view KldKind(digest::KldMethod method) {
   switch (method) {
@@ -80,13 +82,13 @@ std::string_view KldKind(digest::KldMethod method) {
   return "none";
 }
 
-double Margin(const digest::RowDigest& d) {
-  if (d.top.size() < 2) return kNaN;
+double ExportMargin(const digest::RowDigest& d) {
+  if (d.top.size() < 2) return kExportNaN;
   return static_cast<double>(d.top[0].logit) - static_cast<double>(d.top[1].logit);
 }
 
 // -NLL: the target's log-probability, absent without a target.
-double LogProb(double nll) { return std::isnan(nll) ? kNaN : -nll; }
+double LogProb(double nll) { return std::isnan(nll) ? kExportNaN : -nll; }
 
 // Shortest text that reads back to the same double.
 std::string Shortest(double v) {
@@ -123,7 +125,7 @@ class RowWriter {
          << ",\"columns\":" << columns.dump() << ",\"rows\":[";
   }
 
-  void Row(const std::vector<Field>& fields) {
+  void Row(const std::vector<ExportField>& fields) {
     if (format_ == PositionFormat::kCsv) {
       std::string line;
       for (std::size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + Csv(fields[i]);
@@ -142,33 +144,33 @@ class RowWriter {
   }
 
  private:
-  static std::string Csv(const Field& f) {
+  static std::string Csv(const ExportField& f) {
     switch (f.kind) {
-      case Field::Kind::kAbsent:
+      case ExportField::Kind::kAbsent:
         return "";
-      case Field::Kind::kText:
+      case ExportField::Kind::kText:
         return Quote(f.text);
-      case Field::Kind::kInt:
+      case ExportField::Kind::kInt:
         return std::to_string(f.integer);
-      case Field::Kind::kNumber:
+      case ExportField::Kind::kNumber:
         return Shortest(f.number);
-      case Field::Kind::kBool:
+      case ExportField::Kind::kBool:
         return f.boolean ? "true" : "false";
     }
     return "";
   }
 
-  static std::string Json(const Field& f) {
+  static std::string Json(const ExportField& f) {
     switch (f.kind) {
-      case Field::Kind::kAbsent:
+      case ExportField::Kind::kAbsent:
         return "null";
-      case Field::Kind::kText:
+      case ExportField::Kind::kText:
         return json(f.text).dump(-1, ' ', false, json::error_handler_t::replace);
-      case Field::Kind::kInt:
+      case ExportField::Kind::kInt:
         return std::to_string(f.integer);
-      case Field::Kind::kNumber:
+      case ExportField::Kind::kNumber:
         return std::isfinite(f.number) ? Shortest(f.number) : "null";
-      case Field::Kind::kBool:
+      case ExportField::Kind::kBool:
         return f.boolean ? "true" : "false";
     }
     return "null";
@@ -186,7 +188,7 @@ class PairRows {
       : pair_(pair), decoder_(decoder), writer_(writer) {}
 
   Status Add(const digest::PositionRecord& p, const digest::PositionRecord& q) {
-    std::vector<Field> row = Identity(p);
+    std::vector<ExportField> row = Identity(p);
     // Generate workloads: distributions are compared only while the generated tokens
     // agree (the report's rule), the first differing token's position included.
     const bool compared = !diverged_;
@@ -194,9 +196,9 @@ class PairRows {
       diverged_ = true;
     }
     if (!compared && pair_.workload->workload.kind == WorkloadKind::kGenerate) {
-      row.insert(row.end(),
-                 {Absent(), Absent(), Absent(), Text("not_compared"), Int(p.digest.argmax),
-                  Int(q.digest.argmax), Number(Margin(p.digest)), Absent(), Absent(), Absent()});
+      row.insert(row.end(), {Absent(), Absent(), Absent(), TextField("not_compared"),
+                             Int(p.digest.argmax), Int(q.digest.argmax),
+                             Number(ExportMargin(p.digest)), Absent(), Absent(), Absent()});
     } else {
       ORCH_RETURN_IF_ERROR(AddMetrics(p, q, row));
     }
@@ -207,17 +209,17 @@ class PairRows {
  private:
   // target_logprob_reference .. cluster, from digest::ComparePosition.
   Status AddMetrics(const digest::PositionRecord& p, const digest::PositionRecord& q,
-                    std::vector<Field>& row) {
+                    std::vector<ExportField>& row) {
     ORCH_ASSIGN_OR_RETURN(
         digest::PositionComparison c,
         digest::ComparePosition(p.position, p.digest, q.digest, p.full_row, q.full_row));
     const bool flip = !c.same_top1;
-    const double margin = Margin(p.digest);
+    const double margin = ExportMargin(p.digest);
     if (flip) Cluster(p.position);
     const bool scored = c.kld_method != digest::KldMethod::kNone;
     row.insert(row.end(),
                {Number(LogProb(c.nll_reference)), Number(LogProb(c.nll_other)),
-                scored ? Number(c.kld) : Absent(), Text(std::string(KldKind(c.kld_method))),
+                scored ? Number(c.kld) : Absent(), TextField(std::string(KldKind(c.kld_method))),
                 Int(p.digest.argmax), Int(q.digest.argmax), Number(margin), Bool(flip),
                 flip ? Bool(!std::isnan(margin) && margin <= pair_.noise_band) : Absent(),
                 flip ? Int(static_cast<std::int64_t>(clusters_)) : Absent()});
@@ -225,14 +227,14 @@ class PairRows {
   }
 
   // workload .. target_text.
-  std::vector<Field> Identity(const digest::PositionRecord& p) const {
+  std::vector<ExportField> Identity(const digest::PositionRecord& p) const {
     const std::int32_t target = p.digest.target_id;
     const bool has_target = target != digest::kNoTarget && target >= 0;
-    return {Text(pair_.workload->workload.name),
-            Text(pair_.cell->cell.label),
+    return {TextField(pair_.workload->workload.name),
+            TextField(pair_.cell->cell.label),
             Int(pair_.repeat),
-            Text(pair_.run),
-            Text(pair_.reference_run),
+            TextField(pair_.run),
+            TextField(pair_.reference_run),
             Int(static_cast<std::int64_t>(p.position)),
             Int(p.input_token),
             TokenText(p.input_token),
@@ -240,10 +242,10 @@ class PairRows {
             has_target ? TokenText(target) : Absent()};
   }
 
-  Field TokenText(std::int32_t id) const {
+  ExportField TokenText(std::int32_t id) const {
     if (decoder_ == nullptr || id < 0) return Absent();
     std::optional<std::string> text = decoder_->Decode(id);
-    return text ? Text(*text) : Absent();
+    return text ? TextField(*text) : Absent();
   }
 
   // Flips at most kClusterGap apart share a cluster (the report's rule); numbered from 1.

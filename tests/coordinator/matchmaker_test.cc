@@ -44,9 +44,9 @@ TEST(MatchmakerTest, AJobFitsAWarmSessionOfItsEngineModelAndLoadAxisValues) {
   EXPECT_FALSE(FitsWarmSession({"llama.cpp@b8390", "cpu", 0, "sha256:def"}, q8, kWarmQ8));
 }
 
-// Pending jobs in dispatch order, each at quant `values[i]`.
-struct Pending {
-  explicit Pending(const std::vector<std::string>& values) {
+// PendingJobs jobs in dispatch order, each at quant `values[i]`.
+struct PendingJobs {
+  explicit PendingJobs(const std::vector<std::string>& values) {
     for (const std::string& value : values) coordinates.push_back({{"quant", value}});
     for (const auto& coordinate : coordinates) candidates.push_back({&kNeeds, &coordinate, 0});
   }
@@ -55,15 +55,15 @@ struct Pending {
 };
 
 TEST(MatchmakerTest, AWarmSessionPrefersTheFirstJobThatFitsIt) {
-  Pending pending({"q4_0", "f16", "q8_0", "q8_0"});
+  PendingJobs pending({"q4_0", "f16", "q8_0", "q8_0"});
   EXPECT_EQ(PickWarmJob(pending.candidates, {kWarmQ8}), std::optional<std::size_t>(2));
   EXPECT_EQ(PickWarmJob(pending.candidates, {}), std::nullopt);
-  Pending none({"q4_0", "f16"});
+  PendingJobs none({"q4_0", "f16"});
   EXPECT_EQ(PickWarmJob(none.candidates, {kWarmQ8}), std::nullopt) << "no job fits: FIFO";
 }
 
 TEST(MatchmakerTest, AJobPassedOverTooOftenIsNotPassedOverAgain) {
-  Pending pending({"q4_0", "q8_0"});
+  PendingJobs pending({"q4_0", "q8_0"});
   // Each dispatch passes over the q4_0 job once; a new q8_0 job keeps arriving.
   int picks = 0;
   while (std::optional<std::size_t> pick = PickWarmJob(pending.candidates, {kWarmQ8}, 5)) {
@@ -76,7 +76,7 @@ TEST(MatchmakerTest, AJobPassedOverTooOftenIsNotPassedOverAgain) {
 }
 
 TEST(MatchmakerTest, OnlyTheJobsBeforeThePickCountAsPassedOver) {
-  Pending pending({"q8_0", "q4_0"});
+  PendingJobs pending({"q8_0", "q4_0"});
   pending.candidates[1].passed_over = kMaxPassedOver;  // behind the pick: not passed over
   EXPECT_EQ(PickWarmJob(pending.candidates, {kWarmQ8}), std::optional<std::size_t>(0));
 }

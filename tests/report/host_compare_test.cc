@@ -15,7 +15,7 @@
 namespace orch::report {
 namespace {
 
-std::size_t Count(const std::string& text, const std::string& needle) {
+std::size_t CountOf(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
   for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
   return n;
@@ -100,8 +100,8 @@ TEST_F(HostCompareTest, TheTextGivesEachDifferenceOnceAndTheJsonGroupsRuns) {
   EXPECT_NE(text.find("(host fp-a) vs class "), std::string::npos) << text;
   EXPECT_NE(text.find("(host fp-b): 2 runs, 1 bit-identical =="), std::string::npos) << text;
   // fp-a against fp-b ran two jobs; their difference is printed once (before: per job).
-  EXPECT_EQ(Count(text, "Intel N150  AMD EPYC 9654"), 1u) << text;
-  EXPECT_EQ(Count(text, "host.cpu.model_name"), 3u) << text;
+  EXPECT_EQ(CountOf(text, "Intel N150  AMD EPYC 9654"), 1u) << text;
+  EXPECT_EQ(CountOf(text, "host.cpu.model_name"), 3u) << text;
 
   nlohmann::json json = nlohmann::json::parse(RenderHostJson(report_));
   EXPECT_EQ(json["schema"], "orch.report-hosts/2");
@@ -117,7 +117,7 @@ TEST_F(HostCompareTest, TheTextGivesEachDifferenceOnceAndTheJsonGroupsRuns) {
   EXPECT_EQ(ab["runs"][1]["first_difference"], 25);
 }
 
-std::string Summary(const std::string& version) {
+std::string HostSummary(const std::string& version) {
   return nlohmann::json{{"driver", "llamacpp-" + version},
                         {"hello", {{"engine", "llama.cpp"}, {"version", version}}}}
       .dump();
@@ -138,8 +138,8 @@ TEST(HostCompareStandaloneTest, ARigWithTheSameHostButAnotherClassIsShown) {
     a.push_back(testing::MakeRecord(i, testing::TwoPeakRow(1, 2, 1.0), 1, true));
     b.push_back(testing::MakeRecord(i, testing::TwoPeakRow(1, 2, i == 2 ? 1.5 : 1.0), 1, true));
   }
-  testing::AddSucceededRunWithSummary(*store, job, "run-old", a, Summary("b8390"), "fp-a");
-  testing::AddSucceededRunWithSummary(*store, job, "run-new", b, Summary("v0.4.0"), "fp-a");
+  testing::AddSucceededRunWithSummary(*store, job, "run-old", a, HostSummary("b8390"), "fp-a");
+  testing::AddSucceededRunWithSummary(*store, job, "run-new", b, HostSummary("v0.4.0"), "fp-a");
   Result<ExperimentInput> input = LoadExperiment(*store, "rig");
   ASSERT_TRUE(input.ok()) << input.status().ToString();
   std::unique_ptr<RunSource> source = MakeStoreRunSource(*store);

@@ -55,29 +55,29 @@ class PositionExportTest : public ::testing::Test {
   Report report_;
 };
 
-std::string GoldenPath(const std::string& name) {
+std::string ExportGoldenPath(const std::string& name) {
   return std::string(ORCH_SOURCE_DIR) + "/tests/report/testdata/" + name;
 }
 
 // Compares with the golden file; ORCH_UPDATE_GOLDEN=1 rewrites it instead.
-void ExpectGolden(const std::string& name, const std::string& actual) {
+void ExpectExportGolden(const std::string& name, const std::string& actual) {
   if (std::getenv("ORCH_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(GoldenPath(name), std::ios::binary) << actual;
+    std::ofstream(ExportGoldenPath(name), std::ios::binary) << actual;
     return;
   }
-  std::ifstream in(GoldenPath(name), std::ios::binary);
-  ASSERT_TRUE(in) << "missing golden " << GoldenPath(name);
+  std::ifstream in(ExportGoldenPath(name), std::ios::binary);
+  ASSERT_TRUE(in) << "missing golden " << ExportGoldenPath(name);
   std::stringstream expected;
   expected << in.rdbuf();
   EXPECT_EQ(actual, expected.str()) << "rerun with ORCH_UPDATE_GOLDEN=1 to accept";
 }
 
 TEST_F(PositionExportTest, CsvMatchesGolden) {
-  ExpectGolden("standard.positions.csv", Export(PositionFormat::kCsv));
+  ExpectExportGolden("standard.positions.csv", Export(PositionFormat::kCsv));
 }
 
 TEST_F(PositionExportTest, JsonMatchesGolden) {
-  ExpectGolden("standard.positions.json", Export(PositionFormat::kJson));
+  ExpectExportGolden("standard.positions.json", Export(PositionFormat::kJson));
 }
 
 // The rows of each (workload, cell, repeat), from the JSON export.

@@ -204,7 +204,8 @@ TEST(QuorumGroupsTest, ALargerGroupIsAMajorityAndTheSmallerOnesAreStillListed) {
   WorkloadReport w;
   w.baseline.cell = {"baseline", "", ""};
   w.baseline.quorum = q;
-  for (const std::string& cell : QuorumTable(w).rows[0]) {
+  const Table table = QuorumTable(w);
+  for (const std::string& cell : table.rows.at(0)) {
     EXPECT_EQ(cell.find("no majority"), std::string::npos) << cell;
   }
   const nlohmann::json doc = nlohmann::json::parse(RenderJson([&] {
