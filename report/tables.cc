@@ -390,8 +390,8 @@ Table CellTable(const WorkloadReport& w) {
     const digest::StreamSummary& s = c.result.summary;
     const PairEstimates& e = c.result.estimates;
     // Said only when some compared positions are not exact (n says the rest).
-    const bool partial = c.result.kld_exact.count > 0 &&
-                         c.result.kld_exact.count < c.result.summary.compared;
+    const bool partial =
+        c.result.kld_exact.count > 0 && c.result.kld_exact.count < c.result.summary.compared;
     const std::string coverage = partial ? " (" + ExactCoverage(c.result) + ")" : "";
     t.rows.push_back({c.cell.label, FormatNumber(s.ppl_other, 4),
                       FormatEstimate(s.ppl_ratio, e.ppl_ratio.n, e.ppl_ratio.ci95, Ratio),

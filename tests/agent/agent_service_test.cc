@@ -860,7 +860,8 @@ TEST_F(WarmSessionTest, BytesAfterDoneEndTheSession) {
 TEST_F(WarmSessionTest, CancellingASessionsJobKillsItsProcessGroup) {
   Start();
   EXPECT_EQ(JobsBefore(Run("run-1", {{"knob.load", "a"}})), 0);
-  Send(MakeServiceAssign("run-2", "test-engine@1", {{"knob.load", "a"}, {"knob.behaviour", "hang"}}));
+  Send(MakeServiceAssign("run-2", "test-engine@1",
+                         {{"knob.load", "a"}, {"knob.behaviour", "hang"}}));
   ASSERT_TRUE(Expect<proto::RunStarted>().has_value());
   Send(proto::Cancel{"run-2", ""});
   std::optional<proto::RunFinished> cancelled = Expect<proto::RunFinished>();

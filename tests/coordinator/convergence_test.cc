@@ -56,7 +56,8 @@ TEST(ConvergenceTest, ABusyRefusalNeitherBarsTheAgentNorSpendsTheRetryBudget) {
     ASSERT_THAT(assigns, SizeIs(1)) << "round " << round;
     job = assigns[0].job_id;
     agent->Finish(assigns[0].run_id, 0, protocol::RunStatus::kFailed,
-                  "agent agent-1 refused the run: no free slot", RefusalText(protocol::kRefusedBusy));
+                  "agent agent-1 refused the run: no free slot",
+                  RefusalText(protocol::kRefusedBusy));
     h.Pump();
     EXPECT_THAT(OfKind<protocol::Assign>(agent->Take()), SizeIs(0))
         << "not offered again before the agent says it has room";

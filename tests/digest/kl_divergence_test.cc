@@ -15,7 +15,8 @@ namespace {
 
 constexpr float kKlInf = std::numeric_limits<float>::infinity();
 
-RowDigest KlDigest(const std::vector<float>& row, std::uint32_t k, std::int32_t target = kNoTarget) {
+RowDigest KlDigest(const std::vector<float>& row, std::uint32_t k,
+                   std::int32_t target = kNoTarget) {
   RowDigest d;
   EXPECT_TRUE(ComputeRowDigest(row, {k, target}, &d).ok());
   return d;

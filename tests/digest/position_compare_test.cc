@@ -14,7 +14,7 @@ namespace orch::digest {
 namespace {
 
 RowDigest CompareDigest(const std::vector<float>& row, std::uint32_t k = kDefaultTopK,
-                 std::int32_t target = kNoTarget) {
+                        std::int32_t target = kNoTarget) {
   RowDigest d;
   EXPECT_TRUE(ComputeRowDigest(row, {k, target}, &d).ok());
   return d;
@@ -74,7 +74,8 @@ TEST(ComparePositionTest, DifferentRowsOfDifferentVersionsUseEachSidesStatistics
 }
 
 TEST(ComparePositionTest, ReportsATopOneFlip) {
-  const PositionComparison c = Compare(CompareDigest({1.0f, 3.0f, 2.9f}), CompareDigest({1.0f, 2.9f, 3.0f}));
+  const PositionComparison c =
+      Compare(CompareDigest({1.0f, 3.0f, 2.9f}), CompareDigest({1.0f, 2.9f, 3.0f}));
   EXPECT_FALSE(c.identical);
   EXPECT_FALSE(c.same_top1);
   EXPECT_NEAR(c.abs_top1_logit_delta, 0.1, 1e-6);
@@ -113,16 +114,19 @@ TEST(ComparePositionTest, UsesExactKldOnlyWhenBothFullRowsExist) {
 
 TEST(ComparePositionTest, TopOneLogitDeltaNeedsQToKnowTheToken) {
   // P's argmax (0) is outside Q's top-1 and is not Q's target.
-  const PositionComparison c = Compare(CompareDigest({5.0f, 1.0f}, 1), CompareDigest({1.0f, 5.0f}, 1));
+  const PositionComparison c =
+      Compare(CompareDigest({5.0f, 1.0f}, 1), CompareDigest({1.0f, 5.0f}, 1));
   EXPECT_TRUE(std::isnan(c.abs_top1_logit_delta));
   const std::vector<float> q_row = {1.0f, 5.0f};
-  EXPECT_EQ(Compare(CompareDigest({5.0f, 1.0f}, 1), CompareDigest(q_row, 1), {}, q_row).abs_top1_logit_delta,
+  EXPECT_EQ(Compare(CompareDigest({5.0f, 1.0f}, 1), CompareDigest(q_row, 1), {}, q_row)
+                .abs_top1_logit_delta,
             4.0);
 }
 
 TEST(ComparePositionTest, ReportsANanRowWithoutScoringIt) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const PositionComparison c = Compare(CompareDigest({1.0f, 2.0f}, 20, 0), CompareDigest({nan, 2.0f}, 20, 0));
+  const PositionComparison c =
+      Compare(CompareDigest({1.0f, 2.0f}, 20, 0), CompareDigest({nan, 2.0f}, 20, 0));
   EXPECT_FALSE(c.identical);
   EXPECT_FALSE(c.scored);
   EXPECT_EQ(c.kld_method, KldMethod::kNone);

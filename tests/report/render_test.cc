@@ -159,8 +159,7 @@ TEST(RenderTest, EveryRenderingNamesExactAndBoundKldApart) {
   EXPECT_NE(text.find("KLD bound mean"), std::string::npos);
   EXPECT_NE(text.find("KL divergence by method"), std::string::npos);
   // The attribution names the method, how many positions it covers, n and the interval.
-  EXPECT_NE(text.find("0.1809 [0.09044, 0.3316] n=40 (exact)"),
-            std::string::npos);
+  EXPECT_NE(text.find("0.1809 [0.09044, 0.3316] n=40 (exact)"), std::string::npos);
   const std::string json = RenderJson(report);
   EXPECT_NE(json.find("\"method\": \"exact\""), std::string::npos);
   EXPECT_NE(json.find("\"method\": \"bound\""), std::string::npos);
