@@ -102,7 +102,7 @@ std::string Quote(const std::string& field) {
   return out + "\"";
 }
 
-std::string Num(double v) {
+std::string CsvNum(double v) {
   if (std::isnan(v)) return "";
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.10g", v);
@@ -110,7 +110,7 @@ std::string Num(double v) {
 }
 
 template <typename T>
-std::string Opt(const std::optional<T>& v) {
+std::string CsvOpt(const std::optional<T>& v) {
   return v ? std::to_string(*v) : "";
 }
 
@@ -145,28 +145,28 @@ std::vector<std::string> Row(const Report& r, const WorkloadReport& w, const Cel
           std::to_string(c.repeats.available),
           c.repeats.available > 0 ? std::to_string(c.repeats.unique_streams) : "",
           c.repeats.available > 0 ? Bool(c.repeats.bit_identical()) : "",
-          Opt(c.repeats.first_difference),
-          Num(c.repeats.noise),
+          CsvOpt(c.repeats.first_difference),
+          CsvNum(c.repeats.noise),
           when(Bool(p.bit_identical())),
           when(std::to_string(s.compared)),
           when(std::to_string(s.common_prefix)),
-          when(Opt(s.first_divergence)),
-          Opt(flip_position),
+          when(CsvOpt(s.first_divergence)),
+          CsvOpt(flip_position),
           flip_position ? std::to_string(p.flips[0].reference_token) : "",
           flip_position ? std::to_string(p.flips[0].other_token) : "",
-          when(Num(s.top1_agreement)),
-          when(Num(s.kld.mean)),
-          when(Num(s.kld.median)),
-          when(Num(s.kld.p99)),
-          when(Num(s.kld.max)),
-          when(Num(s.rms_delta_p)),
-          when(Num(s.ppl_reference)),
-          when(Num(s.ppl_other)),
-          when(Num(s.ppl_ratio)),
+          when(CsvNum(s.top1_agreement)),
+          when(CsvNum(s.kld.mean)),
+          when(CsvNum(s.kld.median)),
+          when(CsvNum(s.kld.p99)),
+          when(CsvNum(s.kld.max)),
+          when(CsvNum(s.rms_delta_p)),
+          when(CsvNum(s.ppl_reference)),
+          when(CsvNum(s.ppl_other)),
+          when(CsvNum(s.ppl_ratio)),
           when(std::to_string(p.flip_count)),
           when(std::to_string(c.near_tie_flips)),
           when(std::to_string(p.cluster_count)),
-          when(Num(c.noise_band)),
+          when(CsvNum(c.noise_band)),
           compared && generate ? std::to_string(p.generated_common_prefix) : "",
           compared && generate ? std::to_string(p.reference_generated) : "",
           compared && d ? std::to_string(d->index) : "",
@@ -185,12 +185,12 @@ std::vector<std::string> HonestyFields(const WorkloadReport& w, const CellReport
   const bool generate = w.workload.kind == WorkloadKind::kGenerate;
   auto when = [compared](std::string v) { return compared ? v : std::string(); };
   std::vector<std::string> out{
-      Opt(c.requested), has_run ? std::to_string(c.extent.positions) : "",
+      CsvOpt(c.requested), has_run ? std::to_string(c.extent.positions) : "",
       has_run && generate ? std::to_string(c.extent.generated_tokens()) : "",
       c.extent.stop.reason.value_or(""), when(std::string(KldMethodName(c.result.summary.kld)))};
   for (const KldSummary* k : {&c.result.kld_exact, &c.result.kld_bound}) {
-    out.insert(out.end(), {when(std::to_string(k->count)), when(Num(k->mean)), when(Num(k->median)),
-                           when(Num(k->p99)), when(Num(k->max))});
+    out.insert(out.end(), {when(std::to_string(k->count)), when(CsvNum(k->mean)),
+                           when(CsvNum(k->median)), when(CsvNum(k->p99)), when(CsvNum(k->max))});
   }
   std::string warnings;
   for (const Warning& warning : c.warnings) {
@@ -228,17 +228,17 @@ std::vector<std::string> IntervalFields(const CellReport& c) {
   const PairEstimates& e = p.estimates;
   std::vector<std::string> out;
   auto bounds = [&out](const Interval& ci) {
-    out.push_back(Num(ci.lo));
-    out.push_back(Num(ci.hi));
+    out.push_back(CsvNum(ci.lo));
+    out.push_back(CsvNum(ci.hi));
   };
   bounds(p.kld_exact.ci95);
   bounds(p.kld_bound.ci95);
   out.push_back(std::to_string(p.kld_returned_top_k.count));
-  out.push_back(Num(p.kld_returned_top_k.mean));
+  out.push_back(CsvNum(p.kld_returned_top_k.mean));
   bounds(p.kld_returned_top_k.ci95);
   out.push_back(std::to_string(e.top1_agreement.n));
   bounds(e.top1_agreement.ci95);
-  out.push_back(Num(e.flip_rate.mean));
+  out.push_back(CsvNum(e.flip_rate.mean));
   bounds(e.flip_rate.ci95);
   out.push_back(std::to_string(e.ppl_ratio.n));
   bounds(e.ppl_ratio.ci95);
