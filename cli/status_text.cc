@@ -189,7 +189,8 @@ std::string FormatJobsTable(const protocol::StatusReply& status) {
   for (const protocol::JobStatus& job : status.jobs) {
     rows.push_back({job.job_id.substr(0, 12), job.experiment, job.cell, job.workload,
                     std::to_string(job.repeat), job.state, AgentAndHost(job),
-                    std::to_string(job.attempts), RunsNow(job) ? FormatDuration(job.elapsed) : "-",
+                    std::to_string(job.attempts),
+                    RunsNow(job) || job.elapsed.count() > 0 ? FormatDuration(job.elapsed) : "-",
                     Or(job.reason)});
   }
   if (rows.size() == 1) return "(no jobs)\n";

@@ -33,6 +33,11 @@ RunState ToRunState(protocol::RunStatus status) {
   return RunState::kFailed;
 }
 
+// When a stored run ended: the time its result was received, else now.
+Millis EndedAt(const store::RunRecord& record, Millis now) {
+  return record.ended_at_ms > 0 ? Millis(record.ended_at_ms) : now;
+}
+
 bool Contains(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
 }
@@ -326,7 +331,7 @@ Effects CoordinatorCore::OnRunStored(const store::RunRecord& record, Millis now)
   JobEntry* job = jobs_.Find(record.job_id);
   bool current = job != nullptr && job->current_run == record.id && !job->Terminal();
   if (!current) {
-    if (run->InFlight()) runs_.End(*run, record.state);
+    if (run->InFlight()) runs_.End(*run, record.state, EndedAt(record, now));
     return out;  // a late or stray result: stored under its own run id, nothing
                  // more
   }
@@ -337,7 +342,7 @@ Effects CoordinatorCore::OnRunStored(const store::RunRecord& record, Millis now)
     if (run->InFlight() && !run->finish_stored) runs_.Renew(*run, now + options_.lease);
     run->finish_stored = true;
   } else if (record.state == RunState::kSucceeded) {
-    if (run->InFlight()) runs_.End(*run, record.state);
+    if (run->InFlight()) runs_.End(*run, record.state, EndedAt(record, now));
     JobSucceeded(*job, *run, now, out);
   } else {
     std::string reason =
@@ -412,7 +417,7 @@ std::string CoordinatorCore::ImplausibleSuccess(const RunEntry& run,
 void CoordinatorCore::RunFailed(RunEntry& run, RunState state, const std::string& reason,
                                 Millis now, Effects& out, Retry retry) {
   bool was_in_flight = run.InFlight();
-  runs_.End(run, state);
+  runs_.End(run, state, now);
   NoteFailure(run.id, reason);
   store::StateChange change;
   // Other end states came from the agent and were written with its RunFinished

@@ -127,10 +127,10 @@ void CoordinatorCore::AddPlanJobs(std::uint32_t plan_index,
       entry.state = record.state == JobState::kLost ? JobState::kPending : record.state;
       entry.attempts = record.attempts;
       entry.last_error = record.last_error;
-      // Only a held job keeps its run id; Restore requeues it unless that run is
-      // still in flight.
+      // A held job keeps its run id (Restore requeues it unless that run is still in
+      // flight), and so does a finished one: status names its agent and duration.
       bool held = entry.state == JobState::kAssigned || entry.state == JobState::kRunning;
-      if (held) entry.current_run = record.current_run_id;
+      if (held || entry.Terminal()) entry.current_run = record.current_run_id;
     }
     // A job kept by an edited plan keeps its state, attempts and queue; only where
     // it sits in the new plan changes.
@@ -168,7 +168,7 @@ void CoordinatorCore::CancelJob(JobEntry& job, const std::string& experiment,
                                 const std::string& why, Millis now, Effects& out) {
   store::StateChange change;
   if (RunEntry* run = runs_.Find(job.current_run); run != nullptr && run->InFlight()) {
-    runs_.End(*run, RunState::kCancelled);
+    runs_.End(*run, RunState::kCancelled, now);
     change.run = run->ToRecord();
     const AgentEntry* agent = agents_.Find(run->agent_id);
     // A disconnected agent is told when it says Hello again: CancelStale cancels
@@ -269,14 +269,18 @@ void CoordinatorCore::FillJobStatus(const JobEntry& job, const PlannedJob& plann
   if (job.state == JobState::kFailed || job.state == JobState::kCancelled)
     status.reason = job.last_error;
   // The run in flight, or for a job that ended the run that ended it (a finished job
-  // names the agent that ran it); a pending job (waiting for a retry) names none, and
-  // elapsed only counts while a run runs.
+  // names the agent that ran it); a pending job (waiting for a retry) names none.
+  // elapsed: how long the run has run, or ran from assignment to its end.
   const RunEntry* run = runs_.Find(job.current_run);
   if (run == nullptr || (!run->InFlight() && !job.Terminal())) return;
   status.run_id = run->id;
   status.agent_id = run->agent_id;
   if (const AgentEntry* agent = agents_.Find(run->agent_id)) status.host = agent->host;
-  if (run->InFlight()) status.elapsed = std::max(Millis(0), now - run->assigned_at);
+  if (run->InFlight()) {
+    status.elapsed = std::max(Millis(0), now - run->assigned_at);
+  } else if (run->ended_at > Millis(0)) {
+    status.elapsed = std::max(Millis(0), run->ended_at - run->assigned_at);
+  }
 }
 
 // Runs on every `orch status` and every refresh of `--watch`, so it is kept to one pass
@@ -413,6 +417,7 @@ Effects CoordinatorCore::Restore(const store::StoreState& state, Millis now) {
                  std::max(Millis(record.lease_expiry_ms), now + options_.agent_timeout),
                  record.state,
                  record.assigned_at_ms > 0 ? Millis(record.assigned_at_ms) : now};
+    run.ended_at = Millis(record.ended_at_ms);
     if (record.finished && run.InFlight()) run.state = RunState::kFailed;
     if (AwaitsChunks(record, state.jobs)) {
       // Its RunFinished is stored, a chunk is not: it keeps a lease while its

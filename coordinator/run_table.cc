@@ -13,6 +13,7 @@ store::RunRecord RunEntry::ToRecord() const {
   record.lease_expiry_ms = lease_expiry.count();
   record.state = state;
   record.assigned_at_ms = assigned_at.count();
+  record.ended_at_ms = ended_at.count();
   return record;
 }
 
@@ -45,8 +46,9 @@ void RunTable::Renew(RunEntry& run, Millis expiry) {
   leases_.emplace(expiry, run.id);
 }
 
-void RunTable::End(RunEntry& run, store::RunState state) {
+void RunTable::End(RunEntry& run, store::RunState state, Millis at) {
   if (run.InFlight()) {
+    run.ended_at = at;
     leases_.erase({run.lease_expiry, run.id});
     auto agent = by_agent_.find(run.agent_id);
     // Empty sets are dropped, so by_agent_ holds only agents with runs in flight.

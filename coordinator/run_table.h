@@ -33,6 +33,7 @@ struct RunEntry {
   Millis lease_expiry{0};
   store::RunState state = store::RunState::kAssigned;
   Millis assigned_at{0};
+  Millis ended_at{0};          // when it left flight; 0 while in flight
   bool refused = false;        // its agent refused it before it started
   bool finish_stored = false;  // its RunFinished is stored; chunks may be missing
 
@@ -52,8 +53,9 @@ class RunTable final {
   // Sets the run's lease to expire at `expiry`. Precondition: the run is in
   // flight.
   void Renew(RunEntry& run, Millis expiry);
-  // Moves the run out of flight (its lease is released) into `state`.
-  void End(RunEntry& run, store::RunState state);
+  // Moves the run out of flight (its lease is released) into `state`, ended at `at`
+  // (when it was in flight).
+  void End(RunEntry& run, store::RunState state, Millis at);
   void Start(RunEntry& run) { run.state = store::RunState::kRunning; }
 
   // Runs in flight whose lease expired at or before `now`, earliest first.

@@ -9,6 +9,7 @@ namespace orch::cli {
 namespace {
 
 using std::chrono::milliseconds;
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -68,6 +69,19 @@ TEST(StatusTextTest, TheJobsTableHasAColumnPerFactAndAReasonPerJob) {
   EXPECT_THAT(table, HasSubstr("REASON"));
   EXPECT_THAT(table, HasSubstr("local-1@box"));
   EXPECT_THAT(table, HasSubstr("(offered: llama.cpp@b8390)"));
+}
+
+TEST(StatusTextTest, AFinishedJobShowsHowLongItsRunTookAndAPendingOneADash) {
+  protocol::StatusReply reply = Reply();
+  protocol::JobStatus done = Job("eeeeeeeeeeeeffff", "baseline", "succeeded");
+  done.agent_id = "local-1";
+  done.host = "box";
+  done.attempts = 1;
+  done.elapsed = milliseconds(3500);
+  reply.jobs.push_back(done);
+  std::string table = FormatJobsTable(reply);
+  EXPECT_THAT(table, ContainsRegex("eeeeeeeeeeee .* succeeded +local-1@box +1 +3s "));
+  EXPECT_THAT(table, ContainsRegex("cccccccccccc .* pending +- +0 +- "));
 }
 
 // A reply lists at most kMaxStatusJobs: the table says how many more there are, and the

@@ -241,7 +241,34 @@ TEST(ExperimentTest, AFinishedJobNamesTheAgentAndRunThatRanIt) {
   EXPECT_EQ(status.jobs[0].state, "succeeded");
   EXPECT_EQ(status.jobs[0].agent_id, "agent-1");
   EXPECT_EQ(status.jobs[0].run_id, assign.run_id);
-  EXPECT_EQ(status.jobs[0].elapsed.count(), 0);  // it no longer runs
+}
+
+// A finished job says how long its run took (assignment to result), not 0, and still
+// does after the coordinator restarts from its store.
+TEST(ExperimentTest, AFinishedJobShowsHowLongItsRunTookAcrossARestart) {
+  CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(SmallSpec("exp", 1)).ok);
+  auto agent = h.Peer("agent-1");
+  agent->Hello();
+  h.Pump();
+  protocol::Assign assign = Assigns(*agent).at(0);
+  agent->Send(protocol::RunStarted{assign.run_id});
+  agent->Chunk(assign.run_id, 0);
+  h.Pump();
+  h.Advance(milliseconds(3500));
+  agent->Finish(assign.run_id, 1);
+  h.Pump();
+  h.Advance(milliseconds(60'000));  // later status calls do not add to it
+  protocol::StatusReply status = h.AllJobs();
+  ASSERT_THAT(status.jobs, SizeIs(1));
+  EXPECT_EQ(status.jobs[0].state, "succeeded");
+  EXPECT_EQ(status.jobs[0].elapsed, milliseconds(3500));
+  h.Restart();
+  status = h.AllJobs();
+  ASSERT_THAT(status.jobs, SizeIs(1));
+  EXPECT_EQ(status.jobs[0].elapsed, milliseconds(3500));
+  EXPECT_EQ(status.jobs[0].agent_id, "agent-1");
+  EXPECT_EQ(status.jobs[0].run_id, assign.run_id);
 }
 
 TEST(ExperimentTest, AnEditedSpecSurvivesARestartOfTheCoordinator) {

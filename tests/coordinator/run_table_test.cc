@@ -38,8 +38,10 @@ TEST(RunTableTest, AnEndedRunHoldsNoLeaseOrSlotButStaysKnown) {
   RunTable runs;
   runs.Add(InFlightRun("a", "agent-1", 100));
   EXPECT_EQ(runs.CountOn("agent-1"), 1);
-  runs.End(*runs.Find("a"), store::RunState::kLost);
+  runs.End(*runs.Find("a"), store::RunState::kLost, Millis(700));
   EXPECT_EQ(runs.CountOn("agent-1"), 0);
+  EXPECT_EQ(runs.Find("a")->ended_at, Millis(700));
+  EXPECT_EQ(runs.Find("a")->ToRecord().ended_at_ms, 700);
   EXPECT_EQ(runs.NextExpiry(), std::nullopt);
   ASSERT_NE(runs.Find("a"), nullptr);
   EXPECT_EQ(runs.Find("a")->state, store::RunState::kLost);
