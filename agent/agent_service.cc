@@ -427,6 +427,14 @@ void AgentService::Reconnect(SendFn send) {
 }
 
 void AgentService::OnEvent(const protocol::TransportEvent& event) {
+  if (event.kind == protocol::TransportEvent::Kind::kRefused) {
+    // Once per streak: the transport keeps connecting again (backing off up to
+    // 30 s), and the agent registers as soon as its key is admitted.
+    impl_->log.error(fmt::runtime("{}; still trying: this agent registers as soon as the "
+                                  "coordinator admits its key (docs/security.md)"),
+                     event.frame);
+    return;
+  }
   if (event.kind != protocol::TransportEvent::Kind::kFrame || impl_->core.stopped()) return;
   Result<protocol::Message> message = protocol::Decode(event.frame);
   if (!message.ok()) {

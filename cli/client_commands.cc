@@ -129,6 +129,13 @@ Result<ClientOptions> ResolveClient(const ClientOptions& options) {
   return resolved;
 }
 
+// What a refused client is told: the transport's reason and what to do about it.
+std::string RefusalAdvice(const std::string& why, const ClientOptions& options) {
+  return why + " (key " + (options.key.empty() ? std::string("none") : options.key) +
+         ": add its public key to the coordinator's allowed_keys, which it re-reads without a "
+         "restart; or check --coordinator-key; docs/security.md)";
+}
+
 bool RunEnded(const ClientOptions& options) {
   if (options.data_dir.empty() || options.endpoint_given) return false;
   Result<ClientFile> run = ReadClientFile(options.data_dir);
@@ -154,22 +161,27 @@ Result<protocol::Message> Request(const ClientOptions& given, const protocol::Me
         deadline - std::chrono::steady_clock::now());
     if (!(*client)->Wait(std::max(left, std::chrono::milliseconds(1)))) continue;
     while (auto event = (*client)->Receive()) {
+      if (event->kind == protocol::TransportEvent::Kind::kRefused) {
+        return Status(StatusCode::kUnavailable, RefusalAdvice(event->frame, options));
+      }
       if (event->kind != protocol::TransportEvent::Kind::kFrame) continue;
       Result<protocol::Message> reply = protocol::Decode(event->frame);
       if (reply.ok()) return reply;
     }
   }
+  std::string problem = (*client)->LinkProblem();
   if (!given.data_dir.empty() && !given.endpoint_given) {
     return Status(StatusCode::kUnavailable, "no answer from the coordinator at " +
                                                 options.coordinator + ": " +
                                                 RunEndedMessage(given.data_dir, ""));
   }
+  std::string within = "no answer from the coordinator at " + options.coordinator + " within " +
+                       std::to_string(options.timeout_s) + " s: ";
+  if (!problem.empty()) return Status(StatusCode::kUnavailable, within + problem);
   return Status(StatusCode::kUnavailable,
-                "no answer from the coordinator at " + options.coordinator + " within " +
-                    std::to_string(options.timeout_s) + " s" +
-                    (curve ? " (is this the coordinator whose public key --coordinator-key names, "
-                             "and is your key in its allowed_keys?)"
-                           : " (is it running? a coordinator with keys answers only --key and "
+                within + "it took the connection but sent nothing back" +
+                    (curve ? ""
+                           : " (a coordinator with keys answers only clients with --key and "
                              "--coordinator-key, docs/security.md)"));
 }
 

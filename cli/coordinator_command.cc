@@ -71,6 +71,42 @@ Result<std::optional<coordinator::MetricsOptions>> MetricsFromConfig(
   return std::optional<coordinator::MetricsOptions>(std::move(metrics));
 }
 
+// Re-reads the allowed-keys folder whenever its files change (checked every
+// kAllowedKeysPoll): a key added or removed takes effect without a restart for the
+// next handshake and request. A folder that fails to read keeps the keys in force,
+// and says why once per change.
+constexpr std::chrono::seconds kAllowedKeysPoll{2};
+
+void WatchAllowedKeys(boost::asio::steady_timer& timer, const std::string& dir,
+                      protocol::ZmqTransport& transport, coordinator::CoordinatorDaemon& daemon,
+                      spdlog::logger& log, std::string seen = {}) {
+  if (seen.empty()) seen = AllowedKeysState(dir);
+  timer.expires_after(kAllowedKeysPoll);
+  timer.async_wait([&timer, dir, &transport, &daemon, &log,
+                    seen](const boost::system::error_code& failed) mutable {
+    if (failed) return;
+    std::string now = AllowedKeysState(dir);
+    if (now != seen) {
+      seen = now;
+      Result<AllowedKeys> keys = LoadAllowedKeys(dir);
+      if (!keys.ok()) {
+        log.error(fmt::runtime("allowed_keys changed but cannot be read; the keys in force "
+                               "stay: {}"),
+                  keys.status().message());
+      } else {
+        std::size_t count = keys->curve.size();
+        transport.SetAllowedKeys(std::move(keys->curve));
+        coordinator::AccessPolicy policy;
+        policy.authenticated = true;
+        policy.roles = std::move(keys->roles);
+        daemon.SetAccessPolicy(std::move(policy));
+        log.info(fmt::runtime("allowed_keys re-read: {} keys admitted from {}"), count, dir);
+      }
+    }
+    WatchAllowedKeys(timer, dir, transport, daemon, log, seen);
+  });
+}
+
 int RunCoordinator(const std::string& config_path) {
   Result<std::string> text = ReadFile(config_path);
   if (!text.ok()) return Fail(text.status().message());
@@ -101,6 +137,12 @@ int RunCoordinator(const std::string& config_path) {
     Result<ServerSecurity> loaded = LoadServerSecurity(config->key, config->allowed_keys);
     if (!loaded.ok()) return Fail(loaded.status().message());
     security = std::move(loaded).value();
+    // Once per client address and key (protocol/zap_handler.h), from the ZAP thread.
+    security->curve.on_refused = [log](const protocol::RefusedHandshake& refused) {
+      log->warn(fmt::runtime("refused a handshake from {}: {} (key {}); admit it by putting "
+                             "its public key file in allowed_keys"),
+                refused.address, refused.reason, refused.key.empty() ? "none" : refused.key);
+    };
     config->options.security = "curve";
     log->info(fmt::runtime("CurveZMQ on; {} keys admitted from {}"), security->curve.allowed.size(),
               config->allowed_keys);
@@ -144,6 +186,9 @@ int RunCoordinator(const std::string& config_path) {
   if (!written.ok()) return Fail(written.message());
   log->info(fmt::runtime("coordinator {} listening on {}, data in {}"), config->options.id,
             endpoint, config->data_dir);
+
+  boost::asio::steady_timer keys_timer(io);
+  if (security) WatchAllowedKeys(keys_timer, config->allowed_keys, **transport, daemon, *log);
 
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& failed, int signal) {

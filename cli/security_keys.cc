@@ -1,5 +1,11 @@
 #include "cli/security_keys.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
 namespace orch::cli {
 
 Result<ServerSecurity> LoadServerSecurity(const std::string& key_file,
@@ -12,17 +18,44 @@ Result<ServerSecurity> LoadServerSecurity(const std::string& key_file,
                            "; a coordinator serves with a key of role coordinator (orch keygen " +
                            "NAME --role coordinator)");
   }
-  ORCH_ASSIGN_OR_RETURN(std::vector<protocol::PublicIdentity> allowed,
-                        protocol::ReadAllowedKeys(allowed_dir));
+  ORCH_ASSIGN_OR_RETURN(AllowedKeys allowed, LoadAllowedKeys(allowed_dir));
   ServerSecurity security;
   security.curve.secret_key = own.curve_secret;
+  security.curve.allowed = std::move(allowed.curve);
   security.policy.authenticated = true;
+  security.policy.roles = std::move(allowed.roles);
   security.bundles = {own, allowed_dir};
-  for (const protocol::PublicIdentity& key : allowed) {
-    security.curve.allowed[key.curve_public] = key.name;
-    security.policy.roles[key.name] = key.role;
-  }
   return security;
+}
+
+std::string AllowedKeysState(const std::string& dir) {
+  std::error_code error;
+  std::vector<std::string> entries;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    if (entry.path().extension() != ".key") continue;
+    struct stat info {};
+    if (::stat(entry.path().c_str(), &info) != 0) continue;
+    entries.push_back(entry.path().filename().string() + ":" + std::to_string(info.st_size) + ":" +
+                      std::to_string(info.st_mtim.tv_sec) + "." +
+                      std::to_string(info.st_mtim.tv_nsec) + ":" + std::to_string(info.st_ino));
+  }
+  if (error) return "";
+  std::sort(entries.begin(), entries.end());
+  std::string state;
+  for (const std::string& e : entries) state += e + "\n";
+  return state;
+}
+
+Result<AllowedKeys> LoadAllowedKeys(const std::string& dir) {
+  AllowedKeys keys;
+  keys.state = AllowedKeysState(dir);
+  ORCH_ASSIGN_OR_RETURN(std::vector<protocol::PublicIdentity> allowed,
+                        protocol::ReadAllowedKeys(dir));
+  for (const protocol::PublicIdentity& key : allowed) {
+    keys.curve[key.curve_public] = key.name;
+    keys.roles[key.name] = key.role;
+  }
+  return keys;
 }
 
 Result<std::optional<protocol::CurveClientKeys>> LoadClientKeys(

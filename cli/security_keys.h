@@ -3,6 +3,7 @@
 // every client command and `orch run` (docs/security.md).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -24,6 +25,19 @@ struct ServerSecurity {
 // of the public keys it admits.
 Result<ServerSecurity> LoadServerSecurity(const std::string& key_file,
                                           const std::string& allowed_dir);
+
+// The keys in the allowed-keys folder `dir` as the coordinator admits them: the CURVE
+// keys its ZAP handler lets in and the role of each name. The folder's "state"
+// (every NAME.key file's name, size, modification time and inode) tells a reload
+// whether anything changed since.
+struct AllowedKeys {
+  std::map<std::string, std::string> curve;  // public key (Z85) -> name
+  std::map<std::string, std::string> roles;  // name -> role
+  std::string state;
+};
+Result<AllowedKeys> LoadAllowedKeys(const std::string& dir);
+// The folder's state alone (cheap: no file is read); "" when it cannot be listed.
+std::string AllowedKeysState(const std::string& dir);
 
 // A client's own secret key file and the coordinator's public key file: both
 // given (CURVE), or neither (nullopt: plain). `what` names the options in errors.

@@ -49,6 +49,7 @@ struct CoordinatorDaemon::Impl {
   Impl(boost::asio::io_context& io, protocol::ZmqTransport& transport, store::Store& store,
        const CoordinatorOptions& options, spdlog::logger& log)
       : timer(io),
+        transport(transport),
         service(
             options, store,
             [this](std::string_view peer, std::string_view frame) {
@@ -83,6 +84,7 @@ struct CoordinatorDaemon::Impl {
       measures.store_bytes = FilesBytes(metrics.store_dir);
       measures.bad_frames = service.bad_frames();
       measures.failed_writes = service.failed_writes();
+      measures.refused_handshakes = transport.refused_handshakes();
       protocol::StatusReply status = service.core().Status({}, WallNow());
       return {200, telemetry::kExpositionContentType,
               CoordinatorMetricsText(status, service.counters(), measures)};
@@ -130,6 +132,7 @@ struct CoordinatorDaemon::Impl {
   }
 
   boost::asio::steady_timer timer;
+  protocol::ZmqTransport& transport;
   std::optional<protocol::ZmqAsioDriver> driver;  // built after `service`
   CoordinatorService service;
   spdlog::logger& log;

@@ -76,6 +76,8 @@ void CoordinatorService::OnEvent(const protocol::TransportEvent& event, Millis n
     case Kind::kFrame:
       OnFrame(event, now);
       break;
+    case Kind::kRefused:
+      break;  // a client's event; a server has none
   }
 }
 

@@ -118,6 +118,9 @@ void DaemonMetrics(const DaemonMeasures& m, ExpositionWriter& w) {
   w.HistogramSamples("orch_store_sync_seconds", {}, m.commit_seconds);
   w.Single("orch_bad_frames_total", MetricType::kCounter, "Frames that did not decode.",
            static_cast<double>(m.bad_frames));
+  w.Single("orch_refused_handshakes_total", MetricType::kCounter,
+           "CurveZMQ handshakes refused: a key not in allowed_keys, or no CURVE.",
+           static_cast<double>(m.refused_handshakes));
   w.Single("orch_store_failed_writes_total", MetricType::kCounter, "Store writes that failed.",
            static_cast<double>(m.failed_writes));
   if (m.store_bytes) {

@@ -23,6 +23,7 @@ struct DaemonMeasures {
   std::optional<std::uint64_t> store_bytes;  // the store's files on disk; none: unknown
   std::uint64_t bad_frames = 0;
   std::uint64_t failed_writes = 0;
+  std::uint64_t refused_handshakes = 0;  // CurveZMQ handshakes the ZAP handler refused
 };
 
 std::string CoordinatorMetricsText(const protocol::StatusReply& status,

@@ -41,7 +41,10 @@ Status FrameFits(std::string_view frame);
 inline constexpr std::string_view kServerPeer = "server";
 
 struct TransportEvent {
-  enum class Kind { kConnected, kFrame, kDisconnected };
+  // kRefused: on a ZeroMQ client only, once per streak of failed handshakes: the
+  // server refused this client's key, or the secure handshake failed (`frame` says
+  // which, for people). The client keeps trying (zmq_transport.h).
+  enum class Kind { kConnected, kFrame, kDisconnected, kRefused };
   Kind kind = Kind::kFrame;
   std::string peer;   // who: a client id on the server, kServerPeer on a client
   std::string frame;  // the bytes, for kFrame; empty otherwise

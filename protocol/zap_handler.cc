@@ -4,7 +4,10 @@
 
 #include <atomic>
 #include <future>
+#include <mutex>
+#include <set>
 #include <thread>
+#include <utility>
 #include <vector>
 #include <zmq.hpp>
 
@@ -15,7 +18,10 @@ namespace orch::protocol {
 constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
 
 struct ZapHandler::State {
+  std::mutex mutex;  // guards allowed (SetAllowed)
   std::map<std::string, std::string> allowed;
+  RefusedHandshakeHandler on_refused;
+  std::set<std::pair<std::string, std::string>> reported;  // (address, key)
   std::atomic<bool> stop{false};
   std::atomic<std::uint64_t> refused{0};
   std::thread thread;
@@ -29,15 +35,32 @@ namespace {
 std::vector<std::string> Answer(const std::vector<zmq::message_t>& request,
                                 ZapHandler::State& state) {
   std::string id = request.size() > 1 ? request[1].to_string() : "";
+  std::string address = request.size() > 3 ? request[3].to_string() : "";
+  std::string key = request.size() > 6 && request[5].to_string_view() == "CURVE"
+                        ? Z85Encode(request[6].to_string_view())
+                        : "";
   auto deny = [&](const char* why) {
     state.refused.fetch_add(1);
+    if (state.on_refused) {
+      if (state.reported.size() >= ZapHandler::kMaxRefusalsRemembered) state.reported.clear();
+      if (state.reported.emplace(address, key).second) {
+        state.on_refused(RefusedHandshake{address, key, why});
+      }
+    }
     return std::vector<std::string>{"1.0", id, "400", why, "", ""};
   };
   if (request.size() < 7 || request[0].to_string_view() != "1.0") return deny("malformed request");
   if (request[5].to_string_view() != "CURVE") return deny("only CURVE clients are admitted");
-  auto it = state.allowed.find(Z85Encode(request[6].to_string_view()));
-  if (it == state.allowed.end()) return deny("unknown key");
-  return {"1.0", id, "200", "OK", it->second, ""};
+  std::string name;
+  {
+    std::lock_guard lock(state.mutex);
+    auto it = state.allowed.find(key);
+    if (it == state.allowed.end()) return deny("unknown key");
+    name = it->second;
+  }
+  // An admitted pair is told about again if it is refused later (a key removed).
+  state.reported.erase({address, key});
+  return {"1.0", id, "200", "OK", name, ""};
 }
 
 void Serve(zmq::socket_t& socket, ZapHandler::State& state) {
@@ -61,9 +84,11 @@ void Serve(zmq::socket_t& socket, ZapHandler::State& state) {
 }  // namespace
 
 Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& context,
-                                                      std::map<std::string, std::string> allowed) {
+                                                      std::map<std::string, std::string> allowed,
+                                                      RefusedHandshakeHandler on_refused) {
   auto state = std::make_shared<State>();
   state->allowed = std::move(allowed);
+  state->on_refused = std::move(on_refused);
   std::promise<Status> bound;
   std::future<Status> ready = bound.get_future();
   // The socket is made, bound and used on the handler's thread only.
@@ -98,5 +123,10 @@ ZapHandler::~ZapHandler() {
 }
 
 std::uint64_t ZapHandler::refused() const { return state_->refused.load(); }
+
+void ZapHandler::SetAllowed(std::map<std::string, std::string> allowed) {
+  std::lock_guard lock(state_->mutex);
+  state_->allowed = std::move(allowed);
+}
 
 }  // namespace orch::protocol

@@ -19,20 +19,25 @@ struct ZmqAsioDriver::Impl : std::enable_shared_from_this<ZmqAsioDriver::Impl> {
         transport(transport),
         on_event(std::move(on_event)),
         on_burst_end(std::move(on_burst_end)),
-        descriptor(io, transport.NativeFd()) {}
+        descriptor(io, transport.NativeFd()),
+        monitor(io) {
+    if (transport.MonitorFd() >= 0) monitor.assign(transport.MonitorFd());
+  }
 
-  void Wait() {
+  void Wait() { WaitOn(descriptor); }
+
+  void WaitOn(boost::asio::posix::stream_descriptor& fd) {
     // Weak: a wait still queued when the driver is destroyed must not touch it.
-    descriptor.async_wait(boost::asio::posix::stream_descriptor::wait_read,
-                          [weak = weak_from_this()](const boost::system::error_code& error) {
-                            auto self = weak.lock();
-                            if (!self || self->stopped || error) return;
-                            // The fd is edge-triggered: only reading until
-                            // Receive() has nothing re-arms it; stopping
-                            // early could strand events that never signal.
-                            self->Drain();
-                            self->Wait();
-                          });
+    fd.async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                  [weak = weak_from_this(), &fd](const boost::system::error_code& error) {
+                    auto self = weak.lock();
+                    if (!self || self->stopped || error) return;
+                    // The fd is edge-triggered: only reading until Receive() has
+                    // nothing re-arms it; stopping early could strand events that
+                    // never signal.
+                    self->Drain();
+                    self->WaitOn(fd);
+                  });
   }
 
   void Drain() {
@@ -70,6 +75,8 @@ struct ZmqAsioDriver::Impl : std::enable_shared_from_this<ZmqAsioDriver::Impl> {
   Handler on_event;
   BurstHandler on_burst_end;  // may be empty
   boost::asio::posix::stream_descriptor descriptor;
+  // A client's socket monitor (ZmqTransport::MonitorFd): refusals and reconnections.
+  boost::asio::posix::stream_descriptor monitor;
   bool drain_posted = false;
   bool stopped = false;  // the driver is gone; queued handlers do nothing
 };
@@ -86,10 +93,15 @@ ZmqAsioDriver::~ZmqAsioDriver() {
   boost::system::error_code ignored;
   impl_->descriptor.cancel(ignored);
   impl_->descriptor.release();  // the fd belongs to ZeroMQ
+  if (impl_->monitor.is_open()) {
+    impl_->monitor.cancel(ignored);
+    impl_->monitor.release();
+  }
 }
 
 void ZmqAsioDriver::Start() {
   impl_->Wait();
+  if (impl_->monitor.is_open()) impl_->WaitOn(impl_->monitor);
   // Events may have arrived before the wait began: their edge is already spent.
   impl_->PostDrain();
 }

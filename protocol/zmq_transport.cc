@@ -1,12 +1,16 @@
 // ZeroMQ ROUTER/DEALER transports. zmq::error_t never leaves this file.
 #include "protocol/zmq_transport.h"
 
+#include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <deque>
 #include <set>
 #include <utility>
 #include <vector>
 #include <zmq.hpp>
 
+#include "protocol/client_link.h"
 #include "protocol/messages.h"
 #include "protocol/peer_names.h"
 #include "protocol/zap_handler.h"
@@ -177,13 +181,49 @@ class ZmqServer final : public ZmqEnd {
     }
   }
 
+  std::uint64_t refused_handshakes() const override { return zap_ ? zap_->refused() : 0; }
+  void SetAllowedKeys(std::map<std::string, std::string> allowed) override {
+    if (zap_) zap_->SetAllowed(std::move(allowed));
+  }
+
   std::unique_ptr<ZapHandler> zap_;  // null without CURVE
   PeerNames names_;                  // which connection speaks as whom
 };
 
+// The socket-monitor events a client watches (ClientLink says what they mean).
+constexpr int kClientMonitorEvents =
+    ZMQ_EVENT_CONNECTED | ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_DISCONNECTED |
+    ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+    ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+
+std::optional<LinkEvent> ToLinkEvent(std::uint16_t event) {
+  switch (event) {
+    case ZMQ_EVENT_CONNECTED:
+      return LinkEvent::kTcpConnected;
+    case ZMQ_EVENT_CONNECT_RETRIED:
+      return LinkEvent::kTcpRetried;
+    case ZMQ_EVENT_DISCONNECTED:
+      return LinkEvent::kDisconnected;
+    case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
+      return LinkEvent::kHandshakeSucceeded;
+    case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
+      return LinkEvent::kKeyRefused;
+    case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+    case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+      return LinkEvent::kHandshakeFailed;
+    default:
+      return std::nullopt;
+  }
+}
+
 class ZmqClient final : public ZmqEnd {
  public:
-  using ZmqEnd::ZmqEnd;
+  ZmqClient(zmq::socket_t socket, std::string endpoint, std::string self, zmq::socket_t monitor,
+            bool curve)
+      : ZmqEnd(std::move(socket), std::move(endpoint)),
+        self_(std::move(self)),
+        monitor_(std::move(monitor)),
+        link_(endpoint_, curve) {}
   ~ZmqClient() override {
     (void)SendParts({kDisconnectMark, self_});
     try {
@@ -192,9 +232,6 @@ class ZmqClient final : public ZmqEnd {
     }
   }
 
-  ZmqClient(zmq::socket_t socket, std::string endpoint, std::string self)
-      : ZmqEnd(std::move(socket), std::move(endpoint)), self_(std::move(self)) {}
-
   Status Start() { return SendParts({kConnectMark, self_}); }
 
   Status Send(std::string_view peer, std::string_view frame) override {
@@ -202,8 +239,36 @@ class ZmqClient final : public ZmqEnd {
       return InvalidArgument("a client sends only to \"server\", not " + std::string(peer));
     }
     ORCH_RETURN_IF_ERROR(FrameFits(frame));
+    WatchLink();
     return SendParts({kFrameMark, self_, frame});
   }
+
+  std::optional<TransportEvent> Receive() override {
+    WatchLink();
+    return ZmqEnd::Receive();
+  }
+
+  bool Wait(std::chrono::milliseconds timeout) override {
+    WatchLink();
+    if (!ready_.empty()) return true;
+    if (auto at = link_.reconnect_at()) {
+      auto until =
+          std::chrono::duration_cast<std::chrono::milliseconds>(*at - ClientLink::Clock::now());
+      timeout = std::clamp(until, std::chrono::milliseconds(0), timeout);
+    }
+    zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0},
+                               {monitor_.handle(), 0, ZMQ_POLLIN, 0}};
+    try {
+      if (zmq::poll(items, 2, timeout) <= 0) return false;
+    } catch (const zmq::error_t&) {
+      return false;  // EINTR: the caller polls again
+    }
+    WatchLink();
+    return !ready_.empty() || (items[0].revents & ZMQ_POLLIN) != 0;
+  }
+
+  int MonitorFd() const override { return monitor_.get(zmq::sockopt::fd); }
+  std::string LinkProblem() const override { return link_.Problem(); }
 
  private:
   void Accept(std::vector<zmq::message_t>& parts) override {
@@ -215,14 +280,49 @@ class ZmqClient final : public ZmqEnd {
     ready_.push_back({TransportEvent::Kind::kFrame, std::string(kServerPeer), ToString(parts[0])});
   }
 
+  // Reads the monitor's events into the link, queues a refusal to report, and
+  // connects again when the link says so.
+  void WatchLink() {
+    auto now = ClientLink::Clock::now();
+    try {
+      for (;;) {
+        std::vector<zmq::message_t> parts = ReceiveParts(monitor_);
+        if (parts.empty()) break;
+        // [u16 event, u32 value], then the endpoint.
+        if (parts[0].size() < 6) continue;
+        std::uint16_t event = 0;
+        std::uint32_t value = 0;
+        std::memcpy(&event, parts[0].data(), 2);
+        std::memcpy(&value, static_cast<const char*>(parts[0].data()) + 2, 4);
+        std::optional<LinkEvent> link_event = ToLinkEvent(event);
+        if (!link_event) continue;
+        std::string refusal = link_.On(*link_event, static_cast<int>(value), now);
+        if (!refusal.empty()) {
+          ready_.push_back({TransportEvent::Kind::kRefused, std::string(kServerPeer), refusal});
+        }
+      }
+      if (link_.ReconnectDue(now)) {
+        link_.Reconnected();
+        socket_.disconnect(endpoint_);
+        socket_.connect(endpoint_);
+        (void)Start();  // the server must learn the name again
+      }
+    } catch (const zmq::error_t&) {
+      // The context is ending: nothing more to watch.
+    }
+  }
+
   std::string self_;
+  zmq::socket_t monitor_;
+  ClientLink link_;
 };
 
 Result<std::unique_ptr<ZmqTransport>> BindServer(ZmqContext& context, const std::string& endpoint,
                                                  const CurveServerKeys* curve) {
   std::unique_ptr<ZapHandler> zap;
   if (curve != nullptr) {
-    ORCH_ASSIGN_OR_RETURN(zap, ZapHandler::Start(context.impl().context, curve->allowed));
+    ORCH_ASSIGN_OR_RETURN(
+        zap, ZapHandler::Start(context.impl().context, curve->allowed, curve->on_refused));
   }
   try {
     zmq::socket_t socket(context.impl().context, zmq::socket_type::router);
@@ -263,8 +363,18 @@ Result<std::unique_ptr<ZmqTransport>> ConnectClient(ZmqContext& context,
       socket.set(zmq::sockopt::curve_publickey, curve->public_key);
       socket.set(zmq::sockopt::curve_secretkey, curve->secret_key);
     }
+    // Its own inproc endpoint per client: monitors are per context.
+    static std::atomic<std::uint64_t> monitors{0};
+    std::string monitor_endpoint = "inproc://orch-client-monitor-" + std::to_string(++monitors);
+    if (zmq_socket_monitor(socket.handle(), monitor_endpoint.c_str(), kClientMonitorEvents) != 0) {
+      throw zmq::error_t();
+    }
+    zmq::socket_t monitor(context.impl().context, zmq::socket_type::pair);
+    monitor.set(zmq::sockopt::linger, 0);
+    monitor.connect(monitor_endpoint);
     socket.connect(endpoint);
-    auto client = std::make_unique<ZmqClient>(std::move(socket), endpoint, self);
+    auto client = std::make_unique<ZmqClient>(std::move(socket), endpoint, self, std::move(monitor),
+                                              curve != nullptr);
     ORCH_RETURN_IF_ERROR(client->Start().WithContext("connect " + endpoint));
     return std::unique_ptr<ZmqTransport>(std::move(client));
   } catch (const zmq::error_t& e) {

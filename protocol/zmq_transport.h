@@ -26,6 +26,7 @@
 
 #include "base/status.h"
 #include "protocol/transport.h"
+#include "protocol/zap_handler.h"
 
 namespace orch::protocol {
 
@@ -60,6 +61,19 @@ class ZmqTransport : public Transport {
 
   // Messages from clients that broke the wire rules above, dropped.
   virtual std::uint64_t dropped() const = 0;
+
+  // A client's socket-monitor fd (edge-triggered like NativeFd: when it turns
+  // readable, call Receive() until nullopt); -1 on a server.
+  virtual int MonitorFd() const { return -1; }
+  // A client's best guess why the server has not answered (protocol/client_link.h):
+  // "nothing listens at ...", "the server at ... refused this client's key ...", or ""
+  // when it was admitted or nothing is known yet. "" on a server.
+  virtual std::string LinkProblem() const { return ""; }
+  // A CURVE server's handshakes its ZAP handler refused so far; 0 otherwise.
+  virtual std::uint64_t refused_handshakes() const { return 0; }
+  // A CURVE server admits these keys from now on (public key Z85 -> name); connections
+  // already admitted stay. Does nothing on other transports.
+  virtual void SetAllowedKeys(std::map<std::string, std::string> allowed) { (void)allowed; }
 };
 
 // A ROUTER bound at `endpoint` ("inproc://name", "tcp://127.0.0.1:*").
@@ -70,6 +84,9 @@ Result<std::unique_ptr<ZmqTransport>> BindZmqServer(ZmqContext& context,
 struct CurveServerKeys {
   std::string secret_key;                      // Z85 (protocol/identity_key.h)
   std::map<std::string, std::string> allowed;  // client public key (Z85) -> name
+  // Called on the handler's thread for each refused handshake, once per client
+  // address and key (protocol/zap_handler.h); may be empty.
+  RefusedHandshakeHandler on_refused = {};
 };
 // The same, encrypted and authenticated: a ZAP handler (protocol/zap_handler.h)
 // is started before the socket binds, and only clients with an allowed key get

@@ -1,12 +1,15 @@
 // A coordinator with keys, over real sockets on 127.0.0.1 and real processes: an
 // agent and users with keys made by `orch keygen` work end to end; a client
-// without a key, or with a key the coordinator does not list, gets no answer; each
+// without a key, or with a key the coordinator does not list, is told it was refused;
+// an agent refused at first registers once its key is admitted; each
 // role is refused what it may not do, with the role it would need.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "cli/child_process.h"
 #include "cli/security_keys.h"
@@ -19,6 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class SecureClusterTest : public ::testing::Test {
  protected:
@@ -66,15 +70,52 @@ TEST_F(SecureClusterTest, AgentsAndUsersWithKeysRunAnExperimentEndToEnd) {
   EXPECT_THAT(status.out, HasSubstr("agent-1"));
 }
 
-TEST_F(SecureClusterTest, ClientsWithoutAnAllowedKeyGetNoAnswer) {
-  ProcessResult plain = cluster_.Client({"status", "--timeout", "2"});
+// Refused clients are told so at once (not after their timeout), and why.
+TEST_F(SecureClusterTest, ClientsWithoutAnAllowedKeyAreToldTheyWereRefused) {
+  ProcessResult plain = cluster_.Client({"status", "--timeout", "60"});
   EXPECT_EQ(plain.exit_code, 1);
-  EXPECT_THAT(plain.err, HasSubstr("a coordinator with keys answers only --key"));
+  EXPECT_THAT(plain.err, HasSubstr("uses keys (CurveZMQ) and this client gave none"));
   ProcessResult stranger = As("stranger", {"submit", Spec()});
   EXPECT_EQ(stranger.exit_code, 1);
-  EXPECT_THAT(stranger.err, HasSubstr("is your key in its allowed_keys?"));
+  EXPECT_THAT(stranger.err, HasSubstr("refused this client's key (ZAP status 400)"));
+  EXPECT_THAT(stranger.err, HasSubstr("allowed_keys"));
   EXPECT_THAT(As("vera", {"experiments"}).out, HasSubstr("(no experiments submitted)"))
       << "nothing was submitted";
+}
+
+// An agent whose key is not admitted says so and keeps trying; once its public key is
+// put in allowed_keys (no restart of either), it registers. The coordinator logs the
+// refusal once for that address and key, however often the agent tried.
+TEST_F(SecureClusterTest, ARefusedAgentRegistersOnceItsKeyIsAdmittedWithoutARestart) {
+  Keygen("agent-3", "agent", false);
+  fs::path keys = cluster_.dir() / "keys";
+  cluster_.StartAgent("agent-3", {{"test", "test-engine@1", TestDriverBinary()}},
+                      "key = \"" + (keys / "agent-3.key_secret").string() +
+                          "\"\ncoordinator_key = \"" + (keys / "coordinator.key").string() +
+                          "\"\n");
+  auto agent_log = [&] {
+    std::ifstream in(cluster_.dir() / "agent-agent-3.log");
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  bool told = LocalCluster::WaitUntil(
+      [&] { return agent_log().find("refused this client's key") != std::string::npos; },
+      std::chrono::seconds(30));
+  ASSERT_TRUE(told) << cluster_.Logs();
+  EXPECT_THAT(As("vera", {"status"}).out, Not(HasSubstr("agent-3")));
+  fs::copy_file(keys / "agent-3.key", keys / "allowed" / "agent-3.key");
+  bool registered = LocalCluster::WaitUntil(
+      [&] { return As("vera", {"status"}).out.find("agent-3") != std::string::npos; },
+      std::chrono::seconds(60));
+  EXPECT_TRUE(registered) << As("vera", {"status"}).out << cluster_.Logs();
+  std::ifstream log_file(cluster_.dir() / "coordinator.log");
+  std::string logs((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  std::size_t refusals = 0;
+  for (std::size_t at = logs.find("refused a handshake from 127.0.0.1"); at != std::string::npos;
+       at = logs.find("refused a handshake from 127.0.0.1", at + 1)) {
+    ++refusals;
+  }
+  EXPECT_EQ(refusals, 1u) << logs;
+  EXPECT_THAT(logs, HasSubstr("allowed_keys re-read"));
 }
 
 TEST_F(SecureClusterTest, EachRoleIsRefusedWhatItMayNotDoAndToldTheRoleItNeeds) {

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "protocol/identity_key.h"
@@ -102,6 +104,115 @@ TEST_F(ZmqCurveTest, NoCurveServerIsBoundWithoutItsOwnHandler) {
   Result<std::unique_ptr<ZmqTransport>> second = BindZmqServer(context_, "tcp://127.0.0.1:*", keys);
   EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
   EXPECT_THAT(second.status().message(), ::testing::HasSubstr("ZAP handler"));
+}
+
+// Receives on a client until a kRefused event comes (true) or `within` passes.
+std::optional<TransportEvent> AwaitRefusal(ZmqTransport& client, std::chrono::milliseconds within) {
+  auto deadline = std::chrono::steady_clock::now() + within;
+  while (std::chrono::steady_clock::now() < deadline) {
+    (void)client.Wait(20ms);
+    while (auto event = client.Receive()) {
+      if (event->kind == Kind::kRefused) return event;
+    }
+  }
+  return std::nullopt;
+}
+
+// A client whose key is not admitted is told so (once), keeps trying with backoff, and
+// gets through as soon as the server admits its key, without a new transport. The
+// server reports the refusal once per address and key, and counts every one.
+TEST(ZmqCurveRefusalTest, ARefusedClientIsToldOnceAndGetsThroughOnceItsKeyIsAdmitted) {
+  SecretIdentity coordinator = Key("coordinator", "coordinator");
+  SecretIdentity late = Key("agent-9", "agent");
+  std::mutex mutex;
+  std::vector<RefusedHandshake> reported;
+  CurveServerKeys keys{coordinator.curve_secret, {}, [&](const RefusedHandshake& refused) {
+                         std::lock_guard lock(mutex);
+                         reported.push_back(refused);
+                       }};
+  ZmqContext server_context, client_context;
+  auto server = BindZmqServer(server_context, "tcp://127.0.0.1:*", keys);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  auto client = ConnectZmqClient(client_context, (*server)->endpoint(), "agent-9",
+                                 ClientKeys(coordinator, late));
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE((*client)->Send(kServerPeer, "hello").ok());
+  std::optional<TransportEvent> refused = AwaitRefusal(**client, 5s);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->peer, kServerPeer);
+  EXPECT_THAT(refused->frame, ::testing::HasSubstr("refused this client's key (ZAP status 400)"));
+  EXPECT_THAT((*client)->LinkProblem(), ::testing::HasSubstr("refused this client's key"));
+  // The client connects again after 1 s (then 2 s): a second refusal, not reported again
+  // by either side.
+  auto second = std::chrono::steady_clock::now() + 10s;
+  while ((*server)->refused_handshakes() < 2 && std::chrono::steady_clock::now() < second) {
+    (void)(*client)->Send(kServerPeer, "hello");
+    EXPECT_FALSE(AwaitRefusal(**client, 100ms).has_value()) << "told once per streak";
+    (void)Drain(**server, 100ms);
+  }
+  EXPECT_GE((*server)->refused_handshakes(), 2u);
+  {
+    std::lock_guard lock(mutex);
+    ASSERT_EQ(reported.size(), 1u);
+    EXPECT_EQ(reported[0].address, "127.0.0.1");
+    EXPECT_EQ(reported[0].key, late.identity.curve_public);
+    EXPECT_EQ(reported[0].reason, "unknown key");
+  }
+  (*server)->SetAllowedKeys({{late.identity.curve_public, "agent-9"}});
+  bool through = false;
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (!through && std::chrono::steady_clock::now() < deadline) {
+    (void)(*client)->Send(kServerPeer, "hello");
+    for (const TransportEvent& event : Drain(**server, 200ms)) {
+      through = through || (event.kind == Kind::kFrame && event.user == "agent-9");
+    }
+  }
+  EXPECT_TRUE(through) << "admitted without a new client transport";
+  // The client learns it was admitted from its socket monitor, as it next polls.
+  auto admitted = std::chrono::steady_clock::now() + 5s;
+  while (!(*client)->LinkProblem().empty() && std::chrono::steady_clock::now() < admitted) {
+    (void)(*client)->Wait(20ms);
+    while ((*client)->Receive()) {
+    }
+  }
+  EXPECT_EQ((*client)->LinkProblem(), "");
+}
+
+TEST(ZmqCurveRefusalTest, AClientWithoutKeysIsToldTheServerUsesKeys) {
+  SecretIdentity coordinator = Key("coordinator", "coordinator");
+  ZmqContext server_context, client_context;
+  auto server = BindZmqServer(server_context, "tcp://127.0.0.1:*",
+                              CurveServerKeys{coordinator.curve_secret, {}});
+  ASSERT_TRUE(server.ok());
+  auto client = ConnectZmqClient(client_context, (*server)->endpoint(), "cli-1");
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE((*client)->Send(kServerPeer, "status?").ok());
+  std::optional<TransportEvent> refused = AwaitRefusal(**client, 5s);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_THAT(refused->frame,
+              ::testing::HasSubstr("uses keys (CurveZMQ) and this client gave none"));
+}
+
+TEST(ZmqCurveRefusalTest, NothingListeningIsToldApartFromARefusal) {
+  std::string endpoint;
+  {
+    ZmqContext gone;
+    auto server = BindZmqServer(gone, "tcp://127.0.0.1:*");
+    ASSERT_TRUE(server.ok());
+    endpoint = (*server)->endpoint();
+  }
+  ZmqContext client_context;
+  auto client = ConnectZmqClient(client_context, endpoint, "cli-1");
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE((*client)->Send(kServerPeer, "status?").ok());
+  std::string problem;
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (problem.find("nothing listens") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    EXPECT_FALSE(AwaitRefusal(**client, 100ms).has_value());
+    problem = (*client)->LinkProblem();
+  }
+  EXPECT_EQ(problem, "nothing listens at " + endpoint + " (connection refused)");
 }
 
 }  // namespace
