@@ -268,6 +268,7 @@ std::int32_t AgentCore::FreeSlots() const {
 
 void AgentCore::OnWelcome(const protocol::Welcome& welcome, AgentTime now) {
   welcomed_ = true;
+  last_reject_.clear();
   heartbeat_ = welcome.heartbeat_interval;
   Log(Level::kInfo, "welcomed by " + welcome.coordinator_id + "; resending " +
                         std::to_string(spool_.unacked()) + " spooled messages");
@@ -646,7 +647,16 @@ AgentEffects AgentCore::OnMessage(const protocol::Message& message, AgentTime no
   if (const auto* welcome = std::get_if<protocol::Welcome>(&message)) {
     OnWelcome(*welcome, now);
   } else if (const auto* reject = std::get_if<protocol::Reject>(&message)) {
-    Log(Level::kError, "coordinator rejected agent " + id() + ": " + reject->reason);
+    // Said once per reason: a Hello refused every hello_retry logs one line, not one
+    // a second.
+    if (reject->reason != last_reject_) {
+      Log(Level::kError,
+          "coordinator rejected agent " + id() + ": " + reject->reason +
+              (welcomed_ ? ""
+                         : " (said once; retrying every " +
+                               std::to_string(options_.hello_retry.count()) + " ms)"));
+      last_reject_ = reject->reason;
+    }
     welcomed_ = false;
     Arm(options_.hello_retry, now);
   } else if (const auto* assign = std::get_if<protocol::Assign>(&message)) {

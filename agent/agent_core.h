@@ -197,8 +197,9 @@ class AgentCore final {
   DriverQuarantine quarantine_;                 // drivers no longer offered
   std::optional<AgentTime> next_tick_;
   bool welcomed_ = false;
-  bool draining_ = false;  // no new work; stop once everything is acknowledged
-  bool stopping_ = false;  // Stop(): as draining, but with a deadline
+  std::string last_reject_;  // the last Reject's reason, logged once
+  bool draining_ = false;    // no new work; stop once everything is acknowledged
+  bool stopping_ = false;    // Stop(): as draining, but with a deadline
   bool stopped_ = false;
   std::chrono::milliseconds heartbeat_{1000};
   // When each unacknowledged message ("RUN/SEQ") was first seen unacknowledged

@@ -62,6 +62,13 @@ std::string WhyRefused(const AccessPolicy& policy, const std::string& user, cons
     if (!protocol::IsAgentRole(role)) {
       return Needs(user, role.empty() ? "none" : role, message, "agent or pilot");
     }
+    if (!protocol::SpeaksAs(role, user, peer) && peer.rfind(user + "~", 0) == 0) {
+      // The alias of a second connection under a held name (protocol/peer_names.h).
+      return "agent id " + user +
+             " is in use by another connected agent: two agents were given one id and key; "
+             "give each its own `id` and key. This one is refused while the other stays "
+             "connected.";
+    }
     if (!protocol::SpeaksAs(role, user, peer)) {
       return "key " + user + " speaks only as agent " + user +
              (role == "pilot" ? " or its pilots " + user + ".*" : "") + ", not as " + peer;

@@ -17,6 +17,8 @@ std::string FactOf(const protocol::Hello& hello, std::initializer_list<std::stri
 
 }  // namespace
 
+std::string HostOf(const protocol::Hello& hello) { return FactOf(hello, {"hostname", "host"}); }
+
 void AgentEntry::NotePositions(std::chrono::milliseconds now, std::uint32_t count) {
   recent_positions.emplace_back(now, count);
   // The entry just added is never older than the window, so the deque cannot run
@@ -48,7 +50,7 @@ AgentEntry& AgentRegistry::Register(const protocol::Hello& hello, std::chrono::m
       agent.state == protocol::AgentState::kDraining && agent.incarnation == hello.incarnation;
   agent.incarnation = hello.incarnation;
   agent.id = hello.agent_id;
-  agent.host = FactOf(hello, {"hostname", "host"});
+  agent.host = HostOf(hello);
   agent.quarantined = FactOf(hello, {"quarantined_drivers"});
   agent.fingerprint_id = hello.fingerprint_id;
   agent.capabilities = hello.capabilities;

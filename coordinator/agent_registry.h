@@ -59,6 +59,9 @@ struct AgentEntry {
 // The window of AgentEntry::PositionsPerSecond.
 inline constexpr std::chrono::milliseconds kRateWindow{30000};
 
+// The host an agent's Hello names (its "hostname" fact); "" when none.
+std::string HostOf(const protocol::Hello& hello);
+
 class AgentRegistry final {
  public:
   explicit AgentRegistry(std::chrono::milliseconds timeout) : timeout_(timeout) {}

@@ -95,15 +95,28 @@ Effects CoordinatorCore::OnDisconnected(const std::string& peer, Millis) {
   return {};
 }
 
+// Why a Hello whose agent id is not its connection's is refused. A connection speaks
+// under an alias "ID~..." (protocol/peer_names.h) while another live connection holds
+// ID: two agents were given one id.
+std::string CoordinatorCore::WhyIdRefused(const protocol::Hello& hello,
+                                          const std::string& peer) const {
+  if (peer.rfind(hello.agent_id + "~", 0) != 0) {
+    return "agent id " + hello.agent_id + " does not match its connection id " + peer;
+  }
+  const AgentEntry* holder = agents_.Find(hello.agent_id);
+  std::string where = holder == nullptr || holder->host.empty() ? "" : " on host " + holder->host;
+  return "agent id " + hello.agent_id + " is in use by another agent connected" + where +
+         " (this one runs on host " + (HostOf(hello).empty() ? "?" : HostOf(hello)) +
+         "): two agents were given one id; give each its own `id` in its config. This one is "
+         "refused while the other stays connected.";
+}
+
 void CoordinatorCore::OnHello(const std::string& peer, const protocol::Hello& hello, Millis now,
                               Effects& out) {
   // Results are accepted by connection id (FromItsAgent): an agent registered
   // under another id could speak for that agent's runs.
   if (hello.agent_id != peer) {
-    Send(out, peer,
-         protocol::Reject{
-             protocol::kProtocolVersion,
-             "agent id " + hello.agent_id + " does not match its connection id " + peer});
+    Send(out, peer, protocol::Reject{protocol::kProtocolVersion, WhyIdRefused(hello, peer)});
     return;
   }
   AgentEntry& agent = agents_.Register(hello, now);

@@ -87,6 +87,7 @@ class CoordinatorCore final {
 
  private:
   void OnHello(const std::string& peer, const protocol::Hello& hello, Millis now, Effects& out);
+  std::string WhyIdRefused(const protocol::Hello& hello, const std::string& peer) const;
   void LogRegistration(const protocol::Hello& hello);
   void OnHeartbeat(const std::string& peer, const protocol::Heartbeat& beat, Millis now,
                    Effects& out);

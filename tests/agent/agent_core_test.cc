@@ -119,6 +119,32 @@ TEST_F(AgentCoreTest, ARejectedAgentSaysHelloAgainAfterHelloRetry) {
   EXPECT_EQ(Sent<proto::Hello>(core_.Tick(kT0 + 1010ms)).size(), 1u);
 }
 
+// Two agents given one id: the refused one says Hello every hello_retry and logs the
+// coordinator's reason once, not once a second; a Welcome ends the streak.
+TEST_F(AgentCoreTest, ARepeatedRejectIsLoggedOnceAndAgainOnlyWhenItsReasonChanges) {
+  (void)core_.Start({}, kT0);
+  auto errors = [](const AgentEffects& effects) {
+    std::size_t n = 0;
+    for (const AgentEffect& effect : effects) {
+      const auto* log = std::get_if<LogEffect>(&effect);
+      n += log != nullptr && log->level == LogEffect::Level::kError ? 1 : 0;
+    }
+    return n;
+  };
+  proto::Reject taken{proto::kProtocolVersion, "agent id a-1 is in use by another agent"};
+  EXPECT_EQ(errors(core_.OnMessage(taken, kT0 + 10ms)), 1u);
+  AgentTime at = kT0 + 10ms;
+  for (int i = 1; i <= 5; ++i) {
+    at += 1000ms;  // hello_retry after the last Reject
+    EXPECT_EQ(Sent<proto::Hello>(core_.Tick(at)).size(), 1u) << "still trying";
+    EXPECT_EQ(errors(core_.OnMessage(taken, at)), 0u) << "said once";
+  }
+  proto::Reject other{proto::kProtocolVersion, "protocol version 9 is not supported"};
+  EXPECT_EQ(errors(core_.OnMessage(other, kT0 + 7s)), 1u) << "a new reason is said";
+  core_.OnMessage(proto::Welcome{proto::kProtocolVersion, "coord-1", 60s}, kT0 + 8s);
+  EXPECT_EQ(errors(core_.OnMessage(other, kT0 + 9s)), 1u) << "a new streak after a Welcome";
+}
+
 TEST_F(AgentCoreTest, HeartbeatsEveryIntervalWithItsRunsAndFreeSlots) {
   StartWelcomed(10s);
   EXPECT_EQ(core_.NextDeadline(), kT0 + 10s);

@@ -46,6 +46,15 @@ protocol::Hello HelloFrom(const std::string& id) {
   return hello;
 }
 
+// A second connection with the agent's key gets an alias "ID~HEX": it is told that two
+// agents share the id, not a puzzle about aliases.
+TEST(AccessPolicyTest, ASecondConnectionUnderAnAgentsIdIsToldTwoAgentsShareIt) {
+  EXPECT_EQ(Why("agent-1", "agent-1~0a1b", HelloFrom("agent-1")),
+            "agent id agent-1 is in use by another connected agent: two agents were given one "
+            "id and key; give each its own `id` and key. This one is refused while the other "
+            "stays connected.");
+}
+
 TEST(AccessPolicyTest, AnAgentKeySpeaksOnlyAsItself) {
   EXPECT_EQ(Why("agent-1", "agent-1", HelloFrom("agent-1")), "");
   EXPECT_EQ(Why("agent-1", "agent-2", protocol::RunFinished{"r", {}, "", "", 1}),

@@ -251,6 +251,25 @@ TEST_F(CoreTest, AHelloFromAnotherConnectionIdIsRejected) {
   EXPECT_THAT(reject.reason, HasSubstr("does not match"));
 }
 
+// A second agent under a connected agent's id speaks under an alias "ID~..."
+// (protocol/peer_names.h): its Reject says what happened and what to do.
+TEST_F(CoreTest, ASecondAgentUnderAConnectedAgentsIdIsToldTwoAgentsShareIt) {
+  protocol::Hello first;
+  first.agent_id = "agent-1";
+  first.capabilities = {{kEngine}, "cpu", 0, 1, {}};
+  first.host_facts = {{"hostname", "host-agent-1"}};
+  (void)core_.OnMessage("agent-1", first, now_);
+  protocol::Hello hello = first;
+  hello.host_facts = {{"hostname", "laptop"}};
+  Effects effects = core_.OnMessage("agent-1~0a1b2c", hello, now_);
+  ASSERT_THAT(effects, SizeIs(1));
+  auto reject = std::get<protocol::Reject>(std::get<SendEffect>(effects[0]).message);
+  EXPECT_EQ(reject.reason,
+            "agent id agent-1 is in use by another agent connected on host host-agent-1 (this "
+            "one runs on host laptop): two agents were given one id; give each its own `id` in "
+            "its config. This one is refused while the other stays connected.");
+}
+
 TEST_F(CoreTest, AHeartbeatFromAnUnregisteredAgentAsksForHello) {
   Effects effects = core_.OnMessage("agent-1", protocol::Heartbeat{"agent-1", {}, 1}, now_);
   ASSERT_THAT(effects, SizeIs(1));

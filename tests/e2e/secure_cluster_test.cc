@@ -171,7 +171,17 @@ TEST_F(SecureClusterTest, ASecondAgentUnderAConnectedAgentsIdIsRefusedAndTheFirs
       std::chrono::seconds(60));
   EXPECT_TRUE(done) << As("vera", {"status"}).out << cluster_.Logs();
   EXPECT_FALSE(twin_says("on driver")) << "the twin ran nothing";
-  EXPECT_TRUE(twin_says("speaks only as agent agent-1, not as agent-1~"));
+  EXPECT_TRUE(
+      twin_says("agent id agent-1 is in use by another connected agent: two agents "
+                "were given one id and key"));
+  std::ifstream in(twin_log);
+  std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t told = 0;
+  for (std::size_t at = log.find("coordinator rejected agent"); at != std::string::npos;
+       at = log.find("coordinator rejected agent", at + 1)) {
+    ++told;
+  }
+  EXPECT_EQ(told, 1u) << "said once, not once a second:\n" << log;
   (void)twin->Stop(std::chrono::seconds(5));
 }
 
