@@ -2,10 +2,13 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
-#include <set>
 #include <sstream>
+#include <vector>
 
+#include "base/suggest.h"
 #include "protocol/endpoint.h"
 #include "telemetry/http_listener.h"
 
@@ -54,27 +57,28 @@ Status ReadMillis(const toml::table& t, const std::string& file, const char* key
   return Status::Ok();
 }
 
-Status CheckKeys(const toml::table& t, const std::string& file) {
-  static const std::set<std::string> kKnown = {"id",
-                                               "listen",
-                                               "data_dir",
-                                               "heartbeat_interval_ms",
-                                               "agent_timeout_ms",
-                                               "lease_ms",
-                                               "retry_budget",
-                                               "key",
-                                               "allowed_keys",
-                                               "insecure",
-                                               "max_bundle_bytes",
-                                               "metrics_listen",
-                                               "metrics_viewer_token_file"};
+// Every unknown key, each with the known key it is closest to.
+void CheckKeys(const toml::table& t, const std::string& file, std::vector<std::string>& errors) {
+  static const std::vector<std::string> kKnown = {"id",
+                                                  "listen",
+                                                  "data_dir",
+                                                  "heartbeat_interval_ms",
+                                                  "agent_timeout_ms",
+                                                  "lease_ms",
+                                                  "retry_budget",
+                                                  "key",
+                                                  "allowed_keys",
+                                                  "insecure",
+                                                  "max_bundle_bytes",
+                                                  "metrics_listen",
+                                                  "metrics_viewer_token_file"};
   for (const auto& [key, node] : t) {
-    if (!kKnown.contains(std::string(key.str()))) {
-      return InvalidArgument(Where(file, node.source()) + ": coordinator." +
-                             std::string(key.str()) + ": unknown key");
-    }
+    std::string name(key.str());
+    if (std::find(kKnown.begin(), kKnown.end(), name) != kKnown.end()) continue;
+    std::string guess = ClosestName(name, kKnown);
+    errors.push_back(Where(file, node.source()) + ": coordinator." + name + ": unknown key" +
+                     (guess.empty() ? "" : "; did you mean \"" + guess + "\"?"));
   }
-  return Status::Ok();
 }
 
 // Settings that cannot work together: an agent must be able to miss a
@@ -119,6 +123,8 @@ Result<CoordinatorConfig> CheckSecurity(CoordinatorConfig config, const toml::ta
   return config;
 }
 
+// Reads [coordinator], reporting every mistake at once (one line each, in file order)
+// rather than the first only.
 Result<CoordinatorConfig> ReadTable(const toml::table& root, const std::string& file) {
   CoordinatorConfig config;
   config.data_dir = "orch-data";
@@ -126,44 +132,63 @@ Result<CoordinatorConfig> ReadTable(const toml::table& root, const std::string& 
   if (t == nullptr) {
     return InvalidArgument(file + ":1:1: [coordinator]: required table is missing");
   }
-  ORCH_RETURN_IF_ERROR(CheckKeys(*t, file));
+  std::vector<std::string> errors;
+  auto note = [&errors](const Status& status) {
+    if (!status.ok()) errors.push_back(status.message());
+  };
+  CheckKeys(*t, file, errors);
   CoordinatorOptions& o = config.options;
-  ORCH_RETURN_IF_ERROR(ReadString(*t, file, "id", o.id));
-  ORCH_RETURN_IF_ERROR(ReadString(*t, file, "listen", config.listen));
+  note(ReadString(*t, file, "id", o.id));
+  note(ReadString(*t, file, "listen", config.listen));
   if (const toml::node* listen = t->get("listen")) {
     std::string why = protocol::WhyBadEndpoint(config.listen, protocol::EndpointUse::kBind);
     if (!why.empty()) {
-      return InvalidArgument(Where(file, listen->source()) + ": coordinator.listen: " + why);
+      errors.push_back(Where(file, listen->source()) + ": coordinator.listen: " + why);
     }
   }
-  ORCH_RETURN_IF_ERROR(ReadString(*t, file, "data_dir", config.data_dir));
-  ORCH_RETURN_IF_ERROR(ReadMillis(*t, file, "heartbeat_interval_ms", o.heartbeat_interval));
-  ORCH_RETURN_IF_ERROR(ReadMillis(*t, file, "agent_timeout_ms", o.agent_timeout));
-  ORCH_RETURN_IF_ERROR(ReadMillis(*t, file, "lease_ms", o.lease));
-  ORCH_RETURN_IF_ERROR(CheckTimings(o, *t, file));
+  note(ReadString(*t, file, "data_dir", config.data_dir));
+  std::size_t before_timings = errors.size();
+  note(ReadMillis(*t, file, "heartbeat_interval_ms", o.heartbeat_interval));
+  note(ReadMillis(*t, file, "agent_timeout_ms", o.agent_timeout));
+  note(ReadMillis(*t, file, "lease_ms", o.lease));
+  // Only values that were read are compared (not a default standing in for a bad one).
+  if (errors.size() == before_timings) note(CheckTimings(o, *t, file));
   std::int64_t budget = o.retry_budget;
-  ORCH_RETURN_IF_ERROR(ReadInt(*t, file, "retry_budget", 1, budget));
+  note(ReadInt(*t, file, "retry_budget", 1, budget));
   o.retry_budget = static_cast<std::int32_t>(budget);
   std::int64_t max_bundle = static_cast<std::int64_t>(config.max_bundle_bytes);
-  ORCH_RETURN_IF_ERROR(ReadInt(*t, file, "max_bundle_bytes", 1 << 20, max_bundle));
+  note(ReadInt(*t, file, "max_bundle_bytes", 1 << 20, max_bundle));
   config.max_bundle_bytes = static_cast<std::uint64_t>(max_bundle);
-  ORCH_RETURN_IF_ERROR(ReadString(*t, file, "key", config.key));
-  ORCH_RETURN_IF_ERROR(ReadString(*t, file, "allowed_keys", config.allowed_keys));
+  note(ReadString(*t, file, "key", config.key));
+  note(ReadString(*t, file, "allowed_keys", config.allowed_keys));
   if (const toml::node* insecure = t->get("insecure")) {
-    if (!insecure->is_boolean())
-      return BadValue(file, *insecure, "insecure", "expected true or false");
-    config.insecure = **insecure->as_boolean();
+    if (!insecure->is_boolean()) {
+      note(BadValue(file, *insecure, "insecure", "expected true or false"));
+    } else {
+      config.insecure = **insecure->as_boolean();
+    }
   }
-  ORCH_RETURN_IF_ERROR(ReadString(*t, file, "metrics_listen", config.metrics_listen));
-  ORCH_RETURN_IF_ERROR(
-      ReadString(*t, file, "metrics_viewer_token_file", config.metrics_viewer_token_file));
+  note(ReadString(*t, file, "metrics_listen", config.metrics_listen));
+  note(ReadString(*t, file, "metrics_viewer_token_file", config.metrics_viewer_token_file));
   if (const toml::node* metrics = t->get("metrics_listen")) {
     Status allowed = telemetry::CheckViewerListen(
         "coordinator.metrics_listen", config.metrics_listen,
         "coordinator.metrics_viewer_token_file", !config.metrics_viewer_token_file.empty());
-    if (!allowed.ok()) return allowed.WithContext(Where(file, metrics->source()));
+    if (!allowed.ok()) note(allowed.WithContext(Where(file, metrics->source())));
   }
-  return CheckSecurity(config, *t, file);
+  Result<CoordinatorConfig> checked = CheckSecurity(config, *t, file);
+  if (!checked.ok()) note(checked.status());
+  if (errors.empty()) return checked;
+  // In file order: each line starts with FILE:LINE:COLUMN.
+  auto line_of = [&file](const std::string& error) {
+    return std::strtol(error.c_str() + std::min(error.size(), file.size() + 1), nullptr, 10);
+  };
+  std::stable_sort(errors.begin(), errors.end(), [&](const std::string& a, const std::string& b) {
+    return line_of(a) < line_of(b);
+  });
+  std::string all = errors.front();
+  for (std::size_t i = 1; i < errors.size(); ++i) all += "\n" + errors[i];
+  return InvalidArgument(all);
 }
 
 }  // namespace

@@ -116,6 +116,21 @@ TEST(CoordinatorConfigTest, ErrorsNamePositionFieldAndValue) {
   EXPECT_THAT(syntax.status().message(), HasSubstr("c.toml:1:"));
 }
 
+// Every mistake of a config is said at once, one line each, so that a lab fixes them
+// in one go; an unknown key names the known one it is closest to.
+TEST(CoordinatorConfigTest, EveryMistakeIsSaidAtOnceWithDidYouMean) {
+  Result<CoordinatorConfig> bad = ParseCoordinatorConfig(
+      "[coordinator]\nlisen = \"tcp://127.0.0.1:7700\"\nlease_ms = -5\ninsecure = \"yes\"\n"
+      "retry_budget = 0\n",
+      "c.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "c.toml:2:9: coordinator.lisen: unknown key; did you mean \"listen\"?\n"
+            "c.toml:3:12: coordinator.lease_ms = -5: expected an integer >= 1\n"
+            "c.toml:4:12: coordinator.insecure = 'yes': expected true or false\n"
+            "c.toml:5:16: coordinator.retry_budget = 0: expected an integer >= 1");
+}
+
 TEST(CoordinatorConfigTest, RefusesTimingsThatCannotWork) {
   Result<CoordinatorConfig> lease = ParseCoordinatorConfig(
       "[coordinator]\nheartbeat_interval_ms = 1000\nlease_ms = 500\n", "c.toml");
