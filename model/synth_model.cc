@@ -67,6 +67,7 @@ void AddTokenizerMetadata(GgufWriter& w, const SynthRecipe& r) {
   w.AddU32("tokenizer.ggml.unknown_token_id", vocab.unk);
   w.AddBool("tokenizer.ggml.add_bos_token", true);
   w.AddBool("tokenizer.ggml.add_eos_token", false);
+  if (r.chat == "chatml") w.AddString("tokenizer.chat_template", kChatMlTemplate);
 }
 
 void AddTensors(GgufWriter& w, const SynthRecipe& r) {

@@ -40,6 +40,14 @@ Status SetKey(SynthRecipe& recipe, std::string_view key, std::string_view value)
     recipe.type = std::string(value);
     return Status::Ok();
   }
+  if (key == "chat") {
+    if (value != "none" && value != "chatml") {
+      return InvalidArgument("synth key chat: expected none or chatml, got \"" +
+                             std::string(value) + "\"");
+    }
+    recipe.chat = std::string(value);
+    return Status::Ok();
+  }
   for (const IntKey& k : kIntKeys) {
     if (k.name != key) continue;
     std::int64_t v = 0;
@@ -53,8 +61,8 @@ Status SetKey(SynthRecipe& recipe, std::string_view key, std::string_view value)
     return Status::Ok();
   }
   return InvalidArgument("unknown synth key \"" + std::string(key) +
-                         "\"; expected vocab, embd, layers, heads, kv_heads, ff, ctx, seed "
-                         "or type");
+                         "\"; expected vocab, embd, layers, heads, kv_heads, ff, ctx, seed, "
+                         "type or chat");
 }
 
 Status CheckShape(const SynthRecipe& r) {
@@ -99,7 +107,8 @@ std::string CanonicalRecipe(const SynthRecipe& recipe) {
   for (const IntKey& k : kIntKeys) {
     out += std::string(k.name) + "=" + std::to_string(recipe.*k.field) + ",";
   }
-  return out + "type=" + recipe.type;
+  out += "type=" + recipe.type;
+  return recipe.chat == "none" ? out : out + ",chat=" + recipe.chat;
 }
 
 }  // namespace orch::model

@@ -192,6 +192,14 @@ json DoneObject(const llamacpp::JobSettings& settings, const llamacpp::WorkloadS
     done["generated_tokens"] = summary.generated_ids.size();
     done["max_tokens"] = settings.workload.max_tokens;
   }
+  if (summary.has_chat) {
+    done["chat_template"] = {{"source", "model"}, {"sha256", summary.chat_template_sha256}};
+    done["rendered_prompt"] = summary.rendered_prompt;
+  }
+  if (summary.has_continuation) {
+    done["continuation"] = {{"first_position", summary.continuation_first_position},
+                            {"tokens", summary.continuation_tokens}};
+  }
   return done;
 }
 

@@ -168,32 +168,104 @@ Status ParseTokens(const json& tokens, WorkloadSettings* out) {
   return Status::Ok();
 }
 
+// `messages`: a non-empty array of {"role": system|user|assistant, "content": STRING}.
+Status ParseMessages(const json& messages, WorkloadSettings* out) {
+  if (!messages.is_array() || messages.empty()) {
+    return InvalidArgument("workload " + out->name +
+                           ": messages: expected a non-empty array of {\"role\", \"content\"}, "
+                           "got " +
+                           messages.dump().substr(0, 80));
+  }
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const json& message = messages[i];
+    std::string where = "workload " + out->name + ": messages[" + std::to_string(i) + "]";
+    if (!message.is_object()) {
+      return InvalidArgument(where + ": expected an object, got " + message.dump().substr(0, 80));
+    }
+    auto role = message.find("role");
+    if (role == message.end() || !role->is_string() ||
+        (*role != "system" && *role != "user" && *role != "assistant")) {
+      return InvalidArgument(where + ".role: expected \"system\", \"user\" or \"assistant\", got " +
+                             (role == message.end() ? "nothing" : role->dump().substr(0, 80)));
+    }
+    auto content = message.find("content");
+    if (content == message.end() || !content->is_string()) {
+      return InvalidArgument(
+          where + ".content: expected a string, got " +
+          (content == message.end() ? "nothing" : content->dump().substr(0, 80)));
+    }
+    out->messages.push_back({role->get<std::string>(), content->get<std::string>()});
+  }
+  return Status::Ok();
+}
+
+Status ParseGenerate(const json& workload, WorkloadSettings* out) {
+  out->kind = WorkloadSettings::Kind::kGenerate;
+  ORCH_ASSIGN_OR_RETURN(out->max_tokens, IntegerField(workload, "workload", "max_tokens", 0));
+  bool has_prompt = workload.contains("prompt") && !workload["prompt"].is_null();
+  if (workload.contains("messages")) {
+    if (has_prompt) {
+      return InvalidArgument("workload " + out->name +
+                             ": generate takes prompt or messages, not both");
+    }
+    ORCH_RETURN_IF_ERROR(ParseMessages(workload["messages"], out));
+  } else {
+    out->prompt = StringField(workload, "prompt");
+  }
+  if ((out->prompt.empty() && !out->has_messages()) || out->max_tokens == 0) {
+    return InvalidArgument("workload " + out->name +
+                           ": generate needs a prompt (or messages) and max_tokens > 0");
+  }
+  return Status::Ok();
+}
+
+// `context` + `continuation`: both strings, the continuation not empty, and
+// neither beside `text` or `tokens`.
+Status ParseContinuation(const json& workload, WorkloadSettings* out) {
+  if (workload.contains("text") || workload.contains("tokens")) {
+    return InvalidArgument("workload " + out->name +
+                           ": teacher_forced takes text, tokens, or context with continuation, "
+                           "not several");
+  }
+  for (const char* key : {"context", "continuation"}) {
+    if (!workload.contains(key) || !workload[key].is_string()) {
+      return InvalidArgument(
+          "workload " + out->name + "." + key +
+          ": expected a string (context and continuation go together), got " +
+          (workload.contains(key) ? workload[key].dump().substr(0, 80) : std::string("nothing")));
+    }
+  }
+  out->context = workload["context"].get<std::string>();
+  out->continuation = workload["continuation"].get<std::string>();
+  if (out->continuation.empty()) {
+    return InvalidArgument("workload " + out->name + ".continuation: expected a non-empty string");
+  }
+  out->has_continuation = true;
+  return Status::Ok();
+}
+
+Status ParseTeacherForced(const json& workload, WorkloadSettings* out) {
+  out->kind = WorkloadSettings::Kind::kTeacherForced;
+  ORCH_ASSIGN_OR_RETURN(out->positions, IntegerField(workload, "workload", "positions", 0));
+  if (workload.contains("context") || workload.contains("continuation"))
+    return ParseContinuation(workload, out);
+  if (workload.contains("tokens")) return ParseTokens(workload["tokens"], out);
+  if (!workload.contains("text") || !workload["text"].is_string()) {
+    return InvalidArgument("workload " + out->name +
+                           ": teacher_forced needs text, tokens, or context with continuation");
+  }
+  out->text = workload["text"].get<std::string>();
+  return Status::Ok();
+}
+
 Status ParseWorkload(const json& workload, WorkloadSettings* out) {
   if (!workload.is_object()) {
     return InvalidArgument("workload: expected an object, got " + workload.dump().substr(0, 80));
   }
   out->name = StringField(workload, "name");
   std::string kind = StringField(workload, "kind");
-  if (kind == "teacher_forced") {
-    out->kind = WorkloadSettings::Kind::kTeacherForced;
-    ORCH_ASSIGN_OR_RETURN(out->positions, IntegerField(workload, "workload", "positions", 0));
-    if (workload.contains("tokens")) return ParseTokens(workload["tokens"], out);
-    if (!workload.contains("text") || !workload["text"].is_string()) {
-      return InvalidArgument("workload " + out->name + ": teacher_forced needs text or tokens");
-    }
-    out->text = workload["text"].get<std::string>();
-    return Status::Ok();
-  }
-  if (kind == "generate") {
-    out->kind = WorkloadSettings::Kind::kGenerate;
-    out->prompt = StringField(workload, "prompt");
-    ORCH_ASSIGN_OR_RETURN(out->max_tokens, IntegerField(workload, "workload", "max_tokens", 0));
-    if (out->prompt.empty() || out->max_tokens == 0) {
-      return InvalidArgument("workload " + out->name +
-                             ": generate needs a prompt and max_tokens > 0");
-    }
-    return Status::Ok();
-  }
+  if (kind == "teacher_forced") return ParseTeacherForced(workload, out);
+  if (kind == "generate") return ParseGenerate(workload, out);
   return InvalidArgument("workload.kind: expected teacher_forced or generate, got \"" + kind +
                          "\"");
 }

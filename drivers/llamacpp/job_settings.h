@@ -66,18 +66,30 @@ struct SamplerSettings {
   bool greedy() const { return temperature <= 0.0; }
 };
 
+// One chat turn of a generate workload's `messages` (docs/driver-protocol.md).
+struct ChatMessage {
+  std::string role;  // system, user or assistant
+  std::string content;
+};
+
 struct WorkloadSettings {
   enum class Kind { kTeacherForced, kGenerate };
   Kind kind = Kind::kTeacherForced;
   std::string name;
-  // teacher_forced: text to tokenize, or explicit token ids (has_tokens).
+  // teacher_forced: text to tokenize, or explicit token ids (has_tokens), or a
+  // context and a continuation tokenized apart and concatenated (has_continuation).
   std::string text;
   std::vector<std::int32_t> tokens;
   bool has_tokens = false;
+  std::string context;
+  std::string continuation;
+  bool has_continuation = false;
   std::int64_t positions = 0;  // teacher_forced: positions evaluated (the text must have them)
-  // generate
+  // generate: a prompt, or messages rendered with the model's chat template.
   std::string prompt;
+  std::vector<ChatMessage> messages;
   std::int64_t max_tokens = 0;
+  bool has_messages() const { return !messages.empty(); }
 };
 
 struct JobSettings {
@@ -122,7 +134,8 @@ bool IsKnownCacheType(std::string_view type);
 // Weight types `quantize` accepts ("f32", "f16", "bf16", "q8_0", "q4_0", ...).
 bool IsKnownWeightType(std::string_view type);
 
-// Parses a job document. Errors, each naming the field and the value:
+// Parses a job document. The workload's other fields (its `task` object, the
+// plan's own bookkeeping) are ignored. Errors, each naming the field and the value:
 //   kInvalidArgument      the document or a field is malformed (invalid_job)
 //   kFailedPrecondition   the coordinate cannot run on llama.cpp, e.g. a
 //                         quantized V cache without flash attention

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <thread>
 
+#include "base/sha256.h"
 #include "digest/row_digest.h"
 #include "drivers/llamacpp/effective_settings.h"
 #include "drivers/llamacpp/llama_types.h"
@@ -98,7 +99,42 @@ Status Drained(DigestPipeline& pipeline, const Status& engine_error) {
   return earlier.ok() ? engine_error : earlier;
 }
 
+// The first characters of a template, on one line, for an error message.
+std::string TemplateOpening(const std::string& chat_template) {
+  std::string opening = chat_template.substr(0, 60);
+  for (char& c : opening)
+    if (c == '\n' || c == '\r') c = ' ';
+  return opening + (chat_template.size() > 60 ? "..." : "");
+}
+
 }  // namespace
+
+Result<std::string> RenderChat(const std::string& chat_template,
+                               const std::vector<ChatMessage>& messages, const std::string& model) {
+  if (chat_template.empty()) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "workload messages: the model " + model +
+                      " has no chat template (GGUF key tokenizer.chat_template); give the "
+                      "workload a prompt instead, or use a model with a template");
+  }
+  std::vector<llama_chat_message> chat;
+  for (const ChatMessage& m : messages) chat.push_back({m.role.c_str(), m.content.c_str()});
+  std::int32_t needed = llama_chat_apply_template(chat_template.c_str(), chat.data(), chat.size(),
+                                                  /*add_ass=*/true, nullptr, 0);
+  if (needed < 0) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "workload messages: the chat template of the model " + model + " (sha256 " +
+                      Sha256Hex(chat_template) + ", \"" + TemplateOpening(chat_template) +
+                      "\") is none of the template families llama_chat_apply_template of "
+                      "this llama.cpp build detects (it renders built-in families, not "
+                      "Jinja); give the workload a prompt instead");
+  }
+  std::string rendered(static_cast<std::size_t>(needed) + 1, '\0');
+  llama_chat_apply_template(chat_template.c_str(), chat.data(), chat.size(), true, rendered.data(),
+                            static_cast<std::int32_t>(rendered.size()));
+  rendered.resize(static_cast<std::size_t>(needed));
+  return rendered;
+}
 
 Result<ModelHandle> LoadModel(const std::string& model_path, const JobSettings& settings) {
   llama_model_params params = llama_model_default_params();
@@ -169,15 +205,16 @@ std::string LlamaSession::Describe() const {
          " type_v=" + settings_.type_v;
 }
 
-Result<std::vector<std::int32_t>> LlamaSession::Tokenize(const std::string& text) const {
+Result<std::vector<std::int32_t>> LlamaSession::Tokenize(const std::string& text, bool add_special,
+                                                         bool parse_special) const {
   const llama_vocab* vocab = llama_model_get_vocab(model_.get());
   auto length = static_cast<std::int32_t>(text.size());
-  std::int32_t needed = -llama_tokenize(vocab, text.data(), length, nullptr, 0,
-                                        /*add_special=*/true,
-                                        /*parse_special=*/false);
+  std::int32_t needed =
+      -llama_tokenize(vocab, text.data(), length, nullptr, 0, add_special, parse_special);
   std::vector<std::int32_t> tokens(static_cast<std::size_t>(std::max(needed, 0)));
-  std::int32_t got = llama_tokenize(vocab, text.data(), length, tokens.data(),
-                                    static_cast<std::int32_t>(tokens.size()), true, false);
+  std::int32_t got =
+      llama_tokenize(vocab, text.data(), length, tokens.data(),
+                     static_cast<std::int32_t>(tokens.size()), add_special, parse_special);
   if (got < 0) return Internal("tokenizing the workload text failed");
   tokens.resize(static_cast<std::size_t>(got));
   return tokens;
@@ -233,11 +270,39 @@ Result<WorkloadSummary> LlamaSession::Run(const RecordSink& sink) {
   return summary;
 }
 
-Result<WorkloadSummary> LlamaSession::TeacherForce(const RecordSink& sink) {
-  std::vector<std::int32_t> tokens = settings_.workload.tokens;
-  if (!settings_.workload.has_tokens) {
-    ORCH_ASSIGN_OR_RETURN(tokens, Tokenize(settings_.workload.text));
+Result<std::vector<std::int32_t>> LlamaSession::TeacherForcedTokens(
+    WorkloadSummary* summary) const {
+  const WorkloadSettings& w = settings_.workload;
+  if (w.has_tokens) return w.tokens;
+  if (!w.has_continuation) return Tokenize(w.text);
+  // As lm-evaluation-harness: each part tokenized alone, the context with BOS.
+  ORCH_ASSIGN_OR_RETURN(std::vector<std::int32_t> tokens, Tokenize(w.context));
+  ORCH_ASSIGN_OR_RETURN(std::vector<std::int32_t> continuation,
+                        Tokenize(w.continuation, /*add_special=*/false));
+  if (tokens.empty()) {
+    return InvalidArgument("workload " + w.name +
+                           ".context: no tokens for this model (it adds no BOS); the first "
+                           "continuation token needs a position before it");
   }
+  if (continuation.empty())
+    return InvalidArgument("workload " + w.name + ".continuation: no tokens");
+  std::int64_t total = static_cast<std::int64_t>(tokens.size() + continuation.size());
+  if (w.positions != 0 && w.positions != total) {
+    return InvalidArgument("workload " + w.name + ".positions = " + std::to_string(w.positions) +
+                           ": a context + continuation run evaluates all its " +
+                           std::to_string(total) + " tokens; leave positions out or give " +
+                           std::to_string(total));
+  }
+  summary->has_continuation = true;
+  summary->continuation_first_position = static_cast<std::int64_t>(tokens.size()) - 1;
+  summary->continuation_tokens = static_cast<std::int64_t>(continuation.size());
+  tokens.insert(tokens.end(), continuation.begin(), continuation.end());
+  return tokens;
+}
+
+Result<WorkloadSummary> LlamaSession::TeacherForce(const RecordSink& sink) {
+  WorkloadSummary summary;
+  ORCH_ASSIGN_OR_RETURN(std::vector<std::int32_t> tokens, TeacherForcedTokens(&summary));
   auto wanted = static_cast<std::size_t>(std::max<std::int64_t>(0, settings_.workload.positions));
   if (wanted > 0 && tokens.size() > wanted) tokens.resize(wanted);
   if (tokens.empty()) return InvalidArgument("workload: no tokens to evaluate");
@@ -257,7 +322,6 @@ Result<WorkloadSummary> LlamaSession::TeacherForce(const RecordSink& sink) {
   ORCH_RETURN_IF_ERROR(CreateContext(static_cast<std::int64_t>(tokens.size())));
   const CaptureSettings capture =
       settings_.capture.ForRun(static_cast<std::int64_t>(tokens.size()), n_vocab_);
-  WorkloadSummary summary;
   std::unique_ptr<DigestPipeline> pipeline = StartPipeline(sink, &summary);
   auto start = Clock::now();
   Batch batch(static_cast<std::int32_t>(n_batch_));
@@ -288,15 +352,30 @@ Result<WorkloadSummary> LlamaSession::TeacherForce(const RecordSink& sink) {
   return summary;
 }
 
+Result<std::vector<std::int32_t>> LlamaSession::PromptTokens(WorkloadSummary* summary) const {
+  const WorkloadSettings& w = settings_.workload;
+  if (!w.has_messages()) return Tokenize(w.prompt);
+  const char* found = llama_model_chat_template(model_.get(), /*name=*/nullptr);
+  std::string chat_template = found != nullptr ? found : "";
+  std::string model =
+      settings_.model_path.empty() ? settings_.model_requirement : settings_.model_path;
+  ORCH_ASSIGN_OR_RETURN(summary->rendered_prompt, RenderChat(chat_template, w.messages, model));
+  summary->has_chat = true;
+  summary->chat_template_sha256 = Sha256Hex(chat_template);
+  // The rendered turn markers are the template's special tokens, as llama.cpp's
+  // own chat front ends tokenize them.
+  return Tokenize(summary->rendered_prompt, /*add_special=*/true, /*parse_special=*/true);
+}
+
 Result<WorkloadSummary> LlamaSession::Generate(const RecordSink& sink) {
-  ORCH_ASSIGN_OR_RETURN(std::vector<std::int32_t> tokens, Tokenize(settings_.workload.prompt));
+  WorkloadSummary summary;
+  ORCH_ASSIGN_OR_RETURN(std::vector<std::int32_t> tokens, PromptTokens(&summary));
   if (tokens.empty()) return InvalidArgument("workload.prompt: no tokens");
   const std::int64_t max_tokens = settings_.workload.max_tokens;
   ORCH_RETURN_IF_ERROR(CreateContext(static_cast<std::int64_t>(tokens.size()) + max_tokens));
   const llama_vocab* vocab = llama_model_get_vocab(model_.get());
   SamplerPtr sampler = BuildSampler(vocab, settings_.sampler);
   const CaptureSettings capture = settings_.capture.ForRun(max_tokens, n_vocab_);
-  WorkloadSummary summary;
   std::unique_ptr<DigestPipeline> pipeline = StartPipeline(sink, &summary);
   auto start = Clock::now();
   Batch batch(static_cast<std::int32_t>(std::max<std::size_t>(n_batch_, 1)));

@@ -57,7 +57,24 @@ struct WorkloadSummary {
   // UTF-8 for byte-level tokens).
   std::map<std::int32_t, std::string> token_text;
   double eval_ms = 0;
+  // Generation from messages: the model's chat template (its SHA-256) and the
+  // prompt it rendered (has_chat).
+  bool has_chat = false;
+  std::string chat_template_sha256;
+  std::string rendered_prompt;
+  // Teacher forcing of a context + continuation: the position whose record
+  // targets the continuation's first token, and its token count (has_continuation).
+  bool has_continuation = false;
+  std::int64_t continuation_first_position = 0;
+  std::int64_t continuation_tokens = 0;
 };
+
+// The chat of `messages` rendered by llama_chat_apply_template with
+// `chat_template` (the model's tokenizer.chat_template) and the assistant-turn
+// prefix. kFailedPrecondition (invalid_combination) naming `model` when the
+// template is empty or is none of the families this llama.cpp build recognises.
+Result<std::string> RenderChat(const std::string& chat_template,
+                               const std::vector<ChatMessage>& messages, const std::string& model);
 
 // A loaded llama_model, freed when the last holder lets go.
 using ModelHandle = std::shared_ptr<llama_model>;
@@ -86,7 +103,15 @@ class LlamaSession final {
 
  private:
   LlamaSession(ModelHandle model, const JobSettings& settings, int digest_workers);
-  Result<std::vector<std::int32_t>> Tokenize(const std::string& text) const;
+  // add_special: BOS (as the model asks); parse_special: control-token text
+  // (e.g. "<|im_start|>") becomes those tokens, as for a rendered chat.
+  Result<std::vector<std::int32_t>> Tokenize(const std::string& text, bool add_special = true,
+                                             bool parse_special = false) const;
+  // The teacher-forced tokens: given, the text's, or context + continuation
+  // (recorded in `summary`).
+  Result<std::vector<std::int32_t>> TeacherForcedTokens(WorkloadSummary* summary) const;
+  // The prompt's tokens: the prompt's, or the rendered chat's (recorded in `summary`).
+  Result<std::vector<std::int32_t>> PromptTokens(WorkloadSummary* summary) const;
   Result<WorkloadSummary> TeacherForce(const RecordSink& sink);
   Result<WorkloadSummary> Generate(const RecordSink& sink);
   Status CreateContext(std::int64_t tokens_needed);

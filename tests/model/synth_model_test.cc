@@ -158,6 +158,17 @@ TEST(SynthModelTest, SeedChangesWeightsButNotTheTokenizer) {
   EXPECT_EQ(a.size(), b.size());
 }
 
+TEST(SynthModelTest, ChatRecipeCarriesTheChatMlTemplateAndOthersNone) {
+  constexpr char kSmall[] = "llama:vocab=300,embd=32,layers=1,heads=2,kv_heads=1,ff=32";
+  Result<GgufFile> plain = ParseGguf(Generate(kSmall));
+  Result<GgufFile> chat = ParseGguf(Generate(std::string(kSmall) + ",chat=chatml"));
+  ASSERT_TRUE(plain.ok() && chat.ok());
+  EXPECT_EQ(plain->Find("tokenizer.chat_template"), nullptr);
+  ASSERT_NE(chat->Find("tokenizer.chat_template"), nullptr);
+  EXPECT_EQ(chat->Find("tokenizer.chat_template")->text, kChatMlTemplate);
+  EXPECT_NE(std::string(kChatMlTemplate).find("<|im_start|>"), std::string::npos);
+}
+
 TEST(SynthModelTest, FileNameComesFromTheCanonicalRecipe) {
   SynthRecipe recipe = Recipe(kExampleRecipe);
   std::string expected = "synth-" + Sha256Hex(CanonicalRecipe(recipe)).substr(0, 16) + ".gguf";

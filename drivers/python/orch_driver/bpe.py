@@ -4,7 +4,8 @@ models use), reimplemented to give the same ids as llama_tokenize(text,
 add_special=true, parse_special=false):
 
   1. user-defined tokens (token type 4) are cut out of the text first,
-     longest first (control tokens are not: parse_special is false);
+     longest first (control and unknown tokens too when parse_special is
+     true, as for a prompt rendered from chat messages);
   2. the rest is split by llama.cpp's GPT-2 pre-tokenizer
      ('s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+)
      with llama.cpp's character classes (letters L*, numbers N*, its own
@@ -150,11 +151,17 @@ class BpeTokenizer:
         self.user_defined = sorted(
             (t for t, ty in zip(self.tokens, self.types) if ty == USER_DEFINED and t),
             key=len, reverse=True)
+        # parse_special: control and unknown tokens are cut out too.
+        self.special = sorted(
+            (t for t, ty in zip(self.tokens, self.types)
+             if ty in (USER_DEFINED, CONTROL, UNKNOWN) and t),
+            key=len, reverse=True)
 
-    def _partition(self, text):
-        """[(is_token, text)] with user-defined tokens cut out."""
+    def _partition(self, text, parse_special=False):
+        """[(is_token, text)] with user-defined tokens (and with
+        parse_special control and unknown tokens) cut out."""
         parts = [(False, text)]
-        for special in self.user_defined:
+        for special in self.special if parse_special else self.user_defined:
             out = []
             for is_token, piece in parts:
                 if is_token or special not in piece:
@@ -213,11 +220,12 @@ class BpeTokenizer:
                 if single is not None:
                     out.append(single)
 
-    def encode(self, text, add_special=True):
+    def encode(self, text, add_special=True, parse_special=False):
+        """llama_tokenize(text, add_special, parse_special)."""
         out = []
         if add_special and self.add_bos and self.bos >= 0:
             out.append(self.bos)
-        for is_token, piece in self._partition(text):
+        for is_token, piece in self._partition(text, parse_special):
             if is_token:
                 out.append(self.ids[piece])
                 continue

@@ -137,6 +137,14 @@ class RecordSink:
                  for _ in range(self._workers)],
                 self._library, self._written, pipeline_mod.rows_in_flight(self._workers))
 
+    def plan_positions(self, positions):
+        """The rows the run emits, when the engine knows them only once the
+        workload is tokenized (a teacher-forced text without `positions`, a
+        context + continuation): the byte budget is then judged on them, as
+        the llama.cpp driver does. Call before the first emit."""
+        if self._first_row:
+            self._planned_positions = positions
+
     def emit(self, position, address, vocab_size, input_token, output_token,
              target_id=digest_mod.NO_TARGET, owner=None):
         """One position: `address` points at `vocab_size` contiguous float32

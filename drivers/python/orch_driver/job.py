@@ -58,7 +58,10 @@ class Workload:
         self.text = ""
         self.tokens = None  # list of ids when the workload gives tokens
         self.positions = 0
+        self.context = None       # str, with continuation, for a context + continuation run
+        self.continuation = None
         self.prompt = ""
+        self.messages = None      # [(role, content)] when a generate workload gives messages
         self.max_tokens = 0
 
     def planned_positions(self):
@@ -158,7 +161,66 @@ def _parse_tokens(tokens, out):
     out.tokens = list(tokens)
 
 
+ROLES = ("system", "user", "assistant")
+
+
+def _parse_messages(name, messages):
+    if not isinstance(messages, list) or not messages:
+        raise InvalidJob('workload %s: messages: expected a non-empty array of {"role", '
+                         '"content"}, got %s' % (name, _short(messages)))
+    out = []
+    for i, message in enumerate(messages):
+        where = "workload %s: messages[%d]" % (name, i)
+        if not isinstance(message, dict):
+            raise InvalidJob("%s: expected an object, got %s" % (where, _short(message)))
+        role = message.get("role")
+        if not isinstance(role, str) or role not in ROLES:
+            raise InvalidJob('%s.role: expected "system", "user" or "assistant", got %s'
+                             % (where, "nothing" if "role" not in message else _short(role)))
+        content = message.get("content")
+        if not isinstance(content, str):
+            raise InvalidJob("%s.content: expected a string, got %s"
+                             % (where, "nothing" if "content" not in message
+                                else _short(content)))
+        out.append((role, content))
+    return out
+
+
+def _parse_generate(workload, out):
+    out.kind = Workload.GENERATE
+    out.max_tokens = _integer_field(workload, "workload", "max_tokens", 0)
+    if "messages" in workload:
+        if workload.get("prompt") is not None:
+            raise InvalidJob("workload %s: generate takes prompt or messages, not both"
+                             % out.name)
+        out.messages = _parse_messages(out.name, workload["messages"])
+    else:
+        out.prompt = _string_field(workload, "prompt")
+    if (not out.prompt and not out.messages) or out.max_tokens == 0:
+        raise InvalidJob("workload %s: generate needs a prompt (or messages) and "
+                         "max_tokens > 0" % out.name)
+    return out
+
+
+def _parse_continuation(workload, out):
+    if "text" in workload or "tokens" in workload:
+        raise InvalidJob("workload %s: teacher_forced takes text, tokens, or context with "
+                         "continuation, not several" % out.name)
+    for key in ("context", "continuation"):
+        if not isinstance(workload.get(key), str):
+            raise InvalidJob("workload %s.%s: expected a string (context and continuation go "
+                             "together), got %s" % (out.name, key, "nothing" if key not in
+                                                    workload else _short(workload[key])))
+    if not workload["continuation"]:
+        raise InvalidJob("workload %s.continuation: expected a non-empty string" % out.name)
+    out.context = workload["context"]
+    out.continuation = workload["continuation"]
+    return out
+
+
 def parse_workload(workload):
+    """The workload object; other fields (the task object of a task workload's
+    job, the plan's bookkeeping) are ignored."""
     if not isinstance(workload, dict):
         raise InvalidJob("workload: expected an object, got %s"
                          % _short(workload))
@@ -167,22 +229,18 @@ def parse_workload(workload):
     kind = _string_field(workload, "kind")
     if kind == Workload.TEACHER_FORCED:
         out.positions = _integer_field(workload, "workload", "positions", 0)
+        if "context" in workload or "continuation" in workload:
+            return _parse_continuation(workload, out)
         if "tokens" in workload:
             _parse_tokens(workload["tokens"], out)
             return out
         if not isinstance(workload.get("text"), str):
-            raise InvalidJob("workload %s: teacher_forced needs text or tokens"
-                             % out.name)
+            raise InvalidJob("workload %s: teacher_forced needs text, tokens, or context "
+                             "with continuation" % out.name)
         out.text = workload["text"]
         return out
     if kind == Workload.GENERATE:
-        out.kind = Workload.GENERATE
-        out.prompt = _string_field(workload, "prompt")
-        out.max_tokens = _integer_field(workload, "workload", "max_tokens", 0)
-        if not out.prompt or out.max_tokens == 0:
-            raise InvalidJob("workload %s: generate needs a prompt and "
-                             "max_tokens > 0" % out.name)
-        return out
+        return _parse_generate(workload, out)
     raise InvalidJob('workload.kind: expected teacher_forced or generate, got '
                      '"%s"' % kind)
 

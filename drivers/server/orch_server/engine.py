@@ -72,6 +72,12 @@ class ServerEngine(driver.Engine):
                 "%s returns no log-probabilities of prompt tokens, so it cannot run the "
                 "teacher_forced workload %s; run generate workloads on it" % (
                     self.family, job.workload.name))
+        if job.workload.messages or job.workload.continuation is not None:
+            raise InvalidCombination(
+                "workload %s: the %s driver does not yet run %s (the llama.cpp and torch "
+                "drivers do); run this task workload's cells on those engines" % (
+                    job.workload.name, self.family,
+                    "chat messages" if job.workload.messages else "context + continuation"))
         if job.capture.full_every or job.capture.full_windows:
             raise InvalidCombination(
                 "capture.full_every / full_windows: a %s server returns the top %d "

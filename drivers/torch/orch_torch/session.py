@@ -4,7 +4,11 @@ workload, emit one record per position (docs/drivers.md, "orch-driver-torch").
 Teacher forcing: the text is tokenized as llama.cpp tokenizes it (BOS added
 when the model asks), cut to `positions`, fed in chunks of `batch` tokens
 with logits at every position; record j digests row j with target
-tokens[j+1]. Generation: the prompt is prefilled, then per step the raw row
+tokens[j+1]. A context + continuation is tokenized in two parts (BOS on the
+context only) and concatenated; done.continuation says which positions
+target the continuation. Generation: the prompt, or the chat messages
+rendered with the model's ChatML template (orch_driver.chat) and tokenized
+with their special tokens, is prefilled, then per step the raw row
 is digested, the sampler chain draws the next token from its own copy, and
 the token is fed back, until max_tokens or an end-of-generation token.
 
@@ -25,7 +29,7 @@ import time
 
 import torch
 
-from orch_driver import bpe, gguf, model_file
+from orch_driver import bpe, chat, gguf, model_file
 from orch_driver.errors import InvalidCombination, InvalidJob
 from orch_driver.job import Workload
 from orch_torch import effective as effective_mod
@@ -126,23 +130,58 @@ class Session:
         self.s = settings
         self.token_text = {}
 
-    def _workload_tokens(self, tokenizer, vocab):
+    @staticmethod
+    def _encode(tokenizer, text, what, **options):
+        if isinstance(tokenizer, Exception):
+            raise InvalidCombination("%s: %s" % (what, tokenizer))
+        return tokenizer.encode(text, **options)
+
+    def _prompt_tokens(self, tokenizer, file, path):
+        """The prompt's tokens; for messages, also what done gains."""
         w = self.job.workload
+        if not w.messages:
+            return self._encode(tokenizer, w.prompt, "workload.prompt"), {}
+        template = file.get(chat.TEMPLATE_KEY)
+        rendered = chat.render(template if isinstance(template, str) else None, w.messages,
+                               path)
+        tokens = self._encode(tokenizer, rendered, "workload.messages", parse_special=True)
+        return tokens, chat.done_fields(template, rendered)
+
+    def _continuation_tokens(self, tokenizer):
+        """Context (with BOS) + continuation (without), as the llama.cpp driver
+        tokenizes them, and done's continuation object."""
+        w = self.job.workload
+        tokens = self._encode(tokenizer, w.context, "workload.context")
+        rest = self._encode(tokenizer, w.continuation, "workload.continuation",
+                            add_special=False)
+        if not tokens:
+            raise InvalidJob("workload %s.context: no tokens for this model (it adds no BOS); "
+                             "the first continuation token needs a position before it" % w.name)
+        if not rest:
+            raise InvalidJob("workload %s.continuation: no tokens" % w.name)
+        total = len(tokens) + len(rest)
+        if w.positions not in (0, total):
+            raise InvalidJob("workload %s.positions = %d: a context + continuation run "
+                             "evaluates all its %d tokens; leave positions out or give %d"
+                             % (w.name, w.positions, total, total))
+        return tokens + rest, {"continuation": {"first_position": len(tokens) - 1,
+                                                "tokens": len(rest)}}
+
+    def _workload_tokens(self, tokenizer, vocab, file, path):
+        """The tokens to feed and the fields done gains for them."""
+        w = self.job.workload
+        extra = {}
         if w.kind == Workload.GENERATE:
-            text, what = w.prompt, "workload.prompt"
-        elif w.tokens is not None:
-            tokens = list(w.tokens)
-            text = None
-        else:
-            text, what = w.text, "workload.text"
-        if text is not None:
-            if isinstance(tokenizer, Exception):
-                raise InvalidCombination("%s: %s" % (what, tokenizer))
-            tokens = tokenizer.encode(text)
-        if w.kind == Workload.GENERATE:
+            tokens, extra = self._prompt_tokens(tokenizer, file, path)
             if not tokens:
                 raise InvalidJob("workload.prompt: no tokens")
-            return tokens
+            return tokens, extra
+        if w.continuation is not None:
+            tokens, extra = self._continuation_tokens(tokenizer)
+        elif w.tokens is not None:
+            tokens = list(w.tokens)
+        else:
+            tokens = self._encode(tokenizer, w.text, "workload.text")
         wanted = max(0, w.positions)
         if wanted and len(tokens) > wanted:
             tokens = tokens[:wanted]
@@ -156,7 +195,7 @@ class Session:
             if token >= vocab:
                 raise InvalidJob("workload.tokens: id %d is outside the model's vocabulary "
                                  "of %d" % (token, vocab))
-        return tokens
+        return tokens, extra
 
     def _capacity(self, needed):
         capacity = self.s.ctx if self.s.ctx > 0 else needed
@@ -179,7 +218,7 @@ class Session:
         loaded.jobs += 1
         model = loaded.model_for(self.s)
         effective_mod.observe(model, self.s.resolved_attention())
-        tokens = self._workload_tokens(tokenizer, config.vocab)
+        tokens, extra = self._workload_tokens(tokenizer, config.vocab, file, path)
         kv = [CACHE_DTYPES[t] for t in self.s.kv]
         start = time.monotonic()
         if self.job.workload.kind == Workload.GENERATE:
@@ -189,10 +228,12 @@ class Session:
             done = self._generate(model, cache, tokens, sink, tokenizer, config.vocab, capacity)
         else:
             capacity = self._capacity(len(tokens))
+            sink.plan_positions(len(tokens))
             cache = model.new_cache(capacity, kv) if hasattr(model, "new_cache") else \
                 KvCache(config, capacity, kv, model.w.layer_devices)
             done = self._teacher_force(model, cache, tokens, sink, config.vocab)
         sink.finish()  # the last rows' records: evaluation ends with the last digest
+        done.update(extra)
         done["eval_ms"] = (time.monotonic() - start) * 1000.0
         done["load_ms"] = load_ms
         done["token_text"] = self._token_text(sink.token_ids, tokenizer, file)

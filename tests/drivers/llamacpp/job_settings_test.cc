@@ -222,6 +222,74 @@ TEST(JobSettingsTest, ReadsExplicitTokenWorkloads) {
   EXPECT_FALSE(Parse(job).ok());
 }
 
+json ChatJob(const json& messages) {
+  json job = ValidJob();
+  job["workload"] = {{"name", "chat"},
+                     {"kind", "generate"},
+                     {"messages", messages},
+                     {"max_tokens", 4},
+                     {"task", {{"workload", "tools"}, {"case", "c1"}}}};
+  return job;
+}
+
+TEST(JobSettingsTest, ReadsGenerateMessagesAndIgnoresTheTaskObject) {
+  Result<JobSettings> settings = Parse(ChatJob(
+      {{{"role", "system"}, {"content", "Be brief."}}, {{"role", "user"}, {"content", "Hi"}}}));
+  ASSERT_TRUE(settings.ok()) << settings.status().ToString();
+  ASSERT_TRUE(settings->workload.has_messages());
+  ASSERT_EQ(settings->workload.messages.size(), 2u);
+  EXPECT_EQ(settings->workload.messages[1].role, "user");
+  EXPECT_EQ(settings->workload.messages[1].content, "Hi");
+  EXPECT_EQ(settings->workload.prompt, "");
+}
+
+TEST(JobSettingsTest, MalformedMessagesAreInvalidJobsNamingTheField) {
+  auto message = [](const json& messages) { return Parse(ChatJob(messages)).status().message(); };
+  EXPECT_EQ(message(json::array()),
+            "workload chat: messages: expected a non-empty array of {\"role\", \"content\"}, "
+            "got []");
+  EXPECT_EQ(message({{{"role", "bot"}, {"content", "x"}}}),
+            "workload chat: messages[0].role: expected \"system\", \"user\" or \"assistant\", "
+            "got \"bot\"");
+  EXPECT_EQ(message({{{"role", "user"}, {"content", "x"}}, {{"role", "user"}}}),
+            "workload chat: messages[1].content: expected a string, got nothing");
+  EXPECT_EQ(message({{{"role", "user"}, {"content", 3}}}),
+            "workload chat: messages[0].content: expected a string, got 3");
+  EXPECT_EQ(message({"hi"}), "workload chat: messages[0]: expected an object, got \"hi\"");
+  json both = ChatJob({{{"role", "user"}, {"content", "x"}}});
+  both["workload"]["prompt"] = "x";
+  EXPECT_EQ(Parse(both).status().message(),
+            "workload chat: generate takes prompt or messages, not both");
+  EXPECT_EQ(ErrorCodeFor(Parse(both).status()), "invalid_job");
+}
+
+TEST(JobSettingsTest, ReadsContextAndContinuationWithoutPositions) {
+  json job = ValidJob();
+  job["workload"] = {{"name", "mc"},
+                     {"kind", "teacher_forced"},
+                     {"context", "Q: 2+2? A:"},
+                     {"continuation", " 4"},
+                     {"task", {{"workload", "quiz"}, {"case", "q1"}, {"choice", 1}}}};
+  Result<JobSettings> settings = Parse(job);
+  ASSERT_TRUE(settings.ok()) << settings.status().ToString();
+  EXPECT_TRUE(settings->workload.has_continuation);
+  EXPECT_EQ(settings->workload.context, "Q: 2+2? A:");
+  EXPECT_EQ(settings->workload.continuation, " 4");
+  EXPECT_EQ(settings->workload.positions, 0);
+
+  job["workload"]["continuation"] = "";
+  EXPECT_EQ(Parse(job).status().message(), "workload mc.continuation: expected a non-empty string");
+  job["workload"].erase("continuation");
+  EXPECT_EQ(Parse(job).status().message(),
+            "workload mc.continuation: expected a string (context and continuation go "
+            "together), got nothing");
+  job["workload"]["continuation"] = " 4";
+  job["workload"]["text"] = "x";
+  EXPECT_EQ(Parse(job).status().message(),
+            "workload mc: teacher_forced takes text, tokens, or context with continuation, "
+            "not several");
+}
+
 TEST(JobSettingsTest, PinnedVariantGivesTheModelType) {
   json job = ValidJob();
   std::string sha(64, 'c');

@@ -15,7 +15,7 @@ import sys
 import tempfile
 import unittest
 
-from orch_driver import axes, bpe, digest, driver, errors, frames, gguf, job, records
+from orch_driver import axes, bpe, chat, digest, driver, errors, frames, gguf, job, records
 
 
 def frame_check(stream):
@@ -455,10 +455,50 @@ class JobTest(unittest.TestCase):
         self.assertInvalid(job_doc(workload={"kind": "teacher_forced", "tokens": [1, -2]}),
                            "workload.tokens: not a token id: -2")
         self.assertInvalid(job_doc(workload={"name": "w", "kind": "teacher_forced"}),
-                           "workload w: teacher_forced needs text or tokens")
+                           "workload w: teacher_forced needs text, tokens, or context with "
+                           "continuation")
         self.assertInvalid(job_doc(workload={"name": "g", "kind": "generate", "prompt": "p"}),
-                           "workload g: generate needs a prompt and max_tokens > 0")
+                           "workload g: generate needs a prompt (or messages) and "
+                           "max_tokens > 0")
         self.assertInvalid(job_doc(model=[]), "model: expected an object, got []")
+
+    def test_reads_messages_and_ignores_the_task_object(self):
+        w = job.parse_job(job_doc(workload={
+            "name": "c", "kind": "generate", "max_tokens": 2,
+            "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
+            "task": {"workload": "t", "case": "c1"}}), TABLE).workload
+        self.assertEqual((w.messages, w.prompt), ([("system", "s"), ("user", "u")], ""))
+
+    def test_malformed_messages_name_the_field_as_the_llama_cpp_driver_does(self):
+        def chat_job(messages, **extra):
+            return job_doc(workload=dict({"name": "chat", "kind": "generate", "max_tokens": 4,
+                                          "messages": messages}, **extra))
+        self.assertInvalid(chat_job([]), 'workload chat: messages: expected a non-empty array '
+                           'of {"role", "content"}, got []')
+        self.assertInvalid(chat_job([{"role": "bot", "content": "x"}]),
+                           'workload chat: messages[0].role: expected "system", "user" or '
+                           '"assistant", got "bot"')
+        self.assertInvalid(chat_job([{"role": "user", "content": "x"}, {"role": "user"}]),
+                           "workload chat: messages[1].content: expected a string, got nothing")
+        self.assertInvalid(chat_job(["hi"]),
+                           'workload chat: messages[0]: expected an object, got "hi"')
+        self.assertInvalid(chat_job([{"role": "user", "content": "x"}], prompt="p"),
+                           "workload chat: generate takes prompt or messages, not both")
+
+    def test_reads_context_and_continuation(self):
+        doc = {"name": "mc", "kind": "teacher_forced", "context": "Q: 2+2? A:",
+               "continuation": " 4", "task": {"workload": "q", "case": "c", "choice": 1}}
+        w = job.parse_job(job_doc(workload=doc), TABLE).workload
+        self.assertEqual((w.context, w.continuation, w.positions), ("Q: 2+2? A:", " 4", 0))
+        self.assertInvalid(job_doc(workload=dict(doc, continuation="")),
+                           "workload mc.continuation: expected a non-empty string")
+        self.assertInvalid(job_doc(workload={"name": "mc", "kind": "teacher_forced",
+                                             "context": "x"}),
+                           "workload mc.continuation: expected a string (context and "
+                           "continuation go together), got nothing")
+        self.assertInvalid(job_doc(workload=dict(doc, text="x")),
+                           "workload mc: teacher_forced takes text, tokens, or context with "
+                           "continuation, not several")
 
     def test_axis_values_name_field_value_and_what_is_accepted(self):
         self.assertInvalid(job_doc(coordinate={"attention": "flash"}),
@@ -866,8 +906,49 @@ class BpeTest(unittest.TestCase):
         with self.assertRaisesRegex(bpe.Unsupported, 'tokenizer.ggml.model "llama"'):
             bpe.BpeTokenizer({"tokenizer.ggml.model": "llama"})
 
+    def test_parse_special_cuts_out_control_tokens_as_llama_cpp_does(self):
+        chars = bpe.bytes_to_unicode()
+        tokens = [chars[b] for b in range(256)] + ["<|im_start|>", "<s>"]
+        kv = {"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "gpt-2",
+              "tokenizer.ggml.tokens": tokens, "tokenizer.ggml.token_type": [1] * 256 + [3, 3],
+              "tokenizer.ggml.merges": [], "tokenizer.ggml.bos_token_id": 257,
+              "tokenizer.ggml.add_bos_token": True}
+        t = bpe.BpeTokenizer(kv)
+        self.assertEqual(t.encode("<|im_start|>a", parse_special=True), [257, 256, ord("a")])
+        self.assertEqual(len(t.encode("<|im_start|>a")), 1 + len("<|im_start|>a"))
+        self.assertEqual(t.encode("a", add_special=False), [ord("a")])
+
     def test_printable_text_escapes_invalid_utf8(self):
         self.assertEqual(bpe.printable_text(b"a\xc3\xa9\xff"), "a\u00e9\\xff")
+
+
+class ChatTest(unittest.TestCase):
+    CHATML = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
+              "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}")
+
+    def test_chatml_renders_every_turn_and_the_assistant_prefix(self):
+        self.assertEqual(chat.render(self.CHATML, [("system", "s"), ("user", "a\nb")], "m"),
+                         "<|im_start|>system\ns<|im_end|>\n<|im_start|>user\na\nb<|im_end|>\n"
+                         "<|im_start|>assistant\n")
+        self.assertEqual(chat.render("chatml", [("user", "u")], "m"),
+                         "<|im_start|>user\nu<|im_end|>\n<|im_start|>assistant\n")
+
+    def test_no_template_or_another_family_is_an_invalid_combination_naming_the_model(self):
+        for template, text in ((None, "has no chat template"), ("", "has no chat template"),
+                               ("{{ '[INST]' }}", "is not ChatML"),
+                               (self.CHATML + "<|im_sep|>", "is not ChatML")):
+            with self.assertRaises(errors.InvalidCombination) as caught:
+                chat.render(template, [("user", "u")], "/models/m.gguf")
+            self.assertIn("/models/m.gguf", caught.exception.message)
+            self.assertIn(text, caught.exception.message)
+
+    def test_done_names_the_template_by_its_sha256(self):
+        import hashlib
+        fields = chat.done_fields(self.CHATML, "p")
+        self.assertEqual(fields["chat_template"],
+                         {"source": "model",
+                          "sha256": hashlib.sha256(self.CHATML.encode()).hexdigest()})
+        self.assertEqual(fields["rendered_prompt"], "p")
 
 
 if __name__ == "__main__":

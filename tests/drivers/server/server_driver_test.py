@@ -285,6 +285,17 @@ class ProcessTest(ProcessBase):
         out = self.run_against("ollama")
         self.assertError(out, "invalid_combination", "teacher_forced")
 
+    def test_task_job_forms_are_refused_not_run_on_an_empty_prompt(self):
+        chat = {"name": "tools", "kind": "generate", "max_tokens": 2,
+                "messages": [{"role": "user", "content": "Which port?"}],
+                "task": {"workload": "tools", "case": "c1"}}
+        out = self.run_against("vllm", workload=chat)
+        self.assertError(out, "invalid_combination", "workload tools", "chat messages")
+        choice = {"name": "quiz", "kind": "teacher_forced", "context": "Q:",
+                  "continuation": " A", "task": {"workload": "quiz", "case": "q", "choice": 0}}
+        out = self.run_against("vllm", workload=choice)
+        self.assertError(out, "invalid_combination", "workload quiz", "context + continuation")
+
     def test_ollama_before_logprobs_is_invalid_combination(self):
         out = self.run_against("ollama", {("GET", "/api/version"): (
             200, b'{"version": "0.12.3"}', "whole")}, label="ollama@0.12.3",
