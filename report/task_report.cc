@@ -194,6 +194,8 @@ class TaskBuilder {
     out.cases_planned = static_cast<int>(cases_->size());
     auto cell_jobs = jobs.find(cell.label);
     double kld_sum = 0.0;
+    choice_moved_sum_ = 0.0;
+    choice_moved_n_ = 0;
     for (const TaskCaseInfo& info : *cases_) {
       const TaskChoiceJobs* case_jobs = nullptr;
       if (cell_jobs != jobs.end()) {
@@ -218,6 +220,9 @@ class TaskBuilder {
         ORCH_RETURN_IF_ERROR(Compare(info, data, *baseline, outcome, out, kld_sum));
       }
       out.outcomes.push_back(std::move(outcome));
+    }
+    if (baseline != nullptr && choice_moved_n_ > 0) {
+      ClassifyChoices(*baseline, choice_moved_sum_ / static_cast<double>(choice_moved_n_), out);
     }
     Finish(baseline, kld_sum, out);
     return Status();
@@ -262,7 +267,13 @@ class TaskBuilder {
                           PooledKld(*base_first, *cell_first, info, out, kld_sum));
     const TaskCaseRun& b = base->runs.front();
     const TaskCaseRun& c = outcome.runs.front();
-    if (info.multiple_choice() && b.chosen != c.chosen) ++out.choice_changes;
+    if (info.multiple_choice()) {
+      if (b.chosen != c.chosen) ++out.choice_changes;
+      for (std::size_t k = 0; k < b.logliks.size() && k < c.logliks.size(); ++k) {
+        choice_moved_sum_ += std::fabs(c.logliks[k] - b.logliks[k]);
+        ++choice_moved_n_;
+      }
+    }
     outcome.baseline_unstable = !base->repeats_agree();
     outcome.changed = b.pass != c.pass;
     if (!outcome.changed) return Status();
@@ -272,17 +283,14 @@ class TaskBuilder {
     }
     ++out.changed;
     ++(c.pass ? out.fixed : out.broken);
-    if (info.multiple_choice()) {
-      ClassifyChoice(*base, outcome);
-    } else {
-      ORCH_ASSIGN_OR_RETURN(double noise, RepeatNoise(info.id, base_data, data));
-      outcome.post_mortem =
-          PostMortem(base_first->data[0], cell_first->data[0], std::max(noise, perturbation));
-      if (!outcome.post_mortem) {
-        outcome.note = "the same generated tokens: the generated texts differ elsewhere";
-      }
-      Classify(outcome);
+    if (info.multiple_choice()) return Status();  // classified over the task (ClassifyChoices)
+    ORCH_ASSIGN_OR_RETURN(double noise, RepeatNoise(info.id, base_data, data));
+    outcome.post_mortem =
+        PostMortem(base_first->data[0], cell_first->data[0], std::max(noise, perturbation));
+    if (!outcome.post_mortem) {
+      outcome.note = "the same generated tokens: the generated texts differ elsewhere";
     }
+    Classify(outcome);
     if (outcome.change == TaskChangeKind::kNearTie) ++out.near_tie;
     if (outcome.change == TaskChangeKind::kRealMargin) ++out.real_margin;
     if (outcome.change == TaskChangeKind::kUnknownMargin) ++out.unknown_margin;
@@ -376,24 +384,29 @@ class TaskBuilder {
     }
   }
 
-  // Multiple choice: a near-tie when the baseline's best-two margin is at most the band:
-  // the largest change of a choice's loglik between baseline repeats, or the cell's mean
-  // |Δloglik| over the choices, whichever is larger.
-  static void ClassifyChoice(const TaskCaseOutcome& base, TaskCaseOutcome& outcome) {
-    const std::vector<double>& b = base.runs.front().logliks;
-    const std::vector<double>& c = outcome.runs.front().logliks;
-    double noise = 0.0, moved = 0.0;
-    for (const TaskCaseRun& r : base.runs) {
-      for (std::size_t k = 0; k < b.size() && k < r.logliks.size(); ++k) {
-        noise = std::max(noise, std::fabs(r.logliks[k] - b[k]));
+  // Multiple choice: a changed case is a near-tie when the baseline's best-two margin is
+  // at most its band: the largest change of a choice's loglik between the baseline's
+  // repeats of the case, or the cell's mean |Δloglik| over every choice of every case of
+  // the task (the axis' ordinary perturbation), whichever is larger.
+  static void ClassifyChoices(const TaskCellReport& baseline, double moved, TaskCellReport& out) {
+    for (std::size_t i = 0; i < out.outcomes.size(); ++i) {
+      TaskCaseOutcome& outcome = out.outcomes[i];
+      if (!outcome.changed || outcome.baseline_unstable || outcome.runs.front().logliks.empty()) {
+        continue;
       }
+      const TaskCaseOutcome& base = baseline.outcomes[i];
+      const std::vector<double>& b = base.runs.front().logliks;
+      double noise = 0.0;
+      for (const TaskCaseRun& r : base.runs) {
+        for (std::size_t k = 0; k < b.size() && k < r.logliks.size(); ++k) {
+          noise = std::max(noise, std::fabs(r.logliks[k] - b[k]));
+        }
+      }
+      outcome.choice_noise_band = std::max(noise, moved);
+      const bool near = base.runs.front().choice_margin <= outcome.choice_noise_band;
+      outcome.change = near ? TaskChangeKind::kNearTie : TaskChangeKind::kRealMargin;
+      ++(near ? out.near_tie : out.real_margin);
     }
-    for (std::size_t k = 0; k < b.size() && k < c.size(); ++k) moved += std::fabs(c[k] - b[k]);
-    if (!b.empty()) moved /= static_cast<double>(b.size());
-    outcome.choice_noise_band = std::max(noise, moved);
-    outcome.change = base.runs.front().choice_margin <= outcome.choice_noise_band
-                         ? TaskChangeKind::kNearTie
-                         : TaskChangeKind::kRealMargin;
   }
 
   const PlanView& plan_;
@@ -403,6 +416,9 @@ class TaskBuilder {
   const std::vector<TaskCaseInfo>* cases_ = nullptr;
   std::map<std::string, TaskCaseData> baseline_data_;  // by case id
   std::map<std::string, double> baseline_noise_;       // by case id
+  // The cell's |Δloglik| over every choice compared so far (multiple choice).
+  double choice_moved_sum_ = 0.0;
+  std::uint64_t choice_moved_n_ = 0;
 };
 
 }  // namespace
