@@ -228,8 +228,8 @@ Table HostDifferenceTable(const HostPair& pair) {
 // baseline flips on, and the multiple-choice picks.
 void WriteTaskText(const TaskWorkloadReport& t, std::size_t width, std::ostringstream& out) {
   out << "\n";
-  WriteWrapped("== task " + t.name + (t.multiple_choice ? " (multiple choice)" : "") + " ==",
-               width, out);
+  WriteWrapped("== task " + t.name + (t.multiple_choice ? " (multiple choice)" : "") + " ==", width,
+               out);
   if (!t.error.empty()) {
     WriteWrapped("error: " + t.error, width, out);
     return;

@@ -14,8 +14,7 @@ std::vector<std::string> TaskCsvColumns();
 // One row per task workload and cell (the baseline first): the first CSV columns
 // (experiment, partial, workload, kind "task", cell, axis, value, status, reason), then
 // `columns_before` - 9 empty fields, then the task columns.
-std::vector<std::vector<std::string>> TaskCsvRows(const Report& report,
-                                                  std::size_t columns_before);
+std::vector<std::vector<std::string>> TaskCsvRows(const Report& report, std::size_t columns_before);
 
 // One strip of cases per cell: a box per case in case-file order (green pass, red fail,
 // grey no outcome), changed cases outlined, each box's title the case, its outcome and the

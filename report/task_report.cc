@@ -252,9 +252,8 @@ class TaskBuilder {
 
   // Against the baseline: changed, unstable, the change's kind and its post-mortem, and
   // the case's share of the pooled KLD.
-  Status Compare(const TaskCaseInfo& info, const TaskCaseData& data,
-                 const TaskCellReport& baseline, TaskCaseOutcome& outcome, TaskCellReport& out,
-                 double& kld_sum) {
+  Status Compare(const TaskCaseInfo& info, const TaskCaseData& data, const TaskCellReport& baseline,
+                 TaskCaseOutcome& outcome, TaskCellReport& out, double& kld_sum) {
     const TaskCaseOutcome* base = nullptr;
     for (const TaskCaseOutcome& o : baseline.outcomes) {
       if (o.id == info.id) base = &o;
@@ -470,9 +469,10 @@ std::vector<OutcomeRank> RankAxesByOutcome(const std::vector<TaskWorkloadReport>
   for (const TaskWorkloadReport& w : tasks) {
     for (const TaskCellReport& c : w.cells) {
       if (c.status != "compared") continue;
-      OutcomeRank rank{c.cell.axis, c.cell.label, w.name, c.changed, c.near_tie,
-                       c.real_margin, c.unstable, c.cases,
-                       c.pass_rate.mean - w.baseline.pass_rate.mean, c.kld_mean, c.kld_n};
+      OutcomeRank rank{c.cell.axis, c.cell.label, w.name,
+                       c.changed,   c.near_tie,   c.real_margin,
+                       c.unstable,  c.cases,      c.pass_rate.mean - w.baseline.pass_rate.mean,
+                       c.kld_mean,  c.kld_n};
       auto [it, inserted] = by_axis.emplace(rank.axis, rank);
       if (!inserted && stronger(rank, it->second)) it->second = rank;
     }

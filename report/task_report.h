@@ -68,8 +68,8 @@ std::string_view TaskChangeKindName(TaskChangeKind kind);
 
 struct TaskCaseOutcome {
   std::string id;
-  int answer = -1;             // multiple choice: the right choice
-  std::string missing;         // why there is no outcome (not finished, failed); else empty
+  int answer = -1;                // multiple choice: the right choice
+  std::string missing;            // why there is no outcome (not finished, failed); else empty
   std::vector<TaskCaseRun> runs;  // available repeats, in repeat order
   bool has_outcome() const { return !runs.empty(); }
   bool pass() const { return has_outcome() && runs.front().pass; }  // the first repeat's
@@ -90,8 +90,8 @@ struct TaskCellReport {
   std::string status = "compared";  // "compared", "no_runs", "no_baseline"
   std::string reason;
   int cases_planned = 0;
-  int cases = 0;    // cases with an outcome
-  int repeats = 0;  // the most repeats any case has
+  int cases = 0;                         // cases with an outcome
+  int repeats = 0;                       // the most repeats any case has
   std::uint64_t trials = 0, passes = 0;  // over every repeat of every case
   Estimate pass_rate;                    // passes / trials, Wilson
   // Against the baseline: cases whose first-repeat outcome differs, the baseline stable on

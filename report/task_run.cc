@@ -79,7 +79,8 @@ Result<TaskRunData> ReadTaskRun(RunSource& source, const store::RunRecord& run) 
   std::uint64_t seen = 0;
   std::string note;
   ORCH_RETURN_IF_ERROR(source.ScanRecords(run.id, 0, [&](const digest::PositionRecord& r) {
-    if (r.output_token >= 0) out.steps.push_back({r.position, r.output_token, TaskRowMargin(r.digest)});
+    if (r.output_token >= 0)
+      out.steps.push_back({r.position, r.output_token, TaskRowMargin(r.digest)});
     if (choice && r.position >= first && r.position < end) TaskAddTarget(r, sum, seen, note);
     return true;
   }));

@@ -48,11 +48,9 @@ std::string TaskChangeName(TaskChangeKind kind) {
 
 std::vector<std::string> TaskPassRow(const TaskCellReport& c, bool baseline, bool choices) {
   const Estimate& e = c.pass_rate;
-  std::vector<std::string> row{
-      c.cell.label,
-      FormatEstimate(e.mean, e.n, e.ci95, FormatPercent),
-      std::to_string(c.cases) + " / " + std::to_string(c.cases_planned),
-      std::to_string(c.repeats)};
+  std::vector<std::string> row{c.cell.label, FormatEstimate(e.mean, e.n, e.ci95, FormatPercent),
+                               std::to_string(c.cases) + " / " + std::to_string(c.cases_planned),
+                               std::to_string(c.repeats)};
   if (baseline) {
     row.insert(row.end(), {"-", "-", "-"});
   } else {
@@ -62,8 +60,7 @@ std::vector<std::string> TaskPassRow(const TaskCellReport& c, bool baseline, boo
     row.push_back(TaskCount(c.unstable));
   }
   if (choices) row.push_back(baseline ? "-" : TaskCount(c.choice_changes));
-  row.push_back(baseline ? "-"
-                         : TaskKld(c.kld_mean, c.kld_n));
+  row.push_back(baseline ? "-" : TaskKld(c.kld_mean, c.kld_n));
   row.push_back(TaskStatusText(c));
   return row;
 }
@@ -83,8 +80,9 @@ std::string TaskPostMortemText(const TaskPostMortem& p) {
   return "token " + TaskCount(p.index + 1) + " after " + TaskContext(p) + ": " +
          TaskTokenShown(p.baseline_token, p.baseline_text) + " (margin " +
          TaskMargin(p.baseline_margin) + ") -> " + TaskTokenShown(p.cell_token, p.cell_text) +
-         " (margin " + TaskMargin(p.cell_margin) + "); " + (p.near_tie ? "near-tie" : "real margin") +
-         " (noise band " + TaskMargin(p.noise_band) + ")";
+         " (margin " + TaskMargin(p.cell_margin) + "); " +
+         (p.near_tie ? "near-tie" : "real margin") + " (noise band " + TaskMargin(p.noise_band) +
+         ")";
 }
 
 std::string TaskFailedCheck(const TaskCaseOutcome& base, const TaskCaseOutcome& cell) {
@@ -101,36 +99,38 @@ const TaskCaseOutcome* TaskBaselineOutcome(const TaskWorkloadReport& task, const
 }
 
 Table TaskPassRateTable(const TaskWorkloadReport& w) {
-  Table t{"Pass rate (every repeat of every case; 95% Wilson interval) and outcome changes "
-          "against the baseline (near-tie / real margin / margin unknown)",
-          {"cell", "pass rate [95% CI] n", "cases", "repeats", "outcome changes",
-           "broken / fixed", "unstable baseline", "choice changes", "KLD pooled n", "status"},
-          {}};
+  Table t{
+      "Pass rate (every repeat of every case; 95% Wilson interval) and outcome changes "
+      "against the baseline (near-tie / real margin / margin unknown)",
+      {"cell", "pass rate [95% CI] n", "cases", "repeats", "outcome changes", "broken / fixed",
+       "unstable baseline", "choice changes", "KLD pooled n", "status"},
+      {}};
   if (!w.multiple_choice) t.header.erase(t.header.begin() + 7);
   t.rows.push_back(TaskPassRow(w.baseline, true, w.multiple_choice));
-  for (const TaskCellReport& c : w.cells) t.rows.push_back(TaskPassRow(c, false, w.multiple_choice));
+  for (const TaskCellReport& c : w.cells)
+    t.rows.push_back(TaskPassRow(c, false, w.multiple_choice));
   return t;
 }
 
 Table TaskChangeTable(const TaskWorkloadReport& w) {
-  Table t{"Changed cases (the baseline stable on them) and their post-mortems: the first "
-          "generated token where the cell departs from the baseline; margin: top-1 minus "
-          "top-2 logit there (multiple choice: best minus second choice loglik)",
-          {"cell", "case", "baseline", "cell outcome", "token", "context", "baseline token",
-           "cell token", "baseline margin", "cell margin", "noise band", "kind", "failed check"},
-          {}};
+  Table t{
+      "Changed cases (the baseline stable on them) and their post-mortems: the first "
+      "generated token where the cell departs from the baseline; margin: top-1 minus "
+      "top-2 logit there (multiple choice: best minus second choice loglik)",
+      {"cell", "case", "baseline", "cell outcome", "token", "context", "baseline token",
+       "cell token", "baseline margin", "cell margin", "noise band", "kind", "failed check"},
+      {}};
   for (const TaskCellReport& c : w.cells) {
     for (const TaskCaseOutcome& o : c.outcomes) {
       if (!o.changed || o.baseline_unstable) continue;
       const TaskCaseOutcome* base = TaskBaselineOutcome(w, o.id);
-      std::vector<std::string> row{c.cell.label, o.id, TaskOutcomeText(*base),
-                                   TaskOutcomeText(o)};
+      std::vector<std::string> row{c.cell.label, o.id, TaskOutcomeText(*base), TaskOutcomeText(o)};
       if (const auto& p = o.post_mortem) {
-        row.insert(row.end(), {TaskCount(p->index + 1), TaskContext(*p),
-                               TaskTokenShown(p->baseline_token, p->baseline_text),
-                               TaskTokenShown(p->cell_token, p->cell_text),
-                               TaskMargin(p->baseline_margin), TaskMargin(p->cell_margin),
-                               TaskMargin(p->noise_band)});
+        row.insert(row.end(),
+                   {TaskCount(p->index + 1), TaskContext(*p),
+                    TaskTokenShown(p->baseline_token, p->baseline_text),
+                    TaskTokenShown(p->cell_token, p->cell_text), TaskMargin(p->baseline_margin),
+                    TaskMargin(p->cell_margin), TaskMargin(p->noise_band)});
       } else if (!o.runs.front().logliks.empty()) {
         const TaskCaseRun& b = base->runs.front();
         const TaskCaseRun& r = o.runs.front();
@@ -149,10 +149,11 @@ Table TaskChangeTable(const TaskWorkloadReport& w) {
 }
 
 Table TaskUnstableTable(const TaskWorkloadReport& w) {
-  Table t{"Changed cases the baseline itself flips on (its repeats disagree): not counted as "
-          "outcome changes",
-          {"cell", "case", "baseline repeats passing", "cell outcome", "failed check"},
-          {}};
+  Table t{
+      "Changed cases the baseline itself flips on (its repeats disagree): not counted as "
+      "outcome changes",
+      {"cell", "case", "baseline repeats passing", "cell outcome", "failed check"},
+      {}};
   for (const TaskCellReport& c : w.cells) {
     for (const TaskCaseOutcome& o : c.outcomes) {
       if (!o.changed || !o.baseline_unstable) continue;
@@ -166,10 +167,11 @@ Table TaskUnstableTable(const TaskWorkloadReport& w) {
 }
 
 Table TaskChoiceTable(const TaskWorkloadReport& w) {
-  Table t{"Multiple choice: the choice each cell picks by summed continuation log-likelihood "
-          "(margin: best minus second)",
-          {"case", "answer", w.baseline.cell.label},
-          {}};
+  Table t{
+      "Multiple choice: the choice each cell picks by summed continuation log-likelihood "
+      "(margin: best minus second)",
+      {"case", "answer", w.baseline.cell.label},
+      {}};
   for (const TaskCellReport& c : w.cells) t.header.push_back(c.cell.label);
   for (std::size_t i = 0; i < w.baseline.outcomes.size(); ++i) {
     const TaskCaseOutcome& b = w.baseline.outcomes[i];
@@ -194,15 +196,13 @@ Table OutcomeAttributionTable(const Report& r) {
           {}};
   for (std::size_t i = 0; i < r.by_outcome_changes.size(); ++i) {
     const OutcomeRank& k = r.by_outcome_changes[i];
-    const std::string delta =
-        std::isnan(k.pass_rate_delta)
-            ? "-"
-            : (k.pass_rate_delta > 0 ? "+" : "") + FormatPercent(k.pass_rate_delta);
+    const std::string delta = std::isnan(k.pass_rate_delta) ? "-"
+                                                            : (k.pass_rate_delta > 0 ? "+" : "") +
+                                                                  FormatPercent(k.pass_rate_delta);
     t.rows.push_back({std::to_string(i + 1), k.cell + " (" + k.workload + ")",
                       TaskCount(k.changed) + " of " + std::to_string(k.cases) + " (" +
                           TaskCount(k.near_tie) + " / " + TaskCount(k.real_margin) + ")",
-                      TaskCount(k.unstable), delta,
-                      TaskKld(k.kld_mean, k.kld_n)});
+                      TaskCount(k.unstable), delta, TaskKld(k.kld_mean, k.kld_n)});
   }
   return t;
 }

@@ -39,7 +39,8 @@ struct FixtureCase {
 std::vector<FixtureCase> TriageCases() {
   std::vector<FixtureCase> cases;
   const auto c1 = Steps({1, 2, 3});
-  cases.push_back({"c1", {1, 2, 3}, {{"baseline", {c1, c1}}, {"kv=q4_0", {c1}}, {"quant=q8_0", {c1}}}});
+  cases.push_back(
+      {"c1", {1, 2, 3}, {{"baseline", {c1, c1}}, {"kv=q4_0", {c1}}, {"quant=q8_0", {c1}}}});
   std::vector<FixtureStep> c2 = Steps({1, 2, 3, 4});
   c2[2] = {3, 5, kC2BaselineMargin};
   std::vector<FixtureStep> c2_repeat = c2;
@@ -141,14 +142,16 @@ class TaskPlan {
     for (const char* label : kTaskCells) {
       const std::string l = label;
       const auto eq = l.find('=');
-      cells.push_back({{"label", l},
-                       {"axis", eq == std::string::npos ? FixtureJson() : FixtureJson(l.substr(0, eq))},
-                       {"value", eq == std::string::npos ? FixtureJson() : FixtureJson(l.substr(eq + 1))}});
+      cells.push_back(
+          {{"label", l},
+           {"axis", eq == std::string::npos ? FixtureJson() : FixtureJson(l.substr(0, eq))},
+           {"value", eq == std::string::npos ? FixtureJson() : FixtureJson(l.substr(eq + 1))}});
     }
     FixtureJson jobs = FixtureJson::array();
     std::vector<store::JobRecord> records;
     for (const FixtureJob& j : jobs_) {
-      jobs.push_back({{"id", j.id}, {"cell", j.cell}, {"workload", j.workload}, {"repeat", j.repeat}});
+      jobs.push_back(
+          {{"id", j.id}, {"cell", j.cell}, {"workload", j.workload}, {"repeat", j.repeat}});
       store::JobRecord job;
       job.id = j.id;
       job.plan_id = "tasks";

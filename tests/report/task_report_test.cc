@@ -253,7 +253,9 @@ TEST(TaskReportTest, TextMatchesGolden) {
 TEST(TaskReportTest, JsonMatchesGolden) {
   ExpectTaskGolden("tasks.report.json", RenderJson(TaskReport()));
 }
-TEST(TaskReportTest, CsvMatchesGolden) { ExpectTaskGolden("tasks.report.csv", RenderCsv(TaskReport())); }
+TEST(TaskReportTest, CsvMatchesGolden) {
+  ExpectTaskGolden("tasks.report.csv", RenderCsv(TaskReport()));
+}
 TEST(TaskReportTest, HtmlMatchesGolden) {
   ExpectTaskGolden("tasks.report.html", RenderHtml(TaskReport()));
 }
