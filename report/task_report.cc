@@ -11,8 +11,6 @@
 namespace orch::report {
 namespace {
 
-constexpr double kTaskNaN = std::numeric_limits<double>::quiet_NaN();
-
 // cell -> case -> choice (-1: none) -> repeat -> job id
 using TaskChoiceJobs = std::map<int, std::map<int, std::string>>;
 using TaskJobIndex = std::map<std::string, std::map<std::string, TaskChoiceJobs>>;

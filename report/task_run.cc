@@ -1,6 +1,7 @@
 #include "report/task_run.h"
 
 #include <charconv>
+#include <set>
 #include <nlohmann/json.hpp>
 
 namespace orch::report {
@@ -13,7 +14,7 @@ double TaskRowMargin(const digest::RowDigest& d) {
   return static_cast<double>(d.top[0].logit) - static_cast<double>(d.top[1].logit);
 }
 
-std::optional<std::uint64_t> TaskCount(const TaskJson& object, const char* key) {
+std::optional<std::uint64_t> TaskRunCount(const TaskJson& object, const char* key) {
   if (!object.is_object() || !object.contains(key)) return std::nullopt;
   const TaskJson& v = object[key];
   if (!v.is_number_integer() || v.get<std::int64_t>() < 0) return std::nullopt;
@@ -44,8 +45,8 @@ void TaskReadDone(const std::string& summary, TaskRunData& out, std::vector<std:
     }
   }
   if (done.contains("continuation")) {
-    out.continuation_first = TaskCount(done["continuation"], "first_position");
-    out.continuation_tokens = TaskCount(done["continuation"], "tokens");
+    out.continuation_first = TaskRunCount(done["continuation"], "first_position");
+    out.continuation_tokens = TaskRunCount(done["continuation"], "tokens");
   }
 }
 
@@ -89,6 +90,11 @@ Result<TaskRunData> ReadTaskRun(RunSource& source, const store::RunRecord& run) 
       out.steps.push_back({i, done_ids[i], std::numeric_limits<double>::quiet_NaN()});
     }
   }
+  // Only the generated tokens' texts are kept: a report holds the runs of every case.
+  std::set<std::int32_t> generated;
+  for (const TaskStep& step : out.steps) generated.insert(step.token);
+  std::erase_if(out.token_text,
+                [&generated](const auto& entry) { return !generated.contains(entry.first); });
   if (choice) {
     if (seen < end - first && note.empty()) {
       note = "continuation positions " + std::to_string(first) + ".." + std::to_string(end - 1) +

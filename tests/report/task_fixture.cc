@@ -126,15 +126,18 @@ struct FixtureJob {
   int repeat;
   std::vector<digest::PositionRecord> records;
   std::string summary;
+  std::string failure;  // the run fails with it when not empty
 };
 
 class TaskPlan {
  public:
   void Workload(FixtureJson w) { workloads_.push_back(std::move(w)); }
   void Job(const std::string& cell, const std::string& workload, int repeat,
-           std::vector<digest::PositionRecord> records, std::string summary) {
+           std::vector<digest::PositionRecord> records, std::string summary,
+           std::string failure = "") {
     const std::string id = "job-" + std::to_string(jobs_.size() + 1);
-    jobs_.push_back({id, cell, workload, repeat, std::move(records), std::move(summary)});
+    jobs_.push_back(
+        {id, cell, workload, repeat, std::move(records), std::move(summary), std::move(failure)});
   }
 
   void Store(store::Store& store) const {
@@ -166,7 +169,11 @@ class TaskPlan {
     Result<int> stored = store.PutPlan({"tasks", "tasks", plan.dump()}, records);
     ASSERT_TRUE(stored.ok()) << stored.status().ToString();
     for (const FixtureJob& j : jobs_) {
-      AddSucceededRunWithSummary(store, j.id, "run-" + j.id, j.records, j.summary);
+      if (j.failure.empty()) {
+        AddSucceededRunWithSummary(store, j.id, "run-" + j.id, j.records, j.summary);
+      } else {
+        AddFailedRun(store, j.id, "run-" + j.id, j.failure);
+      }
     }
   }
 
@@ -175,7 +182,7 @@ class TaskPlan {
   std::vector<FixtureJob> jobs_;
 };
 
-void AddTriage(TaskPlan& plan) {
+void AddTriage(TaskPlan& plan, const TaskExperimentOptions& options) {
   plan.Workload({{"name", "triage"}, {"kind", "task"}});
   for (const FixtureCase& c : TriageCases()) {
     const std::string name = "triage." + c.id;
@@ -188,8 +195,9 @@ void AddTriage(TaskPlan& plan) {
     for (const char* cell : kTaskCells) {
       const auto& repeats = c.runs.at(cell);
       for (std::size_t r = 0; r < repeats.size(); ++r) {
+        const bool fails = r == 0 && cell == options.failed_cell && c.id == options.failed_case;
         plan.Job(cell, name, static_cast<int>(r), GenerateRecords(repeats[r]),
-                 GenerateSummary(repeats[r]));
+                 GenerateSummary(repeats[r]), fails ? options.failure : "");
       }
     }
   }
@@ -229,9 +237,9 @@ double TaskFixtureLogProb(double logit) {
   return logit - std::log(std::exp(logit) + static_cast<double>(kVocab - 1));
 }
 
-void BuildTaskExperiment(store::Store& store) {
+void BuildTaskExperiment(store::Store& store, const TaskExperimentOptions& options) {
   TaskPlan plan;
-  AddTriage(plan);
+  AddTriage(plan, options);
   AddPick(plan);
   plan.Store(store);
 }

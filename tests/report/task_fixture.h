@@ -40,7 +40,14 @@ inline constexpr double kC3BaselineMargin = 3.0;
 inline constexpr double kC3CellMargin = 1.0;
 inline constexpr std::int32_t kPickTarget = 5;
 
-void BuildTaskExperiment(store::Store& store);
+// A variation: the job of `failed_case` under `failed_cell` (repeat 0) fails with
+// `failure` instead of running.
+struct TaskExperimentOptions {
+  std::string failed_cell, failed_case;
+  std::string failure = "driver exited with status 3: out of memory";
+};
+
+void BuildTaskExperiment(store::Store& store, const TaskExperimentOptions& options = {});
 
 // The text a run of `tokens` generates (token t is the letter 'a' + t).
 std::string TaskFixtureText(const std::vector<std::int32_t>& tokens);

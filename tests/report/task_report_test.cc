@@ -42,7 +42,7 @@ Report TaskReport() {
   return TaskReportOf(*store);
 }
 
-const TaskWorkloadReport& Task(const Report& r, const std::string& name) {
+const TaskWorkloadReport& TaskOf(const Report& r, const std::string& name) {
   for (const TaskWorkloadReport& t : r.tasks) {
     if (t.name == name) return t;
   }
@@ -50,7 +50,7 @@ const TaskWorkloadReport& Task(const Report& r, const std::string& name) {
   return r.tasks.front();
 }
 
-const TaskCellReport& CellOf(const TaskWorkloadReport& t, const std::string& label) {
+const TaskCellReport& TaskCellOf(const TaskWorkloadReport& t, const std::string& label) {
   for (const TaskCellReport& c : t.cells) {
     if (c.cell.label == label) return c;
   }
@@ -58,7 +58,7 @@ const TaskCellReport& CellOf(const TaskWorkloadReport& t, const std::string& lab
   return t.baseline;
 }
 
-const TaskCaseOutcome& CaseOf(const TaskCellReport& c, const std::string& id) {
+const TaskCaseOutcome& TaskCaseOf(const TaskCellReport& c, const std::string& id) {
   for (const TaskCaseOutcome& o : c.outcomes) {
     if (o.id == id) return o;
   }
@@ -80,7 +80,7 @@ TEST(TaskReportTest, PerCaseWorkloadsAreReportedAsTasksNotAsWorkloads) {
 
 TEST(TaskReportTest, PostMortemOfANearTieDepartureAtAKnownToken) {
   const Report r = TaskReport();
-  const TaskCaseOutcome& c2 = CaseOf(CellOf(Task(r, "triage"), "kv=q4_0"), "c2");
+  const TaskCaseOutcome& c2 = TaskCaseOf(TaskCellOf(TaskOf(r, "triage"), "kv=q4_0"), "c2");
   EXPECT_TRUE(c2.changed);
   EXPECT_FALSE(c2.baseline_unstable);
   EXPECT_FALSE(c2.pass());
@@ -104,7 +104,7 @@ TEST(TaskReportTest, PostMortemOfANearTieDepartureAtAKnownToken) {
 
 TEST(TaskReportTest, PostMortemOfARealMarginDeparture) {
   const Report r = TaskReport();
-  const TaskCaseOutcome& c3 = CaseOf(CellOf(Task(r, "triage"), "quant=q8_0"), "c3");
+  const TaskCaseOutcome& c3 = TaskCaseOf(TaskCellOf(TaskOf(r, "triage"), "quant=q8_0"), "c3");
   ASSERT_TRUE(c3.post_mortem.has_value());
   const TaskPostMortem& p = *c3.post_mortem;
   EXPECT_EQ(p.index, 1u);
@@ -121,12 +121,12 @@ TEST(TaskReportTest, PostMortemOfARealMarginDeparture) {
 
 TEST(TaskReportTest, CountsNearTieAndRealMarginChangesApart) {
   const Report r = TaskReport();
-  const TaskCellReport& kv = CellOf(Task(r, "triage"), "kv=q4_0");
+  const TaskCellReport& kv = TaskCellOf(TaskOf(r, "triage"), "kv=q4_0");
   EXPECT_EQ(kv.changed, 1u);  // c2; c4 is unstable in the baseline
   EXPECT_EQ(kv.near_tie, 1u);
   EXPECT_EQ(kv.real_margin, 0u);
   EXPECT_EQ(kv.broken, 1u);
-  const TaskCellReport& quant = CellOf(Task(r, "triage"), "quant=q8_0");
+  const TaskCellReport& quant = TaskCellOf(TaskOf(r, "triage"), "quant=q8_0");
   EXPECT_EQ(quant.changed, 2u);  // c3 broken, c5 fixed
   EXPECT_EQ(quant.real_margin, 2u);
   EXPECT_EQ(quant.near_tie, 0u);
@@ -137,7 +137,7 @@ TEST(TaskReportTest, CountsNearTieAndRealMarginChangesApart) {
 
 TEST(TaskReportTest, PassRateOverEveryRepeatWithAWilsonInterval) {
   const Report r = TaskReport();
-  const TaskWorkloadReport& triage = Task(r, "triage");
+  const TaskWorkloadReport& triage = TaskOf(r, "triage");
   // Baseline: c1, c2, c3 pass twice, c4 once (its repeat 1 differs), c5 never.
   EXPECT_EQ(triage.baseline.cases, 5);
   EXPECT_EQ(triage.baseline.repeats, 2);
@@ -149,7 +149,7 @@ TEST(TaskReportTest, PassRateOverEveryRepeatWithAWilsonInterval) {
   EXPECT_DOUBLE_EQ(triage.baseline.pass_rate.ci95.hi, expected.hi);
   EXPECT_LT(expected.lo, 0.7);
   EXPECT_GT(expected.hi, 0.7);
-  const TaskCellReport& kv = CellOf(triage, "kv=q4_0");
+  const TaskCellReport& kv = TaskCellOf(triage, "kv=q4_0");
   EXPECT_EQ(kv.trials, 5u);
   EXPECT_EQ(kv.passes, 2u);  // c1, c3
   EXPECT_DOUBLE_EQ(kv.pass_rate.ci95.lo, WilsonInterval(2, 5).lo);
@@ -157,12 +157,12 @@ TEST(TaskReportTest, PassRateOverEveryRepeatWithAWilsonInterval) {
 
 TEST(TaskReportTest, ACaseTheBaselineFlipsOnIsReportedApart) {
   const Report r = TaskReport();
-  const TaskWorkloadReport& triage = Task(r, "triage");
-  const TaskCaseOutcome& c4 = CaseOf(CellOf(triage, "kv=q4_0"), "c4");
+  const TaskWorkloadReport& triage = TaskOf(r, "triage");
+  const TaskCaseOutcome& c4 = TaskCaseOf(TaskCellOf(triage, "kv=q4_0"), "c4");
   EXPECT_TRUE(c4.changed);
   EXPECT_TRUE(c4.baseline_unstable);
   EXPECT_FALSE(c4.post_mortem.has_value());
-  EXPECT_EQ(CellOf(triage, "kv=q4_0").unstable, 1u);
+  EXPECT_EQ(TaskCellOf(triage, "kv=q4_0").unstable, 1u);
   const Table changes = TaskChangeTable(triage);
   for (const auto& row : changes.rows) EXPECT_NE(row[1], "c4");
   const Table unstable = TaskUnstableTable(triage);
@@ -173,16 +173,16 @@ TEST(TaskReportTest, ACaseTheBaselineFlipsOnIsReportedApart) {
 
 TEST(TaskReportTest, MultipleChoicePicksByContinuationLogLikelihood) {
   const Report r = TaskReport();
-  const TaskWorkloadReport& pick = Task(r, "pick");
-  const TaskCaseOutcome& base = CaseOf(pick.baseline, "q1");
+  const TaskWorkloadReport& pick = TaskOf(r, "pick");
+  const TaskCaseOutcome& base = TaskCaseOf(pick.baseline, "q1");
   ASSERT_TRUE(base.has_outcome());
   EXPECT_EQ(base.runs.front().chosen, 0);
   EXPECT_TRUE(base.pass());
   auto loglik = [](double logit) { return 2 * TaskFixtureLogProb(logit); };  // two tokens
   EXPECT_NEAR(base.runs.front().logliks[0], loglik(3), 1e-5);
   EXPECT_NEAR(base.runs.front().choice_margin, loglik(3) - loglik(1), 1e-5);
-  const TaskCellReport& quant = CellOf(pick, "quant=q8_0");
-  const TaskCaseOutcome& q1 = CaseOf(quant, "q1");
+  const TaskCellReport& quant = TaskCellOf(pick, "quant=q8_0");
+  const TaskCaseOutcome& q1 = TaskCaseOf(quant, "q1");
   EXPECT_EQ(q1.runs.front().chosen, 1);
   EXPECT_TRUE(q1.changed);
   EXPECT_NEAR(q1.runs.front().choice_margin, loglik(3.5) - loglik(1), 1e-5);
@@ -192,10 +192,10 @@ TEST(TaskReportTest, MultipleChoicePicksByContinuationLogLikelihood) {
                        6;
   EXPECT_NEAR(q1.choice_noise_band, moved, 1e-5);
   EXPECT_EQ(q1.change, TaskChangeKind::kRealMargin);
-  EXPECT_EQ(CaseOf(quant, "q3").change, TaskChangeKind::kNearTie);
+  EXPECT_EQ(TaskCaseOf(quant, "q3").change, TaskChangeKind::kNearTie);
   EXPECT_EQ(quant.choice_changes, 2u);
   EXPECT_EQ(quant.changed, 2u);
-  EXPECT_EQ(CellOf(pick, "kv=q4_0").changed, 0u);
+  EXPECT_EQ(TaskCellOf(pick, "kv=q4_0").changed, 0u);
 }
 
 TEST(TaskReportTest, AttributionRanksAxesByOutcomeChanges) {
@@ -228,6 +228,21 @@ TEST(TaskReportTest, UnknownCasesAreAnErrorOfTheirTaskOnly) {
   EXPECT_EQ(report->tasks[0].error, "the cases of task workload triage are unknown");
   EXPECT_NE(RenderText(*report).find("error: the cases of task workload triage are unknown"),
             std::string::npos);
+}
+
+TEST(TaskReportTest, ACaseWhoseJobFailedHasNoOutcomeAndSaysWhy) {
+  auto store = store::MakeMemoryStore();
+  testing::BuildTaskExperiment(*store, {"quant=q8_0", "c3"});
+  const Report r = TaskReportOf(*store);
+  const TaskCellReport& quant = TaskCellOf(TaskOf(r, "triage"), "quant=q8_0");
+  const TaskCaseOutcome& c3 = TaskCaseOf(quant, "c3");
+  EXPECT_FALSE(c3.has_outcome());
+  EXPECT_FALSE(c3.changed);
+  EXPECT_EQ(c3.missing, "repeat 0 failed: driver exited with status 3: out of memory");
+  EXPECT_EQ(quant.cases, 4);
+  EXPECT_EQ(quant.trials, 4u);
+  EXPECT_EQ(quant.changed, 1u);  // c5 only: c3 has no outcome to compare
+  EXPECT_NE(RenderHtml(r).find("<span class=\"case none\" data-case=\"c3\""), std::string::npos);
 }
 
 std::string TaskGoldenPath(const std::string& name) {
