@@ -103,6 +103,7 @@ TaskJsonValue TaskJsonCell(const TaskCellReport& c) {
             {"fixed", c.fixed},
             {"choice_changes", c.choice_changes}}},
           {"kld", {{"mean", TaskJsonNum(c.kld_mean)}, {"n", c.kld_n}}},
+          {"chat_templates", c.chat_templates},
           {"cases_detail", outcomes}};
 }
 

@@ -194,6 +194,7 @@ class TaskBuilder {
     double kld_sum = 0.0;
     choice_moved_sum_ = 0.0;
     choice_moved_n_ = 0;
+    std::set<std::string> templates;
     for (const TaskCaseInfo& info : *cases_) {
       const TaskChoiceJobs* case_jobs = nullptr;
       if (cell_jobs != jobs.end()) {
@@ -206,6 +207,9 @@ class TaskBuilder {
       outcome.answer = info.answer;
       outcome.missing = data.missing;
       for (const TaskRepeatData& repeat : data.repeats) {
+        for (const TaskRunData& d : repeat.data) {
+          if (!d.chat_template.empty()) templates.insert(d.chat_template);
+        }
         TaskCaseRun run;
         if (Judge(task, info, repeat, run, outcome.note)) outcome.runs.push_back(std::move(run));
       }
@@ -222,6 +226,7 @@ class TaskBuilder {
     if (baseline != nullptr && choice_moved_n_ > 0) {
       ClassifyChoices(*baseline, choice_moved_sum_ / static_cast<double>(choice_moved_n_), out);
     }
+    out.chat_templates.assign(templates.begin(), templates.end());
     Finish(baseline, kld_sum, out);
     return Status();
   }

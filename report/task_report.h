@@ -104,6 +104,9 @@ struct TaskCellReport {
   // pair has exact positions, else bound where not); NaN with n 0 when none.
   double kld_mean = std::numeric_limits<double>::quiet_NaN();
   std::uint64_t kld_n = 0;
+  // The chat templates (done.chat_template.sha256) its runs rendered messages with,
+  // sorted, distinct: part of what a cell ran (docs/report.md). Empty for raw prompts.
+  std::vector<std::string> chat_templates;
   std::vector<TaskCaseOutcome> outcomes;  // in case-file order
 };
 

@@ -44,6 +44,12 @@ void TaskReadDone(const std::string& summary, TaskRunData& out, std::vector<std:
       }
     }
   }
+  if (done.contains("chat_template") && done["chat_template"].is_object()) {
+    const TaskJson& t = done["chat_template"];
+    if (t.contains("sha256") && t["sha256"].is_string()) {
+      out.chat_template = t["sha256"].get<std::string>();
+    }
+  }
   if (done.contains("continuation")) {
     out.continuation_first = TaskRunCount(done["continuation"], "first_position");
     out.continuation_tokens = TaskRunCount(done["continuation"], "tokens");

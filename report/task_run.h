@@ -31,6 +31,9 @@ struct TaskRunData {
   std::string generated_text;
   std::vector<TaskStep> steps;                     // in position order
   std::map<std::int32_t, std::string> token_text;  // of the generated tokens only
+  // done.chat_template.sha256: the chat template the driver rendered the messages with;
+  // empty for a raw prompt.
+  std::string chat_template;
   // Multiple choice: done.continuation {first_position, tokens}, and the sum of the target
   // log-probabilities (target_logit - logsumexp) of those positions; NaN with a note when
   // a position is missing or has no target.

@@ -99,7 +99,8 @@ std::string GenerateSummary(const std::vector<FixtureStep>& steps) {
   FixtureJson done{{"positions", steps.size()},
                    {"generated_ids", ids},
                    {"generated_text", TaskFixtureText(ids)},
-                   {"token_text", TokenTextJson()}};
+                   {"token_text", TokenTextJson()},
+                   {"chat_template", {{"source", "model"}, {"sha256", kTriageTemplate}}}};
   return FixtureJson{{"done", done}}.dump();
 }
 

@@ -39,6 +39,9 @@ inline constexpr double kC2CellMargin = 0.02;
 inline constexpr double kC3BaselineMargin = 3.0;
 inline constexpr double kC3CellMargin = 1.0;
 inline constexpr std::int32_t kPickTarget = 5;
+// Every triage run says it rendered its messages with this chat template.
+inline constexpr const char* kTriageTemplate =
+    "5e3c9a0b1d2f4e6a8c7b9d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c";
 
 // A variation: the job of `failed_case` under `failed_cell` (repeat 0) fails with
 // `failure` instead of running.

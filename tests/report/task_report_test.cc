@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -228,6 +229,19 @@ TEST(TaskReportTest, UnknownCasesAreAnErrorOfTheirTaskOnly) {
   EXPECT_EQ(report->tasks[0].error, "the cases of task workload triage are unknown");
   EXPECT_NE(RenderText(*report).find("error: the cases of task workload triage are unknown"),
             std::string::npos);
+}
+
+TEST(TaskReportTest, EachCellSaysWhichChatTemplateItsRunsUsed) {
+  const Report r = TaskReport();
+  const std::vector<std::string> triage{testing::kTriageTemplate};
+  EXPECT_EQ(TaskOf(r, "triage").baseline.chat_templates, triage);
+  EXPECT_EQ(TaskCellOf(TaskOf(r, "triage"), "kv=q4_0").chat_templates, triage);
+  EXPECT_TRUE(TaskOf(r, "pick").baseline.chat_templates.empty());
+  const Table triage_table = TaskPassRateTable(TaskOf(r, "triage"));
+  EXPECT_EQ(triage_table.header[triage_table.header.size() - 2], "chat template");
+  EXPECT_EQ(triage_table.rows[0][triage_table.header.size() - 2], "5e3c9a0b1d2f");
+  const Table pick_table = TaskPassRateTable(TaskOf(r, "pick"));
+  EXPECT_EQ(std::count(pick_table.header.begin(), pick_table.header.end(), "chat template"), 0);
 }
 
 TEST(TaskReportTest, ACaseWhoseJobFailedHasNoOutcomeAndSaysWhy) {
