@@ -61,6 +61,7 @@ std::string TaskBoxTitle(const TaskWorkloadReport& w, const TaskCaseOutcome& o) 
   title += ", baseline " + TaskOutcomeText(*base);
   if (o.baseline_unstable) return title + " (the baseline's own repeats disagree)";
   if (o.post_mortem) title += "; " + TaskPostMortemText(*o.post_mortem);
+  if (!o.runs.front().logliks.empty()) title += "; " + TaskChoiceChangeText(*base, o);
   return title + "; failed check: " + TaskFailedCheck(*base, o);
 }
 

@@ -91,6 +91,15 @@ std::string TaskPostMortemText(const TaskPostMortem& p) {
          ")";
 }
 
+std::string TaskChoiceChangeText(const TaskCaseOutcome& base, const TaskCaseOutcome& cell) {
+  const TaskCaseRun& b = base.runs.front();
+  const TaskCaseRun& c = cell.runs.front();
+  return "choice " + std::to_string(b.chosen) + " (margin " + TaskMargin(b.choice_margin) +
+         ") -> choice " + std::to_string(c.chosen) + " (margin " + TaskMargin(c.choice_margin) +
+         "); " + TaskChangeName(cell.change) + " (noise band " +
+         TaskMargin(cell.choice_noise_band) + ")";
+}
+
 std::string TaskFailedCheck(const TaskCaseOutcome& base, const TaskCaseOutcome& cell) {
   if (cell.has_outcome() && !cell.pass()) return "cell: " + cell.runs.front().reason;
   if (base.has_outcome() && !base.pass()) return "baseline: " + base.runs.front().reason;

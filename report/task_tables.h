@@ -29,6 +29,9 @@ std::string TaskOutcomeText(const TaskCaseOutcome& outcome);
 // The post-mortem in one line: "token 3 after \"Gi0/0/\": 49 \"1\" (margin 2.000) -> 52
 // \"4\" (margin 0.5000); real margin (noise band 0.1000)".
 std::string TaskPostMortemText(const TaskPostMortem& p);
+// A changed multiple-choice case in one line: "choice 0 (margin 1.950) -> choice 1 (margin
+// 2.164); real margin (noise band 0.7018)".
+std::string TaskChoiceChangeText(const TaskCaseOutcome& base, const TaskCaseOutcome& cell);
 // The failed check's reason of whichever side failed (the cell's first).
 std::string TaskFailedCheck(const TaskCaseOutcome& base, const TaskCaseOutcome& cell);
 // The baseline's outcome of case `id`; null when it has none.
