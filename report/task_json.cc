@@ -104,6 +104,7 @@ TaskJsonValue TaskJsonCell(const TaskCellReport& c) {
             {"choice_changes", c.choice_changes}}},
           {"kld", {{"mean", TaskJsonNum(c.kld_mean)}, {"n", c.kld_n}}},
           {"chat_templates", c.chat_templates},
+          {"ordinal_distance", {{"mean", TaskJsonNum(c.distance_mean)}, {"n", c.distance_n}}},
           {"cases_detail", outcomes}};
 }
 

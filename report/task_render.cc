@@ -44,6 +44,8 @@ std::vector<std::string> TaskCsvFields(const TaskCellReport& c) {
           when(c.choice_changes),
           TaskCsvNum(c.kld_mean),
           when(c.kld_n),
+          TaskCsvNum(c.distance_mean),
+          TaskCsvCount(c.distance_n),
           changed};
 }
 
@@ -106,6 +108,8 @@ std::vector<std::string> TaskCsvColumns() {
           "choice_changes",
           "task_kld_mean",
           "task_kld_n",
+          "ordinal_distance_mean",
+          "ordinal_distance_n",
           "changed_cases"};
 }
 

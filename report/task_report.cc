@@ -237,10 +237,16 @@ class TaskBuilder {
     out.repeats = std::max(out.repeats, static_cast<int>(outcome.runs.size()));
     out.trials += outcome.runs.size();
     out.passes += static_cast<std::uint64_t>(outcome.passes());
+    for (const TaskCaseRun& run : outcome.runs) {
+      if (!run.distance) continue;
+      out.distance_mean = (out.distance_n == 0 ? 0.0 : out.distance_mean) + *run.distance;
+      ++out.distance_n;
+    }
   }
 
   static void Finish(const TaskCellReport* baseline, double kld_sum, TaskCellReport& out) {
     out.pass_rate = WilsonEstimate(out.passes, out.trials);
+    if (out.distance_n > 0) out.distance_mean /= static_cast<double>(out.distance_n);
     if (out.kld_n > 0) out.kld_mean = kld_sum / static_cast<double>(out.kld_n);
     if (out.cases > 0) return;
     out.status = "no_runs";

@@ -100,6 +100,10 @@ struct TaskCellReport {
   std::uint64_t changed = 0, near_tie = 0, real_margin = 0, unknown_margin = 0;
   std::uint64_t unstable = 0, broken = 0, fixed = 0;
   std::uint64_t choice_changes = 0;  // multiple choice: cases whose chosen choice differs
+  // Ordinal label checks: the mean distance of the judged runs that gave one (0 for a
+  // right label), and how many gave one; NaN with n 0 when none did.
+  double distance_mean = std::numeric_limits<double>::quiet_NaN();
+  std::uint64_t distance_n = 0;
   // KLD against the baseline pooled over the cases' compared positions (exact when every
   // pair has exact positions, else bound where not); NaN with n 0 when none.
   double kld_mean = std::numeric_limits<double>::quiet_NaN();

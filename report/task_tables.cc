@@ -62,6 +62,8 @@ std::vector<std::string> TaskPassRow(const TaskCellReport& c, bool baseline, boo
   }
   if (choices) row.push_back(baseline ? "-" : TaskCount(c.choice_changes));
   row.push_back(baseline ? "-" : TaskKld(c.kld_mean, c.kld_n));
+  row.push_back(
+      c.distance_n == 0 ? "-" : FormatNumber(c.distance_mean, 4) + " n=" + TaskCount(c.distance_n));
   std::string templates;
   for (const std::string& sha : c.chat_templates) {
     templates += (templates.empty() ? "" : ", ") + sha.substr(0, 12);
@@ -118,19 +120,23 @@ Table TaskPassRateTable(const TaskWorkloadReport& w) {
       "Pass rate (every repeat of every case; 95% Wilson interval) and outcome changes "
       "against the baseline (near-tie / real margin / margin unknown)",
       {"cell", "pass rate [95% CI] n", "cases", "repeats", "outcome changes", "broken / fixed",
-       "unstable baseline", "choice changes", "KLD pooled n", "chat template", "status"},
+       "unstable baseline", "choice changes", "KLD pooled n", "ordinal distance n", "chat template",
+       "status"},
       {}};
   if (!w.multiple_choice) t.header.erase(t.header.begin() + 7);
   t.rows.push_back(TaskPassRow(w.baseline, true, w.multiple_choice));
   for (const TaskCellReport& c : w.cells) {
     t.rows.push_back(TaskPassRow(c, false, w.multiple_choice));
   }
-  // The chat template column only when some run rendered messages with one.
-  const auto templates = static_cast<std::ptrdiff_t>(t.header.size() - 2);
-  if (std::all_of(t.rows.begin(), t.rows.end(),
-                  [templates](const auto& row) { return row[templates] == "-"; })) {
-    t.header.erase(t.header.begin() + templates);
-    for (auto& row : t.rows) row.erase(row.begin() + templates);
+  // The chat template column only when some run rendered messages with one, the distance
+  // only when some check gave one.
+  for (std::size_t back : {3, 2}) {
+    const auto column = static_cast<std::ptrdiff_t>(t.header.size() - back);
+    if (std::all_of(t.rows.begin(), t.rows.end(),
+                    [column](const auto& row) { return row[column] == "-"; })) {
+      t.header.erase(t.header.begin() + column);
+      for (auto& row : t.rows) row.erase(row.begin() + column);
+    }
   }
   return t;
 }

@@ -13,7 +13,7 @@
 // - c3: expects 1 6 6. quant=q8_0 departs at index 1: baseline 6 (margin kC3BaselineMargin)
 //   -> 7 (margin kC3CellMargin): a real margin that fails the case.
 // - c4: expects 2 2. The baseline's repeat 1 generates 2 3 (fails): unstable; kv=q4_0
-//   generates 2 3 too.
+//   generates 2 3 too. Its check gives an ordinal distance (letters apart: 1 for "cd").
 // - c5: expects 3 3. The baseline generates 3 4 (fails on both repeats); quant=q8_0
 //   generates 3 3 (fixed).
 // pick (multiple choice, answer 0; the continuation is positions 2 and 3, target token

@@ -244,6 +244,17 @@ TEST(TaskReportTest, EachCellSaysWhichChatTemplateItsRunsUsed) {
   EXPECT_EQ(std::count(pick_table.header.begin(), pick_table.header.end(), "chat template"), 0);
 }
 
+TEST(TaskReportTest, OrdinalDistancesAreAveragedOverTheRunsThatGaveOne) {
+  const Report r = TaskReport();
+  const TaskWorkloadReport& triage = TaskOf(r, "triage");
+  EXPECT_EQ(triage.baseline.distance_n, 2u);  // c4's two repeats: 0 and 1
+  EXPECT_DOUBLE_EQ(triage.baseline.distance_mean, 0.5);
+  EXPECT_DOUBLE_EQ(TaskCellOf(triage, "kv=q4_0").distance_mean, 1.0);
+  EXPECT_EQ(TaskOf(r, "pick").baseline.distance_n, 0u);
+  const Table table = TaskPassRateTable(triage);
+  EXPECT_EQ(table.rows[0][table.header.size() - 3], "0.5000 n=2");
+}
+
 TEST(TaskReportTest, ACaseWhoseJobFailedHasNoOutcomeAndSaysWhy) {
   auto store = store::MakeMemoryStore();
   testing::BuildTaskExperiment(*store, {"quant=q8_0", "c3"});
