@@ -1,5 +1,7 @@
 #include "report/plan_view.h"
 
+#include <nlohmann/json.hpp>
+
 #include "plan_document/plan_json.h"
 
 namespace orch::report {
@@ -15,6 +17,22 @@ std::optional<std::uint64_t> Count(const std::optional<std::int64_t>& value) {
   return static_cast<std::uint64_t>(*value);
 }
 
+// The `task` object of a per-case workload; absent when there is none or it is malformed
+// (then the workload is reported as an ordinary one).
+std::optional<TaskCoordinate> TaskOf(const plan_document::Workload& w) {
+  if (w.json.empty()) return std::nullopt;
+  const nlohmann::json doc = nlohmann::json::parse(w.json, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("task") || !doc["task"].is_object()) return std::nullopt;
+  const nlohmann::json& t = doc["task"];
+  if (!t.contains("workload") || !t["workload"].is_string() || !t.contains("case") ||
+      !t["case"].is_string()) {
+    return std::nullopt;
+  }
+  TaskCoordinate task{t["workload"].get<std::string>(), t["case"].get<std::string>(), -1};
+  if (t.contains("choice") && t["choice"].is_number_integer()) task.choice = t["choice"].get<int>();
+  return task;
+}
+
 PlannedWorkload WorkloadOf(const plan_document::Workload& w) {
   PlannedWorkload workload;
   workload.name = w.name;
@@ -28,6 +46,7 @@ PlannedWorkload WorkloadOf(const plan_document::Workload& w) {
     workload.top_k = static_cast<int>(Count(w.capture->top_k).value_or(0));
     workload.full_every = Count(w.capture->full_every).value_or(0);
   }
+  workload.task = TaskOf(w);
   return workload;
 }
 
@@ -68,7 +87,13 @@ Result<PlanView> ParsePlanView(std::string_view json) {
   PlanView view;
   view.experiment = doc->experiment;
   ModelAndBaseline(*doc, view);
-  for (const plan_document::Workload& w : doc->workloads) view.workloads.push_back(WorkloadOf(w));
+  for (const plan_document::Workload& w : doc->workloads) {
+    if (w.kind == "task") {
+      view.tasks.push_back({w.name, w.json});
+    } else {
+      view.workloads.push_back(WorkloadOf(w));
+    }
+  }
   for (const plan_document::Cell& c : doc->cells) {
     PlannedCell cell;
     cell.label = c.label;

@@ -3,6 +3,11 @@
 // what they request (positions, max_tokens) and capture, the cells in plan order and every
 // job with its cell, workload and repeat index. Parsed here so that report/ does not depend
 // on planner/ (the layers are siblings). Unknown fields are ignored.
+//
+// Task workloads (docs/tasks.md): a workload of kind "task" holds the cases and their
+// checks and has no jobs of its own; its jobs run per-case workload documents (generate,
+// or teacher_forced per choice) that carry a `task` object {"workload", "case", "choice"}.
+// Those are PlannedWorkloads with `task` set; the task workloads are listed apart.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +23,13 @@ namespace orch::report {
 
 enum class WorkloadKind { kTeacherForced, kGenerate };
 
+// Which task case (and, for multiple choice, which choice) a per-case workload runs.
+struct TaskCoordinate {
+  std::string workload;  // the task workload's name
+  std::string case_id;
+  int choice = -1;  // 0-based; -1 when not multiple choice
+};
+
 struct PlannedWorkload {
   std::string name;
   WorkloadKind kind = WorkloadKind::kTeacherForced;
@@ -25,8 +37,15 @@ struct PlannedWorkload {
   // when the plan does not say (then nothing is flagged as short).
   std::optional<std::uint64_t> positions;
   std::optional<std::uint64_t> max_tokens;
-  int top_k = 0;                 // capture.top_k; 0 when absent
-  std::uint64_t full_every = 0;  // capture.full_every: full rows every N positions (0: none)
+  int top_k = 0;                       // capture.top_k; 0 when absent
+  std::uint64_t full_every = 0;        // capture.full_every: full rows every N positions (0: none)
+  std::optional<TaskCoordinate> task;  // a per-case workload of a task workload
+};
+
+// A workload of kind "task": its name and its object as the plan holds it (compact JSON).
+struct PlannedTaskWorkload {
+  std::string name;
+  std::string json;
 };
 
 // The plan's model: its name and what identifies its bytes ("sha256:HEX" for a file,
@@ -55,7 +74,8 @@ struct PlanView {
   PlannedModel model;
   // The baseline coordinate: axis and value as text, in the plan's (sorted) key order.
   std::vector<std::pair<std::string, std::string>> baseline;
-  std::vector<PlannedWorkload> workloads;  // in plan order
+  std::vector<PlannedWorkload> workloads;  // in plan order, task workloads excepted
+  std::vector<PlannedTaskWorkload> tasks;  // the task workloads, in plan order
   std::vector<PlannedCell> cells;          // in plan order; the baseline first
   std::vector<PlannedJob> jobs;            // in plan order
 };

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "report/render.h"
+#include "report/task_render.h"
 
 namespace orch::report {
 namespace {
@@ -262,11 +263,23 @@ std::vector<std::string> FullRow(const Report& r, const WorkloadReport& w, const
 
 std::string RenderCsv(const Report& report) {
   std::ostringstream out;
-  Write(std::vector<std::string>(std::begin(kColumns), std::end(kColumns)), out);
-  for (const WorkloadReport& w : report.workloads) {
-    Write(FullRow(report, w, w.baseline), out);
-    for (const CellReport& c : w.cells) Write(FullRow(report, w, c), out);
+  // Task workloads add their columns, empty on the other rows (docs/report.md).
+  const std::size_t columns = std::size(kColumns);
+  const std::size_t task_columns = report.tasks.empty() ? 0 : TaskCsvColumns().size();
+  std::vector<std::string> header(std::begin(kColumns), std::end(kColumns));
+  if (task_columns > 0) {
+    for (std::string& name : TaskCsvColumns()) header.push_back(std::move(name));
   }
+  Write(header, out);
+  auto write = [&](std::vector<std::string> row) {
+    row.resize(columns + task_columns);
+    Write(row, out);
+  };
+  for (const WorkloadReport& w : report.workloads) {
+    write(FullRow(report, w, w.baseline));
+    for (const CellReport& c : w.cells) write(FullRow(report, w, c));
+  }
+  for (std::vector<std::string>& row : TaskCsvRows(report, columns)) write(std::move(row));
   return out.str();
 }
 

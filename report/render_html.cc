@@ -6,6 +6,8 @@
 #include "report/html_plot.h"
 #include "report/render.h"
 #include "report/tables.h"
+#include "report/task_render.h"
+#include "report/task_tables.h"
 
 namespace orch::report {
 namespace {
@@ -25,7 +27,13 @@ constexpr const char* kStyle =
     "ul.warnings{background:#fff4e0;border:1px solid #e0a800;padding:.5em 2em;font-size:13px}"
     "ul.warnings li.warning{margin:2px 0}"
     "svg.interval{display:block}svg.interval line{stroke:#2e7d32;stroke-width:2}"
-    "svg.interval circle{fill:#6a1b9a}\n";
+    "svg.interval circle{fill:#6a1b9a}"
+    "div.task-strip{display:flex;flex-wrap:wrap;align-items:center;gap:2px;margin:2px 0}"
+    "div.task-strip .strip-label{font-size:13px;min-width:14em}"
+    "span.case{display:inline-block;width:12px;height:12px;border:2px solid transparent}"
+    "span.case.pass{background:#2e7d32}span.case.fail{background:#c62828}"
+    "span.case.none{background:#bbb}span.case.changed{border-color:#ff9800}"
+    "span.case.unstable{border-color:#7e57c2}ul.post-mortems{font-size:13px}\n";
 
 // Cells longer than this may break anywhere; shorter ones keep their words whole.
 constexpr std::size_t kLongCell = 40;
@@ -158,6 +166,20 @@ void WriteWorkload(const WorkloadReport& w, std::ostringstream& out) {
   WriteTable(FingerprintTable(w), out);
 }
 
+void WriteTask(const TaskWorkloadReport& t, std::ostringstream& out) {
+  out << "<h2>Task " << EscapeHtml(t.name) << (t.multiple_choice ? " (multiple choice)" : "")
+      << "</h2>\n";
+  if (!t.error.empty()) {
+    out << "<p class=\"partial\">" << EscapeHtml(t.error) << "</p>\n";
+    return;
+  }
+  WriteTable(TaskPassRateTable(t), out);
+  out << TaskStripsHtml(t);
+  WriteTable(TaskChangeTable(t), out);
+  WriteTable(TaskUnstableTable(t), out);
+  WriteTable(TaskChoiceTable(t), out);
+}
+
 }  // namespace
 
 std::string RenderHtml(const Report& report) {
@@ -169,12 +191,14 @@ std::string RenderHtml(const Report& report) {
       << EscapeHtml(StatusLine(report)) << "</p>\n";
   WriteProvenance(report, out);
   for (const WorkloadReport& w : report.workloads) WriteWorkload(w, out);
+  for (const TaskWorkloadReport& t : report.tasks) WriteTask(t, out);
   WriteRankedTable(AttributionTable(report), report.by_kld, &AxisRank::kld_mean,
                    &AxisRank::kld_ci95, out);
   WriteRankedTable(Top1AttributionTable(report), report.by_top1, &AxisRank::top1_disagreement,
                    &AxisRank::top1_ci95, out);
   WriteRankedTable(ReturnedTopKAttributionTable(report), report.by_kld_returned_top_k,
                    &AxisRank::kld_mean, &AxisRank::kld_ci95, out);
+  WriteTable(OutcomeAttributionTable(report), out);
   out << "</body>\n</html>\n";
   return out.str();
 }

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/render.h"
+#include "report/task_json.h"
 
 namespace orch::report {
 namespace {
@@ -430,6 +431,11 @@ std::string RenderJson(const Report& report) {
        {{"by_kld", RanksJson(report.by_kld)},
         {"by_kld_returned_top_k", RanksJson(report.by_kld_returned_top_k)},
         {"by_top1", RanksJson(report.by_top1)}}}};
+  // Only experiments with task workloads have these (docs/report.md, "Task outcomes").
+  if (!report.tasks.empty()) {
+    doc["tasks"] = TasksJson(report.tasks);
+    doc["attribution"]["by_outcome_changes"] = OutcomeRanksJson(report.by_outcome_changes);
+  }
   return doc.dump(2) + "\n";
 }
 

@@ -4,6 +4,7 @@
 #include "report/render.h"
 #include "fingerprint/flatten.h"
 #include "report/tables.h"
+#include "report/task_tables.h"
 
 namespace orch::report {
 namespace {
@@ -223,6 +224,22 @@ Table HostDifferenceTable(const HostPair& pair) {
   return t;
 }
 
+// One task workload: its pass rates and outcome changes, the post-mortems, the cases the
+// baseline flips on, and the multiple-choice picks.
+void WriteTaskText(const TaskWorkloadReport& t, std::size_t width, std::ostringstream& out) {
+  out << "\n";
+  WriteWrapped("== task " + t.name + (t.multiple_choice ? " (multiple choice)" : "") + " ==", width,
+               out);
+  if (!t.error.empty()) {
+    WriteWrapped("error: " + t.error, width, out);
+    return;
+  }
+  WriteTable(TaskPassRateTable(t), width, out);
+  WriteTable(TaskChangeTable(t), width, out);
+  WriteTable(TaskUnstableTable(t), width, out);
+  WriteTable(TaskChoiceTable(t), width, out);
+}
+
 }  // namespace
 
 std::string RenderHostText(const HostReport& report, const TextOptions& options) {
@@ -280,9 +297,11 @@ std::string RenderText(const Report& report, const TextOptions& options) {
     }
     WriteTable(FingerprintTable(w), width, out);
   }
+  for (const TaskWorkloadReport& t : report.tasks) WriteTaskText(t, width, out);
   WriteTable(AttributionTable(report), width, out);
   WriteTable(Top1AttributionTable(report), width, out);
   WriteTable(ReturnedTopKAttributionTable(report), width, out);
+  WriteTable(OutcomeAttributionTable(report), width, out);
   return out.str();
 }
 

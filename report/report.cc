@@ -8,6 +8,7 @@
 #include "report/attribution.h"
 #include "report/fingerprint_pairs.h"
 #include "report/job_runs.h"
+#include "report/task_catalog.h"
 
 namespace orch::report {
 namespace {
@@ -87,19 +88,41 @@ class Builder {
         options_(options),
         identities_(source) {}
 
-  Report Build() {
+  Result<Report> Build() {
     Report report;
     report.experiment = plan_.experiment;
     CountJobs(report);
     report.provenance = CollectProvenance(plan_, input_.runs, source_);
     for (const PlannedWorkload& workload : plan_.workloads) {
-      report.workloads.push_back(BuildWorkload(workload));
+      // A task's per-case workloads are reported by case, in report.tasks.
+      if (!workload.task) report.workloads.push_back(BuildWorkload(workload));
     }
     RankAxes(report);
+    ORCH_RETURN_IF_ERROR(BuildTasks(report));
     return report;
   }
 
  private:
+  Status BuildTasks(Report& report) {
+    if (plan_.tasks.empty()) return Status();
+    std::unique_ptr<TaskCatalog> own;
+    const TaskCatalog* catalog = options_.tasks;
+    if (catalog == nullptr) {
+      ORCH_ASSIGN_OR_RETURN(own, MakePlanTaskCatalog(plan_));
+      catalog = own.get();
+    }
+    auto resolve = [this](const std::string& job_id) {
+      JobOutcome outcome = experiment_.Resolve(job_id);
+      TaskJobState state{TaskJobState::kInProgress, outcome.run, outcome.reason};
+      if (outcome.kind == JobOutcome::kDone) state.kind = TaskJobState::kDone;
+      if (outcome.kind == JobOutcome::kFailed) state.kind = TaskJobState::kFailed;
+      return state;
+    };
+    ORCH_ASSIGN_OR_RETURN(report.tasks, BuildTaskReports(plan_, resolve, source_, *catalog));
+    report.by_outcome_changes = RankAxesByOutcome(report.tasks);
+    return Status();
+  }
+
   void CountJobs(Report& report) const {
     for (const PlannedJob& job : plan_.jobs) {
       ++report.jobs_total;

@@ -23,6 +23,8 @@
 #include "report/quorum.h"
 #include "report/run_extent.h"
 #include "report/run_source.h"
+#include "report/task_cases.h"
+#include "report/task_report.h"
 #include "report/warnings.h"
 #include "store/records.h"
 #include "store/store.h"
@@ -46,6 +48,9 @@ struct ExperimentInput {
 
 struct ReportOptions {
   const TokenDecoder* decoder = nullptr;  // borrowed for BuildReport; may be null
+  // Evaluates the checks of the plan's task workloads; null: the cases and checks the
+  // plan holds (report/task_catalog.h). Borrowed for BuildReport.
+  const TaskCatalog* tasks = nullptr;
 };
 
 // A token id with its text when a decoder knew it.
@@ -178,6 +183,10 @@ struct Report {
   std::vector<AxisRank> by_kld;
   std::vector<AxisRank> by_kld_returned_top_k;
   std::vector<AxisRank> by_top1;
+  // Task workloads (report/task_report.h), in plan order; their per-case workloads are not
+  // in `workloads`. Axes ranked by how many task outcomes they changed, strongest first.
+  std::vector<TaskWorkloadReport> tasks;
+  std::vector<OutcomeRank> by_outcome_changes;
 };
 
 // Errors: InvalidArgument for an unreadable plan, and the source's errors. A cell whose

@@ -78,5 +78,31 @@ TEST(PlanViewTest, RejectsAnotherSchemaAndNamesMissingFields) {
   EXPECT_FALSE(ParsePlanView("not json").ok());
 }
 
+TEST(PlanViewTest, TaskWorkloadsAreListedApartAndPerCaseWorkloadsNameTheirCase) {
+  Result<PlanView> view = ParsePlanView(R"({"schema": "orch.plan/1",
+    "experiment": {"name": "t", "description": ""},
+    "workloads": [
+      {"name": "triage", "kind": "task", "cases": "..."},
+      {"name": "triage.c1", "kind": "generate", "max_tokens": 8,
+       "task": {"workload": "triage", "case": "c1"}},
+      {"name": "pick.q1.1", "kind": "teacher_forced",
+       "task": {"workload": "pick", "case": "q1", "choice": 1}},
+      {"name": "odd", "kind": "generate", "task": {"case": 3}}],
+    "cells": [{"label": "baseline", "axis": null, "value": null}],
+    "jobs": []})");
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  ASSERT_EQ(view->tasks.size(), 1u);
+  EXPECT_EQ(view->tasks[0].name, "triage");
+  EXPECT_NE(view->tasks[0].json.find("\"cases\""), std::string::npos);
+  ASSERT_EQ(view->workloads.size(), 3u);
+  ASSERT_TRUE(view->workloads[0].task.has_value());
+  EXPECT_EQ(view->workloads[0].task->workload, "triage");
+  EXPECT_EQ(view->workloads[0].task->case_id, "c1");
+  EXPECT_EQ(view->workloads[0].task->choice, -1);
+  EXPECT_EQ(view->workloads[1].task->choice, 1);
+  // A malformed task object leaves an ordinary workload.
+  EXPECT_FALSE(view->workloads[2].task.has_value());
+}
+
 }  // namespace
 }  // namespace orch::report
