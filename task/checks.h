@@ -11,7 +11,10 @@
 //   {"regex": PATTERN, "group": N, "then": CHECK}
 //                                           ECMAScript search; the check "then" applies to
 //                                           group N (default 0: the whole match); without
-//                                           "then" a match passes
+//                                           "then" a match passes. Regex searches (here,
+//                                           "number" and a schema's "pattern") read the
+//                                           output's first 4096 bytes: libstdc++'s regex
+//                                           recurses per character
 //   {"label": L, "labels": [L...], "ordinal": BOOL}
 //                                           the normalized output is one of the labels and
 //                                           is L; ordinal labels give the distance in

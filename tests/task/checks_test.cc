@@ -54,6 +54,15 @@ TEST(ChecksTest, RegexExtractsAGroupAndChecksIt) {
               HasSubstr("checks[0].group: expected a group number in [0, 1], got 2"));
 }
 
+// A long output (a runaway generation) cannot overflow the stack of libstdc++'s
+// recursive regex: searches read its first 4096 bytes.
+TEST(ChecksTest, ALongOutputIsSearchedWithoutOverflowingTheStack) {
+  std::string endless(1 << 20, 'a');
+  EXPECT_FALSE(Judge(R"J({"regex": "(a|b)*c"})J", endless).pass);
+  EXPECT_TRUE(Judge(R"J({"regex": "^(a|b)*$"})J", endless).pass) << "the first 4096 bytes";
+  EXPECT_EQ(Judge(R"J({"number": 1})J", endless).reason.substr(0, 12), "no number in");
+}
+
 TEST(ChecksTest, OrdinalLabelsGiveTheDistanceOfAWrongAnswer) {
   std::string check =
       R"J({"label": "urgent", "labels": ["routine", "urgent", "emergency"], "ordinal": true})J";
