@@ -78,8 +78,10 @@ struct HostFingerprint {
   agent::HostFingerprinter fingerprinter;
 };
 
-// How long a driver may take to answer `version` before the agent gives up on it.
-constexpr std::chrono::milliseconds kDriverCheckTimeout{10'000};
+// How long a driver may take to answer `version` before the agent gives up on it. A
+// Python driver imports torch first: 2-3 s on an idle 2-core machine, past 10 s on a
+// loaded one (seen), so the bound is generous; a hung driver costs it once, at start.
+constexpr std::chrono::milliseconds kDriverCheckTimeout{60'000};
 
 // The agent's environment, which its drivers inherit, as "NAME=value" entries.
 std::vector<std::string> OwnEnvironment() {
