@@ -25,6 +25,10 @@ The tools (one request form each; argument order fixed):
   ping           {address}                    what address does INTERFACE have?
   check_port     {service, port}              what port does SERVICE listen on?
   open_port      {interface, address, port}   open SERVICE on the interface that carries ADDRESS
+
+The forward variant (docs/models.md: the nearest task a model trained here learns) drops
+show_interface and asks open_port by name, "open SERVICE on INTERFACE": every value the
+call needs then follows its key in the config.
 """
 import json
 import random
@@ -39,6 +43,10 @@ CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
 
 TOOLS = ("show_interface", "ping", "check_port", "open_port")
+# The forward variant: every value the call needs follows its key in the config (an
+# address after its interface's name, a port after its service's name).
+FORWARD_TOOLS = ("ping", "check_port", "open_port")
+VARIANTS = ("full", "forward")
 SERVICES = ("postgres", "mysql", "redis", "ssh", "http", "https", "dns", "ntp", "snmp",
             "syslog", "ldap", "mongodb", "kafka", "grafana", "radius", "tftp")
 
@@ -80,9 +88,9 @@ def _distinct(r, make, n):
 class Example:
     """A config, a request and the expected call."""
 
-    def __init__(self, seed):
+    def __init__(self, seed, variant="full"):
         r = random.Random(seed)
-        self.seed = seed
+        self.seed, self.variant = seed, variant
         names = _distinct(r, _interface_name, r.randrange(2, 4))
         addresses = _distinct(r, _address, len(names))
         self.interfaces = list(zip(names, addresses))
@@ -94,7 +102,8 @@ class Example:
             lines += [f"interface {name}", f" ip address {address}/{r.choice((24, 30, 32))}"]
         lines += [f"service {s} port {p}" for s, p in self.services]
         self.config = "\n".join(lines)
-        self.tool = TOOLS[r.randrange(len(TOOLS))]
+        tools = TOOLS if variant == "full" else FORWARD_TOOLS
+        self.tool = tools[r.randrange(len(tools))]
         interface, address = r.choice(self.interfaces)
         service, port = r.choice(self.services)
         if self.tool == "show_interface":
@@ -106,6 +115,9 @@ class Example:
         elif self.tool == "check_port":
             self.request = f"what port does {service} listen on?"
             self.arguments = {"service": service, "port": port}
+        elif variant == "forward":
+            self.request = f"open {service} on {interface}"
+            self.arguments = {"interface": interface, "address": address, "port": port}
         else:
             self.request = f"open {service} on the interface that carries {address}"
             self.arguments = {"interface": interface, "address": address, "port": port}
@@ -121,16 +133,16 @@ class Example:
         return json.dumps({"name": self.tool, "arguments": self.arguments})
 
 
-def training(n):
-    return [Example(TRAIN_SEED_BASE + i) for i in range(n)]
+def training(n, variant="full"):
+    return [Example(TRAIN_SEED_BASE + i, variant) for i in range(n)]
 
 
-def held_out(n, train_examples):
+def held_out(n, train_examples, variant="full"):
     """n held-out examples whose configs no training example has."""
     seen = {e.config for e in train_examples}
     out, i = [], 0
     while len(out) < n:
-        e = Example(HELDOUT_SEED_BASE + i)
+        e = Example(HELDOUT_SEED_BASE + i, variant)
         i += 1
         if e.config not in seen:
             out.append(e)
