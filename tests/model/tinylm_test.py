@@ -6,7 +6,9 @@ runs it as TinyLmTest."""
 import json
 import os
 import struct
+import subprocess
 import sys
+import tempfile
 import unittest
 
 sys.dont_write_bytecode = True
@@ -120,6 +122,17 @@ class NetcallsTest(unittest.TestCase):
         self.assertEqual(len(held), 50)
         self.assertFalse({e.config for e in held} & {e.config for e in train})
         self.assertTrue(all(e.seed >= netcalls.HELDOUT_SEED_BASE for e in held))
+
+    def test_the_committed_case_file_is_the_generators(self):
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "netcalls.jsonl")
+            subprocess.run([sys.executable, "-B", os.path.join(root, "scripts", "eval-task-model"),
+                            "--write-cases", out, "--cases", "40"], check=True)
+            with open(out) as f:
+                written = f.read()
+        with open(os.path.join(root, "examples", "tasks", "netcalls.jsonl")) as f:
+            self.assertEqual(f.read(), written)
 
 
 class GgufWriterTest(unittest.TestCase):
