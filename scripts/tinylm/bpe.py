@@ -107,12 +107,16 @@ def _apply_merges(ids, ranks, merged):
     return ids
 
 
-def train(texts, vocab_size):
-    """Learns vocab_size - 256 - 4 merges from `texts`; returns a Vocab."""
+def train(texts, vocab_size, single_digits=False):
+    """Learns up to vocab_size - 256 - 4 merges from `texts` (fewer when no pair is left);
+    returns a Vocab. With single_digits, no merge is learned from a word of digits (the
+    pre-tokenizer keeps digits apart from other characters), so every digit stays its own
+    token: a model then copies numbers digit by digit."""
     n_merges = vocab_size - 256 - len(CONTROL_TOKENS)
     counts = collections.Counter()
     for text in texts:
-        counts.update(pretokenize(text))
+        counts.update(w for w in pretokenize(text)
+                      if not (single_digits and any(c.isdigit() for c in w)))
     names = byte_tokens()
     words = [list(w.encode("ascii")) for w in counts]  # symbols as token ids
     freq = list(counts.values())

@@ -1,5 +1,5 @@
 """Runs orch's llama.cpp driver (orch-driver-llamacpp-RELEASE) on a teacher-forced job
-and decodes its frames (docs/driver-protocol.md) and position records (layout v1,
+and decodes its frames (docs/driver-protocol.md) and position records (layouts v1 and v2,
 digest/record_codec.h).
 """
 import json
@@ -17,7 +17,7 @@ class Record:
          self.flags, self.argmax, self.logsumexp, self.entropy, _low, _high,
          self.target_id, self.target_logit, count) = struct.unpack_from(
              "<BQiiIIiddQQifI", payload, 0)
-        if version != 1:
+        if version not in (1, 2):  # the same layout (digest/record_codec.h)
             raise ValueError(f"record version {version}")
         offset = struct.calcsize("<BQiiIIiddQQifI")
         self.top = [struct.unpack_from("<if", payload, offset + 8 * i) for i in range(count)]
@@ -44,6 +44,15 @@ def teacher_forced_job(model_path, cache_dir, release, text=None, tokens=None,
                       "spec": {}},
             "capture": workload["capture"],
             "requirements": {"engine": coordinate["engine"], "hardware": "cpu", "gpus": 0}}
+
+
+def generate_job(model_path, cache_dir, release, prompt, max_tokens, quant="f32"):
+    """A greedy generate job (temperature 0) with the teacher-forced job's coordinate."""
+    job = teacher_forced_job(model_path, cache_dir, release, text=prompt, quant=quant)
+    job["workload"] = {"name": "task", "kind": "generate", "prompt": prompt,
+                       "max_tokens": max_tokens, "capture": job["capture"]}
+    job["coordinate"].update({"sampler.seed": "42", "sampler.temperature": "0"})
+    return job
 
 
 def run(binary, job):

@@ -1,17 +1,21 @@
 #!/usr/bin/python3
 """The trained model's tokenizer and GGUF writer (scripts/tinylm): GPT-2's byte map, the
 gpt-2 pre-tokenizer's splits as llama.cpp makes them, BPE training and rank-ordered
-encoding, and the GGUF layout. Standard library only; ctest runs it as TinyLmTest."""
+encoding, the netcalls task generator, and the GGUF layout. Standard library only; ctest
+runs it as TinyLmTest."""
+import json
 import os
 import struct
+import subprocess
 import sys
+import tempfile
 import unittest
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "scripts"))
 
-from tinylm import bpe, gguf  # noqa: E402
+from tinylm import bpe, gguf, netcalls  # noqa: E402
 
 
 class ByteTokensTest(unittest.TestCase):
@@ -65,6 +69,70 @@ class BpeTest(unittest.TestCase):
         ids = vocab.encode("in the end\n", bos=True)
         self.assertEqual(ids[0], vocab.bos)
         self.assertEqual(vocab.decode(ids), "in the end\n")
+
+    def test_single_digits_learns_no_merge_of_digits(self):
+        text = ["port 5432 port 5432 port 5432 10.1.20.1\n"] * 3
+        merged = bpe.train(text, 300)
+        apart = bpe.train(text, 300, single_digits=True)
+        self.assertTrue(any(c.isdigit() for m in merged.merges for c in m))
+        self.assertFalse(any(c.isdigit() for m in apart.merges for c in m))
+        self.assertIn("\u0120port", apart.tokens)  # words still merge
+        ids = apart.encode(" 5432")
+        self.assertEqual([apart.tokens[i] for i in ids], ["\u0120", "5", "4", "3", "2"])
+
+
+class NetcallsTest(unittest.TestCase):
+    def test_an_example_is_its_seeds_alone(self):
+        a, b = netcalls.Example(1234), netcalls.Example(1234)
+        self.assertEqual((a.prompt(), a.answer()), (b.prompt(), b.answer()))
+        self.assertNotEqual(a.prompt(), netcalls.Example(1235).prompt())
+
+    def test_the_answer_is_the_call_the_config_and_request_ask_for(self):
+        for example in netcalls.training(200):
+            call = json.loads(example.answer())
+            self.assertEqual(call["name"], example.tool)
+            arguments = call["arguments"]
+            interfaces = dict(example.interfaces)
+            ports = dict(example.services)
+            if "interface" in arguments:
+                self.assertIn(interfaces[arguments["interface"]], example.request + example.config)
+            if "address" in arguments:
+                self.assertIn(f" ip address {arguments['address']}/", example.config)
+            if "port" in arguments:
+                self.assertIn(f" port {arguments['port']}", example.config)
+                self.assertIn(arguments["port"], ports.values())
+            self.assertTrue(example.prompt().startswith("<|im_start|>user\n" + example.config))
+            self.assertTrue(example.prompt().endswith("<|im_end|>\n<|im_start|>assistant\n"))
+
+    def test_the_forward_variant_asks_only_for_values_that_follow_their_keys(self):
+        examples = netcalls.training(200, "forward")
+        self.assertEqual({e.tool for e in examples}, set(netcalls.FORWARD_TOOLS))
+        for e in examples:
+            arguments = e.arguments
+            if "interface" in arguments:
+                self.assertIn(arguments["interface"], e.request)
+            if "address" in arguments:
+                name = next(n for n, a in e.interfaces if a == arguments["address"])
+                self.assertIn(name, e.request)
+                self.assertIn(f"interface {name}\n ip address {arguments['address']}/", e.config)
+
+    def test_held_out_configs_are_never_training_configs(self):
+        train = netcalls.training(300)
+        held = netcalls.held_out(50, train)
+        self.assertEqual(len(held), 50)
+        self.assertFalse({e.config for e in held} & {e.config for e in train})
+        self.assertTrue(all(e.seed >= netcalls.HELDOUT_SEED_BASE for e in held))
+
+    def test_the_committed_case_file_is_the_generators(self):
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "netcalls.jsonl")
+            subprocess.run([sys.executable, "-B", os.path.join(root, "scripts", "eval-task-model"),
+                            "--write-cases", out, "--cases", "40"], check=True)
+            with open(out) as f:
+                written = f.read()
+        with open(os.path.join(root, "examples", "tasks", "netcalls.jsonl")) as f:
+            self.assertEqual(f.read(), written)
 
 
 class GgufWriterTest(unittest.TestCase):
