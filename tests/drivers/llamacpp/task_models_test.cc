@@ -11,10 +11,11 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <regex>
+#include <iterator>
 #include <string>
 #include <vector>
 
+#include "task/case_file.h"
 #include "tests/drivers/llamacpp/driver_harness.h"
 
 namespace orch::testing {
@@ -74,20 +75,13 @@ std::vector<std::string> Generate(const std::string& release, const std::string&
   return texts;
 }
 
-// The regex check: the pattern's first group equals the exact check's value.
-bool RegexPasses(const json& check, const std::string& text) {
-  std::smatch match;
-  const std::regex pattern(check["pattern"].get<std::string>(), std::regex::ECMAScript);
-  return std::regex_search(text, match, pattern) && match.size() > 1 &&
-         match[1].str() == check["check"]["value"].get<std::string>();
-}
-
-bool CasePasses(const json& task_case, const std::string& text) {
-  for (const json& check : task_case["checks"]) {
-    EXPECT_EQ(check["type"], "regex") << task_case["id"];
-    if (!RegexPasses(check, text)) return false;
-  }
-  return true;
+// Judged by the task library, as the report judges task runs (docs/tasks.md).
+std::vector<task::TaskCase> ParsedCases(const std::string& case_file) {
+  std::ifstream in(std::string(ORCH_SOURCE_DIR) + "/" + case_file);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Result<std::vector<task::TaskCase>> cases = task::ParseCaseFile(content, case_file);
+  EXPECT_TRUE(cases.ok()) << cases.status().ToString();
+  return cases.ok() ? *cases : std::vector<task::TaskCase>();
 }
 
 class TaskModelsEngineTest : public ::testing::Test {
@@ -102,14 +96,16 @@ class TaskModelsEngineTest : public ::testing::Test {
   std::vector<int> PassCounts(const std::string& case_file, const std::string& model,
                               std::vector<std::string>* first_texts) {
     std::vector<json> cases = TaskCases(case_file);
+    std::vector<task::TaskCase> judged = ParsedCases(case_file);
+    EXPECT_EQ(judged.size(), cases.size());
     std::vector<int> passed;
     for (const char* release : {"v0.4.0", "b8390"}) {
       for (const char* kind : {"f32", "f16"}) {
         std::vector<std::string> texts =
             Generate(release, model + "-" + kind + ".gguf", cases, dir_.string());
         int n = 0;
-        for (std::size_t i = 0; i < texts.size() && i < cases.size(); ++i) {
-          n += CasePasses(cases[i], texts[i]);
+        for (std::size_t i = 0; i < texts.size() && i < judged.size(); ++i) {
+          n += task::EvaluateCase(judged[i], texts[i]).pass;
         }
         std::cout << case_file << " " << release << " " << kind << ": " << n << " of "
                   << cases.size() << " cases pass\n";
