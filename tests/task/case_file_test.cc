@@ -42,8 +42,9 @@ TEST(CaseFileTest, MalformedLinesAreNamedWithFileLineCaseAndField) {
             "calls.jsonl:2: not valid JSON");
   EXPECT_THAT(CaseRefusal(R"J({"prompt": "x", "checks": [{"exact": "y"}]})J"),
               HasSubstr("calls.jsonl:1: id: expected 1-128 of"));
-  EXPECT_EQ(CaseRefusal(R"J({"id": "c9", "prompt": "x", "messages": [], "checks": [{"exact": "y"}]})J"),
-            "calls.jsonl:1: case c9: give exactly one of prompt and messages");
+  EXPECT_EQ(
+      CaseRefusal(R"J({"id": "c9", "prompt": "x", "messages": [], "checks": [{"exact": "y"}]})J"),
+      "calls.jsonl:1: case c9: give exactly one of prompt and messages");
   EXPECT_EQ(CaseRefusal(R"J({"id": "c9", "prompt": "x"})J"),
             "calls.jsonl:1: case c9: give either checks or choices and answer, got neither");
   EXPECT_EQ(CaseRefusal(R"J({"id": "c9", "prompt": "x", "choices": ["a", "b"], "answer": 2})J"),
@@ -52,15 +53,16 @@ TEST(CaseFileTest, MalformedLinesAreNamedWithFileLineCaseAndField) {
       CaseRefusal(
           R"J({"id": "c9", "messages": [{"role": "robot", "content": "x"}], "checks": [{"json": true}]})J"),
       "calls.jsonl:1: case c9.messages[0].role: \"robot\" is not system, user or assistant");
-  EXPECT_THAT(CaseRefusal(R"J({"id": "c9", "prompt": "x", "checks": [{"exact": "y"}, {"nope": 1}]})J"),
-              HasSubstr("calls.jsonl:1: case c9.checks[1]: unknown check"));
+  EXPECT_THAT(
+      CaseRefusal(R"J({"id": "c9", "prompt": "x", "checks": [{"exact": "y"}, {"nope": 1}]})J"),
+      HasSubstr("calls.jsonl:1: case c9.checks[1]: unknown check"));
   EXPECT_EQ(CaseRefusal(R"J({"id": "c9", "prompt": "x", "checks": [{"json": true}], "temp": 1})J"),
             "calls.jsonl:1: case c9: temp: unknown field");
   EXPECT_EQ(
       CaseRefusal(R"J({"id": "c9", "prompt": "x", "max_tokens": 0, "checks": [{"json": true}]})J"),
       "calls.jsonl:1: case c9.max_tokens: expected an integer in [1, 1000000], got 0");
   EXPECT_EQ(CaseRefusal("{\"id\": \"a\", \"prompt\": \"x\", \"checks\": [{\"json\": true}]}\n"
-                    "{\"id\": \"a\", \"prompt\": \"y\", \"checks\": [{\"json\": true}]}\n"),
+                        "{\"id\": \"a\", \"prompt\": \"y\", \"checks\": [{\"json\": true}]}\n"),
             "calls.jsonl:2: case a: id used by an earlier line");
   EXPECT_EQ(CaseRefusal("\n\n"), "calls.jsonl: no cases (one JSON object per line)");
 }
