@@ -241,6 +241,18 @@ TEST(SpecParserErrorTest, FullRowBudgetOutOfRangeNamesFieldAndValue) {
                                      "full_row_budget_bytes must be in [0, 4294967296], got -1"));
 }
 
+// Drivers keep at most plan_document::kTopLogits.max logits per position (the digest's
+// limit): a spec asking for more is refused here, not by every driver at run time.
+TEST(SpecParserErrorTest, TopLogitsOverTheDriversLimitIsRefusedAtPlanTime) {
+  std::string text = Replace(ValidSpecText(), "top_k = 8", "top_k = 2000");
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(At(text, "2000") + ": error: workloads[0].capture.top_k: "
+                                             "top_k must be in [1, 1024], got 2000"));
+  EXPECT_EQ(
+      MustParse(Replace(ValidSpecText(), "top_k = 8", "top_k = 1024")).workloads[0].capture.top_k,
+      1024);
+}
+
 TEST(SpecParserErrorTest, NamesFollowTheRuleTheCoordinatorChecks) {
   std::string text = Replace(ValidSpecText(), "name = \"readme\"", "name = \"read me[1]\"");
   EXPECT_THAT(ErrorsOf(text),

@@ -7,12 +7,14 @@ messages; every error names the field and the value.
 import json
 
 from orch_driver import axes as axes_mod
+from orch_driver import job_fields
 from orch_driver.errors import InvalidJob
 
 
 # Bytes of full rows a run may keep to make every position exact, when the job
-# does not say (the planner's default, planner/spec.h).
-DEFAULT_FULL_ROW_BUDGET_BYTES = 64 << 20
+# does not say (plan_document/job_fields.h, as the planner's default).
+DEFAULT_FULL_ROW_BUDGET_BYTES = job_fields.limits("capture.full_row_budget_bytes")[2]
+DEFAULT_TOP_K = job_fields.limits("capture.top_k")[2]
 BYTES_PER_LOGIT = 4
 
 
@@ -23,7 +25,7 @@ class Capture:
     `full_every` (0 = never) or inside a [begin, end) window of
     `full_windows`."""
 
-    def __init__(self, top_k=20, full_every=0, full_windows=(),
+    def __init__(self, top_k=DEFAULT_TOP_K, full_every=0, full_windows=(),
                  full_row_budget_bytes=DEFAULT_FULL_ROW_BUDGET_BYTES, every_row=False):
         self.top_k = top_k
         self.full_every = full_every
@@ -113,6 +115,16 @@ def _integer_field(obj, where, key, fallback):
     return value
 
 
+def _limited_field(obj, where, key):
+    """A field of job_fields.INTEGER_FIELDS: absent, its default; else a
+    non-negative integer within its limits."""
+    low, high, default = job_fields.limits(where + "." + key)
+    value = _integer_field(obj, where, key, default)
+    if value < low or value > high:
+        raise InvalidJob("%s.%s: expected %d to %d, got %d" % (where, key, low, high, value))
+    return value
+
+
 def _string_field(obj, key):
     value = obj.get(key)
     return value if isinstance(value, str) else ""
@@ -122,13 +134,9 @@ def parse_capture(capture):
     out = Capture()
     if not isinstance(capture, dict):
         return out
-    top_k = _integer_field(capture, "capture", "top_k", 20)
-    if top_k < 1 or top_k > 1024:
-        raise InvalidJob("capture.top_k: expected 1 to 1024, got %d" % top_k)
-    out.top_k = top_k
-    out.full_every = _integer_field(capture, "capture", "full_every", 0)
-    out.full_row_budget_bytes = _integer_field(capture, "capture", "full_row_budget_bytes",
-                                               DEFAULT_FULL_ROW_BUDGET_BYTES)
+    out.top_k = _limited_field(capture, "capture", "top_k")
+    out.full_every = _limited_field(capture, "capture", "full_every")
+    out.full_row_budget_bytes = _limited_field(capture, "capture", "full_row_budget_bytes")
     windows = capture.get("full_windows")
     if windows is None:
         return out
@@ -229,8 +237,9 @@ def parse_job(text, axis_table):
             job.settings[name] = parsed
     resources = doc.get("resources")
     if isinstance(resources, dict) and "threads" not in coordinate:
+        _, most, default = job_fields.limits("resources.threads")
         job.threads = min(_integer_field(resources, "job.resources", "threads",
-                                         0), 4096)
+                                         default), most)
     job.workload = parse_workload(doc.get("workload"))
     capture = doc.get("capture")
     if capture is None and isinstance(doc.get("workload"), dict):
