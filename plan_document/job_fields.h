@@ -26,7 +26,7 @@ struct IntegerField {
 };
 
 // Logits (ids and values) kept per position: the workload's capture.top_logits.
-inline constexpr IntegerField kTopLogits{"capture.top_k", 1, 1024, 20};
+inline constexpr IntegerField kTopLogits{"capture.top_logits", 1, 1024, 20};
 // A full row every N positions (0 = never); at most the positions a workload may have.
 inline constexpr IntegerField kFullEvery{"capture.full_every", 0, std::int64_t{1} << 24, 0};
 // Bytes of full rows a run may keep to make every position exact (0 = never by budget).

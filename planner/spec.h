@@ -48,7 +48,7 @@ inline constexpr std::int64_t kDefaultFullRowBudgetBytes =
 // every full row when positions x vocabulary x 4 bytes <= full_row_budget_bytes (> 0),
 // else the rows full_every and full_windows name (docs/spec.md, "Full rows").
 struct CapturePolicy {
-  int top_k = static_cast<int>(plan_document::kTopLogits.fallback);  // kept per position
+  int top_logits = static_cast<int>(plan_document::kTopLogits.fallback);  // kept per position
   int full_every = 0;                             // a full row every N positions; 0 = never
   std::vector<std::pair<int, int>> full_windows;  // [begin, end) positions kept whole
   std::int64_t full_row_budget_bytes = kDefaultFullRowBudgetBytes;  // 0 = never by budget

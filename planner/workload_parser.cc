@@ -53,8 +53,16 @@ void ParseCapture(const toml::table& w, const std::string& path, int limit, Toml
   const toml::table* t = f.Table(w, path, "capture", false);
   if (t == nullptr) return;
   std::string cpath = JoinPath(path, "capture");
-  f.CheckKeys(*t, cpath, {"top_k", "full_every", "full_windows", "full_row_budget_bytes"});
-  capture.top_k = static_cast<int>(CaptureInt(*t, cpath, "top_k", plan_document::kTopLogits, f));
+  toml::table keys = *t;  // the former name gets its own error, naming the new one
+  keys.erase(plan_document::kFormerTopLogitsKey);
+  f.CheckKeys(keys, cpath, {"top_logits", "full_every", "full_windows", "full_row_budget_bytes"});
+  if (const toml::node* former = t->get(plan_document::kFormerTopLogitsKey)) {
+    f.diagnostics().Error(PosOf(*former), JoinPath(cpath, plan_document::kFormerTopLogitsKey),
+                          "unknown field \"top_k\"; did you mean \"top_logits\"? (renamed: the "
+                          "logits kept per position, not the sampler's top_k)");
+  }
+  capture.top_logits =
+      static_cast<int>(CaptureInt(*t, cpath, "top_logits", plan_document::kTopLogits, f));
   capture.full_every =
       static_cast<int>(CaptureInt(*t, cpath, "full_every", plan_document::kFullEvery, f));
   capture.full_row_budget_bytes =

@@ -135,9 +135,13 @@ Result<std::int64_t> CaptureField(const json& capture, const char* key,
 
 Status ParseCapture(const json& capture, CaptureSettings* out) {
   if (!capture.is_object()) return Status::Ok();
-  ORCH_ASSIGN_OR_RETURN(std::int64_t top_k,
-                        CaptureField(capture, "top_k", plan_document::kTopLogits));
-  out->top_k = static_cast<std::uint32_t>(top_k);
+  if (capture.contains(plan_document::kFormerTopLogitsKey)) {
+    return InvalidArgument("capture.top_k: renamed to capture.top_logits, got " +
+                           capture.dump().substr(0, 80));
+  }
+  ORCH_ASSIGN_OR_RETURN(std::int64_t top_logits,
+                        CaptureField(capture, "top_logits", plan_document::kTopLogits));
+  out->top_logits = static_cast<std::uint32_t>(top_logits);
   ORCH_ASSIGN_OR_RETURN(out->full_every,
                         CaptureField(capture, "full_every", plan_document::kFullEvery));
   ORCH_ASSIGN_OR_RETURN(

@@ -40,7 +40,7 @@ inline constexpr std::int64_t kDefaultFullRowBudgetBytes =
     plan_document::kFullRowBudgetBytes.fallback;
 
 struct CaptureSettings {
-  std::uint32_t top_k = static_cast<std::uint32_t>(plan_document::kTopLogits.fallback);
+  std::uint32_t top_logits = static_cast<std::uint32_t>(plan_document::kTopLogits.fallback);
   std::int64_t full_every = 0;                                      // 0 = never
   std::vector<std::pair<std::int64_t, std::int64_t>> full_windows;  // [begin, end)
   std::int64_t full_row_budget_bytes = kDefaultFullRowBudgetBytes;  // 0 = never by budget

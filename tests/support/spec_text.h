@@ -23,7 +23,7 @@ name = "readme"
 kind = "teacher_forced"
 text = "The quick brown fox"
 positions = 16
-capture = { top_k = 8, full_every = 4, full_windows = [[0, 2]] }
+capture = { top_logits = 8, full_every = 4, full_windows = [[0, 2]] }
 
 [[workloads]]
 name = "story"

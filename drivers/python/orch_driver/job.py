@@ -14,20 +14,20 @@ from orch_driver.errors import InvalidJob
 # Bytes of full rows a run may keep to make every position exact, when the job
 # does not say (plan_document/job_fields.h, as the planner's default).
 DEFAULT_FULL_ROW_BUDGET_BYTES = job_fields.limits("capture.full_row_budget_bytes")[2]
-DEFAULT_TOP_K = job_fields.limits("capture.top_k")[2]
+DEFAULT_TOP_LOGITS = job_fields.limits("capture.top_logits")[2]
 BYTES_PER_LOGIT = 4
 
 
 class Capture:
-    """The capture policy: the top_k logits of every row, and the whole row at
+    """The capture policy: the top_logits largest logits of every row, and the whole row at
     every position when the run's rows fit `full_row_budget_bytes` (for_run;
     0 = never by budget), else at positions that are multiples of
     `full_every` (0 = never) or inside a [begin, end) window of
     `full_windows`."""
 
-    def __init__(self, top_k=DEFAULT_TOP_K, full_every=0, full_windows=(),
+    def __init__(self, top_logits=DEFAULT_TOP_LOGITS, full_every=0, full_windows=(),
                  full_row_budget_bytes=DEFAULT_FULL_ROW_BUDGET_BYTES, every_row=False):
-        self.top_k = top_k
+        self.top_logits = top_logits
         self.full_every = full_every
         self.full_windows = list(full_windows)
         self.full_row_budget_bytes = full_row_budget_bytes
@@ -39,7 +39,7 @@ class Capture:
         (> 0); else full_every and full_windows alone decide."""
         fits = (self.full_row_budget_bytes > 0 and positions > 0 and vocab_size > 0 and
                 positions * vocab_size * BYTES_PER_LOGIT <= self.full_row_budget_bytes)
-        return Capture(self.top_k, self.full_every, self.full_windows,
+        return Capture(self.top_logits, self.full_every, self.full_windows,
                        self.full_row_budget_bytes, fits)
 
     def wants_full_row(self, position):
@@ -134,7 +134,10 @@ def parse_capture(capture):
     out = Capture()
     if not isinstance(capture, dict):
         return out
-    out.top_k = _limited_field(capture, "capture", "top_k")
+    if "top_k" in capture:
+        raise InvalidJob("capture.top_k: renamed to capture.top_logits, got %s"
+                         % _short(capture))
+    out.top_logits = _limited_field(capture, "capture", "top_logits")
     out.full_every = _limited_field(capture, "capture", "full_every")
     out.full_row_budget_bytes = _limited_field(capture, "capture", "full_row_budget_bytes")
     windows = capture.get("full_windows")

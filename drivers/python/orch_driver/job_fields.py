@@ -8,7 +8,7 @@ paste the text that test prints.
 # path: (min, max, default)
 # BEGIN job_fields
 INTEGER_FIELDS = {
-    "capture.top_k": (1, 1024, 20),
+    "capture.top_logits": (1, 1024, 20),
     "capture.full_every": (0, 16777216, 0),
     "capture.full_row_budget_bytes": (0, 4294967296, 67108864),
     "resources.threads": (0, 4096, 0),
@@ -17,5 +17,5 @@ INTEGER_FIELDS = {
 
 
 def limits(path):
-    """(min, max, default) of the field at `path`, e.g. "capture.top_k"."""
+    """(min, max, default) of the field at `path`, e.g. "capture.top_logits"."""
     return INTEGER_FIELDS[path]

@@ -154,7 +154,7 @@ json TeacherForcedJob(const std::string& model_path, const std::string& cache_di
                      {"threads", "1"},
                      {"cpu_backend", "best"}};
   for (const auto& [axis, value] : overrides.items()) coordinate[axis] = value;
-  json capture = {{"top_k", 20},
+  json capture = {{"top_logits", 20},
                   {"full_every", 0},
                   {"full_windows", json::array()},
                   {"full_row_budget_bytes", 0}};

@@ -105,8 +105,10 @@ TEST_F(LlamaCppDriverTest, RecordsCarryTokensTargetsAndPositionsInOrder) {
 
 TEST_F(LlamaCppDriverTest, FullRowsFollowTheCapturePolicyAndMatchTheirDigest) {
   json job = TeacherForcedJob(Model(), Cache(), {}, 40);
-  job["capture"] = {
-      {"top_k", 5}, {"full_every", 16}, {"full_windows", {{3, 5}}}, {"full_row_budget_bytes", 0}};
+  job["capture"] = {{"top_logits", 5},
+                    {"full_every", 16},
+                    {"full_windows", {{3, 5}}},
+                    {"full_row_budget_bytes", 0}};
   DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_);
   ASSERT_EQ(output.exit_code, 0) << output.log;
   std::vector<std::uint64_t> full;
@@ -131,7 +133,7 @@ std::vector<std::uint64_t> FullRowPositions(const DriverOutput& output) {
 // row is kept; one byte less and full_every alone decides.
 TEST_F(LlamaCppDriverTest, EveryRowIsKeptWhenTheRunFitsTheFullRowBudget) {
   json job = TeacherForcedJob(Model(), Cache(), {}, 40);
-  job["capture"] = {{"top_k", 5}, {"full_every", 16}, {"full_windows", json::array()}};
+  job["capture"] = {{"top_logits", 5}, {"full_every", 16}, {"full_windows", json::array()}};
   DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_);
   ASSERT_EQ(output.exit_code, 0) << output.log;
   ASSERT_EQ(output.records.size(), 40u);
@@ -425,7 +427,7 @@ TEST_F(LlamaCppDriverTest, TopKKlDivergenceStaysWithinTheDocumentedBoundOnRealRo
   auto run = [](const std::string& quant, std::uint32_t k) {
     json job = TeacherForcedJob(Model(), Cache(), {{"quant", quant}}, 64);
     job["capture"]["full_every"] = 1;
-    job["capture"]["top_k"] = k;
+    job["capture"]["top_logits"] = k;
     DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_);
     EXPECT_EQ(output.records.size(), 64u) << output.log;
     return output;
@@ -512,7 +514,7 @@ TEST_F(LlamaCppDriverTest, DigestWorkerCountChangesNoRecordByteNorTheirOrder) {
   for (int i = 0; i < kPositions; ++i) tokens.push_back((i * 7919 + 3) % 1024);
   job["workload"].erase("text");
   job["workload"]["tokens"] = tokens;
-  job["capture"] = {{"top_k", 20},
+  job["capture"] = {{"top_logits", 20},
                     {"full_every", 50},
                     {"full_windows", json::array()},
                     {"full_row_budget_bytes", 0}};
