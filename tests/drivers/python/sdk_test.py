@@ -411,6 +411,34 @@ def job_doc(**overrides):
     return json.dumps(doc)
 
 
+class JobConformanceTest(unittest.TestCase):
+    """The SDK's verdict on every job document of tests/data/job-conformance.json,
+    the table the llama.cpp driver's tests run too."""
+
+    VALUES = {"capture.top_logits": lambda j: j.capture.top_logits,
+              "capture.full_every": lambda j: j.capture.full_every,
+              "capture.full_row_budget_bytes": lambda j: j.capture.full_row_budget_bytes,
+              "resources.threads": lambda j: j.threads}
+
+    def test_every_document_gets_the_tables_verdict(self):
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data",
+                            "job-conformance.json")
+        with open(path) as f:
+            cases = json.load(f)["cases"]
+        self.assertTrue(cases)
+        for case in cases:
+            with self.subTest(case["name"]):
+                try:
+                    read = job.parse_job(json.dumps(case["document"]), [])
+                    verdict, message = "ok", ""
+                except errors.DriverError as e:
+                    read, verdict, message = None, e.code, e.message
+                self.assertEqual(verdict, case["verdict"], message)
+                self.assertIn(case.get("message", ""), message)
+                for field, value in case.get("expect", {}).items():
+                    self.assertEqual(self.VALUES[field](read), value, field)
+
+
 class JobTest(unittest.TestCase):
     def assertInvalid(self, text, message):
         with self.assertRaises(errors.InvalidJob) as caught:
