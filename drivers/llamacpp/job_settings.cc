@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/check.h"
+#include "base/strings.h"
 #include "drivers/llamacpp/job_axes.h"
 #include "plan_document/job_fields.h"
 
@@ -12,12 +13,6 @@ namespace orch::drivers::llamacpp {
 namespace {
 
 using nlohmann::json;
-
-std::string Lower(std::string text) {
-  for (char& c : text)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return text;
-}
 
 // Coordinate values are strings; numbers written by hand may be JSON numbers.
 std::string AxisText(const json& value) {
