@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -142,6 +145,16 @@ void SynthModel(const std::string& recipe, const std::string& path) {
   ProcessResult result = RunProcess({OrchBinary(), "model", "synth", recipe, "-o", path});
   ASSERT_EQ(result.exit_code, 0) << result.err;
 }
+
+std::string MakeDriverTestDir(const std::string& prefix) {
+  std::string dir =
+      std::filesystem::temp_directory_path() / (prefix + "-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  SynthModel(kTinyModelRecipe, TinyModel(dir));
+  return dir;
+}
+
+void RemoveDriverTestDir(const std::string& dir) { std::filesystem::remove_all(dir); }
 
 json TeacherForcedJob(const std::string& model_path, const std::string& cache_dir,
                       const json& overrides, int positions) {

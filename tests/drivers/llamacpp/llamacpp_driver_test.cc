@@ -21,23 +21,15 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-constexpr char kRecipe[] =
-    "llama:vocab=1024,embd=128,layers=4,heads=4,kv_heads=2,ff=384,ctx=512,seed=1";
-
 class LlamaCppDriverTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new std::string(fs::temp_directory_path() /
-                           ("orch-llamacpp-test-" + std::to_string(getpid())));
-    fs::create_directories(*dir_);
-    SynthModel(kRecipe, Model());
-  }
+  static void SetUpTestSuite() { dir_ = new std::string(MakeDriverTestDir("orch-llamacpp-test")); }
   static void TearDownTestSuite() {
-    fs::remove_all(*dir_);
+    RemoveDriverTestDir(*dir_);
     delete dir_;
   }
-  static std::string Model() { return *dir_ + "/tiny.gguf"; }
-  static std::string Cache() { return *dir_ + "/cache"; }
+  static std::string Model() { return TinyModel(*dir_); }
+  static std::string Cache() { return ModelCache(*dir_); }
 
   static DriverOutput Run(const json& overrides, const std::string& release = "v0.4.0",
                           int positions = 128) {
