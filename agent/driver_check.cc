@@ -10,16 +10,12 @@
 #include <nlohmann/json.hpp>
 
 #include "base/spawn.h"
+#include "base/strings.h"
 
 namespace orch::agent {
 namespace {
 
 using nlohmann::json;
-
-std::string Lowercase(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
 
 // "driver "NAME" (PATH): WHAT; WHAT TO DO".
 Status Rejected(const DriverConfig& driver, const std::string& what, const std::string& todo) {
@@ -100,7 +96,7 @@ Status JudgeVersionOutput(const DriverConfig& driver, const fingerprint::Command
   }
   auto [name, version] = SplitEngine(driver.engine);
   std::string reported_version = StringField(hello, "version");
-  bool name_ok = Lowercase(engine) == Lowercase(name);
+  bool name_ok = Lower(engine) == Lower(name);
   bool version_ok = version.empty() || reported_version.empty() || reported_version == version;
   if (name_ok && version_ok) return Status::Ok();
   std::string reported = engine + (reported_version.empty() ? "" : "@" + reported_version);

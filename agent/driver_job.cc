@@ -30,8 +30,9 @@ Result<DriverJob> BuildDriverJob(const protocol::Assign& assign, ModelResolver& 
   json coordinate = json::object();
   for (const protocol::KeyValue& kv : assign.coordinate) coordinate[kv.key] = kv.value;
   json workload = Member(spec.workload, json{{"name", assign.workload}});
-  json capture =
-      workload.is_object() && workload.contains("capture") ? workload["capture"] : json::object();
+  // Sent once, at top level, named as job documents name it (ReadJobSpec).
+  if (workload.is_object()) workload.erase("capture");
+  json capture = Member(spec.capture, json::object());
   json model = Member(spec.model, json::object());
   json document = {
       {"run_id", assign.run_id},

@@ -11,6 +11,7 @@
 
 #include "agent/model_inventory.h"
 #include "base/sha256.h"
+#include "base/strings.h"
 #include "fingerprint/file_hasher.h"
 #include "model/atomic_file.h"
 #include "model/synth_model.h"
@@ -23,18 +24,12 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kSidecarSuffix = ".sha256";
 
-std::string Lowercase(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // The hash a sidecar records (first word of its first line), if well-formed.
 std::optional<std::string> ReadSidecar(const std::string& path) {
   std::ifstream in(path);
   std::string hex;
   if (!(in >> hex) || !IsSha256Hex(hex)) return std::nullopt;
-  return Lowercase(hex);
+  return Lower(hex);
 }
 
 }  // namespace
@@ -105,7 +100,7 @@ Result<ResolvedModel> ModelResolver::ResolveSha256(std::string_view hex) {
     return InvalidArgument("expected 64 hex digits after sha256:, got \"" + std::string(hex) +
                            "\"");
   }
-  std::string wanted = Lowercase(hex);
+  std::string wanted = Lower(hex);
   std::vector<std::string> dirs = options_.model_dirs;
   dirs.push_back(options_.cache_dir);
   std::string corruption;  // of a model-cache file that had the hash

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/errno_status.h"
 #include "protocol/codec.h"
 
 namespace orch::agent {
@@ -37,14 +38,12 @@ std::string SeqName(std::uint64_t seq) {
   return name;
 }
 
-Status Errno(const std::string& what) { return IoError(what + ": " + std::strerror(errno)); }
-
 Status SyncPath(const std::string& path, int flags) {
   int fd = ::open(path.c_str(), flags | O_CLOEXEC);
-  if (fd < 0) return Errno("open " + path);
+  if (fd < 0) return ErrnoError("open " + path, errno);
   int rc = ::fsync(fd);
   ::close(fd);
-  return rc == 0 ? Status::Ok() : Errno("fsync " + path);
+  return rc == 0 ? Status::Ok() : ErrnoError("fsync " + path, errno);
 }
 
 // Writes `bytes` to `path` atomically and durably (temp file, fsync, rename,
@@ -52,13 +51,13 @@ Status SyncPath(const std::string& path, int flags) {
 Status WriteDurably(const std::string& path, const std::string& bytes) {
   std::string temp = path + ".tmp";
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("create " + temp);
+  if (fd < 0) return ErrnoError("create " + temp, errno);
   std::size_t written = 0;
   while (written < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      Status status = Errno("write " + temp);
+      Status status = ErrnoError("write " + temp, errno);
       ::close(fd);
       return status;
     }
@@ -67,12 +66,12 @@ Status WriteDurably(const std::string& path, const std::string& bytes) {
   // The data is synced before the rename, so the final name never shows a partial
   // file; the directory sync below makes the rename itself durable.
   if (::fsync(fd) != 0) {
-    Status status = Errno("fsync " + temp);
+    Status status = ErrnoError("fsync " + temp, errno);
     ::close(fd);
     return status;
   }
   ::close(fd);
-  if (::rename(temp.c_str(), path.c_str()) != 0) return Errno("rename " + temp);
+  if (::rename(temp.c_str(), path.c_str()) != 0) return ErrnoError("rename " + temp, errno);
   return SyncPath(fs::path(path).parent_path().string(), O_RDONLY | O_DIRECTORY);
 }
 
@@ -102,12 +101,12 @@ std::string HolderOf(int fd) {
 Result<UniqueFd> LockSpool(const std::string& dir) {
   std::string path = (fs::path(dir) / kLockFile).string();
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-  if (!fd.valid()) return Errno("open " + path);
+  if (!fd.valid()) return ErrnoError("open " + path, errno);
   int rc = 0;
   do {
     rc = ::flock(fd.get(), LOCK_EX | LOCK_NB);
   } while (rc != 0 && errno == EINTR);
-  if (rc != 0 && errno != EWOULDBLOCK) return Errno("lock " + path);
+  if (rc != 0 && errno != EWOULDBLOCK) return ErrnoError("lock " + path, errno);
   if (rc != 0) {
     return Status(StatusCode::kFailedPrecondition,
                   "spool " + dir + " is in use by another agent (" + HolderOf(fd.get()) +
@@ -116,9 +115,9 @@ Result<UniqueFd> LockSpool(const std::string& dir) {
                       "this one its own agent.spool_dir");
   }
   std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd.get(), 0) != 0) return Errno("truncate " + path);
+  if (::ftruncate(fd.get(), 0) != 0) return ErrnoError("truncate " + path, errno);
   if (::pwrite(fd.get(), pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
-    return Errno("write " + path);
+    return ErrnoError("write " + path, errno);
   }
   return fd;
 }
@@ -229,9 +228,9 @@ Status Spool::Ack(const std::string& run_id, std::uint64_t seq) {
   // across a restart; at any moment one of the two names exists. It is then
   // truncated to free the chunk's bytes.
   if (::rename((path + ".msg").c_str(), (path + ".acked").c_str()) != 0) {
-    return Errno("rename " + path + ".msg");
+    return ErrnoError("rename " + path + ".msg", errno);
   }
-  if (::truncate((path + ".acked").c_str(), 0) != 0) return Errno("truncate " + path);
+  if (::truncate((path + ".acked").c_str(), 0) != 0) return ErrnoError("truncate " + path, errno);
   return RemoveIfDone(it);
 }
 

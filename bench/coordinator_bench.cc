@@ -45,7 +45,7 @@ std::string PlanJson(const std::string& name, int jobs) {
       R"({"schema":"orch.plan/1","experiment":{"name":")" + name +
       R"("},"model":{"name":"m","synth":"llama:vocab=512"},)"
       R"("workloads":[{"name":"w","kind":"teacher_forced","positions":16,"text":"bench",)"
-      R"("capture":{"top_k":20,"full_every":0,"full_windows":[]}}],"jobs":[)";
+      R"("capture":{"top_logits":20,"full_every":0,"full_windows":[]}}],"jobs":[)";
   for (int i = 0; i < jobs; ++i) {
     if (i > 0) json += ",";
     std::string id =

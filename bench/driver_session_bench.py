@@ -70,7 +70,7 @@ def job_document(engine, model, sha, positions, index):
         coordinate["cpu_backend"] = "best"
     with open(os.path.join(ROOT, "examples", "texts", "readme.txt"), encoding="utf-8") as f:
         text = f.read()
-    capture = {"top_k": 20, "full_every": 0, "full_windows": []}
+    capture = {"top_logits": 20, "full_every": 0, "full_windows": []}
     return {"run_id": "bench-%d" % index, "job_id": "%032x" % index, "experiment": "bench",
             "coordinate": coordinate,
             "workload": {"name": "readme", "kind": "teacher_forced", "positions": positions,

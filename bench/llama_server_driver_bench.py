@@ -104,7 +104,7 @@ class Server:
 
 
 def job_document(url, tokens, top_k):
-    capture = {"top_k": top_k, "full_every": 0, "full_windows": []}
+    capture = {"top_logits": top_k, "full_every": 0, "full_windows": []}
     return {"run_id": "bench", "job_id": "0" * 32, "experiment": "bench",
             "coordinate": {"engine": LABEL, "slots": "1"},
             "workload": {"name": "bench", "kind": "teacher_forced", "positions": len(tokens),

@@ -127,7 +127,7 @@ std::string DriverJob(const Case& c, const std::string& model_path, const std::s
                      {"hardware", "cpu"},
                      {"tp", "1"}};
   // No full rows: the benchmark measures the digest path alone.
-  json capture = {{"top_k", 20},
+  json capture = {{"top_logits", 20},
                   {"full_every", 0},
                   {"full_windows", json::array()},
                   {"full_row_budget_bytes", 0}};

@@ -47,7 +47,7 @@ def driver_run(driver, model_path, tokens, threads):
                           "dtype": "float32", "threads": str(threads), "hardware": "cpu"},
            "workload": {"name": "bench", "kind": "teacher_forced", "positions": len(tokens),
                         "tokens": tokens},
-           "capture": {"top_k": 20, "full_every": 0, "full_windows": [],
+           "capture": {"top_logits": 20, "full_every": 0, "full_windows": [],
                        "full_row_budget_bytes": 0},
            "model": {"requirement": "file", "path": model_path, "sha256": "bench"}}
     start = time.perf_counter()

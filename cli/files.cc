@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/errno_status.h"
 #include "model/atomic_file.h"
 
 namespace orch::cli {
@@ -20,15 +21,10 @@ namespace {
 namespace fs = std::filesystem;
 using planner::kMaxSourceFileBytes;
 
-Status Errno(const std::string& what, const std::string& path) {
-  std::string message = what + " " + path + ": " + std::strerror(errno);
-  return errno == ENOENT ? NotFound(std::move(message)) : IoError(std::move(message));
-}
-
 // realpath(3): absolute, every symlink resolved; the file must exist.
 Result<std::string> RealPath(const std::string& path) {
   char* real = ::realpath(path.c_str(), nullptr);
-  if (real == nullptr) return Errno("cannot open", path);
+  if (real == nullptr) return ErrnoPathError("cannot open " + path, errno);
   std::string out(real);
   std::free(real);
   return out;
@@ -64,7 +60,7 @@ Status CheckRegularAndSmall(const struct stat& st, const std::string& path) {
 Result<std::string> ReadOpened(int fd, const struct stat& before, const std::string& path,
                                const std::string& real) {
   struct stat now {};
-  if (::fstat(fd, &now) != 0) return Errno("cannot stat", real);
+  if (::fstat(fd, &now) != 0) return ErrnoPathError("cannot stat " + real, errno);
   if (now.st_dev != before.st_dev || now.st_ino != before.st_ino) {
     return IoError(real + " was replaced while being opened; try again");
   }
@@ -74,7 +70,7 @@ Result<std::string> ReadOpened(int fd, const struct stat& before, const std::str
   while (content.size() <= kMaxSourceFileBytes) {
     ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Errno("cannot read", real);
+    if (n < 0) return ErrnoPathError("cannot read " + real, errno);
     if (n == 0) return content;
     content.append(buffer, static_cast<std::size_t>(n));
   }
@@ -85,10 +81,10 @@ Result<std::string> ReadOpened(int fd, const struct stat& before, const std::str
 // then reads without following a symlink swapped in at the last component.
 Result<std::string> ReadRegularFile(const std::string& real, const std::string& path) {
   struct stat before {};
-  if (::stat(real.c_str(), &before) != 0) return Errno("cannot open", real);
+  if (::stat(real.c_str(), &before) != 0) return ErrnoPathError("cannot open " + real, errno);
   ORCH_RETURN_IF_ERROR(CheckRegularAndSmall(before, path));
   int fd = ::open(real.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return Errno("cannot open", real);
+  if (fd < 0) return ErrnoPathError("cannot open " + real, errno);
   Result<std::string> content = ReadOpened(fd, before, path, real);
   ::close(fd);
   return content;
@@ -113,10 +109,10 @@ Result<std::string> ReadFile(const std::string& path) {
     return IoError("cannot read " + path + ": it is a directory");
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Errno("cannot open", path);
+  if (!in) return ErrnoPathError("cannot open " + path, errno);
   std::ostringstream content;
   content << in.rdbuf();
-  if (in.bad()) return Errno("cannot read", path);
+  if (in.bad()) return ErrnoPathError("cannot read " + path, errno);
   return content.str();
 }
 
@@ -150,7 +146,7 @@ Result<std::string> FileSourceReader::Locate(const std::string& path) const {
   ORCH_ASSIGN_OR_RETURN(std::string real, RealPath(full.string()));
   if (confined) ORCH_RETURN_IF_ERROR(CheckWithin(path, real, base));
   struct stat st {};
-  if (::stat(real.c_str(), &st) != 0) return Errno("cannot open", real);
+  if (::stat(real.c_str(), &st) != 0) return ErrnoPathError("cannot open " + real, errno);
   if (!S_ISREG(st.st_mode)) return planner::RefuseSpecialFile(path, SpecialKind(st.st_mode));
   return real;
 }

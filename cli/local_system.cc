@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/strings.h"
 #include "cli/client_file.h"
 #include "cli/files.h"
 #include "protocol/identity_key.h"
@@ -78,11 +79,6 @@ void WriteAgentConfig(const fs::path& path, const std::string& id, const std::st
   }
 }
 
-std::string Trimmed(std::string text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-  return text;
-}
-
 // What the coordinator's log says when it could not open its store.
 std::string WhyNotStarted(const std::string& log_path, const std::string& data_dir) {
   Result<std::string> log = ReadFile(log_path);
@@ -127,8 +123,8 @@ Result<std::string> LocalSystem::StartCoordinator(const std::string& orch) {
   coordinator_ = std::make_unique<ChildProcess>(std::move(child));
   for (int i = 0; i < 300; ++i) {
     Result<std::string> text = ReadFile(endpoint_file.string());
-    if (text.ok() && !Trimmed(*text).empty()) {
-      endpoint_ = Trimmed(*text);
+    if (text.ok() && !TrimEnd(*text).empty()) {
+      endpoint_ = TrimEnd(*text);
       ORCH_RETURN_IF_ERROR(
           WriteClientFile(data_dir_, {endpoint_, admin_key_, coordinator_public_, false}));
       return endpoint_;

@@ -11,18 +11,6 @@ namespace {
 
 constexpr int kBarWidth = 30;
 
-const char* StateName(protocol::AgentState state) {
-  switch (state) {
-    case protocol::AgentState::kConnected:
-      return "connected";
-    case protocol::AgentState::kDraining:
-      return "draining";
-    case protocol::AgentState::kDisconnected:
-      return "disconnected";
-  }
-  return "?";
-}
-
 std::string Join(const std::vector<std::string>& items) {
   std::string out;
   for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
@@ -125,10 +113,10 @@ void PrintAgents(std::ostringstream& out, const protocol::StatusReply& status) {
   if (status.agents.empty()) out << "  (none registered)\n";
   for (const protocol::AgentSummary& a : status.agents) {
     out << "  " << a.agent_id << "  host " << Or(a.host) << "  " << a.hardware_class << "  engines "
-        << Join(a.engines) << "  " << StateName(a.state) << "  runs " << a.current_runs.size()
-        << "/" << a.slots << "  " << Rate(a.positions_per_second) << " positions/s  "
-        << a.model_count << " model files  heartbeat " << FormatDuration(a.heartbeat_age)
-        << " ago\n";
+        << Join(a.engines) << "  " << protocol::AgentStateName(a.state) << "  runs "
+        << a.current_runs.size() << "/" << a.slots << "  " << Rate(a.positions_per_second)
+        << " positions/s  " << a.model_count << " model files  heartbeat "
+        << FormatDuration(a.heartbeat_age) << " ago\n";
     if (!a.quarantined.empty()) out << "    quarantined: " << a.quarantined << "\n";
   }
 }
@@ -251,7 +239,7 @@ std::string FormatStatusJson(const protocol::StatusReply& status) {
                              {"host", a.host},
                              {"hardware", a.hardware_class},
                              {"engines", a.engines},
-                             {"state", StateName(a.state)},
+                             {"state", protocol::AgentStateName(a.state)},
                              {"slots", a.slots},
                              {"current_runs", a.current_runs},
                              {"positions_per_second", a.positions_per_second},

@@ -8,18 +8,6 @@ namespace {
 using telemetry::ExpositionWriter;
 using telemetry::MetricType;
 
-const char* AgentStateName(protocol::AgentState state) {
-  switch (state) {
-    case protocol::AgentState::kConnected:
-      return "connected";
-    case protocol::AgentState::kDraining:
-      return "draining";
-    case protocol::AgentState::kDisconnected:
-      return "disconnected";
-  }
-  return "unknown";
-}
-
 void JobMetrics(const protocol::StatusReply& status, ExpositionWriter& w) {
   w.Family("orch_jobs", MetricType::kGauge, "Jobs by experiment and state.");
   std::uint64_t pending = 0;
@@ -44,7 +32,8 @@ void JobMetrics(const protocol::StatusReply& status, ExpositionWriter& w) {
 
 void AgentMetrics(const protocol::StatusReply& status, ExpositionWriter& w) {
   std::map<std::string, int> by_state = {{"connected", 0}, {"draining", 0}, {"disconnected", 0}};
-  for (const protocol::AgentSummary& a : status.agents) ++by_state[AgentStateName(a.state)];
+  for (const protocol::AgentSummary& a : status.agents)
+    ++by_state[protocol::AgentStateName(a.state)];
   w.Family("orch_agents", MetricType::kGauge, "Known agents by state.");
   for (const auto& [state, count] : by_state) w.Sample("orch_agents", {{"state", state}}, count);
   struct PerAgent {

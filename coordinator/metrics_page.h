@@ -35,8 +35,6 @@ std::string CoordinatorMetricsText(const protocol::StatusReply& status,
 std::string StatusPageHtml(const protocol::StatusReply& status, std::string_view coordinator_id,
                            int refresh_seconds);
 
-// HTML text escaping (&, <, >, ", ').
-std::string EscapeHtml(std::string_view text);
 // Percent-encoding of a path segment, and its inverse (nullopt: a malformed escape).
 std::string EncodePathSegment(std::string_view text);
 std::optional<std::string> DecodePathSegment(std::string_view text);

@@ -2,6 +2,7 @@
 #include <cctype>
 #include <sstream>
 
+#include "base/strings.h"
 #include "coordinator/metrics_page.h"
 
 namespace orch::coordinator {
@@ -109,32 +110,6 @@ std::string StatusPageHtml(const protocol::StatusReply& status, std::string_view
   }
   out << "</body></html>\n";
   return out.str();
-}
-
-std::string EscapeHtml(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 std::string EncodePathSegment(std::string_view text) {

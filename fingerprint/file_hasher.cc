@@ -8,17 +8,13 @@
 #include <cstring>
 #include <vector>
 
+#include "base/errno_status.h"
 #include "base/sha256.h"
 
 namespace orch::fingerprint {
 namespace {
 
 constexpr std::size_t kBlockBytes = 1 << 20;
-
-Status ErrnoStatus(const std::string& what, const std::string& path) {
-  std::string message = what + " " + path + ": " + std::strerror(errno);
-  return errno == ENOENT ? NotFound(std::move(message)) : IoError(std::move(message));
-}
 
 FileIdentity IdentityOf(const std::string& path, const struct stat& info) {
   FileIdentity identity;
@@ -40,7 +36,7 @@ Result<std::string> HashDescriptor(int fd, const std::string& path) {
   while (true) {
     ssize_t n = ::read(fd, block.data(), block.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus("read", path);
+    if (n < 0) return ErrnoPathError("read " + path, errno);
     if (n == 0) break;
     hasher.Update(std::string_view(block.data(), static_cast<std::size_t>(n)));
   }
@@ -51,13 +47,13 @@ Result<std::string> HashDescriptor(int fd, const std::string& path) {
 
 Result<FileIdentity> CurrentIdentity(const std::string& path) {
   struct stat info;
-  if (::stat(path.c_str(), &info) != 0) return ErrnoStatus("stat", path);
+  if (::stat(path.c_str(), &info) != 0) return ErrnoPathError("stat " + path, errno);
   return IdentityOf(path, info);
 }
 
 Result<FileHash> FileHasher::Hash(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus("open", path);
+  if (fd < 0) return ErrnoPathError("open " + path, errno);
   struct stat before;
   if (::fstat(fd, &before) != 0 || !S_ISREG(before.st_mode)) {
     ::close(fd);

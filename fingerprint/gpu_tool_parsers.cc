@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/strings.h"
 #include "fingerprint/system_file_parsers.h"
 
 namespace orch::fingerprint {
@@ -57,12 +58,6 @@ Result<GpuFacts> ParseNvidiaLine(std::string_view line) {
       &gpu.power_limit,  &gpu.ecc_mode,      &gpu.persistence_mode, &gpu.mig_mode};
   for (std::size_t i = 0; i < kNvidiaFieldCount; ++i) *fields[i] = SmiValue(cells[i]);
   return gpu;
-}
-
-std::string Lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return text;
 }
 
 // rocm-smi changed key capitalisation between releases ("Card series"/"Card Series").

@@ -11,14 +11,10 @@
 #include <cstring>
 #include <utility>
 
+#include "base/errno_status.h"
+
 namespace orch::fingerprint {
 namespace {
-
-Status ErrnoStatus(const std::string& path, int error) {
-  std::string message = path + ": " + std::strerror(error);
-  return error == ENOENT || error == ENOTDIR ? NotFound(std::move(message))
-                                             : IoError(std::move(message));
-}
 
 // Closes a file descriptor on scope exit.
 class FdCloser final {
@@ -45,14 +41,14 @@ std::string RootFs::RealPath(const std::string& path) const {
 
 Result<std::string> RootFs::ReadFile(const std::string& path, std::size_t max_bytes) const {
   int fd = ::open(RealPath(path).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(path, errno);
+  if (fd < 0) return ErrnoPathError(path, errno);
   FdCloser closer(fd);
   std::string text;
   char buffer[65536];
   while (text.size() < max_bytes) {
     ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus(path, errno);
+    if (n < 0) return ErrnoPathError(path, errno);
     if (n == 0) break;
     text.append(buffer, static_cast<std::size_t>(n));
   }
@@ -75,7 +71,7 @@ bool RootFs::Exists(const std::string& path) const {
 
 Result<std::vector<std::string>> RootFs::ListDirectory(const std::string& path) const {
   DIR* dir = ::opendir(RealPath(path).c_str());
-  if (dir == nullptr) return ErrnoStatus(path, errno);
+  if (dir == nullptr) return ErrnoPathError(path, errno);
   std::vector<std::string> names;
   while (const dirent* entry = ::readdir(dir)) {
     std::string name = entry->d_name;

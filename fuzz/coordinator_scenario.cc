@@ -14,36 +14,16 @@
 #include "planner/plan_json.h"
 #include "protocol/codec.h"
 #include "tests/support/map_source_reader.h"
+#include "tests/support/spec_text.h"
 
 namespace orch::fuzz {
 namespace {
 
-constexpr const char* kSpec = R"toml(
-[experiment]
-name = "exp"
-
-[model]
-synth = "llama:vocab=512,embd=64,layers=2,heads=2,kv_heads=1,ff=128,ctx=256,seed=7"
-
-[[workloads]]
-name = "readme"
-kind = "teacher_forced"
-text = "The quick brown fox"
-positions = 16
-
-[baseline]
-engine = "llama.cpp@v0.4.0"
-quant = "q4_0"
-kv = "f16"
-attention = "off"
-tp = 1
-hardware = "cpu"
-threads = 1
-
-[repeats]
-baseline = 2
-cells = 1
-)toml";
+// The coordinator tests' small spec: one teacher-forced workload, two baseline jobs.
+const std::string& ScenarioSpec() {
+  static const std::string spec = orch::testing::SmallSpec("exp", 2);
+  return spec;
+}
 
 coordinator::CoordinatorOptions Options() {
   coordinator::CoordinatorOptions options;
@@ -65,7 +45,7 @@ protocol::Hello AgentHello() {
 std::string_view ScenarioPlanJson() {
   static const std::string json = [] {
     orch::testing::MapSourceReader reader;
-    planner::PlanOutcome outcome = planner::PlanSpec(kSpec, "spec.toml", reader);
+    planner::PlanOutcome outcome = planner::PlanSpec(ScenarioSpec(), "spec.toml", reader);
     ORCH_CHECK(outcome.plan.has_value()) << "the scenario's spec does not plan";
     return planner::PlanToJson(*outcome.plan);
   }();

@@ -9,14 +9,12 @@
 #include <cstring>
 #include <filesystem>
 
+#include "base/errno_status.h"
+
 namespace orch::model {
 namespace {
 
 constexpr std::size_t kBufferBytes = 1 << 20;
-
-Status Errno(const std::string& what, const std::string& path) {
-  return IoError(what + " " + path + ": " + std::strerror(errno));
-}
 
 // A name no other writer in this process or another one uses at the same time.
 std::string TempName(const std::string& path) {
@@ -39,7 +37,7 @@ void SyncFolderOf(const std::string& path) {
 Result<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& path) {
   std::string temp = TempName(path);
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("cannot create", temp);
+  if (fd < 0) return ErrnoError("cannot create " + temp, errno);
   return std::unique_ptr<AtomicFile>(new AtomicFile(path, std::move(temp), fd));
 }
 
@@ -65,7 +63,7 @@ Status AtomicFile::Flush() {
   while (done < buffer_.size()) {
     ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Errno("write", temp_);
+    if (n < 0) return ErrnoError("write " + temp_, errno);
     done += static_cast<std::size_t>(n);
   }
   buffer_.clear();
@@ -75,11 +73,12 @@ Status AtomicFile::Flush() {
 Result<FileDigest> AtomicFile::Commit() {
   ORCH_CHECK(fd_ >= 0 && !committed_) << "AtomicFile::Commit called twice for " << path_;
   ORCH_RETURN_IF_ERROR(Flush());
-  if (::fsync(fd_) != 0) return Errno("fsync", temp_);
+  if (::fsync(fd_) != 0) return ErrnoError("fsync " + temp_, errno);
   int fd = fd_;
   fd_ = -1;
-  if (::close(fd) != 0) return Errno("close", temp_);
-  if (std::rename(temp_.c_str(), path_.c_str()) != 0) return Errno("cannot rename onto", path_);
+  if (::close(fd) != 0) return ErrnoError("close " + temp_, errno);
+  if (std::rename(temp_.c_str(), path_.c_str()) != 0)
+    return ErrnoError("cannot rename onto " + path_, errno);
   committed_ = true;
   SyncFolderOf(path_);
   return FileDigest{ToHex(hasher_.Finish()), bytes_};

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "plan_document/job_fields.h"
 #include "plan_document/plan_json.h"
 
 namespace orch::plan_document {
@@ -145,6 +146,17 @@ Result<JobSpec> ReadJobSpec(std::string_view text) {
        {std::pair{"job", &out.job}, {"workload", &out.workload}, {"model", &out.model}}) {
     if (auto it = spec.find(key); it != spec.end()) *field = it->dump();
   }
+  auto workload = spec.find("workload");
+  if (workload == spec.end() || !workload->is_object()) return out;
+  auto capture = workload->find("capture");
+  if (capture == workload->end()) return out;
+  json normalized = *capture;
+  if (normalized.is_object() && normalized.contains(kFormerTopLogitsKey) &&
+      !normalized.contains("top_logits")) {
+    normalized["top_logits"] = normalized[kFormerTopLogitsKey];
+    normalized.erase(kFormerTopLogitsKey);
+  }
+  out.capture = normalized.dump();
   return out;
 }
 

@@ -19,6 +19,9 @@ struct JobSpec {
   std::string job;
   std::string workload;
   std::string model;
+  // The workload's capture object, with the fields named as job documents name them
+  // (a plan written before the rename says "top_k" for top_logits); "" when absent.
+  std::string capture;
 };
 
 // Compact JSON. The job object has sorted keys and only the fields the document has; the
@@ -28,6 +31,7 @@ struct JobSpec {
 std::string WriteJobSpec(const Document& document, const Job& job);
 
 // InvalidArgument "not a JSON object" when `text` is not one. Never throws.
+// The agent sends `capture` once, at the job document's top level (docs/driver-protocol.md).
 Result<JobSpec> ReadJobSpec(std::string_view text);
 
 }  // namespace orch::plan_document

@@ -71,7 +71,7 @@ struct Model {
 };
 
 struct Capture {
-  std::optional<std::int32_t> top_k;
+  std::optional<std::int32_t> top_logits;  // read from "top_k" in plans written before
   std::optional<std::int32_t> full_every;
   std::optional<std::vector<std::pair<std::int32_t, std::int32_t>>> full_windows;  // [b, e)
   // Bytes of full rows a run may keep to make every position exact; absent in plans

@@ -3,6 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "plan_document/job_fields.h"
 #include "plan_document/plan_json.h"
 
 namespace orch::plan_document {
@@ -142,7 +143,9 @@ Result<Capture> ReadCapture(const json& c, const std::string& at) {
   ORCH_RETURN_IF_ERROR(Object(c, at));
   Capture capture;
   std::string where = at + ".";
-  ORCH_RETURN_IF_ERROR(Integer(c, "top_k", where, capture.top_k));
+  // Plans written before the rename carry top_logits as "top_k" (job_fields.h).
+  const char* top_logits = c.contains("top_logits") ? "top_logits" : kFormerTopLogitsKey.data();
+  ORCH_RETURN_IF_ERROR(Integer(c, top_logits, where, capture.top_logits));
   ORCH_RETURN_IF_ERROR(Integer(c, "full_every", where, capture.full_every));
   ORCH_RETURN_IF_ERROR(Integer(c, "full_row_budget_bytes", where, capture.full_row_budget_bytes));
   if (capture.full_row_budget_bytes && *capture.full_row_budget_bytes < 0) {

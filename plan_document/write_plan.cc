@@ -44,7 +44,7 @@ Json WorkloadJson(const Workload& w) {
   if (!w.text_file.empty()) out["text_file"] = w.text_file;
   if (w.capture) {
     Json capture = Json::object();
-    if (w.capture->top_k) capture["top_k"] = *w.capture->top_k;
+    if (w.capture->top_logits) capture["top_logits"] = *w.capture->top_logits;
     if (w.capture->full_every) capture["full_every"] = *w.capture->full_every;
     if (w.capture->full_row_budget_bytes)
       capture["full_row_budget_bytes"] = *w.capture->full_row_budget_bytes;

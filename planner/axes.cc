@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 
+#include "base/strings.h"
 #include "base/suggest.h"
 #include "planner/diagnostics.h"
 
@@ -73,18 +74,6 @@ constexpr std::array kAxes = {
 
 constexpr AxisDef kKnob{"knob.*", kAny, kAll, false,
                         false,    0,    0,    "free engine knob passed to the driver unchecked"};
-
-std::string Trim(std::string_view text) {
-  auto is_space = [](unsigned char c) { return std::isspace(c) != 0; };
-  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
-  return std::string(text);
-}
-
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
 
 std::string Describe(const AxisValue& raw) {
   if (raw.is_string()) return "the string " + Quote(raw);

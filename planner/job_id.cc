@@ -18,9 +18,11 @@ json CaptureJson(const CapturePolicy& capture) {
   for (const auto& [begin, end] : capture.full_windows) {
     windows.push_back(json::array({begin, end}));
   }
+  // top_logits keeps the key it had before its rename ("top_k"): the canonical form is
+  // what job ids hash, and the ids of stored runs stay theirs (docs/spec.md, "Job ids").
   json out = {{"full_every", capture.full_every},
               {"full_windows", std::move(windows)},
-              {"top_k", capture.top_k}};
+              {"top_k", capture.top_logits}};
   // Only a budget the spec changed is part of the id: the ids of specs written before
   // the budget existed stay those of their stored runs.
   if (capture.full_row_budget_bytes != kDefaultFullRowBudgetBytes) {

@@ -26,7 +26,7 @@ Result<int> Int(const std::optional<Wide>& value, const std::string& field) {
 Result<CapturePolicy> ReadCapture(const plan_document::Workload& w, const std::string& at) {
   if (!w.capture) return Missing(at + "capture", "object");
   CapturePolicy policy;
-  ORCH_ASSIGN_OR_RETURN(policy.top_k, Int(w.capture->top_k, at + "capture.top_k"));
+  ORCH_ASSIGN_OR_RETURN(policy.top_logits, Int(w.capture->top_logits, at + "capture.top_logits"));
   ORCH_ASSIGN_OR_RETURN(policy.full_every, Int(w.capture->full_every, at + "capture.full_every"));
   if (!w.capture->full_windows) return Missing(at + "capture.full_windows", "array");
   for (const auto& window : *w.capture->full_windows) policy.full_windows.push_back(window);

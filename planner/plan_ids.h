@@ -15,7 +15,7 @@ namespace orch::planner {
 
 // Ok when every job of `plan` has the id of its canonical form. InvalidArgument
 // naming the first field the form needs that the document lacks
-// ("plan.workloads[1].capture.top_k: required integer ...") or the first job whose id
+// ("plan.workloads[1].capture.top_logits: required integer ...") or the first job whose id
 // differs ("plan.jobs[3].id: ..."). Types were checked when the document was read.
 Status CheckPlanJobIds(const plan_document::Document& plan);
 

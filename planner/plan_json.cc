@@ -53,7 +53,7 @@ plan_document::Workload WorkloadOf(const Workload& w) {
     out.text_file = w.text_file;
   }
   out.capture = plan_document::Capture{
-      w.capture.top_k, w.capture.full_every, {{}}, w.capture.full_row_budget_bytes};
+      w.capture.top_logits, w.capture.full_every, {{}}, w.capture.full_row_budget_bytes};
   for (const auto& window : w.capture.full_windows) out.capture->full_windows->push_back(window);
   return out;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "plan_document/job_fields.h"
 #include "planner/axis_value.h"
 
 namespace orch::planner {
@@ -39,14 +40,15 @@ const char* WorkloadKindName(WorkloadKind kind);
 
 // Bytes of full logit rows a run may keep so that every position is exact (64 MiB): a
 // 2,048-token vocabulary keeps every row of 8,192 positions, a 152k-token one of 110.
-inline constexpr std::int64_t kDefaultFullRowBudgetBytes = std::int64_t{64} << 20;
-inline constexpr std::int64_t kMaxFullRowBudgetBytes = std::int64_t{4} << 30;
+// Limits and defaults of the capture fields: plan_document/job_fields.h.
+inline constexpr std::int64_t kDefaultFullRowBudgetBytes =
+    plan_document::kFullRowBudgetBytes.fallback;
 
 // Which logit rows a driver captures beyond the per-position digest. A driver keeps
 // every full row when positions x vocabulary x 4 bytes <= full_row_budget_bytes (> 0),
 // else the rows full_every and full_windows name (docs/spec.md, "Full rows").
 struct CapturePolicy {
-  int top_k = 20;                                 // ids and logits kept per position
+  int top_logits = static_cast<int>(plan_document::kTopLogits.fallback);  // kept per position
   int full_every = 0;                             // a full row every N positions; 0 = never
   std::vector<std::pair<int, int>> full_windows;  // [begin, end) positions kept whole
   std::int64_t full_row_budget_bytes = kDefaultFullRowBudgetBytes;  // 0 = never by budget

@@ -1,6 +1,7 @@
 // [[workloads]]: teacher_forced and generate workloads with their capture policies.
 #include <set>
 
+#include "plan_document/job_fields.h"
 #include "planner/spec_sections.h"
 
 namespace orch::planner {
@@ -41,18 +42,31 @@ void ParseWindows(const toml::array& array, const std::string& path, int limit, 
   }
 }
 
+// A capture field within the limits drivers read it with (plan_document/job_fields.h).
+std::int64_t CaptureInt(const toml::table& t, const std::string& path, std::string_view key,
+                        const plan_document::IntegerField& field, TomlFields& f) {
+  return f.Int(t, path, key, false, field.min, field.max).value_or(field.fallback);
+}
+
 void ParseCapture(const toml::table& w, const std::string& path, int limit, TomlFields& f,
                   CapturePolicy& capture) {
   const toml::table* t = f.Table(w, path, "capture", false);
   if (t == nullptr) return;
   std::string cpath = JoinPath(path, "capture");
-  f.CheckKeys(*t, cpath, {"top_k", "full_every", "full_windows", "full_row_budget_bytes"});
-  capture.top_k = static_cast<int>(f.Int(*t, cpath, "top_k", false, 1, 4096).value_or(20));
+  toml::table keys = *t;  // the former name gets its own error, naming the new one
+  keys.erase(plan_document::kFormerTopLogitsKey);
+  f.CheckKeys(keys, cpath, {"top_logits", "full_every", "full_windows", "full_row_budget_bytes"});
+  if (const toml::node* former = t->get(plan_document::kFormerTopLogitsKey)) {
+    f.diagnostics().Error(PosOf(*former), JoinPath(cpath, plan_document::kFormerTopLogitsKey),
+                          "unknown field \"top_k\"; did you mean \"top_logits\"? (renamed: the "
+                          "logits kept per position, not the sampler's top_k)");
+  }
+  capture.top_logits =
+      static_cast<int>(CaptureInt(*t, cpath, "top_logits", plan_document::kTopLogits, f));
   capture.full_every =
-      static_cast<int>(f.Int(*t, cpath, "full_every", false, 0, kMaxPositions).value_or(0));
+      static_cast<int>(CaptureInt(*t, cpath, "full_every", plan_document::kFullEvery, f));
   capture.full_row_budget_bytes =
-      f.Int(*t, cpath, "full_row_budget_bytes", false, 0, kMaxFullRowBudgetBytes)
-          .value_or(kDefaultFullRowBudgetBytes);
+      CaptureInt(*t, cpath, "full_row_budget_bytes", plan_document::kFullRowBudgetBytes, f);
   if (const toml::array* windows = f.Array(*t, cpath, "full_windows")) {
     ParseWindows(*windows, JoinPath(cpath, "full_windows"), limit, f, capture);
   }

@@ -5,6 +5,18 @@
 
 namespace orch::protocol {
 
+const char* AgentStateName(AgentState state) {
+  switch (state) {
+    case AgentState::kConnected:
+      return "connected";
+    case AgentState::kDraining:
+      return "draining";
+    case AgentState::kDisconnected:
+      return "disconnected";
+  }
+  return "unknown";
+}
+
 const char* MessageName(const Message& message) {
   static constexpr const char* kNames[] = {
       "hello",      "welcome",       "reject",        "heartbeat",    "assign",

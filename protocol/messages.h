@@ -207,6 +207,8 @@ struct StatusRequest {
 };
 
 enum class AgentState { kConnected, kDraining, kDisconnected };
+// "connected", "draining" or "disconnected" (as `orch status` and the metrics show it).
+const char* AgentStateName(AgentState state);
 
 struct ExperimentProgress {
   std::string experiment;  // required

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/strings.h"
+
 namespace orch::report {
 namespace {
 
@@ -211,29 +213,6 @@ void WritePlot(const std::string& workload, const CellReport& c, const WorkloadS
   WriteMargins(c, scales.margin, out);
   WritePositions(c.result.plot, out);
   out << "\n</svg>\n";
-}
-
-std::string EscapeHtml(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 }  // namespace orch::report

@@ -27,7 +27,4 @@ WorkloadScales ScalesOf(const WorkloadReport& workload);
 void WritePlot(const std::string& workload, const CellReport& cell, const WorkloadScales& scales,
                std::ostringstream& out);
 
-// `text` with &, <, > and " escaped for HTML text and attribute values.
-std::string EscapeHtml(const std::string& text);
-
 }  // namespace orch::report

@@ -43,7 +43,7 @@ PlannedWorkload WorkloadOf(const plan_document::Workload& w) {
     workload.positions = Count(w.positions);
   }
   if (w.capture) {
-    workload.top_k = static_cast<int>(Count(w.capture->top_k).value_or(0));
+    workload.top_k = static_cast<int>(Count(w.capture->top_logits).value_or(0));
     workload.full_every = Count(w.capture->full_every).value_or(0);
   }
   workload.task = TaskOf(w);

@@ -37,7 +37,7 @@ struct PlannedWorkload {
   // when the plan does not say (then nothing is flagged as short).
   std::optional<std::uint64_t> positions;
   std::optional<std::uint64_t> max_tokens;
-  int top_k = 0;                       // capture.top_k; 0 when absent
+  int top_k = 0;                       // capture.top_logits; 0 when absent
   std::uint64_t full_every = 0;        // capture.full_every: full rows every N positions (0: none)
   std::optional<TaskCoordinate> task;  // a per-case workload of a task workload
 };

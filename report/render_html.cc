@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "base/strings.h"
 #include "report/html_plot.h"
 #include "report/render.h"
 #include "report/tables.h"

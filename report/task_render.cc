@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "base/strings.h"
 #include "report/html_plot.h"
 #include "report/task_tables.h"
 

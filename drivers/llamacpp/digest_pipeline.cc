@@ -4,8 +4,16 @@
 #include <utility>
 
 #include "base/check.h"
+#include "digest/row_digest.h"
+#include "plan_document/job_fields.h"
 
 namespace orch::drivers::llamacpp {
+
+// The planner refuses more logits per position than the digest library keeps, so a
+// plan never holds a job the driver must refuse.
+static_assert(plan_document::kTopLogits.max == digest::kMaxTopK &&
+                  plan_document::kTopLogits.min >= 1,
+              "capture.top_logits limits (plan_document/job_fields.h) differ from the digest's");
 
 RowDigester ComputeDigester(std::uint32_t top_k) {
   return [top_k](std::span<const float> row, const RowMeta& meta, digest::PositionRecord* record) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "base/strings.h"
+
 namespace orch::drivers::llamacpp {
 namespace {
 
@@ -147,13 +149,6 @@ std::string Subject(const Condition& c) {
 std::string Join(const std::vector<std::string_view>& values) {
   std::string out;
   for (std::string_view v : values) out += (out.empty() ? "" : ", ") + std::string(v);
-  return out;
-}
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   return out;
 }
 

@@ -5,18 +5,14 @@
 #include <nlohmann/json.hpp>
 
 #include "base/check.h"
+#include "base/strings.h"
 #include "drivers/llamacpp/job_axes.h"
+#include "plan_document/job_fields.h"
 
 namespace orch::drivers::llamacpp {
 namespace {
 
 using nlohmann::json;
-
-std::string Lower(std::string text) {
-  for (char& c : text)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return text;
-}
 
 // Coordinate values are strings; numbers written by hand may be JSON numbers.
 std::string AxisText(const json& value) {
@@ -116,23 +112,36 @@ Status ParseResources(const json& job, JobSettings* out) {
   if (resources == job.end() || !resources->is_object() || job["coordinate"].contains("threads")) {
     return Status::Ok();
   }
+  const plan_document::IntegerField& field = plan_document::kResourceThreads;
   ORCH_ASSIGN_OR_RETURN(std::int64_t threads,
-                        IntegerField(*resources, "job.resources", "threads", 0));
-  out->threads = static_cast<std::int32_t>(std::min<std::int64_t>(threads, 4096));
+                        IntegerField(*resources, "job.resources", "threads", field.fallback));
+  out->threads = static_cast<std::int32_t>(std::min(threads, field.max));
   return Status::Ok();
+}
+
+// A capture field: absent, its default; else a non-negative integer in the field's
+// range (plan_document/job_fields.h, the limits the planner checked the spec with).
+Result<std::int64_t> CaptureField(const json& capture, const char* key,
+                                  const plan_document::IntegerField& field) {
+  ORCH_ASSIGN_OR_RETURN(std::int64_t value, IntegerField(capture, "capture", key, field.fallback));
+  ORCH_RETURN_IF_ERROR(plan_document::CheckRange(field, value));
+  return value;
 }
 
 Status ParseCapture(const json& capture, CaptureSettings* out) {
   if (!capture.is_object()) return Status::Ok();
-  ORCH_ASSIGN_OR_RETURN(std::int64_t top_k, IntegerField(capture, "capture", "top_k", 20));
-  if (top_k < 1 || top_k > 1024) {
-    return InvalidArgument("capture.top_k: expected 1 to 1024, got " + std::to_string(top_k));
+  if (capture.contains(plan_document::kFormerTopLogitsKey)) {
+    return InvalidArgument("capture.top_k: renamed to capture.top_logits, got " +
+                           capture.dump().substr(0, 80));
   }
-  out->top_k = static_cast<std::uint32_t>(top_k);
-  ORCH_ASSIGN_OR_RETURN(out->full_every, IntegerField(capture, "capture", "full_every", 0));
+  ORCH_ASSIGN_OR_RETURN(std::int64_t top_logits,
+                        CaptureField(capture, "top_logits", plan_document::kTopLogits));
+  out->top_logits = static_cast<std::uint32_t>(top_logits);
+  ORCH_ASSIGN_OR_RETURN(out->full_every,
+                        CaptureField(capture, "full_every", plan_document::kFullEvery));
   ORCH_ASSIGN_OR_RETURN(
       out->full_row_budget_bytes,
-      IntegerField(capture, "capture", "full_row_budget_bytes", kDefaultFullRowBudgetBytes));
+      CaptureField(capture, "full_row_budget_bytes", plan_document::kFullRowBudgetBytes));
   auto windows = capture.find("full_windows");
   if (windows == capture.end() || windows->is_null()) return Status::Ok();
   if (!windows->is_array()) {

@@ -28,17 +28,19 @@
 #include <vector>
 
 #include "base/status.h"
+#include "plan_document/job_fields.h"
 
 namespace orch::drivers::llamacpp {
 
 enum class FlashAttention { kOff, kOn, kAuto };
 
 // Bytes of full rows a run may keep to make every position exact, when the job does
-// not say (the planner's default, planner/spec.h).
-inline constexpr std::int64_t kDefaultFullRowBudgetBytes = std::int64_t{64} << 20;
+// not say (plan_document/job_fields.h, as the planner's default).
+inline constexpr std::int64_t kDefaultFullRowBudgetBytes =
+    plan_document::kFullRowBudgetBytes.fallback;
 
 struct CaptureSettings {
-  std::uint32_t top_k = 20;
+  std::uint32_t top_logits = static_cast<std::uint32_t>(plan_document::kTopLogits.fallback);
   std::int64_t full_every = 0;                                      // 0 = never
   std::vector<std::pair<std::int64_t, std::int64_t>> full_windows;  // [begin, end)
   std::int64_t full_row_budget_bytes = kDefaultFullRowBudgetBytes;  // 0 = never by budget

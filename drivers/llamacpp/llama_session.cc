@@ -246,7 +246,7 @@ std::unique_ptr<DigestPipeline> LlamaSession::StartPipeline(const RecordSink& si
   };
   return std::make_unique<DigestPipeline>(
       PipelineOptions{.workers = workers, .max_in_flight = RowsInFlight(workers)},
-      static_cast<std::size_t>(n_vocab_), ComputeDigester(settings_.capture.top_k),
+      static_cast<std::size_t>(n_vocab_), ComputeDigester(settings_.capture.top_logits),
       std::move(counted));
 }
 

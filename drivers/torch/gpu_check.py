@@ -61,7 +61,7 @@ def run(driver, model, text, positions, coordinate):
     job = {"run_id": "gpu-check", "job_id": "gpu-check", "coordinate": coordinate,
            "workload": {"name": "readme", "kind": "teacher_forced", "positions": positions,
                         "text": text},
-           "capture": {"top_k": 20, "full_every": 1, "full_windows": []},
+           "capture": {"top_logits": 20, "full_every": 1, "full_windows": []},
            "model": {"requirement": "file", "path": model, "sha256": ""}}
     proc = subprocess.run([driver], input=json.dumps(job).encode(), stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, timeout=300)

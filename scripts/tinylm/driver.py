@@ -29,7 +29,7 @@ class Record:
 def teacher_forced_job(model_path, cache_dir, release, text=None, tokens=None,
                        positions=256, full_rows=False, quant="f32"):
     workload = {"name": "heldout", "kind": "teacher_forced", "positions": positions,
-                "capture": {"top_k": 20, "full_every": 1 if full_rows else 0,
+                "capture": {"top_logits": 20, "full_every": 1 if full_rows else 0,
                             "full_windows": [], "full_row_budget_bytes": 0}}
     if tokens is not None:
         workload["tokens"] = tokens

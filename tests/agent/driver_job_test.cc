@@ -63,6 +63,20 @@ TEST_F(DriverJobTest, ModelCarriesResolvedPathHashAndCacheDir) {
   EXPECT_EQ(document["model"]["spec"]["name"], "tiny");
 }
 
+// The capture policy is sent once, at top level, under the names drivers read: a plan
+// stored before capture.top_k was renamed reaches the driver as top_logits.
+TEST_F(DriverJobTest, TheCaptureIsSentOnceAtTopLevelUnderItsCurrentNames) {
+  Result<DriverJob> job =
+      BuildDriverJob(Assign("m.gguf", R"({"workload":{"name":"w","kind":"generate","prompt":"p",)"
+                                      R"("max_tokens":2,"capture":{"top_k":7,"full_every":2}}})"),
+                     *models_, 0);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  nlohmann::json document = nlohmann::json::parse(job->json);
+  EXPECT_EQ(document["capture"], nlohmann::json({{"top_logits", 7}, {"full_every", 2}}));
+  EXPECT_FALSE(document["workload"].contains("capture")) << document.dump();
+  EXPECT_EQ(document["workload"]["prompt"], "p");
+}
+
 TEST_F(DriverJobTest, DriverThreadsBecomeTheJobsResourcesAndZeroAddsNone) {
   Result<DriverJob> shared = BuildDriverJob(Assign("m.gguf", ""), *models_, 3);
   ASSERT_TRUE(shared.ok()) << shared.status().ToString();

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/strings.h"
 #include "tests/e2e/local_cluster.h"
 
 namespace orch::testing {
@@ -27,11 +28,6 @@ std::string SlurpChaosFile(const fs::path& path) {
 
 std::string ChaosTailBytes(const std::string& text, std::size_t bytes) {
   return text.size() <= bytes ? text : text.substr(text.size() - bytes);
-}
-
-std::string Trimmed(std::string text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-  return text;
 }
 
 // The parent pid in /proc/PID/stat: the 2nd field after the ")" closing the command.
@@ -106,10 +102,10 @@ void ChaosCluster::StartCoordinator() {
   ASSERT_TRUE(child.ok()) << child.status().ToString();
   coordinator_ = std::make_unique<cli::ChildProcess>(std::move(child).value());
   bool up = LocalCluster::WaitUntil(
-      [&] { return !Trimmed(SlurpChaosFile(endpoint_file)).empty() || !coordinator_->running(); },
+      [&] { return !TrimEnd(SlurpChaosFile(endpoint_file)).empty() || !coordinator_->running(); },
       20s);
   ASSERT_TRUE(up && coordinator_->running()) << "coordinator did not bind\n" << Logs();
-  ASSERT_EQ(Trimmed(SlurpChaosFile(endpoint_file)), endpoint_);
+  ASSERT_EQ(TrimEnd(SlurpChaosFile(endpoint_file)), endpoint_);
 }
 
 void ChaosCluster::KillCoordinator() {

@@ -215,7 +215,7 @@ name = "verse"
 kind = "teacher_forced"
 text = "In the beginning God created the heaven and the earth."
 positions = 8
-capture = { top_k = 8 }
+capture = { top_logits = 8 }
 
 [baseline]
 engine = "llama-server@b8390"

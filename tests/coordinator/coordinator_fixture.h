@@ -22,41 +22,13 @@
 #include "store/failing_store.h"
 #include "store/memory_store.h"
 #include "tests/support/map_source_reader.h"
+#include "tests/support/spec_text.h"
 
 namespace orch::coordinator::testing {
 
 using std::chrono::milliseconds;
 
-// A spec with `repeats` baseline jobs of one teacher-forced workload on engine
-// "test-engine@1", CPU hardware, and no alternatives.
-inline std::string SmallSpec(const std::string& name = "exp", int repeats = 1) {
-  return R"toml(
-[experiment]
-name = ")toml" +
-         name + R"toml("
-
-[model]
-synth = "llama:vocab=512,embd=64,layers=2,heads=2,kv_heads=1,ff=128,ctx=256,seed=7"
-
-[[workloads]]
-name = "readme"
-kind = "teacher_forced"
-text = "The quick brown fox"
-positions = 16
-
-[baseline]
-engine = "llama.cpp@v0.4.0"
-quant = "q4_0"
-kv = "f16"
-attention = "off"
-tp = 1
-hardware = "cpu"
-threads = 1
-
-[repeats]
-baseline = )toml" +
-         std::to_string(repeats) + "\ncells = 1\n";
-}
+using orch::testing::SmallSpec;
 
 // SmallSpec's experiment with `workloads` teacher-forced workloads (w0, w1, ...) and
 // `repeats` baseline jobs of each: a large plan from a short spec.

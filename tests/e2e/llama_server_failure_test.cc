@@ -105,7 +105,7 @@ kind = "teacher_forced"
 text_file = "kjv-heldout.txt"
 positions = )" +
          std::to_string(positions) + R"(
-capture = { top_k = 20 }
+capture = { top_logits = 20 }
 
 [baseline]
 engine = "llama-server@b8390"

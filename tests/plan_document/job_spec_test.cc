@@ -101,6 +101,27 @@ TEST(JobSpecTest, ReadsWhatItWrote) {
   EXPECT_EQ(json::parse(spec->job)["id"], document->jobs[0].id);
 }
 
+// The agent sends the workload's capture once, under the names job documents use: a plan
+// stored before capture.top_k was renamed gives top_logits.
+TEST(JobSpecTest, TheCaptureIsReadUnderTheJobDocumentsNames) {
+  Result<Document> document = ReadPlanJson(GoldenPlan().dump());
+  ASSERT_TRUE(document.ok());
+  json written = json::parse(WriteJobSpec(*document, document->jobs[0]));
+  Result<JobSpec> spec = ReadJobSpec(written.dump());
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(json::parse(spec->capture), written["workload"]["capture"]);
+  json stored = written;
+  json& capture = stored["workload"]["capture"];
+  capture["top_k"] = 7;
+  capture.erase("top_logits");
+  spec = ReadJobSpec(stored.dump());
+  ASSERT_TRUE(spec.ok());
+  json expected = written["workload"]["capture"];
+  expected["top_logits"] = 7;
+  EXPECT_EQ(json::parse(spec->capture), expected);
+  EXPECT_EQ(ReadJobSpec(R"({"workload": {"name": "w"}})")->capture, "");
+}
+
 TEST(JobSpecTest, TextThatIsNotAnObjectIsRefused) {
   for (const char* text : {"", "[]", "5", "{\"experiment\":"}) {
     Result<JobSpec> spec = ReadJobSpec(text);

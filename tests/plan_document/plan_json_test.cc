@@ -72,6 +72,21 @@ TEST(PlanJsonTest, TheFullRowBudgetIsReadAndAbsentInOlderPlans) {
   EXPECT_FALSE(again->workloads[0].capture->full_row_budget_bytes) << "written as read";
 }
 
+// capture.top_logits was written "top_k" before its rename: stored plans still read, and
+// are written back with the new name.
+TEST(PlanJsonTest, TopLogitsIsReadUnderItsFormerNameAndWrittenUnderTheNewOne) {
+  json plan = json::parse(Golden());
+  ASSERT_EQ(plan["workloads"][0]["capture"]["top_logits"], 20);
+  plan["workloads"][0]["capture"].erase("top_logits");
+  plan["workloads"][0]["capture"]["top_k"] = 7;
+  Result<Document> document = ReadPlanJson(plan.dump());
+  ASSERT_TRUE(document.ok()) << document.status().ToString();
+  EXPECT_EQ(document->workloads[0].capture->top_logits, 7);
+  json written = json::parse(WritePlanJson(*document));
+  EXPECT_EQ(written["workloads"][0]["capture"]["top_logits"], 7);
+  EXPECT_FALSE(written["workloads"][0]["capture"].contains("top_k"));
+}
+
 TEST(PlanJsonTest, JobsShareTheirCoordinatesAndRequirements) {
   Result<Document> document = ReadPlanJson(Golden());
   ASSERT_TRUE(document.ok());
@@ -105,8 +120,8 @@ TEST(PlanJsonTest, NamesTheFieldOfTheWrongType) {
        [](json& p) { p["jobs"][0]["repeat"] = -1; }},
       {"plan.jobs[2].coordinate.kv: must be a string, number or boolean, got []",
        [](json& p) { p["jobs"][2]["coordinate"]["kv"] = json::array(); }},
-      {"plan.workloads[0].capture.top_k: required integer, got \"8\"",
-       [](json& p) { p["workloads"][0]["capture"]["top_k"] = "8"; }},
+      {"plan.workloads[0].capture.top_logits: required integer, got \"8\"",
+       [](json& p) { p["workloads"][0]["capture"]["top_logits"] = "8"; }},
       {"plan.workloads[0].capture.full_every: required integer, got 3000000000 (out of range)",
        [](json& p) { p["workloads"][0]["capture"]["full_every"] = 3'000'000'000LL; }},
       {"plan.workloads[1].capture.full_row_budget_bytes: must be a non-negative integer, got -1",

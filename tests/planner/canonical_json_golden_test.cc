@@ -151,12 +151,12 @@ TEST(CanonicalJsonGoldenTest, WorkloadsOfEveryKindAndCaptureOption) {
   Workload story = Generate("story", "Once upon a time", 8);
   Workload odd_prompt =
       Generate("odd.prompt-1", "\"q\" \\ \t\n\001 caf\303\251 \360\237\230\200", 1);
-  odd_prompt.capture = {.top_k = 1, .full_every = 3, .full_windows = {{0, 1}}};
+  odd_prompt.capture = {.top_logits = 1, .full_every = 3, .full_windows = {{0, 1}}};
   Workload readme = TeacherForced("readme", "The quick brown fox", 16);
-  readme.capture = {.top_k = 8, .full_every = 4, .full_windows = {{0, 2}}};
+  readme.capture = {.top_logits = 8, .full_every = 4, .full_windows = {{0, 2}}};
   Workload tokens = TeacherForced("tokens", "", 3);
   tokens.tokens = {1, 2, 0, 9007199254740993, std::numeric_limits<std::int64_t>::max()};
-  tokens.capture = {.top_k = 4096, .full_every = 16777216, .full_windows = {{0, 1}, {1, 3}}};
+  tokens.capture = {.top_logits = 4096, .full_every = 16777216, .full_windows = {{0, 1}, {1, 3}}};
   Workload latin1 = TeacherForced("latin1", "caf\351 \377\376 na\357ve", 4);
   latin1.text_file = "latin1.txt";  // not in the canonical form; the text read from it is
   Workload nul = TeacherForced("nul", std::string("a\0b\0", 4), 2);
@@ -284,7 +284,7 @@ name = "tf-text"
 kind = "teacher_forced"
 text = "Tab\there, quote \" backslash \\ bell \u0007 caf\u00e9 \U0001F600 end"
 positions = 16
-capture = { top_k = 8, full_every = 4, full_windows = [[0, 2], [5, 9]] }
+capture = { top_logits = 8, full_every = 4, full_windows = [[0, 2], [5, 9]] }
 
 [[workloads]]
 name = "tf-file"
@@ -297,7 +297,7 @@ name = "tf-tokens"
 kind = "teacher_forced"
 tokens = [1, 2, 3, 0, 9007199254740993]
 positions = 5
-capture = { top_k = 1 }
+capture = { top_logits = 1 }
 
 [[workloads]]
 name = "gen"

@@ -56,7 +56,7 @@ TEST(PlanIdsTest, EachPartOfTheCanonicalFormChangesTheIdAndIsNamed) {
       {"plan.jobs[0].id", [](json& p) { p["experiment"]["name"] = "other"; }},
       {"plan.jobs[0].id", [](json& p) { p["workloads"][0]["text"] = "edited text"; }},
       {"plan.jobs[0].id", [](json& p) { p["workloads"][0]["positions"] = 3; }},
-      {"plan.jobs[0].id", [](json& p) { p["workloads"][0]["capture"]["top_k"] = 5; }},
+      {"plan.jobs[0].id", [](json& p) { p["workloads"][0]["capture"]["top_logits"] = 5; }},
       {"plan.jobs[0].id",
        [](json& p) { p["workloads"][0]["capture"]["full_row_budget_bytes"] = 0; }},
       {last, [](json& p) { p["jobs"].back()["coordinate"]["sampler.temperature"] = 0.5; }},
@@ -80,6 +80,18 @@ TEST(PlanIdsTest, APlanWrittenBeforeTheFullRowBudgetKeepsItsIds) {
   EXPECT_TRUE(status.ok()) << status.ToString();
 }
 
+// Renaming capture.top_k to top_logits changed no job id: a stored plan that says top_k
+// checks against the ids it was written with.
+TEST(PlanIdsTest, APlanWrittenBeforeTheTopLogitsRenameKeepsItsIds) {
+  json plan = Golden();
+  for (json& workload : plan["workloads"]) {
+    workload["capture"]["top_k"] = workload["capture"]["top_logits"];
+    workload["capture"].erase("top_logits");
+  }
+  Status status = Check(plan);
+  EXPECT_TRUE(status.ok()) << status.ToString();
+}
+
 TEST(PlanIdsTest, AWorkloadsOwnDigestFieldIsNotTrusted) {
   json plan = Golden();
   plan["workloads"][0]["digest"] = std::string(64, '0');
@@ -90,8 +102,8 @@ TEST(PlanIdsTest, WhatCannotBeReadIsNamedNeverThrown) {
   std::vector<std::pair<std::string, std::function<void(json&)>>> edits = {
       {"plan.workloads[0].capture: required object",
        [](json& p) { p["workloads"][0].erase("capture"); }},
-      {"plan.workloads[0].capture.top_k: required integer",
-       [](json& p) { p["workloads"][0]["capture"]["top_k"] = "20"; }},
+      {"plan.workloads[0].capture.top_logits: required integer",
+       [](json& p) { p["workloads"][0]["capture"]["top_logits"] = "20"; }},
       {"plan.workloads[0].capture.full_windows: each window",
        [](json& p) { p["workloads"][0]["capture"]["full_windows"] = json::array({1}); }},
       {"plan.workloads[0].kind: must be", [](json& p) { p["workloads"][0]["kind"] = "sample"; }},

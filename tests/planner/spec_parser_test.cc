@@ -39,7 +39,7 @@ TEST(SpecParserTest, ReadsExperimentModelWorkloadsAxesAndRepeats) {
   EXPECT_EQ(spec.workloads[0].kind, WorkloadKind::kTeacherForced);
   EXPECT_EQ(spec.workloads[0].text, "The quick brown fox");
   EXPECT_EQ(spec.workloads[0].positions, 16);
-  EXPECT_EQ(spec.workloads[0].capture.top_k, 8);
+  EXPECT_EQ(spec.workloads[0].capture.top_logits, 8);
   EXPECT_EQ(spec.workloads[0].capture.full_every, 4);
   EXPECT_THAT(spec.workloads[0].capture.full_windows, ElementsAre(std::pair(0, 2)));
   EXPECT_EQ(spec.workloads[1].kind, WorkloadKind::kGenerate);
@@ -67,11 +67,12 @@ TEST(SpecParserTest, AcceptsQuotedDottedAxisNames) {
 }
 
 TEST(SpecParserTest, DefaultsCapturePolicyAndRepeats) {
-  std::string text = Replace(
-      ValidSpecText(), "capture = { top_k = 8, full_every = 4, full_windows = [[0, 2]] }\n", "");
+  std::string text =
+      Replace(ValidSpecText(),
+              "capture = { top_logits = 8, full_every = 4, full_windows = [[0, 2]] }\n", "");
   text = Replace(text, "[repeats]\nbaseline = 3\ncells = 1\n", "");
   Spec spec = MustParse(text);
-  EXPECT_EQ(spec.workloads[0].capture.top_k, 20);
+  EXPECT_EQ(spec.workloads[0].capture.top_logits, 20);
   EXPECT_EQ(spec.workloads[0].capture.full_every, 0);
   EXPECT_TRUE(spec.workloads[0].capture.full_windows.empty());
   EXPECT_EQ(spec.workloads[0].capture.full_row_budget_bytes, 64 << 20);
@@ -239,6 +240,28 @@ TEST(SpecParserErrorTest, FullRowBudgetOutOfRangeNamesFieldAndValue) {
       ErrorsOf(text),
       ElementsAre(At(text, "-1 }") + ": error: workloads[0].capture.full_row_budget_bytes: "
                                      "full_row_budget_bytes must be in [0, 4294967296], got -1"));
+}
+
+// Drivers keep at most plan_document::kTopLogits.max logits per position (the digest's
+// limit): a spec asking for more is refused here, not by every driver at run time.
+TEST(SpecParserErrorTest, TopLogitsOverTheDriversLimitIsRefusedAtPlanTime) {
+  std::string text = Replace(ValidSpecText(), "top_logits = 8", "top_logits = 2000");
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(At(text, "2000") + ": error: workloads[0].capture.top_logits: "
+                                             "top_logits must be in [1, 1024], got 2000"));
+  EXPECT_EQ(MustParse(Replace(ValidSpecText(), "top_logits = 8", "top_logits = 1024"))
+                .workloads[0]
+                .capture.top_logits,
+            1024);
+}
+
+TEST(SpecParserErrorTest, TheFormerCaptureTopKNamesItsNewName) {
+  std::string text = Replace(ValidSpecText(), "top_logits = 8", "top_k = 8");
+  EXPECT_THAT(ErrorsOf(text),
+              ElementsAre(At(text, "8, full_every") +
+                          ": error: workloads[0].capture.top_k: unknown field \"top_k\"; did you "
+                          "mean \"top_logits\"? (renamed: the logits kept per position, not the "
+                          "sampler's top_k)"));
 }
 
 TEST(SpecParserErrorTest, NamesFollowTheRuleTheCoordinatorChecks) {

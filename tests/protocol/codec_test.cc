@@ -306,5 +306,12 @@ TEST(CodecFuzzTest, SurvivesMutatedValidFrames) {
   }
 }
 
+// One name per agent state, shared by `orch status` and the coordinator's metrics.
+TEST(CodecTest, AgentStatesHaveTheirNames) {
+  EXPECT_STREQ(AgentStateName(AgentState::kConnected), "connected");
+  EXPECT_STREQ(AgentStateName(AgentState::kDraining), "draining");
+  EXPECT_STREQ(AgentStateName(AgentState::kDisconnected), "disconnected");
+}
+
 }  // namespace
 }  // namespace orch::protocol

@@ -114,7 +114,8 @@ std::string ExperimentBuilder::WorkloadsJson() const {
       json += std::string(", \"") + (w.kind == "generate" ? "max_tokens" : "positions") +
               "\": " + std::to_string(w.requested);
     }
-    json += ", \"capture\": {\"top_k\": 4, \"full_every\": " + std::to_string(w.full_every) + "}}";
+    json +=
+        ", \"capture\": {\"top_logits\": 4, \"full_every\": " + std::to_string(w.full_every) + "}}";
   }
   return json;
 }

@@ -23,7 +23,7 @@ name = "readme"
 kind = "teacher_forced"
 text = "The quick brown fox"
 positions = 16
-capture = { top_k = 8, full_every = 4, full_windows = [[0, 2]] }
+capture = { top_logits = 8, full_every = 4, full_windows = [[0, 2]] }
 
 [[workloads]]
 name = "story"
@@ -51,6 +51,37 @@ sampler.seed = [43]
 baseline = 3
 cells = 1
 )toml";
+}
+
+// A spec with `repeats` baseline jobs of one teacher-forced workload on engine
+// "llama.cpp@v0.4.0", CPU hardware, and no alternatives.
+inline std::string SmallSpec(const std::string& name = "exp", int repeats = 1) {
+  return R"toml(
+[experiment]
+name = ")toml" +
+         name + R"toml("
+
+[model]
+synth = "llama:vocab=512,embd=64,layers=2,heads=2,kv_heads=1,ff=128,ctx=256,seed=7"
+
+[[workloads]]
+name = "readme"
+kind = "teacher_forced"
+text = "The quick brown fox"
+positions = 16
+
+[baseline]
+engine = "llama.cpp@v0.4.0"
+quant = "q4_0"
+kv = "f16"
+attention = "off"
+tp = 1
+hardware = "cpu"
+threads = 1
+
+[repeats]
+baseline = )toml" +
+         std::to_string(repeats) + "\ncells = 1\n";
 }
 
 // `text` with the first occurrence of `from` replaced by `to`; aborts if absent so that

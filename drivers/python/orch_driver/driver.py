@@ -160,11 +160,11 @@ class RecordSink:
             self._start_pipeline(vocab_size)
         full_row = self._capture.wants_full_row(position)
         if self._pipeline is not None:
-            self._pipeline.submit(address, vocab_size, self._capture.top_k, target_id,
+            self._pipeline.submit(address, vocab_size, self._capture.top_logits, target_id,
                                   position, input_token, output_token, full_row, owner)
             return None
         payload, flags, argmax = self._library.record_at(
-            address, vocab_size, self._capture.top_k, target_id, position,
+            address, vocab_size, self._capture.top_logits, target_id, position,
             input_token, output_token, full_row)
         self._count(position, input_token, output_token, payload, flags, argmax)
         return argmax

@@ -7,25 +7,27 @@ messages; every error names the field and the value.
 import json
 
 from orch_driver import axes as axes_mod
+from orch_driver import job_fields
 from orch_driver.errors import InvalidJob
 
 
 # Bytes of full rows a run may keep to make every position exact, when the job
-# does not say (the planner's default, planner/spec.h).
-DEFAULT_FULL_ROW_BUDGET_BYTES = 64 << 20
+# does not say (plan_document/job_fields.h, as the planner's default).
+DEFAULT_FULL_ROW_BUDGET_BYTES = job_fields.limits("capture.full_row_budget_bytes")[2]
+DEFAULT_TOP_LOGITS = job_fields.limits("capture.top_logits")[2]
 BYTES_PER_LOGIT = 4
 
 
 class Capture:
-    """The capture policy: the top_k logits of every row, and the whole row at
+    """The capture policy: the top_logits largest logits of every row, and the whole row at
     every position when the run's rows fit `full_row_budget_bytes` (for_run;
     0 = never by budget), else at positions that are multiples of
     `full_every` (0 = never) or inside a [begin, end) window of
     `full_windows`."""
 
-    def __init__(self, top_k=20, full_every=0, full_windows=(),
+    def __init__(self, top_logits=DEFAULT_TOP_LOGITS, full_every=0, full_windows=(),
                  full_row_budget_bytes=DEFAULT_FULL_ROW_BUDGET_BYTES, every_row=False):
-        self.top_k = top_k
+        self.top_logits = top_logits
         self.full_every = full_every
         self.full_windows = list(full_windows)
         self.full_row_budget_bytes = full_row_budget_bytes
@@ -37,7 +39,7 @@ class Capture:
         (> 0); else full_every and full_windows alone decide."""
         fits = (self.full_row_budget_bytes > 0 and positions > 0 and vocab_size > 0 and
                 positions * vocab_size * BYTES_PER_LOGIT <= self.full_row_budget_bytes)
-        return Capture(self.top_k, self.full_every, self.full_windows,
+        return Capture(self.top_logits, self.full_every, self.full_windows,
                        self.full_row_budget_bytes, fits)
 
     def wants_full_row(self, position):
@@ -116,6 +118,16 @@ def _integer_field(obj, where, key, fallback):
     return value
 
 
+def _limited_field(obj, where, key):
+    """A field of job_fields.INTEGER_FIELDS: absent, its default; else a
+    non-negative integer within its limits."""
+    low, high, default = job_fields.limits(where + "." + key)
+    value = _integer_field(obj, where, key, default)
+    if value < low or value > high:
+        raise InvalidJob("%s.%s: expected %d to %d, got %d" % (where, key, low, high, value))
+    return value
+
+
 def _string_field(obj, key):
     value = obj.get(key)
     return value if isinstance(value, str) else ""
@@ -125,13 +137,12 @@ def parse_capture(capture):
     out = Capture()
     if not isinstance(capture, dict):
         return out
-    top_k = _integer_field(capture, "capture", "top_k", 20)
-    if top_k < 1 or top_k > 1024:
-        raise InvalidJob("capture.top_k: expected 1 to 1024, got %d" % top_k)
-    out.top_k = top_k
-    out.full_every = _integer_field(capture, "capture", "full_every", 0)
-    out.full_row_budget_bytes = _integer_field(capture, "capture", "full_row_budget_bytes",
-                                               DEFAULT_FULL_ROW_BUDGET_BYTES)
+    if "top_k" in capture:
+        raise InvalidJob("capture.top_k: renamed to capture.top_logits, got %s"
+                         % _short(capture))
+    out.top_logits = _limited_field(capture, "capture", "top_logits")
+    out.full_every = _limited_field(capture, "capture", "full_every")
+    out.full_row_budget_bytes = _limited_field(capture, "capture", "full_row_budget_bytes")
     windows = capture.get("full_windows")
     if windows is None:
         return out
@@ -287,8 +298,9 @@ def parse_job(text, axis_table):
             job.settings[name] = parsed
     resources = doc.get("resources")
     if isinstance(resources, dict) and "threads" not in coordinate:
+        _, most, default = job_fields.limits("resources.threads")
         job.threads = min(_integer_field(resources, "job.resources", "threads",
-                                         0), 4096)
+                                         default), most)
     job.workload = parse_workload(doc.get("workload"))
     capture = doc.get("capture")
     if capture is None and isinstance(doc.get("workload"), dict):

@@ -82,7 +82,7 @@ class ServerEngine(driver.Engine):
             raise InvalidCombination(
                 "capture.full_every / full_windows: a %s server returns the top %d "
                 "log-probabilities of a row, never the whole row; plan this cell without full "
-                "rows" % (self.family, job.capture.top_k))
+                "rows" % (self.family, job.capture.top_logits))
         self.server = labels.parse_server(job.raw, self.family)
         self.client = http.Client(self.server.url, self.server.api_key)
         if self.family == "ollama":
@@ -156,7 +156,7 @@ class ServerEngine(driver.Engine):
         return done
 
     def _measured(self, job, emit):
-        k = job.capture.top_k
+        k = job.capture.top_logits
         if job.workload.kind == Workload.TEACHER_FORCED:
             tokens = self._tokens(job)
             if self.family == "llama-server":

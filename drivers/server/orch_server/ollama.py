@@ -191,8 +191,8 @@ def parse_response(doc, vocabulary, k, url, processed=False):
 
 def check_top_k(k, url):
     if k > MAX_TOP_LOGPROBS:
-        raise InvalidCombination("capture.top_k = %d, but Ollama (%s) returns at most %d "
-                                 "log-probabilities per token; plan top_k <= %d"
+        raise InvalidCombination("capture.top_logits = %d, but Ollama (%s) returns at most %d "
+                                 "log-probabilities per token; plan capture.top_logits <= %d"
                                  % (k, url, MAX_TOP_LOGPROBS, MAX_TOP_LOGPROBS))
 
 

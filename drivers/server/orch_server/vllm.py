@@ -234,8 +234,8 @@ def refused_top_k(error, k, url):
     if not match:
         return error
     return InvalidCombination(
-        "capture.top_k = %d, but the server at %s returns at most %s log-probabilities "
-        "(--max-logprobs); plan top_k <= %s or launch it with --max-logprobs %d"
+        "capture.top_logits = %d, but the server at %s returns at most %s log-probabilities "
+        "(--max-logprobs); plan capture.top_logits <= %s or launch it with --max-logprobs %d"
         % (k, url, match.group(1), match.group(1), k))
 
 

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -143,6 +146,16 @@ void SynthModel(const std::string& recipe, const std::string& path) {
   ASSERT_EQ(result.exit_code, 0) << result.err;
 }
 
+std::string MakeDriverTestDir(const std::string& prefix) {
+  std::string dir =
+      std::filesystem::temp_directory_path() / (prefix + "-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  SynthModel(kTinyModelRecipe, TinyModel(dir));
+  return dir;
+}
+
+void RemoveDriverTestDir(const std::string& dir) { std::filesystem::remove_all(dir); }
+
 json TeacherForcedJob(const std::string& model_path, const std::string& cache_dir,
                       const json& overrides, int positions) {
   json coordinate = {{"engine", "llama.cpp@v0.4.0"},
@@ -154,7 +167,7 @@ json TeacherForcedJob(const std::string& model_path, const std::string& cache_di
                      {"threads", "1"},
                      {"cpu_backend", "best"}};
   for (const auto& [axis, value] : overrides.items()) coordinate[axis] = value;
-  json capture = {{"top_k", 20},
+  json capture = {{"top_logits", 20},
                   {"full_every", 0},
                   {"full_windows", json::array()},
                   {"full_row_budget_bytes", 0}};

@@ -51,6 +51,17 @@ SessionOutput RunLlamaDriverSession(const std::string& release,
 // Generates the synth model `recipe` with `orch model synth` into `path`.
 void SynthModel(const std::string& recipe, const std::string& path);
 
+// The generated model the driver tests run (the example's: f32, vocabulary 1024).
+inline constexpr char kTinyModelRecipe[] =
+    "llama:vocab=1024,embd=128,layers=4,heads=4,kv_heads=2,ff=384,ctx=512,seed=1";
+
+// A test suite's scratch folder, TMP/`prefix`-PID, made with kTinyModelRecipe's model
+// in it as tiny.gguf (TinyModel) and removed by RemoveDriverTestDir.
+std::string MakeDriverTestDir(const std::string& prefix);
+void RemoveDriverTestDir(const std::string& dir);
+inline std::string TinyModel(const std::string& dir) { return dir + "/tiny.gguf"; }
+inline std::string ModelCache(const std::string& dir) { return dir + "/cache"; }
+
 // A teacher-forced job over the example README text on `model_path`: the
 // coordinate has every axis at the example baseline (f32 weights, f16 KV,
 // attention off, best CPU variant, 1 thread); `overrides` replaces axes.

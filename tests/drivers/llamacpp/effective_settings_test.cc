@@ -14,19 +14,13 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-constexpr char kRecipe[] =
-    "llama:vocab=1024,embd=128,layers=4,heads=4,kv_heads=2,ff=384,ctx=512,seed=1";
-
 class EffectiveSettingsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(fs::temp_directory_path() /
-                           ("orch-llamacpp-effective-" + std::to_string(getpid())));
-    fs::create_directories(*dir_);
-    SynthModel(kRecipe, *dir_ + "/tiny.gguf");
+    dir_ = new std::string(MakeDriverTestDir("orch-llamacpp-effective"));
   }
   static void TearDownTestSuite() {
-    fs::remove_all(*dir_);
+    RemoveDriverTestDir(*dir_);
     delete dir_;
   }
 

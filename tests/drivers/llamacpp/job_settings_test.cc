@@ -19,11 +19,11 @@ json ValidJob() {
                    "threads": "1", "cpu_backend": "best"},
     "workload": {"name": "w", "kind": "teacher_forced", "positions": 16,
                  "text": "hello world",
-                 "capture": {"top_k": 20, "full_every": 0, "full_windows": []}},
+                 "capture": {"top_logits": 20, "full_every": 0, "full_windows": []}},
     "model": {"requirement": "synth:llama:vocab=1024,seed=1,type=f16",
               "path": "/models/m.gguf", "sha256": "ab", "cache_dir": "/cache",
               "spec": {"name": "tiny"}},
-    "capture": {"top_k": 8, "full_every": 4, "full_windows": [[10, 12]]},
+    "capture": {"top_logits": 8, "full_every": 4, "full_windows": [[10, 12]]},
     "requirements": {"engine": "llama.cpp@b8390", "hardware": "cpu", "gpus": 0}
   })");
 }
@@ -69,7 +69,7 @@ TEST(JobSettingsTest, TheAgentsThreadShareAppliesOnlyWhenTheCoordinateHasNoThrea
 TEST(JobSettingsTest, TopLevelCapturePolicyDecidesFullRows) {
   Result<JobSettings> settings = Parse(ValidJob());
   ASSERT_TRUE(settings.ok());
-  EXPECT_EQ(settings->capture.top_k, 8u);
+  EXPECT_EQ(settings->capture.top_logits, 8u);
   EXPECT_TRUE(settings->capture.WantsFullRow(0));
   EXPECT_TRUE(settings->capture.WantsFullRow(8));
   EXPECT_FALSE(settings->capture.WantsFullRow(9));
@@ -309,7 +309,7 @@ TEST(JobSettingsTest, MalformedDocumentsAreInvalidJobsNotCrashes) {
                            "{\"coordinate\": {}, \"workload\": {\"kind\": \"teacher_forced\", "
                            "\"text\": \"x\", \"positions\": -1}}",
                            "{\"coordinate\": {}, \"workload\": {\"kind\": \"teacher_forced\", "
-                           "\"text\": \"x\"}, \"capture\": {\"top_k\": 0}}",
+                           "\"text\": \"x\"}, \"capture\": {\"top_logits\": 0}}",
                            "{\"coordinate\": {}, \"workload\": {\"kind\": \"teacher_forced\", "
                            "\"text\": \"x\"}, \"capture\": {\"full_windows\": [[5, 2]]}}",
                            "{\"coordinate\": {}, \"workload\": {\"kind\": \"teacher_forced\", "

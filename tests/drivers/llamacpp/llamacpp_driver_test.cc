@@ -21,23 +21,15 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-constexpr char kRecipe[] =
-    "llama:vocab=1024,embd=128,layers=4,heads=4,kv_heads=2,ff=384,ctx=512,seed=1";
-
 class LlamaCppDriverTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new std::string(fs::temp_directory_path() /
-                           ("orch-llamacpp-test-" + std::to_string(getpid())));
-    fs::create_directories(*dir_);
-    SynthModel(kRecipe, Model());
-  }
+  static void SetUpTestSuite() { dir_ = new std::string(MakeDriverTestDir("orch-llamacpp-test")); }
   static void TearDownTestSuite() {
-    fs::remove_all(*dir_);
+    RemoveDriverTestDir(*dir_);
     delete dir_;
   }
-  static std::string Model() { return *dir_ + "/tiny.gguf"; }
-  static std::string Cache() { return *dir_ + "/cache"; }
+  static std::string Model() { return TinyModel(*dir_); }
+  static std::string Cache() { return ModelCache(*dir_); }
 
   static DriverOutput Run(const json& overrides, const std::string& release = "v0.4.0",
                           int positions = 128) {
@@ -105,8 +97,10 @@ TEST_F(LlamaCppDriverTest, RecordsCarryTokensTargetsAndPositionsInOrder) {
 
 TEST_F(LlamaCppDriverTest, FullRowsFollowTheCapturePolicyAndMatchTheirDigest) {
   json job = TeacherForcedJob(Model(), Cache(), {}, 40);
-  job["capture"] = {
-      {"top_k", 5}, {"full_every", 16}, {"full_windows", {{3, 5}}}, {"full_row_budget_bytes", 0}};
+  job["capture"] = {{"top_logits", 5},
+                    {"full_every", 16},
+                    {"full_windows", {{3, 5}}},
+                    {"full_row_budget_bytes", 0}};
   DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_);
   ASSERT_EQ(output.exit_code, 0) << output.log;
   std::vector<std::uint64_t> full;
@@ -131,7 +125,7 @@ std::vector<std::uint64_t> FullRowPositions(const DriverOutput& output) {
 // row is kept; one byte less and full_every alone decides.
 TEST_F(LlamaCppDriverTest, EveryRowIsKeptWhenTheRunFitsTheFullRowBudget) {
   json job = TeacherForcedJob(Model(), Cache(), {}, 40);
-  job["capture"] = {{"top_k", 5}, {"full_every", 16}, {"full_windows", json::array()}};
+  job["capture"] = {{"top_logits", 5}, {"full_every", 16}, {"full_windows", json::array()}};
   DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_);
   ASSERT_EQ(output.exit_code, 0) << output.log;
   ASSERT_EQ(output.records.size(), 40u);
@@ -425,7 +419,7 @@ TEST_F(LlamaCppDriverTest, TopKKlDivergenceStaysWithinTheDocumentedBoundOnRealRo
   auto run = [](const std::string& quant, std::uint32_t k) {
     json job = TeacherForcedJob(Model(), Cache(), {{"quant", quant}}, 64);
     job["capture"]["full_every"] = 1;
-    job["capture"]["top_k"] = k;
+    job["capture"]["top_logits"] = k;
     DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_);
     EXPECT_EQ(output.records.size(), 64u) << output.log;
     return output;
@@ -512,7 +506,7 @@ TEST_F(LlamaCppDriverTest, DigestWorkerCountChangesNoRecordByteNorTheirOrder) {
   for (int i = 0; i < kPositions; ++i) tokens.push_back((i * 7919 + 3) % 1024);
   job["workload"].erase("text");
   job["workload"]["tokens"] = tokens;
-  job["capture"] = {{"top_k", 20},
+  job["capture"] = {{"top_logits", 20},
                     {"full_every", 50},
                     {"full_windows", json::array()},
                     {"full_row_budget_bytes", 0}};

@@ -21,23 +21,17 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-constexpr char kRecipe[] =
-    "llama:vocab=1024,embd=128,layers=4,heads=4,kv_heads=2,ff=384,ctx=512,seed=1";
-
 class LlamaCppSessionTest : public ::testing::TestWithParam<std::string> {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(fs::temp_directory_path() /
-                           ("orch-llamacpp-session-test-" + std::to_string(getpid())));
-    fs::create_directories(*dir_);
-    SynthModel(kRecipe, Model());
+    dir_ = new std::string(MakeDriverTestDir("orch-llamacpp-session-test"));
   }
   static void TearDownTestSuite() {
-    fs::remove_all(*dir_);
+    RemoveDriverTestDir(*dir_);
     delete dir_;
   }
-  static std::string Model() { return *dir_ + "/tiny.gguf"; }
-  static std::string Cache() { return *dir_ + "/cache"; }
+  static std::string Model() { return TinyModel(*dir_); }
+  static std::string Cache() { return ModelCache(*dir_); }
   static json Job(const json& overrides = json::object()) {
     return TeacherForcedJob(Model(), Cache(), overrides, 64);
   }

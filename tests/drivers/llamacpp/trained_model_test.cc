@@ -177,7 +177,7 @@ TEST_F(TrainedModelEngineTest, TopKKlDivergenceStaysWithinTheDocumentedBoundOnTr
                                 {{"quant", quant}}, kPositions);
     job["workload"]["text"] = Slurp(Source("examples/texts/kjv-heldout.txt"));
     job["model"]["requirement"] = "file:kjv-tiny-f32.gguf";
-    job["capture"] = {{"top_k", 20}, {"full_every", 1}, {"full_windows", json::array()}};
+    job["capture"] = {{"top_logits", 20}, {"full_every", 1}, {"full_windows", json::array()}};
     DriverOutput output = RunLlamaDriver("v0.4.0", job, *dir_);
     EXPECT_EQ(output.records.size(), static_cast<std::size_t>(kPositions)) << output.log;
     return output;

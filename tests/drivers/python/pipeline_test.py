@@ -30,7 +30,7 @@ def pseudo_row(seed, vocab=VOCAB):
 
 
 ROWS = [pseudo_row(p) for p in range(150)]
-CAPTURE = job.parse_capture({"top_k": 20, "full_every": 16, "full_windows": [[40, 42]]})
+CAPTURE = job.parse_capture({"top_logits": 20, "full_every": 16, "full_windows": [[40, 42]]})
 
 
 def sink_output(workers, borrow):

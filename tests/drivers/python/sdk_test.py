@@ -242,7 +242,7 @@ class TopLogprobsTest(unittest.TestCase):
         out = io.BytesIO()
         writer = frames.FrameWriter(out)
         writer.hello({"engine": "test"})
-        return out, writer, driver.RecordSink(writer, self.lib, job.Capture(top_k=3),
+        return out, writer, driver.RecordSink(writer, self.lib, job.Capture(top_logits=3),
                                               workers, min_pipelined_row=1)
 
     def test_digest_is_sorted_flagged_and_equal_to_the_cpp_library_byte_for_byte(self):
@@ -358,12 +358,12 @@ class RecordsTest(unittest.TestCase):
 
 class CaptureTest(unittest.TestCase):
     def test_full_every_and_windows(self):
-        c = job.parse_capture({"top_k": 5, "full_every": 4, "full_windows": [[9, 11]]})
-        self.assertEqual(c.top_k, 5)
+        c = job.parse_capture({"top_logits": 5, "full_every": 4, "full_windows": [[9, 11]]})
+        self.assertEqual(c.top_logits, 5)
         self.assertEqual([p for p in range(14) if c.wants_full_row(p)], [0, 4, 8, 9, 10, 12])
 
     def test_every_row_when_the_run_fits_the_budget(self):
-        c = job.parse_capture({"top_k": 5, "full_every": 4, "full_windows": [[9, 11]]})
+        c = job.parse_capture({"top_logits": 5, "full_every": 4, "full_windows": [[9, 11]]})
         self.assertEqual(c.full_row_budget_bytes, 64 << 20)
         # 128 x 32,000 x 4 = 16 MB fits 64 MiB; 512 x 152,064 x 4 = 311 MB does not.
         self.assertTrue(all(c.for_run(128, 32000).wants_full_row(p) for p in range(128)))
@@ -383,7 +383,7 @@ class CaptureTest(unittest.TestCase):
 
     def test_default_keeps_no_full_rows(self):
         c = job.parse_capture(None)
-        self.assertEqual(c.top_k, 20)
+        self.assertEqual(c.top_logits, 20)
         self.assertFalse(any(c.wants_full_row(p) for p in range(100)))
 
 
@@ -411,6 +411,34 @@ def job_doc(**overrides):
     return json.dumps(doc)
 
 
+class JobConformanceTest(unittest.TestCase):
+    """The SDK's verdict on every job document of tests/data/job-conformance.json,
+    the table the llama.cpp driver's tests run too."""
+
+    VALUES = {"capture.top_logits": lambda j: j.capture.top_logits,
+              "capture.full_every": lambda j: j.capture.full_every,
+              "capture.full_row_budget_bytes": lambda j: j.capture.full_row_budget_bytes,
+              "resources.threads": lambda j: j.threads}
+
+    def test_every_document_gets_the_tables_verdict(self):
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data",
+                            "job-conformance.json")
+        with open(path) as f:
+            cases = json.load(f)["cases"]
+        self.assertTrue(cases)
+        for case in cases:
+            with self.subTest(case["name"]):
+                try:
+                    read = job.parse_job(json.dumps(case["document"]), [])
+                    verdict, message = "ok", ""
+                except errors.DriverError as e:
+                    read, verdict, message = None, e.code, e.message
+                self.assertEqual(verdict, case["verdict"], message)
+                self.assertIn(case.get("message", ""), message)
+                for field, value in case.get("expect", {}).items():
+                    self.assertEqual(self.VALUES[field](read), value, field)
+
+
 class JobTest(unittest.TestCase):
     def assertInvalid(self, text, message):
         with self.assertRaises(errors.InvalidJob) as caught:
@@ -421,16 +449,16 @@ class JobTest(unittest.TestCase):
 
     def test_reads_a_teacher_forced_job(self):
         j = job.parse_job(job_doc(resources={"threads": 3},
-                                  capture={"top_k": 4}), TABLE)
+                                  capture={"top_logits": 4}), TABLE)
         self.assertEqual((j.run_id, j.job_id, j.engine), ("r", "j", "torch@1.13.1"))
         self.assertEqual(j.workload.tokens, [1, 2, 3, 4])
         self.assertEqual(j.settings, {"attention": "eager"})
-        self.assertEqual((j.threads, j.capture.top_k, j.model.path), (3, 4, "/m.gguf"))
+        self.assertEqual((j.threads, j.capture.top_logits, j.model.path), (3, 4, "/m.gguf"))
 
     def test_capture_falls_back_to_the_workloads(self):
         j = job.parse_job(job_doc(workload={"kind": "generate", "prompt": "hi",
-                                            "max_tokens": 3, "capture": {"top_k": 2}}), TABLE)
-        self.assertEqual((j.workload.kind, j.capture.top_k), ("generate", 2))
+                                            "max_tokens": 3, "capture": {"top_logits": 2}}), TABLE)
+        self.assertEqual((j.workload.kind, j.capture.top_logits), ("generate", 2))
 
     def test_coordinate_threads_wins_over_resources(self):
         j = job.parse_job(job_doc(coordinate={"threads": "2"}, resources={"threads": 3}), TABLE)
@@ -444,7 +472,8 @@ class JobTest(unittest.TestCase):
         self.assertInvalid("[1]", "job: stdin is not a JSON object")
         self.assertInvalid("{", "job: stdin is not a JSON object")
         self.assertInvalid(job_doc(coordinate=3), "job.coordinate: missing or not an object")
-        self.assertInvalid(job_doc(capture={"top_k": 0}), "capture.top_k: expected 1 to 1024, got 0")
+        self.assertInvalid(job_doc(capture={"top_logits": 0}),
+                           "capture.top_logits: expected 1 to 1024, got 0")
         self.assertInvalid(job_doc(capture={"full_every": -1}),
                            "capture.full_every: expected a non-negative integer, got -1")
         self.assertInvalid(job_doc(capture={"full_windows": [[3, 1]]}),
@@ -583,16 +612,16 @@ class DriverShellTest(unittest.TestCase):
         return status, frame_check(out.getvalue())
 
     def test_the_default_budget_keeps_every_row_of_a_small_run(self):
-        status, checked = self.run_toy(job_doc(capture={"top_k": 3, "full_every": 2}))
+        status, checked = self.run_toy(job_doc(capture={"top_logits": 3, "full_every": 2}))
         self.assertEqual(status, 0)
         self.assertEqual([r["full_row"] for r in checked["records"]], [50] * 4)
         budget = 4 * 50 * 4 - 1  # one byte short of the run's rows
-        status, checked = self.run_toy(job_doc(capture={"top_k": 3, "full_every": 2,
+        status, checked = self.run_toy(job_doc(capture={"top_logits": 3, "full_every": 2,
                                                         "full_row_budget_bytes": budget}))
         self.assertEqual([r["full_row"] for r in checked["records"]], [50, 0, 50, 0])
 
     def test_a_run_is_hello_records_done(self):
-        status, checked = self.run_toy(job_doc(capture={"top_k": 3, "full_every": 2,
+        status, checked = self.run_toy(job_doc(capture={"top_logits": 3, "full_every": 2,
                                                         "full_row_budget_bytes": 0}))
         self.assertEqual(status, 0)
         self.assertEqual(checked["stream_error"], "")

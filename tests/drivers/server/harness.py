@@ -69,7 +69,7 @@ def run_session(family, jobs, timeout=120):
 def job(label, url, coordinate=None, workload=None, top_k=3, server=None):
     workload = workload or {"name": "w", "kind": "teacher_forced", "positions": 4,
                             "tokens": [11, 22, 33, 44]}
-    capture = {"top_k": top_k, "full_every": 0, "full_windows": []}
+    capture = {"top_logits": top_k, "full_every": 0, "full_windows": []}
     workload = dict(workload, capture=capture)
     server_object = {"url": url, "api_key_file": "", "mode": "attached", "jobs_before": 0}
     server_object.update(server or {})

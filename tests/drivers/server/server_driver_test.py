@@ -208,7 +208,7 @@ class MalformedTest(unittest.TestCase):
         error = HttpError("x", URL, 400, document("vllm-error-max-logprobs.json"))
         refused = vllm.refused_top_k(error, 50, URL)
         self.assertIsInstance(refused, InvalidCombination)
-        self.assertIn("capture.top_k = 50", refused.message)
+        self.assertIn("capture.top_logits = 50", refused.message)
         self.assertIn("at most 20", refused.message)
 
 
@@ -333,7 +333,7 @@ class ProcessTest(ProcessBase):
     def test_vllm_top_k_over_max_logprobs_is_invalid_combination(self):
         out = self.run_against("vllm", {("POST", "/v1/completions"): (
             400, document("vllm-error-max-logprobs.json"), "whole")}, top_k=50)
-        self.assertError(out, "invalid_combination", "capture.top_k = 50", "at most 20")
+        self.assertError(out, "invalid_combination", "capture.top_logits = 50", "at most 20")
 
     def test_an_http_error_names_the_url_status_and_body(self):
         out = self.run_against("sglang", {("GET", "/get_server_info"): (

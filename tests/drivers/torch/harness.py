@@ -144,7 +144,7 @@ def teacher_forced(model_path, coordinate, positions=64, text=None, capture=None
         "coordinate": dict(coordinate),
         "workload": {"name": "readme", "kind": "teacher_forced", "positions": positions,
                      "text": readme_text() if text is None else text},
-        "capture": capture or {"top_k": 20, "full_every": 0, "full_windows": [],
+        "capture": capture or {"top_logits": 20, "full_every": 0, "full_windows": [],
                                "full_row_budget_bytes": 0},
         "model": {"requirement": requirement, "path": model_path, "sha256": "",
                   "cache_dir": ""},

@@ -52,7 +52,7 @@ def llama(release):
 
 def job(path, coordinate, workload, capture=None):
     out = harness.teacher_forced(path, coordinate, capture=capture)
-    out["workload"] = dict(workload, capture=out["capture"])
+    out["workload"] = dict(workload)
     return out
 
 
@@ -115,7 +115,7 @@ class TaskJobsTest(unittest.TestCase):
             self.assertEqual(ours.done["positions"], theirs.done["positions"])
 
     def test_the_row_budget_is_judged_on_the_tokenized_run_as_llama_cpp_does(self):
-        budget = {"top_k": 20, "full_every": 0, "full_windows": [],
+        budget = {"top_logits": 20, "full_every": 0, "full_windows": [],
                   "full_row_budget_bytes": 1 << 20}
         ours = harness.run_in_process(job(model(PLAIN), TORCH, choice_workload(), budget))
         theirs = harness.run(harness.llama_driver("b8390"),

@@ -21,7 +21,7 @@ TORCH = {"engine": "torch@x", "quant": "f32", "kv": "f16", "attention": "off", "
          "hardware": "cpu", "threads": "1"}
 LLAMA = {"engine": "llama.cpp@b8390", "quant": "f32", "kv": "f16", "attention": "off",
          "tp": "1", "hardware": "cpu", "threads": "1"}
-FULL = {"top_k": 20, "full_every": 1, "full_windows": []}
+FULL = {"top_logits": 20, "full_every": 1, "full_windows": []}
 
 _DIR = tempfile.mkdtemp(prefix="orch-torch-test-")
 atexit.register(shutil.rmtree, _DIR, True)
@@ -222,7 +222,7 @@ class TorchDriverTest(unittest.TestCase):
         self.assertGreaterEqual(harness.top1_agreement(ours, theirs), 0.95)
 
     def test_capture_policy_keeps_full_rows_where_asked(self):
-        out = torch_run(positions=40, capture={"top_k": 5, "full_every": 16,
+        out = torch_run(positions=40, capture={"top_logits": 5, "full_every": 16,
                                                "full_windows": [[3, 5]],
                                                "full_row_budget_bytes": 0})
         self.assertOk(out)

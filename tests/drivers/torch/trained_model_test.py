@@ -16,7 +16,7 @@ TORCH = {"engine": "torch@x", "quant": "f32", "kv": "f16", "attention": "off", "
          "hardware": "cpu", "threads": "1"}
 LLAMA = {"engine": "llama.cpp@b8390", "quant": "f32", "kv": "f16", "attention": "off",
          "tp": "1", "hardware": "cpu", "threads": "1"}
-FULL = {"top_k": 20, "full_every": 1, "full_windows": []}
+FULL = {"top_logits": 20, "full_every": 1, "full_windows": []}
 
 
 def figure(name, value):
