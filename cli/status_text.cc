@@ -11,17 +11,6 @@ namespace {
 
 constexpr int kBarWidth = 30;
 
-const char* StateName(protocol::AgentState state) {
-  switch (state) {
-    case protocol::AgentState::kConnected:
-      return "connected";
-    case protocol::AgentState::kDraining:
-      return "draining";
-    case protocol::AgentState::kDisconnected:
-      return "disconnected";
-  }
-  return "?";
-}
 
 std::string Join(const std::vector<std::string>& items) {
   std::string out;
@@ -47,6 +36,21 @@ std::string Bar(const protocol::ExperimentProgress& e, bool terminal) {
 std::string Eta(const protocol::ExperimentProgress& e) {
   if (e.running == 0 && e.pending == 0) return "done";
   return e.eta_known ? FormatDuration(e.eta) : "unknown";
+}
+
+std::string Plural(std::uint32_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// What a known ETA rests on: " (from 12 runs of 3 cells; 2 cells not yet measured)".
+std::string EtaBasis(const protocol::ExperimentProgress& e) {
+  if ((e.running == 0 && e.pending == 0) || !e.eta_known || e.eta_runs == 0) return "";
+  std::string basis = " (from " + Plural(e.eta_runs, "run", "runs") + " of " +
+                      Plural(e.eta_cells, "cell", "cells");
+  if (e.eta_cells_unmeasured > 0) {
+    basis += "; " + Plural(e.eta_cells_unmeasured, "cell", "cells") + " not yet measured";
+  }
+  return basis + ")";
 }
 
 std::string Rate(double per_second) {
@@ -90,7 +94,7 @@ void PrintExperiments(std::ostringstream& out, const protocol::StatusReply& stat
   for (const protocol::ExperimentProgress& e : status.experiments) {
     out << "  " << e.experiment << "  " << Bar(e, terminal) << "  " << e.succeeded << "/" << e.total
         << " succeeded, " << e.running << " running, " << e.pending << " pending, " << e.failed
-        << " failed, " << e.cancelled << " cancelled, ETA " << Eta(e) << "\n";
+        << " failed, " << e.cancelled << " cancelled, ETA " << Eta(e) << EtaBasis(e) << "\n";
     if (e.unrunnable > 0) {
       out << "    " << e.unrunnable
           << " pending jobs can run on no connected agent (orch status --jobs " << e.experiment
@@ -125,7 +129,7 @@ void PrintAgents(std::ostringstream& out, const protocol::StatusReply& status) {
   if (status.agents.empty()) out << "  (none registered)\n";
   for (const protocol::AgentSummary& a : status.agents) {
     out << "  " << a.agent_id << "  host " << Or(a.host) << "  " << a.hardware_class << "  engines "
-        << Join(a.engines) << "  " << StateName(a.state) << "  runs " << a.current_runs.size()
+        << Join(a.engines) << "  " << protocol::AgentStateName(a.state) << "  runs " << a.current_runs.size()
         << "/" << a.slots << "  " << Rate(a.positions_per_second) << " positions/s  "
         << a.model_count << " model files  heartbeat " << FormatDuration(a.heartbeat_age)
         << " ago\n";
@@ -243,7 +247,10 @@ std::string FormatStatusJson(const protocol::StatusReply& status) {
          {"failed", e.failed},
          {"cancelled", e.cancelled},
          {"unrunnable", e.unrunnable},
-         {"eta_ms", e.eta_known ? nlohmann::json(e.eta.count()) : nlohmann::json()}});
+         {"eta_ms", e.eta_known ? nlohmann::json(e.eta.count()) : nlohmann::json()},
+         {"eta_runs", e.eta_runs},
+         {"eta_cells", e.eta_cells},
+         {"eta_cells_unmeasured", e.eta_cells_unmeasured}});
   }
   doc["agents"] = nlohmann::json::array();
   for (const protocol::AgentSummary& a : status.agents) {
@@ -251,7 +258,7 @@ std::string FormatStatusJson(const protocol::StatusReply& status) {
                              {"host", a.host},
                              {"hardware", a.hardware_class},
                              {"engines", a.engines},
-                             {"state", StateName(a.state)},
+                             {"state", protocol::AgentStateName(a.state)},
                              {"slots", a.slots},
                              {"current_runs", a.current_runs},
                              {"positions_per_second", a.positions_per_second},

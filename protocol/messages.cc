@@ -5,6 +5,22 @@
 
 namespace orch::protocol {
 
+std::string_view AgentStateName(AgentState state) {
+  switch (state) {
+    case AgentState::kConnected:
+      return "up";
+    case AgentState::kDraining:
+      return "draining";
+    case AgentState::kDrained:
+      return "drained";
+    case AgentState::kDisconnected:
+      return "down";
+    case AgentState::kNeverSeen:
+      return "never seen";
+  }
+  return "unknown";
+}
+
 const char* MessageName(const Message& message) {
   static constexpr const char* kNames[] = {
       "hello",      "welcome",       "reject",        "heartbeat",    "assign",

@@ -558,7 +558,8 @@ TEST(CoordinatorServiceTest, DrainStopsNewAssignments) {
   cli->Send(protocol::StatusRequest{});
   h.Pump();
   auto status = OfKind<protocol::StatusReply>(cli->Take()).at(0);
-  EXPECT_EQ(status.agents.at(0).state, protocol::AgentState::kDraining);
+  // Its last run ended: drained.
+  EXPECT_EQ(status.agents.at(0).state, protocol::AgentState::kDrained);
   EXPECT_EQ(status.experiments.at(0).succeeded, 1u);
   EXPECT_EQ(status.experiments.at(0).pending, 1u);
 }
