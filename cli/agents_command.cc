@@ -115,12 +115,12 @@ std::string FormatAgentsTable(const protocol::StatusReply& status) {
       {"AGENT", "STATE", "HOST", "HARDWARE", "RUNS", "ENGINES", "HEARD", "QUARANTINED"}};
   for (const protocol::AgentSummary& a : status.agents) {
     bool seen = a.state != protocol::AgentState::kNeverSeen;
-    rows.push_back({a.agent_id, std::string(protocol::AgentStateName(a.state)),
-                    a.host.empty() ? "-" : a.host, a.hardware_class.empty() ? "-" : a.hardware_class,
-                    std::to_string(a.current_runs.size()) + "/" + std::to_string(a.slots),
-                    AgentsJoin(a.engines, ","),
-                    seen ? FormatDuration(a.heartbeat_age) + " ago" : "-",
-                    a.quarantined.empty() ? "-" : "yes"});
+    rows.push_back(
+        {a.agent_id, std::string(protocol::AgentStateName(a.state)), a.host.empty() ? "-" : a.host,
+         a.hardware_class.empty() ? "-" : a.hardware_class,
+         std::to_string(a.current_runs.size()) + "/" + std::to_string(a.slots),
+         AgentsJoin(a.engines, ","), seen ? FormatDuration(a.heartbeat_age) + " ago" : "-",
+         a.quarantined.empty() ? "-" : "yes"});
   }
   std::vector<std::size_t> width(rows[0].size(), 0);
   for (const auto& row : rows) {
@@ -141,8 +141,8 @@ std::string FormatAgentDetail(const protocol::AgentSummary& a) {
   std::ostringstream out;
   out << "agent " << a.agent_id << ": " << protocol::AgentStateName(a.state) << "\n"
       << "  host: " << (a.host.empty() ? "-" : a.host) << "\n"
-      << "  hardware: " << (a.hardware_class.empty() ? "-" : a.hardware_class) << ", "
-      << a.slots << (a.slots == 1 ? " slot" : " slots") << "\n"
+      << "  hardware: " << (a.hardware_class.empty() ? "-" : a.hardware_class) << ", " << a.slots
+      << (a.slots == 1 ? " slot" : " slots") << "\n"
       << "  drivers (engine@version): " << AgentsJoin(a.engines, ", ") << "\n"
       << "  model files: " << a.model_count << "\n"
       << "  quarantined drivers: " << (a.quarantined.empty() ? "none" : a.quarantined) << "\n"

@@ -147,11 +147,20 @@ Result<std::int64_t> ParseSince(const std::string& text, std::int64_t now_ms) {
   if (text.size() >= 2 && std::all_of(text.begin(), text.end() - 1, ::isdigit)) {
     std::int64_t unit = 0;
     switch (text.back()) {
-      case 's': unit = 1000; break;
-      case 'm': unit = 60'000; break;
-      case 'h': unit = 3'600'000; break;
-      case 'd': unit = 86'400'000; break;
-      default: return bad();
+      case 's':
+        unit = 1000;
+        break;
+      case 'm':
+        unit = 60'000;
+        break;
+      case 'h':
+        unit = 3'600'000;
+        break;
+      case 'd':
+        unit = 86'400'000;
+        break;
+      default:
+        return bad();
     }
     if (text.size() > 10) return bad();
     return now_ms - std::stoll(text.substr(0, text.size() - 1)) * unit;
@@ -186,9 +195,9 @@ std::string FormatTime(std::int64_t ms) {
 
 std::string FormatHistoryText(const std::vector<HistoryRow>& rows) {
   if (rows.empty()) return "no runs\n";
-  std::vector<std::vector<std::string>> table = {
-      {"JOB", "EXPERIMENT", "CELL", "WORKLOAD", "REP", "RUN", "AGENT", "HOST", "SUBMITTED",
-       "START", "END", "DURATION", "ATTEMPTS", "OUTCOME"}};
+  std::vector<std::vector<std::string>> table = {{"JOB", "EXPERIMENT", "CELL", "WORKLOAD", "REP",
+                                                  "RUN", "AGENT", "HOST", "SUBMITTED", "START",
+                                                  "END", "DURATION", "ATTEMPTS", "OUTCOME"}};
   for (const HistoryRow& row : rows) {
     std::string outcome = row.outcome + (row.error.empty() ? "" : ": " + row.error);
     table.push_back({row.job_id.substr(0, 12), row.experiment, OrDash(row.cell),
@@ -216,21 +225,22 @@ std::string FormatHistoryJson(const std::vector<HistoryRow>& rows) {
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
   for (const HistoryRow& row : rows) {
     std::int64_t elapsed = HistoryElapsed(row);
-    runs.push_back({{"job_id", row.job_id},
-                    {"experiment", row.experiment},
-                    {"cell", row.cell},
-                    {"workload", row.workload},
-                    {"repeat", row.repeat},
-                    {"run_id", row.run_id},
-                    {"agent", row.agent_id},
-                    {"host", row.host},
-                    {"submitted_at_ms", row.submitted_at_ms},
-                    {"started_at_ms", row.started_at_ms},
-                    {"ended_at_ms", row.ended_at_ms},
-                    {"elapsed_ms", elapsed < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(elapsed)},
-                    {"attempts", row.attempts},
-                    {"outcome", row.outcome},
-                    {"error", row.error}});
+    runs.push_back(
+        {{"job_id", row.job_id},
+         {"experiment", row.experiment},
+         {"cell", row.cell},
+         {"workload", row.workload},
+         {"repeat", row.repeat},
+         {"run_id", row.run_id},
+         {"agent", row.agent_id},
+         {"host", row.host},
+         {"submitted_at_ms", row.submitted_at_ms},
+         {"started_at_ms", row.started_at_ms},
+         {"ended_at_ms", row.ended_at_ms},
+         {"elapsed_ms", elapsed < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(elapsed)},
+         {"attempts", row.attempts},
+         {"outcome", row.outcome},
+         {"error", row.error}});
   }
   nlohmann::ordered_json doc = {{"schema", "orch.history/1"}, {"runs", runs}};
   return doc.dump(2) + "\n";
@@ -242,9 +252,9 @@ std::string FormatEventText(const store::EventRecord& event) {
 }
 
 std::string FormatEventJson(const store::EventRecord& event) {
-  nlohmann::ordered_json line = {{"seq", event.seq},         {"time_ms", event.time_ms},
-                                 {"time", FormatTime(event.time_ms)}, {"kind", event.kind},
-                                 {"subject", event.subject}, {"detail", event.detail}};
+  nlohmann::ordered_json line = {
+      {"seq", event.seq},   {"time_ms", event.time_ms}, {"time", FormatTime(event.time_ms)},
+      {"kind", event.kind}, {"subject", event.subject}, {"detail", event.detail}};
   return line.dump() + "\n";
 }
 

@@ -32,8 +32,8 @@ struct EventsOptions {
 
 int HistoryFail(const char* command, const Status& status) {
   std::cerr << "orch " << command << ": " << status.message() << "\n";
-  bool input = status.code() == StatusCode::kNotFound ||
-               status.code() == StatusCode::kInvalidArgument;
+  bool input =
+      status.code() == StatusCode::kNotFound || status.code() == StatusCode::kInvalidArgument;
   return input ? kExitInvalidInput : kExitError;
 }
 
@@ -95,7 +95,7 @@ int RunEvents(const EventsOptions& options) {
   Result<std::uint64_t> next = PrintEventsFrom(options, options.since);
   if (!next.ok()) return HistoryFail("events", next.status());
   if (!options.follow) return kExitOk;
-  struct sigaction action{};
+  struct sigaction action {};
   action.sa_handler = EventsOnSignal;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);

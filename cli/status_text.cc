@@ -11,7 +11,6 @@ namespace {
 
 constexpr int kBarWidth = 30;
 
-
 std::string Join(const std::vector<std::string>& items) {
   std::string out;
   for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
@@ -45,8 +44,8 @@ std::string Plural(std::uint32_t n, const char* one, const char* many) {
 // What a known ETA rests on: " (from 12 runs of 3 cells; 2 cells not yet measured)".
 std::string EtaBasis(const protocol::ExperimentProgress& e) {
   if ((e.running == 0 && e.pending == 0) || !e.eta_known || e.eta_runs == 0) return "";
-  std::string basis = " (from " + Plural(e.eta_runs, "run", "runs") + " of " +
-                      Plural(e.eta_cells, "cell", "cells");
+  std::string basis =
+      " (from " + Plural(e.eta_runs, "run", "runs") + " of " + Plural(e.eta_cells, "cell", "cells");
   if (e.eta_cells_unmeasured > 0) {
     basis += "; " + Plural(e.eta_cells_unmeasured, "cell", "cells") + " not yet measured";
   }
@@ -129,10 +128,10 @@ void PrintAgents(std::ostringstream& out, const protocol::StatusReply& status) {
   if (status.agents.empty()) out << "  (none registered)\n";
   for (const protocol::AgentSummary& a : status.agents) {
     out << "  " << a.agent_id << "  host " << Or(a.host) << "  " << a.hardware_class << "  engines "
-        << Join(a.engines) << "  " << protocol::AgentStateName(a.state) << "  runs " << a.current_runs.size()
-        << "/" << a.slots << "  " << Rate(a.positions_per_second) << " positions/s  "
-        << a.model_count << " model files  heartbeat " << FormatDuration(a.heartbeat_age)
-        << " ago\n";
+        << Join(a.engines) << "  " << protocol::AgentStateName(a.state) << "  runs "
+        << a.current_runs.size() << "/" << a.slots << "  " << Rate(a.positions_per_second)
+        << " positions/s  " << a.model_count << " model files  heartbeat "
+        << FormatDuration(a.heartbeat_age) << " ago\n";
     if (!a.quarantined.empty()) out << "    quarantined: " << a.quarantined << "\n";
   }
 }

@@ -167,9 +167,9 @@ void CoordinatorCore::NoteRegistration(const protocol::Hello& hello,
   std::string engines;
   for (const std::string& engine : has.engines) engines += (engines.empty() ? "" : ", ") + engine;
   std::string host = HostOf(hello);
-  std::string what = (host.empty() ? std::string() : "host " + host + ", ") + has.hardware_class + ", " + std::to_string(has.slots) +
-                     (has.slots == 1 ? " slot" : " slots") + ", engines " +
-                     (engines.empty() ? "none" : engines) + ", " +
+  std::string what = (host.empty() ? std::string() : "host " + host + ", ") + has.hardware_class +
+                     ", " + std::to_string(has.slots) + (has.slots == 1 ? " slot" : " slots") +
+                     ", engines " + (engines.empty() ? "none" : engines) + ", " +
                      std::to_string(has.model_hashes.size()) + " model files, " +
                      std::to_string(hello.running_runs.size()) + " runs in flight";
   Log("agent " + hello.agent_id + " registered: " + what);

@@ -48,8 +48,8 @@ void CoordinatorCore::OnSubmit(const std::string& peer, protocol::Submit submit,
   }
   std::string message =
       "experiment " + parsed->experiment + ": " + std::to_string(parsed->jobs.size()) + " jobs";
-  PutPlanEffect effect{ToPlanRecord(*parsed, std::move(submit.plan_json)), ToJobRecords(*parsed, now.count()),
-                       peer, ""};
+  PutPlanEffect effect{ToPlanRecord(*parsed, std::move(submit.plan_json)),
+                       ToJobRecords(*parsed, now.count()), peer, ""};
   // The same plan again is still written: PutPlan is idempotent (stored jobs keep
   // their state), and the reply goes out after the write like any submit's.
   if (existing != nullptr) {
@@ -92,7 +92,8 @@ void CoordinatorCore::ReplacePlan(const std::string& peer, const ParsedPlan& exi
   }
   int added = 0;
   for (const PlannedJob& job : parsed.jobs) added += jobs_.Find(job.id) == nullptr;
-  PutPlanEffect effect{ToPlanRecord(parsed, std::move(plan_json)), ToJobRecords(parsed, now.count()), peer, "",
+  PutPlanEffect effect{ToPlanRecord(parsed, std::move(plan_json)),
+                       ToJobRecords(parsed, now.count()), peer, "",
                        /*replace=*/true};
   effect.ok_message =
       "experiment " + parsed.experiment + ": " + std::to_string(parsed.jobs.size()) +

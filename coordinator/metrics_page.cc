@@ -8,7 +8,6 @@ namespace {
 using telemetry::ExpositionWriter;
 using telemetry::MetricType;
 
-
 void JobMetrics(const protocol::StatusReply& status, ExpositionWriter& w) {
   w.Family("orch_jobs", MetricType::kGauge, "Jobs by experiment and state.");
   std::uint64_t pending = 0;
@@ -38,7 +37,8 @@ void AgentMetrics(const protocol::StatusReply& status, ExpositionWriter& w) {
                      protocol::AgentState::kNeverSeen}) {
     by_state[std::string(protocol::AgentStateName(state))] = 0;
   }
-  for (const protocol::AgentSummary& a : status.agents) ++by_state[std::string(protocol::AgentStateName(a.state))];
+  for (const protocol::AgentSummary& a : status.agents)
+    ++by_state[std::string(protocol::AgentStateName(a.state))];
   w.Family("orch_agents", MetricType::kGauge, "Known agents by state.");
   for (const auto& [state, count] : by_state) w.Sample("orch_agents", {{"state", state}}, count);
   struct PerAgent {

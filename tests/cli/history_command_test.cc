@@ -162,7 +162,8 @@ TEST_F(HistoryCommandTest, FiltersByStateAndTimeAndRefusesUnknownValuesNamingThe
       {OrchBinary(), "history", "--data-dir", data(), "--since", cli::FormatTime(kT0 + 62'000)});
   EXPECT_EQ(none.out, "no runs\n");
 
-  ProcessResult state = RunProcess({OrchBinary(), "history", "--data-dir", data(), "--state", "ok"});
+  ProcessResult state =
+      RunProcess({OrchBinary(), "history", "--data-dir", data(), "--state", "ok"});
   EXPECT_EQ(state.exit_code, 2);
   EXPECT_THAT(state.err, HasSubstr("--state ok: not a run state (one of assigned, running"));
   ProcessResult since = RunProcess({OrchBinary(), "history", "--data-dir", data(), "--since", "x"});
@@ -180,8 +181,8 @@ TEST_F(HistoryCommandTest, EventsPrintsTheLogFromASequenceNumber) {
   EXPECT_THAT(all.out, HasSubstr("1  " + cli::FormatTime(kT0) + "  agent.registered  box-a  host"));
   EXPECT_THAT(all.out, HasSubstr("2  " + cli::FormatTime(kT0) + "  agent.drained  box-a"));
 
-  ProcessResult json = RunProcess({OrchBinary(), "events", "--data-dir", data(), "--since", "2",
-                                   "--json"});
+  ProcessResult json =
+      RunProcess({OrchBinary(), "events", "--data-dir", data(), "--since", "2", "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   nlohmann::json line = nlohmann::json::parse(json.out);
   EXPECT_EQ(line["seq"], 2);

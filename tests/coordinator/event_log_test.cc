@@ -13,9 +13,9 @@ namespace {
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using ::testing::SizeIs;
 using testing::kEngine;
 using testing::PlanJson;
+using ::testing::SizeIs;
 using testing::SmallSpec;
 using testing::TestOptions;
 
@@ -34,7 +34,8 @@ std::vector<std::string> EventLines(const Effects& effects) {
 
 std::vector<std::string> EventKinds(const Effects& effects) {
   std::vector<std::string> kinds;
-  for (const std::string& line : EventLines(effects)) kinds.push_back(line.substr(0, line.find(' ')));
+  for (const std::string& line : EventLines(effects))
+    kinds.push_back(line.substr(0, line.find(' ')));
   return kinds;
 }
 
@@ -57,7 +58,8 @@ std::string TwoCellSpec(int repeats) {
 
 class EventLogTest : public ::testing::Test {
  protected:
-  EventLogTest() : core_(TestOptions(), [this](std::string_view line) { log_.emplace_back(line); }) {}
+  EventLogTest()
+      : core_(TestOptions(), [this](std::string_view line) { log_.emplace_back(line); }) {}
 
   Effects Submit(const std::string& spec) {
     return core_.OnMessage("cli", protocol::Submit{PlanJson(spec)}, now_);
@@ -183,9 +185,9 @@ TEST_F(EventLogTest, AgentsOfStoredRunsAreNeverSeenUntilTheyRegister) {
   state.jobs[0].state = store::JobState::kSucceeded;
   state.jobs[0].current_run_id = "r1";
   store::RunRecord run;
-    run.id = "r1";
-    run.job_id = state.jobs[0].id;
-    run.agent_id = "old-box";
+  run.id = "r1";
+  run.job_id = state.jobs[0].id;
+  run.agent_id = "old-box";
   run.state = store::RunState::kSucceeded;
   run.finished = true;
   state.runs.push_back(run);
