@@ -4,11 +4,13 @@
 #include <cstdio>
 
 #include "cli/agent_command.h"
+#include "cli/agents_command.h"
 #include "cli/bundle_commands.h"
 #include "cli/client_commands.h"
 #include "cli/command.h"
 #include "cli/coordinator_command.h"
 #include "cli/fingerprint_command.h"
+#include "cli/history_command.h"
 #include "cli/keygen_command.h"
 #include "cli/model_command.h"
 #include "cli/plan_command.h"
@@ -45,6 +47,9 @@ int main(int argc, char** argv) {
   orch::cli::RegisterCancelCommand(app, exit_code);
   orch::cli::RegisterRetryCommand(app, exit_code);
   orch::cli::RegisterDrainCommand(app, exit_code);
+  orch::cli::RegisterHistoryCommand(app, exit_code);
+  orch::cli::RegisterEventsCommand(app, exit_code);
+  orch::cli::RegisterAgentsCommand(app, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -181,12 +181,12 @@ int RunStatus(const ClientOptions& client) {
         agent = &a;
       }
     }
-    const char* states[] = {"connected", "draining", "disconnected"};
-    std::printf(
-        "%-10s %-24s %-11s %-12s %-28s %-12s %s\n", pilot.job_id.c_str(), pilot.name.c_str(),
-        pilot.state.c_str(), pilot.node.empty() ? "-" : pilot.node.c_str(),
-        agent ? agent->agent_id.c_str() : "-", agent ? states[static_cast<int>(agent->state)] : "-",
-        agent ? std::to_string(agent->current_runs.size()).c_str() : "-");
+    std::string state = agent ? std::string(protocol::AgentStateName(agent->state)) : "-";
+    std::printf("%-10s %-24s %-11s %-12s %-28s %-12s %s\n", pilot.job_id.c_str(),
+                pilot.name.c_str(), pilot.state.c_str(),
+                pilot.node.empty() ? "-" : pilot.node.c_str(),
+                agent ? agent->agent_id.c_str() : "-", state.c_str(),
+                agent ? std::to_string(agent->current_runs.size()).c_str() : "-");
   }
   if (pilots->empty()) std::printf("(no orch pilots in the queue)\n");
   return kExitOk;

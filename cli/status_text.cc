@@ -37,6 +37,21 @@ std::string Eta(const protocol::ExperimentProgress& e) {
   return e.eta_known ? FormatDuration(e.eta) : "unknown";
 }
 
+std::string Plural(std::uint32_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// What a known ETA rests on: " (from 12 runs of 3 cells; 2 cells not yet measured)".
+std::string EtaBasis(const protocol::ExperimentProgress& e) {
+  if ((e.running == 0 && e.pending == 0) || !e.eta_known || e.eta_runs == 0) return "";
+  std::string basis =
+      " (from " + Plural(e.eta_runs, "run", "runs") + " of " + Plural(e.eta_cells, "cell", "cells");
+  if (e.eta_cells_unmeasured > 0) {
+    basis += "; " + Plural(e.eta_cells_unmeasured, "cell", "cells") + " not yet measured";
+  }
+  return basis + ")";
+}
+
 std::string Rate(double per_second) {
   char text[32];
   std::snprintf(text, sizeof text, "%.0f", per_second);
@@ -78,7 +93,7 @@ void PrintExperiments(std::ostringstream& out, const protocol::StatusReply& stat
   for (const protocol::ExperimentProgress& e : status.experiments) {
     out << "  " << e.experiment << "  " << Bar(e, terminal) << "  " << e.succeeded << "/" << e.total
         << " succeeded, " << e.running << " running, " << e.pending << " pending, " << e.failed
-        << " failed, " << e.cancelled << " cancelled, ETA " << Eta(e) << "\n";
+        << " failed, " << e.cancelled << " cancelled, ETA " << Eta(e) << EtaBasis(e) << "\n";
     if (e.unrunnable > 0) {
       out << "    " << e.unrunnable
           << " pending jobs can run on no connected agent (orch status --jobs " << e.experiment
@@ -231,7 +246,10 @@ std::string FormatStatusJson(const protocol::StatusReply& status) {
          {"failed", e.failed},
          {"cancelled", e.cancelled},
          {"unrunnable", e.unrunnable},
-         {"eta_ms", e.eta_known ? nlohmann::json(e.eta.count()) : nlohmann::json()}});
+         {"eta_ms", e.eta_known ? nlohmann::json(e.eta.count()) : nlohmann::json()},
+         {"eta_runs", e.eta_runs},
+         {"eta_cells", e.eta_cells},
+         {"eta_cells_unmeasured", e.eta_cells_unmeasured}});
   }
   doc["agents"] = nlohmann::json::array();
   for (const protocol::AgentSummary& a : status.agents) {

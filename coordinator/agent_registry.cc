@@ -46,8 +46,11 @@ AgentEntry& AgentRegistry::Register(const protocol::Hello& hello, std::chrono::m
   // Every Hello replaces what the agent declared: after a restart it may have
   // other models, engines or slots.
   AgentEntry& agent = agents_[hello.agent_id];
-  bool drained =
-      agent.state == protocol::AgentState::kDraining && agent.incarnation == hello.incarnation;
+  if (agent.incarnation != hello.incarnation) {
+    agent.drain_requested = false;
+    agent.drained_noted = false;
+  }
+  bool drained = agent.drain_requested;
   agent.incarnation = hello.incarnation;
   agent.id = hello.agent_id;
   agent.host = HostOf(hello);

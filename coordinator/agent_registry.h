@@ -49,6 +49,11 @@ struct AgentEntry {
   // Digest records received per chunk over the last kRateWindow, oldest first.
   std::deque<std::pair<std::chrono::milliseconds, std::uint32_t>> recent_positions;
 
+  // `orch drain` asked for it: it takes no new runs until a Hello of another
+  // incarnation (a restarted agent process), connected or not.
+  bool drain_requested = false;
+  bool drained_noted = false;  // its "agent.drained" event was recorded
+
   bool TakesWork() const { return state == protocol::AgentState::kConnected; }
   // Records `count` positions received at `now` and forgets what left the window.
   void NotePositions(std::chrono::milliseconds now, std::uint32_t count);

@@ -75,7 +75,7 @@ Effects CoordinatorCore::OnMessage(const std::string& peer, protocol::Message me
   } else if (auto* m = std::get_if<protocol::Cancel>(&message)) {
     OnCancel(peer, *m, now, out);
   } else if (auto* m = std::get_if<protocol::Drain>(&message)) {
-    OnDrain(peer, *m, out);
+    OnDrain(peer, *m, now, out);
   } else if (auto* m = std::get_if<protocol::Retry>(&message)) {
     OnRetry(peer, *m, now, out);
   } else {
@@ -85,14 +85,18 @@ Effects CoordinatorCore::OnMessage(const std::string& peer, protocol::Message me
   return out;
 }
 
-Effects CoordinatorCore::OnDisconnected(const std::string& peer, Millis) {
-  if (agents_.Find(peer) != nullptr) {
+Effects CoordinatorCore::OnDisconnected(const std::string& peer, Millis now) {
+  Effects out;
+  const AgentEntry* agent = agents_.Find(peer);
+  if (agent != nullptr && agent->state != protocol::AgentState::kDisconnected) {
     // The agent may come back (a dropped connection, a restart) and re-adopt its
     // runs with Hello; only a lease expiry gives them up.
     agents_.Disconnect(peer);
-    Log("agent " + peer + " disconnected; its runs keep their leases");
+    std::string runs = std::to_string(runs_.CountOn(peer)) + " runs in flight keep their leases";
+    Log("agent " + peer + " disconnected; " + runs);
+    Record(out, now, "agent.departed", peer, "connection closed; " + runs);
   }
-  return {};
+  return out;
 }
 
 // Why a Hello whose agent id is not its connection's is refused. A connection speaks
@@ -119,8 +123,10 @@ void CoordinatorCore::OnHello(const std::string& peer, const protocol::Hello& he
     Send(out, peer, protocol::Reject{protocol::kProtocolVersion, WhyIdRefused(hello, peer)});
     return;
   }
+  const AgentEntry* before = agents_.Find(hello.agent_id);
+  std::string quarantined_before = before == nullptr ? "" : before->quarantined;
   AgentEntry& agent = agents_.Register(hello, now);
-  LogRegistration(hello);
+  NoteRegistration(hello, quarantined_before, now, out);
   if (!hello.fingerprint_id.empty() && !hello.fingerprint_json.empty()) {
     out.push_back(PutFingerprintEffect{hello.fingerprint_id, hello.fingerprint_json});
   }
@@ -146,19 +152,34 @@ void CoordinatorCore::OnHello(const std::string& peer, const protocol::Hello& he
   // never have arrived, so they are sent again.
   agent.cancel_sent.clear();
   CancelStale(agent, hello.running_runs, out);
+  // A drain asked for while it was away (or before it reconnected) still holds.
+  if (agent.drain_requested) Send(out, peer, protocol::Drain{agent.id});
   Dispatch(now, out);
 }
 
 // One line per registration: who came, with what (an admin's answer to "did box-2 come
-// back, and with which engines?").
-void CoordinatorCore::LogRegistration(const protocol::Hello& hello) {
+// back, and with which engines?"), logged and recorded in the event log; a driver
+// quarantine that changed with it is recorded too.
+void CoordinatorCore::NoteRegistration(const protocol::Hello& hello,
+                                       const std::string& quarantined_before, Millis now,
+                                       Effects& out) {
   const protocol::Capabilities& has = hello.capabilities;
   std::string engines;
   for (const std::string& engine : has.engines) engines += (engines.empty() ? "" : ", ") + engine;
-  Log("agent " + hello.agent_id + " registered: " + has.hardware_class + ", " +
-      std::to_string(has.slots) + (has.slots == 1 ? " slot" : " slots") + ", engines " +
-      (engines.empty() ? "none" : engines) + ", " + std::to_string(has.model_hashes.size()) +
-      " model files, " + std::to_string(hello.running_runs.size()) + " runs in flight");
+  std::string host = HostOf(hello);
+  std::string what = (host.empty() ? std::string() : "host " + host + ", ") + has.hardware_class +
+                     ", " + std::to_string(has.slots) + (has.slots == 1 ? " slot" : " slots") +
+                     ", engines " + (engines.empty() ? "none" : engines) + ", " +
+                     std::to_string(has.model_hashes.size()) + " model files, " +
+                     std::to_string(hello.running_runs.size()) + " runs in flight";
+  Log("agent " + hello.agent_id + " registered: " + what);
+  Record(out, now, "agent.registered", hello.agent_id, what);
+  const AgentEntry* agent = agents_.Find(hello.agent_id);
+  if (agent != nullptr && agent->quarantined != quarantined_before) {
+    std::string detail = agent->quarantined.empty() ? "none" : agent->quarantined;
+    Log("agent " + hello.agent_id + " quarantined drivers: " + detail);
+    Record(out, now, "agent.quarantine", hello.agent_id, detail);
+  }
 }
 
 // Runs the agent still runs that the coordinator gave up (their lease expired
@@ -222,7 +243,8 @@ void CoordinatorCore::OnHeartbeat(const std::string& peer, const protocol::Heart
   // Expire() marks an agent disconnected when it is late; a heartbeat means it was
   // only late. A drained agent stays drained.
   if (agent->state == protocol::AgentState::kDisconnected) {
-    agent->state = protocol::AgentState::kConnected;
+    agent->state =
+        agent->drain_requested ? protocol::AgentState::kDraining : protocol::AgentState::kConnected;
   }
   for (const std::string& run_id : beat.running_runs) {
     RunEntry* run = runs_.Find(run_id);
@@ -344,7 +366,10 @@ Effects CoordinatorCore::OnRunStored(const store::RunRecord& record, Millis now)
   JobEntry* job = jobs_.Find(record.job_id);
   bool current = job != nullptr && job->current_run == record.id && !job->Terminal();
   if (!current) {
-    if (run->InFlight()) runs_.End(*run, record.state, EndedAt(record, now));
+    if (run->InFlight()) {
+      runs_.End(*run, record.state, EndedAt(record, now));
+      NoteIfDrained(run->agent_id, now, out);
+    }
     return out;  // a late or stray result: stored under its own run id, nothing
                  // more
   }
@@ -356,7 +381,8 @@ Effects CoordinatorCore::OnRunStored(const store::RunRecord& record, Millis now)
     run->finish_stored = true;
   } else if (record.state == RunState::kSucceeded) {
     if (run->InFlight()) runs_.End(*run, record.state, EndedAt(record, now));
-    JobSucceeded(*job, *run, now, out);
+    JobSucceeded(*job, *run, EndedAt(record, now), now, out);
+    NoteIfDrained(run->agent_id, now, out);
   } else {
     std::string reason =
         record.error.empty() ? std::string(store::RunStateName(record.state)) : record.error;
@@ -378,6 +404,10 @@ Effects CoordinatorCore::Tick(Millis now) {
   // agent that has just gone silent.
   for (const std::string& id : agents_.Expire(now)) {
     Log("agent " + id + " is silent; marked disconnected, its runs keep their leases");
+    Record(out, now, "agent.departed", id,
+           "silent for " + std::to_string(options_.agent_timeout.count() / 1000) +
+               " s (timed out); " + std::to_string(runs_.CountOn(id)) +
+               " runs in flight keep their leases");
   }
   // Expired() returns a copy: RunFailed releases leases while this loop runs.
   for (const std::string& run_id : runs_.Expired(now)) {
@@ -435,7 +465,10 @@ void CoordinatorCore::RunFailed(RunEntry& run, RunState state, const std::string
   store::StateChange change;
   // Other end states came from the agent and were written with its RunFinished
   // (FinishRunEffect); a lost run has no such write, so it is made here.
-  if (was_in_flight && state == RunState::kLost) change.run = run.ToRecord();
+  if (was_in_flight && state == RunState::kLost) {
+    change.run = run.ToRecord();
+    change.events.push_back(Event(now, "run.lost", run.id, reason));
+  }
   JobEntry* job = jobs_.Find(run.job_id);
   // A run that is no longer its job's current one (a late result) leaves the job
   // alone.
@@ -459,15 +492,21 @@ void CoordinatorCore::RunFailed(RunEntry& run, RunState state, const std::string
     change.job = job->ToRecord(PlanId(*job));
   }
   if (change.job || change.run) out.push_back(ApplyEffect{std::move(change)});
+  if (was_in_flight) NoteIfDrained(run.agent_id, now, out);
 }
 
-void CoordinatorCore::JobSucceeded(JobEntry& job, RunEntry& run, Millis now, Effects& out) {
+void CoordinatorCore::NoteDuration(const JobEntry& job, Millis took) {
+  if (job.plan >= durations_.size() || took < Millis(0)) return;
+  CellTimes& times = durations_[job.plan][catalog_.plan(job.plan).jobs[job.index].cell];
+  times.total += took;
+  times.runs += 1;
+}
+
+void CoordinatorCore::JobSucceeded(JobEntry& job, RunEntry& run, Millis ended, Millis now,
+                                   Effects& out) {
   job.state = JobState::kSucceeded;
   job.last_error.clear();
-  if (job.plan < durations_.size()) {
-    durations_[job.plan].first += now - run.assigned_at;
-    durations_[job.plan].second += 1;
-  }
+  NoteDuration(job, ended - run.assigned_at);
   store::StateChange change;
   change.job = job.ToRecord(PlanId(job));
   change.events.push_back(Event(now, "job.succeeded", job.id, run.id));
@@ -641,6 +680,24 @@ void CoordinatorCore::Assign(JobEntry& job, AgentEntry& agent, Millis now, Effec
 }
 
 // --- helpers ---
+
+void CoordinatorCore::Record(Effects& out, Millis now, std::string kind, std::string subject,
+                             std::string detail) const {
+  store::StateChange change;
+  change.events.push_back(Event(now, std::move(kind), std::move(subject), std::move(detail)));
+  out.push_back(ApplyEffect{std::move(change)});
+}
+
+void CoordinatorCore::NoteIfDrained(const std::string& agent_id, Millis now, Effects& out) {
+  AgentEntry* agent = agents_.Find(agent_id);
+  if (agent == nullptr || !agent->drain_requested || agent->drained_noted ||
+      runs_.CountOn(agent_id) > 0) {
+    return;
+  }
+  agent->drained_noted = true;
+  Log("agent " + agent_id + " is drained: no runs in flight");
+  Record(out, now, "agent.drained", agent_id, "no runs in flight");
+}
 
 store::EventRecord CoordinatorCore::Event(Millis now, std::string kind, std::string subject,
                                           std::string detail) const {

@@ -38,6 +38,8 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -88,7 +90,9 @@ class CoordinatorCore final {
  private:
   void OnHello(const std::string& peer, const protocol::Hello& hello, Millis now, Effects& out);
   std::string WhyIdRefused(const protocol::Hello& hello, const std::string& peer) const;
-  void LogRegistration(const protocol::Hello& hello);
+  // Logs the registration and records it (and a changed driver quarantine) as events.
+  void NoteRegistration(const protocol::Hello& hello, const std::string& quarantined_before,
+                        Millis now, Effects& out);
   void OnHeartbeat(const std::string& peer, const protocol::Heartbeat& beat, Millis now,
                    Effects& out);
   void OnRunStarted(const std::string& peer, const protocol::RunStarted& started, Millis now,
@@ -103,7 +107,7 @@ class CoordinatorCore final {
                   Effects& out);
   void OnSubmit(const std::string& peer, protocol::Submit submit, Millis now, Effects& out);
   void OnCancel(const std::string& peer, const protocol::Cancel& cancel, Millis now, Effects& out);
-  void OnDrain(const std::string& peer, const protocol::Drain& drain, Effects& out);
+  void OnDrain(const std::string& peer, const protocol::Drain& drain, Millis now, Effects& out);
   void OnRetry(const std::string& peer, const protocol::Retry& retry, Millis now, Effects& out);
   // Ends `job` as cancelled (its run, if in flight, too; its agent is told).
   void CancelJob(JobEntry& job, const std::string& experiment, const std::string& why, Millis now,
@@ -122,11 +126,15 @@ class CoordinatorCore final {
   // the catalog and of each plan.
   void Progress(const protocol::StatusRequest& request, Millis now,
                 protocol::StatusReply& reply) const;
+  // The state `orch status` shows: drained once a drain left no run in flight.
+  protocol::AgentState ShownState(const AgentEntry& agent) const;
   void SetEta(std::uint32_t plan, protocol::ExperimentProgress& progress) const;
   void FillJobStatus(const JobEntry& job, const PlannedJob& planned, const std::string& experiment,
                      Millis now, protocol::JobStatus& status) const;
 
-  void AddPlanJobs(std::uint32_t plan_index, const std::vector<store::JobRecord>* stored);
+  // `now`: the submit time of jobs not stored yet.
+  void AddPlanJobs(std::uint32_t plan_index, const std::vector<store::JobRecord>* stored,
+                   Millis now);
   void Dispatch(Millis now, Effects& out);
   void DispatchTo(AgentEntry& agent, Millis now, Effects& out);
   bool AnyPending() const;
@@ -141,12 +149,21 @@ class CoordinatorCore final {
   enum class Retry { kWhileBudgetLasts, kNever };
   void RunFailed(RunEntry& run, store::RunState state, const std::string& reason, Millis now,
                  Effects& out, Retry retry = Retry::kWhileBudgetLasts);
-  void JobSucceeded(JobEntry& job, RunEntry& run, Millis now, Effects& out);
+  // `ended`: when its result arrived (the run's duration for the ETA ends there).
+  void JobSucceeded(JobEntry& job, RunEntry& run, Millis ended, Millis now, Effects& out);
+  // Counts a succeeded run of `job` that took `took` towards its cell's ETA.
+  void NoteDuration(const JobEntry& job, Millis took);
   void ReleaseUnlisted(const AgentEntry& agent, const std::vector<std::string>& listed, Millis now,
                        Effects& out);
   void NoteFailure(const std::string& run_id, const std::string& reason);
   store::EventRecord Event(Millis now, std::string kind, std::string subject,
                            std::string detail) const;
+  // Appends an event that no job or run record comes with (an agent's or an
+  // experiment's): an ApplyEffect of that event alone.
+  void Record(Effects& out, Millis now, std::string kind, std::string subject,
+              std::string detail) const;
+  // A draining agent whose last run ended is drained: recorded once.
+  void NoteIfDrained(const std::string& agent_id, Millis now, Effects& out);
   const std::string& PlanId(const JobEntry& job) const;
   void Log(const std::string& line) const { log_(line); }
 
@@ -156,10 +173,17 @@ class CoordinatorCore final {
   JobTable jobs_;
   RunTable runs_;
   AgentRegistry agents_;
+  // Agents that ran the stored runs (Restore): shown as never seen until they register.
+  std::set<std::string, std::less<>> stored_agents_;
   std::deque<std::string> recent_failures_;  // newest first
   std::uint64_t next_run_ = 0;
-  // Per experiment: sum and count of successful run durations, for the ETA.
-  std::vector<std::pair<Millis, std::uint32_t>> durations_;
+  // Per experiment (plan index), per cell: sum and count of successful run durations
+  // (assignment to result), for the ETA; rebuilt from the stored runs' times on Restore.
+  struct CellTimes {
+    Millis total{0};
+    std::uint32_t runs = 0;
+  };
+  std::vector<std::map<std::string, CellTimes, std::less<>>> durations_;
 };
 
 }  // namespace orch::coordinator

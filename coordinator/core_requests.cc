@@ -48,8 +48,8 @@ void CoordinatorCore::OnSubmit(const std::string& peer, protocol::Submit submit,
   }
   std::string message =
       "experiment " + parsed->experiment + ": " + std::to_string(parsed->jobs.size()) + " jobs";
-  PutPlanEffect effect{ToPlanRecord(*parsed, std::move(submit.plan_json)), ToJobRecords(*parsed),
-                       peer, ""};
+  PutPlanEffect effect{ToPlanRecord(*parsed, std::move(submit.plan_json)),
+                       ToJobRecords(*parsed, now.count()), peer, ""};
   // The same plan again is still written: PutPlan is idempotent (stored jobs keep
   // their state), and the reply goes out after the write like any submit's.
   if (existing != nullptr) {
@@ -57,9 +57,15 @@ void CoordinatorCore::OnSubmit(const std::string& peer, protocol::Submit submit,
   } else {
     effect.ok_message = message + ", submitted";
     std::uint32_t index = catalog_.Add(std::move(parsed).value());
-    AddPlanJobs(index, nullptr);
+    AddPlanJobs(index, nullptr, now);
   }
+  std::size_t jobs = effect.jobs.size();
+  std::string experiment = effect.plan.id;
   out.push_back(std::move(effect));
+  // After the plan's write: recorded only when that succeeded (effects.h).
+  if (existing == nullptr) {
+    Record(out, now, "plan.submitted", experiment, std::to_string(jobs) + " jobs");
+  }
 }
 
 void CoordinatorCore::ReplacePlan(const std::string& peer, const ParsedPlan& existing,
@@ -86,7 +92,8 @@ void CoordinatorCore::ReplacePlan(const std::string& peer, const ParsedPlan& exi
   }
   int added = 0;
   for (const PlannedJob& job : parsed.jobs) added += jobs_.Find(job.id) == nullptr;
-  PutPlanEffect effect{ToPlanRecord(parsed, std::move(plan_json)), ToJobRecords(parsed), peer, "",
+  PutPlanEffect effect{ToPlanRecord(parsed, std::move(plan_json)),
+                       ToJobRecords(parsed, now.count()), peer, "",
                        /*replace=*/true};
   effect.ok_message =
       "experiment " + parsed.experiment + ": " + std::to_string(parsed.jobs.size()) +
@@ -94,6 +101,10 @@ void CoordinatorCore::ReplacePlan(const std::string& peer, const ParsedPlan& exi
       " no longer in the spec dropped, finished jobs kept";
   std::string experiment = parsed.experiment;
   out.push_back(std::move(effect));
+  // After the plan's write: recorded only when that succeeded (effects.h).
+  Record(out, now, "plan.edited", experiment,
+         std::to_string(parsed.jobs.size()) + " jobs: " + std::to_string(added) + " added, " +
+             std::to_string(dropped.size()) + " dropped");
   // A dropped job still in flight is cancelled (its agent told) before it is
   // forgotten; finished ones are forgotten as they are.
   for (const std::string& id : dropped) {
@@ -103,13 +114,14 @@ void CoordinatorCore::ReplacePlan(const std::string& peer, const ParsedPlan& exi
     jobs_.Remove(id);
   }
   std::uint32_t index = catalog_.Add(std::move(parsed));
-  AddPlanJobs(index, nullptr);
+  AddPlanJobs(index, nullptr, now);
 }
 
 void CoordinatorCore::AddPlanJobs(std::uint32_t plan_index,
-                                  const std::vector<store::JobRecord>* stored) {
+                                  const std::vector<store::JobRecord>* stored, Millis now) {
   const ParsedPlan& plan = catalog_.plan(plan_index);
   // One ETA entry per plan index; a replaced plan keeps its index (PlanCatalog::Add).
+  // A replaced plan keeps its measured cells: its cells are named as before.
   if (durations_.size() <= plan_index) durations_.resize(plan_index + 1);
   std::unordered_map<std::string_view, const store::JobRecord*> by_id;
   if (stored != nullptr) {
@@ -120,12 +132,14 @@ void CoordinatorCore::AddPlanJobs(std::uint32_t plan_index,
     entry.id = plan.jobs[i].id;
     entry.plan = plan_index;
     entry.index = i;
+    entry.submitted_at_ms = now.count();
     auto it = by_id.find(entry.id);
     if (it != by_id.end()) {
       const store::JobRecord& record = *it->second;
       // A lost job has no run any more: it waits for one like any pending job.
       entry.state = record.state == JobState::kLost ? JobState::kPending : record.state;
       entry.attempts = record.attempts;
+      entry.submitted_at_ms = record.submitted_at_ms;
       entry.last_error = record.last_error;
       // A held job keeps its run id (Restore requeues it unless that run is still in
       // flight), and so does a finished one: status names its agent and duration.
@@ -159,6 +173,8 @@ void CoordinatorCore::OnCancel(const std::string& peer, const protocol::Cancel& 
     CancelJob(*job, plan->experiment, "by request", now, out);
     ++cancelled;
   }
+  Record(out, now, "plan.cancelled", plan->experiment,
+         std::to_string(cancelled) + " jobs cancelled by request");
   Reply(out, peer, true,
         "experiment " + plan->experiment + ": " + std::to_string(cancelled) +
             " jobs cancelled (orch retry " + plan->experiment + " --cancelled runs them again)");
@@ -167,9 +183,11 @@ void CoordinatorCore::OnCancel(const std::string& peer, const protocol::Cancel& 
 void CoordinatorCore::CancelJob(JobEntry& job, const std::string& experiment,
                                 const std::string& why, Millis now, Effects& out) {
   store::StateChange change;
+  std::string drained_agent;  // whose run this ends: it may be drained now
   if (RunEntry* run = runs_.Find(job.current_run); run != nullptr && run->InFlight()) {
     runs_.End(*run, RunState::kCancelled, now);
     change.run = run->ToRecord();
+    drained_agent = run->agent_id;
     const AgentEntry* agent = agents_.Find(run->agent_id);
     // A disconnected agent is told when it says Hello again: CancelStale cancels
     // the runs it lists that are no longer its.
@@ -183,6 +201,7 @@ void CoordinatorCore::CancelJob(JobEntry& job, const std::string& experiment,
   change.job = job.ToRecord(experiment);
   change.events.push_back(Event(now, "job.cancelled", job.id, why));
   out.push_back(ApplyEffect{std::move(change)});
+  if (!drained_agent.empty()) NoteIfDrained(drained_agent, now, out);
 }
 
 void CoordinatorCore::OnRetry(const std::string& peer, const protocol::Retry& retry, Millis now,
@@ -215,19 +234,26 @@ void CoordinatorCore::OnRetry(const std::string& peer, const protocol::Retry& re
   Dispatch(now, out);
 }
 
-void CoordinatorCore::OnDrain(const std::string& peer, const protocol::Drain& drain, Effects& out) {
+void CoordinatorCore::OnDrain(const std::string& peer, const protocol::Drain& drain, Millis now,
+                              Effects& out) {
   AgentEntry* agent = agents_.Find(drain.agent_id);
   if (agent == nullptr) {
     Reply(out, peer, false, "no agent " + drain.agent_id + " is registered");
     return;
   }
+  std::string in_flight = std::to_string(runs_.CountOn(agent->id)) + " in flight";
+  if (!agent->drain_requested) {
+    agent->drain_requested = true;
+    Log("agent " + agent->id + " drains: " + in_flight);
+    Record(out, now, "agent.draining", agent->id, in_flight);
+  }
+  // A disconnected agent is told when it says Hello again (OnHello).
   if (agent->state != protocol::AgentState::kDisconnected) {
     agent->state = protocol::AgentState::kDraining;
     out.push_back(SendEffect{agent->id, drain});
   }
-  Reply(out, peer, true,
-        "agent " + agent->id + " drains: no new runs, " + std::to_string(runs_.CountOn(agent->id)) +
-            " in flight");
+  Reply(out, peer, true, "agent " + agent->id + " drains: no new runs, " + in_flight);
+  NoteIfDrained(agent->id, now, out);
 }
 
 namespace {
@@ -341,16 +367,52 @@ void CoordinatorCore::Progress(const protocol::StatusRequest& request, Millis no
   }
 }
 
-// ETA: mean duration of this experiment's succeeded runs times the jobs left, over the
-// runs going on in parallel now. Unknown before a first success or while nothing runs.
+namespace {
+
+// The cells of an experiment's jobs still to do, and their count per cell.
+using EtaCellsLeft = std::map<std::string_view, std::uint32_t>;
+
+}  // namespace
+
+// ETA: the jobs left, each at the mean duration of its cell's succeeded runs (a cell
+// not yet measured: at the mean of every measured run of the experiment), over the runs
+// going on in parallel now. Unknown before a first success or while nothing runs. Says
+// what it rests on: the runs and cells measured and the cells left that are not.
 void CoordinatorCore::SetEta(std::uint32_t plan, protocol::ExperimentProgress& progress) const {
-  auto [total, count] =
-      plan < durations_.size() ? durations_[plan] : std::pair<Millis, std::uint32_t>{};
   std::uint32_t left = progress.pending + progress.running;
   if (left == 0) {
     progress.eta_known = true;  // done: nothing left
-  } else if (count > 0 && progress.running > 0) {
-    progress.eta = total / count * left / progress.running;
+    return;
+  }
+  if (plan >= durations_.size()) return;
+  const auto& cells = durations_[plan];
+  CellTimes all;
+  for (const auto& [cell, times] : cells) {
+    all.total += times.total;
+    all.runs += times.runs;
+  }
+  progress.eta_runs = all.runs;
+  progress.eta_cells = static_cast<std::uint32_t>(cells.size());
+  EtaCellsLeft cells_left;
+  const ParsedPlan& parsed = catalog_.plan(plan);
+  for (const PlannedJob& planned : parsed.jobs) {
+    const JobEntry* job = jobs_.Find(planned.id);
+    bool to_do = job != nullptr && (Waiting(job->state) || job->state == JobState::kAssigned ||
+                                    job->state == JobState::kRunning);
+    if (to_do) cells_left[planned.cell] += 1;
+  }
+  Millis work{0};
+  for (const auto& [cell, jobs] : cells_left) {
+    auto measured = cells.find(cell);
+    if (measured == cells.end()) {
+      progress.eta_cells_unmeasured += 1;
+      if (all.runs > 0) work += all.total / all.runs * jobs;
+    } else {
+      work += measured->second.total / measured->second.runs * jobs;
+    }
+  }
+  if (all.runs > 0 && progress.running > 0) {
+    progress.eta = work / progress.running;
     progress.eta_known = true;
   }
 }
@@ -365,7 +427,7 @@ protocol::StatusReply CoordinatorCore::Status(const protocol::StatusRequest& req
                agent.host,
                agent.capabilities.hardware_class,
                agent.capabilities.engines,
-               agent.state,
+               ShownState(agent),
                runs_.InFlightOn(id),
                std::max(Millis(0), now - agent.last_heard)};
     summary.positions_per_second = agent.PositionsPerSecond(now);
@@ -373,6 +435,14 @@ protocol::StatusReply CoordinatorCore::Status(const protocol::StatusRequest& req
     summary.quarantined = agent.quarantined;
     summary.model_count = static_cast<std::uint32_t>(agent.capabilities.model_hashes.size());
   }
+  for (const std::string& id : stored_agents_) {
+    if (agents_.Find(id) != nullptr) continue;
+    protocol::AgentSummary& summary = reply.agents.emplace_back();
+    summary.agent_id = id;
+    summary.state = protocol::AgentState::kNeverSeen;
+  }
+  std::sort(reply.agents.begin(), reply.agents.end(),
+            [](const auto& a, const auto& b) { return a.agent_id < b.agent_id; });
   reply.recent_failures.assign(recent_failures_.begin(), recent_failures_.end());
   reply.security = options_.security;
   return reply;
@@ -394,6 +464,11 @@ bool AwaitsChunks(const store::RunRecord& record, const std::vector<store::JobRe
 
 }  // namespace
 
+protocol::AgentState CoordinatorCore::ShownState(const AgentEntry& agent) const {
+  if (agent.drain_requested && runs_.CountOn(agent.id) == 0) return protocol::AgentState::kDrained;
+  return agent.state;
+}
+
 Effects CoordinatorCore::Restore(const store::StoreState& state, Millis now) {
   catalog_ = PlanCatalog();
   jobs_ = JobTable();
@@ -405,7 +480,7 @@ Effects CoordinatorCore::Restore(const store::StoreState& state, Millis now) {
       Log("restore: skipping plan " + record.id + ": " + parsed.status().message());
       continue;
     }
-    AddPlanJobs(catalog_.Add(std::move(parsed).value()), &state.jobs);
+    AddPlanJobs(catalog_.Add(std::move(parsed).value()), &state.jobs, now);
   }
   for (const store::RunRecord& record : state.runs) {
     // assigned_at is `now` for records stored before assignment times were: ETA
@@ -418,6 +493,15 @@ Effects CoordinatorCore::Restore(const store::StoreState& state, Millis now) {
                  record.state,
                  record.assigned_at_ms > 0 ? Millis(record.assigned_at_ms) : now};
     run.ended_at = Millis(record.ended_at_ms);
+    if (!record.agent_id.empty()) stored_agents_.insert(record.agent_id);
+    // The ETA's measured durations: the stored times of the runs that completed jobs
+    // before the restart (jobs decided below count theirs in JobSucceeded).
+    const JobEntry* job = jobs_.Find(record.job_id);
+    if (job != nullptr && job->state == JobState::kSucceeded && job->current_run == record.id &&
+        record.state == RunState::kSucceeded && record.assigned_at_ms > 0 &&
+        record.ended_at_ms > 0) {
+      NoteDuration(*job, Millis(record.ended_at_ms - record.assigned_at_ms));
+    }
     if (record.finished && run.InFlight()) run.state = RunState::kFailed;
     if (AwaitsChunks(record, state.jobs)) {
       // Its RunFinished is stored, a chunk is not: it keeps a lease while its

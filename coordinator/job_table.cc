@@ -51,6 +51,7 @@ store::JobRecord JobEntry::ToRecord(const std::string& plan_id) const {
   record.attempts = attempts;
   record.last_error = last_error;
   record.current_run_id = current_run;
+  record.submitted_at_ms = submitted_at_ms;
   return record;
 }
 

@@ -43,8 +43,9 @@ struct JobEntry {
   store::JobState state = store::JobState::kPending;
   std::int32_t attempts = 0;  // runs started so far
   std::string last_error;
-  std::string current_run;        // empty when no run holds the job
-  std::vector<Refusal> refusals;  // agents that refused it, first refusal each
+  std::string current_run;           // empty when no run holds the job
+  std::vector<Refusal> refusals;     // agents that refused it, first refusal each
+  std::int64_t submitted_at_ms = 0;  // store::JobRecord::submitted_at_ms
   // Times a later job went first to fit an agent's warm session
   // (coordinator/matchmaker.h); not stored.
   std::uint32_t passed_over = 0;

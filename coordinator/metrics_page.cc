@@ -31,9 +31,14 @@ void JobMetrics(const protocol::StatusReply& status, ExpositionWriter& w) {
 }
 
 void AgentMetrics(const protocol::StatusReply& status, ExpositionWriter& w) {
-  std::map<std::string, int> by_state = {{"connected", 0}, {"draining", 0}, {"disconnected", 0}};
+  std::map<std::string, int> by_state;
+  for (auto state : {protocol::AgentState::kConnected, protocol::AgentState::kDraining,
+                     protocol::AgentState::kDrained, protocol::AgentState::kDisconnected,
+                     protocol::AgentState::kNeverSeen}) {
+    by_state[std::string(protocol::AgentStateName(state))] = 0;
+  }
   for (const protocol::AgentSummary& a : status.agents)
-    ++by_state[protocol::AgentStateName(a.state)];
+    ++by_state[std::string(protocol::AgentStateName(a.state))];
   w.Family("orch_agents", MetricType::kGauge, "Known agents by state.");
   for (const auto& [state, count] : by_state) w.Sample("orch_agents", {{"state", state}}, count);
   struct PerAgent {

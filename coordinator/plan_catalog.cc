@@ -103,13 +103,14 @@ store::PlanRecord ToPlanRecord(const ParsedPlan& plan, std::string json) {
   return {plan.experiment, plan.experiment, std::move(json)};
 }
 
-std::vector<store::JobRecord> ToJobRecords(const ParsedPlan& plan) {
+std::vector<store::JobRecord> ToJobRecords(const ParsedPlan& plan, std::int64_t submitted_at_ms) {
   std::vector<store::JobRecord> jobs;
   jobs.reserve(plan.jobs.size());
   for (const PlannedJob& job : plan.jobs) {
     store::JobRecord record;
     record.id = job.id;
     record.plan_id = plan.experiment;
+    record.submitted_at_ms = submitted_at_ms;
     jobs.push_back(std::move(record));
   }
   return jobs;

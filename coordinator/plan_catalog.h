@@ -56,9 +56,11 @@ Result<ParsedPlan> ParsePlanJson(std::string_view json, PlanSource source = Plan
 using plan_document::ExperimentNameOf;
 
 // The store records for a parsed plan (`json`: its text): the plan and every
-// job as pending.
+// job as pending, submitted at `submitted_at_ms` (jobs already stored keep theirs:
+// Store::PutPlan writes only new ones).
 store::PlanRecord ToPlanRecord(const ParsedPlan& plan, std::string json);
-std::vector<store::JobRecord> ToJobRecords(const ParsedPlan& plan);
+std::vector<store::JobRecord> ToJobRecords(const ParsedPlan& plan,
+                                           std::int64_t submitted_at_ms = 0);
 
 class PlanCatalog final {
  public:

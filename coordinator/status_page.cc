@@ -71,9 +71,7 @@ void WriteAgents(const protocol::StatusReply& status, std::ostringstream& out) {
   for (const protocol::AgentSummary& a : status.agents) {
     std::string engines;
     for (const std::string& engine : a.engines) engines += (engines.empty() ? "" : ", ") + engine;
-    const char* state = a.state == protocol::AgentState::kConnected  ? "connected"
-                        : a.state == protocol::AgentState::kDraining ? "draining"
-                                                                     : "disconnected";
+    std::string state(protocol::AgentStateName(a.state));
     out << "<tr>";
     Cell(out, a.agent_id);
     Cell(out, a.host);

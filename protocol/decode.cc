@@ -267,7 +267,7 @@ Result<StatusRequest> Read(w::StatusRequest::Reader r) {
 
 Result<AgentSummary> ReadAgent(const std::string& field, w::AgentSummary::Reader r) {
   ORCH_RETURN_IF_ERROR(Required(field + ".agentId", r.getAgentId()));
-  ORCH_RETURN_IF_ERROR(EnumInRange(field + ".state", r.getState(), w::AgentState::DISCONNECTED));
+  ORCH_RETURN_IF_ERROR(EnumInRange(field + ".state", r.getState(), w::AgentState::NEVER_SEEN));
   AgentSummary agent{Str(r.getAgentId()),
                      Str(r.getHost()),
                      Str(r.getHardwareClass()),
@@ -293,6 +293,9 @@ Result<ExperimentProgress> ReadProgress(const std::string& field, w::ExperimentP
                               std::chrono::milliseconds(e.getEtaMs())};
   progress.cancelled = e.getCancelled();
   progress.eta_known = e.getEtaKnown();
+  progress.eta_runs = e.getEtaRuns();
+  progress.eta_cells = e.getEtaCells();
+  progress.eta_cells_unmeasured = e.getEtaCellsUnmeasured();
   progress.unrunnable = e.getUnrunnable();
   return progress;
 }

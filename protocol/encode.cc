@@ -158,6 +158,9 @@ void Fill(w::ExperimentProgress::Builder b, const ExperimentProgress& m) {
   b.setEtaMs(static_cast<std::uint64_t>(m.eta.count()));
   b.setCancelled(m.cancelled);
   b.setEtaKnown(m.eta_known);
+  b.setEtaRuns(m.eta_runs);
+  b.setEtaCells(m.eta_cells);
+  b.setEtaCellsUnmeasured(m.eta_cells_unmeasured);
   b.setUnrunnable(m.unrunnable);
 }
 

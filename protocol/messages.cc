@@ -5,14 +5,18 @@
 
 namespace orch::protocol {
 
-const char* AgentStateName(AgentState state) {
+std::string_view AgentStateName(AgentState state) {
   switch (state) {
     case AgentState::kConnected:
-      return "connected";
+      return "up";
     case AgentState::kDraining:
       return "draining";
+    case AgentState::kDrained:
+      return "drained";
     case AgentState::kDisconnected:
-      return "disconnected";
+      return "down";
+    case AgentState::kNeverSeen:
+      return "never seen";
   }
   return "unknown";
 }

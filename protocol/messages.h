@@ -206,9 +206,13 @@ struct StatusRequest {
   friend bool operator==(const StatusRequest&, const StatusRequest&) = default;
 };
 
-enum class AgentState { kConnected, kDraining, kDisconnected };
-// "connected", "draining" or "disconnected" (as `orch status` and the metrics show it).
-const char* AgentStateName(AgentState state);
+// An agent as `orch status` and `orch agents` show it (AgentStateName): up (connected,
+// taking runs), draining (asked to drain, runs still in flight), drained (asked to
+// drain, none in flight, connected or not), down (disconnected: its heartbeats or its
+// connection stopped) and never seen (ran jobs stored before the coordinator started,
+// has not registered since).
+enum class AgentState { kConnected, kDraining, kDisconnected, kDrained, kNeverSeen };
+std::string_view AgentStateName(AgentState state);
 
 struct ExperimentProgress {
   std::string experiment;  // required
@@ -221,6 +225,11 @@ struct ExperimentProgress {
   std::uint32_t cancelled = 0;       // not counted in failed
   bool eta_known = false;            // false: no estimate yet
   std::uint32_t unrunnable = 0;      // pending jobs no connected agent can run
+  // What the ETA rests on: succeeded runs measured, the cells they ran, and the cells
+  // of jobs left that no run measured yet (estimated at the mean of all runs).
+  std::uint32_t eta_runs = 0;
+  std::uint32_t eta_cells = 0;
+  std::uint32_t eta_cells_unmeasured = 0;
   friend bool operator==(const ExperimentProgress&, const ExperimentProgress&) = default;
 };
 

@@ -162,6 +162,8 @@ enum AgentState {
   connected @0;     # registered and taking runs
   draining @1;      # finishing its runs, taking no new ones
   disconnected @2;  # heartbeats stopped; its leases run out
+  drained @3;       # asked to drain and no run left in flight
+  neverSeen @4;     # known from stored runs, not registered since the coordinator started
 }
 
 # Progress of one experiment.
@@ -176,6 +178,9 @@ struct ExperimentProgress {
   cancelled @7 :UInt32; # jobs cancelled (not counted in failed)
   etaKnown @8 :Bool;    # etaMs is an estimate; false: unknown (no finished run to go by)
   unrunnable @9 :UInt32;  # pending jobs that no connected agent can run
+  etaRuns @10 :UInt32;    # succeeded runs the ETA is measured from
+  etaCells @11 :UInt32;   # cells those runs ran
+  etaCellsUnmeasured @12 :UInt32;  # cells of jobs left with no measured run yet
 }
 
 # One registered agent as the coordinator sees it.

@@ -7,9 +7,9 @@ namespace {
 
 // Version 2 added RunRecord::summary, version 3 PlanRecord::owner, version 4 the
 // RunRecord provenance of imported runs (contributor, bundle_sha256, imported_at_ms),
-// version 5 the RunRecord times (assigned_at_ms, ended_at_ms); every other record is
-// laid out as in version 1.
-constexpr uint8_t kVersion = 5;
+// version 5 the RunRecord times (assigned_at_ms, ended_at_ms), version 6
+// JobRecord::submitted_at_ms; every other record is laid out as in version 1.
+constexpr uint8_t kVersion = 6;
 constexpr uint8_t kOldestVersion = 1;
 
 class Writer {
@@ -138,6 +138,7 @@ std::string EncodeJob(const JobRecord& job) {
       .I64(job.attempts)
       .Str(job.last_error)
       .Str(job.current_run_id)
+      .I64(job.submitted_at_ms)
       .Take();
 }
 
@@ -215,6 +216,7 @@ Result<JobRecord> DecodeJob(std::string_view key, std::string_view bytes) {
   job.attempts = r.I32();
   job.last_error = r.Str();
   job.current_run_id = r.Str();
+  if (r.version() >= 6) job.submitted_at_ms = r.I64();
   ORCH_RETURN_IF_ERROR(r.Finish(key));
   return job;
 }

@@ -57,6 +57,9 @@ struct JobRecord {
   int32_t attempts = 0;        // runs started so far
   std::string last_error;      // empty when none
   std::string current_run_id;  // empty when no run holds the job
+  // When its plan was first stored, on the coordinator's clock (ms since the Unix
+  // epoch); 0 when unknown (records written before submit times were stored).
+  int64_t submitted_at_ms = 0;
   friend bool operator==(const JobRecord&, const JobRecord&) = default;
 };
 

@@ -213,7 +213,7 @@ class Cluster:
         log("services active under systemd, running as user orch")
 
     def connected_agents(self):
-        return {a["id"]: a for a in self.status()["agents"] if a["state"] == "connected"}
+        return {a["id"]: a for a in self.status()["agents"] if a["state"] == "up"}
 
     def check_registered(self):
         self.wait_for("agent-a and agent-b connected",
@@ -277,7 +277,7 @@ class Cluster:
             raise Failure(f"agent-b after drain.yml: orch-agent is {state.strip()}, not inactive")
         _, result = self.ssh("agent-b", "systemctl show -p Result --value orch-agent.service")
         agent = [a for a in self.status()["agents"] if a["id"] == "agent-b"]
-        if agent and agent[0]["state"] == "connected":
+        if agent and agent[0]["state"] == "up":
             raise Failure("agent-b is still connected after drain.yml")
         log(f"drain.yml: agent-b drained and stopped (result {result.strip()}, "
             f"coordinator says {agent[0]['state'] if agent else 'gone'})")

@@ -26,7 +26,7 @@ bool RunInFlight(const nlohmann::json& status, const std::string& agent) {
 
 bool AgentConnected(const nlohmann::json& status, const std::string& id) {
   for (const nlohmann::json& agent : status.value("agents", nlohmann::json::array())) {
-    if (agent.value("id", "") == id) return agent.value("state", "") == "connected";
+    if (agent.value("id", "") == id) return agent.value("state", "") == "up";
   }
   return false;
 }

@@ -99,6 +99,26 @@ TEST(StatusTextTest, JobsLeftOutOfAReplyAreCountedAndSaid) {
   EXPECT_EQ(nlohmann::json::parse(FormatStatusJson(reply))["jobs_omitted"], 26'000);
 }
 
+// The ETA says what it rests on: measured runs and cells, and cells not yet measured.
+TEST(StatusTextTest, AKnownEtaSaysHowManyRunsAndCellsItIsMeasuredFrom) {
+  protocol::StatusReply status = Reply();
+  protocol::ExperimentProgress& e = status.experiments[0];
+  e.eta_known = true;
+  e.eta = milliseconds(240'000);
+  e.eta_runs = 12;
+  e.eta_cells = 3;
+  e.eta_cells_unmeasured = 2;
+  EXPECT_THAT(FormatStatusText(status, false),
+              HasSubstr("ETA 4m00s (from 12 runs of 3 cells; 2 cells not yet measured)\n"));
+  nlohmann::json doc = nlohmann::json::parse(FormatStatusJson(status));
+  EXPECT_EQ(doc["experiments"][0]["eta_runs"], 12);
+  EXPECT_EQ(doc["experiments"][0]["eta_cells_unmeasured"], 2);
+  e.eta_cells_unmeasured = 0;
+  e.eta_runs = 1;
+  e.eta_cells = 1;
+  EXPECT_THAT(FormatStatusText(status, false), HasSubstr("ETA 4m00s (from 1 run of 1 cell)\n"));
+}
+
 TEST(StatusTextTest, JsonHasJobsAndANullEtaWhenUnknown) {
   nlohmann::json doc = nlohmann::json::parse(FormatStatusJson(Reply()));
   EXPECT_TRUE(doc["experiments"][0]["eta_ms"].is_null());

@@ -31,7 +31,7 @@ TEST(AgentRegistryTest, ExpiresAgentsSilentForTheTimeout) {
 
 TEST(AgentRegistryTest, ADrainedAgentStaysDrainedWhenItReconnects) {
   AgentRegistry agents(milliseconds(5000));
-  agents.Register(RegistryHelloFrom("a"), milliseconds(0)).state = protocol::AgentState::kDraining;
+  agents.Register(RegistryHelloFrom("a"), milliseconds(0)).drain_requested = true;
   EXPECT_FALSE(agents.Register(RegistryHelloFrom("a"), milliseconds(10)).TakesWork());
 }
 
@@ -41,7 +41,7 @@ TEST(AgentRegistryTest, ADrainEndsWithTheAgentProcess) {
   AgentRegistry agents(milliseconds(5000));
   protocol::Hello first = RegistryHelloFrom("a");
   first.incarnation = "0000000000000001";
-  agents.Register(first, milliseconds(0)).state = protocol::AgentState::kDraining;
+  agents.Register(first, milliseconds(0)).drain_requested = true;
   EXPECT_FALSE(agents.Register(first, milliseconds(10)).TakesWork());
   protocol::Hello restarted = RegistryHelloFrom("a");
   restarted.incarnation = "0000000000000002";

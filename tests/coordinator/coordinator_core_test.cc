@@ -63,7 +63,8 @@ class CoreTest : public ::testing::Test {
 
 TEST_F(CoreTest, SubmitStoresThePlanBeforeAnythingIsAssigned) {
   Effects effects = Submit(SmallSpec("exp", 2));
-  ASSERT_THAT(effects, SizeIs(1));
+  ASSERT_THAT(effects, SizeIs(2));  // the plan, then its event (coordinator/effects.h)
+  EXPECT_TRUE(std::holds_alternative<ApplyEffect>(effects[1]));
   auto* put = std::get_if<PutPlanEffect>(&effects[0]);
   ASSERT_NE(put, nullptr);
   EXPECT_EQ(put->plan.id, "exp");
@@ -98,9 +99,9 @@ TEST_F(CoreTest, AssignsOnlyToAgentsThatMeetTheRequirements) {
   auto assigns = Assigns(effects, "right-engine");
   ASSERT_THAT(assigns, SizeIs(1));
   // The assignment is written to the store before the Assign is sent.
-  ASSERT_THAT(effects, SizeIs(3));  // Welcome, Apply, Assign
-  EXPECT_TRUE(std::holds_alternative<ApplyEffect>(effects[1]));
-  EXPECT_EQ(std::get<ApplyEffect>(effects[1]).change.run->id, assigns[0].run_id);
+  ASSERT_THAT(effects, SizeIs(4));  // the registration's event, Welcome, Apply, Assign
+  EXPECT_TRUE(std::holds_alternative<ApplyEffect>(effects[2]));
+  EXPECT_EQ(std::get<ApplyEffect>(effects[2]).change.run->id, assigns[0].run_id);
 }
 
 TEST_F(CoreTest, FillsEverySlotAndNoMore) {

@@ -539,6 +539,35 @@ TEST(CoordinatorServiceTest, CancelStopsAnExperimentsRuns) {
   }
 }
 
+// The event log is written by the service with the changes it explains: what `orch
+// events` reads from the store.
+TEST(CoordinatorServiceTest, TheStoresEventLogRecordsPlansAgentsAndDrains) {
+  CoordinatorHarness h;
+  ASSERT_TRUE(h.Submit(SmallSpec("exp", 1)).ok);
+  auto agent = h.Peer("agent-1");
+  agent->Hello();
+  h.Pump();
+  protocol::Assign assign = OnlyAssign(*agent);
+  auto cli = h.Peer("cli");
+  cli->Send(protocol::Drain{"agent-1"});
+  h.Pump();
+  agent->Chunk(assign.run_id, 0);
+  agent->Finish(assign.run_id, 1);
+  h.Pump();
+  std::vector<std::string> kinds;
+  ASSERT_TRUE(h.store()
+                  .ScanEvents(1,
+                              [&](const store::EventRecord& event) {
+                                kinds.push_back(event.kind + " " + event.subject);
+                                return true;
+                              })
+                  .ok());
+  EXPECT_THAT(kinds,
+              ::testing::ElementsAre("plan.submitted exp", "agent.registered agent-1",
+                                     "job.assigned " + assign.job_id, "agent.draining agent-1",
+                                     "job.succeeded " + assign.job_id, "agent.drained agent-1"));
+}
+
 TEST(CoordinatorServiceTest, DrainStopsNewAssignments) {
   CoordinatorHarness h;
   ASSERT_TRUE(h.Submit(SmallSpec("exp", 2)).ok);
@@ -558,7 +587,8 @@ TEST(CoordinatorServiceTest, DrainStopsNewAssignments) {
   cli->Send(protocol::StatusRequest{});
   h.Pump();
   auto status = OfKind<protocol::StatusReply>(cli->Take()).at(0);
-  EXPECT_EQ(status.agents.at(0).state, protocol::AgentState::kDraining);
+  // Its last run ended: drained.
+  EXPECT_EQ(status.agents.at(0).state, protocol::AgentState::kDrained);
   EXPECT_EQ(status.experiments.at(0).succeeded, 1u);
   EXPECT_EQ(status.experiments.at(0).pending, 1u);
 }

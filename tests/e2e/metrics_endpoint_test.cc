@@ -105,7 +105,7 @@ TEST(MetricsEndpointTest, CountsMoveWithTheJobsRun) {
   EXPECT_EQ(Sample(m, "orch_assignments_total"), kJobs) << m;
   EXPECT_EQ(Sample(m, "orch_records_received_total{agent=\"a1\"}"), kJobs * kPositions) << m;
   EXPECT_EQ(Sample(m, "orch_run_duration_seconds_count"), kJobs) << m;
-  EXPECT_EQ(Sample(m, "orch_agents{state=\"connected\"}"), 1) << m;
+  EXPECT_EQ(Sample(m, "orch_agents{state=\"up\"}"), 1) << m;
   EXPECT_GT(Sample(m, "orch_message_handling_seconds_count"), 0) << m;
   EXPECT_GT(Sample(m, "orch_store_sync_seconds_count"), 0) << m;
   EXPECT_GT(Sample(m, "orch_store_size_bytes"), 0) << m;

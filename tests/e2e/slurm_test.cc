@@ -75,7 +75,7 @@ TEST(SlurmTest, PilotsRunTheExperimentAndAScancelledPilotLosesNothing) {
   EXPECT_THAT(pilot_status.out, ::testing::ContainsRegex(victim +
                                                          " +orch-pilot-gpu_fake-g2 +RUNNING +"
                                                          "orchnode +pilots.slurm-" +
-                                                         victim + " +connected"));
+                                                         victim + " +up"));
   ProcessResult cancelled = slurm.Run({"scancel", victim});
   ASSERT_EQ(cancelled.exit_code, 0) << cancelled.err;
 

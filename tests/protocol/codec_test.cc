@@ -89,6 +89,23 @@ TEST(CodecTest, RoundTripsAStatusReplyOfAThousandAgents) {
   EXPECT_EQ(*decoded, Message(reply));
 }
 
+// Agent states added after the first three, and what an ETA rests on.
+TEST(CodecTest, RoundTripsEveryAgentStateAndTheEtaBasis) {
+  StatusReply reply = ValidStatusReply();
+  for (AgentState state : {AgentState::kDrained, AgentState::kNeverSeen}) {
+    AgentSummary agent = reply.agents[0];
+    agent.agent_id += AgentStateName(state);
+    agent.state = state;
+    reply.agents.push_back(agent);
+  }
+  reply.experiments[0].eta_runs = 12;
+  reply.experiments[0].eta_cells = 3;
+  reply.experiments[0].eta_cells_unmeasured = 2;
+  Result<Message> decoded = Decode(Encode(reply));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(*decoded, Message(reply));
+}
+
 TEST(CodecTest, DecodesFramesAtAnyAlignment) {
   std::string frame = Encode(ValidAssign());
   for (std::size_t offset = 1; offset < 8; ++offset) {
@@ -308,9 +325,11 @@ TEST(CodecFuzzTest, SurvivesMutatedValidFrames) {
 
 // One name per agent state, shared by `orch status` and the coordinator's metrics.
 TEST(CodecTest, AgentStatesHaveTheirNames) {
-  EXPECT_STREQ(AgentStateName(AgentState::kConnected), "connected");
-  EXPECT_STREQ(AgentStateName(AgentState::kDraining), "draining");
-  EXPECT_STREQ(AgentStateName(AgentState::kDisconnected), "disconnected");
+  EXPECT_EQ(AgentStateName(AgentState::kConnected), "up");
+  EXPECT_EQ(AgentStateName(AgentState::kDraining), "draining");
+  EXPECT_EQ(AgentStateName(AgentState::kDrained), "drained");
+  EXPECT_EQ(AgentStateName(AgentState::kDisconnected), "down");
+  EXPECT_EQ(AgentStateName(AgentState::kNeverSeen), "never seen");
 }
 
 }  // namespace

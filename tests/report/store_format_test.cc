@@ -64,7 +64,7 @@ TEST(StoreFormatTest, ARunOfANewerOrchFailsOnlyItsOwnExperimentsReport) {
   EXPECT_EQ(later.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(later.status().message(),
               HasSubstr("runs/later-run: written by a newer orch (format version 9, this orch "
-                        "reads up to 5)"));
+                        "reads up to 6)"));
   store.reset();
   std::filesystem::remove_all(dir);
 }

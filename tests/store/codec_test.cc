@@ -55,7 +55,8 @@ TEST(CodecTest, RecordsRoundTrip) {
                 .state = JobState::kCancelled,
                 .attempts = 7,
                 .last_error = "oom",
-                .current_run_id = "r"};
+                .current_run_id = "r",
+                .submitted_at_ms = 1'796'000'000'000};
   EXPECT_EQ(*DecodeJob("k", EncodeJob(job)), job);
   PlanRecord plan{.id = "p", .name = "n", .json = std::string("{\0}", 3), .owner = "alice"};
   EXPECT_EQ(*DecodePlan("k", EncodePlan(plan)), plan);
@@ -66,11 +67,11 @@ TEST(CodecTest, RecordsRoundTrip) {
 
 TEST(CodecTest, ARecordOfANewerVersionSaysSoWithBothVersions) {
   std::string bytes = EncodePlan({.id = "p", .name = "n", .json = "{}", .owner = "o"});
-  bytes[0] = 6;
+  bytes[0] = 7;
   Result<PlanRecord> plan = DecodePlan("plans/p", bytes);
   EXPECT_EQ(plan.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(plan.status().message(),
-            "decode plans/p: written by a newer orch (format version 6, this orch reads up to 5)");
+            "decode plans/p: written by a newer orch (format version 7, this orch reads up to 6)");
   bytes[0] = 0;
   EXPECT_EQ(DecodePlan("plans/p", bytes).status().code(), StatusCode::kDataLoss);
 }
@@ -149,6 +150,23 @@ TEST(CodecTest, RunRecordsOfFormatVersion3DecodeWithoutProvenance) {
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(*decoded, run);
   EXPECT_EQ(DecodeRun("runs/r1", v3 + std::string(1, '\0')).status().code(), StatusCode::kDataLoss);
+}
+
+TEST(CodecTest, JobRecordsOfFormatVersion5DecodeWithoutASubmitTime) {
+  JobRecord job{.id = "j",
+                .plan_id = "p",
+                .state = JobState::kSucceeded,
+                .attempts = 2,
+                .last_error = "",
+                .current_run_id = "r"};
+  std::string v5 = EncodeJob(job);  // submitted_at_ms 0: one byte, which version 5 lacks
+  v5.resize(v5.size() - 1);
+  v5[0] = 5;
+  Result<JobRecord> decoded = DecodeJob("jobs/j", v5);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(*decoded, job);
+  EXPECT_EQ(decoded->submitted_at_ms, 0);
+  EXPECT_EQ(DecodeJob("jobs/j", v5 + std::string(1, '\0')).status().code(), StatusCode::kDataLoss);
 }
 
 TEST(CodecTest, PlanRecordsOfEarlierFormatsDecodeWithoutAnOwner) {

@@ -460,7 +460,7 @@ TEST_P(StoreContractTest, ANewerRunOfAnotherExperimentDoesNotHideThisOnesRuns) {
   EXPECT_EQ(theirs.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(theirs.status().message(),
               HasSubstr("runs/r2: written by a newer orch (format version 9, this orch reads up "
-                        "to 5)"));
+                        "to 6)"));
   Result<RunRecord> run = store().GetRun("r2");
   EXPECT_EQ(run.status().code(), StatusCode::kFailedPrecondition);
 }
