@@ -380,7 +380,7 @@ Status Reader::Job(const json& j) {
   ORCH_RETURN_IF_ERROR(Integer(j, "repeat", at, 0, 1'000'000, job.repeat));
   if (auto c = j.find("coordinate"); c != j.end() && !c->is_null()) {
     ORCH_ASSIGN_OR_RETURN(Coordinate coordinate, ReadCoordinate(*c, at + "coordinate"));
-    job.coordinate = interner_.Add(std::move(coordinate));
+    job.coordinate = interner_.Add(coordinate);
   }
   job_workloads_.push_back(std::move(workload));
   document_.jobs.push_back(std::move(job));
@@ -402,6 +402,7 @@ Result<Document> Reader::Finish() {
       document_.jobs[i].workload = it->second;
     }
   }
+  document_.coordinates.shrink_to_fit();
   return std::move(document_);
 }
 
@@ -507,8 +508,8 @@ class Splitter final : public json::json_sax_t {
   int depth_ = 0;
   enum class Streamed { kNone, kJobs, kCells };
   Streamed streamed_ = Streamed::kNone;  // the array whose elements are trees of their own
-  std::string member_;  // the top-level key whose value is being read
-  std::string key_;     // the key of the next value inside a tree
+  std::string member_;                   // the top-level key whose value is being read
+  std::string key_;                      // the key of the next value inside a tree
   std::vector<json*> stack_;
   json tree_;
 };
