@@ -108,7 +108,12 @@ Status WaitForAgents(LocalSystem& system, const ClientOptions& client, int count
     std::string exited = system.ExitedDaemon();
     if (!exited.empty()) return Status(StatusCode::kUnavailable, exited);
     Result<protocol::StatusReply> status = AskStatus(client, false, "");
-    int registered = status.ok() ? static_cast<int>(status->agents.size()) : 0;
+    // Agents known from stored runs are listed too (never seen, down): count those up.
+    int registered = 0;
+    if (status.ok()) {
+      for (const protocol::AgentSummary& a : status->agents)
+        registered += a.state == protocol::AgentState::kConnected ? 1 : 0;
+    }
     if (registered >= count) return Status::Ok();
     if (!said && std::chrono::steady_clock::now() - start > 3s) {
       std::cout << "orch run: waiting for the agents to register (" << registered << " of " << count

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "plan_document/job_fields.h"
@@ -48,9 +49,9 @@ void Append(std::string& out, const json& value) { out += value.dump(); }
 // sorted with unique axes (the reader takes it from a JSON object); one that is not
 // (a document built otherwise) goes through the tree.
 std::string JobText(const Document& document, const Job& job) {
-  const Coordinate* coordinate =
-      job.coordinate == kNone ? nullptr : &document.coordinates[job.coordinate];
-  if (coordinate != nullptr &&
+  std::optional<CoordinateView> coordinate;
+  if (job.coordinate != kNone) coordinate = document.coordinates[job.coordinate];
+  if (coordinate &&
       std::adjacent_find(coordinate->begin(), coordinate->end(), [](const auto& a, const auto& b) {
         return a.first >= b.first;
       }) != coordinate->end()) {
@@ -67,14 +68,14 @@ std::string JobText(const Document& document, const Job& job) {
     key("cell");
     Append(out, job.cell);
   }
-  if (coordinate != nullptr) {
+  if (coordinate) {
     key("coordinate");
     out += '{';
-    for (std::size_t i = 0; i < coordinate->size(); ++i) {
-      if (i > 0) out += ',';
-      Append(out, (*coordinate)[i].first);
+    for (const auto& [axis, value] : *coordinate) {
+      if (out.back() != '{') out += ',';
+      Append(out, axis);
       out += ':';
-      Append(out, ScalarJson((*coordinate)[i].second));
+      Append(out, ScalarJson(value));
     }
     out += '}';
   }

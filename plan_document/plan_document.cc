@@ -1,5 +1,6 @@
 #include "plan_document/plan_document.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
@@ -23,9 +24,77 @@ std::uint32_t Document::FindWorkload(const std::string& name) const {
   return kNone;
 }
 
+CoordinateView::Iterator::value_type CoordinateView::Iterator::operator*() const {
+  return {table_->AxisName(at_->axis), table_->Value(at_->value)};
+}
+
+const Scalar* CoordinateView::Find(std::string_view axis) const {
+  for (const auto& [name, value] : *this) {
+    if (name == axis) return &value;
+  }
+  return nullptr;
+}
+
+Coordinate CoordinateView::ToCoordinate() const {
+  Coordinate out;
+  out.reserve(size());
+  for (const auto& [axis, value] : *this) out.emplace_back(axis, value);
+  return out;
+}
+
+bool operator==(const CoordinateView& a, const CoordinateView& b) {
+  if (a.table_ == b.table_) return std::equal(a.begin_, a.end_, b.begin_, b.end_);
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+    return x.first == y.first && x.second == y.second;
+  });
+}
+
+bool operator==(const CoordinateView& a, const Coordinate& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+    return x.first == y.first && x.second == y.second;
+  });
+}
+
+std::vector<CoordinateEntry> CoordinateTable::Encode(const Coordinate& coordinate) {
+  std::vector<CoordinateEntry> entries;
+  entries.reserve(coordinate.size());
+  for (const auto& [axis, value] : coordinate) {
+    entries.push_back({axes_.Add(axis), values_.Add(value)});
+  }
+  return entries;
+}
+
+std::uint32_t CoordinateTable::Append(const std::vector<CoordinateEntry>& entries) {
+  auto index = static_cast<std::uint32_t>(size());
+  entries_.insert(entries_.end(), entries.begin(), entries.end());
+  starts_.push_back(static_cast<std::uint32_t>(entries_.size()));
+  return index;
+}
+
+void CoordinateTable::shrink_to_fit() {
+  entries_.shrink_to_fit();
+  starts_.shrink_to_fit();
+}
+
+bool Interner::ByEntries::operator()(std::uint32_t a, std::uint32_t b) const {
+  auto [a0, a1] = table->Entries(a);
+  auto [b0, b1] = table->Entries(b);
+  return std::lexicographical_compare(a0, a1, b0, b1);
+}
+
+bool Interner::ByEntries::operator()(const std::vector<CoordinateEntry>& a, std::uint32_t b) const {
+  auto [b0, b1] = table->Entries(b);
+  return std::lexicographical_compare(a.begin(), a.end(), b0, b1);
+}
+
+bool Interner::ByEntries::operator()(std::uint32_t a, const std::vector<CoordinateEntry>& b) const {
+  auto [a0, a1] = table->Entries(a);
+  return std::lexicographical_compare(a0, a1, b.begin(), b.end());
+}
+
 Interner::Interner(Document& document)
     : document_(document),
-      coordinates_(ByEntry<Coordinate>{&document.coordinates}),
+      coordinates_(ByEntries{&document.coordinates}),
       requirements_(ByEntry<Requirements>{&document.requirements}) {
   for (std::uint32_t i = 0; i < document.coordinates.size(); ++i) coordinates_.insert(i);
   for (std::uint32_t i = 0; i < document.requirements.size(); ++i) requirements_.insert(i);
@@ -36,10 +105,10 @@ bool Interner::Less(const Requirements& a, const Requirements& b) {
          std::tie(b.engine, b.hardware, b.gpus, b.model);
 }
 
-std::uint32_t Interner::Add(Coordinate coordinate) {
-  if (auto it = coordinates_.find(coordinate); it != coordinates_.end()) return *it;
-  auto index = static_cast<std::uint32_t>(document_.coordinates.size());
-  document_.coordinates.push_back(std::move(coordinate));
+std::uint32_t Interner::Add(const Coordinate& coordinate) {
+  std::vector<CoordinateEntry> entries = document_.coordinates.Encode(coordinate);
+  if (auto it = coordinates_.find(entries); it != coordinates_.end()) return *it;
+  std::uint32_t index = document_.coordinates.Append(entries);
   coordinates_.insert(index);
   return index;
 }

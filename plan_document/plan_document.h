@@ -11,15 +11,20 @@
 // coordinator needs requirements, a report needs cells). The reader checks the type of
 // every field it reads. Jobs are many (a million at most) and their coordinates and
 // requirements repeat, so both are interned: a job holds indexes into the document's
-// tables. A job costs about 150 bytes plus its id and cell label.
+// tables; a coordinate is kept as indexes into one shared list of axis names and values
+// (CoordinateTable). A job costs about 150 bytes plus its id and cell label.
 #pragma once
 
+#include <compare>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -43,6 +48,132 @@ std::string ScalarText(const Scalar& value);
 
 // Axis -> value, sorted by axis (JSON objects of plan documents have sorted keys).
 using Coordinate = std::vector<std::pair<std::string, Scalar>>;
+
+// The distinct values of type T, each kept once and named by its index (in order of first
+// sight). Copies are deep.
+template <typename T>
+class Dictionary final {
+ public:
+  Dictionary() = default;
+  Dictionary(const Dictionary& other) { *this = other; }
+  Dictionary& operator=(const Dictionary& other) {
+    if (this == &other) return *this;
+    ids_ = other.ids_;
+    by_id_.assign(ids_.size(), nullptr);
+    for (const auto& [value, id] : ids_) by_id_[id] = &value;
+    return *this;
+  }
+  Dictionary(Dictionary&&) noexcept = default;  // map nodes stay where they are
+  Dictionary& operator=(Dictionary&&) noexcept = default;
+
+  std::uint32_t Add(const T& value) {
+    auto [it, added] = ids_.try_emplace(value, static_cast<std::uint32_t>(by_id_.size()));
+    if (added) by_id_.push_back(&it->first);
+    return it->second;
+  }
+  const T& operator[](std::uint32_t id) const { return *by_id_[id]; }
+  std::size_t size() const { return by_id_.size(); }
+
+ private:
+  std::map<T, std::uint32_t> ids_;
+  std::vector<const T*> by_id_;
+};
+
+// One (axis, value) of a stored coordinate: indexes into its table's dictionaries.
+struct CoordinateEntry {
+  std::uint32_t axis = 0;
+  std::uint32_t value = 0;
+  friend auto operator<=>(const CoordinateEntry&, const CoordinateEntry&) = default;
+};
+
+class CoordinateTable;
+
+// One coordinate of a CoordinateTable, read in place: iterates as (axis, value) pairs of
+// references, in the order the coordinate had (`for (const auto& [axis, value] : view)`).
+// Valid while its table is alive and not changed.
+class CoordinateView final {
+ public:
+  class Iterator final {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = std::pair<const std::string&, const Scalar&>;
+    using reference = value_type;
+    using pointer = void;
+    using difference_type = std::ptrdiff_t;
+    Iterator() = default;
+    Iterator(const CoordinateTable* table, const CoordinateEntry* at) : table_(table), at_(at) {}
+    value_type operator*() const;
+    Iterator& operator++() {
+      ++at_;
+      return *this;
+    }
+    Iterator operator++(int) {
+      Iterator before = *this;
+      ++at_;
+      return before;
+    }
+    friend bool operator==(const Iterator& a, const Iterator& b) { return a.at_ == b.at_; }
+
+   private:
+    const CoordinateTable* table_ = nullptr;
+    const CoordinateEntry* at_ = nullptr;
+  };
+
+  CoordinateView(const CoordinateTable* table, const CoordinateEntry* begin,
+                 const CoordinateEntry* end)
+      : table_(table), begin_(begin), end_(end) {}
+  Iterator begin() const { return {table_, begin_}; }
+  Iterator end() const { return {table_, end_}; }
+  std::size_t size() const { return static_cast<std::size_t>(end_ - begin_); }
+  bool empty() const { return begin_ == end_; }
+  // The value of `axis`, nullptr when the coordinate has none.
+  const Scalar* Find(std::string_view axis) const;
+  // A copy as a Coordinate value.
+  Coordinate ToCoordinate() const;
+  friend bool operator==(const CoordinateView& a, const CoordinateView& b);
+  friend bool operator==(const CoordinateView& a, const Coordinate& b);
+
+ private:
+  const CoordinateTable* table_;
+  const CoordinateEntry* begin_;
+  const CoordinateEntry* end_;
+};
+
+// The coordinates of a document, as values against one shared list of axis names: each
+// distinct axis name and each distinct value is kept once, and a coordinate is a run of
+// (axis, value) index pairs, 8 bytes an axis (a plan of a cell per job has as many
+// coordinates as jobs). Appending does not look for an equal coordinate; Interner does.
+class CoordinateTable final {
+ public:
+  std::size_t size() const { return starts_.size() - 1; }
+  bool empty() const { return size() == 0; }
+  CoordinateView operator[](std::size_t index) const {
+    return {this, entries_.data() + starts_[index], entries_.data() + starts_[index + 1]};
+  }
+  // Appends `coordinate`; returns its index.
+  std::uint32_t push_back(const Coordinate& coordinate) { return Append(Encode(coordinate)); }
+  // Gives back the room that growth left unused (once a document is read).
+  void shrink_to_fit();
+  const std::string& AxisName(std::uint32_t axis) const { return axes_[axis]; }
+  const Scalar& Value(std::uint32_t value) const { return values_[value]; }
+  // How many distinct axis names and values the coordinates hold between them.
+  std::size_t axis_count() const { return axes_.size(); }
+  std::size_t value_count() const { return values_.size(); }
+
+ private:
+  friend class Interner;
+  // The entries of `coordinate`, adding its axis names and values to the dictionaries.
+  std::vector<CoordinateEntry> Encode(const Coordinate& coordinate);
+  std::uint32_t Append(const std::vector<CoordinateEntry>& entries);
+  std::pair<const CoordinateEntry*, const CoordinateEntry*> Entries(std::uint32_t index) const {
+    return {entries_.data() + starts_[index], entries_.data() + starts_[index + 1]};
+  }
+
+  Dictionary<std::string> axes_;
+  Dictionary<Scalar> values_;
+  std::vector<CoordinateEntry> entries_;
+  std::vector<std::uint32_t> starts_{0};  // coordinate i is entries_[starts_[i], starts_[i+1])
+};
 
 struct Requirements {
   std::string engine;     // "" when absent
@@ -150,7 +281,7 @@ struct Document {
   std::vector<Job> jobs;
   std::vector<Diagnostic> warnings;
   // Interned tables the cells and jobs point into.
-  std::vector<Coordinate> coordinates;
+  CoordinateTable coordinates;
   std::vector<Requirements> requirements;
 
   // Index of the workload named `name`, kNone when there is none.
@@ -165,7 +296,7 @@ struct Document {
 class Interner final {
  public:
   explicit Interner(Document& document);
-  std::uint32_t Add(Coordinate coordinate);
+  std::uint32_t Add(const Coordinate& coordinate);
   std::uint32_t Add(const Requirements& requirements);
 
  private:
@@ -181,11 +312,19 @@ class Interner final {
     bool operator()(const T& a, std::uint32_t b) const { return Less(a, (*table)[b]); }
     bool operator()(std::uint32_t a, const T& b) const { return Less((*table)[a], b); }
   };
-  static bool Less(const Coordinate& a, const Coordinate& b) { return a < b; }
   static bool Less(const Requirements& a, const Requirements& b);
+  // Orders stored coordinates by their entries (equal entries: equal coordinates, since
+  // the table keeps every axis name and value once); also compares entries with an index.
+  struct ByEntries {
+    using is_transparent = void;
+    const CoordinateTable* table;
+    bool operator()(std::uint32_t a, std::uint32_t b) const;
+    bool operator()(const std::vector<CoordinateEntry>& a, std::uint32_t b) const;
+    bool operator()(std::uint32_t a, const std::vector<CoordinateEntry>& b) const;
+  };
 
   Document& document_;
-  std::set<std::uint32_t, ByEntry<Coordinate>> coordinates_;
+  std::set<std::uint32_t, ByEntries> coordinates_;
   std::set<std::uint32_t, ByEntry<Requirements>> requirements_;
 };
 

@@ -209,6 +209,7 @@ class Reader {
  public:
   Status Member(const std::string& key, const json& value);
   Status Job(const json& value);
+  Status Cell(const json& value);
   void JobsArray() { jobs_ = true; }
   Result<Document> Finish();
 
@@ -216,7 +217,6 @@ class Reader {
   Status Experiment(const json& value);
   Status Axes(const json& value);
   Status Workloads(const json& value);
-  Status Cells(const json& value);
   Status Counts(const json& value, const char* at,
                 std::initializer_list<std::pair<const char*, std::int64_t*>> fields);
   Status Warnings(const json& value);
@@ -253,7 +253,8 @@ Status Reader::Member(const std::string& key, const json& value) {
   } else if (key == "summary") {
     return Counts(value, "summary.", {{"axes_varied", &document_.axes_varied}});
   } else if (key == "cells") {
-    return Cells(value);
+    // An array of cells arrives cell by cell (Cell); anything else lands here.
+    return Field("cells", "required array");
   } else if (key == "jobs") {
     // An array of jobs arrives job by job (Job); anything else lands here.
     return Field("jobs", "required array");
@@ -311,25 +312,24 @@ Status Reader::Workloads(const json& value) {
   return Status::Ok();
 }
 
-Status Reader::Cells(const json& value) {
-  if (!value.is_array()) return Field("cells", "required array");
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    const json& c = value[i];
-    std::string at = "cells[" + std::to_string(i) + "].";
-    ORCH_RETURN_IF_ERROR(Object(c, at));
-    Cell cell;
-    ORCH_RETURN_IF_ERROR(RequiredText(c, "label", at, cell.label));
-    ORCH_RETURN_IF_ERROR(Text(c, "axis", at, cell.axis));
-    if (auto v = c.find("value"); v != c.end() && !v->is_null()) {
-      ORCH_ASSIGN_OR_RETURN(cell.value, ReadScalar(*v, at + "value"));
-    }
-    ORCH_RETURN_IF_ERROR(Integer(c, "jobs", at, 0, INT64_MAX, cell.jobs));
-    if (auto r = c.find("requirements"); r != c.end() && !r->is_null()) {
-      ORCH_ASSIGN_OR_RETURN(Requirements needs, ReadRequirements(*r, at + "requirements"));
-      cell.requirements = interner_.Add(needs);
-    }
-    document_.cells.push_back(std::move(cell));
+Status Reader::Cell(const json& c) {
+  if (document_.cells.size() >= kMaxJobs) {
+    return Field("cells", "more than " + std::to_string(kMaxJobs) + " cells");
   }
+  std::string at = "cells[" + std::to_string(document_.cells.size()) + "].";
+  ORCH_RETURN_IF_ERROR(Object(c, at));
+  plan_document::Cell cell;
+  ORCH_RETURN_IF_ERROR(RequiredText(c, "label", at, cell.label));
+  ORCH_RETURN_IF_ERROR(Text(c, "axis", at, cell.axis));
+  if (auto v = c.find("value"); v != c.end() && !v->is_null()) {
+    ORCH_ASSIGN_OR_RETURN(cell.value, ReadScalar(*v, at + "value"));
+  }
+  ORCH_RETURN_IF_ERROR(Integer(c, "jobs", at, 0, INT64_MAX, cell.jobs));
+  if (auto r = c.find("requirements"); r != c.end() && !r->is_null()) {
+    ORCH_ASSIGN_OR_RETURN(Requirements needs, ReadRequirements(*r, at + "requirements"));
+    cell.requirements = interner_.Add(needs);
+  }
+  document_.cells.push_back(std::move(cell));
   return Status::Ok();
 }
 
@@ -383,7 +383,7 @@ Status Reader::Job(const json& j) {
   ORCH_RETURN_IF_ERROR(Integer(j, "repeat", at, 0, 1'000'000, job.repeat));
   if (auto c = j.find("coordinate"); c != j.end() && !c->is_null()) {
     ORCH_ASSIGN_OR_RETURN(Coordinate coordinate, ReadCoordinate(*c, at + "coordinate"));
-    job.coordinate = interner_.Add(std::move(coordinate));
+    job.coordinate = interner_.Add(coordinate);
   }
   job_workloads_.push_back(std::move(workload));
   document_.jobs.push_back(std::move(job));
@@ -405,11 +405,12 @@ Result<Document> Reader::Finish() {
       document_.jobs[i].workload = it->second;
     }
   }
+  document_.coordinates.shrink_to_fit();
   return std::move(document_);
 }
 
 // Cuts a SAX stream into trees: one per top-level member, one per element of the
-// top-level "jobs" array, each handed to the Reader as soon as it is complete. Only one
+// top-level "jobs" and "cells" arrays, each handed to the Reader as soon as it is complete. Only one
 // such tree is alive at a time.
 class Splitter final : public json::json_sax_t {
  public:
@@ -445,7 +446,9 @@ class Splitter final : public json::json_sax_t {
   }
   // A tree is complete: a member's value, or one job.
   bool Deliver(const json& value) {
-    Status s = in_jobs_ ? reader_.Job(value) : reader_.Member(member_, value);
+    Status s = streamed_ == Streamed::kJobs    ? reader_.Job(value)
+               : streamed_ == Streamed::kCells ? reader_.Cell(value)
+                                               : reader_.Member(member_, value);
     return s.ok() || Fail(std::move(s));
   }
   json* Insert(json value) {
@@ -474,11 +477,16 @@ class Splitter final : public json::json_sax_t {
   bool Open(json container) {
     ++depth_;
     if (depth_ == 1) return container.is_object() || Fail(NotAnObject());
-    // The jobs array itself is not built: each element becomes its own tree, handed
-    // over as soon as it closes.
+    // The jobs and cells arrays themselves are not built (a plan of a cell per job has
+    // as many cells as jobs): each element becomes its own tree, handed over as soon as
+    // it closes.
     if (depth_ == 2 && member_ == "jobs" && container.is_array()) {
-      in_jobs_ = true;
+      streamed_ = Streamed::kJobs;
       reader_.JobsArray();
+      return true;
+    }
+    if (depth_ == 2 && member_ == "cells" && container.is_array()) {
+      streamed_ = Streamed::kCells;
       return true;
     }
     stack_.push_back(Insert(std::move(container)));
@@ -487,8 +495,8 @@ class Splitter final : public json::json_sax_t {
   bool Close() {
     --depth_;
     if (depth_ == 0) return true;
-    if (depth_ == 1 && in_jobs_) {
-      in_jobs_ = false;
+    if (depth_ == 1 && streamed_ != Streamed::kNone) {
+      streamed_ = Streamed::kNone;
       return true;
     }
     stack_.pop_back();
@@ -501,9 +509,10 @@ class Splitter final : public json::json_sax_t {
 
   Reader& reader_;
   int depth_ = 0;
-  bool in_jobs_ = false;
-  std::string member_;  // the top-level key whose value is being read
-  std::string key_;     // the key of the next value inside a tree
+  enum class Streamed { kNone, kJobs, kCells };
+  Streamed streamed_ = Streamed::kNone;  // the array whose elements are trees of their own
+  std::string member_;                   // the top-level key whose value is being read
+  std::string key_;                      // the key of the next value inside a tree
   std::vector<json*> stack_;
   json tree_;
 };

@@ -12,7 +12,9 @@ Json ScalarPlanJson(const Scalar& value) {
   return std::visit([](const auto& v) { return Json(v); }, value);
 }
 
-Json CoordinateJson(const Coordinate& coordinate) {
+// A Coordinate or a CoordinateView.
+template <typename Pairs>
+Json CoordinateJson(const Pairs& coordinate) {
   Json out = Json::object();
   for (const auto& [axis, value] : coordinate) out[axis] = ScalarPlanJson(value);
   return out;

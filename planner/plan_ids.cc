@@ -81,8 +81,14 @@ Status CheckPlanJobIds(const plan_document::Document& plan) {
     ORCH_ASSIGN_OR_RETURN(Workload w, ReadWorkload(plan.workloads[i], at));
     workloads.push_back(std::move(w));
   }
-  // Jobs share coordinates; each distinct one is made canonical once per workload kind.
+  // Jobs share coordinates; each distinct one is made canonical once per workload kind,
+  // and dropped after its last job (a plan of a cell per job would otherwise hold a
+  // canonical text per job while it is checked).
   std::map<std::pair<std::uint32_t, WorkloadKind>, std::string> axes;
+  std::vector<std::uint32_t> jobs_left(plan.coordinates.size());
+  for (const plan_document::Job& job : plan.jobs) {
+    if (job.coordinate < jobs_left.size()) ++jobs_left[job.coordinate];
+  }
   for (std::size_t i = 0; i < plan.jobs.size(); ++i) {
     const plan_document::Job& job = plan.jobs[i];
     std::string at = "jobs[" + std::to_string(i) + "].";
@@ -106,6 +112,12 @@ Status CheckPlanJobIds(const plan_document::Document& plan) {
     if (digest.empty()) digest = WorkloadDigest(workload);
     std::string expected = JobIdOf(
         CanonicalJob(canonical, plan.experiment, model, static_cast<int>(job.repeat), digest));
+    if (--jobs_left[job.coordinate] == 0) {
+      auto first = axes.lower_bound({job.coordinate, WorkloadKind{}});
+      auto last = first;
+      while (last != axes.end() && last->first.first == job.coordinate) ++last;
+      axes.erase(first, last);
+    }
     if (job.id != expected) {
       return InvalidArgument("plan." + at + "id: " + job.id +
                              " is not the id of this job's coordinate, workload, repeat and "

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <memory>
+#include <set>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -100,6 +102,63 @@ TEST(PlanJsonTest, JobsShareTheirCoordinatesAndRequirements) {
   }
 }
 
+TEST(PlanJsonTest, CoordinatesKeepEachAxisNameAndValueOnce) {
+  Result<Document> document = ReadPlanJson(Golden());
+  ASSERT_TRUE(document.ok());
+  std::set<std::string> axes;
+  std::set<Scalar> values;
+  std::size_t pairs = 0;
+  for (std::size_t i = 0; i < document->coordinates.size(); ++i) {
+    for (const auto& [axis, value] : document->coordinates[i]) {
+      axes.insert(axis);
+      values.insert(value);
+      ++pairs;
+    }
+  }
+  ASSERT_GT(pairs, axes.size() + values.size()) << "the golden plan shares axes and values";
+  EXPECT_EQ(document->coordinates.axis_count(), axes.size());
+  EXPECT_EQ(document->coordinates.value_count(), values.size());
+}
+
+TEST(PlanJsonTest, ACoordinateReadsAsTheObjectItWas) {
+  const json golden = json::parse(Golden());
+  Result<Document> document = ReadPlanJson(Golden());
+  ASSERT_TRUE(document.ok());
+  const json& object = golden["jobs"][0]["coordinate"];
+  CoordinateView view = document->coordinates[document->jobs[0].coordinate];
+  ASSERT_EQ(view.size(), object.size());
+  Coordinate copy = view.ToCoordinate();
+  EXPECT_TRUE(view == copy);
+  ASSERT_NE(view.Find("quant"), nullptr);
+  EXPECT_EQ(ScalarText(*view.Find("quant")), object["quant"].get<std::string>());
+  EXPECT_EQ(view.Find("no-such-axis"), nullptr);
+  copy.back().second = Scalar(std::int64_t{123456});
+  EXPECT_FALSE(view == copy);
+}
+
+TEST(PlanJsonTest, ACopiedDocumentKeepsItsCoordinatesWhenTheOriginalIsGone) {
+  auto original = std::make_unique<Document>(*ReadPlanJson(Golden()));
+  std::vector<Coordinate> expected;
+  for (std::size_t i = 0; i < original->coordinates.size(); ++i) {
+    expected.push_back(original->coordinates[i].ToCoordinate());
+  }
+  Document copy = *original;
+  Document moved = std::move(*original);
+  original.reset();
+  ASSERT_EQ(copy.coordinates.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_TRUE(copy.coordinates[i] == expected[i]) << i;
+    EXPECT_TRUE(moved.coordinates[i] == expected[i]) << i;
+  }
+  // The copy interns on its own: an equal coordinate is found, a new one appended.
+  Interner interner(copy);
+  EXPECT_EQ(interner.Add(expected[0]), 0u);
+  Coordinate other = expected[0];
+  other.emplace_back("zz.new", Scalar(true));
+  EXPECT_EQ(interner.Add(other), expected.size());
+  EXPECT_EQ(moved.coordinates.size(), expected.size()) << "the original's move is untouched";
+}
+
 TEST(PlanJsonTest, ReadsKeysInAnyOrder) {
   // Sorted keys put "jobs" before "workloads": names are resolved after the whole text.
   const std::string sorted = json::parse(Golden()).dump();
@@ -133,6 +192,11 @@ TEST(PlanJsonTest, NamesTheFieldOfTheWrongType) {
       {"plan.jobs: required array", [](json& p) { p.erase("jobs"); }},
       {"plan.workloads: required array", [](json& p) { p.erase("workloads"); }},
       {"plan.model.variants: must be an object", [](json& p) { p["model"]["variants"] = 1; }},
+      // Cells arrive one by one, as jobs do, and are named the same way.
+      {"plan.cells[1].label: required string, not empty, got 7",
+       [](json& p) { p["cells"][1]["label"] = 7; }},
+      {"plan.cells[0]: must be an object", [](json& p) { p["cells"][0] = 3; }},
+      {"plan.cells: required array", [](json& p) { p["cells"] = json::object(); }},
   };
   for (auto& [message, edit] : edits) {
     json plan = golden;
