@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "report/csv_more_fields.h"
 #include "report/render.h"
 
 namespace orch::report {
@@ -255,6 +256,7 @@ std::vector<std::string> FullRow(const Report& r, const WorkloadReport& w, const
   for (std::string& field : HonestyFields(w, c)) row.push_back(std::move(field));
   for (std::string& field : QuorumFields(c)) row.push_back(std::move(field));
   for (std::string& field : IntervalFields(c)) row.push_back(std::move(field));
+  for (std::string& field : MoreCsvFields(w, c)) row.push_back(std::move(field));
   return row;
 }
 
@@ -262,7 +264,9 @@ std::vector<std::string> FullRow(const Report& r, const WorkloadReport& w, const
 
 std::string RenderCsv(const Report& report) {
   std::ostringstream out;
-  Write(std::vector<std::string>(std::begin(kColumns), std::end(kColumns)), out);
+  std::vector<std::string> header(std::begin(kColumns), std::end(kColumns));
+  for (std::string& column : MoreCsvColumns()) header.push_back(std::move(column));
+  Write(header, out);
   for (const WorkloadReport& w : report.workloads) {
     Write(FullRow(report, w, w.baseline), out);
     for (const CellReport& c : w.cells) Write(FullRow(report, w, c), out);

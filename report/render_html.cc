@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "report/generation_render.h"
 #include "report/html_plot.h"
 #include "report/render.h"
 #include "report/tables.h"
@@ -25,7 +26,9 @@ constexpr const char* kStyle =
     "ul.warnings{background:#fff4e0;border:1px solid #e0a800;padding:.5em 2em;font-size:13px}"
     "ul.warnings li.warning{margin:2px 0}"
     "svg.interval{display:block}svg.interval line{stroke:#2e7d32;stroke-width:2}"
-    "svg.interval circle{fill:#6a1b9a}\n";
+    "svg.interval circle{fill:#6a1b9a}"
+    "table.generated td.generated-text{white-space:pre-wrap;font-family:monospace;"
+    "max-width:40em;overflow-wrap:anywhere}\n";
 
 // Cells longer than this may break anywhere; shorter ones keep their words whole.
 constexpr std::size_t kLongCell = 40;
@@ -149,6 +152,10 @@ void WriteWorkload(const WorkloadReport& w, std::ostringstream& out) {
   WriteTable(StreamGroupTable(w), out);
   WriteTable(ConflictTable(w), out);
   WriteTable(generate ? GenerateTable(w) : CellTable(w), out);
+  if (generate) {
+    WriteTable(GenerationTable(w), out);
+    WriteGeneratedTexts(w, out);
+  }
   if (!generate) WriteTable(KldTable(w), out);
   WritePlots(w, out);
   if (!generate) {

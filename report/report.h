@@ -17,6 +17,7 @@
 #include "base/status.h"
 #include "fingerprint/diff.h"
 #include "report/effective.h"
+#include "report/generation.h"
 #include "report/pair_compare.h"
 #include "report/plan_view.h"
 #include "report/provenance.h"
@@ -130,6 +131,10 @@ struct CellReport {
   std::vector<EffectiveDifference> effective_differences = {};
   bool same_effective_as_baseline = false;
   std::string effective_note = {};
+  // Generate workloads (report/generation.h): what the figures rest on, how the sequences
+  // first diverged, and the generated texts. The baseline's holds its own text only
+  // (reference_text; applies is false).
+  GenerationDetail generation = {};
 };
 
 struct WorkloadReport {
