@@ -147,7 +147,8 @@ struct AxisRank {
   std::string axis;
   std::string cell;
   std::string workload;
-  // The cell's exact KLD mean when it has exact positions, else its bound mean; in
+  // The cell's KLD mean that rests on the most positions (report/kld_figure.h: exact when
+  // it has at least as many positions as the bound, else bound); in
   // Report::by_kld_returned_top_k, its returned top-k mean.
   double kld_mean = std::numeric_limits<double>::quiet_NaN();
   // "exact", "bound", or "returned top-k (K=..)": which one kld_mean is.
