@@ -1,5 +1,7 @@
 #include "report/attribution.h"
 
+#include "report/kld_figure.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -48,15 +50,16 @@ std::vector<AxisRank> Sorted(const Ranks& ranks, const Key& key) {
 }
 
 AxisRank RankOf(const WorkloadReport& w, const CellReport& c) {
-  const bool exact = c.result.kld_exact.count > 0;
-  const KldSummary& kld = exact ? c.result.kld_exact : c.result.kld_bound;
+  // The figure that rests on the most positions (report/kld_figure.h).
+  const KldFigure figure = MostPositionsKld(c.result);
+  const KldSummary& kld = figure.kld != nullptr ? *figure.kld : c.result.kld_bound;
   const Estimate& flips = c.result.estimates.flip_rate;
   AxisRank rank;
   rank.axis = c.cell.axis;
   rank.cell = c.cell.label;
   rank.workload = w.workload.name;
   rank.kld_mean = kld.mean;
-  rank.kld_method = exact ? "exact" : "bound";
+  rank.kld_method = figure.kld != nullptr ? figure.method : "bound";
   rank.top1_disagreement = flips.mean;
   rank.kld_n = kld.count;
   rank.kld_ci95 = kld.ci95;

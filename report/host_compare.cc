@@ -4,6 +4,7 @@
 
 #include "report/fingerprint_pairs.h"
 #include "report/job_runs.h"
+#include "report/kld_figure.h"
 #include "report/pair_compare.h"
 
 namespace orch::report {
@@ -42,16 +43,20 @@ void Compare(RunSource& source, const store::RunRecord& reference, const store::
   if (!row.same_stream) {
     row.first_difference = r->summary.first_divergence.value_or(r->summary.compared);
   }
-  const bool exact = r->kld_exact.count > 0;
-  const KldSummary& kld = exact ? r->kld_exact : r->kld_bound;
-  if (kld.count > 0) {
-    row.kld_mean = kld.mean;
-    row.kld_method = exact ? "exact" : "bound";
-  } else if (r->kld_returned_top_k.count > 0) {
-    row.kld_mean = r->kld_returned_top_k.mean;
+  const KldFigure figure = MostPositionsKld(*r);
+  const KldSummary* kld = figure.kld;
+  row.kld_method = figure.method;
+  if (kld == nullptr && r->kld_returned_top_k.count > 0) {
+    kld = &r->kld_returned_top_k;
     row.kld_method = ReturnedTopKName(r->returned_top_k);
   }
+  if (kld != nullptr) {
+    row.kld_mean = kld->mean;
+    row.kld_n = kld->count;
+    row.kld_ci95 = kld->ci95;
+  }
   row.top1_agreement = r->summary.top1_agreement;
+  row.top1_estimate = r->estimates.top1_agreement;
 }
 
 class Builder {

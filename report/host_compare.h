@@ -31,12 +31,16 @@ struct HostRun {
   RunIdentity run = {};
   bool same_stream = false;  // bit-identical to the reference
   std::optional<std::uint64_t> first_difference = {};
-  // The exact KLD mean when the pair has exact positions, else the bound mean, else the
-  // returned top-k mean (top-k-only rows).
+  // The full-row KLD mean that rests on the most positions (report/kld_figure.h), else
+  // the returned top-k mean (top-k-only rows); with its n and 95% interval
+  // (report/intervals.h: block bootstrap over the positions).
   double kld_mean = std::numeric_limits<double>::quiet_NaN();
   std::string kld_method = "none";  // "exact", "bound", "returned top-k (K=..)" or "none"
+  std::uint64_t kld_n = 0;
+  Interval kld_ci95 = {};
   double top1_agreement = std::numeric_limits<double>::quiet_NaN();
-  std::string note = {};  // why the streams could not be compared; empty when they were
+  Estimate top1_estimate = {};  // the same with its n and Wilson interval
+  std::string note = {};        // why the streams could not be compared; empty when they were
 };
 
 // The fingerprint differences between one reference host and one other host: host, then

@@ -46,9 +46,11 @@ struct Bins {
   double X(std::size_t i) const { return kLeft + width * static_cast<double>(i); }
 };
 
-Bins BinsOf(const PositionPlot& plot) {
-  const std::size_t n = std::max<std::size_t>(plot.max_kld.size(), 1);
-  return {static_cast<double>(kInnerWidth) / static_cast<double>(n), plot.max_kld.size()};
+// The plot's bins on the workload's shared x range of `positions`.
+Bins BinsOf(const PositionPlot& plot, std::uint64_t positions) {
+  const double per_position =
+      static_cast<double>(kInnerWidth) / static_cast<double>(std::max<std::uint64_t>(positions, 1));
+  return {per_position * static_cast<double>(plot.bin_width), plot.max_kld.size()};
 }
 
 void Rect(std::ostringstream& out, double x, double y, double w, double h, const char* fill,
@@ -79,8 +81,8 @@ void WriteLegend(const CellReport& c, const WorkloadScales& s, std::ostringstrea
            "workload",
        "start");
   Text(out, kLeft, kAxisY + 12,
-       "lower track: baseline top-1 minus top-2 logit margin; amber = near-tie (margin <= "
-       "noise band " +
+       "lower track: baseline top-1 minus top-2 logit margin, log10 scale (below " +
+           G(kMarginFloor) + " on the floor); amber = near-tie (margin <= noise band " +
            G(c.noise_band) + ")",
        "start");
 }
@@ -95,9 +97,10 @@ void WriteTicks(const PlotScale& scale, int top, int height, std::ostringstream&
   }
 }
 
-void WriteKld(const CellReport& c, const PlotScale& scale, std::ostringstream& out) {
+void WriteKld(const CellReport& c, const PlotScale& scale, std::uint64_t positions,
+              std::ostringstream& out) {
   const PositionPlot& plot = c.result.plot;
-  const Bins bins = BinsOf(plot);
+  const Bins bins = BinsOf(plot, positions);
   const int base = kKldTop + kKldHeight;
   Rect(out, kLeft, kKldTop, kInnerWidth, kKldHeight, "#fafafa");
   for (std::size_t i = 0; i < bins.count; ++i) {
@@ -129,8 +132,8 @@ void WriteKld(const CellReport& c, const PlotScale& scale, std::ostringstream& o
   Text(out, 12, kKldTop + kKldHeight / 2.0, "KLD", "start");
 }
 
-void WriteFlips(const PositionPlot& plot, std::ostringstream& out) {
-  const Bins bins = BinsOf(plot);
+void WriteFlips(const PositionPlot& plot, std::uint64_t positions, std::ostringstream& out) {
+  const Bins bins = BinsOf(plot, positions);
   for (std::size_t i = 0; i < bins.count; ++i) {
     if (plot.flips[i] > 0) {
       Rect(out, bins.X(i), kFlipTop, std::max(bins.width, 1.0), kFlipHeight, kFlipColour, "flip");
@@ -139,9 +142,10 @@ void WriteFlips(const PositionPlot& plot, std::ostringstream& out) {
   Text(out, kLeft - 6, kFlipTop + 10, "flips", "end");
 }
 
-void WriteMargins(const CellReport& c, const PlotScale& scale, std::ostringstream& out) {
+void WriteMargins(const CellReport& c, const PlotScale& scale, std::uint64_t positions,
+                  std::ostringstream& out) {
   const PositionPlot& plot = c.result.plot;
-  const Bins bins = BinsOf(plot);
+  const Bins bins = BinsOf(plot, positions);
   const int base = kMarginTop + kMarginHeight;
   out << "<g class=\"margin-track\">";
   Rect(out, kLeft, kMarginTop, kInnerWidth, kMarginHeight, "#f1f1f1");
@@ -157,14 +161,29 @@ void WriteMargins(const CellReport& c, const PlotScale& scale, std::ostringstrea
   out << "<line class=\"noise-band\" x1=\"" << kLeft << "\" y1=\"" << F(band) << "\" x2=\""
       << kLeft + kInnerWidth << "\" y2=\"" << F(band)
       << "\" stroke=\"#8a6d00\" stroke-dasharray=\"4 3\"/>";
-  WriteTicks(PlotScale{false, 0.0, scale.high, {scale.ticks.front(), scale.ticks.back()}},
+  WriteTicks(PlotScale{scale.log, scale.low, scale.high, {scale.ticks.front(), scale.ticks.back()}},
              kMarginTop, kMarginHeight, out);
   Text(out, 12, kMarginTop + kMarginHeight / 2.0 + 4, "margin", "start");
   out << "</g>";
 }
 
-void WritePositions(const PositionPlot& plot, std::ostringstream& out) {
-  const double end = static_cast<double>(plot.bin_width * plot.max_kld.size());
+// A generate cell's first differing token: a dashed line across the plot there (its
+// figures stop at it: after it the two runs condition on different text).
+void WriteDivergence(const CellReport& c, std::uint64_t positions, std::ostringstream& out) {
+  if (!c.generation.divergence) return;
+  const double x = kLeft + kInnerWidth * static_cast<double>(c.generation.divergence->position) /
+                               static_cast<double>(std::max<std::uint64_t>(positions, 1));
+  out << "<line class=\"divergence\" x1=\"" << F(x) << "\" y1=\"" << kFlipTop << "\" x2=\"" << F(x)
+      << "\" y2=\"" << kMarginTop + kMarginHeight
+      << "\" stroke=\"#6a1b9a\" stroke-dasharray=\"5 3\"/>";
+  Text(out, x + 3, kKldTop + 12,
+       std::string("first divergence (") +
+           std::string(DivergenceKindName(c.generation.divergence->kind)) + ")",
+       "start", "divergence-label");
+}
+
+void WritePositions(std::uint64_t extent, std::ostringstream& out) {
+  const double end = static_cast<double>(extent);
   const PlotScale positions = LinearScale(std::max(end, 1.0));
   for (const Tick& t : positions.ticks) {
     if (t.value > end) break;
@@ -182,6 +201,18 @@ void CollectFinite(const std::vector<double>& values, std::vector<double>& out) 
   }
 }
 
+// The longest stream of any compared pair of the workload, and the end of its last bin.
+std::uint64_t PlotPositions(const WorkloadReport& w) {
+  std::uint64_t end = 1;
+  for (const CellReport& c : w.cells) {
+    if (c.status != CellStatus::kCompared) continue;
+    const PairResult& r = c.result;
+    end = std::max({end, r.summary.reference_length, r.summary.other_length,
+                    r.plot.bin_width * static_cast<std::uint64_t>(r.plot.max_kld.size())});
+  }
+  return end;
+}
+
 }  // namespace
 
 WorkloadScales ScalesOf(const WorkloadReport& w) {
@@ -194,24 +225,27 @@ WorkloadScales ScalesOf(const WorkloadReport& w) {
     CollectFinite(c.result.plot.min_margin, margins);
   }
   const double top = margins.empty() ? 1.0 : *std::max_element(margins.begin(), margins.end());
-  return {ChooseScale(klds), LinearScale(top)};
+  return {ChooseScale(klds), LogScale(kMarginFloor, std::max(top, 10.0 * kMarginFloor)),
+          PlotPositions(w)};
 }
 
 void WritePlot(const std::string& workload, const CellReport& c, const WorkloadScales& scales,
                std::ostringstream& out) {
   out << "<svg class=\"plot\" data-workload=\"" << EscapeHtml(workload) << "\" data-cell=\""
       << EscapeHtml(c.cell.label) << "\" data-scale=\"" << scales.kld.name() << "\" data-kld-low=\""
-      << G(scales.kld.low) << "\" data-kld-high=\"" << G(scales.kld.high) << "\" width=\"" << kWidth
-      << "\" height=\"" << kHeight << "\" viewBox=\"0 0 " << kWidth << ' ' << kHeight
+      << G(scales.kld.low) << "\" data-kld-high=\"" << G(scales.kld.high) << "\" data-positions=\""
+      << scales.positions << "\" data-margin-scale=\"" << scales.margin.name() << "\" width=\""
+      << kWidth << "\" height=\"" << kHeight << "\" viewBox=\"0 0 " << kWidth << ' ' << kHeight
       << "\" role=\"img\" font-size=\"12\" fill=\"#222\">\n<title>" << EscapeHtml(c.cell.label)
       << ": KLD, top-1 flips and baseline margin by position</title>\n";
   WriteLegend(c, scales, out);
-  WriteFlips(c.result.plot, out);
+  WriteFlips(c.result.plot, scales.positions, out);
   out << "\n";
-  WriteKld(c, scales.kld, out);
+  WriteKld(c, scales.kld, scales.positions, out);
   out << "\n";
-  WriteMargins(c, scales.margin, out);
-  WritePositions(c.result.plot, out);
+  WriteMargins(c, scales.margin, scales.positions, out);
+  WriteDivergence(c, scales.positions, out);
+  WritePositions(scales.positions, out);
   out << "\n</svg>\n";
 }
 

@@ -6,6 +6,7 @@
 // Pure: a cell in, markup out.
 #pragma once
 
+#include <cstdint>
 #include <sstream>
 #include <string>
 
@@ -14,9 +15,18 @@
 
 namespace orch::report {
 
+// Margins below this many logits sit on the floor of the margin track.
+inline constexpr double kMarginFloor = 1e-3;
+
 struct WorkloadScales {
-  PlotScale kld;     // over every compared cell's exact and bound bin maxima
-  PlotScale margin;  // linear, over the baseline margins the cells saw
+  PlotScale kld;  // over every compared cell's exact and bound bin maxima
+  // Log10 of the baseline margins the cells saw, from kMarginFloor to the decade above the
+  // largest: near-ties (margins around 0.01) stay visible next to margins of 5.
+  PlotScale margin;
+  // The x axis of every plot of the workload: position 0 to the longest stream any
+  // compared cell's pair holds (either side), so plots of cells compare by position even
+  // where a generate cell's figures stop at its first divergence.
+  std::uint64_t positions = 1;
 };
 
 // The scales shared by the plots of `workload`'s compared cells.

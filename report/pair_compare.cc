@@ -103,8 +103,14 @@ class PairAccumulator {
       ++out_.generated_common_prefix;
       return;
     }
-    out_.first_token_difference =
-        TokenDifference{out_.generated_common_prefix, p.output_token, q.output_token};
+    out_.first_token_difference = TokenDifference{out_.generated_common_prefix,
+                                                  p.output_token,
+                                                  q.output_token,
+                                                  p.position,
+                                                  p.digest.argmax,
+                                                  q.digest.argmax,
+                                                  Margin(p.digest),
+                                                  Margin(q.digest)};
   }
 
   void AddFlip(const digest::PositionRecord& p, const digest::PositionRecord& q,

@@ -55,11 +55,18 @@ struct FlipCluster {
   std::uint64_t flips = 0;
 };
 
-// A differing pair of generated tokens.
+// A differing pair of generated tokens, with what each side's digest said at that
+// position: its argmax and its top-1 minus top-2 logit margin (NaN when its digest holds
+// one token only). Equal argmaxes mean the sampled draws differed, not the top-1.
 struct TokenDifference {
   std::uint64_t index = 0;  // 0-based index into the generated tokens
   std::int32_t reference_token = -1;
   std::int32_t other_token = -1;
+  std::uint64_t position = 0;  // the stream position of the differing tokens
+  std::int32_t reference_argmax = -1;
+  std::int32_t other_argmax = -1;
+  double reference_margin = std::numeric_limits<double>::quiet_NaN();
+  double other_margin = std::numeric_limits<double>::quiet_NaN();
 };
 
 // What a pair's top-k-only rows (a server's returned log-probabilities) were, so that

@@ -25,6 +25,8 @@ double NiceStep(double raw) {
   return 10.0 * decade;
 }
 
+}  // namespace
+
 PlotScale LogScale(double min_positive, double max) {
   PlotScale s;
   s.log = true;
@@ -39,8 +41,6 @@ PlotScale LogScale(double min_positive, double max) {
   for (Tick& t : s.ticks) t.label = Label(t.value, true);
   return s;
 }
-
-}  // namespace
 
 double PlotScale::Fraction(double value) const {
   if (std::isnan(value)) return 0.0;

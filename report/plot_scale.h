@@ -34,7 +34,12 @@ struct PlotScale {
 // scale is linear from 0 to 1.
 PlotScale ChooseScale(const std::vector<double>& values);
 
-// A linear scale from 0 to a round value at or above `max` (the margin track).
+// A linear scale from 0 to a round value at or above `max`.
 PlotScale LinearScale(double max);
+
+// A log scale from the decade at or below `min_positive` to the decade at or above `max`
+// (at least one decade), a labelled tick per decade (every second or third one when there
+// are many). Both must be positive.
+PlotScale LogScale(double min_positive, double max);
 
 }  // namespace orch::report

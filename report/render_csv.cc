@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "report/csv_more_fields.h"
 #include "report/render.h"
 #include "report/task_render.h"
 
@@ -256,6 +257,7 @@ std::vector<std::string> FullRow(const Report& r, const WorkloadReport& w, const
   for (std::string& field : HonestyFields(w, c)) row.push_back(std::move(field));
   for (std::string& field : QuorumFields(c)) row.push_back(std::move(field));
   for (std::string& field : IntervalFields(c)) row.push_back(std::move(field));
+  for (std::string& field : MoreCsvFields(w, c)) row.push_back(std::move(field));
   return row;
 }
 
@@ -264,9 +266,10 @@ std::vector<std::string> FullRow(const Report& r, const WorkloadReport& w, const
 std::string RenderCsv(const Report& report) {
   std::ostringstream out;
   // Task workloads add their columns, empty on the other rows (docs/report.md).
-  const std::size_t columns = std::size(kColumns);
-  const std::size_t task_columns = report.tasks.empty() ? 0 : TaskCsvColumns().size();
   std::vector<std::string> header(std::begin(kColumns), std::end(kColumns));
+  for (std::string& column : MoreCsvColumns()) header.push_back(std::move(column));
+  const std::size_t columns = header.size();
+  const std::size_t task_columns = report.tasks.empty() ? 0 : TaskCsvColumns().size();
   if (task_columns > 0) {
     for (std::string& name : TaskCsvColumns()) header.push_back(std::move(name));
   }

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "base/strings.h"
+#include "report/generation_render.h"
 #include "report/html_plot.h"
 #include "report/render.h"
 #include "report/tables.h"
@@ -34,7 +35,9 @@ constexpr const char* kStyle =
     "span.case{display:inline-block;width:12px;height:12px;border:2px solid transparent}"
     "span.case.pass{background:#2e7d32}span.case.fail{background:#c62828}"
     "span.case.none{background:#bbb}span.case.changed{border-color:#ff9800}"
-    "span.case.unstable{border-color:#7e57c2}ul.post-mortems{font-size:13px}\n";
+    "span.case.unstable{border-color:#7e57c2}ul.post-mortems{font-size:13px}"
+    "table.generated td.generated-text{white-space:pre-wrap;font-family:monospace;"
+    "max-width:40em;overflow-wrap:anywhere}\n";
 
 // Cells longer than this may break anywhere; shorter ones keep their words whole.
 constexpr std::size_t kLongCell = 40;
@@ -158,6 +161,10 @@ void WriteWorkload(const WorkloadReport& w, std::ostringstream& out) {
   WriteTable(StreamGroupTable(w), out);
   WriteTable(ConflictTable(w), out);
   WriteTable(generate ? GenerateTable(w) : CellTable(w), out);
+  if (generate) {
+    WriteTable(GenerationTable(w), out);
+    WriteGeneratedTexts(w, out);
+  }
   if (!generate) WriteTable(KldTable(w), out);
   WritePlots(w, out);
   if (!generate) {

@@ -1,6 +1,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "report/generation_render.h"
 #include "report/render.h"
 #include "report/task_json.h"
 
@@ -183,6 +184,7 @@ Json ComparisonJson(const CellReport& c) {
            {"band", Num(c.noise_band)}}}};
   j.update(FlipsJson(c));
   j["generated"] = GeneratedJson(c);
+  j["generation"] = GenerationJson(c);
   j["plot"] = PlotJson(c.result.plot);
   return j;
 }
@@ -301,7 +303,10 @@ Json CellJson(const CellReport& c) {
          {"quorum", QuorumJson(c.quorum)},
          {"conflicts", ConflictsJson(c)},
          {"effective", EffectiveJson(c)}};
-  if (c.cell.axis.empty()) return j;
+  if (c.cell.axis.empty()) {
+    if (c.generation.reference_text) j["generated_text"] = *c.generation.reference_text;
+    return j;
+  }
   j["reference_run"] = c.reference_run.empty() ? Json(nullptr) : Json(c.reference_run);
   j["reference_repeat"] = c.reference_repeat;
   j["run"] = c.other_run.empty() ? Json(nullptr) : Json(c.other_run);
@@ -363,7 +368,11 @@ Json HostRunJson(const HostRun& r) {
               {"first_difference", Opt(r.first_difference)},
               {"kld_mean", Num(r.kld_mean)},
               {"kld_method", r.kld_method},
+              {"kld_n", r.kld_n},
+              {"kld_ci95", IntervalJson(r.kld_ci95)},
+              {"kld_ci95_method", r.kld_ci95.method},
               {"top1_agreement", Num(r.top1_agreement)},
+              {"top1_agreement_estimate", EstimateJson(r.top1_estimate)},
               {"note", compared ? Json(nullptr) : Json(r.note)}};
 }
 

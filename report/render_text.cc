@@ -3,6 +3,7 @@
 
 #include "report/render.h"
 #include "fingerprint/flatten.h"
+#include "report/generation_render.h"
 #include "report/tables.h"
 #include "report/task_tables.h"
 
@@ -186,18 +187,20 @@ std::string SideText(const std::string& klass, const std::vector<std::string>& h
 Table HostRunTable(const HostPair& pair) {
   Table t{"Runs (each against its job's reference run)",
           {"job", "cell", "workload", "repeat", "reference run", "run", "contributor", "stream",
-           "first difference", "KLD mean", "top-1 agreement"},
+           "first difference", "KLD mean [95% CI] n (method)", "top-1 agreement [95% CI] n"},
           {}};
   for (const HostRun& r : pair.runs) {
     const bool compared = r.note.empty();
     std::string kld = "-";
     if (compared && r.kld_method != "none") {
-      kld = FormatKld(r.kld_mean) + " (" + r.kld_method + ")";
+      kld = FormatEstimate(r.kld_mean, r.kld_n, r.kld_ci95, FormatKld) + " (" + r.kld_method + ")";
     }
     t.rows.push_back({r.job.id, r.job.cell, r.job.workload, std::to_string(r.job.repeat),
                       r.reference.run_id, r.run.run_id, r.run.contributor, Stream(r),
                       r.first_difference ? std::to_string(*r.first_difference) : "-", kld,
-                      compared ? FormatPercent(r.top1_agreement) : "-"});
+                      compared ? FormatEstimate(r.top1_estimate.mean, r.top1_estimate.n,
+                                                r.top1_estimate.ci95, FormatPercent)
+                               : "-"});
   }
   return t;
 }
@@ -290,6 +293,10 @@ std::string RenderText(const Report& report, const TextOptions& options) {
     WriteTable(StreamGroupTable(w), width, out);
     WriteTable(ConflictTable(w), width, out);
     WriteTable(generate ? GenerateTable(w) : CellTable(w), width, out);
+    if (generate) {
+      WriteTable(GenerationTable(w), width, out);
+      WriteTable(GeneratedTextTable(w), width, out);
+    }
     if (!generate) {
       WriteTable(KldTable(w), width, out);
       WriteTable(FlipTable(w, kFlipsShown), width, out);

@@ -173,6 +173,9 @@ class Builder {
     baseline.extent = *extent;
     baseline.warnings = RunWarnings(workload, "baseline run", baseline.extent);
     baseline.effective = ParseEffective(run.summary);
+    if (workload.kind == WorkloadKind::kGenerate) {
+      baseline.generation.reference_text = GeneratedTextOf(run.summary, options_.decoder);
+    }
     baseline.effective_differences =
         EffectiveDifferences(CellCoordinate(plan_.baseline, "", ""), baseline.effective);
     return true;
@@ -292,6 +295,19 @@ class Builder {
     }
     cell.fingerprints = CompareFingerprints(source_, reference, other);
     Effective(other, baseline, cell);
+    if (workload.kind == WorkloadKind::kGenerate) Generation(reference, other, baseline, cell);
+  }
+
+  // Along the common prefix, the first divergence against the baseline's repeat noise.
+  void Generation(const store::RunRecord& reference, const store::RunRecord& other,
+                  const CellReport& baseline, CellReport& cell) const {
+    GenerationNoiseBand noise;
+    noise.repeats = baseline.repeats.available;
+    noise.available = noise.repeats > 1;
+    if (noise.available) noise.band = baseline.repeats.noise;
+    cell.generation = DescribeGeneration(cell.result, noise);
+    cell.generation.reference_text = GeneratedTextOf(reference.summary, options_.decoder);
+    cell.generation.other_text = GeneratedTextOf(other.summary, options_.decoder);
   }
 
   // The cell's effective settings against its coordinate, and against the baseline's.

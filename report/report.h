@@ -17,6 +17,7 @@
 #include "base/status.h"
 #include "fingerprint/diff.h"
 #include "report/effective.h"
+#include "report/generation.h"
 #include "report/pair_compare.h"
 #include "report/plan_view.h"
 #include "report/provenance.h"
@@ -135,6 +136,10 @@ struct CellReport {
   std::vector<EffectiveDifference> effective_differences = {};
   bool same_effective_as_baseline = false;
   std::string effective_note = {};
+  // Generate workloads (report/generation.h): what the figures rest on, how the sequences
+  // first diverged, and the generated texts. The baseline's holds its own text only
+  // (reference_text; applies is false).
+  GenerationDetail generation = {};
 };
 
 struct WorkloadReport {
@@ -147,7 +152,8 @@ struct AxisRank {
   std::string axis;
   std::string cell;
   std::string workload;
-  // The cell's exact KLD mean when it has exact positions, else its bound mean; in
+  // The cell's KLD mean that rests on the most positions (report/kld_figure.h: exact when
+  // it has at least as many positions as the bound, else bound); in
   // Report::by_kld_returned_top_k, its returned top-k mean.
   double kld_mean = std::numeric_limits<double>::quiet_NaN();
   // "exact", "bound", or "returned top-k (K=..)": which one kld_mean is.

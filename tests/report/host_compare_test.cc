@@ -9,6 +9,7 @@
 
 #include "fingerprint/canonical_json.h"
 #include "report/render.h"
+#include "report/tables.h"
 #include "store/memory_store.h"
 #include "tests/report/report_fixture.h"
 
@@ -79,6 +80,28 @@ TEST_F(HostCompareTest, EachRunHasItsStreamComparisonAgainstItsJobsReference) {
   const HostRun& alice = report_.pairs[0].runs[0];
   EXPECT_TRUE(alice.same_stream);
   EXPECT_EQ(alice.kld_mean, 0.0);
+}
+
+// The KLD mean and top-1 agreement carry n and a 95% interval, as the report's figures do.
+TEST_F(HostCompareTest, TheKldMeanAndTopOneAgreementCarryNAndAnInterval) {
+  const HostRun& bob = report_.pairs[0].runs[1];
+  EXPECT_EQ(bob.kld_n, testing::kContributedPositions);
+  ASSERT_TRUE(bob.kld_ci95.available()) << bob.kld_ci95.method;
+  EXPECT_LE(bob.kld_ci95.lo, bob.kld_mean);
+  EXPECT_GE(bob.kld_ci95.hi, bob.kld_mean);
+  EXPECT_EQ(bob.top1_estimate.n, testing::kContributedPositions);
+  EXPECT_EQ(bob.top1_estimate.ci95.method, "Wilson");
+  const std::string text = RenderHostText(report_, testing::kUnwrapped);
+  EXPECT_NE(text.find("KLD mean [95% CI] n (method)"), std::string::npos) << text;
+  EXPECT_NE(
+      text.find(FormatEstimate(bob.kld_mean, bob.kld_n, bob.kld_ci95, FormatKld) + " (exact)"),
+      std::string::npos)
+      << text;
+  nlohmann::json json = nlohmann::json::parse(RenderHostJson(report_));
+  const nlohmann::json& row = json["pairs"][0]["runs"][1];
+  EXPECT_EQ(row["kld_n"], testing::kContributedPositions);
+  EXPECT_TRUE(row["kld_ci95"].is_array());
+  EXPECT_EQ(row["top1_agreement_estimate"]["n"], testing::kContributedPositions);
 }
 
 TEST_F(HostCompareTest, ASameClassTwinIsAGroupOfItsOwn) {

@@ -473,6 +473,39 @@ std::uint32_t TallestBar(const testing::PngImage& image, std::uint32_t first, st
   return tallest;
 }
 
+// The generation view as Chromium builds it (docs/report.md, "Generate workloads"): the
+// plots of the generate workload span one x range though the cells' figures stop at
+// different positions, each marks its first divergence, and the texts sit side by side.
+TEST_F(HtmlRenderTest, GenerationPlotsShareOneXRangeAndTheTextsSitSideBySide) {
+  std::unique_ptr<store::Store> store = store::MakeMemoryStore();
+  testing::BuildGenerationExperiment(*store);
+  Result<ExperimentInput> input = LoadExperiment(*store, "generation");
+  ASSERT_TRUE(input.ok()) << input.status().ToString();
+  std::unique_ptr<RunSource> source = MakeStoreRunSource(*store);
+  Result<Report> report = BuildReport(*input, *source, {});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  std::ofstream(dir_ / "report.html", std::ios::binary) << RenderHtml(*report);
+  const std::string dom = Chromium({"--dump-dom"}).out;
+  std::set<std::string> ranges;
+  int plots = 0;
+  for (const auto& [tag, content] : SvgElements(dom)) {
+    ++plots;
+    ranges.insert(Attribute(tag, "data-positions"));
+    EXPECT_EQ(Attribute(tag, "data-margin-scale"), "log") << tag;
+    EXPECT_NE(content.find("class=\"divergence\""), std::string::npos) << content;
+  }
+  EXPECT_EQ(plots, 2);
+  EXPECT_EQ(ranges, std::set<std::string>{"6"});
+  EXPECT_NE(dom.find("<table class=\"generated\">"), std::string::npos) << dom;
+  std::size_t texts = 0;
+  for (auto at = dom.find("class=\"generated-text\""); at != std::string::npos;
+       at = dom.find("class=\"generated-text\"", at + 1)) {
+    ++texts;
+  }
+  EXPECT_EQ(texts, 4u);  // baseline and cell, for each of the two cells
+  EXPECT_NE(dom.find("The cat sat on the mat.\nIt purred."), std::string::npos);
+}
+
 TEST_F(HtmlRenderTest, ScreenshotShowsThePlotsWithinTheWindow) {
   const fs::path png = dir_ / "screenshot.png";
   Chromium({"--screenshot=" + png.string(),

@@ -73,7 +73,7 @@ TEST(RenderTest, CsvHasOneRowPerWorkloadAndCellWithAFixedColumnCount) {
   std::istringstream lines(csv);
   std::string header;
   std::getline(lines, header);
-  EXPECT_EQ(Count(header, ","), 86u);
+  EXPECT_EQ(Count(header, ","), 111u);
 }
 
 TEST(RenderTest, TextShowsTheFailedCellWithItsReason) {
@@ -139,7 +139,8 @@ TEST(RenderTest, ExactKldFiguresSayOnHowManyPositionsTheyRest) {
   Result<Report> report = BuildReport(*input, *source, {});
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   const std::string text = RenderText(*report, testing::kUnwrapped);
-  EXPECT_EQ(Count(text, "(exact on 2 of 8 positions)"), 2u) << text;  // cells, attribution
+  // The cell table; the attribution, which ranks by the bound mean over the other 6.
+  EXPECT_EQ(Count(text, "exact on 2 of 8 positions)"), 2u) << text;
   EXPECT_NE(text.find("  attention=on  2 of 8 "), std::string::npos) << text;
   nlohmann::json json = nlohmann::json::parse(RenderJson(*report));
   const nlohmann::json& comparison = json["workloads"][0]["cells"][0]["comparison"];
@@ -148,6 +149,41 @@ TEST(RenderTest, ExactKldFiguresSayOnHowManyPositionsTheyRest) {
                 {{"exact_positions", 2}, {"positions", 8}, {"text", "exact on 2 of 8 positions"}}));
   EXPECT_EQ(json["attribution"]["by_kld"][0]["exact_positions"], 2);
   EXPECT_EQ(json["attribution"]["by_kld"][0]["compared_positions"], 8);
+}
+
+// The attribution ranks by the KLD figure that rests on the most positions: with 2 exact
+// positions of 8, the bound mean over the other 6, not the exact mean over 2.
+TEST(AttributionFigureTest, RanksByTheKldMeanThatRestsOnTheMostPositions) {
+  auto store = store::MakeMemoryStore();
+  testing::ExperimentBuilder plan("partly");
+  plan.Workload("wiki", "teacher_forced", 8, 4).Cell("baseline").Cell("attention=on");
+  const std::string b = plan.Job("baseline", "wiki", 0);
+  const std::string a = plan.Job("attention=on", "wiki", 0);
+  plan.Submit(*store);
+  std::vector<digest::PositionRecord> base, cell;
+  for (std::uint64_t i = 0; i < 8; ++i) {
+    base.push_back(
+        testing::MakeRecord(i, testing::BaselineRow(i), testing::TargetAt(i), i % 4 == 0));
+    cell.push_back(
+        testing::MakeRecord(i, testing::AttentionRow(i), testing::TargetAt(i), i % 4 == 0));
+  }
+  testing::AddSucceededRun(*store, b, "run-b", base);
+  testing::AddSucceededRun(*store, a, "run-a", cell);
+  Result<ExperimentInput> input = LoadExperiment(*store, "partly");
+  ASSERT_TRUE(input.ok()) << input.status().ToString();
+  std::unique_ptr<RunSource> source = MakeStoreRunSource(*store);
+  Result<Report> report = BuildReport(*input, *source, {});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_EQ(report->by_kld.size(), 1u);
+  const AxisRank& rank = report->by_kld[0];
+  const PairResult& r = report->workloads[0].cells[0].result;
+  ASSERT_EQ(r.kld_exact.count, 2u);
+  ASSERT_EQ(r.kld_bound.count, 6u);
+  EXPECT_EQ(rank.kld_method, "bound");
+  EXPECT_EQ(rank.kld_n, 6u);
+  EXPECT_DOUBLE_EQ(rank.kld_mean, r.kld_bound.mean);
+  EXPECT_NE(RenderText(*report, testing::kUnwrapped).find("n=6 (bound, exact on 2 of 8 positions)"),
+            std::string::npos);
 }
 
 // Exact and bound KLD are named apart: wiki is all exact (full rows everywhere), gen all
@@ -278,7 +314,12 @@ TEST(RenderTextQuorumTest, ASoloUsersReportSaysOnceThatEveryRunRestsOnOneContrib
 
 TEST(RenderTextTest, CommonPrefixNamesOneThingPerColumn) {
   const std::string text = RenderText(StandardReport(), testing::kUnwrapped);
-  EXPECT_EQ(text.find("common prefix"), std::string::npos);
+  // "common prefix" only ever as the generated tokens' one, with what it counts.
+  for (auto at = text.find("common prefix"); at != std::string::npos;
+       at = text.find("common prefix", at + 1)) {
+    EXPECT_EQ(text.substr(at, 17), "common prefix of ") << text;
+    EXPECT_NE(text.substr(at, 40).find(" tokens"), std::string::npos) << text;
+  }
   EXPECT_NE(text.find("identical positions"), std::string::npos);     // teacher-forced rows
   EXPECT_NE(text.find("generated-token prefix"), std::string::npos);  // generated tokens
 }

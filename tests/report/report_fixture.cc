@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <nlohmann/json.hpp>
 
 #include "digest/row_digest.h"
 
@@ -373,6 +375,101 @@ void BuildContributedExperiment(store::Store& store) {
   AddSucceededRun(store, quant, "run-q-lab", Rows(BaselineRow), "fp-a");
   AddImportedRun(store, quant, "run-q-alice", Rows(BaselineRow, 20), "alice", "fp-a2");
   AddImportedRun(store, quant, "run-q-bob", Rows(BaselineRow, 25), "bob", "fp-b");
+}
+
+}  // namespace orch::report::testing
+
+namespace orch::report::testing {
+namespace {
+
+// One generated token per position; `row(i)` gives each position's logits.
+std::vector<digest::PositionRecord> GenerationRecords(
+    const std::vector<std::int32_t>& tokens,
+    const std::function<std::vector<float>(std::size_t)>& row) {
+  std::vector<digest::PositionRecord> out;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    out.push_back(MakeRecord(i, row(i), digest::kNoTarget, /*full=*/true, tokens[i]));
+  }
+  return out;
+}
+
+std::vector<float> GenerationBaselineRow(std::size_t i, const std::vector<std::int32_t>& tokens) {
+  const std::int32_t top = tokens[i];
+  const std::int32_t second = (top + 1) % static_cast<std::int32_t>(kVocab);
+  return TwoPeakRow(top, second, i == kFlipTokenIndex ? 0.05 : 2.0);
+}
+
+std::string GenerationSummary(const std::vector<std::int32_t>& ids, const std::string& text) {
+  nlohmann::json done{{"generated_ids", ids}, {"generated_text", text}, {"stop", "length"}};
+  return nlohmann::json{{"done", done}}.dump();
+}
+
+}  // namespace
+
+void BuildGenerationExperiment(store::Store& store) {
+  ExperimentBuilder plan("generation");
+  plan.Workload("story", "generate", 6);
+  plan.Cell("baseline").Cell("attention=on").Cell("sampler.seed=43");
+  const std::string b0 = plan.Job("baseline", "story", 0);
+  const std::string b1 = plan.Job("baseline", "story", 1);
+  const std::string att = plan.Job("attention=on", "story", 0);
+  const std::string seed = plan.Job("sampler.seed=43", "story", 0);
+  plan.Submit(store);
+  const std::vector<std::int32_t> base{1, 2, 3, 4, 5, 6};
+  auto baseline = [&base](std::size_t i) { return GenerationBaselineRow(i, base); };
+  auto repeat = [&base](std::size_t i) {
+    std::vector<float> r = GenerationBaselineRow(i, base);
+    if (i == 1) r[static_cast<std::size_t>(base[i])] += static_cast<float>(kGenerationRepeatNoise);
+    return r;
+  };
+  const std::string base_text = "The cat sat on the mat.\nIt purred.";
+  AddSucceededRunWithSummary(store, b0, "run-s0", GenerationRecords(base, baseline),
+                             GenerationSummary(base, base_text));
+  AddSucceededRunWithSummary(store, b1, "run-s1", GenerationRecords(base, repeat),
+                             GenerationSummary(base, base_text));
+  const std::vector<std::int32_t> flipped{1, 2, 3, 5, 0, 7};
+  auto attention = [&base](std::size_t i) {
+    if (i == kFlipTokenIndex) return TwoPeakRow(5, 4, 0.05);
+    return GenerationBaselineRow(i, base);
+  };
+  AddSucceededRunWithSummary(store, att, "run-att", GenerationRecords(flipped, attention),
+                             GenerationSummary(flipped, "The cat sat on the rug.\nIt slept."));
+  const std::vector<std::int32_t> drawn{1, 2, 7, 0, 1, 2};
+  AddSucceededRunWithSummary(store, seed, "run-seed", GenerationRecords(drawn, baseline),
+                             GenerationSummary(drawn, "The cat sat by the door.\nIt waited."));
+}
+
+std::vector<std::vector<std::string>> ParseCsv(const std::string& csv) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  bool quoted = false;
+  for (std::size_t i = 0; i < csv.size(); ++i) {
+    const char c = csv[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < csv.size() && csv[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      row.push_back(std::move(field));
+      field.clear();
+    } else if (c == '\n') {
+      row.push_back(std::move(field));
+      field.clear();
+      rows.push_back(std::move(row));
+      row.clear();
+    } else {
+      field += c;
+    }
+  }
+  return rows;
 }
 
 }  // namespace orch::report::testing

@@ -132,3 +132,23 @@ inline constexpr std::uint64_t kContributedPositions = 40;
 void BuildContributedExperiment(store::Store& store);
 
 }  // namespace orch::report::testing
+
+namespace orch::report::testing {
+
+// The experiment "generation": one generate workload "story" (max_tokens 6), full rows
+// everywhere (exact KLDs), each run's summary with its generated_text (two lines) and ids:
+// - baseline x2: tokens 1 2 3 4 5 6, top-1 minus top-2 margin 2 except 0.05 at token 4
+//   (position 3); repeat 1's top logit at position 1 is 0.1 higher: repeat noise 0.1.
+// - attention=on: the same rows up to position 3, where its argmax flips (5 over 4, margin
+//   0.05): tokens 1 2 3 5 0 7. An argmax flip within the noise band.
+// - sampler.seed=43: the baseline's rows, but at position 2 it sampled 7 where both
+//   argmaxes are 3 (margin 2): tokens 1 2 7 0 1 2. A sampled draw outside the band.
+inline constexpr std::uint64_t kFlipTokenIndex = 3;
+inline constexpr std::uint64_t kDrawTokenIndex = 2;
+inline constexpr double kGenerationRepeatNoise = 0.1;
+void BuildGenerationExperiment(store::Store& store);
+
+// RFC 4180 records of `csv` (quoted fields may hold commas, quotes and newlines).
+std::vector<std::vector<std::string>> ParseCsv(const std::string& csv);
+
+}  // namespace orch::report::testing
