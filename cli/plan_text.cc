@@ -41,15 +41,48 @@ std::string AxesLine(const Plan& plan) {
   return std::to_string(varied) + " varied" + (names.empty() ? "" : ": " + names);
 }
 
+// A task workload shows as one entry with its case count and the jobs its cases run as,
+// not as one entry per case.
+std::string TaskEntry(const Plan& plan, const planner::TaskWorkload& task) {
+  int generate = 0, choices = 0, cases = 0, most_tokens = 0;
+  std::string last_case;
+  for (const planner::Workload& w : plan.spec.workloads) {
+    if (!w.task || w.task->workload != task.name) continue;
+    if (w.task->case_id != last_case) ++cases;
+    last_case = w.task->case_id;
+    if (w.kind == planner::WorkloadKind::kGenerate) {
+      ++generate;
+      most_tokens = std::max(most_tokens, w.max_tokens);
+    } else {
+      ++choices;
+    }
+  }
+  std::string out =
+      task.name + " (task " + task.cases_file + ", " + std::to_string(cases) + " cases: ";
+  if (generate > 0) {
+    out += std::to_string(generate) + " generate up to " + std::to_string(most_tokens) + " tokens";
+  }
+  if (choices > 0)
+    out += std::string(generate > 0 ? ", " : "") + std::to_string(choices) + " choices";
+  return out + ")";
+}
+
 std::string WorkloadsLine(const Plan& plan) {
-  std::string out = std::to_string(plan.spec.workloads.size());
+  std::size_t shown = plan.spec.tasks.size();
+  for (const planner::Workload& w : plan.spec.workloads) shown += w.task ? 0 : 1;
+  std::string out = std::to_string(shown);
   char sep = ':';
   for (const planner::Workload& w : plan.spec.workloads) {
+    if (w.task) continue;
     bool generate = w.kind == planner::WorkloadKind::kGenerate;
     out += std::string(1, sep) + " " + w.name + " (" + planner::WorkloadKindName(w.kind) + ", " +
            (generate ? std::to_string(w.max_tokens) + " tokens"
                      : std::to_string(w.positions) + " positions") +
            ")";
+    sep = ',';
+  }
+  for (const planner::TaskWorkload& t : plan.spec.tasks) {
+    out += std::string(1, sep) + " " + TaskEntry(plan, t);
     sep = ',';
   }
   return out;

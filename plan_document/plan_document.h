@@ -211,19 +211,45 @@ struct Capture {
   friend bool operator==(const Capture&, const Capture&) = default;
 };
 
+// One chat message of a generate workload's `messages` (docs/driver-protocol.md).
+struct ChatMessage {
+  std::string role;  // system, user or assistant
+  std::string content;
+  friend bool operator==(const ChatMessage&, const ChatMessage&) = default;
+};
+
+// A per-case workload's `task` object: the task workload, the case, and for a
+// multiple-choice case the choice its continuation is (docs/tasks.md). Drivers ignore it.
+struct TaskRef {
+  std::string workload;
+  std::string case_id;                 // "case" in JSON
+  std::optional<std::int32_t> choice;  // multiple choice only
+  friend bool operator==(const TaskRef&, const TaskRef&) = default;
+};
+
 struct Workload {
   std::string name;
-  std::string kind;    // "teacher_forced" or "generate" from the planner; as written
+  std::string kind;    // "teacher_forced", "generate" or "task" from the planner; as written
   std::string digest;  // SHA-256 hex of its canonical form (as written; never trusted)
   // teacher_forced: positions and text or tokens (text_file when read from a file).
   std::optional<std::int64_t> positions;
   std::optional<std::string> text;
   std::optional<std::vector<std::int64_t>> tokens;
   std::string text_file;
-  // generate: prompt and max_tokens.
+  // teacher_forced, instead of text or tokens: a context and the continuation scored
+  // after it (a multiple-choice case's choice).
+  std::optional<std::string> context;
+  std::optional<std::string> continuation;
+  // generate: prompt (or chat messages) and max_tokens.
   std::optional<std::string> prompt;
+  std::optional<std::vector<ChatMessage>> messages;
   std::optional<std::int64_t> max_tokens;
   std::optional<Capture> capture;
+  std::optional<TaskRef> task;  // a task workload's per-case workload
+  // task: the case file as the spec names it and its content; no job runs it, its
+  // per-case workloads do (docs/tasks.md).
+  std::string cases_file;
+  std::optional<std::string> cases;
   std::string json;  // as Model::json
   // Most positions a job of it can have (positions, or max_tokens); 0 when not said.
   std::uint64_t MostPositions() const;

@@ -170,6 +170,33 @@ Result<Capture> ReadCapture(const json& c, const std::string& at) {
   return capture;
 }
 
+Result<std::vector<ChatMessage>> ReadMessages(const json& m, const std::string& at) {
+  if (!m.is_array()) return Field(at, "must be an array of {\"role\", \"content\"}");
+  std::vector<ChatMessage> out;
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    const std::string item = at + "[" + std::to_string(i) + "].";
+    if (!m[i].is_object()) return Field(at + "[" + std::to_string(i) + "]", "must be an object");
+    ChatMessage message;
+    ORCH_RETURN_IF_ERROR(RequiredText(m[i], "role", item, message.role));
+    if (!m[i].contains("content") || !m[i]["content"].is_string())
+      return Field(item + "content", "required string");
+    message.content = m[i]["content"].get<std::string>();
+    out.push_back(std::move(message));
+  }
+  return out;
+}
+
+Result<TaskRef> ReadTaskRef(const json& t, const std::string& at) {
+  if (!t.is_object()) return Field(at, "must be an object");
+  TaskRef task;
+  ORCH_RETURN_IF_ERROR(RequiredText(t, "workload", at + ".", task.workload));
+  ORCH_RETURN_IF_ERROR(RequiredText(t, "case", at + ".", task.case_id));
+  std::int64_t choice = -1;
+  ORCH_RETURN_IF_ERROR(Integer(t, "choice", at + ".", 0, INT32_MAX, choice));
+  if (choice >= 0) task.choice = static_cast<std::int32_t>(choice);
+  return task;
+}
+
 Result<Workload> ReadWorkload(const json& w, const std::string& at) {
   if (!w.is_object()) return Field(at, "must be an object");
   Workload workload;
@@ -177,7 +204,12 @@ Result<Workload> ReadWorkload(const json& w, const std::string& at) {
   ORCH_RETURN_IF_ERROR(Text(w, "kind", at, workload.kind));
   ORCH_RETURN_IF_ERROR(Text(w, "digest", at, workload.digest));
   ORCH_RETURN_IF_ERROR(Text(w, "text_file", at, workload.text_file));
-  for (auto [key, field] : {std::pair{"text", &workload.text}, {"prompt", &workload.prompt}}) {
+  ORCH_RETURN_IF_ERROR(Text(w, "cases_file", at, workload.cases_file));
+  for (auto [key, field] : {std::pair{"text", &workload.text},
+                            {"prompt", &workload.prompt},
+                            {"context", &workload.context},
+                            {"continuation", &workload.continuation},
+                            {"cases", &workload.cases}}) {
     std::string value;
     ORCH_RETURN_IF_ERROR(Text(w, key, at, value));
     // Optional: an empty text is a value, told apart from an absent one.
@@ -199,6 +231,12 @@ Result<Workload> ReadWorkload(const json& w, const std::string& at) {
   }
   if (auto it = w.find("capture"); it != w.end() && !it->is_null()) {
     ORCH_ASSIGN_OR_RETURN(workload.capture, ReadCapture(*it, at + "capture"));
+  }
+  if (auto it = w.find("messages"); it != w.end() && !it->is_null()) {
+    ORCH_ASSIGN_OR_RETURN(workload.messages, ReadMessages(*it, at + "messages"));
+  }
+  if (auto it = w.find("task"); it != w.end() && !it->is_null()) {
+    ORCH_ASSIGN_OR_RETURN(workload.task, ReadTaskRef(*it, at + "task"));
   }
   workload.json = w.dump();
   return workload;

@@ -44,6 +44,21 @@ Json WorkloadJson(const Workload& w) {
   if (w.tokens) out["tokens"] = *w.tokens;
   if (w.text) out["text"] = *w.text;
   if (!w.text_file.empty()) out["text_file"] = w.text_file;
+  if (w.context) out["context"] = *w.context;
+  if (w.continuation) out["continuation"] = *w.continuation;
+  if (w.messages) {
+    Json messages = Json::array();
+    for (const ChatMessage& m : *w.messages)
+      messages.push_back({{"role", m.role}, {"content", m.content}});
+    out["messages"] = messages;
+  }
+  if (!w.cases_file.empty()) out["cases_file"] = w.cases_file;
+  if (w.cases) out["cases"] = *w.cases;
+  if (w.task) {
+    Json task = {{"workload", w.task->workload}, {"case", w.task->case_id}};
+    if (w.task->choice) task["choice"] = *w.task->choice;
+    out["task"] = task;
+  }
   if (w.capture) {
     Json capture = Json::object();
     if (w.capture->top_logits) capture["top_logits"] = *w.capture->top_logits;

@@ -39,6 +39,15 @@ std::string CanonicalWorkload(const Workload& w) {
   if (w.kind == WorkloadKind::kGenerate) {
     out["max_tokens"] = w.max_tokens;
     out["prompt"] = w.prompt;
+    if (!w.messages.empty()) {
+      json messages = json::array();
+      for (const plan_document::ChatMessage& m : w.messages)
+        messages.push_back({{"content", m.content}, {"role", m.role}});
+      out["messages"] = std::move(messages);
+    }
+  } else if (w.context) {
+    out["context"] = *w.context;
+    out["continuation"] = w.continuation;
   } else {
     out["positions"] = w.positions;
     if (!w.tokens.empty()) {
@@ -46,6 +55,14 @@ std::string CanonicalWorkload(const Workload& w) {
     } else {
       out["text"] = w.text;
     }
+  }
+  // A task case's workload names its task, case and choice: the same prompt in two
+  // cases is two jobs, each judged by its own checks. Absent elsewhere, so the ids of
+  // other workloads are those they always had.
+  if (w.task) {
+    json task = {{"case", w.task->case_id}, {"workload", w.task->workload}};
+    if (w.task->choice) task["choice"] = *w.task->choice;
+    out["task"] = std::move(task);
   }
   return CanonicalJsonText(out);
 }

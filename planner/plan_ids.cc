@@ -40,11 +40,20 @@ Result<CapturePolicy> ReadCapture(const plan_document::Workload& w, const std::s
 Result<Workload> ReadWorkload(const plan_document::Workload& in, const std::string& at) {
   Workload w;
   w.name = in.name;
+  w.task = in.task;
   if (in.kind == "generate") {
     w.kind = WorkloadKind::kGenerate;
-    if (!in.prompt) return Missing(at + "prompt", "string");
-    w.prompt = *in.prompt;
+    if (in.messages) {
+      w.messages = *in.messages;
+    } else if (!in.prompt) {
+      return Missing(at + "prompt", "string");
+    }
+    w.prompt = in.prompt.value_or("");
     ORCH_ASSIGN_OR_RETURN(w.max_tokens, Int(in.max_tokens, at + "max_tokens"));
+  } else if (in.kind == "teacher_forced" && in.context) {
+    if (!in.continuation) return Missing(at + "continuation", "string");
+    w.context = in.context;
+    w.continuation = *in.continuation;
   } else if (in.kind == "teacher_forced") {
     ORCH_ASSIGN_OR_RETURN(w.positions, Int(in.positions, at + "positions"));
     if (in.tokens) {
@@ -57,7 +66,8 @@ Result<Workload> ReadWorkload(const plan_document::Workload& in, const std::stri
   } else if (in.kind.empty()) {
     return Missing(at + "kind", "string");
   } else {
-    return InvalidArgument("plan." + at + "kind: must be \"teacher_forced\" or \"generate\", got " +
+    return InvalidArgument("plan." + at +
+                           "kind: must be \"teacher_forced\", \"generate\" or \"task\", got " +
                            nlohmann::json(in.kind).dump());
   }
   ORCH_ASSIGN_OR_RETURN(w.capture, ReadCapture(in, at));
@@ -78,6 +88,11 @@ Status CheckPlanJobIds(const plan_document::Document& plan) {
   std::vector<std::string> digests(plan.workloads.size());
   for (std::size_t i = 0; i < plan.workloads.size(); ++i) {
     std::string at = "workloads[" + std::to_string(i) + "].";
+    if (plan.workloads[i].kind == "task") {
+      // A task workload's case file runs through its per-case workloads; no job names it.
+      workloads.push_back(Workload{});
+      continue;
+    }
     ORCH_ASSIGN_OR_RETURN(Workload w, ReadWorkload(plan.workloads[i], at));
     workloads.push_back(std::move(w));
   }
@@ -94,6 +109,10 @@ Status CheckPlanJobIds(const plan_document::Document& plan) {
     std::string at = "jobs[" + std::to_string(i) + "].";
     if (job.workload == plan_document::kNone) {
       return InvalidArgument("plan." + at + "workload: unknown workload " + job.unknown_workload);
+    }
+    if (plan.workloads[job.workload].kind == "task") {
+      return InvalidArgument("plan." + at + "workload: " + plan.workloads[job.workload].name +
+                             " is a task workload; its jobs run its cases' workloads");
     }
     if (job.coordinate == plan_document::kNone) return Missing(at + "coordinate", "object");
     if (!job.has_repeat) return Missing(at + "repeat", "integer");

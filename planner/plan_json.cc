@@ -2,7 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/sha256.h"
 #include "plan_document/plan_json.h"
+#include "planner/canonical_json.h"
 #include "planner/axes.h"
 #include "planner/job_id.h"
 
@@ -42,8 +44,16 @@ plan_document::Workload WorkloadOf(const Workload& w) {
   out.kind = WorkloadKindName(w.kind);
   out.digest = WorkloadDigest(w);
   if (w.kind == WorkloadKind::kGenerate) {
-    out.prompt = w.prompt;
+    if (w.messages.empty()) {
+      out.prompt = w.prompt;
+    } else {
+      out.messages = w.messages;
+    }
     out.max_tokens = w.max_tokens;
+  } else if (w.context) {
+    // positions left out: the driver evaluates the context and continuation whole.
+    out.context = w.context;
+    out.continuation = w.continuation;
   } else {
     out.positions = w.positions;
     if (!w.tokens.empty())
@@ -55,6 +65,21 @@ plan_document::Workload WorkloadOf(const Workload& w) {
   out.capture = plan_document::Capture{
       w.capture.top_logits, w.capture.full_every, {{}}, w.capture.full_row_budget_bytes};
   for (const auto& window : w.capture.full_windows) out.capture->full_windows->push_back(window);
+  out.task = w.task;
+  return out;
+}
+
+// A task workload: its case file whole, for reports to judge outputs by (docs/tasks.md).
+plan_document::Workload TaskWorkloadOf(const TaskWorkload& task) {
+  plan_document::Workload out;
+  out.name = task.name;
+  out.kind = "task";
+  out.cases_file = task.cases_file;
+  out.cases = task.cases;
+  out.digest = Sha256Hex(CanonicalJsonText(nlohmann::json{{"cases", task.cases},
+                                                          {"cases_file", task.cases_file},
+                                                          {"kind", "task"},
+                                                          {"name", task.name}}));
   return out;
 }
 
@@ -98,6 +123,8 @@ plan_document::Document ToDocument(const Plan& plan) {
     doc.axes_varied += axis.alternatives.empty() ? 0 : 1;
   }
   for (const Workload& w : plan.spec.workloads) doc.workloads.push_back(WorkloadOf(w));
+  // After the workloads jobs run, whose indices the jobs below keep.
+  for (const TaskWorkload& t : plan.spec.tasks) doc.workloads.push_back(TaskWorkloadOf(t));
   doc.baseline_repeats = plan.spec.baseline_repeats;
   doc.cell_repeats = plan.spec.cell_repeats;
   for (const Cell& cell : plan.cells) {

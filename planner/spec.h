@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "plan_document/job_fields.h"
+#include "plan_document/plan_document.h"
 #include "planner/axis_value.h"
 
 namespace orch::planner {
@@ -62,10 +63,27 @@ struct Workload {
   std::string text_file;  // as written; its content is in `text`
   std::vector<std::int64_t> tokens;
   int positions = 0;
+  // teacher_forced, instead of text or tokens: a multiple-choice case's prompt and one
+  // choice (docs/driver-protocol.md, "Context and continuation"); positions is then 0.
+  std::optional<std::string> context;
+  std::string continuation;
   // generate
   std::string prompt;
+  std::vector<plan_document::ChatMessage> messages;  // a task case's, instead of prompt
   int max_tokens = 0;
   CapturePolicy capture;
+  // Set on the per-case workloads a task workload expands into (docs/tasks.md).
+  std::optional<plan_document::TaskRef> task;
+  SourcePos pos;
+};
+
+// A [[workloads]] table of kind "task" (docs/tasks.md): the plan carries its case file
+// whole, for reports to judge outputs with; its cases run as per-case workloads of
+// Spec::workloads named NAME.CASE (NAME.CASE.K: choice K of a multiple-choice case).
+struct TaskWorkload {
+  std::string name;
+  std::string cases_file;  // as written
+  std::string cases;       // the file's content
   SourcePos pos;
 };
 
@@ -85,6 +103,7 @@ struct Spec {
   std::string description;
   Model model;
   std::vector<Workload> workloads;
+  std::vector<TaskWorkload> tasks;
   std::vector<Axis> axes;  // baseline order of appearance
   int baseline_repeats = 2;
   int cell_repeats = 1;

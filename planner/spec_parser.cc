@@ -146,7 +146,7 @@ ParsedSpec ParseSpec(std::string_view toml_text, const std::string& file, Source
   spec.file = file;
   ParseExperiment(root, fields, spec);
   ParseModel(root, fields, spec);
-  spec.workloads = ParseWorkloads(root, reader, fields);
+  spec.workloads = ParseWorkloads(root, reader, fields, spec.tasks);
   spec.axes = ParseAxes(root, fields);
   ParseRepeats(root, fields, spec);
   out.spec = std::move(spec);

@@ -15,9 +15,10 @@ namespace orch::planner {
 // (what the coordinator accepts, coordinator/plan_catalog.h).
 bool IsName(const std::string& text);
 
-// [[workloads]]: at least one; names unique; text_file read through `reader`.
+// [[workloads]]: at least one; names unique; text_file and cases_file read through
+// `reader`; a task workload goes to `tasks` and its cases to the workloads returned.
 std::vector<Workload> ParseWorkloads(const toml::table& root, SourceReader& reader,
-                                     TomlFields& fields);
+                                     TomlFields& fields, std::vector<TaskWorkload>& tasks);
 
 // [baseline] and [alternatives], with dotted keys ("sampler.seed") flattened.
 std::vector<Axis> ParseAxes(const toml::table& root, TomlFields& fields);

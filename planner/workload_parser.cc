@@ -1,8 +1,9 @@
-// [[workloads]]: teacher_forced and generate workloads with their capture policies.
+// [[workloads]]: teacher_forced, generate and task workloads with their capture policies.
 #include <set>
 
 #include "plan_document/job_fields.h"
 #include "planner/spec_sections.h"
+#include "task/case_file.h"
 
 namespace orch::planner {
 namespace {
@@ -134,6 +135,90 @@ void ParseGenerate(const toml::table& t, const std::string& path, TomlFields& f,
   ParseCapture(t, path, w.max_tokens, f, w.capture);
 }
 
+// A per-case workload of task `task` (docs/tasks.md): the case's prompt or messages as a
+// generate workload, or choice `choice` of a multiple-choice case as a teacher_forced one
+// scoring the choice after the prompt.
+Workload CaseWorkload(const TaskWorkload& task, const task::TaskCase& c, int choice,
+                      const CapturePolicy& capture, int max_tokens) {
+  Workload w;
+  w.pos = task.pos;
+  w.capture = capture;
+  w.task = plan_document::TaskRef{task.name, c.id, std::nullopt};
+  w.name = task.name + "." + c.id;
+  if (choice >= 0) {
+    w.name += "." + std::to_string(choice);
+    w.task->choice = choice;
+    w.kind = WorkloadKind::kTeacherForced;
+    w.context = c.prompt.value_or("");
+    w.continuation = c.choices[static_cast<std::size_t>(choice)];
+    return w;
+  }
+  w.kind = WorkloadKind::kGenerate;
+  w.prompt = c.prompt.value_or("");
+  for (const task::ChatMessage& m : c.messages) w.messages.push_back({m.role, m.content});
+  w.max_tokens = c.max_tokens.value_or(max_tokens);
+  return w;
+}
+
+// kind = "task": reads and checks the case file, then one workload per case (per choice).
+void ParseTask(const toml::table& t, const std::string& path, const std::string& name,
+               SourceReader& reader, TomlFields& f, std::vector<TaskWorkload>& tasks,
+               std::vector<Workload>& out) {
+  f.CheckKeys(t, path, {"name", "kind", "cases_file", "max_tokens", "capture"});
+  TaskWorkload task{name, f.String(t, path, "cases_file", true).value_or(""), "", PosOf(t)};
+  const int max_tokens =
+      static_cast<int>(f.Int(t, path, "max_tokens", false, 1, kMaxPositions).value_or(0));
+  CapturePolicy capture;
+  ParseCapture(t, path, 0, f, capture);
+  if (task.cases_file.empty()) return;
+  const SourcePos at = PosOf(*t.get("cases_file"));
+  const std::string field = JoinPath(path, "cases_file");
+  Result<std::string> content = reader.Read(task.cases_file);
+  if (!content.ok()) {
+    f.diagnostics().Error(
+        at, field, "cannot read " + Quote(task.cases_file) + ": " + content.status().message());
+    return;
+  }
+  Result<std::vector<task::TaskCase>> cases = task::ParseCaseFile(*content, task.cases_file);
+  if (!cases.ok()) {
+    f.diagnostics().Error(at, field, cases.status().message());
+    return;
+  }
+  task.cases = std::move(*content);
+  for (const task::TaskCase& c : *cases) {
+    const std::string where = task.cases_file + ":" + std::to_string(c.line) + ": case " + c.id;
+    if (c.multiple_choice() && !c.prompt) {
+      f.diagnostics().Error(at, field,
+                            where +
+                                ": a multiple-choice case needs a prompt: its choices are "
+                                "scored as continuations of that text, and chat messages "
+                                "are rendered only for generation");
+      continue;
+    }
+    if (!c.multiple_choice() && !c.max_tokens && max_tokens == 0) {
+      f.diagnostics().Error(at, field,
+                            where +
+                                ": no max_tokens, and the workload gives none; give the "
+                                "case or " +
+                                JoinPath(path, "max_tokens") + " one");
+      continue;
+    }
+    const int choices = c.multiple_choice() ? static_cast<int>(c.choices.size()) : 1;
+    for (int k = 0; k < choices; ++k) {
+      Workload w = CaseWorkload(task, c, c.multiple_choice() ? k : -1, capture, max_tokens);
+      if (!IsName(w.name)) {
+        f.diagnostics().Error(at, field,
+                              where + ": the workload name " + Quote(w.name) +
+                                  " it runs as is longer than 128 characters; shorten the "
+                                  "workload name or the case id");
+        break;
+      }
+      out.push_back(std::move(w));
+    }
+  }
+  tasks.push_back(std::move(task));
+}
+
 std::optional<Workload> ParseWorkload(const toml::table& t, const std::string& path,
                                       SourceReader& reader, TomlFields& f) {
   Workload w;
@@ -153,9 +238,9 @@ std::optional<Workload> ParseWorkload(const toml::table& t, const std::string& p
     w.kind = WorkloadKind::kGenerate;
     ParseGenerate(t, path, f, w);
   } else {
-    f.diagnostics().Error(
-        PosOf(*t.get("kind")), JoinPath(path, "kind"),
-        "unknown workload kind " + Quote(*kind) + "; expected \"teacher_forced\" or \"generate\"");
+    f.diagnostics().Error(PosOf(*t.get("kind")), JoinPath(path, "kind"),
+                          "unknown workload kind " + Quote(*kind) +
+                              "; expected \"teacher_forced\", \"generate\" or \"task\"");
     return std::nullopt;
   }
   return w;
@@ -163,7 +248,8 @@ std::optional<Workload> ParseWorkload(const toml::table& t, const std::string& p
 
 }  // namespace
 
-std::vector<Workload> ParseWorkloads(const toml::table& root, SourceReader& reader, TomlFields& f) {
+std::vector<Workload> ParseWorkloads(const toml::table& root, SourceReader& reader, TomlFields& f,
+                                     std::vector<TaskWorkload>& tasks) {
   std::vector<Workload> out;
   const toml::node* node = root.get("workloads");
   const toml::array* array = node ? node->as_array() : nullptr;
@@ -179,6 +265,31 @@ std::vector<Workload> ParseWorkloads(const toml::table& root, SourceReader& read
     if (t == nullptr) {
       f.diagnostics().Error(PosOf((*array)[i]), path,
                             "expected a table, got " + DescribeNode((*array)[i]));
+      continue;
+    }
+    const toml::node* kind = t->get("kind");
+    if (kind != nullptr && kind->value<std::string>() == std::optional<std::string>("task")) {
+      const std::string name = f.String(*t, path, "name", true).value_or("");
+      if (!name.empty() && !IsName(name)) {
+        f.diagnostics().Error(
+            PosOf(*t->get("name")), JoinPath(path, "name"),
+            "invalid name " + Quote(name) + "; expected 1-128 letters, digits, '-', '_' or '.'");
+      }
+      const std::size_t first = out.size();
+      ParseTask(*t, path, name, reader, f, tasks, out);
+      // The task's own name and those of its per-case workloads share one namespace
+      // with every other workload: the report and the plan name them all.
+      if (!name.empty() && !names.insert(name).second) {
+        f.diagnostics().Error(PosOf(*t), JoinPath(path, "name"),
+                              "duplicate workload name " + Quote(name));
+      }
+      for (std::size_t k = first; k < out.size(); ++k) {
+        if (!names.insert(out[k].name).second) {
+          f.diagnostics().Error(
+              PosOf(*t), JoinPath(path, "cases_file"),
+              "case workload " + Quote(out[k].name) + " has the name of another workload");
+        }
+      }
       continue;
     }
     std::optional<Workload> w = ParseWorkload(*t, path, reader, f);
