@@ -219,7 +219,7 @@ TEST(SpecParserErrorTest, UnknownWorkloadKind) {
   EXPECT_THAT(ErrorsOf(text),
               ElementsAre(At(text, "\"chat\"") +
                           ": error: workloads[1].kind: unknown workload "
-                          "kind \"chat\"; expected \"teacher_forced\" or \"generate\""));
+                          "kind \"chat\"; expected \"teacher_forced\", \"generate\" or \"task\""));
 }
 
 // Regression: the planner accepted workload names (and experiment names of only dots)

@@ -1,0 +1,147 @@
+// A task workload end to end on the real engine (docs/tasks.md): `orch run` of a spec
+// whose workload is a case file (cloze cases of the committed King James model and two
+// multiple-choice cases), then `orch report --json`. Each case ran as its own jobs, the
+// report judged each run's generated text with that case's checks, and each choice was
+// scored by its log-likelihood after the prompt.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "task/case_file.h"
+#include "tests/support/subprocess.h"
+
+namespace orch::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+std::string FirstLines(const fs::path& path, int count) {
+  std::ifstream in(path);
+  std::string out, line;
+  for (int i = 0; i < count && std::getline(in, line); ++i) out += line + "\n";
+  return out;
+}
+
+constexpr char kChoices[] =
+    R"({"id": "mc-lord", "prompt": "And the", "choices": [" LORD", " banana"], "answer": 0})"
+    "\n"
+    R"({"id": "mc-wrong", "prompt": "And the", "choices": [" LORD", " banana"], "answer": 1})"
+    "\n";
+
+std::string Spec(const fs::path& model) {
+  return R"toml([experiment]
+name = "task-e2e"
+
+[model]
+name = "kjv-tiny"
+file = ")toml" +
+         model.string() +
+         R"toml("
+sha256 = "2edb568f0c7576b5b0b77ab7223bf1eb53c47639d55fd53ab4ddbc35b48a7710"
+
+[[workloads]]
+name = "cloze"
+kind = "task"
+cases_file = "cases.jsonl"
+max_tokens = 4
+capture = { top_logits = 20, full_every = 1 }
+
+[baseline]
+engine = "llama.cpp@v0.4.0"
+quant = "f32"
+kv = "f16"
+attention = "off"
+tp = 1
+hardware = "cpu"
+threads = 1
+sampler.seed = 42
+sampler.temperature = 0.0
+
+[alternatives]
+quant = ["q4_0"]
+)toml";
+}
+
+const json* CaseOf(const json& cell, const std::string& id) {
+  for (const json& c : cell["cases_detail"])
+    if (c["case"] == id) return &c;
+  ADD_FAILURE() << "no case " << id;
+  return nullptr;
+}
+
+TEST(TaskExampleTest, EachCaseRunsOnTheRealEngineAndTheReportJudgesItsOwnOutput) {
+  const fs::path dir = fs::temp_directory_path() / ("orch-task-e2e-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path examples = fs::path(ORCH_SOURCE_DIR) / "examples";
+  const std::string cases = FirstLines(examples / "tasks/kjv-cloze.jsonl", 6) + kChoices;
+  std::ofstream(dir / "cases.jsonl") << cases;
+  std::ofstream(dir / "spec.toml") << Spec(examples / "models/kjv-tiny-f32.gguf");
+  const std::string data = (dir / "data").string();
+
+  // 6 generate cases and 2 x 2 choices, in the baseline twice and the q4_0 cell once.
+  ProcessResult run =
+      RunProcess({OrchBinary(), "run", (dir / "spec.toml").string(), "--allow-outside-spec-dir",
+                  "--data-dir", data, "--timeout", "150"},
+                 std::chrono::seconds(180), dir.string());
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("[30/30] succeeded 30"));
+  ProcessResult report = RunProcess(
+      {OrchBinary(), "report", "task-e2e", "--json", "--data-dir", data}, std::chrono::seconds(60));
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  json r = json::parse(report.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(r.is_discarded()) << report.out;
+  ASSERT_EQ(r["tasks"].size(), 1u);
+  const json& task = r["tasks"][0];
+  EXPECT_EQ(task["name"], "cloze");
+  EXPECT_TRUE(task["multiple_choice"].get<bool>());
+  const json& baseline = task["baseline"];
+  EXPECT_EQ(baseline["cases"], 8);
+  EXPECT_EQ(baseline["cases_planned"], 8);
+  EXPECT_EQ(baseline["repeats"], 2);
+  EXPECT_EQ(baseline["trials"], 16);
+
+  // Every generated case: both repeats gave one text (an exact coordinate reruns bit for
+  // bit) and the pass shown is that case's checks applied to that text.
+  Result<std::vector<task::TaskCase>> parsed = task::ParseCaseFile(cases, "cases.jsonl");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  int passes = 0;
+  for (const task::TaskCase& c : *parsed) {
+    const json* detail = CaseOf(baseline, c.id);
+    if (detail == nullptr) continue;
+    EXPECT_TRUE((*detail)["repeats_agree"].get<bool>()) << c.id;
+    passes += (*detail)["passes"].get<int>();
+    if (c.multiple_choice()) continue;
+    for (const json& run_shown : (*detail)["runs"]) {
+      const std::string text = run_shown["text"];
+      EXPECT_FALSE(text.empty()) << c.id;
+      EXPECT_EQ(run_shown["pass"].get<bool>(), task::EvaluateCase(c, text).pass) << c.id << text;
+    }
+  }
+  EXPECT_EQ(baseline["passes"], passes);
+  // The trained model scores " LORD" far above " banana" after "And the": the case whose
+  // answer is " LORD" passes, the one whose answer is " banana" fails.
+  const json* lord = CaseOf(baseline, "mc-lord");
+  const json* wrong = CaseOf(baseline, "mc-wrong");
+  ASSERT_TRUE(lord != nullptr && wrong != nullptr);
+  EXPECT_TRUE((*lord)["pass"].get<bool>()) << lord->dump();
+  EXPECT_FALSE((*wrong)["pass"].get<bool>()) << wrong->dump();
+
+  ASSERT_EQ(task["cells"].size(), 1u);
+  const json& q4 = task["cells"][0];
+  EXPECT_EQ(q4["label"], "quant=q4_0");
+  EXPECT_EQ(q4["cases"], 8);
+  EXPECT_GT(q4["kld"]["n"].get<int>(), 0) << "the cell's digests were compared with the baseline's";
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace orch::testing
