@@ -36,7 +36,7 @@ constexpr char kChoices[] =
     R"({"id": "mc-wrong", "prompt": "And the", "choices": [" LORD", " banana"], "answer": 1})"
     "\n";
 
-std::string Spec(const fs::path& model) {
+std::string TaskE2eSpec(const fs::path& model) {
   return R"toml([experiment]
 name = "task-e2e"
 
@@ -84,7 +84,7 @@ TEST(TaskExampleTest, EachCaseRunsOnTheRealEngineAndTheReportJudgesItsOwnOutput)
   const fs::path examples = fs::path(ORCH_SOURCE_DIR) / "examples";
   const std::string cases = FirstLines(examples / "tasks/kjv-cloze.jsonl", 6) + kChoices;
   std::ofstream(dir / "cases.jsonl") << cases;
-  std::ofstream(dir / "spec.toml") << Spec(examples / "models/kjv-tiny-f32.gguf");
+  std::ofstream(dir / "spec.toml") << TaskE2eSpec(examples / "models/kjv-tiny-f32.gguf");
   const std::string data = (dir / "data").string();
 
   // 6 generate cases and 2 x 2 choices, in the baseline twice and the q4_0 cell once.
