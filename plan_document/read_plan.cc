@@ -186,14 +186,18 @@ Result<std::vector<ChatMessage>> ReadMessages(const json& m, const std::string& 
   return out;
 }
 
-Result<TaskRef> ReadTaskRef(const json& t, const std::string& at) {
-  if (!t.is_object()) return Field(at, "must be an object");
-  TaskRef task;
-  ORCH_RETURN_IF_ERROR(RequiredText(t, "workload", at + ".", task.workload));
-  ORCH_RETURN_IF_ERROR(RequiredText(t, "case", at + ".", task.case_id));
-  std::int64_t choice = -1;
-  ORCH_RETURN_IF_ERROR(Integer(t, "choice", at + ".", 0, INT32_MAX, choice));
-  if (choice >= 0) task.choice = static_cast<std::int32_t>(choice);
+// A per-case workload's task object; a malformed one is left out (the workload then
+// reads, and is reported, as an ordinary one), never an error of the plan.
+std::optional<TaskRef> ReadTaskRef(const json& t) {
+  if (!t.is_object() || !t.contains("workload") || !t["workload"].is_string() ||
+      !t.contains("case") || !t["case"].is_string()) {
+    return std::nullopt;
+  }
+  TaskRef task{t["workload"].get<std::string>(), t["case"].get<std::string>(), std::nullopt};
+  if (t.contains("choice") && t["choice"].is_number_integer() &&
+      t["choice"].get<std::int64_t>() >= 0 && t["choice"].get<std::int64_t>() <= INT32_MAX) {
+    task.choice = static_cast<std::int32_t>(t["choice"].get<std::int64_t>());
+  }
   return task;
 }
 
@@ -235,9 +239,7 @@ Result<Workload> ReadWorkload(const json& w, const std::string& at) {
   if (auto it = w.find("messages"); it != w.end() && !it->is_null()) {
     ORCH_ASSIGN_OR_RETURN(workload.messages, ReadMessages(*it, at + "messages"));
   }
-  if (auto it = w.find("task"); it != w.end() && !it->is_null()) {
-    ORCH_ASSIGN_OR_RETURN(workload.task, ReadTaskRef(*it, at + "task"));
-  }
+  if (auto it = w.find("task"); it != w.end()) workload.task = ReadTaskRef(*it);
   workload.json = w.dump();
   return workload;
 }

@@ -15,6 +15,9 @@ struct TaskCaseInfo {
   std::string id;
   int choices = 0;  // multiple choice: how many (>= 2); 0 for a case with checks
   int answer = -1;  // multiple choice: the right choice, 0-based
+  // The text the model continued: the prompt, or a chat case's last message (a
+  // post-mortem shows its end before a departure at the first generated tokens).
+  std::string prompt;
   bool multiple_choice() const { return choices > 0; }
 };
 

@@ -43,7 +43,9 @@ class PlanTaskCatalog final : public TaskCatalog {
                           task::ParseCaseFile(doc["cases"].get<std::string>(), file));
     Entry& entry = workloads_[planned.name];
     for (const task::TaskCase& c : cases) {
-      entry.infos.push_back({c.id, static_cast<int>(c.choices.size()), c.answer});
+      const std::string prompt =
+          c.prompt ? *c.prompt : (c.messages.empty() ? "" : c.messages.back().content);
+      entry.infos.push_back({c.id, static_cast<int>(c.choices.size()), c.answer, prompt});
     }
     entry.cases = std::move(cases);
     return Status::Ok();

@@ -32,15 +32,18 @@ TaskJsonValue TaskJsonPostMortem(const TaskPostMortem& p) {
   for (std::size_t i = 0; i < p.context.size(); ++i) {
     context.push_back(TaskJsonToken(p.context[i], p.context_text[i]));
   }
-  return {{"index", p.index},
-          {"position", p.position},
-          {"baseline_token", TaskJsonToken(p.baseline_token, p.baseline_text)},
-          {"cell_token", TaskJsonToken(p.cell_token, p.cell_text)},
-          {"context", context},
-          {"baseline_margin", TaskJsonNum(p.baseline_margin)},
-          {"cell_margin", TaskJsonNum(p.cell_margin)},
-          {"noise_band", p.noise_band},
-          {"near_tie", p.near_tie}};
+  TaskJsonValue out = {{"index", p.index},
+                       {"position", p.position},
+                       {"baseline_token", TaskJsonToken(p.baseline_token, p.baseline_text)},
+                       {"cell_token", TaskJsonToken(p.cell_token, p.cell_text)},
+                       {"context", context},
+                       {"baseline_margin", TaskJsonNum(p.baseline_margin)},
+                       {"cell_margin", TaskJsonNum(p.cell_margin)},
+                       {"noise_band", p.noise_band},
+                       {"near_tie", p.near_tie}};
+  // Only when there is one: reports of cases without a known prompt keep their shape.
+  if (!p.prompt_tail.empty()) out["prompt_tail"] = p.prompt_tail;
+  return out;
 }
 
 TaskJsonValue TaskJsonRun(const TaskCaseRun& r) {

@@ -295,6 +295,11 @@ class TaskBuilder {
     ORCH_ASSIGN_OR_RETURN(double noise, RepeatNoise(info.id, base_data, data));
     outcome.post_mortem =
         PostMortem(base_first->data[0], cell_first->data[0], std::max(noise, perturbation));
+    if (outcome.post_mortem && outcome.post_mortem->index < kTaskContext) {
+      outcome.post_mortem->prompt_tail = TaskPromptTail(info.prompt);
+      outcome.post_mortem->prompt_cut =
+          outcome.post_mortem->prompt_tail.size() < info.prompt.size();
+    }
     if (!outcome.post_mortem) {
       outcome.note = "the same generated tokens: the generated texts differ elsewhere";
     }
@@ -490,6 +495,16 @@ std::vector<OutcomeRank> RankAxesByOutcome(const std::vector<TaskWorkloadReport>
   for (const auto& [axis, rank] : by_axis) out.push_back(rank);
   std::stable_sort(out.begin(), out.end(), stronger);
   return out;
+}
+
+std::string TaskPromptTail(const std::string& prompt, std::size_t bytes) {
+  if (prompt.size() <= bytes) return prompt;
+  std::size_t start = prompt.size() - bytes;
+  // Continuation bytes are 10xxxxxx: step past them to a sequence's first byte.
+  while (start < prompt.size() && (static_cast<unsigned char>(prompt[start]) & 0xC0) == 0x80) {
+    ++start;
+  }
+  return prompt.substr(start);
 }
 
 }  // namespace orch::report

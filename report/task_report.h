@@ -30,6 +30,10 @@ namespace orch::report {
 
 // Shared generated tokens shown before a departure.
 inline constexpr std::size_t kTaskContext = 4;
+inline constexpr std::size_t kTaskPromptTail = 32;
+
+// The last `bytes` bytes of `prompt` or fewer, never starting inside a UTF-8 sequence.
+std::string TaskPromptTail(const std::string& prompt, std::size_t bytes = kTaskPromptTail);
 
 // The first generated token where a cell departs from the baseline (both first repeats).
 struct TaskPostMortem {
@@ -41,6 +45,10 @@ struct TaskPostMortem {
   // The shared generated tokens before the departure (at most kTaskContext), oldest first.
   std::vector<std::int32_t> context;
   std::vector<std::optional<std::string>> context_text;
+  // When fewer than kTaskContext tokens were generated before the departure: the end of
+  // the case's prompt (at most kTaskPromptTail bytes, cut at a UTF-8 boundary); else "".
+  std::string prompt_tail;
+  bool prompt_cut = false;  // the tail is shorter than the prompt
   // Top-1 minus top-2 logit of each side's row at the departure; NaN when unknown.
   double baseline_margin = std::numeric_limits<double>::quiet_NaN();
   double cell_margin = std::numeric_limits<double>::quiet_NaN();

@@ -22,7 +22,8 @@ std::string TaskTokenShown(std::int32_t id, const std::optional<std::string>& te
 }
 
 std::string TaskContext(const TaskPostMortem& p) {
-  std::string out = "\"";
+  // A departure within the first tokens: the prompt's end is the context that matters.
+  std::string out = "\"" + std::string(p.prompt_cut ? "..." : "") + p.prompt_tail;
   for (std::size_t i = 0; i < p.context.size(); ++i) {
     out += TokenText(TaskToken(p.context[i], p.context_text[i]));
   }

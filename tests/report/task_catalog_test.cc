@@ -1,6 +1,7 @@
 // The plan's task catalog: the cases a task workload carries in the plan, evaluated
 // with the task library's checks (docs/tasks.md).
 #include "report/task_catalog.h"
+#include "report/task_report.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -28,6 +29,7 @@ TEST(PlanTaskCatalogTest, ListsTheCasesAndJudgesOutputsWithTheirChecks) {
   ASSERT_NE(cases, nullptr);
   ASSERT_EQ(cases->size(), 2u);
   EXPECT_EQ((*cases)[0].id, "port");
+  EXPECT_EQ((*cases)[0].prompt, "p");
   EXPECT_FALSE((*cases)[0].multiple_choice());
   EXPECT_EQ((*cases)[1].choices, 3);
   EXPECT_EQ((*cases)[1].answer, 2);
@@ -44,6 +46,23 @@ TEST(PlanTaskCatalogTest, CasesThatDoNotParseAreAnErrorNamingTheFileAndLine) {
   ASSERT_FALSE(catalog.ok());
   EXPECT_EQ(catalog.status().message(),
             "calls.jsonl:1: case a: give either checks or choices and answer, got neither");
+}
+
+// A post-mortem at the first generated tokens shows the prompt's end; a cut never starts
+// inside a UTF-8 sequence.
+TEST(PlanTaskCatalogTest, APromptTailIsCutAtACharacterBoundary) {
+  EXPECT_EQ(TaskPromptTail("short", 32), "short");
+  EXPECT_EQ(TaskPromptTail("abcdef", 3), "def");
+  // "é" is two bytes (C3 A9): a 4-byte cut of "xé" + "abc" would start at A9.
+  EXPECT_EQ(TaskPromptTail("x\xC3\xA9"
+                           "abc",
+                           4),
+            "abc");
+  EXPECT_EQ(TaskPromptTail("x\xC3\xA9"
+                           "abc",
+                           5),
+            "\xC3\xA9"
+            "abc");
 }
 
 }  // namespace

@@ -246,8 +246,9 @@ void BuildTaskExperiment(store::Store& store, const TaskExperimentOptions& optio
 }
 
 TaskFixtureCatalog::TaskFixtureCatalog() {
-  for (const FixtureCase& c : TriageCases()) triage_.push_back({c.id, 0, -1});
-  for (const auto& entry : PickCases()) pick_.push_back({entry.first, 2, 0});
+  // The prompt the plan gives each triage case ("case " + id), for post-mortem context.
+  for (const FixtureCase& c : TriageCases()) triage_.push_back({c.id, 0, -1, "case " + c.id});
+  for (const auto& entry : PickCases()) pick_.push_back({entry.first, 2, 0, "case " + entry.first});
 }
 
 const std::vector<TaskCaseInfo>* TaskFixtureCatalog::Cases(std::string_view workload) const {

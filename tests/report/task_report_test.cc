@@ -306,7 +306,8 @@ TEST(TaskReportTest, HtmlStripsHighlightChangedCasesWithTheirPostMortem) {
             std::string::npos);
   EXPECT_NE(html.find("<span class=\"case fail changed\" data-case=\"c2\""), std::string::npos);
   EXPECT_NE(html.find("<span class=\"case fail unstable\" data-case=\"c4\""), std::string::npos);
-  EXPECT_NE(html.find("token 3 after &quot;bc&quot;"), std::string::npos);
+  // Within the first tokens: the prompt ("case c2", whole: short), then the generated tokens.
+  EXPECT_NE(html.find("token 3 after &quot;case c2bc&quot;"), std::string::npos);
 }
 
 TEST(TaskReportTest, RocksDbStoreGivesTheSameReportAsTheMemoryStore) {
