@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -38,20 +39,24 @@ class Fields {
     return out.str();
   }
 
+  // Every unknown key of `table`, one line each.
   Status CheckKeys(const toml::table& table, const std::string& path,
                    std::initializer_list<std::string_view> allowed) const {
+    std::string all;
     for (const auto& [key, node] : table) {
       bool known = false;
       for (std::string_view name : allowed) known = known || key.str() == name;
       if (!known) {
         std::vector<std::string> names(allowed.begin(), allowed.end());
         std::string guess = ClosestName(key.str(), names);
-        return Error(node.source(), path + "." + std::string(key.str()),
-                     "unknown key" + (guess.empty() ? "" : "; did you mean \"" + guess + "\"?") +
-                         " (allowed: " + Join(allowed) + ")");
+        Status error =
+            Error(node.source(), path + "." + std::string(key.str()),
+                  "unknown key" + (guess.empty() ? "" : "; did you mean \"" + guess + "\"?") +
+                      " (allowed: " + Join(allowed) + ")");
+        all += (all.empty() ? "" : "\n") + error.message();
       }
     }
-    return Status::Ok();
+    return all.empty() ? Status::Ok() : InvalidArgument(all);
   }
 
   Result<std::string> String(const toml::table& table, const std::string& path,
@@ -120,76 +125,107 @@ std::string Resolve(const std::string& base_dir, const std::string& path) {
   return resolved.lexically_normal().string();
 }
 
-Status ParseAgentTable(const Fields& f, const toml::table& agent, const std::string& base_dir,
-                       AgentConfig& config) {
-  ORCH_RETURN_IF_ERROR(
-      f.CheckKeys(agent, "agent",
-                  {"id", "coordinator", "slots", "hardware", "gpus", "spool_dir", "model_dirs",
-                   "model_cache", "run_timeout_ms", "driver_threads", "key", "coordinator_key",
-                   "stop_drain_ms", "synth_max_bytes", "warm_sessions", "warm_idle_ms"}));
-  ORCH_ASSIGN_OR_RETURN(config.id, f.String(agent, "agent", "id", std::nullopt));
-  if (!protocol::ValidPeerName(config.id)) {
-    return f.Error(agent.source(), "agent.id",
-                   "\"" + config.id + "\" must be 1..200 characters of A-Z a-z 0-9 . _ : @ -");
+// Every mistake of the config, then one status naming them all in file order (each
+// message starts with FILE:LINE:COLUMN), as the coordinator's config does.
+class Mistakes {
+ public:
+  explicit Mistakes(std::string file) : file_(std::move(file)) {}
+  void Note(const Status& status) {
+    if (!status.ok()) all_.push_back(status.message());
   }
-  ORCH_ASSIGN_OR_RETURN(config.coordinator, f.String(agent, "agent", "coordinator", std::nullopt));
-  std::string bad_endpoint =
-      protocol::WhyBadEndpoint(config.coordinator, protocol::EndpointUse::kConnect);
-  if (!bad_endpoint.empty()) {
-    const toml::node* node = agent.get("coordinator");
-    return f.Error(node != nullptr ? node->source() : agent.source(), "agent.coordinator",
-                   bad_endpoint);
+  // The value of `result`, or `fallback` after noting why there is none.
+  template <typename T, typename U>
+  T Take(Result<T> result, U fallback) {
+    if (result.ok()) return std::move(*result);
+    Note(result.status());
+    return T(std::move(fallback));
   }
-  ORCH_ASSIGN_OR_RETURN(std::int64_t slots, f.Int(agent, "agent", "slots", 1, 1));
-  config.slots = static_cast<std::int32_t>(slots);
-  ORCH_ASSIGN_OR_RETURN(config.hardware, f.String(agent, "agent", "hardware", "cpu"));
-  ORCH_ASSIGN_OR_RETURN(std::int64_t gpus, f.Int(agent, "agent", "gpus", 0, 0));
-  config.gpus = static_cast<std::int32_t>(gpus);
-  ORCH_ASSIGN_OR_RETURN(std::string spool,
-                        f.String(agent, "agent", "spool_dir", "spool-" + config.id));
-  config.spool_dir = Resolve(base_dir, spool);
-  ORCH_ASSIGN_OR_RETURN(std::string cache, f.String(agent, "agent", "model_cache", "model-cache"));
-  config.model_cache = Resolve(base_dir, cache);
-  ORCH_ASSIGN_OR_RETURN(
-      std::int64_t synth_max,
-      f.Int(agent, "agent", "synth_max_bytes",
-            static_cast<std::int64_t>(model::kDefaultSynthMaxBytes), 1, INT64_MAX));
-  config.synth_max_bytes = static_cast<std::uint64_t>(synth_max);
-  ORCH_ASSIGN_OR_RETURN(std::int64_t timeout, f.Int(agent, "agent", "run_timeout_ms", 600000, 1));
-  config.run_timeout = std::chrono::milliseconds(timeout);
-  ORCH_ASSIGN_OR_RETURN(std::int64_t drain, f.Int(agent, "agent", "stop_drain_ms", 0, 0));
-  config.stop_drain = std::chrono::milliseconds(drain);
-  ORCH_ASSIGN_OR_RETURN(std::string key, f.String(agent, "agent", "key", ""));
-  ORCH_ASSIGN_OR_RETURN(std::string server_key, f.String(agent, "agent", "coordinator_key", ""));
+  bool empty() const { return all_.empty(); }
+  std::size_t size() const { return all_.size(); }
+  Status Combined() {
+    if (all_.empty()) return Status::Ok();
+    auto line_of = [this](const std::string& error) {
+      return std::strtol(error.c_str() + std::min(error.size(), file_.size() + 1), nullptr, 10);
+    };
+    std::stable_sort(all_.begin(), all_.end(), [&](const std::string& a, const std::string& b) {
+      return line_of(a) < line_of(b);
+    });
+    std::string text = all_.front();
+    for (std::size_t i = 1; i < all_.size(); ++i) text += "\n" + all_[i];
+    return InvalidArgument(text);
+  }
+
+ private:
+  std::string file_;
+  std::vector<std::string> all_;
+};
+
+void ParseAgentTable(const Fields& f, const toml::table& agent, const std::string& base_dir,
+                     AgentConfig& config, Mistakes& m) {
+  m.Note(f.CheckKeys(agent, "agent",
+                     {"id", "coordinator", "slots", "hardware", "gpus", "spool_dir", "model_dirs",
+                      "model_cache", "run_timeout_ms", "driver_threads", "key", "coordinator_key",
+                      "stop_drain_ms", "synth_max_bytes", "warm_sessions", "warm_idle_ms"}));
+  config.id = m.Take(f.String(agent, "agent", "id", std::nullopt), "");
+  if (!config.id.empty() && !protocol::ValidPeerName(config.id)) {
+    m.Note(f.Error(agent.source(), "agent.id",
+                   "\"" + config.id + "\" must be 1..200 characters of A-Z a-z 0-9 . _ : @ -"));
+  }
+  config.coordinator = m.Take(f.String(agent, "agent", "coordinator", std::nullopt), "");
+  if (!config.coordinator.empty()) {
+    std::string bad_endpoint =
+        protocol::WhyBadEndpoint(config.coordinator, protocol::EndpointUse::kConnect);
+    if (!bad_endpoint.empty()) {
+      const toml::node* node = agent.get("coordinator");
+      m.Note(f.Error(node != nullptr ? node->source() : agent.source(), "agent.coordinator",
+                     bad_endpoint));
+    }
+  }
+  config.slots = static_cast<std::int32_t>(m.Take(f.Int(agent, "agent", "slots", 1, 1), 1));
+  config.hardware = m.Take(f.String(agent, "agent", "hardware", "cpu"), "cpu");
+  config.gpus = static_cast<std::int32_t>(m.Take(f.Int(agent, "agent", "gpus", 0, 0), 0));
+  config.spool_dir =
+      Resolve(base_dir, m.Take(f.String(agent, "agent", "spool_dir", "spool-" + config.id), ""));
+  config.model_cache =
+      Resolve(base_dir, m.Take(f.String(agent, "agent", "model_cache", "model-cache"), ""));
+  const auto synth_default = static_cast<std::int64_t>(model::kDefaultSynthMaxBytes);
+  config.synth_max_bytes = static_cast<std::uint64_t>(
+      m.Take(f.Int(agent, "agent", "synth_max_bytes", synth_default, 1, INT64_MAX), synth_default));
+  config.run_timeout =
+      std::chrono::milliseconds(m.Take(f.Int(agent, "agent", "run_timeout_ms", 600000, 1), 600000));
+  config.stop_drain =
+      std::chrono::milliseconds(m.Take(f.Int(agent, "agent", "stop_drain_ms", 0, 0), 0));
+  std::string key = m.Take(f.String(agent, "agent", "key", ""), "");
+  std::string server_key = m.Take(f.String(agent, "agent", "coordinator_key", ""), "");
   if (key.empty() != server_key.empty()) {
-    return f.Error(agent.source(), "agent.key",
-                   "key and coordinator_key go together (CurveZMQ), or neither is set");
-  }
-  if (!key.empty()) {
+    m.Note(f.Error(agent.source(), "agent.key",
+                   "key and coordinator_key go together (CurveZMQ), or neither is set"));
+  } else if (!key.empty()) {
     config.key = Resolve(base_dir, key);
     config.coordinator_key = Resolve(base_dir, server_key);
   }
-  ORCH_ASSIGN_OR_RETURN(std::int64_t threads, f.Int(agent, "agent", "driver_threads", 0, 0));
-  config.driver_threads = static_cast<std::int32_t>(threads);
-  ORCH_ASSIGN_OR_RETURN(std::int64_t warm, f.Int(agent, "agent", "warm_sessions", 2, 0, 64));
-  config.warm_sessions = static_cast<std::int32_t>(warm);
-  ORCH_ASSIGN_OR_RETURN(std::int64_t idle, f.Int(agent, "agent", "warm_idle_ms", 300000, 1));
-  config.warm_idle = std::chrono::milliseconds(idle);
+  config.driver_threads =
+      static_cast<std::int32_t>(m.Take(f.Int(agent, "agent", "driver_threads", 0, 0), 0));
+  config.warm_sessions =
+      static_cast<std::int32_t>(m.Take(f.Int(agent, "agent", "warm_sessions", 2, 0, 64), 2));
+  config.warm_idle =
+      std::chrono::milliseconds(m.Take(f.Int(agent, "agent", "warm_idle_ms", 300000, 1), 300000));
   if (const toml::node* dirs = agent.get("model_dirs")) {
     if (!dirs->is_array()) {
-      return f.Error(dirs->source(), "agent.model_dirs",
-                     "must be an array of strings, got " + Fields::Describe(*dirs));
+      m.Note(f.Error(dirs->source(), "agent.model_dirs",
+                     "must be an array of strings, got " + Fields::Describe(*dirs)));
+      return;
     }
     std::size_t index = 0;
     for (const toml::node& dir : *dirs->as_array()) {
       std::string field = "agent.model_dirs[" + std::to_string(index++) + "]";
       if (!dir.is_string()) {
-        return f.Error(dir.source(), field, "must be a string, got " + Fields::Describe(dir));
+        m.Note(f.Error(dir.source(), field, "must be a string, got " + Fields::Describe(dir)));
+        continue;
       }
       config.model_dirs.push_back(Resolve(base_dir, *dir.value<std::string>()));
     }
   }
-  return Status::Ok();
 }
 
 Status ParseDrivers(const Fields& f, const toml::table& root, const std::string& base_dir,
@@ -443,15 +479,19 @@ Result<AgentConfig> ParseAgentConfig(std::string_view text, const std::string& f
                            std::string(e.description()));
   }
   Fields f(file_name);
-  ORCH_RETURN_IF_ERROR(f.CheckKeys(root, "(top level)", {"agent", "drivers", "servers"}));
+  // Every field's mistake at once; within a [[drivers]] or [[servers]] list, the first.
+  Mistakes m(file_name);
+  m.Note(f.CheckKeys(root, "(top level)", {"agent", "drivers", "servers"}));
+  AgentConfig config;
   const toml::table* agent = root["agent"].as_table();
   if (agent == nullptr) {
-    return InvalidArgument(file_name + ":1:1: agent: required table [agent] is missing");
+    m.Note(InvalidArgument(file_name + ":1:1: agent: required table [agent] is missing"));
+  } else {
+    ParseAgentTable(f, *agent, base_dir, config, m);
   }
-  AgentConfig config;
-  ORCH_RETURN_IF_ERROR(ParseAgentTable(f, *agent, base_dir, config));
-  ORCH_RETURN_IF_ERROR(ParseDrivers(f, root, base_dir, config));
-  ORCH_RETURN_IF_ERROR(ParseServers(f, root, file_name, base_dir, config));
+  m.Note(ParseDrivers(f, root, base_dir, config));
+  m.Note(ParseServers(f, root, file_name, base_dir, config));
+  ORCH_RETURN_IF_ERROR(m.Combined());
   return config;
 }
 

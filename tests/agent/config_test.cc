@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 namespace orch::agent {
 namespace {
 
@@ -293,6 +295,36 @@ TEST(AgentConfigTest, ReportsTomlSyntaxErrorsWithPosition) {
   Result<AgentConfig> config = ParseAgentConfig("[agent\n", "agent.toml", "/d");
   ASSERT_FALSE(config.ok());
   EXPECT_THAT(config.status().message(), HasSubstr("agent.toml:1:"));
+}
+
+// Every mistake at once, in file order: a user fixes the file in one pass, not one
+// restart per mistake.
+TEST(AgentConfigTest, EveryMistakeIsSaidAtOnceInFileOrder) {
+  Result<AgentConfig> config = ParseAgentConfig(
+      "[agent]\n"
+      "id = \"a b\"\n"                                        // not a peer name (at [agent])
+      "coordinator = \"h:1\"\n"                               // line 3: not an endpoint
+      "slots = 0\n"                                           // line 4: out of range
+      "warm_sesions = 2\n"                                    // line 5: unknown key
+      "model_dirs = [\"m\", 3]\n"                             // line 6: not a string
+      "[[drivers]]\nname = \"t\"\nexecutable = \"/bin/t\"\n"  // line 7: no engine
+      "[[servers]]\nengine = \"vllm@1\"\nurl = 5\n",          // line 12: not a string
+      "agent.toml", "/d");
+  ASSERT_FALSE(config.ok());
+  const std::string message = config.status().message();
+  std::vector<std::string> lines;
+  std::stringstream in(message);
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t place = line.find(": ");  // after FILE:LINE:COLUMN
+    lines.push_back(line.substr(0, line.find(": ", place + 2)));
+  }
+  EXPECT_THAT(lines, ::testing::ElementsAre(
+                         "agent.toml:1:1: agent.id", "agent.toml:3:15: agent.coordinator",
+                         "agent.toml:4:9: agent.slots", "agent.toml:5:16: agent.warm_sesions",
+                         "agent.toml:6:20: agent.model_dirs[1]",
+                         "agent.toml:7:1: drivers[0].engine", "agent.toml:12:7: servers[0].url"))
+      << message;
+  EXPECT_THAT(message, HasSubstr("did you mean \"warm_sessions\"?"));
 }
 
 }  // namespace
