@@ -154,11 +154,17 @@ Result<protocol::Message> Request(const ClientOptions& given, const protocol::Me
       curve ? protocol::ConnectZmqClient(context, options.coordinator, ClientId(), *curve)
             : protocol::ConnectZmqClient(context, options.coordinator, ClientId());
   if (!client.ok()) return client.status();
-  ORCH_RETURN_IF_ERROR((*client)->Send(protocol::kServerPeer, protocol::Encode(request)));
+  std::string frame = protocol::Encode(request);
+  Status sent = (*client)->Send(protocol::kServerPeer, frame);
+  // A request ZeroMQ cannot queue yet (no connection is up: the server may be refusing
+  // this client's key) is sent again while the link's events are watched.
+  if (!sent.ok() && sent.code() != StatusCode::kUnavailable) return sent;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(options.timeout_s);
   while (std::chrono::steady_clock::now() < deadline) {
+    if (!sent.ok()) sent = (*client)->Send(protocol::kServerPeer, frame);
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
+    if (!sent.ok()) left = std::min(left, std::chrono::milliseconds(50));
     if (!(*client)->Wait(std::max(left, std::chrono::milliseconds(1)))) continue;
     while (auto event = (*client)->Receive()) {
       if (event->kind == protocol::TransportEvent::Kind::kRefused) {
@@ -170,6 +176,7 @@ Result<protocol::Message> Request(const ClientOptions& given, const protocol::Me
     }
   }
   std::string problem = (*client)->LinkProblem();
+  if (problem.empty() && !sent.ok()) problem = "the request was never sent: " + sent.message();
   if (!given.data_dir.empty() && !given.endpoint_given) {
     return Status(StatusCode::kUnavailable, "no answer from the coordinator at " +
                                                 options.coordinator + ": " +

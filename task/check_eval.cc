@@ -17,7 +17,7 @@ using Json = nlohmann::json;
 // libstdc++'s std::regex recurses per character (about 600 bytes of stack each): the
 // searches below read at most the first kMaxRegexInput bytes of an output, so that a long
 // generation cannot overflow a thread's stack.
-constexpr std::size_t kMaxRegexInput = 4096;
+constexpr std::size_t kMaxRegexInput = 1024;
 
 std::string RegexInput(std::string_view output) {
   return std::string(output.substr(0, std::min(output.size(), kMaxRegexInput)));

@@ -59,7 +59,7 @@ TEST(ChecksTest, RegexExtractsAGroupAndChecksIt) {
 TEST(ChecksTest, ALongOutputIsSearchedWithoutOverflowingTheStack) {
   std::string endless(1 << 20, 'a');
   EXPECT_FALSE(Judge(R"J({"regex": "(a|b)*c"})J", endless).pass);
-  EXPECT_TRUE(Judge(R"J({"regex": "^(a|b)*$"})J", endless).pass) << "the first 4096 bytes";
+  EXPECT_TRUE(Judge(R"J({"regex": "^(a|b)*$"})J", endless).pass) << "the first 1024 bytes";
   EXPECT_EQ(Judge(R"J({"number": 1})J", endless).reason.substr(0, 12), "no number in");
 }
 
