@@ -1,8 +1,10 @@
 #include "cli/plan_text.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
+#include "bisect/bisect.h"
 #include "planner/job_id.h"
 
 namespace orch::cli {
@@ -96,6 +98,36 @@ std::string RequiresText(const planner::Requirements& r) {
   return out + " " + (sha ? r.model.substr(0, 7 + 12) : Ellipsize(r.model, 28));
 }
 
+// A bisection: what `to` changes, the walk, and the cells of each round.
+std::string BisectLines(const Plan& plan) {
+  const planner::BisectSpec& b = *plan.spec.bisect;
+  std::vector<std::string> names = plan.spec.BisectAxisNames();
+  std::string changes;
+  for (int axis : b.axes) {
+    const planner::Axis& a = plan.spec.axes[axis];
+    changes += (changes.empty() ? "" : " ") + a.name + "=" + a.alternatives.front().ToText();
+  }
+  char tolerance[32];
+  std::snprintf(tolerance, sizeof tolerance, "%g%%", b.tolerance * 100);
+  std::string walk;
+  for (bisect::AxisSet step : bisect::Walk(static_cast<int>(names.size()))) {
+    walk += (walk.empty() ? "" : " -> ") + bisect::SetLabel(names, step);
+  }
+  std::map<int, int> per_round;
+  for (const planner::BisectCell& c : b.cells) ++per_round[c.round];
+  std::string rounds;
+  for (const auto& [round, cells] : per_round) {
+    rounds += (rounds.empty() ? "" : ", ") + std::string("round ") + std::to_string(round) + ": " +
+              std::to_string(cells);
+  }
+  return "To          " + changes + " (" + std::to_string(names.size()) +
+         " axes differ)\nBisect      explained when a set of axes is sufficient and necessary "
+         "within " +
+         tolerance + " of KLD(to, from) or the repeat noise; at most " +
+         std::to_string(b.max_rounds) + " rounds\nWalk        " + walk + "\nCells       " +
+         std::to_string(plan.cells.size()) + " (from + " + rounds + ")\n";
+}
+
 std::string Summary(const Plan& plan) {
   std::string out;
   std::string title = plan.spec.name;
@@ -103,12 +135,17 @@ std::string Summary(const Plan& plan) {
   out += "Experiment  " + title + "\n";
   out += "Spec        " + plan.spec.file + "\n";
   out += "Model       " + plan.cells.front().requirements.model + "\n";
-  out += "Baseline    " + BaselineLine(plan) + "\n";
-  out += "Axes        " + AxesLine(plan) + "\n";
-  out += "Cells       " + std::to_string(plan.cells.size()) + " (baseline + " +
-         std::to_string(plan.cells.size() - 1) + ")\n";
+  if (plan.spec.bisect) {
+    out += "From        " + BaselineLine(plan) + "\n" + BisectLines(plan);
+  } else {
+    out += "Baseline    " + BaselineLine(plan) + "\n";
+    out += "Axes        " + AxesLine(plan) + "\n";
+    out += "Cells       " + std::to_string(plan.cells.size()) + " (baseline + " +
+           std::to_string(plan.cells.size() - 1) + ")\n";
+  }
   out += "Workloads   " + WorkloadsLine(plan) + "\n";
-  out += "Repeats     baseline x" + std::to_string(plan.spec.baseline_repeats) + ", other cells x" +
+  out += "Repeats     " + std::string(plan.spec.bisect ? "from and to x" : "baseline x") +
+         std::to_string(plan.spec.baseline_repeats) + ", other cells x" +
          std::to_string(plan.spec.cell_repeats) + "\n";
   out += "Jobs        " + std::to_string(plan.jobs.size()) + "\n";
   return out;

@@ -264,11 +264,24 @@ struct Axis {
 };
 
 struct Cell {
-  std::string label;            // "baseline" or "axis=value"
-  std::string axis;             // "" for the baseline
-  std::optional<Scalar> value;  // absent for the baseline
+  std::string label;            // "baseline", "axis=value", or a bisection's set ("to - kv")
+  std::string axis;             // "" for the baseline and for a combination
+  std::optional<Scalar> value;  // absent for the baseline and for a combination
+  // A combination (a bisection's cell that switches several axes): each switched axis
+  // and its value, sorted by axis; empty for every other cell.
+  Coordinate changes;
+  std::int64_t round = 0;  // a bisection's cell: the round that added it (1-based); else 0
   std::int64_t jobs = 0;
   std::uint32_t requirements = kNone;  // index into Document::requirements
+};
+
+// A bisection (docs/bisect.md): the baseline is its `from`; `to` is the cell labelled
+// "to"; every other cell switches some of `axes` to to's values.
+struct Bisect {
+  std::vector<std::string> axes;  // the axes from and to differ in, in walk order
+  double tolerance = 0.0;         // the share of KLD(to, from) a set may leave unexplained
+  std::int64_t max_rounds = 0;
+  friend bool operator==(const Bisect&, const Bisect&) = default;
 };
 
 struct Job {
@@ -306,6 +319,7 @@ struct Document {
   std::vector<Cell> cells;
   std::vector<Job> jobs;
   std::vector<Diagnostic> warnings;
+  std::optional<Bisect> bisect;  // a bisection's plan
   // Interned tables the cells and jobs point into.
   CoordinateTable coordinates;
   std::vector<Requirements> requirements;

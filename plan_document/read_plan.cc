@@ -260,6 +260,7 @@ class Reader {
   Status Counts(const json& value, const char* at,
                 std::initializer_list<std::pair<const char*, std::int64_t*>> fields);
   Status Warnings(const json& value);
+  Status BisectMember(const json& value);
 
   Document document_;
   Interner interner_{document_};
@@ -300,6 +301,8 @@ Status Reader::Member(const std::string& key, const json& value) {
     return Field("jobs", "required array");
   } else if (key == "warnings") {
     return Warnings(value);
+  } else if (key == "bisect" && !value.is_null()) {
+    return BisectMember(value);
   }
   return Status::Ok();
 }
@@ -364,12 +367,36 @@ Status Reader::Cell(const json& c) {
   if (auto v = c.find("value"); v != c.end() && !v->is_null()) {
     ORCH_ASSIGN_OR_RETURN(cell.value, ReadScalar(*v, at + "value"));
   }
+  if (auto changes = c.find("changes"); changes != c.end() && !changes->is_null()) {
+    ORCH_ASSIGN_OR_RETURN(cell.changes, ReadCoordinate(*changes, at + "changes"));
+  }
+  ORCH_RETURN_IF_ERROR(Integer(c, "round", at, 0, INT64_MAX, cell.round));
   ORCH_RETURN_IF_ERROR(Integer(c, "jobs", at, 0, INT64_MAX, cell.jobs));
   if (auto r = c.find("requirements"); r != c.end() && !r->is_null()) {
     ORCH_ASSIGN_OR_RETURN(Requirements needs, ReadRequirements(*r, at + "requirements"));
     cell.requirements = interner_.Add(needs);
   }
   document_.cells.push_back(std::move(cell));
+  return Status::Ok();
+}
+
+Status Reader::BisectMember(const json& value) {
+  ORCH_RETURN_IF_ERROR(Object(value, "bisect."));
+  Bisect bisect;
+  auto axes = value.find("axes");
+  if (axes == value.end() || !axes->is_array()) return Field("bisect.axes", "required array");
+  for (const json& axis : *axes) {
+    if (!axis.is_string()) return Field("bisect.axes[]", "must be a string, got " + axis.dump());
+    bisect.axes.push_back(axis.get<std::string>());
+  }
+  auto tolerance = value.find("tolerance");
+  if (tolerance == value.end() || !tolerance->is_number() || tolerance->get<double>() < 0 ||
+      tolerance->get<double>() > 1) {
+    return Field("bisect.tolerance", "required number in 0..1");
+  }
+  bisect.tolerance = tolerance->get<double>();
+  ORCH_RETURN_IF_ERROR(Integer(value, "max_rounds", "bisect.", 1, 1000, bisect.max_rounds));
+  document_.bisect = std::move(bisect);
   return Status::Ok();
 }
 

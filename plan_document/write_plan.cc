@@ -98,6 +98,8 @@ Json CellJson(const Document& document, const Cell& cell) {
   Json out = {{"label", cell.label}, {"axis", nullptr}, {"value", nullptr}};
   if (!cell.axis.empty()) out["axis"] = cell.axis;
   if (cell.value) out["value"] = ScalarPlanJson(*cell.value);
+  if (!cell.changes.empty()) out["changes"] = CoordinateJson(cell.changes);
+  if (cell.round > 0) out["round"] = cell.round;
   out["jobs"] = cell.jobs;
   out["requirements"] = RequirementsJson(document, cell.requirements);
   return out;
@@ -154,6 +156,11 @@ std::string WritePlanJson(const Document& document) {
   out["cells"] = cells;
   out["jobs"] = jobs;
   out["warnings"] = WarningsJson(document.warnings);
+  if (document.bisect) {
+    out["bisect"] = {{"axes", document.bisect->axes},
+                     {"tolerance", document.bisect->tolerance},
+                     {"max_rounds", document.bisect->max_rounds}};
+  }
   return out.dump(2) + "\n";
 }
 

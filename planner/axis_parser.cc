@@ -71,15 +71,14 @@ std::optional<AxisValue> AxisValueOf(const AxisDef& axis, const toml::node& node
   return *value;
 }
 
-std::vector<Axis> ParseBaseline(const toml::table& root, TomlFields& f) {
+// [baseline], or [bisect] from (`section` names it in messages).
+std::vector<Axis> ParseBaseline(const toml::table* t, const std::string& section, TomlFields& f) {
   std::vector<Axis> axes;
-  const toml::table* t = f.Table(root, "", "baseline", true);
   if (t == nullptr) return axes;
   for (const Leaf& leaf : FlattenInOrder(*t)) {
-    const AxisDef* def = KnownAxis(leaf, "baseline", f);
+    const AxisDef* def = KnownAxis(leaf, section, f);
     if (def == nullptr) continue;
-    std::optional<AxisValue> value =
-        AxisValueOf(*def, *leaf.node, JoinPath("baseline", leaf.name), f);
+    std::optional<AxisValue> value = AxisValueOf(*def, *leaf.node, JoinPath(section, leaf.name), f);
     if (value) axes.push_back({leaf.name, *value, PosOf(*leaf.node), {}, {}});
   }
   for (std::string_view standard : StandardAxes()) {
@@ -87,7 +86,7 @@ std::vector<Axis> ParseBaseline(const toml::table& root, TomlFields& f) {
         std::any_of(axes.begin(), axes.end(), [&](const Axis& a) { return a.name == standard; });
     bool written = t->get(standard) != nullptr;  // present but invalid: already reported
     if (!present && !written) {
-      f.diagnostics().Error(PosOf(*t), "baseline." + std::string(standard),
+      f.diagnostics().Error(PosOf(*t), section + "." + std::string(standard),
                             "missing standard axis " + Quote(std::string(standard)) + " (" +
                                 std::string(FindAxis(standard)->help) + ")");
     }
@@ -160,10 +159,99 @@ void ParseAlternatives(const toml::table& root, std::vector<Axis>& axes, TomlFie
   }
 }
 
+// bisect.to: each axis whose value differs from bisect.from's becomes that axis's one
+// alternative; equal values are allowed (a whole coordinate may be pasted) and skipped.
+std::vector<int> ParseBisectTo(const toml::table& t, std::vector<Axis>& axes, TomlFields& f) {
+  std::vector<int> changed;
+  for (const Leaf& leaf : FlattenInOrder(t)) {
+    const AxisDef* def = KnownAxis(leaf, "bisect.to", f);
+    if (def == nullptr) continue;
+    std::string field = JoinPath("bisect.to", leaf.name);
+    auto axis =
+        std::find_if(axes.begin(), axes.end(), [&](const Axis& a) { return a.name == leaf.name; });
+    if (axis == axes.end()) {
+      f.diagnostics().Error(PosOf(*leaf.node), field,
+                            "axis " + Quote(leaf.name) +
+                                " has no value in bisect.from; give it there too, so that the "
+                                "walk from one to the other has a start");
+      continue;
+    }
+    std::optional<AxisValue> value = AxisValueOf(*def, *leaf.node, field, f);
+    if (!value || *value == axis->baseline) continue;
+    axis->alternatives.push_back(*value);
+    axis->alternative_pos.push_back(PosOf(*leaf.node));
+    changed.push_back(static_cast<int>(axis - axes.begin()));
+  }
+  return changed;
+}
+
+std::optional<double> Tolerance(const toml::table& t, TomlFields& f) {
+  const toml::node* node = t.get("tolerance");
+  if (node == nullptr) return std::nullopt;
+  std::optional<double> value = node->value<double>();
+  if (!value || !std::isfinite(*value) || *value < 0 || *value >= 1) {
+    f.diagnostics().Error(
+        PosOf(*node), "bisect.tolerance",
+        "expected a share of KLD(to, from) in [0, 1), e.g. 0.05, got " + DescribeNode(*node));
+    return std::nullopt;
+  }
+  return value;
+}
+
+void CheckBisectAxes(const toml::table& t, const BisectSpec& bisect, TomlFields& f) {
+  if (bisect.axes.empty() && t.get_as<toml::table>("to") != nullptr) {
+    f.diagnostics().Error(PosOf(*t.get("to")), "bisect.to",
+                          "bisect.to gives every axis the value bisect.from gives it: there is no "
+                          "difference to explain");
+  }
+  if (static_cast<int>(bisect.axes.size()) > bisect::kMaxAxes) {
+    f.diagnostics().Error(PosOf(*t.get("to")), "bisect.to",
+                          std::to_string(bisect.axes.size()) +
+                              " axes differ; a bisection takes at most " +
+                              std::to_string(bisect::kMaxAxes) + " (split the question)");
+  }
+}
+
+std::optional<BisectSpec> ParseBisect(const toml::table& root, std::vector<Axis>& axes,
+                                      TomlFields& f) {
+  const toml::table* t = f.Table(root, "", "bisect", false);
+  if (t == nullptr) return std::nullopt;
+  for (const char* section : {"baseline", "alternatives"}) {
+    if (const toml::node* other = root.get(section)) {
+      f.diagnostics().Error(PosOf(*other), section,
+                            std::string("a spec with [bisect] has no [") + section +
+                                "]: bisect.from is the baseline and bisect.to the changes");
+    }
+  }
+  f.CheckKeys(*t, "bisect", {"from", "to", "tolerance", "max_rounds"});
+  BisectSpec bisect;
+  bisect.pos = PosOf(*t);
+  axes = ParseBaseline(f.Table(*t, "bisect", "from", true), "bisect.from", f);
+  std::size_t errors = f.diagnostics().errors().size();
+  if (const toml::table* to = f.Table(*t, "bisect", "to", true)) {
+    bisect.axes = ParseBisectTo(*to, axes, f);
+  }
+  // "No difference" only when to's values were all read.
+  if (f.diagnostics().errors().size() == errors) CheckBisectAxes(*t, bisect, f);
+  bisect.tolerance = Tolerance(*t, f).value_or(bisect.tolerance);
+  bisect.max_rounds =
+      static_cast<int>(f.Int(*t, "bisect", "max_rounds", false, 1, 20).value_or(bisect.max_rounds));
+  if (static_cast<int>(bisect.axes.size()) <= bisect::kMaxAxes) {
+    for (bisect::AxisSet set : bisect::FirstRound(static_cast<int>(bisect.axes.size()))) {
+      if (set != 0) bisect.cells.push_back({set, 1, false});
+    }
+  }
+  return bisect;
+}
+
 }  // namespace
 
-std::vector<Axis> ParseAxes(const toml::table& root, TomlFields& f) {
-  std::vector<Axis> axes = ParseBaseline(root, f);
+std::vector<Axis> ParseAxes(const toml::table& root, TomlFields& f,
+                            std::optional<BisectSpec>& bisect) {
+  std::vector<Axis> axes;
+  bisect = ParseBisect(root, axes, f);
+  if (bisect) return axes;
+  axes = ParseBaseline(f.Table(root, "", "baseline", true), "baseline", f);
   ParseAlternatives(root, axes, f);
   return axes;
 }

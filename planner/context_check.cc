@@ -20,16 +20,12 @@ Need NeedOf(const Workload& w) {
 
 bool SetsContext(const Spec& spec, const Cell& cell) {
   if (cell.coordinate.count("ctx") == 0 || !cell.coordinate.at("ctx").is_int()) return false;
-  return cell.is_baseline() || spec.axes[cell.axis].name == "ctx";
+  return cell.is_baseline() || CellChanges(spec, cell, "ctx");
 }
 
 void CheckCell(const Spec& spec, const Cell& cell, Diagnostics& diagnostics) {
   std::int64_t ctx = cell.coordinate.at("ctx").as_int();
-  SourcePos pos = cell.is_baseline() ? spec.FindAxis("ctx")->baseline_pos
-                                     : spec.axes[cell.axis].alternative_pos[cell.alternative];
-  std::string field = cell.is_baseline()
-                          ? "baseline.ctx"
-                          : "alternatives.ctx[" + std::to_string(cell.alternative) + "]";
+  auto [pos, field] = AxisSourceOf(spec, cell, "ctx");
   for (const Workload& w : spec.workloads) {
     Need need = NeedOf(w);
     if (need.tokens <= ctx) continue;

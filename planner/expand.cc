@@ -1,5 +1,6 @@
 // One-axis-at-a-time expansion and the capability checks of every cell.
 #include <algorithm>
+#include <bit>
 #include <set>
 
 #include "planner/axes.h"
@@ -64,8 +65,34 @@ std::vector<int> AlternativeOrder(const Spec& spec) {
   return order;
 }
 
+// `from` with `set` of the bisection's axes at `to`'s values.
+Cell MakeBisectCell(const Spec& spec, const BisectCell& b) {
+  const std::vector<int>& axes = spec.bisect->axes;
+  Cell cell;
+  if (bisect::SetSize(b.set) == 1) {
+    cell = MakeCell(spec, axes[std::countr_zero(b.set)], 0);
+  } else {
+    cell = MakeCell(spec, -1, -1);
+    for (int i = 0; i < static_cast<int>(axes.size()); ++i) {
+      if (bisect::HasAxis(b.set, i))
+        cell.coordinate[spec.axes[axes[i]].name] = spec.axes[axes[i]].alternatives.front();
+    }
+    cell.requirements = RequirementsOf(cell.coordinate, spec.model);
+  }
+  cell.label = bisect::SetLabel(spec.BisectAxisNames(), b.set);
+  cell.set = b.set;
+  cell.round = b.round;
+  cell.repeated = b.repeated || b.set == bisect::Everything(static_cast<int>(axes.size()));
+  return cell;
+}
+
 std::vector<Cell> MakeCells(const Spec& spec) {
   std::vector<Cell> cells = {MakeCell(spec, -1, -1)};
+  if (spec.bisect) {
+    cells.front().label = bisect::SetLabel(spec.BisectAxisNames(), 0);
+    for (const BisectCell& b : spec.bisect->cells) cells.push_back(MakeBisectCell(spec, b));
+    return cells;
+  }
   for (int axis : AlternativeOrder(spec)) {
     for (int alt = 0; alt < static_cast<int>(spec.axes[axis].alternatives.size()); ++alt) {
       cells.push_back(MakeCell(spec, axis, alt));
@@ -74,24 +101,23 @@ std::vector<Cell> MakeCells(const Spec& spec) {
   return cells;
 }
 
-SourcePos CellPos(const Spec& spec, const Cell& cell, const CapabilityProblem& problem) {
-  if (!cell.is_baseline()) return spec.axes[cell.axis].alternative_pos[cell.alternative];
-  const Axis* axis = spec.FindAxis(problem.axes.front());
-  return axis ? axis->baseline_pos : SourcePos{};
-}
-
-std::string CellField(const Spec& spec, const Cell& cell, const CapabilityProblem& problem) {
-  if (cell.is_baseline()) return "baseline." + problem.axes.front();
-  return "alternatives." + spec.axes[cell.axis].name + "[" + std::to_string(cell.alternative) + "]";
+// Where a capability problem of `cell` is reported: a one-axis cell's own value; a
+// combination's value of the problem's axis when it switches it, else of its first axis.
+AxisSource ProblemSource(const Spec& spec, const Cell& cell, const std::string& problem_axis) {
+  if (cell.is_baseline()) return AxisSourceOf(spec, cell, problem_axis);
+  if (!cell.is_combination()) return AxisSourceOf(spec, cell, spec.axes[cell.axis].name);
+  std::vector<std::string> names = spec.BisectAxisNames();
+  auto named = std::find(names.begin(), names.end(), problem_axis);
+  if (named != names.end() && bisect::HasAxis(cell.set, static_cast<int>(named - names.begin()))) {
+    return AxisSourceOf(spec, cell, problem_axis);
+  }
+  return AxisSourceOf(spec, cell, names[std::countr_zero(cell.set)]);
 }
 
 void WarnUndeclaredEngine(const Spec& spec, const Cell& cell, const std::string& engine,
                           Diagnostics& diagnostics) {
-  SourcePos pos = cell.is_baseline() ? spec.FindAxis("engine")->baseline_pos
-                                     : spec.axes[cell.axis].alternative_pos[cell.alternative];
-  std::string field =
-      cell.is_baseline() ? "baseline.engine" : CellField(spec, cell, {{"engine"}, ""});
-  diagnostics.Warning(pos, field,
+  AxisSource source = ProblemSource(spec, cell, "engine");
+  diagnostics.Warning(source.pos, source.field,
                       "orch has no capability table for engine " + Quote(engine) +
                           "; its values are not checked here (no capability declaration "
                           "of its driver is built into orch)");
@@ -119,8 +145,8 @@ void CheckCells(const Spec& spec, const std::vector<Cell>& cells, Diagnostics& d
         continue;
       }
       std::string prefix = cell.is_baseline() ? "" : "cell " + cell.label + ": ";
-      diagnostics.Error(CellPos(spec, cell, problem), CellField(spec, cell, problem),
-                        prefix + problem.message);
+      AxisSource source = ProblemSource(spec, cell, problem.axes.front());
+      diagnostics.Error(source.pos, source.field, prefix + problem.message);
     }
   }
 }
@@ -146,7 +172,7 @@ std::vector<Job> MakeJobs(const Spec& spec, const std::vector<Cell>& cells) {
   std::vector<Job> jobs;
   for (int c = 0; c < static_cast<int>(cells.size()); ++c) {
     const Cell& cell = cells[c];
-    int repeats = cell.is_baseline() ? spec.baseline_repeats : spec.cell_repeats;
+    int repeats = cell.is_baseline() || cell.repeated ? spec.baseline_repeats : spec.cell_repeats;
     // A job's id covers only the axes that act on its kind of workload, so the
     // teacher-forced jobs' ids do not depend on generation-only settings.
     std::string axes[2] = {CanonicalAxes(cell.coordinate, WorkloadKind::kTeacherForced),
@@ -155,7 +181,10 @@ std::vector<Job> MakeJobs(const Spec& spec, const std::vector<Cell>& cells) {
       WorkloadKind kind = spec.workloads[w].kind;
       // A cell whose axis does not act on this kind of workload would only repeat
       // the baseline's jobs.
-      if (!cell.is_baseline() && !AxisApplies(spec.axes[cell.axis].name, kind)) continue;
+      if (!cell.is_baseline() && !cell.is_combination() &&
+          !AxisApplies(spec.axes[cell.axis].name, kind)) {
+        continue;
+      }
       const std::string& canonical_axes = axes[kind == WorkloadKind::kGenerate ? 1 : 0];
       for (int r = 0; r < repeats; ++r) {
         std::string canonical =
@@ -185,6 +214,26 @@ PlanOutcome Expand(Spec spec, Diagnostics diagnostics) {
 }
 
 }  // namespace
+
+bool CellChanges(const Spec& spec, const Cell& cell, const std::string& axis) {
+  if (!cell.is_combination()) return cell.axis >= 0 && spec.axes[cell.axis].name == axis;
+  std::vector<std::string> names = spec.BisectAxisNames();
+  for (int i = 0; i < static_cast<int>(names.size()); ++i) {
+    if (names[i] == axis && bisect::HasAxis(cell.set, i)) return true;
+  }
+  return false;
+}
+
+AxisSource AxisSourceOf(const Spec& spec, const Cell& cell, const std::string& axis) {
+  const char* from = spec.bisect ? "bisect.from." : "baseline.";
+  const Axis* a = spec.FindAxis(axis);
+  if (a == nullptr) return {SourcePos{}, from + axis};
+  if (!CellChanges(spec, cell, axis)) return {a->baseline_pos, from + axis};
+  int alternative = std::max(cell.alternative, 0);
+  return {a->alternative_pos[alternative],
+          spec.bisect ? "bisect.to." + axis
+                      : "alternatives." + axis + "[" + std::to_string(alternative) + "]"};
+}
 
 bool AxisApplies(std::string_view axis, WorkloadKind kind) {
   const AxisDef* def = FindAxis(axis);

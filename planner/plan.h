@@ -28,12 +28,20 @@ struct Requirements {
 };
 
 struct Cell {
-  int axis = -1;          // index into Spec::axes; -1 for the baseline
+  int axis = -1;          // index into Spec::axes; -1 for the baseline and a combination
   int alternative = -1;   // index into that axis's alternatives
-  std::string label;      // "baseline" or "axis=value"
+  std::string label;      // "baseline", "axis=value", or a combination's set ("to - kv")
   Coordinate coordinate;  // every axis of the cell
   Requirements requirements;
-  bool is_baseline() const { return axis < 0; }
+  // A bisection's cell: which of its axes the cell switches to `to`'s values (a cell of one
+  // axis is an ordinary one-axis cell too), the round that added it, and whether it runs
+  // the baseline's repeats. 0, 0, false in other plans.
+  bisect::AxisSet set = 0;
+  int round = 0;
+  bool repeated = false;
+  bool is_baseline() const { return axis < 0 && set == 0; }
+  // A bisection's cell that switches several axes at once.
+  bool is_combination() const { return axis < 0 && set != 0; }
 };
 
 struct Job {
@@ -68,5 +76,17 @@ PlanOutcome PlanSpec(std::string_view toml_text, const std::string& file, Source
 
 // True when `axis` changes jobs of `kind` (sampler axes only change generate jobs).
 bool AxisApplies(std::string_view axis, WorkloadKind kind);
+
+// True when `cell` gives `axis` a value other than the baseline's.
+bool CellChanges(const Spec& spec, const Cell& cell, const std::string& axis);
+
+// Where the spec gives `cell` its value of `axis`, and the field that names it in
+// diagnostics: baseline.AXIS (bisect.from.AXIS) for an axis at its baseline value,
+// alternatives.AXIS[I] (bisect.to.AXIS) for the axis the cell changes.
+struct AxisSource {
+  SourcePos pos;
+  std::string field;
+};
+AxisSource AxisSourceOf(const Spec& spec, const Cell& cell, const std::string& axis);
 
 }  // namespace orch::planner

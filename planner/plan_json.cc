@@ -131,11 +131,16 @@ plan_document::Document ToDocument(const Plan& plan) {
     plan_document::Cell out;
     out.label = cell.label;
     out.requirements = interner.Add(RequirementsOf(cell.requirements));
-    if (!cell.is_baseline()) {
+    if (cell.is_combination()) {
+      for (const auto& [name, value] : cell.coordinate) {
+        if (CellChanges(plan.spec, cell, name)) out.changes.emplace_back(name, ScalarOf(value));
+      }
+    } else if (!cell.is_baseline()) {
       const Axis& axis = plan.spec.axes[cell.axis];
       out.axis = axis.name;
       out.value = ScalarOf(axis.alternatives[cell.alternative]);
     }
+    out.round = cell.round;
     doc.cells.push_back(std::move(out));
   }
   for (const Job& job : plan.jobs) {
@@ -150,6 +155,10 @@ plan_document::Document ToDocument(const Plan& plan) {
     out.has_repeat = true;
     out.coordinate = interner.Add(CoordinateOf(plan.JobCoordinate(job)));
     out.requirements = interner.Add(RequirementsOf(cell.requirements));
+  }
+  if (plan.spec.bisect) {
+    doc.bisect = plan_document::Bisect{plan.spec.BisectAxisNames(), plan.spec.bisect->tolerance,
+                                       plan.spec.bisect->max_rounds};
   }
   for (const Diagnostic& d : plan.warnings) {
     doc.warnings.push_back(

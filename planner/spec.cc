@@ -19,4 +19,12 @@ const Axis* Spec::FindAxis(const std::string& name) const {
   return nullptr;
 }
 
+std::vector<std::string> Spec::BisectAxisNames() const {
+  std::vector<std::string> names;
+  if (bisect) {
+    for (int axis : bisect->axes) names.push_back(axes[axis].name);
+  }
+  return names;
+}
+
 }  // namespace orch::planner

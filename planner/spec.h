@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bisect/bisect.h"
 #include "plan_document/job_fields.h"
 #include "plan_document/plan_document.h"
 #include "planner/axis_value.h"
@@ -97,6 +98,25 @@ struct Axis {
   std::vector<SourcePos> alternative_pos;  // parallel to `alternatives`
 };
 
+// A cell of a bisection: `from` with `set` of the bisection's axes switched to `to`'s
+// values (bisect/bisect.h).
+struct BisectCell {
+  bisect::AxisSet set = 0;
+  int round = 1;          // the round that added it (1-based)
+  bool repeated = false;  // runs [repeats] baseline times (its own noise is wanted)
+};
+
+// [bisect] (docs/bisect.md), which takes the place of [baseline] and [alternatives]: the
+// baseline is `from`, and each axis `to` changes has `to`'s value as its one alternative.
+struct BisectSpec {
+  std::vector<int> axes;  // indices into Spec::axes of the axes to changes, in its file order
+  double tolerance = 0.05;
+  int max_rounds = 4;
+  // The cells after `from`, in plan order: bisect::FirstRound, then each later round's.
+  std::vector<BisectCell> cells;
+  SourcePos pos;  // the [bisect] table
+};
+
 struct Spec {
   std::string file;  // as given to the parser; used in messages
   std::string name;
@@ -107,8 +127,11 @@ struct Spec {
   std::vector<Axis> axes;  // baseline order of appearance
   int baseline_repeats = 2;
   int cell_repeats = 1;
+  std::optional<BisectSpec> bisect;
 
   const Axis* FindAxis(const std::string& name) const;
+  // A bisection's axes by name, in walk order (empty without [bisect]).
+  std::vector<std::string> BisectAxisNames() const;
 };
 
 }  // namespace orch::planner

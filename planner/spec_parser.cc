@@ -1,9 +1,11 @@
 #include "planner/spec_parser.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 
 #include "base/sha256.h"
+#include "planner/plan.h"
 #include "planner/spec_sections.h"
 #include "model/synth_model.h"
 #include "model/synth_recipe.h"
@@ -117,6 +119,24 @@ void ParseModel(const toml::table& root, TomlFields& f, Spec& spec) {
   model.name = f.String(*t, "model", "name", false).value_or(file ? *file : "synth");
 }
 
+// A bisection's cells are compared on every workload, so an axis that acts only on
+// generate workloads cannot differ while a teacher-forced workload is in the spec.
+void CheckBisectWorkloads(const Spec& spec, TomlFields& f) {
+  if (!spec.bisect) return;
+  auto forced = std::find_if(spec.workloads.begin(), spec.workloads.end(), [](const Workload& w) {
+    return w.kind == WorkloadKind::kTeacherForced;
+  });
+  if (forced == spec.workloads.end()) return;
+  for (int index : spec.bisect->axes) {
+    const Axis& axis = spec.axes[index];
+    if (AxisApplies(axis.name, WorkloadKind::kTeacherForced)) continue;
+    f.diagnostics().Error(axis.alternative_pos.front(), "bisect.to." + axis.name,
+                          axis.name + " acts only on generate workloads, and workload " +
+                              Quote(forced->name) +
+                              " is teacher-forced: bisect generate workloads apart");
+  }
+}
+
 void ParseRepeats(const toml::table& root, TomlFields& f, Spec& spec) {
   const toml::table* t = f.Table(root, "", "repeats", false);
   if (t == nullptr) return;
@@ -140,14 +160,16 @@ ParsedSpec ParseSpec(std::string_view toml_text, const std::string& file, Source
     return out;
   }
   TomlFields fields(out.diagnostics);
-  fields.CheckKeys(root, "",
-                   {"experiment", "model", "workloads", "baseline", "alternatives", "repeats"});
+  fields.CheckKeys(
+      root, "",
+      {"experiment", "model", "workloads", "baseline", "alternatives", "bisect", "repeats"});
   Spec spec;
   spec.file = file;
   ParseExperiment(root, fields, spec);
   ParseModel(root, fields, spec);
   spec.workloads = ParseWorkloads(root, reader, fields, spec.tasks);
-  spec.axes = ParseAxes(root, fields);
+  spec.axes = ParseAxes(root, fields, spec.bisect);
+  CheckBisectWorkloads(spec, fields);
   ParseRepeats(root, fields, spec);
   out.spec = std::move(spec);
   return out;

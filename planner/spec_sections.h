@@ -20,7 +20,9 @@ bool IsName(const std::string& text);
 std::vector<Workload> ParseWorkloads(const toml::table& root, SourceReader& reader,
                                      TomlFields& fields, std::vector<TaskWorkload>& tasks);
 
-// [baseline] and [alternatives], with dotted keys ("sampler.seed") flattened.
-std::vector<Axis> ParseAxes(const toml::table& root, TomlFields& fields);
+// [baseline] and [alternatives], with dotted keys ("sampler.seed") flattened; or [bisect],
+// whose from is the baseline and whose to gives the alternatives (set in `bisect`).
+std::vector<Axis> ParseAxes(const toml::table& root, TomlFields& fields,
+                            std::optional<BisectSpec>& bisect);
 
 }  // namespace orch::planner
