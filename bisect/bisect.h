@@ -48,7 +48,8 @@ std::vector<AxisSet> Walk(int axes);
 // How far one cell is from one end, over the workloads both ran.
 struct Distance {
   double kld = 0.0;                         // mean KLD per compared position (nats)
-  std::uint64_t positions = 0;              // compared positions
+  std::uint64_t positions = 0;              // positions with a KLD
+  std::uint64_t exact_positions = 0;        // of which from two full rows (else a top-k bound)
   std::uint64_t flips = 0;                  // compared positions whose top-1 differs
   bool identical = false;                   // bit-identical streams on every workload
   std::optional<std::uint64_t> first_flip;  // the earliest flip over the workloads

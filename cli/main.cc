@@ -5,6 +5,7 @@
 
 #include "cli/agent_command.h"
 #include "cli/agents_command.h"
+#include "cli/bisect_command.h"
 #include "cli/bundle_commands.h"
 #include "cli/client_commands.h"
 #include "cli/command.h"
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   orch::cli::RegisterReportCommand(app, exit_code);
   orch::cli::RegisterStoreCommand(app, exit_code);
   orch::cli::RegisterRunCommand(app, exit_code);
+  orch::cli::RegisterBisectCommand(app, exit_code);
   orch::cli::RegisterFingerprintCommand(app, exit_code);
   orch::cli::RegisterModelCommand(app, exit_code);
   orch::cli::RegisterKeygenCommand(app, exit_code);

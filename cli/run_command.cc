@@ -229,8 +229,8 @@ int Interrupted(LocalSystem& system, const RunOptions& options) {
             << "; stopping the agents, their drivers and the coordinator\n";
   system.Stop();
   std::string what = options.bundle.empty() ? options.spec : "--bundle " + options.bundle;
-  std::cerr << "orch run: stopped. Resume with: orch run " << what << " --data-dir "
-            << options.data_dir << " (finished jobs are kept)\n";
+  std::cerr << "orch run: stopped. Resume with: orch " << options.command << " " << what
+            << " --data-dir " << options.data_dir << " (finished jobs are kept)\n";
   return 128 + signal;
 }
 
@@ -278,19 +278,16 @@ int Drive(LocalSystem& system, const ClientOptions& client, const std::string& e
   return kExitError;
 }
 
-int RunLocal(const RunOptions& options) {
-  InstallStopSignals();
-  Result<planner::Plan> plan = PlanOrReport(options);
-  if (!plan.ok()) return Fail(plan.status().message(), kExitInvalidInput);
-  std::string plan_json = planner::PlanToJson(*plan);
+int StartLocal(const planner::Plan& plan, const RunOptions& options, LocalSystem& system,
+               ClientOptions& client, int& agents) {
   // Before any daemon starts: a plan the coordinator would refuse is said at once.
-  if (Status fits = PlanFits(plan->spec.name, plan_json.size()); !fits.ok()) {
+  if (Status fits = PlanFits(plan.spec.name, planner::PlanToJson(plan).size()); !fits.ok()) {
     return Fail(fits.message(), kExitInvalidInput);
   }
   Result<std::map<std::string, std::string>> drivers = ParseDrivers(options.drivers);
   if (!drivers.ok()) return Fail(drivers.status().message(), kExitInvalidInput);
   std::set<std::string> engines;
-  for (const planner::Cell& cell : plan->cells) engines.insert(cell.requirements.engine);
+  for (const planner::Cell& cell : plan.cells) engines.insert(cell.requirements.engine);
   if (Status s = ResolveDrivers(engines, *drivers); !s.ok()) {
     return Fail(s.message(), kExitInvalidInput);
   }
@@ -302,28 +299,69 @@ int RunLocal(const RunOptions& options) {
       options.hardware, {}, 0, {drivers->begin(), drivers->end()}, std::move(*servers)};
   for (const std::string& dir : options.model_dirs)
     agent_spec.model_dirs.push_back(fs::absolute(dir).lexically_normal().string());
-  Result<std::vector<std::string>> model_files = SpecModelFiles(plan->spec, SpecReader(options));
+  Result<std::vector<std::string>> model_files = SpecModelFiles(plan.spec, SpecReader(options));
   if (!model_files.ok()) return Fail(model_files.status().message(), kExitInvalidInput);
   for (const std::string& file : *model_files) agent_spec.model_dirs.push_back(file);
   Sizing size =
-      SizeAgents(*plan, static_cast<int>(std::thread::hardware_concurrency()), options.agents);
+      SizeAgents(plan, static_cast<int>(std::thread::hardware_concurrency()), options.agents);
   agent_spec.driver_threads = size.threads;
   std::cout << "orch run: " << size.why << "\n";
 
-  fs::path data_dir = fs::absolute(options.data_dir);
-  LocalSystem system(data_dir.string(), (data_dir / "local").string());
   if (Status keys = system.MakeKeys(size.agents); !keys.ok())
     return Fail(keys.message(), kExitError);
   Result<std::string> endpoint = system.StartCoordinator(SelfPath());
   if (!endpoint.ok()) return Fail(endpoint.status().message(), kExitError);
   if (Status s = system.StartAgents(SelfPath(), *endpoint, size.agents, agent_spec); !s.ok())
     return Fail(s.message(), kExitError);
-  ClientOptions client{*endpoint, 10, system.admin_key(), system.coordinator_public_key()};
+  client = ClientOptions{*endpoint, 10, system.admin_key(), system.coordinator_public_key()};
+  agents = size.agents;
   std::cout << "orch run: coordinator " << *endpoint << ", " << size.agents << " agents, logs in "
             << system.run_dir() << "\n"
             << "orch run: to watch it from another terminal: orch status --data-dir "
             << options.data_dir << " --watch" << std::endl;
-  return Drive(system, client, plan->spec.name, plan_json, options, size.agents);
+  return kExitOk;
+}
+
+int RunLocal(const RunOptions& options) {
+  InstallStopSignals();
+  Result<planner::Plan> plan = PlanOrReport(options);
+  if (!plan.ok()) return Fail(plan.status().message(), kExitInvalidInput);
+  fs::path data_dir = fs::absolute(options.data_dir);
+  LocalSystem system(data_dir.string(), (data_dir / "local").string());
+  ClientOptions client;
+  int agents = 0;
+  if (int started = StartLocal(*plan, options, system, client, agents); started != kExitOk) {
+    return started;
+  }
+  return Drive(system, client, plan->spec.name, planner::PlanToJson(*plan), options, agents);
+}
+
+void AddLocalOptions(CLI::App& command, RunOptions& options) {
+  CLI::App* cmd = &command;
+  RunOptions* opts = &options;
+  cmd->add_option("--agents", opts->agents,
+                  "local agents to start (default: sized to the cores; see the first line)")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--data-dir", opts->data_dir,
+                  "coordinator data (RocksDB), configs and logs (default ./orch-data)");
+  cmd->add_option("--driver", opts->drivers,
+                  "ENGINE=EXECUTABLE: the driver agents run for jobs of ENGINE (repeatable); "
+                  "default for llama.cpp@REL: orch-driver-llamacpp-REL next to orch, else in "
+                  "../drivers/llamacpp/ from it (the build tree)");
+  cmd->add_option("--server", opts->servers,
+                  "ENGINE=URL: jobs of a server engine (llama-server, vllm, sglang, ollama) run "
+                  "against the server at URL; ENGINE=PROGRAM: the agents launch this llama-server "
+                  "(repeatable); default for llama-server@REL: the llama-server scripts/setup "
+                  "built (docs/drivers.md, \"Server engines\")");
+  cmd->add_option("--model-dir", opts->model_dirs,
+                  "DIR: a folder (or one file) of model files the agents offer by SHA-256 "
+                  "(repeatable); the spec's [model] file is offered too");
+  cmd->add_option("--hardware", opts->hardware, "hardware class of the local agents (default cpu)");
+  cmd->add_option("--timeout", opts->timeout_s, "give up after this many seconds (default 3600)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--allow-outside-spec-dir", opts->allow_outside_spec_dir,
+                "let text_file read files outside the spec's directory (absolute paths, "
+                "\"..\", symlinks leading out); their content goes into the plan");
 }
 
 }  // namespace run_local
@@ -343,30 +381,7 @@ void RegisterRunCommand(CLI::App& app, int& exit_code) {
       "signal N.");
   CLI::Option* spec =
       cmd->add_option("SPEC", options->spec, "experiment spec (TOML, see docs/spec.md)");
-  cmd->add_option("--agents", options->agents,
-                  "local agents to start (default: sized to the cores; see the first line)")
-      ->check(CLI::Range(1, 64));
-  cmd->add_option("--data-dir", options->data_dir,
-                  "coordinator data (RocksDB), configs and logs (default ./orch-data)");
-  cmd->add_option("--driver", options->drivers,
-                  "ENGINE=EXECUTABLE: the driver agents run for jobs of ENGINE (repeatable); "
-                  "default for llama.cpp@REL: orch-driver-llamacpp-REL next to orch, else in "
-                  "../drivers/llamacpp/ from it (the build tree)");
-  cmd->add_option("--server", options->servers,
-                  "ENGINE=URL: jobs of a server engine (llama-server, vllm, sglang, ollama) run "
-                  "against the server at URL; ENGINE=PROGRAM: the agents launch this llama-server "
-                  "(repeatable); default for llama-server@REL: the llama-server scripts/setup "
-                  "built (docs/drivers.md, \"Server engines\")");
-  cmd->add_option("--model-dir", options->model_dirs,
-                  "DIR: a folder (or one file) of model files the agents offer by SHA-256 "
-                  "(repeatable); the spec's [model] file is offered too");
-  cmd->add_option("--hardware", options->hardware,
-                  "hardware class of the local agents (default cpu)");
-  cmd->add_option("--timeout", options->timeout_s, "give up after this many seconds (default 3600)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_flag("--allow-outside-spec-dir", options->allow_outside_spec_dir,
-                "let text_file read files outside the spec's directory (absolute paths, "
-                "\"..\", symlinks leading out); their content goes into the plan");
+  run_local::AddLocalOptions(*cmd, *options);
   cmd->add_option("--bundle", options->bundle,
                   "run a plan bundle from a lab instead of SPEC (docs/bundles.md): the jobs "
                   "this machine's engines can run; writes a signed result bundle")

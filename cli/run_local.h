@@ -7,13 +7,17 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "base/status.h"
 #include "cli/client_commands.h"
 #include "cli/local_system.h"
+#include "planner/plan.h"
 
 namespace orch::cli::run_local {
 
 struct RunOptions {
+  std::string command = "run";  // the subcommand, for the line that says how to resume
   std::string spec;
   int agents = 0;  // 0: sized to the machine
   std::string data_dir = "orch-data";
@@ -32,6 +36,11 @@ struct RunOptions {
   std::string coordinator_key;
   bool write_results_only = false;
 };
+
+// The options of the local system both `orch run SPEC` and `orch bisect SPEC` start:
+// --agents, --data-dir, --driver, --server, --model-dir, --hardware, --timeout,
+// --allow-outside-spec-dir.
+void AddLocalOptions(CLI::App& command, RunOptions& options);
 
 // Stop signals for the whole run: SIGINT, SIGTERM and SIGHUP stop it; SIGPIPE is ignored.
 void InstallStopSignals();
@@ -52,6 +61,16 @@ Status ResolveDrivers(const std::set<std::string>& engines,
 // and the flag that gives it.
 Result<std::vector<LocalServer>> ResolveServers(const std::set<std::string>& engines,
                                                 const std::vector<std::string>& flags);
+// The spec of options.spec planned; its errors are printed.
+Result<planner::Plan> PlanOrReport(const RunOptions& options);
+// Starts the coordinator and the local agents `plan` needs (drivers, servers, model files,
+// agents sized to the machine) in `system`; sets `client` and `agents`. Returns kExitOk, or
+// the exit status after printing why not.
+int StartLocal(const planner::Plan& plan, const RunOptions& options, LocalSystem& system,
+               ClientOptions& client, int& agents);
+// A stop signal (SIGINT, SIGTERM, SIGHUP) arrived: stops `system` and says how to resume;
+// the exit status.
+int Interrupted(LocalSystem& system, const RunOptions& options);
 // Everything after the daemons are up: submit, fail fast, watch; the exit status.
 int Drive(LocalSystem& system, const ClientOptions& client, const std::string& experiment,
           const std::string& plan_json, const RunOptions& options, int agents);

@@ -89,6 +89,9 @@ void RankAxes(Report& report) {
       // A cell that ran the baseline's effective configuration did not change what its
       // axis controls: the axis is not credited with its differences.
       if (c.status != CellStatus::kCompared || c.same_effective_as_baseline) continue;
+      // A bisection's combination changes several axes: no one axis is credited with it
+      // (its bisection section attributes it).
+      if (!c.cell.changes.empty()) continue;
       const AxisRank rank = RankOf(w, c);
       const PairResult& r = c.result;
       // A cell with full-row KLDs, or with no KLD at all, ranks as before.

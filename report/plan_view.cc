@@ -101,7 +101,15 @@ Result<PlanView> ParsePlanView(std::string_view json) {
       cell.axis = c.axis;
       cell.value = c.value ? plan_document::ScalarText(*c.value) : "";
     }
+    for (const auto& [axis, value] : c.changes) {
+      cell.changes.emplace_back(axis, plan_document::ScalarText(value));
+    }
+    cell.round = static_cast<int>(c.round);
     view.cells.push_back(std::move(cell));
+  }
+  if (doc->bisect) {
+    view.bisect = PlannedBisect{doc->bisect->axes, doc->bisect->tolerance,
+                                static_cast<int>(doc->bisect->max_rounds)};
   }
   ORCH_RETURN_IF_ERROR(Jobs(*doc, view));
   return view;

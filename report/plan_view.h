@@ -56,10 +56,20 @@ struct PlannedModel {
 };
 
 struct PlannedCell {
-  std::string label;  // "baseline" or "axis=value"
-  std::string axis;   // empty for the baseline
+  std::string label;  // "baseline", "axis=value", or a bisection's set ("to - kv")
+  std::string axis;   // empty for the baseline and a combination
   std::string value;  // the changed value as text; empty for the baseline
-  bool is_baseline() const { return axis.empty(); }
+  // A bisection's cell that switches several axes: each axis and its value as text.
+  std::vector<std::pair<std::string, std::string>> changes;
+  int round = 0;  // a bisection's cell: the round that added it; else 0
+  bool is_baseline() const { return axis.empty() && changes.empty(); }
+};
+
+// A bisection's plan (docs/bisect.md): the baseline is its from, the cell "to" its to.
+struct PlannedBisect {
+  std::vector<std::string> axes;  // in walk order
+  double tolerance = 0.0;
+  int max_rounds = 0;
 };
 
 struct PlannedJob {
@@ -78,6 +88,7 @@ struct PlanView {
   std::vector<PlannedTaskWorkload> tasks;  // the task workloads, in plan order
   std::vector<PlannedCell> cells;          // in plan order; the baseline first
   std::vector<PlannedJob> jobs;            // in plan order
+  std::optional<PlannedBisect> bisect;
 };
 
 // InvalidArgument naming the field when the document is not an orch.plan/1 plan.

@@ -22,6 +22,11 @@ struct TextOptions {
 // Terminal tables shaped like the seed study's result tables.
 std::string RenderText(const Report& report, const TextOptions& options = {});
 
+// The bisection section alone (docs/bisect.md): the verdict in words and its tables.
+std::string RenderBisectText(const BisectReport& report, const TextOptions& options = {});
+// Schema "orch.bisect/1": the report's "bisect" object with the experiment's name.
+std::string RenderBisectJson(const std::string& experiment, const BisectReport& report);
+
 // Schema "orch.report/1": one JSON object, pretty-printed, trailing newline.
 std::string RenderJson(const Report& report);
 

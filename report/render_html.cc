@@ -7,6 +7,8 @@
 #include "report/generation_render.h"
 #include "report/html_plot.h"
 #include "report/render.h"
+
+#include "report/bisect_render.h"
 #include "report/tables.h"
 #include "report/task_render.h"
 #include "report/task_tables.h"
@@ -207,6 +209,14 @@ std::string RenderHtml(const Report& report) {
   WriteRankedTable(ReturnedTopKAttributionTable(report), report.by_kld_returned_top_k,
                    &AxisRank::kld_mean, &AxisRank::kld_ci95, out);
   WriteTable(OutcomeAttributionTable(report), out);
+  if (report.bisect) {
+    out << "<h2>bisection</h2>\n";
+    for (const std::string& line : BisectVerdictLines(*report.bisect))
+      out << "<p>" << EscapeHtml(line) << "</p>\n";
+    WriteTable(BisectAxisTable(*report.bisect), out);
+    WriteTable(BisectWalkTable(*report.bisect), out);
+    WriteTable(BisectCellTable(*report.bisect), out);
+  }
   out << "</body>\n</html>\n";
   return out.str();
 }

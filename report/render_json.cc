@@ -3,6 +3,8 @@
 
 #include "report/generation_render.h"
 #include "report/render.h"
+
+#include "report/bisect_render.h"
 #include "report/task_json.h"
 
 namespace orch::report {
@@ -445,6 +447,14 @@ std::string RenderJson(const Report& report) {
     doc["tasks"] = TasksJson(report.tasks);
     doc["attribution"]["by_outcome_changes"] = OutcomeRanksJson(report.by_outcome_changes);
   }
+  if (report.bisect) doc["bisect"] = BisectJson(*report.bisect);
+  return doc.dump(2) + "\n";
+}
+
+std::string RenderBisectJson(const std::string& experiment, const BisectReport& report) {
+  Json body = BisectJson(report);
+  Json doc{{"schema", "orch.bisect/1"}, {"experiment", experiment}};
+  doc.update(body);
   return doc.dump(2) + "\n";
 }
 

@@ -2,6 +2,8 @@
 #include <sstream>
 
 #include "report/render.h"
+
+#include "report/bisect_render.h"
 #include "fingerprint/flatten.h"
 #include "report/generation_render.h"
 #include "report/tables.h"
@@ -270,6 +272,16 @@ std::string RenderHostText(const HostReport& report, const TextOptions& options)
   return out.str();
 }
 
+std::string RenderBisectText(const BisectReport& report, const TextOptions& options) {
+  std::ostringstream out;
+  WriteWrapped("== bisection ==", options.width, out);
+  for (const std::string& line : BisectVerdictLines(report)) WriteWrapped(line, options.width, out);
+  WriteTable(BisectAxisTable(report), options.width, out);
+  WriteTable(BisectWalkTable(report), options.width, out);
+  WriteTable(BisectCellTable(report), options.width, out);
+  return out.str();
+}
+
 std::string RenderText(const Report& report, const TextOptions& options) {
   const std::size_t width = options.width;
   std::ostringstream out;
@@ -309,6 +321,7 @@ std::string RenderText(const Report& report, const TextOptions& options) {
   WriteTable(Top1AttributionTable(report), width, out);
   WriteTable(ReturnedTopKAttributionTable(report), width, out);
   WriteTable(OutcomeAttributionTable(report), width, out);
+  if (report.bisect) out << "\n" << RenderBisectText(*report.bisect, options);
   return out.str();
 }
 

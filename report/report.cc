@@ -244,7 +244,8 @@ class Builder {
     for (const PlannedCell& c : plan_.cells) {
       if (c.is_baseline()) baseline_cell = &c;
     }
-    out.baseline.cell = baseline_cell != nullptr ? *baseline_cell : PlannedCell{"baseline", "", ""};
+    out.baseline.cell =
+        baseline_cell != nullptr ? *baseline_cell : PlannedCell{"baseline", "", "", {}, 0};
     CellRuns baseline_runs = Gather(out.baseline.cell.label, workload.name);
     bool has_baseline = Prepare(baseline_runs, workload, out.baseline);
     Tally(workload, out.baseline);
@@ -315,8 +316,11 @@ class Builder {
                  CellReport& cell) const {
     const std::string& axis = cell.cell.axis;
     cell.effective = ParseEffective(other.summary);
-    cell.effective_differences =
-        EffectiveDifferences(CellCoordinate(plan_.baseline, axis, cell.cell.value), cell.effective);
+    Coordinate requested = CellCoordinate(plan_.baseline, axis, cell.cell.value);
+    // A bisection's combination changes several axes at once.
+    for (const auto& [name, value] : cell.cell.changes)
+      requested = CellCoordinate(requested, name, value);
+    cell.effective_differences = EffectiveDifferences(requested, cell.effective);
     if (!SameEffective(baseline.effective, cell.effective, axis)) return;
     cell.same_effective_as_baseline = true;
     std::string ran_as =
@@ -423,7 +427,10 @@ Result<Report> BuildReport(const ExperimentInput& input, RunSource& source,
                            const ReportOptions& options) {
   Result<PlanView> plan = ParsePlanView(input.plan.json);
   if (!plan.ok()) return plan.status().WithContext("experiment " + input.plan.id);
-  return Builder(input, *plan, source, options).Build();
+  ORCH_ASSIGN_OR_RETURN(Report report, Builder(input, *plan, source, options).Build());
+  JobRuns runs(input.jobs, input.runs);
+  ORCH_ASSIGN_OR_RETURN(report.bisect, BuildBisectReport(*plan, runs, source));
+  return report;
 }
 
 Result<ExperimentInput> LoadExperiment(store::Store& store, std::string_view experiment) {

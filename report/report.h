@@ -16,6 +16,7 @@
 
 #include "base/status.h"
 #include "fingerprint/diff.h"
+#include "report/bisect_report.h"
 #include "report/effective.h"
 #include "report/generation.h"
 #include "report/pair_compare.h"
@@ -193,6 +194,8 @@ struct Report {
   // in `workloads`. Axes ranked by how many task outcomes they changed, strongest first.
   std::vector<TaskWorkloadReport> tasks;
   std::vector<OutcomeRank> by_outcome_changes;
+  // A bisection's plan (docs/bisect.md): every cell against from and to, and the verdict.
+  std::optional<BisectReport> bisect;
 };
 
 // Errors: InvalidArgument for an unreadable plan, and the source's errors. A cell whose

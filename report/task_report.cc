@@ -81,7 +81,7 @@ class TaskBuilder {
     for (const PlannedCell& c : plan_.cells) {
       if (c.is_baseline()) return c;
     }
-    return PlannedCell{"baseline", "", ""};
+    return PlannedCell{"baseline", "", "", {}, 0};
   }
 
   TaskJobIndex IndexJobs(const std::string& task) const {
@@ -482,7 +482,8 @@ std::vector<OutcomeRank> RankAxesByOutcome(const std::vector<TaskWorkloadReport>
   };
   for (const TaskWorkloadReport& w : tasks) {
     for (const TaskCellReport& c : w.cells) {
-      if (c.status != "compared") continue;
+      // A bisection's combination is no one axis's cell (as in report/attribution.h).
+      if (c.status != "compared" || !c.cell.changes.empty()) continue;
       OutcomeRank rank{c.cell.axis, c.cell.label, w.name,
                        c.changed,   c.near_tie,   c.real_margin,
                        c.unstable,  c.cases,      c.pass_rate.mean - w.baseline.pass_rate.mean,

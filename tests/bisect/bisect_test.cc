@@ -20,7 +20,7 @@ using Output = std::function<double(AxisSet)>;
 
 Distance Between(const Output& output, AxisSet a, AxisSet b) {
   double d = output(a) - output(b);
-  return {d * d, 100, d == 0 ? 0u : 7u, d == 0, std::nullopt, -1};
+  return {d * d, 100, 100, d == 0 ? 0u : 7u, d == 0, std::nullopt, -1};
 }
 
 void Measure(const Output& output, int axes, AxisSet set, Measures& measures,
@@ -181,7 +181,7 @@ TEST(BisectTest, AnAxisThatAnotherHidesIsSaid) {
 
 TEST(BisectTest, WithoutTheEndsMeasuredThereIsNoVerdict) {
   Measures measures;
-  measures[kKv].from = Distance{0.5, 10, 1, false, 3, -1};
+  measures[kKv].from = Distance{0.5, 10, 10, 1, false, 3, -1};
   Verdict v = Attribute(kFour, measures, {});
   EXPECT_EQ(v.kind, VerdictKind::kUnmeasured);
   EXPECT_DOUBLE_EQ(*v.axes[2].alone, 0.5);

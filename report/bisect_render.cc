@@ -1,0 +1,230 @@
+#include "report/bisect_render.h"
+
+namespace orch::report {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string Kld(const std::optional<double>& value) { return value ? FormatKld(*value) : "-"; }
+
+std::string Label(const BisectReport& r, bisect::AxisSet set) {
+  return bisect::SetLabel(r.plan.axes, set);
+}
+
+const BisectCellReport* CellOf(const BisectReport& r, bisect::AxisSet set) {
+  for (const BisectCellReport& c : r.cells)
+    if (c.set == set) return &c;
+  return nullptr;
+}
+
+// "256 positions (exact on 256) of kjv-heldout": what KLD(to, from) rests on.
+std::string Basis(const BisectReport& r) {
+  const BisectCellReport* to = CellOf(r, bisect::Everything(static_cast<int>(r.plan.axes.size())));
+  std::string workloads;
+  for (const std::string& w : r.workloads) workloads += (workloads.empty() ? "" : ", ") + w;
+  std::string rounds = std::to_string(r.rounds) + (r.rounds == 1 ? " round" : " rounds") + ", " +
+                       std::to_string(r.cells.size()) + " cells";
+  if (to == nullptr || !to->measure.from) return rounds + "; workloads " + workloads;
+  const bisect::Distance& d = *to->measure.from;
+  return "KLD(to, from) rests on " + std::to_string(d.positions) + " positions (exact on " +
+         std::to_string(d.exact_positions) + ") of " + workloads + "; " + std::to_string(d.flips) +
+         " top-1 flips" +
+         (d.first_flip ? ", the first at position " + std::to_string(*d.first_flip) : "") + "; " +
+         rounds;
+}
+
+std::string Threshold(const BisectReport& r) {
+  const bisect::Verdict& v = r.verdict;
+  return "threshold " + FormatKld(v.threshold) + " = max(" +
+         FormatNumber(r.plan.tolerance * 100, 3) + "% of KLD(to, from) " + FormatKld(v.total) +
+         ", repeat noise " + FormatKld(v.noise) +
+         (v.noise_known ? "" : ", not measured: from or to ran once") + ")";
+}
+
+std::string Cells(const BisectReport& r, const std::vector<bisect::AxisSet>& sets) {
+  std::string out;
+  for (bisect::AxisSet s : sets) out += (out.empty() ? "" : "; ") + Label(r, s);
+  return out;
+}
+
+std::vector<std::string> AxesOf(const BisectReport& r, bisect::AxisSet set) {
+  std::vector<std::string> out;
+  for (int i = 0; i < static_cast<int>(r.plan.axes.size()); ++i)
+    if (bisect::HasAxis(set, i)) out.push_back(r.plan.axes[i]);
+  return out;
+}
+
+std::string Missing(const BisectReport& r) {
+  for (const BisectCellReport& c : r.cells)
+    if (!c.missing.empty()) return "cell " + c.label + ": " + c.missing;
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> BisectVerdictLines(const BisectReport& r) {
+  const bisect::Verdict& v = r.verdict;
+  std::vector<std::string> out;
+  const bisect::AxisSet all = bisect::Everything(static_cast<int>(r.plan.axes.size()));
+  switch (v.kind) {
+    case bisect::VerdictKind::kUnmeasured: {
+      std::string missing = Missing(r);
+      out.push_back("bisection: not measured yet: KLD(to, from) needs finished runs of both" +
+                    (missing.empty() ? std::string() : " (" + missing + ")"));
+      break;
+    }
+    case bisect::VerdictKind::kAgree:
+      out.push_back("bisection: from and to agree: KLD(to, from) " + FormatKld(v.total) +
+                    (v.total == 0.0 ? "" : " is within their repeat noise " + FormatKld(v.noise)) +
+                    "; nothing to explain");
+      break;
+    case bisect::VerdictKind::kExplained: {
+      std::string what;
+      for (const std::string& axis : AxesOf(r, v.explaining))
+        what += (what.empty() ? "" : " + ") + axis;
+      if (v.explaining == all && r.plan.axes.size() > 1) {
+        what = "every axis together (no smaller set does)";
+      }
+      out.push_back("bisection: " + what + " explains the divergence: " + Label(r, v.explaining) +
+                    " matches to within " + Kld(v.sufficient_residual) + " and " +
+                    Label(r, all & ~v.explaining) + " matches from within " +
+                    Kld(v.necessary_residual) + " (" + Threshold(r) + ")");
+      break;
+    }
+    case bisect::VerdictKind::kSearching:
+      out.push_back("bisection: not attributed yet after round " + std::to_string(r.rounds) + " (" +
+                    Threshold(r) + "); " +
+                    (v.next.empty() ? "" : "the next round measures " + Cells(r, v.next)) +
+                    (v.next.empty() || v.repeat.empty() ? "" : "; ") +
+                    (v.repeat.empty() ? "" : "a second repeat of " + Cells(r, v.repeat)) +
+                    " (orch bisect runs it)");
+      break;
+    case bisect::VerdictKind::kExhausted:
+      out.push_back(
+          "bisection: no set of the axes that moved a distribution explains the "
+          "divergence (" +
+          Threshold(r) +
+          "); what remains depends on axes that moved nothing alone nor when left "
+          "out of to, or on the hosts (docs/bisect.md)");
+      break;
+  }
+  for (const bisect::Interaction& i : v.interactions) out.push_back("interaction: " + i.text);
+  out.push_back(Basis(r));
+  return out;
+}
+
+Table BisectAxisTable(const BisectReport& r) {
+  Table t{"bisection: each axis alone from from, and left out of to (mean KLD per position)",
+          {"axis", "from + axis vs from", "to - axis vs to", "moves"},
+          {}};
+  for (const bisect::AxisEffect& e : r.verdict.axes) {
+    std::string moves = e.moves_alone && e.moves_in_to ? "alone and in to"
+                        : e.moves_alone                ? "alone only"
+                        : e.moves_in_to                ? "in to only"
+                                                       : "no";
+    if (!e.alone || !e.removed) moves = "-";
+    t.rows.push_back({e.axis, Kld(e.alone), Kld(e.removed), moves});
+  }
+  return t;
+}
+
+Table BisectWalkTable(const BisectReport& r) {
+  Table t{"bisection: the walk from from to to", {"step", "vs from", "vs to"}, {}};
+  for (const bisect::WalkStep& s : r.verdict.walk) {
+    t.rows.push_back({Label(r, s.set), Kld(s.from_kld), Kld(s.to_kld)});
+  }
+  return t;
+}
+
+Table BisectCellTable(const BisectReport& r) {
+  Table t{"bisection: every cell against both ends",
+          {"cell", "round", "KLD vs from", "flips vs from", "KLD vs to", "flips vs to",
+           "positions (exact)", "own noise", "missing"},
+          {}};
+  for (const BisectCellReport& c : r.cells) {
+    const bisect::CellMeasure& m = c.measure;
+    const bisect::Distance* any = m.from ? &*m.from : m.to ? &*m.to : nullptr;
+    t.rows.push_back(
+        {c.label, std::to_string(c.round), m.from ? FormatKld(m.from->kld) : "-",
+         m.from ? std::to_string(m.from->flips) : "-", m.to ? FormatKld(m.to->kld) : "-",
+         m.to ? std::to_string(m.to->flips) : "-",
+         any ? std::to_string(any->positions) + " (" + std::to_string(any->exact_positions) + ")"
+             : "-",
+         m.noise ? FormatKld(*m.noise) : "-", c.missing});
+  }
+  return t;
+}
+
+namespace {
+
+Json DistanceJson(const std::optional<bisect::Distance>& d) {
+  if (!d) return nullptr;
+  return {{"kld", d->kld},
+          {"positions", d->positions},
+          {"exact_positions", d->exact_positions},
+          {"flips", d->flips},
+          {"identical", d->identical},
+          {"first_flip", d->first_flip ? Json(*d->first_flip) : Json(nullptr)}};
+}
+
+Json OptionalJson(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
+
+Json SetsJson(const BisectReport& r, const std::vector<bisect::AxisSet>& sets) {
+  Json out = Json::array();
+  for (bisect::AxisSet s : sets) out.push_back(Label(r, s));
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json BisectJson(const BisectReport& r) {
+  const bisect::Verdict& v = r.verdict;
+  Json axes = Json::array();
+  for (const bisect::AxisEffect& e : v.axes) {
+    axes.push_back({{"axis", e.axis},
+                    {"alone", OptionalJson(e.alone)},
+                    {"left_out_of_to", OptionalJson(e.removed)},
+                    {"moves_alone", e.moves_alone},
+                    {"moves_in_to", e.moves_in_to}});
+  }
+  Json walk = Json::array();
+  for (const bisect::WalkStep& s : v.walk) {
+    walk.push_back({{"cell", Label(r, s.set)},
+                    {"from", OptionalJson(s.from_kld)},
+                    {"to", OptionalJson(s.to_kld)}});
+  }
+  Json cells = Json::array();
+  for (const BisectCellReport& c : r.cells) {
+    cells.push_back({{"label", c.label},
+                     {"axes", AxesOf(r, c.set)},
+                     {"round", c.round},
+                     {"from", DistanceJson(c.measure.from)},
+                     {"to", DistanceJson(c.measure.to)},
+                     {"noise", OptionalJson(c.measure.noise)},
+                     {"missing", c.missing.empty() ? Json(nullptr) : Json(c.missing)}});
+  }
+  Json interactions = Json::array();
+  for (const bisect::Interaction& i : v.interactions)
+    interactions.push_back({{"axes", AxesOf(r, i.axes)}, {"text", i.text}});
+  bool explained = v.kind == bisect::VerdictKind::kExplained;
+  return {{"axes", r.plan.axes},
+          {"tolerance", r.plan.tolerance},
+          {"rounds", r.rounds},
+          {"workloads", r.workloads},
+          {"verdict", bisect::VerdictKindName(v.kind)},
+          {"explaining", explained ? Json(AxesOf(r, v.explaining)) : Json(nullptr)},
+          {"total_kld", v.total},
+          {"noise", v.noise},
+          {"noise_known", v.noise_known},
+          {"threshold", v.threshold},
+          {"sufficient_residual", OptionalJson(v.sufficient_residual)},
+          {"necessary_residual", OptionalJson(v.necessary_residual)},
+          {"next", SetsJson(r, v.next)},
+          {"repeat", SetsJson(r, v.repeat)},
+          {"interactions", interactions},
+          {"by_axis", axes},
+          {"walk", walk},
+          {"cells", cells}};
+}
+
+}  // namespace orch::report
