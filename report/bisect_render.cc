@@ -3,7 +3,7 @@
 namespace orch::report {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using BisectJsonValue = nlohmann::ordered_json;
 
 std::string Kld(const std::optional<double>& value) { return value ? FormatKld(*value) : "-"; }
 
@@ -157,20 +157,23 @@ Table BisectCellTable(const BisectReport& r) {
 
 namespace {
 
-Json DistanceJson(const std::optional<bisect::Distance>& d) {
+BisectJsonValue DistanceJson(const std::optional<bisect::Distance>& d) {
   if (!d) return nullptr;
-  return {{"kld", d->kld},
-          {"positions", d->positions},
-          {"exact_positions", d->exact_positions},
-          {"flips", d->flips},
-          {"identical", d->identical},
-          {"first_flip", d->first_flip ? Json(*d->first_flip) : Json(nullptr)}};
+  return {
+      {"kld", d->kld},
+      {"positions", d->positions},
+      {"exact_positions", d->exact_positions},
+      {"flips", d->flips},
+      {"identical", d->identical},
+      {"first_flip", d->first_flip ? BisectJsonValue(*d->first_flip) : BisectJsonValue(nullptr)}};
 }
 
-Json OptionalJson(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
+BisectJsonValue OptionalJson(const std::optional<double>& v) {
+  return v ? BisectJsonValue(*v) : BisectJsonValue(nullptr);
+}
 
-Json SetsJson(const BisectReport& r, const std::vector<bisect::AxisSet>& sets) {
-  Json out = Json::array();
+BisectJsonValue SetsJson(const BisectReport& r, const std::vector<bisect::AxisSet>& sets) {
+  BisectJsonValue out = BisectJsonValue::array();
   for (bisect::AxisSet s : sets) out.push_back(Label(r, s));
   return out;
 }
@@ -179,7 +182,7 @@ Json SetsJson(const BisectReport& r, const std::vector<bisect::AxisSet>& sets) {
 
 nlohmann::ordered_json BisectJson(const BisectReport& r) {
   const bisect::Verdict& v = r.verdict;
-  Json axes = Json::array();
+  BisectJsonValue axes = BisectJsonValue::array();
   for (const bisect::AxisEffect& e : v.axes) {
     axes.push_back({{"axis", e.axis},
                     {"alone", OptionalJson(e.alone)},
@@ -187,23 +190,24 @@ nlohmann::ordered_json BisectJson(const BisectReport& r) {
                     {"moves_alone", e.moves_alone},
                     {"moves_in_to", e.moves_in_to}});
   }
-  Json walk = Json::array();
+  BisectJsonValue walk = BisectJsonValue::array();
   for (const bisect::WalkStep& s : v.walk) {
     walk.push_back({{"cell", Label(r, s.set)},
                     {"from", OptionalJson(s.from_kld)},
                     {"to", OptionalJson(s.to_kld)}});
   }
-  Json cells = Json::array();
+  BisectJsonValue cells = BisectJsonValue::array();
   for (const BisectCellReport& c : r.cells) {
-    cells.push_back({{"label", c.label},
-                     {"axes", AxesOf(r, c.set)},
-                     {"round", c.round},
-                     {"from", DistanceJson(c.measure.from)},
-                     {"to", DistanceJson(c.measure.to)},
-                     {"noise", OptionalJson(c.measure.noise)},
-                     {"missing", c.missing.empty() ? Json(nullptr) : Json(c.missing)}});
+    cells.push_back(
+        {{"label", c.label},
+         {"axes", AxesOf(r, c.set)},
+         {"round", c.round},
+         {"from", DistanceJson(c.measure.from)},
+         {"to", DistanceJson(c.measure.to)},
+         {"noise", OptionalJson(c.measure.noise)},
+         {"missing", c.missing.empty() ? BisectJsonValue(nullptr) : BisectJsonValue(c.missing)}});
   }
-  Json interactions = Json::array();
+  BisectJsonValue interactions = BisectJsonValue::array();
   for (const bisect::Interaction& i : v.interactions)
     interactions.push_back({{"axes", AxesOf(r, i.axes)}, {"text", i.text}});
   bool explained = v.kind == bisect::VerdictKind::kExplained;
@@ -212,7 +216,8 @@ nlohmann::ordered_json BisectJson(const BisectReport& r) {
           {"rounds", r.rounds},
           {"workloads", r.workloads},
           {"verdict", bisect::VerdictKindName(v.kind)},
-          {"explaining", explained ? Json(AxesOf(r, v.explaining)) : Json(nullptr)},
+          {"explaining",
+           explained ? BisectJsonValue(AxesOf(r, v.explaining)) : BisectJsonValue(nullptr)},
           {"total_kld", v.total},
           {"noise", v.noise},
           {"noise_known", v.noise_known},

@@ -5,9 +5,9 @@
 namespace orch::report {
 namespace {
 
-using Json = nlohmann::json;
+using PlainJson = nlohmann::json;
 
-std::map<std::string, std::string> StringMap(const Json& object) {
+std::map<std::string, std::string> StringMap(const PlainJson& object) {
   std::map<std::string, std::string> out;
   if (!object.is_object()) return out;
   for (const auto& [key, value] : object.items()) {
@@ -39,14 +39,15 @@ std::string Describe(const EffectiveDifference& d) {
 }  // namespace
 
 EffectiveSettings ParseEffective(const std::string& summary) {
-  const Json parsed = Json::parse(summary, nullptr, /*allow_exceptions=*/false);
+  const PlainJson parsed = PlainJson::parse(summary, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_object()) return {};
   for (const char* frame : {"done", "hello"}) {
-    const Json& part = parsed.value(frame, Json());
+    const PlainJson& part = parsed.value(frame, PlainJson());
     if (!part.is_object() || !part.contains("effective")) continue;
-    const Json& effective = part["effective"];
+    const PlainJson& effective = part["effective"];
     if (!effective.is_object()) continue;
-    return {StringMap(effective.value("axes", Json())), StringMap(effective.value("why", Json()))};
+    return {StringMap(effective.value("axes", PlainJson())),
+            StringMap(effective.value("why", PlainJson()))};
   }
   return {};
 }

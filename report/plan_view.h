@@ -60,7 +60,7 @@ struct PlannedCell {
   std::string axis;   // empty for the baseline and a combination
   std::string value;  // the changed value as text; empty for the baseline
   // A bisection's cell that switches several axes: each axis and its value as text.
-  std::vector<std::pair<std::string, std::string>> changes;
+  std::vector<std::pair<std::string, std::string>> changes = {};
   int round = 0;  // a bisection's cell: the round that added it; else 0
   bool is_baseline() const { return axis.empty() && changes.empty(); }
 };

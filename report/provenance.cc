@@ -9,9 +9,9 @@
 namespace orch::report {
 namespace {
 
-using Json = nlohmann::json;
+using PlainJson = nlohmann::json;
 
-std::string Member(const Json& object, const char* key) {
+std::string Member(const PlainJson& object, const char* key) {
   if (!object.is_object()) return "";
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) return "";
@@ -28,7 +28,7 @@ void See(std::vector<SeenValue>& seen, const std::string& value, const std::stri
   }
 }
 
-std::string EngineOf(const Json& hello) {
+std::string EngineOf(const PlainJson& hello) {
   const std::string version = Member(hello, "version");
   if (version.empty()) return "";
   std::string out = Member(hello, "engine");
@@ -37,8 +37,8 @@ std::string EngineOf(const Json& hello) {
   return commit.empty() ? out : out + " (commit " + commit + ")";
 }
 
-std::string ModelFileOf(const Json& done) {
-  const Json model = done.is_object() ? done.value("model", Json()) : Json();
+std::string ModelFileOf(const PlainJson& done) {
+  const PlainJson model = done.is_object() ? done.value("model", PlainJson()) : PlainJson();
   const std::string sha = Member(model, "sha256");
   if (sha.empty()) return "";
   const std::string type = Member(model, "type");
@@ -46,7 +46,7 @@ std::string ModelFileOf(const Json& done) {
 }
 
 // The CPU of a host: from its stored fingerprint, else what the driver saw.
-std::string CpuOf(RunSource& source, const store::RunRecord& run, const Json& hello) {
+std::string CpuOf(RunSource& source, const store::RunRecord& run, const PlainJson& hello) {
   if (!run.host_fingerprint_id.empty()) {
     Result<std::string> json = source.GetFingerprint(run.host_fingerprint_id);
     Result<fingerprint::Fingerprint> fp =
@@ -56,7 +56,7 @@ std::string CpuOf(RunSource& source, const store::RunRecord& run, const Json& he
   return Member(hello, "hardware");
 }
 
-std::string HostOf(RunSource& source, const store::RunRecord& run, const Json& hello) {
+std::string HostOf(RunSource& source, const store::RunRecord& run, const PlainJson& hello) {
   std::string out = run.agent_id.empty() ? "unknown agent" : run.agent_id;
   const std::string cpu = CpuOf(source, run, hello);
   if (!cpu.empty()) out += ": " + cpu;
@@ -78,12 +78,14 @@ Provenance CollectProvenance(const PlanView& plan, const std::vector<store::RunR
           job->second != cell.label) {
         continue;
       }
-      const Json summary = Json::parse(run.summary, nullptr, /*allow_exceptions=*/false);
-      const Json hello = summary.is_object() ? summary.value("hello", Json()) : Json();
+      const PlainJson summary = PlainJson::parse(run.summary, nullptr, /*allow_exceptions=*/false);
+      const PlainJson hello =
+          summary.is_object() ? summary.value("hello", PlainJson()) : PlainJson();
       See(out.hosts, HostOf(source, run, hello), cell.label);
       See(out.engines, EngineOf(hello), cell.label);
       See(out.model_files,
-          ModelFileOf(summary.is_object() ? summary.value("done", Json()) : Json()), cell.label);
+          ModelFileOf(summary.is_object() ? summary.value("done", PlainJson()) : PlainJson()),
+          cell.label);
     }
   }
   return out;

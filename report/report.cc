@@ -316,7 +316,7 @@ class Builder {
                  CellReport& cell) const {
     const std::string& axis = cell.cell.axis;
     cell.effective = ParseEffective(other.summary);
-    Coordinate requested = CellCoordinate(plan_.baseline, axis, cell.cell.value);
+    auto requested = CellCoordinate(plan_.baseline, axis, cell.cell.value);
     // A bisection's combination changes several axes at once.
     for (const auto& [name, value] : cell.cell.changes)
       requested = CellCoordinate(requested, name, value);
