@@ -54,7 +54,13 @@ std::vector<std::string> AxesOf(const BisectReport& r, bisect::AxisSet set) {
   return out;
 }
 
+// Why KLD(to, from) is missing: to's own reason first, else from's, else the first cell's.
 std::string Missing(const BisectReport& r) {
+  const bisect::AxisSet all = bisect::Everything(static_cast<int>(r.plan.axes.size()));
+  for (bisect::AxisSet end : {all, bisect::AxisSet{0}}) {
+    const BisectCellReport* c = CellOf(r, end);
+    if (c != nullptr && !c->missing.empty()) return "cell " + c->label + ": " + c->missing;
+  }
   for (const BisectCellReport& c : r.cells)
     if (!c.missing.empty()) return "cell " + c.label + ": " + c.missing;
   return "";

@@ -124,6 +124,19 @@ std::string ExperimentBuilder::WorkloadsJson() const {
 
 ExperimentBuilder& ExperimentBuilder::Cell(const std::string& label) {
   cells_.push_back(label);
+  changes_.emplace_back();
+  return *this;
+}
+
+ExperimentBuilder& ExperimentBuilder::Combination(const std::string& label,
+                                                  const std::string& changes) {
+  cells_.push_back(label);
+  changes_.push_back(changes);
+  return *this;
+}
+
+ExperimentBuilder& ExperimentBuilder::Bisect(const std::string& bisect) {
+  bisect_json_ = bisect;
   return *this;
 }
 
@@ -145,9 +158,15 @@ std::string ExperimentBuilder::PlanJson() const {
     }
     json += "},\n";
   }
+  if (!bisect_json_.empty()) json += " \"bisect\": " + bisect_json_ + ",\n";
   json += " \"workloads\": [" + WorkloadsJson() + "],\n \"cells\": [";
   for (std::size_t i = 0; i < cells_.size(); ++i) {
     const std::string& label = cells_[i];
+    if (!changes_[i].empty()) {
+      json += std::string(i ? ", " : "") + "{\"label\": \"" + label +
+              "\", \"axis\": null, \"value\": null, \"changes\": " + changes_[i] + "}";
+      continue;
+    }
     const auto eq = label.find('=');
     json +=
         std::string(i ? ", " : "") + "{\"label\": \"" + label +

@@ -49,6 +49,10 @@ class ExperimentBuilder {
   ExperimentBuilder& Model(const std::string& name, const std::string& sha256);
   ExperimentBuilder& Baseline(const std::string& axis, const std::string& value);
   ExperimentBuilder& Cell(const std::string& label);  // "baseline" or "axis=value"
+  // A bisection's cell of several axes: `changes` is its JSON object (axis -> value).
+  ExperimentBuilder& Combination(const std::string& label, const std::string& changes);
+  // The plan's "bisect" object, as JSON.
+  ExperimentBuilder& Bisect(const std::string& bisect);
   // Returns the job id.
   std::string Job(const std::string& cell, const std::string& workload, int repeat);
 
@@ -67,6 +71,8 @@ class ExperimentBuilder {
   std::vector<std::pair<std::string, std::string>> baseline_;
   std::vector<PlannedWorkloadSpec> workloads_;
   std::vector<std::string> cells_;
+  std::vector<std::string> changes_;  // parallel to cells_; empty for one-axis cells
+  std::string bisect_json_;
   std::vector<PlannedJobSpec> jobs_;
 };
 
