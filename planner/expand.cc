@@ -90,6 +90,7 @@ std::vector<Cell> MakeCells(const Spec& spec) {
   std::vector<Cell> cells = {MakeCell(spec, -1, -1)};
   if (spec.bisect) {
     cells.front().label = bisect::SetLabel(spec.BisectAxisNames(), 0);
+    cells.front().round = 1;
     for (const BisectCell& b : spec.bisect->cells) cells.push_back(MakeBisectCell(spec, b));
     return cells;
   }

@@ -113,6 +113,7 @@ TEST(BisectSpecTest, ThePlanDocumentCarriesTheBisectionAndEachCombinationsChange
   EXPECT_EQ(doc["cells"][1]["label"], "to");
   EXPECT_EQ(doc["cells"][1]["changes"],
             json({{"attention", "on"}, {"engine", "llama.cpp@b8390"}, {"quant", "q8_0"}}));
+  EXPECT_EQ(doc["cells"][0]["round"], 1) << "from is measured in round 1 too";
   EXPECT_EQ(doc["cells"][1]["round"], 1);
   EXPECT_EQ(doc["cells"][2]["axis"], "quant");
   EXPECT_FALSE(doc["cells"][2].contains("changes"));
