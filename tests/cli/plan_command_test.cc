@@ -74,6 +74,24 @@ TEST_F(PlanCommandTest, JsonOutputMatchesGolden) {
   EXPECT_EQ(r.out, SlurpPlanFile(golden));
 }
 
+// A bisection (docs/bisect.md) shows what to changes, the rule, the walk and its first
+// round before anything runs.
+TEST_F(PlanCommandTest, ABisectionShowsToTheWalkAndTheFirstRound) {
+  ProcessResult r = Orch({"plan", "examples/bisect.toml"}, ORCH_SOURCE_DIR);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\nFrom        engine=llama.cpp@v0.4.0 quant=f32 kv=f16 "
+                               "attention=off tp=1 hardware=cpu threads=1\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nTo          engine=llama.cpp@b8390 quant=q8_0 kv=q8_0/f16 "
+                               "attention=on threads=2 (5 axes differ)\n"));
+  EXPECT_THAT(r.out, HasSubstr("within 5% of KLD(to, from) or the repeat noise; at most 4 rounds"));
+  EXPECT_THAT(r.out, HasSubstr("\nWalk        from -> from + engine -> from + engine + quant -> "
+                               "to - attention - threads -> to - threads -> to\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nCells       14 (from + round 1: 13)\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nRepeats     from and to x2, other cells x1\n"));
+  EXPECT_THAT(r.out,
+              HasSubstr(" to - kv                  kjv-heldout 0       llama.cpp@b8390 cpu "));
+}
+
 TEST_F(PlanCommandTest, ForumGpuExamplePlansOnAMachineWithoutGpus) {
   ProcessResult r = Orch({"plan", "examples/forum-gpu.toml"}, ORCH_SOURCE_DIR);
   ASSERT_EQ(r.exit_code, 0) << r.err;
