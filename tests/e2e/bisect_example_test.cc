@@ -80,7 +80,7 @@ TEST(BisectExampleTest, TheOneAxisThatMovesTheDistributionIsNamedOnTheRealEngine
                                      "--timeout",  "150",        "--allow-outside-spec-dir"};
   ProcessResult run = RunProcess(bisect, std::chrono::seconds(180), dir.string());
   ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-  EXPECT_THAT(run.err, HasSubstr("orch bisect: round 1 of at most 4, 10 cells"));
+  EXPECT_THAT(run.err, HasSubstr("orch bisect: round 1 of at most 4, 11 cells: from, to, "));
   EXPECT_THAT(run.err, HasSubstr("[13/13] succeeded 13"));
   json result = ParseJson(run.out);  // stdout holds the JSON alone
   EXPECT_EQ(result["schema"], "orch.bisect/1");
