@@ -24,17 +24,17 @@ std::optional<bisect::AxisSet> SetOf(const PlannedBisect& b, const PlannedCell& 
   return set;
 }
 
-// The chosen runs of a cell's jobs of one workload, by repeat.
-std::vector<std::string> RunsOf(const PlanView& plan, const JobRuns& runs, const std::string& cell,
-                                const std::string& workload) {
-  std::map<int, std::string> by_repeat;
+// The chosen runs of each (cell, workload) by repeat, from one pass over the plan's jobs.
+// A pair with planned jobs but no finished run has an empty list; an unplanned pair none.
+using RunIndex = std::map<std::pair<std::string, std::string>, std::map<int, std::string>>;
+
+RunIndex IndexRuns(const PlanView& plan, const JobRuns& runs) {
+  RunIndex index;
   for (const PlannedJob& job : plan.jobs) {
-    if (job.cell != cell || job.workload != workload) continue;
+    std::map<int, std::string>& by_repeat = index[{job.cell, job.workload}];
     if (const store::RunRecord* run = runs.Chosen(job.id)) by_repeat.emplace(job.repeat, run->id);
   }
-  std::vector<std::string> out;
-  for (auto& [repeat, run] : by_repeat) out.push_back(std::move(run));
-  return out;
+  return index;
 }
 
 // One distance summed over workloads: KLD weighted by its positions.
@@ -71,7 +71,7 @@ PairOptions OptionsFor(const PlannedWorkload& w) {
 class Measurer {
  public:
   Measurer(const PlanView& plan, const JobRuns& runs, RunSource& source)
-      : plan_(plan), runs_(runs), source_(source) {}
+      : plan_(plan), index_(IndexRuns(plan, runs)), source_(source) {}
 
   // Measures `cell` against the ends (labels `from` and `to`) on every workload.
   Status Measure(const std::string& from, const std::string& to, BisectCellReport& cell) {
@@ -79,11 +79,8 @@ class Measurer {
     bool from_ok = true, to_ok = true;
     std::optional<double> noise = 0.0;
     for (const PlannedWorkload& w : plan_.workloads) {
-      std::vector<std::string> mine = RunsOf(plan_, runs_, cell.label, w.name);
-      bool planned = std::any_of(plan_.jobs.begin(), plan_.jobs.end(), [&](const PlannedJob& j) {
-        return j.cell == cell.label && j.workload == w.name;
-      });
-      if (!planned) continue;
+      if (!index_.contains({cell.label, w.name})) continue;  // not planned for this workload
+      std::vector<std::string> mine = RunsOf(cell.label, w.name);
       if (mine.empty()) {
         Missing(cell, "no finished run of workload " + w.name);
         return Status();
@@ -91,7 +88,7 @@ class Measurer {
       for (auto [end, sum, ok] :
            {std::tuple(&from, &to_from, &from_ok), std::tuple(&to, &to_to, &to_ok)}) {
         if (*end == cell.label) continue;  // zero by definition
-        std::vector<std::string> theirs = RunsOf(plan_, runs_, *end, w.name);
+        std::vector<std::string> theirs = RunsOf(*end, w.name);
         if (theirs.empty()) {
           *ok = false;
           Missing(cell, *end + " has no finished run of workload " + w.name);
@@ -115,6 +112,15 @@ class Measurer {
   }
 
  private:
+  std::vector<std::string> RunsOf(const std::string& cell, const std::string& workload) const {
+    std::vector<std::string> out;
+    auto it = index_.find({cell, workload});
+    if (it != index_.end()) {
+      for (const auto& [repeat, run] : it->second) out.push_back(run);
+    }
+    return out;
+  }
+
   static void Missing(BisectCellReport& cell, const std::string& why) {
     if (cell.missing.empty()) cell.missing = why;
   }
@@ -127,7 +133,7 @@ class Measurer {
   }
 
   const PlanView& plan_;
-  const JobRuns& runs_;
+  const RunIndex index_;
   RunSource& source_;
 };
 
