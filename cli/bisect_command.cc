@@ -1,11 +1,15 @@
 #include "cli/bisect_command.h"
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
+#include "cli/bisect_stored.h"
 #include "cli/command.h"
+#include "cli/files.h"
 #include "cli/local_system.h"
+#include "cli/plan_text.h"
 #include "cli/run_local.h"
 #include "cli/scratch_dir.h"
 #include "cli/stored_status.h"
@@ -22,7 +26,15 @@ namespace fs = std::filesystem;
 
 struct BisectOptions {
   run_local::RunOptions run;
+  std::vector<std::string> what;  // SPEC, or A B
   bool json = false;
+  // A B only
+  std::string store;  // "" = --data-dir
+  std::string name;
+  double tolerance = 0.05;
+  int max_rounds = 4;
+  bool plan_only = false;
+  std::optional<report::BisectOrigin> origin;
 };
 
 // The bisection as the store holds it now (read-only, beside the running coordinator).
@@ -129,12 +141,101 @@ int RunBisect(BisectOptions& options) {
   }
   system.Stop();
   progress.Restore();
-  std::cout << (options.json ? report::RenderBisectJson(experiment, *measured)
-                             : "\n" + report::RenderBisectText(*measured));
+  const report::BisectOrigin* origin = options.origin ? &*options.origin : nullptr;
+  std::cout << (options.json ? report::RenderBisectJson(experiment, *measured, origin)
+                             : "\n" + report::RenderBisectText(*measured, {}, origin));
   bisect::VerdictKind kind = measured->verdict.kind;
   return kind == bisect::VerdictKind::kExplained || kind == bisect::VerdictKind::kAgree
              ? kExitOk
              : kExitError;
+}
+
+// Writes `text` to `path` unless the file holds it already; a file that holds something
+// else (an edited spec) is left alone and is an error.
+Status WriteSpec(const fs::path& path, const std::string& text) {
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    Result<std::string> old = ReadFile(path.string());
+    if (old.ok() && *old == text) return Status::Ok();
+    return InvalidArgument(path.string() +
+                           " exists and differs from the spec A and B give: run orch bisect " +
+                           path.string() + " to use it as it is, or remove it");
+  }
+  fs::create_directories(path.parent_path(), ec);
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return IoError("cannot write " + path.string());
+  return Status::Ok();
+}
+
+int RunStoredBisect(BisectOptions& options) {
+  const std::string& a = options.what[0];
+  const std::string& b = options.what[1];
+  StoredBisectOptions stored{options.store.empty() ? options.run.data_dir : options.store,
+                             options.name, options.tolerance, options.max_rounds};
+  Result<StoredBisect> prepared = PrepareStoredBisect(a, b, stored);
+  if (!prepared.ok()) {
+    std::cerr << "orch bisect: " << prepared.status().message() << "\n";
+    return prepared.status().code() == StatusCode::kInvalidArgument ||
+                   prepared.status().code() == StatusCode::kNotFound
+               ? kExitInvalidInput
+               : kExitError;
+  }
+  if (prepared->origin.same_coordinate) {
+    // Nothing to switch: the two runs and their hosts are the whole answer.
+    const report::BisectOrigin& origin = prepared->origin;
+    std::cout << (options.json ? report::RenderOriginJson(origin)
+                               : report::RenderOriginText(origin, std::nullopt));
+    const bool same = origin.compared.note.empty() && origin.compared.same_stream;
+    return same ? kExitOk : kExitError;
+  }
+  Result<std::string> text = planner::BisectSpecText(prepared->source);
+  if (!text.ok()) {
+    std::cerr << "orch bisect: " << text.status().message() << "\n";
+    return kExitInvalidInput;
+  }
+  fs::path spec = fs::path(options.run.data_dir) / (prepared->source.name + ".toml");
+  if (Status written = WriteSpec(spec, *text); !written.ok()) {
+    std::cerr << "orch bisect: " << written.message() << "\n";
+    return kExitInvalidInput;
+  }
+  options.run.spec = spec.string();
+  // orch wrote the spec: the model files it names are where A's spec had them.
+  options.run.allow_outside_spec_dir = true;
+  options.origin = prepared->origin;
+  std::ostream& progress = options.json ? std::cerr : std::cout;
+  progress << "orch bisect: the spec of this bisection is " << spec.string()
+           << " (orch plan shows its walk; orch bisect " << spec.string() << " --data-dir "
+           << options.run.data_dir << " runs it as it is)" << std::endl;
+  if (options.plan_only) {
+    Result<planner::Plan> plan = run_local::PlanOrReport(options.run);
+    if (!plan.ok()) return kExitInvalidInput;
+    std::cout << (options.json ? planner::PlanToJson(*plan) + "\n" : FormatPlanText(*plan));
+    return kExitOk;
+  }
+  return RunBisect(options);
+}
+
+int Bisect(BisectOptions& options) {
+  const bool stored_form = options.what.size() == 2;
+  if (!stored_form) {
+    for (const auto& [flag, given] :
+         {std::pair<const char*, bool>{"--store", !options.store.empty()},
+          {"--name", !options.name.empty()},
+          {"--tolerance", options.tolerance != 0.05},
+          {"--max-rounds", options.max_rounds != 4},
+          {"--plan", options.plan_only}}) {
+      if (given) {
+        std::cerr << "orch bisect: " << flag
+                  << " is for orch bisect A B; a spec sets its bisection in [bisect]\n";
+        return kExitInvalidInput;
+      }
+    }
+    options.run.spec = options.what[0];
+    return RunBisect(options);
+  }
+  return RunStoredBisect(options);
 }
 
 }  // namespace
@@ -143,19 +244,35 @@ void RegisterBisectCommand(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<BisectOptions>();  // shared with the callback below
   CLI::App* cmd = app.add_subcommand(
       "bisect",
-      "From two setups that disagree to the change that explains it: runs a spec with\n"
-      "[bisect] on this machine like orch run, round by round (each axis alone from `from`,\n"
-      "each left out of `to`, the walk; then sets of the axes that moved), until a set is\n"
-      "sufficient and necessary within the tolerance (docs/bisect.md). Ctrl-C stops it;\n"
-      "running it again on the same --data-dir resumes. Exit status: 0 explained (or from\n"
-      "and to agree), 1 not explained or a job failed, 2 invalid spec or arguments, 128+N\n"
-      "stopped by signal N.");
-  cmd->add_option("SPEC", options->run.spec, "a spec with [bisect] (docs/bisect.md)")->required();
+      "From two setups that disagree to the change that explains it (docs/bisect.md).\n"
+      "orch bisect SPEC runs a spec with [bisect]; orch bisect A B starts from two runs or\n"
+      "jobs of the store (run ids, job ids or a job id's first 6+ characters, as orch\n"
+      "history prints them), writes their bisection's spec into --data-dir and runs it. On\n"
+      "this machine like orch run, round by round (each axis alone from `from`, each left\n"
+      "out of `to`, the walk; then sets of the axes that moved), until a set is sufficient\n"
+      "and necessary within the tolerance. Ctrl-C stops it; running it again on the same\n"
+      "--data-dir resumes. Exit status: 0 explained (or from and to agree), 1 not explained\n"
+      "or a job failed, 2 invalid spec or arguments, 128+N stopped by signal N.");
+  cmd->add_option("SPEC_OR_A_B", options->what,
+                  "a spec with [bisect], or two run or job ids of the store (A B)")
+      ->required()
+      ->expected(1, 2);
   run_local::AddLocalOptions(*cmd, options->run);
   cmd->add_flag(
       "--json", options->json,
       "print the result as JSON (schema orch.bisect/1); the rounds' progress goes to stderr");
-  cmd->callback([options, &exit_code] { exit_code = RunBisect(*options); });
+  cmd->add_option("--store", options->store,
+                  "A B: the data directory that holds A and B (default: --data-dir)");
+  cmd->add_option("--name", options->name,
+                  "A B: the bisection's experiment name (default bisect-A12-B12)");
+  cmd->add_option("--tolerance", options->tolerance,
+                  "A B: the share of KLD(B, A) a set may leave unexplained (default 0.05)")
+      ->check(CLI::Range(0.0, 0.999999));
+  cmd->add_option("--max-rounds", options->max_rounds, "A B: rounds at most (default 4, 1..20)")
+      ->check(CLI::Range(1, 20));
+  cmd->add_flag("--plan", options->plan_only,
+                "A B: write the spec and print its first round as orch plan does; run nothing");
+  cmd->callback([options, &exit_code] { exit_code = Bisect(*options); });
 }
 
 }  // namespace orch::cli

@@ -175,4 +175,9 @@ bisect::Measures MeasuresOf(const BisectReport& report) {
   return measures;
 }
 
+std::optional<double> MeasuredTotal(const BisectReport& report) {
+  if (report.verdict.kind == bisect::VerdictKind::kUnmeasured) return std::nullopt;
+  return report.verdict.total;
+}
+
 }  // namespace orch::report

@@ -43,6 +43,9 @@ struct BisectReport {
 Result<std::optional<BisectReport>> BuildBisectReport(const PlanView& plan, const JobRuns& runs,
                                                       RunSource& source);
 
+// KLD(to, from), or nullopt while the verdict is unmeasured.
+std::optional<double> MeasuredTotal(const BisectReport& report);
+
 // The measures of a report's cells, keyed by set, as bisect::Attribute takes them.
 bisect::Measures MeasuresOf(const BisectReport& report);
 

@@ -37,12 +37,16 @@ FingerprintComparison ComparePair(RunSource& source, std::string kind,
   return out;
 }
 
-// The driver's hello from a run summary ({"hello": {...}, ...}); null when absent.
+// The driver's hello from a run summary ({"hello": {...}, ...}); null when absent. Its
+// `session` member (docs/driver-protocol.md: whether the engine was warm, how many jobs it
+// ran before) tells what the process had done, not what engine it is: left out.
 nlohmann::json HelloOf(const std::string& summary) {
   nlohmann::json parsed = nlohmann::json::parse(summary, nullptr, false);
   if (!parsed.is_object() || !parsed.contains("hello") || !parsed["hello"].is_object())
     return nullptr;
-  return parsed["hello"];
+  nlohmann::json hello = parsed["hello"];
+  hello.erase("session");
+  return hello;
 }
 
 // Object members flattened to "a.b" paths; anything else is one value (compact JSON).

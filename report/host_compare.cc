@@ -32,8 +32,10 @@ void AddDistinct(std::vector<std::string>& names, const std::string& name) {
   if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
 }
 
-void Compare(RunSource& source, const store::RunRecord& reference, const store::RunRecord& other,
-             bool generate, HostRun& row) {
+}  // namespace
+
+void CompareRuns(RunSource& source, const store::RunRecord& reference,
+                 const store::RunRecord& other, bool generate, HostRun& row) {
   Result<PairResult> r = ComparePair(source, reference.id, other.id, PairOptions{generate});
   if (!r.ok()) {
     row.note = r.status().message();
@@ -58,6 +60,8 @@ void Compare(RunSource& source, const store::RunRecord& reference, const store::
   row.top1_agreement = r->summary.top1_agreement;
   row.top1_estimate = r->estimates.top1_agreement;
 }
+
+namespace {
 
 class Builder {
  public:
@@ -122,7 +126,7 @@ Result<HostReport> BuildHostReport(const ExperimentInput& input, RunSource& sour
     for (const store::RunRecord* run : index.UsableRuns(job.id)) {
       HostRun row{.job = job, .reference = reference_id, .run = identities.Of(*run)};
       if (SameRig(row.reference, row.run)) continue;
-      Compare(source, *reference, *run, IsGenerate(*plan, job.workload), row);
+      CompareRuns(source, *reference, *run, IsGenerate(*plan, job.workload), row);
       builder.Add(*reference, *run, std::move(row));
       listed = true;
     }

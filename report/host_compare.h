@@ -69,6 +69,12 @@ struct HostReport {
   std::vector<HostPair> pairs = {};  // in order of their first run in plan order
 };
 
+// Fills `row`'s comparison of `other` against `reference` (both runs of one workload):
+// stream, first difference, KLD and top-1 agreement; a pair that cannot be compared
+// sets row.note.
+void CompareRuns(RunSource& source, const store::RunRecord& reference,
+                 const store::RunRecord& other, bool generate, HostRun& row);
+
 // Errors: InvalidArgument for an unreadable plan. A pair that cannot be compared is a note
 // on its row, not an error.
 Result<HostReport> BuildHostReport(const ExperimentInput& input, RunSource& source);

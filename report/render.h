@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
+#include "report/bisect_origin.h"
 #include "report/host_compare.h"
 #include "report/report.h"
 
@@ -23,9 +25,21 @@ struct TextOptions {
 std::string RenderText(const Report& report, const TextOptions& options = {});
 
 // The bisection section alone (docs/bisect.md): the verdict in words and its tables.
-std::string RenderBisectText(const BisectReport& report, const TextOptions& options = {});
-// Schema "orch.bisect/1": the report's "bisect" object with the experiment's name.
-std::string RenderBisectJson(const std::string& experiment, const BisectReport& report);
+// With `origin` (`orch bisect A B`), what A and B are and the rest: host/hardware after
+// the verdict.
+std::string RenderBisectText(const BisectReport& report, const TextOptions& options = {},
+                             const BisectOrigin* origin = nullptr);
+// Two stored runs in words: what each is, their divergence, their hosts; with
+// `total_kld`, what the bisection's axes reproduce of it.
+std::string RenderOriginText(const BisectOrigin& origin, std::optional<double> total_kld,
+                             const TextOptions& options = {});
+// Schema "orch.bisect/1": the report's "bisect" object with the experiment's name, and
+// with `origin` where the bisection started from two stored runs (`orch bisect A B`).
+std::string RenderBisectJson(const std::string& experiment, const BisectReport& report,
+                             const BisectOrigin* origin = nullptr);
+// Schema "orch.bisect/1" of two stored runs of one coordinate: verdict "same_coordinate"
+// and the origin alone (nothing was bisected).
+std::string RenderOriginJson(const BisectOrigin& origin);
 
 // Schema "orch.report/1": one JSON object, pretty-printed, trailing newline.
 std::string RenderJson(const Report& report);

@@ -4,6 +4,7 @@
 #include "report/generation_render.h"
 #include "report/render.h"
 
+#include "report/bisect_origin.h"
 #include "report/bisect_render.h"
 #include "report/task_json.h"
 
@@ -451,10 +452,59 @@ std::string RenderJson(const Report& report) {
   return doc.dump(2) + "\n";
 }
 
-std::string RenderBisectJson(const std::string& experiment, const BisectReport& report) {
+namespace {
+
+Json EndJson(const BisectEnd& e) {
+  return Json{{"given", e.given},
+              {"experiment", e.experiment},
+              {"job", e.job_id},
+              {"cell", e.cell},
+              {"workload", e.workload},
+              {"repeat", e.repeat},
+              {"run", e.run.run_id.empty() ? Json(nullptr) : IdentityJson(e.run)}};
+}
+
+Json OriginJson(const BisectOrigin& o, std::optional<double> total_kld) {
+  const HostRun& c = o.compared;
+  const bool compared = c.note.empty();
+  Json share = nullptr;
+  if (total_kld && compared && !c.same_stream && c.kld_n > 0 && c.kld_mean > 0) {
+    share = *total_kld / c.kld_mean;
+  }
+  return Json{{"a", EndJson(o.a)},
+              {"b", EndJson(o.b)},
+              {"same_coordinate", o.same_coordinate},
+              {"same_host", o.same_host()},
+              {"same_stream", compared ? Json(c.same_stream) : Json(nullptr)},
+              {"first_difference", Opt(c.first_difference)},
+              {"kld_mean", Num(c.kld_mean)},
+              {"kld_method", c.kld_method},
+              {"kld_n", c.kld_n},
+              {"kld_ci95", IntervalJson(c.kld_ci95)},
+              {"kld_ci95_method", c.kld_ci95.method},
+              {"top1_agreement", Num(c.top1_agreement)},
+              {"top1_agreement_estimate", EstimateJson(c.top1_estimate)},
+              {"note", compared ? Json(nullptr) : Json(c.note)},
+              {"fingerprints", FingerprintsJson(o.fingerprints)},
+              {"reproduced_share", share}};
+}
+
+}  // namespace
+
+std::string RenderBisectJson(const std::string& experiment, const BisectReport& report,
+                             const BisectOrigin* origin) {
   Json body = BisectJson(report);
   Json doc{{"schema", "orch.bisect/1"}, {"experiment", experiment}};
   doc.update(body);
+  if (origin != nullptr) doc["origin"] = OriginJson(*origin, MeasuredTotal(report));
+  return doc.dump(2) + "\n";
+}
+
+std::string RenderOriginJson(const BisectOrigin& origin) {
+  Json doc{{"schema", "orch.bisect/1"},
+           {"experiment", nullptr},
+           {"verdict", "same_coordinate"},
+           {"origin", OriginJson(origin, std::nullopt)}};
   return doc.dump(2) + "\n";
 }
 

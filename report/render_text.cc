@@ -272,10 +272,22 @@ std::string RenderHostText(const HostReport& report, const TextOptions& options)
   return out.str();
 }
 
-std::string RenderBisectText(const BisectReport& report, const TextOptions& options) {
+std::string RenderOriginText(const BisectOrigin& origin, std::optional<double> total_kld,
+                             const TextOptions& options) {
+  std::ostringstream out;
+  WriteWrapped("== A and B, as the store has them ==", options.width, out);
+  for (const std::string& line : BisectOriginLines(origin, total_kld)) {
+    WriteWrapped(line, options.width, out);
+  }
+  return out.str();
+}
+
+std::string RenderBisectText(const BisectReport& report, const TextOptions& options,
+                             const BisectOrigin* origin) {
   std::ostringstream out;
   WriteWrapped("== bisection ==", options.width, out);
   for (const std::string& line : BisectVerdictLines(report)) WriteWrapped(line, options.width, out);
+  if (origin != nullptr) out << "\n" << RenderOriginText(*origin, MeasuredTotal(report), options);
   WriteTable(BisectAxisTable(report), options.width, out);
   WriteTable(BisectWalkTable(report), options.width, out);
   WriteTable(BisectCellTable(report), options.width, out);

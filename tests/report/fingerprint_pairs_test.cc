@@ -53,6 +53,18 @@ TEST(FingerprintPairsTest, EqualHellosAreTheSameEngine) {
   EXPECT_TRUE(pairs[1].differences.empty());
 }
 
+// A warm engine's hello says so, and how many jobs it ran before: the same engine.
+TEST(FingerprintPairsTest, TheHellosSessionIsNotPartOfTheEngine) {
+  NoFingerprints source;
+  store::RunRecord cold = RunWithHello(
+      R"({"engine": "llama.cpp", "version": "b8390", "session": {"warm": false, "jobs_before": 0}})");
+  store::RunRecord warm = RunWithHello(
+      R"({"engine": "llama.cpp", "version": "b8390", "session": {"warm": true, "jobs_before": 2}})");
+  std::vector<FingerprintComparison> pairs = CompareFingerprints(source, cold, warm);
+  EXPECT_TRUE(pairs[1].same);
+  EXPECT_TRUE(pairs[1].differences.empty());
+}
+
 TEST(FingerprintPairsTest, RunsWithoutHelloOrSummaryAreNotRecorded) {
   NoFingerprints source;
   store::RunRecord a, b;
