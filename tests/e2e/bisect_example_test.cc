@@ -2,8 +2,9 @@
 // axes of which one (the weights' quantization) moves the distribution and three (threads,
 // context size, micro-batch size) leave llama.cpp's logits bit for bit as they were. The
 // first round (each axis alone, each left out, the walk) names quant, with nothing left
-// unexplained; the report of the stored experiment says the same, and a second orch bisect
-// on the same data directory runs nothing again.
+// unexplained; the report of the stored experiment says the same, a second orch bisect
+// on the same data directory runs nothing again, and orch bisect A B from two of its jobs
+// reproduces their divergence and names quant again.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -133,6 +134,30 @@ TEST(BisectExampleTest, TheOneAxisThatMovesTheDistributionIsNamedOnTheRealEngine
   ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
   EXPECT_THAT(again.err, HasSubstr("13 jobs, already submitted"));
   EXPECT_EQ(ParseJson(again.out)["explaining"], json({"quant"}));
+
+  // From the store: A is from's run, B the run of to - threads (quant, ctx and ubatch
+  // differ). The new bisection's ends rerun A and B on this machine: the divergence it
+  // explains is the one the store holds between them, to the last bit.
+  std::string a, b;
+  for (const json& job : planned["jobs"]) {
+    if (job["repeat"] != 0) continue;
+    if (job["cell"] == "from") a = job["id"];
+    if (job["cell"] == "to - threads") b = job["id"];
+  }
+  ASSERT_FALSE(a.empty() || b.empty()) << plan.out;
+  ProcessResult stored = RunProcess({OrchBinary(), "bisect", a.substr(0, 12), b, "--json",
+                                     "--data-dir", data, "--timeout", "150"},
+                                    std::chrono::seconds(180), dir.string());
+  ASSERT_EQ(stored.exit_code, 0) << stored.out << stored.err;
+  json from_store = ParseJson(stored.out);
+  EXPECT_EQ(from_store["explaining"], json({"quant"}));
+  EXPECT_EQ(from_store["axes"], json({"quant", "ctx", "ubatch"})) << "standard axes first";
+  const json& origin = from_store["origin"];
+  EXPECT_EQ(origin["b"]["cell"], "to - threads");
+  EXPECT_EQ(origin["same_host"], true);
+  EXPECT_EQ(origin["kld_method"], "exact");
+  EXPECT_EQ(origin["kld_mean"].get<double>(), from_store["total_kld"].get<double>());
+  EXPECT_EQ(origin["reproduced_share"], 1.0);
   fs::remove_all(dir);
 }
 
