@@ -10,9 +10,20 @@ namespace {
 // Fields listed per fingerprint before "and N more".
 constexpr std::size_t kListedFields = 6;
 
-// Long values keep both ends: paths and versions differ at either.
-std::string Shorten(const std::string& text) {
-  return text.size() <= 48 ? text : text.substr(0, 22) + "..." + text.substr(text.size() - 23);
+// A pair of long values from a little before where they start to differ (two paths of
+// one tree differ in their middle), each at most kShown characters.
+constexpr std::size_t kShown = 48;
+std::pair<std::string, std::string> Shorten(const std::string& a, const std::string& b) {
+  auto cut = [](std::string text, std::size_t from) {
+    if (from > 0) text = "..." + text.substr(from);
+    return text.size() <= kShown ? text : text.substr(0, kShown - 3) + "...";
+  };
+  std::size_t common = 0;
+  while (common < a.size() && common < b.size() && a[common] == b[common]) ++common;
+  const std::size_t from = a.size() <= kShown && b.size() <= kShown ? 0
+                           : common > 12                            ? common - 8
+                                                                    : 0;
+  return {cut(a, from), cut(b, from)};
 }
 
 std::string EndLine(const char* name, const char* end, const BisectEnd& e) {
@@ -48,9 +59,8 @@ std::string Differences(const std::vector<FingerprintComparison>& fingerprints) 
     if (!f.note.empty()) fields = f.note;
     for (std::size_t i = 0; i < f.differences.size() && i < kListedFields; ++i) {
       const fingerprint::FieldDifference& d = f.differences[i];
-      fields += (fields.empty() ? "" : ", ") + d.field + " (" +
-                Shorten(fingerprint::DisplayValue(d.a)) + " vs " +
-                Shorten(fingerprint::DisplayValue(d.b)) + ")";
+      const auto [a, b] = Shorten(fingerprint::DisplayValue(d.a), fingerprint::DisplayValue(d.b));
+      fields += (fields.empty() ? "" : ", ") + d.field + " (" + a + " vs " + b + ")";
     }
     if (f.differences.size() > kListedFields) {
       fields += ", and " + std::to_string(f.differences.size() - kListedFields) + " more";
