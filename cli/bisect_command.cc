@@ -35,6 +35,10 @@ struct BisectOptions {
   int max_rounds = 4;
   bool plan_only = false;
   std::optional<report::BisectOrigin> origin;
+  // A coordinator that runs elsewhere: its endpoint, and the keys to reach it with.
+  std::string coordinator;
+  std::string key;
+  std::string coordinator_key;
 };
 
 // The bisection as the store holds it now (read-only, beside the running coordinator).
@@ -102,7 +106,14 @@ int RunBisect(BisectOptions& options) {
   LocalSystem system(data_dir.string(), (data_dir / "local").string());
   ClientOptions client;
   int agents = 0;
-  if (int started = run_local::StartLocal(*plan, run, system, client, agents); started != kExitOk) {
+  const bool remote = !options.coordinator.empty();
+  // Where the rounds' results are read: the local system's store, or the remote
+  // coordinator's (--store).
+  const std::string store = remote ? options.store : run.data_dir;
+  if (remote) {
+    client = ClientOptions{options.coordinator, 10, options.key, options.coordinator_key};
+  } else if (int started = run_local::StartLocal(*plan, run, system, client, agents);
+             started != kExitOk) {
     return started;
   }
   const std::string experiment = plan->spec.name;
@@ -111,10 +122,11 @@ int RunBisect(BisectOptions& options) {
   for (int round = 1;; ++round) {
     std::cout << "orch bisect: round " << round << " of at most " << max_rounds << ", "
               << RoundCells(*plan, round) << std::endl;
-    int driven =
-        run_local::Drive(system, client, experiment, planner::PlanToJson(*plan), run, agents);
+    const std::string plan_json = planner::PlanToJson(*plan);
+    int driven = remote ? run_local::DriveRemote(client, experiment, plan_json, run)
+                        : run_local::Drive(system, client, experiment, plan_json, run, agents);
     if (driven != kExitOk) return driven;
-    measured = Measure(run.data_dir, experiment);
+    measured = Measure(store, experiment);
     if (!measured.ok()) {
       std::cerr << "orch bisect: " << measured.status().message() << "\n";
       return kExitError;
@@ -219,9 +231,15 @@ int RunStoredBisect(BisectOptions& options) {
 
 int Bisect(BisectOptions& options) {
   const bool stored_form = options.what.size() == 2;
+  if (!options.coordinator.empty() && options.store.empty()) {
+    std::cerr << "orch bisect: --coordinator needs --store DIR, the coordinator's data "
+                 "directory, where each round's results are read (docs/bisect.md)\n";
+    return kExitInvalidInput;
+  }
   if (!stored_form) {
     for (const auto& [flag, given] :
-         {std::pair<const char*, bool>{"--store", !options.store.empty()},
+         {std::pair<const char*, bool>{"--store",
+                                       !options.store.empty() && options.coordinator.empty()},
           {"--name", !options.name.empty()},
           {"--tolerance", options.tolerance != 0.05},
           {"--max-rounds", options.max_rounds != 4},
@@ -262,7 +280,8 @@ void RegisterBisectCommand(CLI::App& app, int& exit_code) {
       "--json", options->json,
       "print the result as JSON (schema orch.bisect/1); the rounds' progress goes to stderr");
   cmd->add_option("--store", options->store,
-                  "A B: the data directory that holds A and B (default: --data-dir)");
+                  "DIR: the data directory that holds A and B (default: --data-dir), and with "
+                  "--coordinator the coordinator's, where each round's results are read");
   cmd->add_option("--name", options->name,
                   "A B: the bisection's experiment name (default bisect-A12-B12)");
   cmd->add_option("--tolerance", options->tolerance,
@@ -270,6 +289,14 @@ void RegisterBisectCommand(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0.0, 0.999999));
   cmd->add_option("--max-rounds", options->max_rounds, "A B: rounds at most (default 4, 1..20)")
       ->check(CLI::Range(1, 20));
+  cmd->add_option("--coordinator", options->coordinator,
+                  "ENDPOINT: submit each round to this coordinator instead of starting one "
+                  "with local agents; needs --store, its data directory, readable here");
+  cmd->add_option("--key", options->key,
+                  "FILE: with --coordinator, your secret key (orch keygen), for a coordinator "
+                  "with keys");
+  cmd->add_option("--coordinator-key", options->coordinator_key,
+                  "FILE: with --coordinator, the coordinator's public key");
   cmd->add_flag("--plan", options->plan_only,
                 "A B: write the spec and print its first round as orch plan does; run nothing");
   cmd->callback([options, &exit_code] { exit_code = Bisect(*options); });

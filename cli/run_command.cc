@@ -190,15 +190,16 @@ void PrintStuck(const ClientOptions& client, const std::string& experiment) {
 
 enum class Outcome { kDone, kStuck, kInterrupted, kError };
 
-// Prints progress until every job is done, a daemon exits, a signal arrives or
-// `timeout_s` passes.
-Outcome Watch(LocalSystem& system, const ClientOptions& client, const std::string& experiment,
+// Prints progress until every job is done, a daemon of the local `system` exits, a
+// signal arrives or `timeout_s` passes. Without a local system (a remote coordinator)
+// agents come and go, so pending jobs no agent can run now are waited for.
+Outcome Watch(LocalSystem* system, const ClientOptions& client, const std::string& experiment,
               int timeout_s, bool& all_succeeded) {
   std::string last;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   while (std::chrono::steady_clock::now() < deadline) {
     if (g_stop_signal != 0) return Outcome::kInterrupted;
-    if (std::string exited = system.ExitedDaemon(); !exited.empty()) {
+    if (std::string exited = system ? system->ExitedDaemon() : ""; !exited.empty()) {
       Fail(exited, kExitError);
       return Outcome::kError;
     }
@@ -214,7 +215,8 @@ Outcome Watch(LocalSystem& system, const ClientOptions& client, const std::strin
     }
     // Local agents do not come and go: when nothing runs and no pending job can run,
     // waiting would only wait for --timeout.
-    if (p != nullptr && p->running == 0 && p->pending > 0 && p->unrunnable == p->pending) {
+    if (system != nullptr && p != nullptr && p->running == 0 && p->pending > 0 &&
+        p->unrunnable == p->pending) {
       return Outcome::kStuck;
     }
     Pause(300ms);
@@ -269,12 +271,48 @@ int Drive(LocalSystem& system, const ClientOptions& client, const std::string& e
     return kExitError;
   }
   bool all_succeeded = false;
-  Outcome outcome = Watch(system, client, experiment, options.timeout_s, all_succeeded);
+  Outcome outcome = Watch(&system, client, experiment, options.timeout_s, all_succeeded);
   if (outcome == Outcome::kInterrupted) return Interrupted(system, options);
   if (outcome == Outcome::kError) return kExitError;
   if (all_succeeded) return kExitOk;
   if (outcome == Outcome::kStuck) PrintStuck(client, experiment);
   PrintFailures(client, experiment, system.run_dir());
+  return kExitError;
+}
+
+int DriveRemote(const ClientOptions& client, const std::string& experiment,
+                const std::string& plan_json, const RunOptions& options) {
+  Result<std::string> submitted = Submit(client, plan_json);
+  if (!submitted.ok()) return Fail(submitted.status().message(), kExitError);
+  std::cout << *submitted << "\n";
+  Result<protocol::StatusReply> status = AskStatus(client, false, experiment);
+  if (!status.ok()) return Fail(status.status().message(), kExitError);
+  std::size_t count = 0;
+  if (std::string table = FormatUnrunnableJobs(*status, &count); !table.empty()) {
+    std::cerr << "orch " << options.command << ": " << count
+              << " jobs can run on no connected agent; they wait until one that can "
+                 "registers:\n"
+              << table;
+  }
+  bool all_succeeded = false;
+  Outcome outcome = Watch(nullptr, client, experiment, options.timeout_s, all_succeeded);
+  if (outcome == Outcome::kInterrupted) {
+    std::cerr << "orch " << options.command << ": stopped; the coordinator goes on with the "
+              << "jobs submitted. Resume with the same command (finished jobs are kept)\n";
+    return 128 + g_stop_signal;
+  }
+  if (outcome == Outcome::kError) return kExitError;
+  if (all_succeeded) return kExitOk;
+  Result<protocol::StatusReply> all = AskStatus(client, true, experiment);
+  if (all.ok()) {
+    protocol::StatusReply failed;
+    for (const protocol::JobStatus& job : all->jobs) {
+      if (job.state == "failed" || job.state == "cancelled") failed.jobs.push_back(job);
+    }
+    std::cerr << "orch " << options.command << ": " << failed.jobs.size()
+              << " jobs did not succeed:\n"
+              << FormatJobsTable(failed);
+  }
   return kExitError;
 }
 

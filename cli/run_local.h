@@ -71,6 +71,11 @@ int StartLocal(const planner::Plan& plan, const RunOptions& options, LocalSystem
 // A stop signal (SIGINT, SIGTERM, SIGHUP) arrived: stops `system` and says how to resume;
 // the exit status.
 int Interrupted(LocalSystem& system, const RunOptions& options);
+// A round on a coordinator that runs elsewhere (`orch bisect --coordinator`): submit,
+// say which jobs no connected agent can run (they wait), watch until every job is done;
+// the exit status. Ctrl-C stops the watching, not the jobs.
+int DriveRemote(const ClientOptions& client, const std::string& experiment,
+                const std::string& plan_json, const RunOptions& options);
 // Everything after the daemons are up: submit, fail fast, watch; the exit status.
 int Drive(LocalSystem& system, const ClientOptions& client, const std::string& experiment,
           const std::string& plan_json, const RunOptions& options, int agents);

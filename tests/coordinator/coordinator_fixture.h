@@ -31,14 +31,17 @@ using std::chrono::milliseconds;
 using orch::testing::SmallSpec;
 
 // SmallSpec's experiment with `workloads` teacher-forced workloads (w0, w1, ...) and
-// `repeats` baseline jobs of each: a large plan from a short spec.
-inline std::string ManyWorkloadsSpec(const std::string& name, int workloads, int repeats) {
+// `repeats` baseline jobs of each: a large plan from a short spec. `padding` more bytes
+// of text per workload make the plan larger without more jobs.
+inline std::string ManyWorkloadsSpec(const std::string& name, int workloads, int repeats,
+                                     std::size_t padding = 0) {
   std::string spec = SmallSpec(name, repeats);
   std::string all;
+  const std::string pad(padding, '.');
   for (int i = 0; i < workloads; ++i) {
     all += "[[workloads]]\nname = \"w" + std::to_string(i) +
            "\"\nkind = \"teacher_forced\"\ntext = \"The quick brown fox, take " +
-           std::to_string(i) + "\"\npositions = 16\n\n";
+           std::to_string(i) + pad + "\"\npositions = 16\n\n";
   }
   std::size_t at = spec.find("[[workloads]]");
   std::size_t end = spec.find("[baseline]");
