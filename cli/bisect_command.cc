@@ -48,9 +48,15 @@ Result<report::BisectReport> Measure(const std::string& data_dir, const std::str
   ORCH_ASSIGN_OR_RETURN(report::ExperimentInput input, report::LoadExperiment(*store, experiment));
   ORCH_ASSIGN_OR_RETURN(report::PlanView plan, report::ParsePlanView(input.plan.json));
   std::unique_ptr<report::RunSource> source = report::MakeStoreRunSource(*store);
-  report::JobRuns runs(input.jobs, input.runs);
-  ORCH_ASSIGN_OR_RETURN(std::optional<report::BisectReport> bisect,
-                        report::BuildBisectReport(plan, runs, *source));
+  std::optional<report::BisectReport> bisect;
+  if (plan.tasks.empty()) {
+    report::JobRuns runs(input.jobs, input.runs);
+    ORCH_ASSIGN_OR_RETURN(bisect, report::BuildBisectReport(plan, runs, *source));
+  } else {
+    // Task workloads: the whole report, whose task outcomes the bisection shows per cell.
+    ORCH_ASSIGN_OR_RETURN(report::Report whole, report::BuildReport(input, *source, {}));
+    bisect = std::move(whole.bisect);
+  }
   if (!bisect) return Internal("the stored plan of " + experiment + " has no bisection");
   return std::move(*bisect);
 }

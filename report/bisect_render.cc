@@ -54,6 +54,12 @@ std::vector<std::string> AxesOf(const BisectReport& r, bisect::AxisSet set) {
   return out;
 }
 
+// "80.00% [49.02%, 94.33%] n=10", or the cell's status when it has no outcome.
+std::string PassRate(const BisectTaskRow& row) {
+  if (row.pass_rate.n == 0) return row.status == "compared" ? "-" : row.status;
+  return FormatEstimate(row.pass_rate.mean, row.pass_rate.n, row.pass_rate.ci95, FormatPercent);
+}
+
 // Why KLD(to, from) is missing: to's own reason first, else from's, else the first cell's.
 std::string Missing(const BisectReport& r) {
   const bisect::AxisSet all = bisect::Everything(static_cast<int>(r.plan.axes.size()));
@@ -116,7 +122,32 @@ std::vector<std::string> BisectVerdictLines(const BisectReport& r) {
   }
   for (const bisect::Interaction& i : v.interactions) out.push_back("interaction: " + i.text);
   out.push_back(Basis(r));
+  for (const BisectTaskRow& from : r.tasks) {
+    if (from.cell != "from") continue;
+    for (const BisectTaskRow& to : r.tasks) {
+      if (to.cell != "to" || to.workload != from.workload) continue;
+      out.push_back("task " + from.workload + ": from passes " + PassRate(from) + ", to " +
+                    PassRate(to) + "; " + std::to_string(to.changed) + " of " +
+                    std::to_string(to.cases) + " cases change outcome from from to to (" +
+                    std::to_string(to.near_tie) + " after a near-tie; " +
+                    std::to_string(to.broken) + " broken, " + std::to_string(to.fixed) + " fixed)");
+    }
+  }
   return out;
+}
+
+Table BisectTaskTable(const BisectReport& r) {
+  Table t{"bisection: task outcomes per cell (changes against from)",
+          {"cell", "task", "pass rate [95% CI] n", "changed", "near-tie", "broken", "fixed"},
+          {}};
+  for (const BisectTaskRow& row : r.tasks) {
+    const bool from = row.cell == "from";
+    t.rows.push_back(
+        {row.cell, row.workload, PassRate(row), from ? "-" : std::to_string(row.changed),
+         from ? "-" : std::to_string(row.near_tie), from ? "-" : std::to_string(row.broken),
+         from ? "-" : std::to_string(row.fixed)});
+  }
+  return t;
 }
 
 Table BisectAxisTable(const BisectReport& r) {
@@ -216,6 +247,25 @@ nlohmann::ordered_json BisectJson(const BisectReport& r) {
   BisectJsonValue interactions = BisectJsonValue::array();
   for (const bisect::Interaction& i : v.interactions)
     interactions.push_back({{"axes", AxesOf(r, i.axes)}, {"text", i.text}});
+  BisectJsonValue tasks = BisectJsonValue::array();
+  for (const BisectTaskRow& t : r.tasks) {
+    const Interval& ci = t.pass_rate.ci95;
+    const bool from = t.cell == "from";
+    tasks.push_back({{"cell", t.cell},
+                     {"task", t.workload},
+                     {"status", t.status},
+                     {"cases", t.cases},
+                     {"cases_planned", t.cases_planned},
+                     {"pass_rate",
+                      t.pass_rate.n ? BisectJsonValue(t.pass_rate.mean) : BisectJsonValue(nullptr)},
+                     {"pass_rate_n", t.pass_rate.n},
+                     {"pass_rate_ci95",
+                      ci.available() ? BisectJsonValue({ci.lo, ci.hi}) : BisectJsonValue(nullptr)},
+                     {"changed", from ? BisectJsonValue(nullptr) : BisectJsonValue(t.changed)},
+                     {"near_tie", from ? BisectJsonValue(nullptr) : BisectJsonValue(t.near_tie)},
+                     {"broken", from ? BisectJsonValue(nullptr) : BisectJsonValue(t.broken)},
+                     {"fixed", from ? BisectJsonValue(nullptr) : BisectJsonValue(t.fixed)}});
+  }
   bool explained = v.kind == bisect::VerdictKind::kExplained;
   return {{"axes", r.plan.axes},
           {"tolerance", r.plan.tolerance},
@@ -235,7 +285,8 @@ nlohmann::ordered_json BisectJson(const BisectReport& r) {
           {"interactions", interactions},
           {"by_axis", axes},
           {"walk", walk},
-          {"cells", cells}};
+          {"cells", cells},
+          {"tasks", tasks}};
 }
 
 }  // namespace orch::report

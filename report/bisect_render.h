@@ -21,6 +21,8 @@ Table BisectAxisTable(const BisectReport& report);
 Table BisectWalkTable(const BisectReport& report);
 // Every cell measured against both ends.
 Table BisectCellTable(const BisectReport& report);
+// Task outcomes per cell (empty rows without task workloads).
+Table BisectTaskTable(const BisectReport& report);
 // The "bisect" object of orch.report/1.
 nlohmann::ordered_json BisectJson(const BisectReport& report);
 

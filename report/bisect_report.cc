@@ -180,4 +180,20 @@ std::optional<double> MeasuredTotal(const BisectReport& report) {
   return report.verdict.total;
 }
 
+void AddTaskOutcomes(BisectReport& report, const std::vector<TaskWorkloadReport>& tasks) {
+  auto row = [](const std::string& label, const std::string& workload, const TaskCellReport& c) {
+    return BisectTaskRow{label,       workload,  c.status,   c.cases,  c.cases_planned,
+                         c.pass_rate, c.changed, c.near_tie, c.broken, c.fixed};
+  };
+  for (const TaskWorkloadReport& task : tasks) {
+    if (!task.error.empty()) continue;
+    report.tasks.push_back(row("from", task.name, task.baseline));
+    for (const BisectCellReport& cell : report.cells) {
+      for (const TaskCellReport& c : task.cells) {
+        if (c.cell.label == cell.label) report.tasks.push_back(row(cell.label, task.name, c));
+      }
+    }
+  }
+}
+
 }  // namespace orch::report

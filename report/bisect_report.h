@@ -18,6 +18,7 @@
 #include "report/job_runs.h"
 #include "report/plan_view.h"
 #include "report/run_source.h"
+#include "report/task_report.h"
 
 namespace orch::report {
 
@@ -30,18 +31,38 @@ struct BisectCellReport {
   std::string missing;
 };
 
+// A cell's task outcomes on one task workload (report/task_report.h), against from.
+struct BisectTaskRow {
+  std::string cell;
+  std::string workload;  // the task workload
+  std::string status;    // TaskCellReport::status
+  int cases = 0;         // cases with an outcome
+  int cases_planned = 0;
+  Estimate pass_rate = {};     // over every repeat of every case, Wilson
+  std::uint64_t changed = 0;   // cases whose outcome differs from from's (none for from)
+  std::uint64_t near_tie = 0;  // of those, after a near-tie
+  std::uint64_t broken = 0, fixed = 0;
+};
+
 struct BisectReport {
   PlannedBisect plan;
   int rounds = 0;                       // the highest round of the plan's cells
   std::vector<std::string> workloads;   // what the distances rest on
   std::vector<BisectCellReport> cells;  // in plan order; from first
   bisect::Verdict verdict;
+  // Task workloads' outcomes per cell, from first, then each cell in plan order; empty
+  // when the plan has no task workload. The verdict rests on KLD; these say what the
+  // divergence does to the task.
+  std::vector<BisectTaskRow> tasks = {};
 };
 
 // Nullopt for a plan without a bisection. Errors: the source's, and runs that are not
 // comparable (vocabulary sizes differ), naming the cells.
 Result<std::optional<BisectReport>> BuildBisectReport(const PlanView& plan, const JobRuns& runs,
                                                       RunSource& source);
+
+// Fills report.tasks from the task reports of the same experiment (the baseline is from).
+void AddTaskOutcomes(BisectReport& report, const std::vector<TaskWorkloadReport>& tasks);
 
 // KLD(to, from), or nullopt while the verdict is unmeasured.
 std::optional<double> MeasuredTotal(const BisectReport& report);

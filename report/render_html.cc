@@ -216,6 +216,7 @@ std::string RenderHtml(const Report& report) {
     WriteTable(BisectAxisTable(*report.bisect), out);
     WriteTable(BisectWalkTable(*report.bisect), out);
     WriteTable(BisectCellTable(*report.bisect), out);
+    if (!report.bisect->tasks.empty()) WriteTable(BisectTaskTable(*report.bisect), out);
   }
   out << "</body>\n</html>\n";
   return out.str();

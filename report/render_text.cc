@@ -291,6 +291,7 @@ std::string RenderBisectText(const BisectReport& report, const TextOptions& opti
   WriteTable(BisectAxisTable(report), options.width, out);
   WriteTable(BisectWalkTable(report), options.width, out);
   WriteTable(BisectCellTable(report), options.width, out);
+  if (!report.tasks.empty()) WriteTable(BisectTaskTable(report), options.width, out);
   return out.str();
 }
 

@@ -430,6 +430,7 @@ Result<Report> BuildReport(const ExperimentInput& input, RunSource& source,
   ORCH_ASSIGN_OR_RETURN(Report report, Builder(input, *plan, source, options).Build());
   JobRuns runs(input.jobs, input.runs);
   ORCH_ASSIGN_OR_RETURN(report.bisect, BuildBisectReport(*plan, runs, source));
+  if (report.bisect) AddTaskOutcomes(*report.bisect, report.tasks);
   return report;
 }
 

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "report/bisect_render.h"
 #include "report/render.h"
 #include "report/report.h"
 #include "store/memory_store.h"
@@ -110,6 +111,65 @@ TEST(BisectReportTest, AnEndWithoutAFinishedRunLeavesItUnmeasuredAndSaysWhy) {
   EXPECT_THAT(RenderText(*report, testing::kUnwrapped),
               HasSubstr("bisection: not measured yet: KLD(to, from) needs finished runs of both "
                         "(cell to: no finished run of workload w)"));
+}
+
+// Task workloads: each cell's outcomes against from, from first and then the bisection's
+// cells in plan order; to's in words beside the verdict, every cell in the table and JSON.
+TEST(BisectTaskOutcomesTest, EachCellsOutcomesAgainstFromAreShownFromFirst) {
+  BisectReport bisect;
+  bisect.plan.axes = {"quant", "kv"};
+  for (const auto& [label, set] : std::vector<std::pair<std::string, bisect::AxisSet>>{
+           {"from", 0}, {"to", 3}, {"from + quant", 1}}) {
+    bisect.cells.push_back({label, set, 1, {}, ""});
+  }
+  auto cell = [](const std::string& label, std::uint64_t passes, std::uint64_t trials,
+                 std::uint64_t changed, std::uint64_t near_tie, std::uint64_t broken) {
+    TaskCellReport c;
+    c.cell.label = label;
+    c.cases = c.cases_planned = 10;
+    c.passes = passes;
+    c.trials = trials;
+    c.pass_rate = {static_cast<double>(passes) / trials, trials, {0.5, 0.9, "Wilson"}};
+    c.changed = changed;
+    c.near_tie = near_tie;
+    c.broken = broken;
+    return c;
+  };
+  TaskWorkloadReport task;
+  task.name = "triage";
+  task.baseline = cell("baseline", 16, 20, 0, 0, 0);
+  // In plan order of the task report, which need not be the bisection's.
+  task.cells = {cell("from + quant", 7, 10, 1, 1, 1), cell("to", 6, 10, 2, 1, 2),
+                cell("not a bisection cell", 0, 10, 9, 0, 9)};
+  TaskWorkloadReport broken;
+  broken.name = "unreadable";
+  broken.error = "its cases are unknown";
+  AddTaskOutcomes(bisect, {task, broken});
+
+  ASSERT_EQ(bisect.tasks.size(), 3u);
+  EXPECT_EQ(bisect.tasks[0].cell, "from");
+  EXPECT_EQ(bisect.tasks[1].cell, "to");
+  EXPECT_EQ(bisect.tasks[2].cell, "from + quant");
+  EXPECT_EQ(bisect.tasks[1].changed, 2u);
+  EXPECT_EQ(bisect.tasks[1].broken, 2u);
+
+  std::string lines;
+  for (const std::string& line : BisectVerdictLines(bisect)) lines += line + "\n";
+  EXPECT_THAT(lines, HasSubstr("task triage: from passes 80.00% [50.00%, 90.00%] n=20, to "
+                               "60.00% [50.00%, 90.00%] n=10; 2 of 10 cases change outcome "
+                               "from from to to (1 after a near-tie; 2 broken, 0 fixed)"));
+  Table table = BisectTaskTable(bisect);
+  ASSERT_EQ(table.rows.size(), 3u);
+  EXPECT_EQ(table.rows[0],
+            (std::vector<std::string>{"from", "triage", "80.00% [50.00%, 90.00%] n=20", "-", "-",
+                                      "-", "-"}));
+  EXPECT_EQ(table.rows[2][3], "1");
+  nlohmann::ordered_json json = BisectJson(bisect);
+  ASSERT_EQ(json["tasks"].size(), 3u);
+  EXPECT_TRUE(json["tasks"][0]["changed"].is_null());
+  EXPECT_EQ(json["tasks"][1]["changed"], 2);
+  EXPECT_EQ(json["tasks"][1]["pass_rate_n"], 10);
+  EXPECT_EQ(json["tasks"][1]["pass_rate_ci95"], nlohmann::ordered_json({0.5, 0.9}));
 }
 
 }  // namespace
