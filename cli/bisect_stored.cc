@@ -64,10 +64,35 @@ Result<const store::JobRecord*> FindJob(const store::StoreState& state, const st
                          "); give more of it");
 }
 
+// JOB@HOST: the job's usable run on host HOST (its host fingerprint id, as `orch report
+// --by-host` shows it), or of contributor or agent HOST; the first in run id order.
+Result<const store::RunRecord*> RunOn(const report::JobRuns& runs, report::RunIdentities& ids,
+                                      const std::string& side, const store::JobRecord& job,
+                                      const std::string& host) {
+  std::string seen;
+  for (const store::RunRecord* run : runs.UsableRuns(job.id)) {
+    const report::RunIdentity identity = ids.Of(*run);
+    if (identity.host == host || identity.contributor == host || identity.agent_id == host) {
+      return run;
+    }
+    seen += (seen.empty() ? "" : ", ") +
+            (identity.host.empty() ? "an unrecorded host" : identity.host) + " (" +
+            identity.contributor + ", agent " + identity.agent_id + ")";
+  }
+  return InvalidArgument(side + ": job " + job.id.substr(0, 12) + " has no finished run on " +
+                         host + (seen.empty() ? "; it has none at all" : "; it ran on " + seen));
+}
+
 Result<Resolved> Resolve(const store::StoreState& state, const report::JobRuns& runs,
-                         const std::string& side, const std::string& id, const std::string& dir) {
+                         report::RunIdentities& ids, const std::string& side,
+                         const std::string& given, const std::string& dir) {
   Resolved r;
-  if ((r.run = FindById(state.runs, id)) != nullptr) {
+  const std::size_t at = given.find('@');
+  const std::string id = given.substr(0, at);
+  if (at != std::string::npos) {
+    ORCH_ASSIGN_OR_RETURN(r.job, FindJob(state, side, id, dir));
+    ORCH_ASSIGN_OR_RETURN(r.run, RunOn(runs, ids, side, *r.job, given.substr(at + 1)));
+  } else if ((r.run = FindById(state.runs, id)) != nullptr) {
     r.job = runs.Job(r.run->job_id);
     if (r.job == nullptr) {
       return Internal(side + ": run " + id + " belongs to job " + r.run->job_id +
@@ -177,16 +202,16 @@ Result<StoredBisect> PrepareStoredBisect(const std::string& a, const std::string
   if (!store.ok()) return store.status().WithContext("the store at " + options.store_dir);
   ORCH_ASSIGN_OR_RETURN(store::StoreState state, (*store)->LoadState());
   report::JobRuns runs(state.jobs, state.runs);
-  ORCH_ASSIGN_OR_RETURN(Resolved ra, Resolve(state, runs, "A", a, options.store_dir));
-  ORCH_ASSIGN_OR_RETURN(Resolved rb, Resolve(state, runs, "B", b, options.store_dir));
+  std::unique_ptr<report::RunSource> source = report::MakeStoreRunSource(**store);
+  report::RunIdentities identities(*source);
+  ORCH_ASSIGN_OR_RETURN(Resolved ra, Resolve(state, runs, identities, "A", a, options.store_dir));
+  ORCH_ASSIGN_OR_RETURN(Resolved rb, Resolve(state, runs, identities, "B", b, options.store_dir));
   if (ra.run != nullptr && rb.run != nullptr && ra.run->id == rb.run->id) {
     return InvalidArgument("A and B are the same run, " + ra.run->id + ": nothing to compare");
   }
   ORCH_RETURN_IF_ERROR(CheckComparable(ra, rb));
 
   StoredBisect out;
-  std::unique_ptr<report::RunSource> source = report::MakeStoreRunSource(**store);
-  report::RunIdentities identities(*source);
   out.origin.a = EndOf(ra, a, identities);
   out.origin.b = EndOf(rb, b, identities);
   out.origin.same_coordinate = CoordinateOf(ra) == CoordinateOf(rb);

@@ -1,8 +1,10 @@
 // `orch bisect A B`: a bisection from two runs or jobs of a store (docs/bisect.md). A and
 // B are run ids, job ids, or a job id's first characters (at least 6; `orch history`
-// prints 12). Each stands for its job's coordinate, workload and model, and for the run
-// compared (a job's: the run the report compares, report/job_runs.h). The two must have
-// run one workload of one model; B's coordinate may not name an axis A's lacks.
+// prints 12), each optionally @HOST: the job's run on that host fingerprint (as `orch
+// report --by-host` names it), contributor or agent. Each stands for its job's
+// coordinate, workload and model, and for the run compared (a job's: the run the report
+// compares, report/job_runs.h). The two must have run one workload of one model; B's
+// coordinate may not name an axis A's lacks.
 #pragma once
 
 #include <optional>

@@ -269,6 +269,13 @@ std::string RenderHostText(const HostReport& report, const TextOptions& options)
     WriteTable(HostDifferenceTable(pair), width, out);
     WriteTable(HostRunTable(pair), width, out);
   }
+  if (!report.pairs.empty()) {
+    out << "\n";
+    WriteWrapped(
+        "orch bisect REFERENCE_RUN RUN compares two of these runs and says what their "
+        "hosts add; of two cells, it finds the axes that explain them (docs/bisect.md)",
+        width, out);
+  }
   return out.str();
 }
 

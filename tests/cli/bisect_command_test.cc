@@ -89,6 +89,7 @@ class BisectFromStoreTest : public ::testing::Test {
     Result<store::StoreState> state = (*db)->LoadState();
     ASSERT_TRUE(state.ok());
     jobs_ = new std::map<std::string, std::string>;
+    host_ = new std::string(state->runs.front().host_fingerprint_id);
     for (const store::PlanRecord& plan : state->plans) {
       Result<plan_document::Document> doc = plan_document::ReadPlanJson(plan.json);
       ASSERT_TRUE(doc.ok());
@@ -102,6 +103,7 @@ class BisectFromStoreTest : public ::testing::Test {
     if (!HasFailure()) fs::remove_all(*dir_);
     delete dir_;
     delete jobs_;
+    delete host_;
   }
 
   static std::string Data() { return (*dir_ / "data").string(); }
@@ -145,10 +147,14 @@ class BisectFromStoreTest : public ::testing::Test {
 
   static fs::path* dir_;
   static std::map<std::string, std::string>* jobs_;
+
+ protected:
+  static std::string* host_;  // the host fingerprint id every run has
 };
 
 fs::path* BisectFromStoreTest::dir_ = nullptr;
 std::map<std::string, std::string>* BisectFromStoreTest::jobs_ = nullptr;
+std::string* BisectFromStoreTest::host_ = nullptr;
 
 TEST_F(BisectFromStoreTest, TwoJobsOneAxisApartAreBisectedAndTheirDivergenceIsReproduced) {
   const std::string a = JobId("stored/baseline/w1/0");
@@ -206,6 +212,18 @@ TEST_F(BisectFromStoreTest, TwoRunsOfOneCoordinateNeedNoBisection) {
   EXPECT_THAT(r.out, HasSubstr("the rest: host/hardware: A and B ran the same coordinate, "
                                "workload and model; nothing to bisect"));
   EXPECT_THAT(r.out, Not(HasSubstr("round 1")));
+
+  // JOB@HOST: the job's run on that host (as orch report --by-host names hosts).
+  ASSERT_FALSE(host_->empty());
+  const std::string job = JobId("stored/baseline/w2/0");
+  ProcessResult on_host = Bisect({job.substr(0, 12) + "@" + *host_, job + "@" + *host_});
+  EXPECT_EQ(on_host.exit_code, 2) << on_host.out << on_host.err;
+  EXPECT_THAT(on_host.err, HasSubstr("A and B are the same run, " + job.substr(0, 12) + "-"));
+  ProcessResult elsewhere = Bisect({job + "@fp-elsewhere", JobId("stored/baseline/w2/1")});
+  EXPECT_EQ(elsewhere.exit_code, 2) << elsewhere.out << elsewhere.err;
+  EXPECT_THAT(elsewhere.err, HasSubstr("A: job " + job.substr(0, 12) +
+                                       " has no finished run on fp-elsewhere; it ran on " + *host_ +
+                                       " (lab, agent local-"));
 }
 
 TEST_F(BisectFromStoreTest, WhatCannotBeBisectedIsRefusedNamingTheSideAndTheValue) {

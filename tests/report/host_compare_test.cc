@@ -93,6 +93,10 @@ TEST_F(HostCompareTest, TheKldMeanAndTopOneAgreementCarryNAndAnInterval) {
   EXPECT_EQ(bob.top1_estimate.ci95.method, "Wilson");
   const std::string text = RenderHostText(report_, testing::kUnwrapped);
   EXPECT_NE(text.find("KLD mean [95% CI] n (method)"), std::string::npos) << text;
+  EXPECT_NE(text.find("orch bisect REFERENCE_RUN RUN compares two of these runs and says what "
+                      "their hosts add"),
+            std::string::npos)
+      << text;
   EXPECT_NE(
       text.find(FormatEstimate(bob.kld_mean, bob.kld_n, bob.kld_ci95, FormatKld) + " (exact)"),
       std::string::npos)
