@@ -13,7 +13,7 @@ namespace {
 
 // A TOML basic string on one line: every control character escaped, the rest as is
 // (UTF-8 passes through).
-std::string Quoted(const std::string& text) {
+std::string TomlString(const std::string& text) {
   std::string out = "\"";
   for (const char c : text) {
     const auto byte = static_cast<unsigned char>(c);
@@ -60,7 +60,7 @@ std::string Key(const std::string& dotted) {
   while (true) {
     const std::size_t dot = dotted.find('.', start);
     const std::string part = dotted.substr(start, dot == std::string::npos ? dot : dot - start);
-    out += BareKey(part) ? part : Quoted(part);
+    out += BareKey(part) ? part : TomlString(part);
     if (dot == std::string::npos) return out;
     out += '.';
     start = dot + 1;
@@ -76,7 +76,7 @@ std::string Number(double value) {
 }
 
 std::string Value(const plan_document::Scalar& value) {
-  if (const auto* s = std::get_if<std::string>(&value)) return Quoted(*s);
+  if (const auto* s = std::get_if<std::string>(&value)) return TomlString(*s);
   if (const auto* i = std::get_if<std::int64_t>(&value)) return std::to_string(*i);
   if (const auto* d = std::get_if<double>(&value)) return Number(*d);
   return std::get<bool>(value) ? "true" : "false";
@@ -106,15 +106,15 @@ void WriteCoordinate(const std::string& table, const plan_document::Coordinate& 
 
 void WriteModel(const plan_document::Model& model, std::ostringstream& out) {
   out << "\n[model]\n";
-  if (!model.name.empty()) out << "name = " << Quoted(model.name) << "\n";
+  if (!model.name.empty()) out << "name = " << TomlString(model.name) << "\n";
   if (!model.synth.empty()) {
-    out << "synth = " << Quoted(model.synth) << "\n";
+    out << "synth = " << TomlString(model.synth) << "\n";
   } else {
-    out << "file = " << Quoted(model.file) << "\nsha256 = " << Quoted(model.sha256) << "\n";
+    out << "file = " << TomlString(model.file) << "\nsha256 = " << TomlString(model.sha256) << "\n";
   }
   for (const auto& [quant, variant] : model.variants) {
-    out << "variants." << Key(quant) << " = { file = " << Quoted(variant.file)
-        << ", sha256 = " << Quoted(variant.sha256) << " }\n";
+    out << "variants." << Key(quant) << " = { file = " << TomlString(variant.file)
+        << ", sha256 = " << TomlString(variant.sha256) << " }\n";
   }
 }
 
@@ -126,14 +126,15 @@ Status WriteWorkload(const plan_document::Workload& w, std::ostringstream& out) 
                            "only through its case file: write a spec with [bisect] and the task "
                            "workload (docs/bisect.md)");
   }
-  out << "\n[[workloads]]\nname = " << Quoted(w.name) << "\nkind = " << Quoted(w.kind) << "\n";
+  out << "\n[[workloads]]\nname = " << TomlString(w.name) << "\nkind = " << TomlString(w.kind)
+      << "\n";
   if (w.kind == "teacher_forced") {
     if (w.tokens) {
       out << "tokens = [";
       for (std::size_t i = 0; i < w.tokens->size(); ++i) out << (i ? ", " : "") << (*w.tokens)[i];
       out << "]\n";
     } else if (w.text) {
-      out << "text = " << Quoted(*w.text) << "\n";
+      out << "text = " << TomlString(*w.text) << "\n";
     } else {
       return InvalidArgument(who + " has neither text nor tokens");
     }
@@ -141,9 +142,9 @@ Status WriteWorkload(const plan_document::Workload& w, std::ostringstream& out) 
     out << "positions = " << *w.positions << "\n";
   } else if (w.kind == "generate") {
     if (!w.prompt || !w.max_tokens) return InvalidArgument(who + " has no prompt or max_tokens");
-    out << "prompt = " << Quoted(*w.prompt) << "\nmax_tokens = " << *w.max_tokens << "\n";
+    out << "prompt = " << TomlString(*w.prompt) << "\nmax_tokens = " << *w.max_tokens << "\n";
   } else {
-    return InvalidArgument(who + " has kind " + Quoted(w.kind) +
+    return InvalidArgument(who + " has kind " + TomlString(w.kind) +
                            "; a bisection from the store takes teacher_forced and generate");
   }
   if (!w.capture) return Status::Ok();
@@ -170,8 +171,9 @@ Result<std::string> BisectSpecText(const BisectSpecSource& source) {
   std::ostringstream out;
   out << "# Written by orch bisect from the store (docs/bisect.md): `from` is what A ran, `to`\n"
          "# what B ran. Edit it and run it again with orch bisect FILE.\n";
-  out << "\n[experiment]\nname = " << Quoted(source.name) << "\n";
-  if (!source.description.empty()) out << "description = " << Quoted(source.description) << "\n";
+  out << "\n[experiment]\nname = " << TomlString(source.name) << "\n";
+  if (!source.description.empty())
+    out << "description = " << TomlString(source.description) << "\n";
   WriteModel(source.model, out);
   ORCH_RETURN_IF_ERROR(WriteWorkload(source.workload, out));
   out << "\n[bisect]\ntolerance = " << Number(source.tolerance)
