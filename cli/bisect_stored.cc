@@ -155,9 +155,11 @@ Status CheckComparable(const Resolved& a, const Resolved& b) {
                            "): a bisection compares two setups on one workload");
   }
   const plan_document::Coordinate from = CoordinateOf(a);
-  for (const auto& [axis, value] : CoordinateOf(b)) {
+  for (const auto& entry : CoordinateOf(b)) {
+    const std::string& axis = entry.first;
+    const plan_document::Scalar& value = entry.second;
     bool known = std::any_of(from.begin(), from.end(),
-                             [&](const auto& entry) { return entry.first == axis; });
+                             [&](const auto& other) { return other.first == axis; });
     if (!known) {
       return InvalidArgument("B's coordinate gives axis " + axis + " = " +
                              plan_document::ScalarText(value) +
@@ -229,8 +231,8 @@ Result<StoredBisect> PrepareStoredBisect(const std::string& a, const std::string
   spec.model.file = Located(ra.plan, spec.model.file);
   for (auto& [quant, variant] : spec.model.variants) variant.file = Located(ra.plan, variant.file);
   for (const auto& [quant, variant] : rb.plan.model->variants) {
-    auto [it, added] =
-        spec.model.variants.try_emplace(quant, Located(rb.plan, variant.file), variant.sha256);
+    auto [it, added] = spec.model.variants.try_emplace(
+        quant, plan_document::ModelFile{Located(rb.plan, variant.file), variant.sha256});
     if (!added && it->second.sha256 != variant.sha256) {
       return InvalidArgument("A and B ran two files for quant " + quant +
                              " (A sha256:" + it->second.sha256 + ", B sha256:" + variant.sha256 +
