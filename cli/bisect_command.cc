@@ -221,10 +221,11 @@ int RunStoredBisect(BisectOptions& options) {
   options.run.spec = spec.string();
   // orch wrote the spec: the model files it names are where A's spec had them.
   options.run.allow_outside_spec_dir = true;
+  options.run.resume = spec.string() + " --allow-outside-spec-dir";
   options.origin = prepared->origin;
   std::ostream& progress = options.json ? std::cerr : std::cout;
   progress << "orch bisect: the spec of this bisection is " << spec.string()
-           << " (orch plan shows its walk; orch bisect " << spec.string() << " --data-dir "
+           << " (orch plan shows its walk; orch bisect " << options.run.resume << " --data-dir "
            << options.run.data_dir << " runs it as it is)" << std::endl;
   if (options.plan_only) {
     Result<planner::Plan> plan = run_local::PlanOrReport(options.run);

@@ -230,7 +230,9 @@ int Interrupted(LocalSystem& system, const RunOptions& options) {
   std::cerr << "orch run: " << (signal == SIGINT ? "interrupted" : "terminated")
             << "; stopping the agents, their drivers and the coordinator\n";
   system.Stop();
-  std::string what = options.bundle.empty() ? options.spec : "--bundle " + options.bundle;
+  std::string what = !options.resume.empty()  ? options.resume
+                     : options.bundle.empty() ? options.spec
+                                              : "--bundle " + options.bundle;
   std::cerr << "orch run: stopped. Resume with: orch " << options.command << " " << what
             << " --data-dir " << options.data_dir << " (finished jobs are kept)\n";
   return 128 + signal;

@@ -19,6 +19,8 @@ namespace orch::cli::run_local {
 struct RunOptions {
   std::string command = "run";  // the subcommand, for the line that says how to resume
   std::string spec;
+  // What `orch COMMAND` resumes with besides --data-dir; "" for the spec (or --bundle).
+  std::string resume;
   int agents = 0;  // 0: sized to the machine
   std::string data_dir = "orch-data";
   std::vector<std::string> drivers;     // ENGINE=EXECUTABLE

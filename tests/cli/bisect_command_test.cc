@@ -164,7 +164,10 @@ TEST_F(BisectFromStoreTest, TwoJobsOneAxisApartAreBisectedAndTheirDivergenceIsRe
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string name = "bisect-" + a.substr(0, 12) + "-" + b.substr(0, 12);
   const fs::path spec = fs::path(Data()) / (name + ".toml");
-  EXPECT_THAT(r.err, HasSubstr("orch bisect: the spec of this bisection is " + spec.string()));
+  EXPECT_THAT(r.err,
+              HasSubstr("orch bisect: the spec of this bisection is " + spec.string() +
+                        " (orch plan shows its walk; orch bisect " + spec.string() +
+                        " --allow-outside-spec-dir --data-dir " + Data() + " runs it as it is)"));
   EXPECT_TRUE(fs::exists(spec));
   nlohmann::json out = nlohmann::json::parse(r.out);
   EXPECT_EQ(out["schema"], "orch.bisect/1");
@@ -193,6 +196,11 @@ TEST_F(BisectFromStoreTest, TwoJobsOneAxisApartAreBisectedAndTheirDivergenceIsRe
   EXPECT_THAT(again.out, HasSubstr("to (" + b + ", B): run "));
   EXPECT_THAT(again.out, HasSubstr("hosts: A and B ran on the same host"));
   EXPECT_THAT(again.out, Not(HasSubstr("they differ in"))) << "one engine build";
+
+  // The spec as it is, as the first line says.
+  ProcessResult as_is = Bisect({spec.string(), "--allow-outside-spec-dir"});
+  ASSERT_EQ(as_is.exit_code, 0) << as_is.out << as_is.err;
+  EXPECT_THAT(as_is.out, HasSubstr(name + ": 4 jobs, already submitted"));
 
   // An edited spec is the user's: left alone.
   std::ofstream(spec, std::ios::app) << "# edited\n";
