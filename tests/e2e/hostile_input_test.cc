@@ -73,16 +73,16 @@ TEST_F(HostileInputTest, AZipBombFromAnUnknownKeyIsRefusedAndInflatesNothing) {
 
 // Regression: a valid plan above the 16 MiB frame limit (orch plan accepts it) could not
 // be submitted, and the client said "no answer ... answers only --key" while the
-// coordinator logged nothing. Here 1,000 workloads of 17 KB of text each: a plan of about
-// 21 MB with 3,000 jobs (so that a sanitizer build stores them in seconds).
+// coordinator logged nothing. Here 100 workloads of 170 KB of text each: a plan of about
+// 19 MB with 300 jobs (so that a sanitizer build stores them in seconds).
 TEST_F(HostileInputTest, APlanLargerThanAFrameIsSubmittedInParts) {
   ASSERT_NO_FATAL_FAILURE(cluster_.StartCoordinator("tcp://127.0.0.1:*"));
   std::ostringstream spec;
   spec << "[experiment]\nname = \"big\"\n\n"
        << "[model]\nsynth = \"llama:vocab=512,embd=64,layers=2,heads=2,kv_heads=1,ff=128\"\n\n";
-  for (int w = 0; w < 1'000; ++w) {
+  for (int w = 0; w < 100; ++w) {
     spec << "[[workloads]]\nname = \"w" << w << "\"\nkind = \"teacher_forced\"\ntext = \"";
-    for (int i = 0; i < 1'200; ++i) spec << "hello world " << w << " ";
+    for (int i = 0; i < 12'000; ++i) spec << "hello world " << w << " ";
     spec << "\"\npositions = 4\n\n";
   }
   spec << "[baseline]\nengine = \"test-engine@1\"\nquant = \"f32\"\nkv = \"f16\"\n"
@@ -97,11 +97,11 @@ TEST_F(HostileInputTest, APlanLargerThanAFrameIsSubmittedInParts) {
   ProcessResult submitted =
       cluster_.Client({"submit", file.string(), "--timeout", "120"}, std::chrono::seconds(150));
   EXPECT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err << cluster_.Logs();
-  EXPECT_THAT(submitted.out, HasSubstr("experiment big: 3000 jobs, submitted"));
-  EXPECT_THAT(submitted.err, HasSubstr("3000 jobs can run on no connected agent"));
+  EXPECT_THAT(submitted.out, HasSubstr("experiment big: 300 jobs, submitted"));
+  EXPECT_THAT(submitted.err, HasSubstr("300 jobs can run on no connected agent"));
   std::optional<nlohmann::json> progress = cluster_.Progress("big");
   ASSERT_TRUE(progress.has_value()) << cluster_.Logs();
-  EXPECT_EQ(progress->value("total", 0), 3'000);
+  EXPECT_EQ(progress->value("total", 0), 300);
 }
 
 }  // namespace
