@@ -12,7 +12,8 @@ namespace orch::planner {
 namespace {
 
 // A TOML basic string on one line: every control character escaped, the rest as is
-// (UTF-8 passes through).
+// (UTF-8 passes through). Not canonical JSON's string (planner/canonical_json.h), which
+// job ids rest on and which leaves DEL raw: TOML forbids a raw DEL.
 std::string TomlString(const std::string& text) {
   std::string out = "\"";
   for (const char c : text) {
