@@ -27,7 +27,7 @@ synth = "llama:vocab=512,embd=64,layers=2,heads=2,kv_heads=1,ff=128,ctx=256,seed
 [[workloads]]
 name = "text"
 kind = "teacher_forced"
-text = "\nline one \"quoted\"\ttab \u0001 ünïcode \\ back\n"
+text = "\nline one \"quoted\"\ttab \u0001 \u007F ünïcode \\ back\n"
 positions = 6
 capture = { top_logits = 8, full_every = 2, full_windows = [[0, 2], [4, 6]], full_row_budget_bytes = 0 }
 
