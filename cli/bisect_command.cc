@@ -99,7 +99,7 @@ int RunBisect(BisectOptions& options) {
   ProgressToStderr progress(options.json);
   run_local::RunOptions& run = options.run;
   run.command = "bisect";
-  run_local::InstallStopSignals();
+  run_local::InstallStopSignals("bisect");
   Result<planner::Plan> plan = run_local::PlanOrReport(run);
   if (!plan.ok()) return run_local::Fail(plan.status().message(), kExitInvalidInput);
   if (!plan->spec.bisect) {

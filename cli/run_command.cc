@@ -37,11 +37,16 @@ volatile std::sig_atomic_t g_stop_signal = 0;
 
 void OnStopSignal(int signal) { g_stop_signal = signal; }
 
+// The subcommand running ("run" or "bisect"), for the prefix of what this file prints.
+std::string g_command = "run";
+std::string Who() { return "orch " + g_command + ": "; }
+
 // Without SA_RESTART, so that a sleep or wait returns at once. SIGHUP (the terminal went
 // away) stops it like SIGINT. SIGPIPE is ignored: when its output is a pipe whose reader
 // has gone (`orch run ... | tee log`, then Ctrl-C, which stops tee first), a write fails
 // instead of killing orch run before it has stopped the processes it started.
-void InstallStopSignals() {
+void InstallStopSignals(const std::string& command) {
+  g_command = command;
   struct sigaction action = {};
   action.sa_handler = OnStopSignal;
   sigemptyset(&action.sa_mask);
@@ -65,7 +70,7 @@ std::string SelfPath() {
 }
 
 int Fail(const std::string& message, int code) {
-  std::cerr << "orch run: " << message << "\n";
+  std::cerr << Who() << "" << message << "\n";
   return code;
 }
 
@@ -83,7 +88,7 @@ Result<std::vector<std::string>> SpecModelFiles(const planner::Spec& spec,
     if (real.ok()) {
       files.push_back(*real);
     } else if (real.status().code() == StatusCode::kNotFound) {
-      std::cout << "orch run: the spec's model file " << file
+      std::cout << Who() << "the spec's model file " << file
                 << " is not here; its jobs need an agent that holds it\n";
     } else {
       return real.status().WithContext("[model] file");
@@ -116,7 +121,7 @@ Status WaitForAgents(LocalSystem& system, const ClientOptions& client, int count
     }
     if (registered >= count) return Status::Ok();
     if (!said && std::chrono::steady_clock::now() - start > 3s) {
-      std::cout << "orch run: waiting for the agents to register (" << registered << " of " << count
+      std::cout << Who() << "waiting for the agents to register (" << registered << " of " << count
                 << "; each first hashes its model files)" << std::endl;
       said = true;
     }
@@ -161,12 +166,12 @@ void PrintFailures(const ClientOptions& client, const std::string& experiment,
     if (job.state == "failed" || job.state == "cancelled") failed.jobs.push_back(job);
   }
   if (!failed.jobs.empty()) {
-    std::cerr << "orch run: " << failed.jobs.size() << " jobs did not succeed:\n"
+    std::cerr << Who() << "" << failed.jobs.size() << " jobs did not succeed:\n"
               << FormatJobsTable(failed);
   }
-  std::cerr << "orch run: agent and driver logs are in " << run_dir
-            << "; after a fix, `orch run` again retries nothing that succeeded (orch retry "
-            << experiment << " needs a running coordinator)\n";
+  std::cerr << Who() << "agent and driver logs are in " << run_dir << "; after a fix, `orch "
+            << g_command << "` again retries nothing that succeeded (orch retry " << experiment
+            << " needs a running coordinator)\n";
 }
 
 // The jobs that wait for nothing: every pending job is one no local agent can run any
@@ -177,12 +182,12 @@ void PrintStuck(const ClientOptions& client, const std::string& experiment) {
   if (!status.ok()) return;
   std::size_t count = 0;
   std::string table = FormatUnrunnableJobs(*status, &count);
-  std::cerr << "orch run: " << count
+  std::cerr << Who() << "" << count
             << " pending jobs can run on none of this machine's agents any more:\n"
             << table;
   for (const protocol::AgentSummary& agent : status->agents) {
     if (!agent.quarantined.empty()) {
-      std::cerr << "orch run: agent " << agent.agent_id << " quarantined " << agent.quarantined
+      std::cerr << Who() << "agent " << agent.agent_id << " quarantined " << agent.quarantined
                 << "\n";
     }
   }
@@ -227,13 +232,13 @@ Outcome Watch(LocalSystem* system, const ClientOptions& client, const std::strin
 
 int Interrupted(LocalSystem& system, const RunOptions& options) {
   int signal = g_stop_signal;
-  std::cerr << "orch run: " << (signal == SIGINT ? "interrupted" : "terminated")
+  std::cerr << Who() << "" << (signal == SIGINT ? "interrupted" : "terminated")
             << "; stopping the agents, their drivers and the coordinator\n";
   system.Stop();
   std::string what = !options.resume.empty()  ? options.resume
                      : options.bundle.empty() ? options.spec
                                               : "--bundle " + options.bundle;
-  std::cerr << "orch run: stopped. Resume with: orch " << options.command << " " << what
+  std::cerr << Who() << "stopped. Resume with: orch " << options.command << " " << what
             << " --data-dir " << options.data_dir << " (finished jobs are kept)\n";
   return 128 + signal;
 }
@@ -266,9 +271,9 @@ int Drive(LocalSystem& system, const ClientOptions& client, const std::string& e
   Result<protocol::StatusReply> status = AskStatus(client, false, experiment);
   if (!status.ok()) return Fail(status.status().message(), kExitError);
   if (std::string table = FormatUnrunnableJobs(*status, nullptr); !table.empty()) {
-    std::cerr << "orch run: these jobs can run on none of this machine's agents:\n"
-              << table
-              << "orch run: nothing was waited for; fix the spec, or give the agents what "
+    std::cerr << Who() << "these jobs can run on none of this machine's agents:\n"
+              << table << Who()
+              << "nothing was waited for; fix the spec, or give the agents what "
                  "they lack (--driver, --model-dir, --hardware)\n";
     return kExitError;
   }
@@ -345,7 +350,7 @@ int StartLocal(const planner::Plan& plan, const RunOptions& options, LocalSystem
   Sizing size =
       SizeAgents(plan, static_cast<int>(std::thread::hardware_concurrency()), options.agents);
   agent_spec.driver_threads = size.threads;
-  std::cout << "orch run: " << size.why << "\n";
+  std::cout << Who() << "" << size.why << "\n";
 
   if (Status keys = system.MakeKeys(size.agents); !keys.ok())
     return Fail(keys.message(), kExitError);
@@ -355,9 +360,9 @@ int StartLocal(const planner::Plan& plan, const RunOptions& options, LocalSystem
     return Fail(s.message(), kExitError);
   client = ClientOptions{*endpoint, 10, system.admin_key(), system.coordinator_public_key()};
   agents = size.agents;
-  std::cout << "orch run: coordinator " << *endpoint << ", " << size.agents << " agents, logs in "
+  std::cout << Who() << "coordinator " << *endpoint << ", " << size.agents << " agents, logs in "
             << system.run_dir() << "\n"
-            << "orch run: to watch it from another terminal: orch status --data-dir "
+            << Who() << "to watch it from another terminal: orch status --data-dir "
             << options.data_dir << " --watch" << std::endl;
   return kExitOk;
 }

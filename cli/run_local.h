@@ -45,10 +45,11 @@ struct RunOptions {
 void AddLocalOptions(CLI::App& command, RunOptions& options);
 
 // Stop signals for the whole run: SIGINT, SIGTERM and SIGHUP stop it; SIGPIPE is ignored.
-void InstallStopSignals();
+// `command` ("run", "bisect") prefixes what the shared code prints: "orch bisect: ...".
+void InstallStopSignals(const std::string& command = "run");
 // This orch binary, which the coordinator and agents are started from.
 std::string SelfPath();
-// Prints "orch run: MESSAGE" on stderr and returns `code`.
+// Prints "orch COMMAND: MESSAGE" on stderr and returns `code`.
 int Fail(const std::string& message, int code);
 // ENGINE=EXECUTABLE flags as a map; the error names the flag.
 Result<std::map<std::string, std::string>> ParseDrivers(const std::vector<std::string>& flags);

@@ -191,6 +191,8 @@ TEST_F(BisectFromStoreTest, TwoJobsOneAxisApartAreBisectedAndTheirDivergenceIsRe
   ProcessResult again = Bisect({a, b});
   ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
   EXPECT_THAT(again.out, HasSubstr("already submitted"));
+  EXPECT_THAT(again.out, HasSubstr("orch bisect: coordinator tcp://127.0.0.1:"));
+  EXPECT_THAT(again.out + again.err, Not(HasSubstr("orch run:")));
   EXPECT_THAT(again.out, HasSubstr("bisection: knob.variant explains the divergence"));
   EXPECT_THAT(again.out, HasSubstr("from (" + a + ", A): run "));
   EXPECT_THAT(again.out, HasSubstr("to (" + b + ", B): run "));
