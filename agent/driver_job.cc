@@ -19,10 +19,10 @@ json Member(const std::string& text, json fallback) {
 Result<DriverJob> BuildDriverJob(const protocol::Assign& assign, ModelResolver& models,
                                  std::int32_t driver_threads) {
   plan_document::JobSpec spec;
-  if (!assign.workload_spec.empty()) {
-    Result<plan_document::JobSpec> read = plan_document::ReadJobSpec(assign.workload_spec);
+  if (!assign.job_spec.empty()) {
+    Result<plan_document::JobSpec> read = plan_document::ReadJobSpec(assign.job_spec);
     if (!read.ok()) {
-      return InvalidArgument("assign " + assign.run_id + ": workload_spec is not a JSON object");
+      return InvalidArgument("assign " + assign.run_id + ": job_spec is not a JSON object");
     }
     spec = std::move(*read);
   }

@@ -14,12 +14,12 @@
 namespace orch::agent {
 
 struct DriverJob {
-  std::string experiment;  // from the Assign's workload_spec; may be empty
+  std::string experiment;  // from the Assign's job_spec; may be empty
   std::string json;        // the document for the driver's stdin
   std::string model_path;  // the resolved model (empty when missing)
 };
 
-// kInvalidArgument when workload_spec is present but not a JSON object. The
+// kInvalidArgument when job_spec is present but not a JSON object. The
 // model requirement is resolved through `models` (which may generate a synth
 // model into its cache); an empty resolved path tells the driver the model is
 // missing. Errors from `models` are returned as they are. `driver_threads` > 0

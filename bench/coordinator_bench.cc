@@ -127,7 +127,7 @@ void BM_EncodeAssigns(benchmark::State& state) {
   assign.workload = "w";
   assign.requirements = {kEngine, "cpu", 0, "synth:llama:vocab=512"};
   assign.lease = std::chrono::seconds(30);
-  assign.workload_spec = std::string(600, 'x');
+  assign.job_spec = std::string(600, 'x');
   for (auto _ : state) {
     for (int i = 0; i < kJobs; ++i) benchmark::DoNotOptimize(protocol::Encode(assign));
   }

@@ -156,7 +156,7 @@ protocol::Assign PlanCatalog::MakeAssign(std::uint32_t plan_index, const Planned
       assign.coordinate.push_back({axis, plan_document::ScalarText(value)});
     }
   }
-  assign.workload_spec = plan_document::WriteJobSpec(plan, job);
+  assign.job_spec = plan_document::WriteJobSpec(plan, job);
   return assign;
 }
 

@@ -4,7 +4,7 @@
 // Reads the orch.plan/1 JSON (docs/plan-json.md) that `orch submit` sends and
 // that the store keeps, once, into the typed document, and makes from it what an
 // Assign carries: each job's coordinate, workload and requirements, and the
-// workload_spec JSON {"experiment", "job", "workload", "model"}. Coordinates and
+// job_spec JSON {"experiment", "job", "workload", "model"}. Coordinates and
 // requirements are interned: jobs point at one shared copy. The catalog never
 // changes a job's state (JobTable does).
 #pragma once

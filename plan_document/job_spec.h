@@ -1,4 +1,4 @@
-// The job spec: the part of the plan an Assign carries to an agent as its workload_spec,
+// The job spec: the part of the plan an Assign carries to an agent as its job_spec,
 // {"experiment": NAME, "job": {...}, "workload": {...}, "model": {...}}, where job,
 // workload and model are the plan's objects (docs/plan-json.md). The coordinator writes
 // it from the document it read once; the agent reads it to build the driver's job

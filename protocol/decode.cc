@@ -162,7 +162,7 @@ Result<Assign> Read(w::Assign::Reader r) {
   return Assign{Str(r.getRunId()),       Str(r.getJobId()),
                 std::move(coordinate),   Str(r.getWorkload()),
                 std::move(requirements), std::chrono::milliseconds(r.getLeaseMs()),
-                Str(r.getWorkloadSpec())};
+                Str(r.getJobSpec())};
 }
 
 Result<RunStarted> Read(w::RunStarted::Reader r) {

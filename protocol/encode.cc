@@ -89,7 +89,7 @@ void Put(w::Envelope::Builder e, const Assign& m) {
   r.setGpus(m.requirements.gpus);
   r.setModel(Txt(m.requirements.model));
   b.setLeaseMs(static_cast<std::uint64_t>(m.lease.count()));
-  b.setWorkloadSpec(Txt(m.workload_spec));
+  b.setJobSpec(Txt(m.job_spec));
 }
 
 void Put(w::Envelope::Builder e, const RunStarted& m) {

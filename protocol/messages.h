@@ -116,7 +116,7 @@ struct Assign {
   std::string workload;              // required
   Requirements requirements;
   std::chrono::milliseconds lease{0};  // required: > 0, counted from receipt
-  std::string workload_spec;           // JSON; may be empty
+  std::string job_spec;                // JSON; may be empty
   friend bool operator==(const Assign&, const Assign&) = default;
 };
 

@@ -77,7 +77,7 @@ struct Assign {
   workload @3 :Text;               # required: workload name from the spec
   requirements @4 :Requirements;   # what the job needs (as matched)
   leaseMs @5 :UInt64;              # required (> 0): lease length from receipt, milliseconds
-  workloadSpec @6 :Text;           # workload details as JSON; may be empty
+  jobSpec @6 :Text;                # the job spec as JSON (plan_document/job_spec.h); may be empty
 }
 
 # A job's needs; mirrors planner::Requirements.

@@ -178,7 +178,7 @@ class AgentServersTest : public ::testing::Test {
     assign.requirements.engine = engine;
     assign.requirements.model = (root_ / "model.gguf").string();
     assign.lease = 30s;
-    assign.workload_spec = R"({"experiment":"exp","workload":{"name":"w"}})";
+    assign.job_spec = R"({"experiment":"exp","workload":{"name":"w"}})";
     Send(assign);
     std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
     if (!finished) return {};

@@ -78,7 +78,7 @@ proto::Assign MakeServiceAssign(const std::string& run_id,
   assign.workload = "w";
   assign.requirements.engine = engine;
   assign.lease = 30s;
-  assign.workload_spec = R"({"experiment":"exp","workload":{"name":"w"}})";
+  assign.job_spec = R"({"experiment":"exp","workload":{"name":"w"}})";
   return assign;
 }
 

@@ -40,7 +40,7 @@ class DriverJobTest : public ::testing::Test {
     assign.workload = "w";
     assign.requirements.engine = "llama.cpp@v0.4.0";
     assign.requirements.model = model;
-    assign.workload_spec = spec;
+    assign.job_spec = spec;
     return assign;
   }
 
@@ -94,9 +94,9 @@ TEST_F(DriverJobTest, MissingModelLeavesPathAndHashEmpty) {
   EXPECT_EQ(document["model"]["sha256"], "");
 }
 
-TEST_F(DriverJobTest, InvalidWorkloadSpecFailsBeforeAnyModelIsGenerated) {
+TEST_F(DriverJobTest, InvalidJobSpecFailsBeforeAnyModelIsGenerated) {
   Result<DriverJob> job = BuildDriverJob(Assign("synth:llama:vocab=300", "[1,2]"), *models_, 0);
-  EXPECT_EQ(job.status().message(), "assign run-1: workload_spec is not a JSON object");
+  EXPECT_EQ(job.status().message(), "assign run-1: job_spec is not a JSON object");
   EXPECT_FALSE(fs::exists(root_ / "cache"));
 }
 

@@ -62,8 +62,8 @@ TEST(CoordinatorServiceTest, SubmitAssignRunFinish) {
   ASSERT_THAT(assigns, SizeIs(1));
   const protocol::Assign& assign = assigns[0];
   EXPECT_EQ(assign.requirements.engine, kEngine);
-  EXPECT_THAT(assign.workload_spec, HasSubstr("\"experiment\":\"exp\""));
-  EXPECT_THAT(assign.workload_spec, HasSubstr("\"workload\":{"));
+  EXPECT_THAT(assign.job_spec, HasSubstr("\"experiment\":\"exp\""));
+  EXPECT_THAT(assign.job_spec, HasSubstr("\"workload\":{"));
 
   agent->Send(protocol::RunStarted{assign.run_id});
   agent->Chunk(assign.run_id, 0);

@@ -24,7 +24,7 @@ TEST(PlanCatalogTest, ReadsThePlannersJson) {
   EXPECT_EQ(plan->requirements[0].hardware, "cpu");
 }
 
-TEST(PlanCatalogTest, AssignCarriesCoordinateAndWorkloadSpec) {
+TEST(PlanCatalogTest, AssignCarriesCoordinateAndJobSpec) {
   PlanCatalog catalog;
   std::uint32_t index = catalog.Add(ParsePlanJson(PlanJson(SmallSpec())).value());
   const ParsedPlan& plan = catalog.plan(index);
@@ -32,7 +32,7 @@ TEST(PlanCatalogTest, AssignCarriesCoordinateAndWorkloadSpec) {
   EXPECT_EQ(assign.job_id, plan.jobs[0].id);
   EXPECT_EQ(assign.workload, "readme");
   EXPECT_FALSE(assign.coordinate.empty());
-  nlohmann::json spec = nlohmann::json::parse(assign.workload_spec);
+  nlohmann::json spec = nlohmann::json::parse(assign.job_spec);
   EXPECT_EQ(spec["experiment"], "exp");
   EXPECT_EQ(spec["job"]["id"], plan.jobs[0].id);
   EXPECT_EQ(spec["workload"]["name"], "readme");

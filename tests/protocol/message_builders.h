@@ -33,7 +33,7 @@ inline Assign ValidAssign() {
   m.workload = "teacher-forced-1";
   m.requirements = {"llama.cpp@b8390", "gpu:h100", 2, "sha256:" + std::string(64, 'b')};
   m.lease = std::chrono::minutes(10);
-  m.workload_spec = R"({"kind":"teacher_forced","tokens":512})";
+  m.job_spec = R"({"kind":"teacher_forced","tokens":512})";
   return m;
 }
 
