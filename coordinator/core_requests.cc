@@ -153,7 +153,7 @@ void CoordinatorCore::AddPlanJobs(std::uint32_t plan_index,
       known->index = i;
       continue;
     }
-    jobs_.Add(std::move(entry), plan.needs[plan.jobs[i].requirements]);
+    jobs_.Add(std::move(entry), plan.requirements[plan.jobs[i].requirements]);
   }
 }
 
@@ -288,7 +288,7 @@ void CoordinatorCore::FillJobStatus(const JobEntry& job, const PlannedJob& plann
   status.repeat = planned.repeat;
   status.state = store::JobStateName(job.state);
   status.attempts = job.attempts;
-  const protocol::Requirements& needs = catalog_.plan(job.plan).needs[planned.requirements];
+  const protocol::Requirements& needs = catalog_.plan(job.plan).requirements[planned.requirements];
   status.hardware = needs.hardware;
   status.gpus = needs.gpus;
   status.engine = needs.engine;

@@ -73,10 +73,6 @@ Status CheckJobs(const ParsedPlan& plan) {
   return Status::Ok();
 }
 
-protocol::Requirements Needs(const plan_document::Requirements& r) {
-  return {r.engine, r.hardware, r.gpus, r.model};
-}
-
 }  // namespace
 
 Result<ParsedPlan> ParsePlanJson(std::string_view text, PlanSource source) {
@@ -89,7 +85,6 @@ Result<ParsedPlan> ParsePlanJson(std::string_view text, PlanSource source) {
   // Last, so that a plan with a field of the wrong type hears about that field.
   if (source == PlanSource::kPeer) ORCH_RETURN_IF_ERROR(planner::CheckPlanJobIds(plan));
   plan.json_sha256 = Sha256Hex(text);
-  for (const plan_document::Requirements& r : plan.requirements) plan.needs.push_back(Needs(r));
   // Dispatch needs jobs, workloads, coordinates and requirements; the cells, axes and
   // warnings are for people (reports read them from the stored text). A plan of a cell
   // per job would otherwise hold every cell twice over.
@@ -150,7 +145,7 @@ protocol::Assign PlanCatalog::MakeAssign(std::uint32_t plan_index, const Planned
   protocol::Assign assign;
   assign.job_id = job.id;
   assign.workload = workload.name;
-  assign.requirements = plan.needs[job.requirements];
+  assign.requirements = plan.requirements[job.requirements];
   if (job.coordinate != plan_document::kNone) {
     for (const auto& [axis, value] : plan.coordinates[job.coordinate]) {
       assign.coordinate.push_back({axis, plan_document::ScalarText(value)});

@@ -33,8 +33,6 @@ using PlannedJob = plan_document::Job;
 // warnings are not kept (empty): nothing in the coordinator reads them.
 struct ParsedPlan : plan_document::Document {
   std::string json_sha256;  // of the document as submitted (the store keeps the text)
-  // Document::requirements as Assigns carry them, parallel to that table.
-  std::vector<protocol::Requirements> needs;
 };
 
 // The most jobs and workloads one plan may have.

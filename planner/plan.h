@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "plan_document/plan_document.h"
 #include "planner/capabilities.h"
 #include "planner/diagnostics.h"
 #include "planner/spec.h"
@@ -19,13 +20,12 @@
 
 namespace orch::planner {
 
-// What an agent must have to run a job. Derived from the job's coordinate.
-struct Requirements {
-  std::string engine;    // engine label as in the coordinate, e.g. "llama.cpp@b8390"
-  std::string hardware;  // hardware class, e.g. "cpu", "gpu:h100"
-  int gpus = 0;          // at least this many GPUs: tp on GPU hardware, 0 on CPU
-  std::string model;     // "sha256:<hex>" or "synth:<recipe>" (Model::RequirementFor)
-};
+// What an agent must have to run a job, derived from the job's coordinate: the engine
+// label as in the coordinate ("llama.cpp@b8390"), the hardware class ("cpu", "gpu:h100"),
+// at least this many GPUs (tp on GPU hardware, 0 on CPU), and the model
+// ("sha256:<hex>" or "synth:<recipe>", Model::RequirementFor). One type with the plan
+// document's.
+using Requirements = plan_document::Requirements;
 
 struct Cell {
   int axis = -1;          // index into Spec::axes; -1 for the baseline and a combination

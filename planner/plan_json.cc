@@ -93,10 +93,6 @@ plan_document::Axis AxisOf(const Axis& axis) {
   return out;
 }
 
-plan_document::Requirements RequirementsOf(const Requirements& r) {
-  return {r.engine, r.hardware, r.gpus, r.model};
-}
-
 Json DiagnosticJson(const std::string& file, const Diagnostic& d) {
   return {{"file", file},     {"line", d.pos.line},   {"column", d.pos.column},
           {"field", d.field}, {"message", d.message}, {"text", d.Format(file)}};
@@ -130,7 +126,7 @@ plan_document::Document ToDocument(const Plan& plan) {
   for (const Cell& cell : plan.cells) {
     plan_document::Cell out;
     out.label = cell.label;
-    out.requirements = interner.Add(RequirementsOf(cell.requirements));
+    out.requirements = interner.Add(cell.requirements);
     if (cell.is_combination()) {
       for (const auto& [name, value] : cell.coordinate) {
         if (CellChanges(plan.spec, cell, name)) out.changes.emplace_back(name, ScalarOf(value));
@@ -154,7 +150,7 @@ plan_document::Document ToDocument(const Plan& plan) {
     out.repeat = static_cast<std::uint32_t>(job.repeat);
     out.has_repeat = true;
     out.coordinate = interner.Add(CoordinateOf(plan.JobCoordinate(job)));
-    out.requirements = interner.Add(RequirementsOf(cell.requirements));
+    out.requirements = interner.Add(cell.requirements);
   }
   if (plan.spec.bisect) {
     doc.bisect = plan_document::Bisect{plan.spec.BisectAxisNames(), plan.spec.bisect->tolerance,

@@ -16,6 +16,8 @@
 #include <variant>
 #include <vector>
 
+#include "plan_document/plan_document.h"
+
 namespace orch::protocol {
 
 // Version spoken by this build. Hello and Welcome carry it; a mismatch is
@@ -99,14 +101,9 @@ struct Heartbeat {
   friend bool operator==(const Heartbeat&, const Heartbeat&) = default;
 };
 
-// A job's needs; mirrors planner::Requirements without depending on planner/.
-struct Requirements {
-  std::string engine;
-  std::string hardware;
-  std::int32_t gpus = 0;  // >= 0
-  std::string model;
-  friend bool operator==(const Requirements&, const Requirements&) = default;
-};
+// A job's needs (engine, hardware, gpus >= 0, model): the plan document's type, which the
+// planner uses too.
+using Requirements = plan_document::Requirements;
 
 // coordinator -> agent: run one job.
 struct Assign {
