@@ -95,6 +95,34 @@ class ProgressToStderr {
   std::streambuf* saved_;
 };
 
+// Grows `plan` by the cells round `round` measures (what `verdict` asks for); false,
+// after printing why, when the grown spec does not plan.
+bool NextRound(planner::Plan& plan, const bisect::Verdict& verdict, int round,
+               const std::string& spec_file) {
+  planner::Spec spec = plan.spec;
+  AddRound(*spec.bisect, verdict, round);
+  planner::PlanOutcome next = planner::ExpandSpec(std::move(spec));
+  if (!next.plan) {
+    for (const planner::Diagnostic& d : next.diagnostics.all())
+      std::cerr << d.Format(spec_file) << "\n";
+    return false;
+  }
+  plan = std::move(*next.plan);
+  return true;
+}
+
+// The bisection (with where it started, for A B) as text or JSON; the exit status.
+int PrintResult(const BisectOptions& options, const std::string& experiment,
+                const report::BisectReport& measured) {
+  const report::BisectOrigin* origin = options.origin ? &*options.origin : nullptr;
+  std::cout << (options.json ? report::RenderBisectJson(experiment, measured, origin)
+                             : "\n" + report::RenderBisectText(measured, {}, origin));
+  bisect::VerdictKind kind = measured.verdict.kind;
+  return kind == bisect::VerdictKind::kExplained || kind == bisect::VerdictKind::kAgree
+             ? kExitOk
+             : kExitError;
+}
+
 int RunBisect(BisectOptions& options) {
   ProgressToStderr progress(options.json);
   run_local::RunOptions& run = options.run;
@@ -146,26 +174,14 @@ int RunBisect(BisectOptions& options) {
       std::cout << "orch bisect: max_rounds (" << max_rounds << ") reached\n";
       break;
     }
-    planner::Spec spec = plan->spec;
-    AddRound(*spec.bisect, verdict, round + 1);
-    planner::PlanOutcome next = planner::ExpandSpec(std::move(spec));
-    if (!next.plan) {
-      for (const planner::Diagnostic& d : next.diagnostics.all())
-        std::cerr << d.Format(run.spec) << "\n";
+    if (!NextRound(*plan, verdict, round + 1, run.spec)) {
       return run_local::Fail("round " + std::to_string(round + 1) + " cannot be planned",
                              kExitError);
     }
-    *plan = std::move(*next.plan);
   }
   system.Stop();
   progress.Restore();
-  const report::BisectOrigin* origin = options.origin ? &*options.origin : nullptr;
-  std::cout << (options.json ? report::RenderBisectJson(experiment, *measured, origin)
-                             : "\n" + report::RenderBisectText(*measured, {}, origin));
-  bisect::VerdictKind kind = measured->verdict.kind;
-  return kind == bisect::VerdictKind::kExplained || kind == bisect::VerdictKind::kAgree
-             ? kExitOk
-             : kExitError;
+  return PrintResult(options, experiment, *measured);
 }
 
 // Writes `text` to `path` unless the file holds it already; a file that holds something
