@@ -18,14 +18,13 @@ import argparse
 import array
 import json
 import os
-import struct
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), "python")]
 
-from orch_driver import digest, records  # noqa: E402
+from orch_driver import digest, frames, records  # noqa: E402
 
 BASE = {"engine": "torch@check", "quant": "f32", "kv": "f32", "attention": "off", "tp": "1",
         "hardware": "gpu", "threads": "0", "dtype": "float32", "matmul_tf32": "off",
@@ -67,20 +66,15 @@ def run(driver, model, text, positions, coordinate):
                           stderr=subprocess.PIPE, timeout=300)
     result = {"exit": proc.returncode, "hello": None, "done": None, "error": None, "rows": [],
               "log": proc.stderr.decode(errors="replace")[-2000:]}
-    pos = 0
-    data = proc.stdout
-    while pos + 5 <= len(data):
-        length, kind = struct.unpack_from("<IB", data, pos)
-        payload = data[pos + 5:pos + 5 + length]
-        pos += 5 + length
-        if kind == 1:
+    for kind, payload in frames.split_frames(proc.stdout)[0]:
+        if kind == frames.HELLO:
             result["hello"] = json.loads(payload)
-        elif kind == 2:
+        elif kind == frames.RECORD:
             fields, _, full = records.decode_position_record(payload)
             result["rows"].append((fields["hash_high"], fields["hash_low"], fields["argmax"], full))
-        elif kind == 3:
+        elif kind == frames.DONE:
             result["done"] = json.loads(payload)
-        elif kind == 4:
+        elif kind == frames.ERROR:
             result["error"] = json.loads(payload)
     return result
 

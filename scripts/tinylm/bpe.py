@@ -7,36 +7,26 @@ the control tokens bos, eos, pad, unk. Merges are learned here from word counts 
 training text (most frequent adjacent pair first; ties by the pair's token ids, lower
 first), so the same text always gives the same vocabulary.
 
-Encoding is llama.cpp's: the gpt-2 pre-tokenizer splits text into words, then in each
+Encoding is llama.cpp's: the gpt-2 pre-tokenizer splits text into words (the driver
+SDK's, orch_driver.bpe.split_gpt2, which the torch driver tokenizes with), then in each
 word the adjacent pair with the lowest merge rank is merged (leftmost among equals)
-until no pair has a rank. The pre-tokenizer below is exact for ASCII text, the only
-text it accepts (the regex's \\p{L} and \\p{N} are then [A-Za-z] and [0-9]).
+until no pair has a rank. Only ASCII text is accepted (the model's vocabulary has
+bytes as tokens but training saw ASCII only).
 """
 import collections
-import re
+
+from orch_driver import bpe as sdk_bpe
 
 CONTROL_TOKENS = ("<|begin_of_text|>", "<|end_of_text|>", "<|pad|>", "<|unk|>")
 TOKEN_TYPE_NORMAL = 1
 TOKEN_TYPE_CONTROL = 3
 
-# llama.cpp's "gpt-2" pre-tokenizer regex, restricted to ASCII (see the module comment).
-_WORD = re.compile(r"'s|'t|'re|'ve|'m|'ll|'d| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+",
-                   re.ASCII)
 _ALLOWED = set(range(0x20, 0x7F)) | {0x09, 0x0A, 0x0D}
 
 
 def byte_tokens():
     """GPT-2's printable stand-in for each byte, as a list of 256 strings."""
-    printable = [b for b in range(256)
-                 if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or b >= 0xAE]
-    table = {}
-    n = 0
-    for b in range(256):
-        if b in printable:
-            table[b] = chr(b)
-        else:
-            table[b] = chr(0x100 + n)
-            n += 1
+    table = sdk_bpe.bytes_to_unicode()
     return [table[b] for b in range(256)]
 
 
@@ -45,7 +35,7 @@ def pretokenize(text):
     bad = {ord(c) for c in text} - _ALLOWED
     if bad:
         raise ValueError(f"text has characters outside printable ASCII: {sorted(bad)[:5]}")
-    return _WORD.findall(text)
+    return sdk_bpe.split_gpt2(text)
 
 
 class Vocab:

@@ -1,29 +1,30 @@
 """Runs orch's llama.cpp driver (orch-driver-llamacpp-RELEASE) on a teacher-forced job
 and decodes its frames (docs/driver-protocol.md) and position records (layouts v1 and v2,
-digest/record_codec.h).
+digest/record_codec.h) with the driver SDK's readers (orch_driver.frames, .records).
 """
-import json
 import struct
+import json
 import subprocess
 
-FRAME_HELLO, FRAME_RECORD, FRAME_DONE, FRAME_ERROR = 1, 2, 3, 4
+from orch_driver import frames, records
 
 
 class Record:
     """One position: input token, and the row digest's fields (logits are raw)."""
 
     def __init__(self, payload):
-        (version, self.position, self.input_token, self.output_token, self.vocab_size,
-         self.flags, self.argmax, self.logsumexp, self.entropy, _low, _high,
-         self.target_id, self.target_logit, count) = struct.unpack_from(
-             "<BQiiIIiddQQifI", payload, 0)
-        if version not in (1, 2):  # the same layout (digest/record_codec.h)
-            raise ValueError(f"record version {version}")
-        offset = struct.calcsize("<BQiiIIiddQQifI")
-        self.top = [struct.unpack_from("<if", payload, offset + 8 * i) for i in range(count)]
-        offset += 8 * count
-        (rows,) = struct.unpack_from("<I", payload, offset)
-        self.full_row = list(struct.unpack_from(f"<{rows}f", payload, offset + 4))
+        fields, self.top, full = records.decode_position_record(payload)
+        self.position = fields["position"]
+        self.input_token = fields["input_token"]
+        self.output_token = fields["output_token"]
+        self.vocab_size = fields["vocab_size"]
+        self.flags = fields["flags"]
+        self.argmax = fields["argmax"]
+        self.logsumexp = fields["logsumexp"]
+        self.entropy = fields["entropy"]
+        self.target_id = fields["target_id"]
+        self.target_logit = fields["target_logit"]
+        self.full_row = list(struct.unpack(f"<{len(full) // 4}f", full))
 
 
 def teacher_forced_job(model_path, cache_dir, release, text=None, tokens=None,
@@ -58,20 +59,16 @@ def generate_job(model_path, cache_dir, release, prompt, max_tokens, quant="f32"
 def run(binary, job):
     """(hello, records, done); raises RuntimeError on an error frame or a failed run."""
     out = subprocess.run([binary], input=json.dumps(job).encode(), capture_output=True)
-    data, i = out.stdout, 0
-    hello, done, records = None, None, []
-    while i < len(data):
-        (n,) = struct.unpack_from("<I", data, i)
-        kind, payload = data[i + 4], data[i + 5:i + 5 + n]
-        i += 5 + n
-        if kind == FRAME_HELLO:
+    hello, done, rows = None, None, []
+    for kind, payload in frames.split_frames(out.stdout)[0]:
+        if kind == frames.HELLO:
             hello = json.loads(payload)
-        elif kind == FRAME_RECORD:
-            records.append(Record(payload))
-        elif kind == FRAME_DONE:
+        elif kind == frames.RECORD:
+            rows.append(Record(payload))
+        elif kind == frames.DONE:
             done = json.loads(payload)
-        elif kind == FRAME_ERROR:
+        elif kind == frames.ERROR:
             raise RuntimeError(f"{binary}: {payload.decode()}")
     if out.returncode != 0 or done is None:
         raise RuntimeError(f"{binary}: exit {out.returncode}: {out.stderr.decode()[-2000:]}")
-    return hello, records, done
+    return hello, rows, done

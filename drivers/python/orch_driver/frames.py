@@ -35,6 +35,34 @@ def encode_frame(frame_type, payload):
     return _HEADER.pack(len(payload), frame_type) + bytes(payload)
 
 
+def split_frames(data):
+    """A driver's output as ([(type, payload), ...], trailing): its whole frames in
+    order, and the count of bytes after the last whole one (a stream cut short).
+    For tests and tools; the agent's parser (driver_protocol/) is the strict one."""
+    found, pos = [], 0
+    while pos + _HEADER.size <= len(data):
+        length, frame_type = _HEADER.unpack_from(data, pos)
+        end = pos + _HEADER.size + length
+        if end > len(data):
+            break
+        found.append((frame_type, bytes(data[pos + _HEADER.size:end])))
+        pos = end
+    return found, len(data) - pos
+
+
+def split_job_streams(data):
+    """A session driver's output (docs/driver-protocol.md, "Sessions") as one byte
+    string per job, each ending with its done or error frame, and the bytes after
+    the last such frame."""
+    streams, pos, begin = [], 0, 0
+    for frame_type, payload in split_frames(data)[0]:
+        pos += _HEADER.size + len(payload)
+        if frame_type in (DONE, ERROR):
+            streams.append(bytes(data[begin:pos]))
+            begin = pos
+    return streams, bytes(data[begin:])
+
+
 def encode_job_frame(payload):
     """The bytes of one job frame (a session driver's stdin)."""
     if isinstance(payload, str):

@@ -90,6 +90,7 @@ class Job:
         self.settings = {}        # declared axis -> parsed value
         self.canonical = {}       # declared axis -> canonical text
         self.threads = 0          # resources.threads (0: not given)
+        self.gpu_ids = []         # resources.gpu_ids: the job's GPUs (empty: not given)
         self.workload = Workload()
         self.capture = Capture()
         self.model = ModelRef()
@@ -126,6 +127,18 @@ def _limited_field(obj, where, key):
     if value < low or value > high:
         raise InvalidJob("%s.%s: expected %d to %d, got %d" % (where, key, low, high, value))
     return value
+
+
+def _gpu_ids(resources):
+    """resources.gpu_ids: a list of device numbers, or absent."""
+    value = resources.get("gpu_ids")
+    if value is None:
+        return []
+    if not isinstance(value, list) or any(
+            isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in value):
+        raise InvalidJob("job.resources.gpu_ids: expected a list of device numbers "
+                         "(non-negative integers), got %s" % _short(value))
+    return list(value)
 
 
 def _string_field(obj, key):
@@ -301,6 +314,8 @@ def parse_job(text, axis_table):
         _, most, default = job_fields.limits("resources.threads")
         job.threads = min(_integer_field(resources, "job.resources", "threads",
                                          default), most)
+    if isinstance(resources, dict):
+        job.gpu_ids = _gpu_ids(resources)
     job.workload = parse_workload(doc.get("workload"))
     capture = doc.get("capture")
     if capture is None and isinstance(doc.get("workload"), dict):

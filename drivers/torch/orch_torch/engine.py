@@ -14,16 +14,9 @@ from orch_driver.errors import EngineError, InvalidCombination, InvalidJob
 from orch_driver.job import Workload
 from orch_torch import attention as attention_mod
 from orch_torch import job_axes
+from orch_torch.dtypes import DTYPE_CACHE_NAMES, DTYPES, torch_version
 from orch_torch.sampler import Sampler, SamplerSettings
-
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-CACHE_DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
-DTYPE_CACHE_NAMES = {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}
-
-
-def torch_version():
-    return torch.__version__.split("+")[0]
-
+from orch_torch.session import LoadedModel, Session, job_devices
 
 def cpu_model():
     try:
@@ -182,7 +175,6 @@ class TorchEngine(driver.Engine):
     load_axes = ("impl", "quant", "dtype", "hardware", "tp")
 
     def load_key(self, job):
-        from orch_torch.session import job_devices
         settings = TorchSettings(job)
         key = (settings.impl, settings.quant, settings.dtype, settings.hardware, settings.tp,
                tuple(str(d) for d in job_devices(job, settings)))
@@ -191,11 +183,9 @@ class TorchEngine(driver.Engine):
         return key
 
     def load(self, job):
-        from orch_torch.session import LoadedModel
         return LoadedModel(job, TorchSettings(job))
 
     def run_loaded(self, job, handle, sink):
-        from orch_torch.session import Session
         return Session(job, TorchSettings(job)).run(sink, handle)
 
     def run(self, job, sink):

@@ -34,7 +34,7 @@ from orch_driver.errors import InvalidCombination, InvalidJob
 from orch_driver.job import Workload
 from orch_torch import effective as effective_mod
 from orch_torch import weights as weights_mod
-from orch_torch.engine import CACHE_DTYPES, DTYPES, torch_version
+from orch_torch.dtypes import CACHE_DTYPES, DTYPES, torch_version
 from orch_torch.llama import KvCache, LlamaModel
 from orch_torch.sampler import Sampler
 
@@ -44,11 +44,7 @@ def job_devices(job, settings):
     first of the job's resources.gpu_ids."""
     if not settings.gpu():
         return [torch.device("cpu")]
-    first = 0
-    resources = job.raw.get("resources")
-    gpu_ids = resources.get("gpu_ids") if isinstance(resources, dict) else None
-    if isinstance(gpu_ids, list) and gpu_ids and isinstance(gpu_ids[0], int):
-        first = gpu_ids[0]
+    first = job.gpu_ids[0] if job.gpu_ids else 0
     return [torch.device("cuda", first + i) for i in range(settings.tp)]
 
 

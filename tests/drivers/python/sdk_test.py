@@ -34,6 +34,24 @@ def pseudo_row(seed, vocab):
 
 
 class FramesTest(unittest.TestCase):
+    def test_split_frames_reads_whole_frames_and_counts_the_rest(self):
+        data = (frames.encode_frame(frames.HELLO, "{}") + frames.encode_frame(frames.RECORD, b"ab")
+                + frames.encode_frame(frames.DONE, "{}"))
+        self.assertEqual(frames.split_frames(data),
+                         ([(frames.HELLO, b"{}"), (frames.RECORD, b"ab"), (frames.DONE, b"{}")], 0))
+        # Cut inside the last frame's payload, then inside a header.
+        self.assertEqual(frames.split_frames(data[:-1]),
+                         ([(frames.HELLO, b"{}"), (frames.RECORD, b"ab")], 6))
+        self.assertEqual(frames.split_frames(data[:3]), ([], 3))
+
+    def test_split_job_streams_ends_each_job_at_its_done_or_error(self):
+        first = frames.encode_frame(frames.HELLO, "{}") + frames.encode_frame(frames.DONE, "{}")
+        second = (frames.encode_frame(frames.HELLO, "{}") +
+                  frames.encode_frame(frames.ERROR, '{"code":"x"}'))
+        rest = frames.encode_frame(frames.HELLO, "{}")
+        self.assertEqual(frames.split_job_streams(first + second + rest),
+                         ([first, second], rest))
+
     def test_frame_is_length_type_payload_little_endian(self):
         self.assertEqual(frames.encode_frame(frames.DONE, b"{}"),
                          b"\x02\x00\x00\x00\x03{}")
@@ -460,6 +478,19 @@ class JobTest(unittest.TestCase):
                                             "max_tokens": 3, "capture": {"top_logits": 2}}), TABLE)
         self.assertEqual((j.workload.kind, j.capture.top_logits), ("generate", 2))
 
+    def test_reads_the_jobs_gpus(self):
+        j = job.parse_job(job_doc(resources={"threads": 3, "gpu_ids": [2, 3]}), TABLE)
+        self.assertEqual(j.gpu_ids, [2, 3])
+        self.assertEqual(job.parse_job(job_doc(), TABLE).gpu_ids, [])
+
+    def test_refuses_gpu_ids_that_are_not_device_numbers(self):
+        for bad in ("0", [0, -1], [True], [1.5]):
+            with self.subTest(gpu_ids=bad):
+                self.assertInvalid(
+                    job_doc(resources={"gpu_ids": bad}),
+                    "job.resources.gpu_ids: expected a list of device numbers "
+                    "(non-negative integers), got " + json.dumps(bad))
+
     def test_coordinate_threads_wins_over_resources(self):
         j = job.parse_job(job_doc(coordinate={"threads": "2"}, resources={"threads": 3}), TABLE)
         self.assertEqual((j.threads, j.settings["threads"]), (0, 2))
@@ -662,28 +693,11 @@ class DriverShellTest(unittest.TestCase):
         self.assertEqual(json.loads(checked["frames"][-1]["payload"])["code"], "model_missing")
 
 
-def split_job_streams(data):
-    """A session's stdout as one byte string per job (each ends with done or
-    error); the rest, when a stream is cut short."""
-    streams, offset, begin = [], 0, 0
-    while len(data) - offset >= 5:
-        length, frame_type = struct.unpack_from("<IB", data, offset)
-        offset += 5 + length
-        if frame_type in (frames.DONE, frames.ERROR):
-            streams.append(data[begin:offset])
-            begin = offset
-    return streams, data[begin:]
-
-
 def record_frames(stream):
     """The record frames of one job stream, as bytes."""
-    out, offset = [], 0
-    while offset < len(stream):
-        length, frame_type = struct.unpack_from("<IB", stream, offset)
-        if frame_type == frames.RECORD:
-            out.append(stream[offset:offset + 5 + length])
-        offset += 5 + length
-    return out
+    return [frames.encode_frame(frame_type, payload)
+            for frame_type, payload in frames.split_frames(stream)[0]
+            if frame_type == frames.RECORD]
 
 
 class LoadingToy(ToyEngine):
@@ -715,7 +729,7 @@ class SessionTest(unittest.TestCase):
         stdin = io.BytesIO(b"".join(frames.encode_job_frame(d) for d in docs) + tail)
         out = io.BytesIO()
         status = driver.run_session(engine, stdin, frames.FrameWriter(out))
-        streams, rest = split_job_streams(out.getvalue())
+        streams, rest = frames.split_job_streams(out.getvalue())
         self.assertEqual(rest, b"")
         checked = [frame_check(stream) for stream in streams]
         for c, stream in zip(checked, streams):

@@ -4,10 +4,9 @@ ORCH_SOURCE_DIR, ORCH_DIGEST_LIBRARY."""
 
 import json
 import os
-import struct
 import subprocess
 
-from orch_driver import records
+from orch_driver import frames, records
 
 SOURCE = os.environ.get("ORCH_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -25,22 +24,18 @@ class Output:
         self.hello = self.done = self.error = None
         self.records = []
         self.record_bytes = []  # the record payloads as written
-        pos = 0
-        while pos + 5 <= len(stdout):
-            length, kind = struct.unpack_from("<IB", stdout, pos)
-            payload = stdout[pos + 5:pos + 5 + length]
-            pos += 5 + length
+        found, self.trailing = frames.split_frames(stdout)
+        for kind, payload in found:
             self.frames.append(kind)
-            if kind == 1:
+            if kind == frames.HELLO:
                 self.hello = json.loads(payload)
-            elif kind == 2:
+            elif kind == frames.RECORD:
                 self.records.append(records.decode_position_record(payload))
                 self.record_bytes.append(payload)
-            elif kind == 3:
+            elif kind == frames.DONE:
                 self.done = json.loads(payload)
-            elif kind == 4:
+            elif kind == frames.ERROR:
                 self.error = json.loads(payload)
-        self.trailing = len(stdout) - pos
 
 
 def run(family, job, timeout=120):
@@ -52,17 +47,11 @@ def run(family, job, timeout=120):
 def run_session(family, jobs, timeout=120):
     """`DRIVER session` with `jobs` as job frames, then end of file: (exit
     status, one Output per job stream, stderr)."""
-    from orch_driver import frames
     stdin = b"".join(frames.encode_job_frame(json.dumps(j)) for j in jobs)
     proc = subprocess.run([driver(family), "session"], input=stdin, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, timeout=timeout)
-    outputs, pos, begin = [], 0, 0
-    while pos + 5 <= len(proc.stdout):
-        length, kind = struct.unpack_from("<IB", proc.stdout, pos)
-        pos += 5 + length
-        if kind in (3, 4):
-            outputs.append(Output(proc.returncode, proc.stdout[begin:pos], b""))
-            begin = pos
+    streams, _ = frames.split_job_streams(proc.stdout)
+    outputs = [Output(proc.returncode, stream, b"") for stream in streams]
     return proc.returncode, outputs, proc.stderr.decode("utf-8", errors="replace")
 
 

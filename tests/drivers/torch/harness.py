@@ -7,10 +7,9 @@ ORCH_LLAMACPP_DRIVER_DIR (holding orch-driver-llamacpp-REL), ORCH_BINARY
 
 import json
 import os
-import struct
 import subprocess
 
-from orch_driver import digest, records
+from orch_driver import digest, frames, records
 
 SOURCE = os.environ.get("ORCH_SOURCE_DIR", "")
 README = os.path.join(SOURCE, "examples", "texts", "readme.txt")
@@ -25,21 +24,17 @@ class Output:
         self.error = None
         self.records = []
         self.record_bytes = []  # the record payloads as written
-        pos = 0
-        while pos + 5 <= len(stdout):
-            length, kind = struct.unpack_from("<IB", stdout, pos)
-            payload = stdout[pos + 5:pos + 5 + length]
-            pos += 5 + length
-            if kind == 1:
+        found, self.trailing = frames.split_frames(stdout)
+        for kind, payload in found:
+            if kind == frames.HELLO:
                 self.hello = json.loads(payload)
-            elif kind == 2:
+            elif kind == frames.RECORD:
                 self.records.append(records.decode_position_record(payload))
                 self.record_bytes.append(payload)
-            elif kind == 3:
+            elif kind == frames.DONE:
                 self.done = json.loads(payload)
-            elif kind == 4:
+            elif kind == frames.ERROR:
                 self.error = json.loads(payload)
-        self.trailing = len(stdout) - pos
 
     @property
     def hashes(self):
@@ -65,33 +60,17 @@ def run(executable, job, env=None):
     return Output(proc.returncode, proc.stdout, proc.stderr)
 
 
-def split_jobs(stdout):
-    """A session's stdout as one byte string per job (each ends with its done
-    or error frame), and the bytes after the last complete one."""
-    streams, pos, begin = [], 0, 0
-    while pos + 5 <= len(stdout):
-        length, kind = struct.unpack_from("<IB", stdout, pos)
-        if pos + 5 + length > len(stdout):
-            break
-        pos += 5 + length
-        if kind in (3, 4):
-            streams.append(stdout[begin:pos])
-            begin = pos
-    return streams, stdout[begin:]
-
-
 class SessionOutput:
     def __init__(self, status, stdout, stderr):
         self.status = status
         self.log = stderr.decode("utf-8", errors="replace")
-        streams, self.rest = split_jobs(stdout)
+        streams, self.rest = frames.split_job_streams(stdout)
         self.jobs = [Output(status, stream, b"") for stream in streams]
 
 
 def run_session(executable, jobs, env=None):
     """`executable session` with `jobs` as job frames on stdin, then end of
     file."""
-    from orch_driver import frames
     stdin = b"".join(frames.encode_job_frame(json.dumps(job)) for job in jobs)
     proc = subprocess.run([executable, "session"], input=stdin, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, env=env, timeout=240)
@@ -107,7 +86,7 @@ def run_in_process(job):
     whose subject is not the process."""
     global _ENGINE
     import io
-    from orch_driver import driver, frames
+    from orch_driver import driver
     if _ENGINE is None:
         from orch_torch.engine import TorchEngine
         _ENGINE = TorchEngine()

@@ -2,7 +2,7 @@
 // the planner's embedded declaration is the driver's own (checked in as
 // planner/declarations/llama.cpp.json), and every value the planner accepts
 // for every llama.cpp axis is one the driver's job parser accepts.
-#include "drivers/llamacpp/capabilities.h"
+#include "drivers/llamacpp/capabilities_json.h"
 
 #include <gtest/gtest.h>
 
