@@ -38,7 +38,7 @@ struct ResendSpoolEffect {};
 // Make `assign` ready to run on `driver`: resolve its model and build the job
 // document (agent/driver_job.h), record the run as begun in the spool, open the
 // driver's log (SPOOL/logs/RUN.log). Then tell the core: OnRunPrepared, or
-// OnRunNotPrepared with the refusal code (kRefusedJob, kRefusedSpool) and why.
+// OnRunNotPrepared with the refusal code (kRefusedJob, a server's) and why.
 struct PrepareRunEffect {
   protocol::Assign assign;
   DriverConfig driver;

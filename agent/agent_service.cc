@@ -16,6 +16,7 @@
 #include "agent/driver_job.h"
 #include "driver_protocol/frames.h"
 #include "agent/server_keeper.h"
+#include "agent/spool_writer.h"
 #include "protocol/codec.h"
 
 namespace orch::agent {
@@ -29,6 +30,18 @@ using driver_protocol::EncodeJobFrame;
 // A closed warm session's process group is killed when it has not exited
 // this long after end of file on its stdin.
 constexpr std::chrono::milliseconds kSessionCloseGrace{5000};
+
+// Bytes of spool work the loop may hand ahead of the spool's thread before it waits.
+constexpr std::size_t kSpoolQueuedBytes = std::size_t{64} << 20;
+
+// What a spooled message holds, roughly (its records' bytes).
+std::size_t MessageBytes(const protocol::Message& message) {
+  std::size_t bytes = 0;
+  if (const auto* chunk = std::get_if<protocol::DigestChunk>(&message)) {
+    for (const protocol::ChunkRecord& record : chunk->records) bytes += record.bytes.size();
+  }
+  return bytes;
+}
 
 // 64 random bits in hex, fresh for every agent process.
 // The coordinator compares it across Hellos to tell a restarted agent process
@@ -100,6 +113,9 @@ struct AgentService::Impl {
   // what it launched) before the runs' processes.
   ServerKeeper servers;
   std::function<void()> on_stopped;
+  // Spool writes, acks and resends run here, in order; declared after what their
+  // results use, so it is destroyed (finishing its writes) first.
+  SpoolWriter spool_writer{io, spool, kSpoolQueuedBytes};
   // Model scans and fingerprint checks run here, one at a time.
   std::unique_ptr<asio::thread_pool> workers;
   std::shared_ptr<bool> alive = std::make_shared<bool>(true);
@@ -133,39 +149,60 @@ struct AgentService::Impl {
   }
 
   void Do(SendEffect& e) {
-    Status status = send(protocol::Encode(e.message));
-    if (!status.ok()) {
-      log.warn(fmt::runtime("send {}: {}"), protocol::MessageName(e.message), status.message());
-    }
+    SendFrame(protocol::Encode(e.message), protocol::MessageName(e.message));
   }
 
-  // A spool failure still sends (the coordinator may store it) but is logged:
-  // the message is not durable.
+  // Sends an encoded message (`name` for the log).
+  void SendFrame(std::string_view frame, std::string_view name) {
+    Status status = send(frame);
+    if (!status.ok()) log.warn(fmt::runtime("send {}: {}"), name, status.message());
+  }
+
+  // Written and fsync'd on the spool's thread (agent/spool_writer.h), sent once
+  // written. A spool failure still sends (the coordinator may store it) but is
+  // logged: the message is not durable.
   void Do(SpoolAndSendEffect& e) {
-    Status status = Status::Ok();
-    if (const auto* chunk = std::get_if<protocol::DigestChunk>(&e.message)) {
-      status = spool.AddChunk(*chunk);
-    } else if (const auto* finished = std::get_if<protocol::RunFinished>(&e.message)) {
-      status = spool.AddFinished(*finished);
-    }
-    if (!status.ok()) log.error(fmt::runtime("spool: {}"), status.message());
-    SendEffect send_effect{std::move(e.message)};
-    Do(send_effect);
-    if (!status.ok()) Perform(core.OnSpoolFailed(spool.Ledger(), Clock::now()));
+    std::size_t bytes = MessageBytes(e.message);
+    spool_writer.Post(bytes, [this, message = std::move(e.message)](Spool& disk) {
+      std::string frame = protocol::Encode(message);
+      Status status = Status::Ok();
+      if (const auto* chunk = std::get_if<protocol::DigestChunk>(&message)) {
+        status = disk.AddChunk(*chunk, frame);
+      } else if (const auto* finished = std::get_if<protocol::RunFinished>(&message)) {
+        status = disk.AddFinished(*finished, frame);
+      }
+      std::optional<SpoolLedger> ledger;
+      if (!status.ok()) ledger = disk.Ledger();
+      return std::function<void()>([this, frame = std::move(frame),
+                                    name = protocol::MessageName(message), status,
+                                    ledger = std::move(ledger)] {
+        if (!status.ok()) log.error(fmt::runtime("spool: {}"), status.message());
+        SendFrame(frame, name);
+        if (ledger) Perform(core.OnSpoolFailed(*ledger, Clock::now()));
+      });
+    });
   }
 
   void Do(SpoolAckEffect& e) {
-    Status status = spool.Ack(e.run_id, e.seq);
-    if (status.ok()) return;
-    log.warn(fmt::runtime("spool ack: {}"), status.message());
-    Perform(core.OnSpoolFailed(spool.Ledger(), Clock::now()));
+    spool_writer.Post(0, [this, run_id = std::move(e.run_id), seq = e.seq](Spool& disk) {
+      Status status = disk.Ack(run_id, seq);
+      if (status.ok()) return std::function<void()>();
+      return std::function<void()>([this, status, ledger = disk.Ledger()] {
+        log.warn(fmt::runtime("spool ack: {}"), status.message());
+        Perform(core.OnSpoolFailed(ledger, Clock::now()));
+      });
+    });
   }
 
   void Do(ResendSpoolEffect&) {
-    for (const std::string& frame : spool.UnackedFrames()) {
-      Status status = send(frame);
-      if (!status.ok()) log.warn(fmt::runtime("resend: {}"), status.message());
-    }
+    spool_writer.Post(0, [this](Spool& disk) {
+      return std::function<void()>([this, frames = disk.UnackedFrames()] {
+        for (const std::string& frame : frames) {
+          Status status = send(frame);
+          if (!status.ok()) log.warn(fmt::runtime("resend: {}"), status.message());
+        }
+      });
+    });
   }
 
   void Do(PrepareRunEffect& e) {
@@ -197,13 +234,19 @@ struct AgentService::Impl {
   // The job is ready (its model resolved, its server up): the run begins.
   void Prepared(const protocol::Assign& assign, DriverJob job) {
     // Only after the job is built: the spool records a run once it can start, and a
-    // restarted agent reports every recorded, unfinished run as failed (Start).
-    Status begun = spool.BeginRun(assign.run_id);
-    if (!begun.ok()) {
-      servers.Release(assign.run_id);
-      return Perform(core.OnRunNotPrepared(assign, protocol::kRefusedSpool,
-                                           "spool: " + begun.message(), Clock::now()));
-    }
+    // restarted agent reports every recorded, unfinished run as failed (Start). On
+    // the spool's thread, in order with the run's results and without waiting for
+    // the last run's to be durable: an agent that dies before this record is
+    // durable leaves the run to the coordinator, which fails it as lost when the
+    // agent registers again without it.
+    spool_writer.Post(0, [this, run_id = assign.run_id](Spool& disk) {
+      Status begun = disk.BeginRun(run_id);
+      if (begun.ok()) return std::function<void()>();
+      return std::function<void()>([this, run_id, begun, ledger = disk.Ledger()] {
+        log.error(fmt::runtime("spool: run {}: {}"), run_id, begun.message());
+        Perform(core.OnSpoolFailed(ledger, Clock::now()));
+      });
+    });
     Running& running = runs[assign.run_id];
     OpenLog(assign.run_id, running);
     Perform(core.OnRunPrepared(assign.run_id, job.experiment, std::move(job.json), running.log_path,
@@ -458,6 +501,8 @@ void AgentService::Drain(std::chrono::milliseconds grace) {
 void AgentService::SetOnStopped(std::function<void()> on_stopped) {
   impl_->on_stopped = std::move(on_stopped);
 }
+
+void AgentService::WaitForSpool() { impl_->spool_writer.WaitIdle(); }
 
 bool AgentService::welcomed() const { return impl_->core.welcomed(); }
 std::size_t AgentService::running() const { return impl_->core.running(); }

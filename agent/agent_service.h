@@ -1,15 +1,16 @@
 // AgentService: the shell around AgentCore (agent/agent_core.h, which says
 // what the agent decides; docs/agent.md). It decodes the coordinator's frames,
 // feeds the core with the steady clock's `now`, and performs the core's effects:
-// sends frames, writes and acks the spool, prepares runs (resolves the model,
+// sends frames, writes and acks the spool on the spool's thread (sending each
+// message once it is written, agent/spool_writer.h), prepares runs (resolves the model,
 // begins the run in the spool, opens the driver's log), launches and cancels
 // drivers through the ProcessLauncher, runs model scans and fingerprint checks on
 // one worker thread and posts their results back, logs. It arms one steady_timer
 // at the core's NextDeadline() and ticks the core when it fires.
 //
 // Transport is not owned: frames go out through `send`, events come in through
-// OnEvent(). Not thread-safe: everything but the worker's jobs runs on the
-// io_context's thread.
+// OnEvent(). Not thread-safe: everything but the worker's jobs and the spool's
+// operations runs on the io_context's thread.
 #pragma once
 
 #include <chrono>
@@ -84,6 +85,11 @@ class AgentService final {
   void Drain(std::chrono::milliseconds grace);
   // Runs `on_stopped` once when a Drain or Stop has completed.
   void SetOnStopped(std::function<void()> on_stopped);
+
+  // Blocks until every spool write, acknowledgement and resend handed to the
+  // spool's thread has run (their results reach the loop after), so that the
+  // caller may read the spool.
+  void WaitForSpool();
 
   bool welcomed() const;
   std::size_t running() const;

@@ -192,8 +192,11 @@ Status Spool::BeginRun(const std::string& run_id) {
 }
 
 Status Spool::AddChunk(const protocol::DigestChunk& chunk) {
+  return AddChunk(chunk, protocol::Encode(chunk));
+}
+
+Status Spool::AddChunk(const protocol::DigestChunk& chunk, std::string frame) {
   if (!runs_.contains(chunk.run_id)) ORCH_RETURN_IF_ERROR(BeginRun(chunk.run_id));
-  std::string frame = protocol::Encode(chunk);
   ORCH_RETURN_IF_ERROR(
       WriteDurably(RunDir(chunk.run_id) + "/" + SeqName(chunk.seq) + ".msg", frame));
   RunEntry& run = runs_[chunk.run_id];
@@ -203,9 +206,12 @@ Status Spool::AddChunk(const protocol::DigestChunk& chunk) {
 }
 
 Status Spool::AddFinished(const protocol::RunFinished& finished) {
+  return AddFinished(finished, protocol::Encode(finished));
+}
+
+Status Spool::AddFinished(const protocol::RunFinished& finished, std::string frame) {
   // A refused Assign never began: its RunFinished creates the run here.
   if (!runs_.contains(finished.run_id)) ORCH_RETURN_IF_ERROR(BeginRun(finished.run_id));
-  std::string frame = protocol::Encode(finished);
   ORCH_RETURN_IF_ERROR(WriteDurably(RunDir(finished.run_id) + "/finished.msg", frame));
   runs_[finished.run_id].finished = std::move(frame);
   return Status::Ok();

@@ -21,7 +21,7 @@
 // nothing in the folder. The lock's descriptor is close-on-exec, so drivers
 // never inherit it.
 //
-// Not thread-safe: owned by the agent's event loop.
+// Not thread-safe: the agent's spool thread owns it (agent/spool_writer.h).
 #pragma once
 
 #include <cstdint>
@@ -51,6 +51,10 @@ class Spool final {
   Status BeginRun(const std::string& run_id);
   Status AddChunk(const protocol::DigestChunk& chunk);
   Status AddFinished(const protocol::RunFinished& finished);
+  // The same, with the message's frame (protocol::Encode of it) already made, as
+  // the agent sends it: encoded once.
+  Status AddChunk(const protocol::DigestChunk& chunk, std::string frame);
+  Status AddFinished(const protocol::RunFinished& finished, std::string frame);
 
   // Removes what the coordinator acknowledged. Unknown runs and seqs are
   // ignored (acks are at-least-once too).
