@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "base/check.h"
-#include "fingerprint/canonical_json.h"
+#include "fingerprint/fingerprint_json.h"
 
 namespace orch::agent {
 namespace {
@@ -576,15 +576,19 @@ void AgentCore::OnAck(const protocol::Ack& ack) {
   MaybeStop();
 }
 
-void AgentCore::OnCancel(const protocol::Cancel& cancel) {
+void AgentCore::OnCancel(const protocol::CancelRun& cancel) {
+  if (runs_.contains(cancel.run_id)) Cancel(cancel.run_id);
+}
+
+void AgentCore::OnCancel(const protocol::CancelExperiment& cancel) {
   for (const auto& [run_id, run] : runs_) {
-    bool match =
-        // No run id: the coordinator cancels a whole experiment.
-        cancel.run_id.empty() ? run.experiment == cancel.experiment : run_id == cancel.run_id;
-    if (!match) continue;
-    Log(Level::kInfo, "run " + run_id + ": cancelled by the coordinator");
-    out_.push_back(CancelRunEffect{run_id});
+    if (run.experiment == cancel.experiment) Cancel(run_id);
   }
+}
+
+void AgentCore::Cancel(const std::string& run_id) {
+  Log(Level::kInfo, "run " + run_id + ": cancelled by the coordinator");
+  out_.push_back(CancelRunEffect{run_id});
 }
 
 AgentEffects AgentCore::OnSpoolFailed(SpoolLedger spool, AgentTime) {
@@ -663,7 +667,9 @@ AgentEffects AgentCore::OnMessage(const protocol::Message& message, AgentTime no
     OnAssign(*assign);
   } else if (const auto* ack = std::get_if<protocol::Ack>(&message)) {
     OnAck(*ack);
-  } else if (const auto* cancel = std::get_if<protocol::Cancel>(&message)) {
+  } else if (const auto* cancel = std::get_if<protocol::CancelRun>(&message)) {
+    OnCancel(*cancel);
+  } else if (const auto* cancel = std::get_if<protocol::CancelExperiment>(&message)) {
     OnCancel(*cancel);
   } else if (std::holds_alternative<protocol::Drain>(message)) {
     Log(Level::kInfo, "draining: finishing " + std::to_string(runs_.size()) + " runs");

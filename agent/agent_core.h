@@ -168,7 +168,9 @@ class AgentCore final {
   std::vector<protocol::WarmSession> IdleSessions() const;
   void OnAssign(const protocol::Assign& assign);
   void OnAck(const protocol::Ack& ack);
-  void OnCancel(const protocol::Cancel& cancel);
+  void OnCancel(const protocol::CancelRun& cancel);
+  void OnCancel(const protocol::CancelExperiment& cancel);
+  void Cancel(const std::string& run_id);
   void Refuse(const protocol::Assign& assign, std::string_view code, const std::string& reason);
   void Spooled(const protocol::DigestChunk& chunk);
   void Spooled(const protocol::RunFinished& finished);

@@ -1,6 +1,6 @@
 #include "agent/host_fingerprinter.h"
 
-#include "fingerprint/canonical_json.h"
+#include "fingerprint/fingerprint_json.h"
 #include "fingerprint/collect.h"
 
 namespace orch::agent {

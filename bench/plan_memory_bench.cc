@@ -22,7 +22,7 @@
 
 #include "coordinator/plan_catalog.h"
 #include "planner/plan.h"
-#include "planner/plan_json.h"
+#include "planner/plan_to_json.h"
 
 namespace orch {
 namespace {

@@ -4,7 +4,8 @@
 #include <set>
 
 #include "bundle/bundle_file.h"
-#include "fingerprint/canonical_json.h"
+#include "bundle/manifest_fields.h"
+#include "fingerprint/fingerprint_json.h"
 #include "protocol/peer_names.h"
 
 namespace orch::bundle {
@@ -93,10 +94,7 @@ Result<RunEntry> ReadRunEntry(const json& entry, size_t index) {
         std::pair{"agent", &run.agent_id}, std::pair{"host_fingerprint", &run.host_fingerprint},
         std::pair{"summary", &run.summary_blob}, std::pair{"digests", &run.digests_blob},
         std::pair{"fingerprint", &run.fingerprint_blob}}) {
-    if (!entry.contains(field) || !entry.at(field).is_string()) {
-      return InvalidArgument(where + "." + field + " missing or not a string");
-    }
-    *out = entry.at(field).get<std::string>();
+    ORCH_ASSIGN_OR_RETURN(*out, StringField(entry, where, field));
   }
   // Both become parts of ids in the lab's store: names like every other, no paths.
   if (!protocol::ValidPeerName(run.run_id) || run.run_id.size() > kMaxRunIdBytes) {
@@ -120,6 +118,245 @@ const Blob* NeedBlob(const OpenedBundle& opened, const std::string& name, Status
   const Blob* blob = opened.Find(name);
   if (blob == nullptr) error = InvalidArgument("blob " + name + " is missing");
   return blob;
+}
+
+// The manifest fields a result bundle adds (WriteResultBundle).
+struct ResultManifest {
+  std::uint64_t sequence = 0;
+  std::string experiment;
+  std::string nonce;
+  const json* runs = nullptr;  // manifest.runs, into `parsed`
+  json parsed;
+};
+
+// A run the bundle carries, read and checked against the bundle alone.
+struct BundledRun {
+  RunEntry entry;
+  std::string summary;
+  std::vector<store::DigestRecord> records;
+  std::string fingerprint_json;  // "" when the run names no host fingerprint
+};
+
+// The bundle's signature, its signer's trust and its kind.
+Result<OpenedBundle> OpenResultBundle(std::string_view bytes, std::string_view file,
+                                      const ImportContext& context) {
+  ReadOptions read;
+  read.max_bundle_bytes = context.max_bundle_bytes;
+  read.trust = [&](const protocol::PublicIdentity& signer) {
+    Status trusted =
+        TrustedSigner(signer, context.trusted, context.trust_hint, context.other_roles);
+    if (trusted.ok()) return trusted;
+    return Status(trusted.code(), "result bundle " + std::string(file) + ": " + trusted.message());
+  };
+  ORCH_ASSIGN_OR_RETURN(OpenedBundle opened, ReadBundle(bytes, file, read));
+  if (opened.kind != kResultKind) {
+    return Refused(file, "it is a " + opened.kind + " bundle, not a result bundle");
+  }
+  return opened;
+}
+
+Result<ResultManifest> ReadResultManifest(const OpenedBundle& opened, std::string_view file) {
+  ResultManifest manifest;
+  manifest.parsed = json::parse(opened.manifest_json);  // ReadBundle parsed it already
+  Result<std::uint64_t> sequence = UnsignedField(manifest.parsed, "manifest", "sequence");
+  Result<std::string> experiment = StringField(manifest.parsed, "manifest", "experiment");
+  Result<std::string> nonce = StringField(manifest.parsed, "manifest", "nonce");
+  Result<const json*> runs = ListField(manifest.parsed, "manifest", "runs");
+  for (const Status& s : {sequence.status(), experiment.status(), nonce.status(), runs.status()}) {
+    if (!s.ok()) return Refused(file, s.message());
+  }
+  manifest.sequence = *sequence;
+  manifest.experiment = *experiment;
+  manifest.nonce = *nonce;
+  manifest.runs = *runs;
+  return manifest;
+}
+
+// The plan bundle the result bundle answers: issued by this coordinator, for this
+// experiment, not expired, and the importing user may add to the experiment.
+Result<PlanBundle> VerifyAnsweredPlan(const OpenedBundle& opened, const ResultManifest& manifest,
+                                      std::string_view file, const ImportContext& context) {
+  const Blob* plan_blob = opened.Find("plan-bundle");
+  if (plan_blob == nullptr) return Refused(file, "it carries no plan bundle");
+  // Its signer must be this coordinator before anything of it is inflated.
+  ReadOptions plan_read;
+  plan_read.max_bundle_bytes = context.max_bundle_bytes;
+  plan_read.trust = [&](const protocol::PublicIdentity& signer) {
+    if (signer.sign_public == context.coordinator_key) return Status::Ok();
+    return Status(StatusCode::kFailedPrecondition,
+                  "result bundle " + std::string(file) + ": its plan bundle was signed by " +
+                      signer.name + " (ed25519 " + signer.sign_public +
+                      "), not by this coordinator");
+  };
+  Result<PlanBundle> plan =
+      ReadPlanBundle(plan_blob->data, std::string(file) + ":plan-bundle", plan_read);
+  if (!plan.ok()) {
+    if (plan.status().code() == StatusCode::kFailedPrecondition) return plan.status();
+    return Refused(file, plan.status().message());
+  }
+  if (manifest.parsed.contains("plan_bundle_sha256") &&
+      manifest.parsed.at("plan_bundle_sha256") != plan->sha256) {
+    return Refused(file,
+                   "manifest.plan_bundle_sha256 is not the hash of the plan bundle it "
+                   "carries");
+  }
+  if (plan->nonce != manifest.nonce || plan->experiment != manifest.experiment) {
+    return Refused(file, "its nonce or experiment is not that of the plan bundle it carries");
+  }
+  if (context.now_ms > plan->expires_at_ms) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "result bundle " + std::string(file) + ": the plan bundle it answers (nonce " +
+                      manifest.nonce + ") expired " +
+                      std::to_string((context.now_ms - plan->expires_at_ms) / 1000) +
+                      " s ago; export a new one (orch export " + manifest.experiment + ")");
+  }
+  if (context.may_import && !context.may_import(manifest.experiment)) {
+    return Status(StatusCode::kFailedPrecondition, "result bundle " + std::string(file) +
+                                                       ": only an admin or the key that "
+                                                       "submitted " +
+                                                       manifest.experiment + " may import into it");
+  }
+  return std::move(plan).value();
+}
+
+// One manifest.runs entry and its blobs, checked: a job of the plan bundle, once;
+// its summary and digests present, the digests well formed and as many as the
+// manifest says; its host fingerprint's id the hash of the fingerprint it carries.
+Result<BundledRun> ReadBundledRun(const OpenedBundle& opened, const json& item, std::size_t index,
+                                  const std::set<std::string>& plan_jobs,
+                                  std::set<std::string>& seen_jobs) {
+  ORCH_ASSIGN_OR_RETURN(RunEntry entry, ReadRunEntry(item, index));
+  std::string where = "run " + entry.run_id + " (job " + entry.job_id + ")";
+  auto refused = [&](const std::string& why) { return InvalidArgument(where + ": " + why); };
+  if (!plan_jobs.contains(entry.job_id)) return refused("the plan bundle has no such job");
+  if (!seen_jobs.insert(entry.job_id).second) return refused("a second run of the same job");
+  Status missing;
+  const Blob* summary = NeedBlob(opened, entry.summary_blob, missing);
+  const Blob* digests = NeedBlob(opened, entry.digests_blob, missing);
+  if (!missing.ok()) return refused(missing.message());
+  Result<std::vector<store::DigestRecord>> records = DecodeDigests(digests->data);
+  if (!records.ok()) return refused(records.status().message());
+  if (records->empty()) return refused("it has no digests");
+  if (item.contains("positions") &&
+      item.at("positions") != static_cast<uint64_t>(records->size())) {
+    return refused("manifest says " + item.at("positions").dump() +
+                   " positions, its digests hold " + std::to_string(records->size()));
+  }
+  BundledRun run{std::move(entry), summary->data, std::move(records).value(), ""};
+  if (!run.entry.host_fingerprint.empty()) {
+    const Blob* fingerprint = NeedBlob(opened, run.entry.fingerprint_blob, missing);
+    if (!missing.ok()) return refused(missing.message());
+    if (fingerprint::FingerprintIdOfJson(fingerprint->data) != run.entry.host_fingerprint) {
+      return refused("its host fingerprint's id is not the hash of its JSON");
+    }
+    run.fingerprint_json = fingerprint->data;
+  }
+  return run;
+}
+
+Result<std::vector<BundledRun>> ReadBundledRuns(const OpenedBundle& opened,
+                                                const ResultManifest& manifest,
+                                                const PlanBundle& plan, std::string_view file) {
+  std::set<std::string> plan_jobs(plan.job_ids.begin(), plan.job_ids.end());
+  std::set<std::string> seen_jobs;
+  std::vector<BundledRun> runs;
+  for (std::size_t i = 0; i < manifest.runs->size(); ++i) {
+    Result<BundledRun> run = ReadBundledRun(opened, (*manifest.runs)[i], i, plan_jobs, seen_jobs);
+    if (!run.ok()) return Refused(file, run.status().message());
+    runs.push_back(std::move(run).value());
+  }
+  return runs;
+}
+
+// The lab's record of a bundled run: named after the contributor, split in chunks.
+store::ImportedRun ImportedRunOf(BundledRun& bundled, const std::string& run_id,
+                                 const OpenedBundle& opened, std::int64_t now_ms) {
+  store::ImportedRun run;
+  run.run.id = run_id;
+  run.run.job_id = bundled.entry.job_id;
+  // The rig's agent ids (local-1, ...) mean nothing in the lab: name the contributor.
+  run.run.agent_id = opened.signer.name + "/" + bundled.entry.agent_id;
+  run.run.state = store::RunState::kSucceeded;
+  run.run.exit_status = bundled.entry.exit_status;
+  run.run.host_fingerprint_id = bundled.entry.host_fingerprint;
+  run.run.summary = std::move(bundled.summary);
+  run.run.finished = true;
+  run.run.contributor = opened.signer.name;
+  run.run.bundle_sha256 = opened.sha256;
+  run.run.imported_at_ms = now_ms;
+  const std::vector<store::DigestRecord>& records = bundled.records;
+  for (std::size_t at = 0; at < records.size(); at += kImportChunkRecords) {
+    std::size_t end = std::min(records.size(), at + kImportChunkRecords);
+    run.chunks.emplace_back(records.begin() + static_cast<std::ptrdiff_t>(at),
+                            records.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  run.run.chunks_expected = static_cast<int64_t>(run.chunks.size());
+  return run;
+}
+
+// What the store gains: the runs it does not hold yet (a rig's run keeps one id in the
+// lab whichever bundle brings it, so a later bundle of the same rig adds only the runs
+// not yet imported), the jobs they complete, the fingerprints, the bundle's record and
+// its event. Counts go into `result`.
+Result<store::BundleImport> DecideImport(store::Store& store, const OpenedBundle& opened,
+                                         const ResultManifest& manifest,
+                                         std::vector<BundledRun> runs, std::string_view file,
+                                         const ImportContext& context, ImportResult& result) {
+  store::BundleImport import;
+  import.bundle = {.sha256 = opened.sha256,
+                   .contributor = opened.signer.name,
+                   .signer = opened.signer.sign_public,
+                   .sequence = manifest.sequence,
+                   .plan_id = manifest.experiment,
+                   .nonce = manifest.nonce,
+                   .imported_at_ms = context.now_ms,
+                   .run_ids = {}};
+  std::set<std::string> fingerprints;
+  for (BundledRun& bundled : runs) {
+    const RunEntry& entry = bundled.entry;
+    if (!bundled.fingerprint_json.empty() && fingerprints.insert(entry.host_fingerprint).second) {
+      import.fingerprints.emplace_back(entry.host_fingerprint, bundled.fingerprint_json);
+    }
+    std::string run_id = opened.signer.name + ":" + entry.run_id;
+    if (Result<store::RunRecord> stored = store.GetRun(run_id); stored.ok()) {
+      if (stored->contributor != opened.signer.name || stored->job_id != entry.job_id) {
+        return Refused(file, "run " + entry.run_id + " (job " + entry.job_id + "): run id " +
+                                 run_id + " is stored for another run");
+      }
+      ++result.already_imported;
+      continue;
+    } else if (stored.status().code() != StatusCode::kNotFound) {
+      return stored.status();
+    }
+    store::ImportedRun run = ImportedRunOf(bundled, run_id, opened, context.now_ms);
+    import.bundle.run_ids.push_back(run.run.id);
+    ORCH_ASSIGN_OR_RETURN(store::JobRecord job, store.GetJob(entry.job_id));
+    bool in_flight =
+        job.state == store::JobState::kAssigned || job.state == store::JobState::kRunning;
+    bool completes = context.may_complete ? context.may_complete(job)
+                                          : job.state != store::JobState::kSucceeded && !in_flight;
+    if (completes) {
+      job.state = store::JobState::kSucceeded;
+      job.current_run_id = run.run.id;
+      job.last_error.clear();
+      import.jobs.push_back(job);
+      ++result.jobs_completed;
+    }
+    import.runs.push_back(std::move(run));
+  }
+  result.runs = static_cast<int>(import.runs.size());
+  json detail = {{"contributor", result.contributor},
+                 {"sequence", result.sequence},
+                 {"experiment", result.experiment},
+                 {"runs", result.runs},
+                 {"already_imported", result.already_imported},
+                 {"jobs_completed", result.jobs_completed}};
+  import.events.push_back({.seq = 0,
+                           .time_ms = context.now_ms,
+                           .kind = "bundle.imported",
+                           .subject = opened.sha256,
+                           .detail = detail.dump()});
+  return import;
 }
 
 }  // namespace
@@ -175,18 +412,7 @@ Result<WrittenResults> WriteResultBundle(store::Store& store, const PlanBundle& 
 
 Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view bytes,
                                         std::string_view file, const ImportContext& context) {
-  ReadOptions read;
-  read.max_bundle_bytes = context.max_bundle_bytes;
-  read.trust = [&](const protocol::PublicIdentity& signer) {
-    Status trusted =
-        TrustedSigner(signer, context.trusted, context.trust_hint, context.other_roles);
-    if (trusted.ok()) return trusted;
-    return Status(trusted.code(), "result bundle " + std::string(file) + ": " + trusted.message());
-  };
-  ORCH_ASSIGN_OR_RETURN(OpenedBundle opened, ReadBundle(bytes, file, read));
-  if (opened.kind != kResultKind) {
-    return Refused(file, "it is a " + opened.kind + " bundle, not a result bundle");
-  }
+  ORCH_ASSIGN_OR_RETURN(OpenedBundle opened, OpenResultBundle(bytes, file, context));
   ImportResult result;
   result.sha256 = opened.sha256;
   result.contributor = opened.signer.name;
@@ -199,169 +425,22 @@ Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view by
   } else if (stored.status().code() != StatusCode::kNotFound) {
     return stored.status();
   }
-
-  json manifest = json::parse(opened.manifest_json);
-  if (!manifest.contains("sequence") || !manifest.at("sequence").is_number_unsigned() ||
-      !manifest.contains("experiment") || !manifest.at("experiment").is_string() ||
-      !manifest.contains("nonce") || !manifest.at("nonce").is_string() ||
-      !manifest.contains("runs") || !manifest.at("runs").is_array()) {
-    return Refused(file, "manifest.sequence, experiment, nonce or runs missing");
-  }
-  result.sequence = manifest.at("sequence").get<uint64_t>();
-  result.experiment = manifest.at("experiment").get<std::string>();
-  std::string nonce = manifest.at("nonce").get<std::string>();
-
-  // The plan bundle it answers: issued by this coordinator, for this experiment, in time.
-  const Blob* plan_blob = opened.Find("plan-bundle");
-  if (plan_blob == nullptr) return Refused(file, "it carries no plan bundle");
-  // Its signer must be this coordinator before anything of it is inflated.
-  ReadOptions plan_read;
-  plan_read.max_bundle_bytes = context.max_bundle_bytes;
-  plan_read.trust = [&](const protocol::PublicIdentity& signer) {
-    if (signer.sign_public == context.coordinator_key) return Status::Ok();
-    return Status(StatusCode::kFailedPrecondition,
-                  "result bundle " + std::string(file) + ": its plan bundle was signed by " +
-                      signer.name + " (ed25519 " + signer.sign_public +
-                      "), not by this coordinator");
-  };
-  Result<PlanBundle> plan =
-      ReadPlanBundle(plan_blob->data, std::string(file) + ":plan-bundle", plan_read);
-  if (!plan.ok()) {
-    if (plan.status().code() == StatusCode::kFailedPrecondition) return plan.status();
-    return Refused(file, plan.status().message());
-  }
-  if (manifest.contains("plan_bundle_sha256") &&
-      manifest.at("plan_bundle_sha256") != plan->sha256) {
-    return Refused(file,
-                   "manifest.plan_bundle_sha256 is not the hash of the plan bundle it "
-                   "carries");
-  }
-  if (plan->nonce != nonce || plan->experiment != result.experiment) {
-    return Refused(file, "its nonce or experiment is not that of the plan bundle it carries");
-  }
-  if (context.now_ms > plan->expires_at_ms) {
-    return Status(StatusCode::kFailedPrecondition,
-                  "result bundle " + std::string(file) + ": the plan bundle it answers (nonce " +
-                      nonce + ") expired " +
-                      std::to_string((context.now_ms - plan->expires_at_ms) / 1000) +
-                      " s ago; export a new one (orch export " + result.experiment + ")");
-  }
-  if (context.may_import && !context.may_import(result.experiment)) {
-    return Status(StatusCode::kFailedPrecondition, "result bundle " + std::string(file) +
-                                                       ": only an admin or the key that "
-                                                       "submitted " +
-                                                       result.experiment + " may import into it");
-  }
+  // Verify: everything the bundle says, before the store is asked anything of it.
+  ORCH_ASSIGN_OR_RETURN(ResultManifest manifest, ReadResultManifest(opened, file));
+  result.sequence = manifest.sequence;
+  result.experiment = manifest.experiment;
+  ORCH_ASSIGN_OR_RETURN(PlanBundle plan, VerifyAnsweredPlan(opened, manifest, file, context));
+  ORCH_ASSIGN_OR_RETURN(std::vector<BundledRun> runs,
+                        ReadBundledRuns(opened, manifest, plan, file));
+  // Decide what the store gains, then write it in one batch.
   Result<store::PlanRecord> stored_plan = store.GetPlan(result.experiment);
   if (!stored_plan.ok()) {
     return Refused(file, "experiment " + result.experiment + " is not in this store (" +
                              stored_plan.status().message() + ")");
   }
-
-  std::set<std::string> plan_jobs(plan->job_ids.begin(), plan->job_ids.end());
-  store::BundleImport import;
-  // A rig's run keeps one id in the lab whichever bundle brings it: a later bundle of the
-  // same rig (written after more jobs finished) adds only the runs not yet imported.
-  std::string prefix = opened.signer.name + ":";
-  import.bundle = {.sha256 = opened.sha256,
-                   .contributor = opened.signer.name,
-                   .signer = opened.signer.sign_public,
-                   .sequence = result.sequence,
-                   .plan_id = result.experiment,
-                   .nonce = nonce,
-                   .imported_at_ms = context.now_ms,
-                   .run_ids = {}};
-  std::set<std::string> seen_jobs, fingerprints;
-  const json& runs = manifest.at("runs");
-  for (size_t i = 0; i < runs.size(); ++i) {
-    Result<RunEntry> entry = ReadRunEntry(runs[i], i);
-    if (!entry.ok()) return Refused(file, entry.status().message());
-    std::string where = "run " + entry->run_id + " (job " + entry->job_id + ")";
-    if (!plan_jobs.contains(entry->job_id)) {
-      return Refused(file, where + ": the plan bundle has no such job");
-    }
-    if (!seen_jobs.insert(entry->job_id).second) {
-      return Refused(file, where + ": a second run of the same job");
-    }
-    Status missing;
-    const Blob* summary = NeedBlob(opened, entry->summary_blob, missing);
-    const Blob* digests = NeedBlob(opened, entry->digests_blob, missing);
-    if (!missing.ok()) return Refused(file, where + ": " + missing.message());
-    Result<std::vector<store::DigestRecord>> records = DecodeDigests(digests->data);
-    if (!records.ok()) return Refused(file, where + ": " + records.status().message());
-    if (records->empty()) return Refused(file, where + ": it has no digests");
-    if (runs[i].contains("positions") &&
-        runs[i].at("positions") != static_cast<uint64_t>(records->size())) {
-      return Refused(file, where + ": manifest says " + runs[i].at("positions").dump() +
-                               " positions, its digests hold " + std::to_string(records->size()));
-    }
-    if (!entry->host_fingerprint.empty()) {
-      const Blob* fingerprint = NeedBlob(opened, entry->fingerprint_blob, missing);
-      if (!missing.ok()) return Refused(file, where + ": " + missing.message());
-      if (fingerprint::FingerprintIdOfJson(fingerprint->data) != entry->host_fingerprint) {
-        return Refused(file, where + ": its host fingerprint's id is not the hash of its JSON");
-      }
-      if (fingerprints.insert(entry->host_fingerprint).second) {
-        import.fingerprints.emplace_back(entry->host_fingerprint, fingerprint->data);
-      }
-    }
-    std::string run_id = prefix + entry->run_id;
-    if (Result<store::RunRecord> stored = store.GetRun(run_id); stored.ok()) {
-      if (stored->contributor != opened.signer.name || stored->job_id != entry->job_id) {
-        return Refused(file, where + ": run id " + run_id + " is stored for another run");
-      }
-      ++result.already_imported;
-      continue;
-    } else if (stored.status().code() != StatusCode::kNotFound) {
-      return stored.status();
-    }
-    store::ImportedRun run;
-    run.run.id = run_id;
-    run.run.job_id = entry->job_id;
-    // The rig's agent ids (local-1, ...) mean nothing in the lab: name the contributor.
-    run.run.agent_id = opened.signer.name + "/" + entry->agent_id;
-    run.run.state = store::RunState::kSucceeded;
-    run.run.exit_status = entry->exit_status;
-    run.run.host_fingerprint_id = entry->host_fingerprint;
-    run.run.summary = summary->data;
-    run.run.finished = true;
-    run.run.contributor = opened.signer.name;
-    run.run.bundle_sha256 = opened.sha256;
-    run.run.imported_at_ms = context.now_ms;
-    for (size_t at = 0; at < records->size(); at += kImportChunkRecords) {
-      size_t end = std::min(records->size(), at + kImportChunkRecords);
-      run.chunks.emplace_back(records->begin() + static_cast<std::ptrdiff_t>(at),
-                              records->begin() + static_cast<std::ptrdiff_t>(end));
-    }
-    run.run.chunks_expected = static_cast<int64_t>(run.chunks.size());
-    import.bundle.run_ids.push_back(run.run.id);
-
-    ORCH_ASSIGN_OR_RETURN(store::JobRecord job, store.GetJob(entry->job_id));
-    bool in_flight =
-        job.state == store::JobState::kAssigned || job.state == store::JobState::kRunning;
-    bool completes = context.may_complete ? context.may_complete(job)
-                                          : job.state != store::JobState::kSucceeded && !in_flight;
-    if (completes) {
-      job.state = store::JobState::kSucceeded;
-      job.current_run_id = run.run.id;
-      job.last_error.clear();
-      import.jobs.push_back(job);
-      ++result.jobs_completed;
-    }
-    import.runs.push_back(std::move(run));
-  }
-  result.runs = static_cast<int>(import.runs.size());
-  json detail = {{"contributor", result.contributor},
-                 {"sequence", result.sequence},
-                 {"experiment", result.experiment},
-                 {"runs", result.runs},
-                 {"already_imported", result.already_imported},
-                 {"jobs_completed", result.jobs_completed}};
-  import.events.push_back({.seq = 0,
-                           .time_ms = context.now_ms,
-                           .kind = "bundle.imported",
-                           .subject = opened.sha256,
-                           .detail = detail.dump()});
+  ORCH_ASSIGN_OR_RETURN(
+      store::BundleImport import,
+      DecideImport(store, opened, manifest, std::move(runs), file, context, result));
   Result<store::WriteOutcome> written = store.ImportBundle(import);
   if (!written.ok()) {
     return Status(written.status().code(),

@@ -26,7 +26,7 @@
 #include "base/spawn.h"
 #include "cli/command.h"
 #include "cli/security_keys.h"
-#include "fingerprint/canonical_json.h"
+#include "fingerprint/fingerprint_json.h"
 #include "fingerprint/file_hash_cache.h"
 #include "fingerprint/libgit2_commit_resolver.h"
 #include "fingerprint/locked_hash_cache.h"

@@ -13,7 +13,7 @@
 #include "cli/run_local.h"
 #include "cli/scratch_dir.h"
 #include "cli/stored_status.h"
-#include "planner/plan_json.h"
+#include "planner/plan_to_json.h"
 #include "report/bisect_render.h"
 #include "report/bisect_report.h"
 #include "report/render.h"

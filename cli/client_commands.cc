@@ -15,7 +15,7 @@
 #include "cli/status_text.h"
 #include "coordinator/coordinator_service.h"
 #include "planner/plan.h"
-#include "planner/plan_json.h"
+#include "planner/plan_to_json.h"
 #include "protocol/codec.h"
 #include "protocol/endpoint.h"
 #include "protocol/zmq_transport.h"
@@ -300,7 +300,7 @@ void RegisterCancelCommand(CLI::App& app, int& exit_code) {
   AddClientOptions(*cmd, options->client);
   cmd->callback([options, &exit_code] {
     exit_code =
-        Report("cancel", Request(options->client, protocol::Cancel{"", options->experiment}));
+        Report("cancel", Request(options->client, protocol::CancelExperiment{options->experiment}));
   });
 }
 

@@ -7,8 +7,8 @@
 
 #include "cli/command.h"
 #include "cli/files.h"
-#include "cli/hash_cache.h"
-#include "fingerprint/canonical_json.h"
+#include "cli/hash_cache_file.h"
+#include "fingerprint/fingerprint_json.h"
 #include "fingerprint/collect.h"
 #include "fingerprint/diff.h"
 #include "fingerprint/fingerprint_text.h"

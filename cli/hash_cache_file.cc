@@ -1,4 +1,4 @@
-#include "cli/hash_cache.h"
+#include "cli/hash_cache_file.h"
 
 #include <cstdlib>
 #include <filesystem>

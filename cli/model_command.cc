@@ -11,7 +11,7 @@
 #include "cli/child_process.h"
 #include "cli/command.h"
 #include "cli/driver_lookup.h"
-#include "cli/hash_cache.h"
+#include "cli/hash_cache_file.h"
 #include "fingerprint/file_hasher.h"
 #include "fingerprint/memory_hash_cache.h"
 #include "model/free_space.h"

@@ -8,7 +8,7 @@
 #include "cli/files.h"
 #include "cli/plan_text.h"
 #include "planner/plan.h"
-#include "planner/plan_json.h"
+#include "planner/plan_to_json.h"
 
 namespace orch::cli {
 namespace {

@@ -1,5 +1,5 @@
 // The human form of a plan, as `orch plan` prints it: a summary, one table row per job,
-// warnings last. The machine form is planner/plan_json.h.
+// warnings last. The machine form is planner/plan_to_json.h.
 #pragma once
 
 #include <string>

@@ -4,11 +4,11 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "bundle/result_bundle.h"
 #include "cli/command.h"
 #include "cli/files.h"
+#include "plan_document/plan_json.h"
 #include "protocol/identity_key.h"
 #include "store/rocksdb_store.h"
 
@@ -56,36 +56,23 @@ Result<uint64_t> LastSequence(const std::string& file) {
 }
 
 // The engine a plan job requires; "" when the job does not say.
-std::string EngineOf(const nlohmann::json& job) {
-  if (!job.is_object() || !job.contains("requirements")) return "";
-  const nlohmann::json& requirements = job.at("requirements");
-  if (!requirements.is_object() || !requirements.contains("engine") ||
-      !requirements.at("engine").is_string()) {
-    return "";
-  }
-  return requirements.at("engine").get<std::string>();
+std::string EngineOf(const plan_document::Document& plan, const plan_document::Job& job) {
+  if (job.requirements >= plan.requirements.size()) return "";
+  return plan.requirements[job.requirements].engine;
 }
 
 // The plan's jobs whose engine has a driver here; `skipped` gets the others' engines.
-Result<std::string> KeepRunnable(const std::string& plan_json,
+Result<std::string> KeepRunnable(plan_document::Document plan,
                                  const std::map<std::string, std::string>& drivers,
                                  std::set<std::string>& skipped, int& kept) {
-  nlohmann::json plan = nlohmann::json::parse(plan_json, nullptr, false);
-  if (!plan.is_object() || !plan.contains("jobs") || !plan["jobs"].is_array()) {
-    return InvalidArgument("the plan bundle's plan is not an orch.plan/1 document");
-  }
-  nlohmann::json jobs = nlohmann::json::array();
-  for (const nlohmann::json& job : plan["jobs"]) {
-    std::string engine = EngineOf(job);
-    if (drivers.count(engine) > 0) {
-      jobs.push_back(job);
-    } else {
-      skipped.insert(engine);
-    }
-  }
-  kept = static_cast<int>(jobs.size());
-  plan["jobs"] = std::move(jobs);
-  return plan.dump(2) + "\n";
+  plan_document::KeepJobs(plan, [&](const plan_document::Job& job) {
+    std::string engine = EngineOf(plan, job);
+    if (drivers.count(engine) > 0) return true;
+    skipped.insert(engine);
+    return false;
+  });
+  kept = static_cast<int>(plan.jobs.size());
+  return plan_document::WritePlanJson(plan);
 }
 
 // Writes the result bundle of what the local store holds; false when it could not.
@@ -168,12 +155,14 @@ Result<bundle::PlanBundle> OpenPlanBundle(const RunOptions& options) {
 Result<std::string> RunnablePlan(const RunOptions& options, const bundle::PlanBundle& plan,
                                  std::map<std::string, std::string>& drivers) {
   ORCH_ASSIGN_OR_RETURN(drivers, ParseDrivers(options.drivers));
-  nlohmann::json parsed = nlohmann::json::parse(plan.plan_json, nullptr, false);
+  Result<plan_document::Document> parsed = plan_document::ReadPlanJson(plan.plan_json);
+  if (!parsed.ok()) {
+    return InvalidArgument("the plan bundle's plan is not an orch.plan/1 document: " +
+                           parsed.status().message());
+  }
   std::set<std::string> engines;
-  if (parsed.is_object() && parsed.contains("jobs") && parsed["jobs"].is_array()) {
-    for (const nlohmann::json& job : parsed["jobs"]) {
-      if (std::string engine = EngineOf(job); !engine.empty()) engines.insert(engine);
-    }
+  for (const plan_document::Job& job : parsed->jobs) {
+    if (std::string engine = EngineOf(*parsed, job); !engine.empty()) engines.insert(engine);
   }
   for (const std::string& engine : engines) {
     std::set<std::string> one{engine};
@@ -185,7 +174,8 @@ Result<std::string> RunnablePlan(const RunOptions& options, const bundle::PlanBu
   }
   std::set<std::string> skipped;
   int kept = 0;
-  ORCH_ASSIGN_OR_RETURN(std::string runnable, KeepRunnable(plan.plan_json, drivers, skipped, kept));
+  ORCH_ASSIGN_OR_RETURN(std::string runnable,
+                        KeepRunnable(std::move(parsed).value(), drivers, skipped, kept));
   if (kept == 0)
     return InvalidArgument(
         "this machine has a driver for none of the bundle's "

@@ -23,7 +23,7 @@
 #include "cli/run_sizing.h"
 #include "cli/status_text.h"
 #include "planner/plan.h"
-#include "planner/plan_json.h"
+#include "planner/plan_to_json.h"
 
 namespace orch::cli {
 namespace run_local {

@@ -14,9 +14,9 @@ bool IsAgentMessage(const protocol::Message& m) {
          std::holds_alternative<protocol::RunFinished>(m);
 }
 
-// The experiment a Submit, Cancel or Retry is about; "" for other messages.
+// The experiment a Submit, CancelExperiment or Retry is about; "" for other messages.
 std::string ExperimentOf(const protocol::Message& m) {
-  if (const auto* cancel = std::get_if<protocol::Cancel>(&m)) return cancel->experiment;
+  if (const auto* cancel = std::get_if<protocol::CancelExperiment>(&m)) return cancel->experiment;
   if (const auto* retry = std::get_if<protocol::Retry>(&m)) return retry->experiment;
   if (const auto* out = std::get_if<protocol::ExportRequest>(&m)) return out->experiment;
   if (const auto* submit = std::get_if<protocol::Submit>(&m)) {
@@ -40,14 +40,18 @@ std::string ForSubmitter(const std::string& user, const protocol::Message& m,
   bool submit = std::holds_alternative<protocol::Submit>(m);
   // A plan sent in parts names its experiment once whole: the service checks it then.
   if (submit && !std::get<protocol::Submit>(m).upload_id.empty()) return "";
-  bool own_request = submit || std::holds_alternative<protocol::Cancel>(m) ||
+  bool own_request = submit || std::holds_alternative<protocol::CancelExperiment>(m) ||
                      std::holds_alternative<protocol::Retry>(m) ||
                      std::holds_alternative<protocol::ExportRequest>(m);
   if (!own_request) return Needs(user, "submitter", m, "admin");
   std::string experiment = ExperimentOf(m);
   std::optional<std::string> owner = owner_of(experiment);
   if ((submit && !owner) || owner == user) return "";
-  return "key " + user + " (role submitter) may " + protocol::MessageName(m) +
+  // `orch cancel` sends a CancelExperiment: the user knows it as cancel.
+  std::string verb = std::holds_alternative<protocol::CancelExperiment>(m)
+                         ? "cancel"
+                         : std::string(protocol::MessageName(m));
+  return "key " + user + " (role submitter) may " + verb +
          " only the experiments it submitted, not " + experiment + ": needs role admin";
 }
 

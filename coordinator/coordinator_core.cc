@@ -72,7 +72,7 @@ Effects CoordinatorCore::OnMessage(const std::string& peer, protocol::Message me
     Dispatch(now, out);
   } else if (auto* m = std::get_if<protocol::StatusRequest>(&message)) {
     Send(out, peer, Status(*m, now));
-  } else if (auto* m = std::get_if<protocol::Cancel>(&message)) {
+  } else if (auto* m = std::get_if<protocol::CancelExperiment>(&message)) {
     OnCancel(peer, *m, now, out);
   } else if (auto* m = std::get_if<protocol::Drain>(&message)) {
     OnDrain(peer, *m, now, out);
@@ -197,7 +197,7 @@ void CoordinatorCore::CancelStale(AgentEntry& agent, const std::vector<std::stri
     if (agent.cancel_sent.contains(run_id)) continue;
     Log("agent " + agent.id + " still runs " + run_id +
         ", which is no longer its; asking it to cancel");
-    Send(out, agent.id, protocol::Cancel{run_id, ""});
+    Send(out, agent.id, protocol::CancelRun{run_id});
   }
   // Keeps only runs still listed, so a run the agent has dropped is forgotten and
   // the set stays as small as what the agent reports.

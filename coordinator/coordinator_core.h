@@ -106,7 +106,8 @@ class CoordinatorCore final {
   void OnFinished(const std::string& peer, const protocol::RunFinished& finished, Millis now,
                   Effects& out);
   void OnSubmit(const std::string& peer, protocol::Submit submit, Millis now, Effects& out);
-  void OnCancel(const std::string& peer, const protocol::Cancel& cancel, Millis now, Effects& out);
+  void OnCancel(const std::string& peer, const protocol::CancelExperiment& cancel, Millis now,
+                Effects& out);
   void OnDrain(const std::string& peer, const protocol::Drain& drain, Millis now, Effects& out);
   void OnRetry(const std::string& peer, const protocol::Retry& retry, Millis now, Effects& out);
   // Ends `job` as cancelled (its run, if in flight, too; its agent is told).

@@ -12,7 +12,7 @@ namespace orch::coordinator {
 CoordinatorService::CoordinatorService(CoordinatorOptions options, store::Store& store, Sender send,
                                        spdlog::logger& log)
     : core_(options, [&log](std::string_view line) { log.info(fmt::runtime("{}"), line); }),
-      store_(store),
+      store_(&store),
       send_(std::move(send)),
       log_(log),
       max_bad_frames_(options.max_bad_frames),
@@ -20,32 +20,13 @@ CoordinatorService::CoordinatorService(CoordinatorOptions options, store::Store&
 
 CoordinatorService::CoordinatorService(const CoordinatorService& state, store::Store& store,
                                        Sender send)
-    : core_(state.core_),
-      store_(store),
-      send_(std::move(send)),
-      log_(state.log_),
-      max_bad_frames_(state.max_bad_frames_),
-      bad_by_peer_(state.bad_by_peer_),
-      ignored_(state.ignored_),
-      policy_(state.policy_),
-      bundle_keys_(state.bundle_keys_),
-      uploads_(state.uploads_),
-      owners_(state.owners_),
-      refused_by_(state.refused_by_),
-      quiet_until_(state.quiet_until_),
-      holder_(state.holder_),
-      bad_frames_(state.bad_frames_),
-      failed_writes_(state.failed_writes_),
-      out_of_memory_(state.out_of_memory_),
-      resyncing_(state.resyncing_),
-      needs_resync_(state.needs_resync_),
-      group_commit_(state.group_commit_),
-      outbox_(state.outbox_),
-      unsynced_(state.unsynced_),
-      counters_(state.counters_) {}
+    : CoordinatorService(state) {
+  store_ = &store;
+  send_ = std::move(send);
+}
 
 Status CoordinatorService::Start(Millis now) {
-  Result<store::StoreState> state = store_.LoadState();
+  Result<store::StoreState> state = store_->LoadState();
   if (!state.ok()) return state.status().WithContext("load coordinator state");
   log_.info(fmt::runtime("restored {} plans, {} jobs, {} runs from the store"), state->plans.size(),
             state->jobs.size(), state->runs.size());
@@ -97,7 +78,7 @@ std::optional<protocol::Message> RequestAnswer(const protocol::Message& message,
   bool request = std::holds_alternative<protocol::ImportRequest>(message) ||
                  std::holds_alternative<protocol::Submit>(message) ||
                  std::holds_alternative<protocol::StatusRequest>(message) ||
-                 std::holds_alternative<protocol::Cancel>(message) ||
+                 std::holds_alternative<protocol::CancelExperiment>(message) ||
                  std::holds_alternative<protocol::Retry>(message) ||
                  std::holds_alternative<protocol::Drain>(message);
   if (!request) return std::nullopt;
@@ -282,7 +263,7 @@ bool CoordinatorService::PerformOne(Effect& effect, Millis now) {
     return false;
   }
   if (auto* apply = std::get_if<ApplyEffect>(&effect)) {
-    Status status = store_.Apply(apply->change);
+    Status status = store_->Apply(apply->change);
     if (status.ok()) {
       for (const store::EventRecord& event : apply->change.events) ++counters_.events[event.kind];
       const std::optional<store::RunRecord>& run = apply->change.run;
@@ -301,7 +282,7 @@ bool CoordinatorService::PerformOne(Effect& effect, Millis now) {
   // A fingerprint only describes a host: a failed write is logged and the effects
   // after it still happen (effects.h).
   if (auto* fingerprint = std::get_if<PutFingerprintEffect>(&effect)) {
-    Result<store::WriteOutcome> stored = store_.PutFingerprint(fingerprint->id, fingerprint->json);
+    Result<store::WriteOutcome> stored = store_->PutFingerprint(fingerprint->id, fingerprint->json);
     if (!stored.ok()) {
       log_.warn(fmt::runtime("store fingerprint {}: {}"), fingerprint->id,
                 stored.status().ToString());
@@ -312,8 +293,8 @@ bool CoordinatorService::PerformOne(Effect& effect, Millis now) {
 }
 
 bool CoordinatorService::Put(PutPlanEffect& effect) {
-  Result<int> inserted = effect.replace ? store_.ReplacePlan(effect.plan, effect.jobs)
-                                        : store_.PutPlan(effect.plan, effect.jobs);
+  Result<int> inserted = effect.replace ? store_->ReplacePlan(effect.plan, effect.jobs)
+                                        : store_->PutPlan(effect.plan, effect.jobs);
   if (!inserted.ok()) {
     ++failed_writes_;
     log_.error(fmt::runtime("store plan {}: {}"), effect.plan.id, inserted.status().ToString());
@@ -331,7 +312,7 @@ bool CoordinatorService::Put(PutPlanEffect& effect) {
 bool CoordinatorService::Append(AppendChunkEffect& effect, Millis now) {
   store::RunRecord run;
   Result<store::WriteOutcome> stored =
-      store_.AppendChunk(effect.run_id, effect.seq, effect.records, &run);
+      store_->AppendChunk(effect.run_id, effect.seq, effect.records, &run);
   if (!stored.ok()) {
     ++failed_writes_;
     log_.error(fmt::runtime("chunk {} of run {} not stored, not acknowledged: {}"), effect.seq,
@@ -350,7 +331,7 @@ bool CoordinatorService::Append(AppendChunkEffect& effect, Millis now) {
 bool CoordinatorService::Finish(FinishRunEffect& effect, Millis now) {
   store::RunRecord run;
   Result<store::WriteOutcome> stored =
-      store_.FinishRun(effect.run_id, effect.outcome, std::nullopt, &run);
+      store_->FinishRun(effect.run_id, effect.outcome, std::nullopt, &run);
   if (!stored.ok()) {
     ++failed_writes_;
     log_.error(fmt::runtime("end of run {} not stored, not acknowledged: {}"), effect.run_id,
@@ -417,7 +398,7 @@ void CoordinatorService::Commit() {
   Status synced = Status::Ok();
   if (unsynced_) {
     unsynced_ = false;
-    synced = store_.Sync();
+    synced = store_->Sync();
   }
   std::vector<Outgoing> out;
   out.swap(outbox_);
@@ -446,7 +427,7 @@ void CoordinatorService::Resync(Millis now) {
     return;
   }
   resyncing_ = true;
-  Result<store::StoreState> state = store_.LoadState();
+  Result<store::StoreState> state = store_->LoadState();
   if (state.ok()) {
     needs_resync_ = false;
     log_.warn(fmt::runtime("rebuilt coordinator state from the store after a failed write"));

@@ -185,10 +185,12 @@ class CoordinatorService final {
   std::optional<std::string> AddPart(const protocol::TransportEvent& event,
                                      const protocol::ImportRequest& part, Millis now);
 
-  // The snapshot constructor copies every member but store_ and send_: a member
-  // added here must be added there too.
+  // The snapshot constructor copies the whole service and then points it at its own
+  // store and sender.
+  CoordinatorService(const CoordinatorService&) = default;
+
   CoordinatorCore core_;
-  store::Store& store_;
+  store::Store* store_;  // never null
   Sender send_;
   spdlog::logger& log_;
   std::int32_t max_bad_frames_;

@@ -157,8 +157,8 @@ void CoordinatorCore::AddPlanJobs(std::uint32_t plan_index,
   }
 }
 
-void CoordinatorCore::OnCancel(const std::string& peer, const protocol::Cancel& cancel, Millis now,
-                               Effects& out) {
+void CoordinatorCore::OnCancel(const std::string& peer, const protocol::CancelExperiment& cancel,
+                               Millis now, Effects& out) {
   const ParsedPlan* plan = catalog_.Find(cancel.experiment);
   if (plan == nullptr) {
     Reply(out, peer, false,
@@ -192,7 +192,7 @@ void CoordinatorCore::CancelJob(JobEntry& job, const std::string& experiment,
     // A disconnected agent is told when it says Hello again: CancelStale cancels
     // the runs it lists that are no longer its.
     if (agent != nullptr && agent->state != protocol::AgentState::kDisconnected) {
-      out.push_back(SendEffect{agent->id, protocol::Cancel{run->id, ""}});
+      out.push_back(SendEffect{agent->id, protocol::CancelRun{run->id}});
     }
   }
   job.state = JobState::kCancelled;

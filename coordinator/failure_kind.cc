@@ -39,8 +39,8 @@ std::optional<std::string> DeterministicErrorCode(std::string_view summary) {
 }
 
 bool TransientRefusal(std::string_view summary) {
-  static constexpr std::array<std::string_view, 3> kTransient = {
-      protocol::kRefusedBusy, protocol::kRefusedDraining, protocol::kRefusedSpool};
+  static constexpr std::array<std::string_view, 2> kTransient = {protocol::kRefusedBusy,
+                                                                 protocol::kRefusedDraining};
   return OneOf(ErrorCode(summary), kTransient);
 }
 

@@ -48,7 +48,7 @@ void CoordinatorService::OnExport(const protocol::TransportEvent& event,
   }
   bundle::ExportOptions options{request.experiment, request.cells, now.count(),
                                 static_cast<int64_t>(request.valid_for_ms)};
-  Result<std::string> file = bundle::ExportPlanBundle(store_, options, *bundle_keys_.own);
+  Result<std::string> file = bundle::ExportPlanBundle(*store_, options, *bundle_keys_.own);
   if (!file.ok()) {
     SendMessage(event.peer,
                 protocol::ExportReply{
@@ -163,7 +163,7 @@ void CoordinatorService::OnImport(const protocol::TransportEvent& event,
   // reply goes out.
   unsynced_ = true;
   Result<bundle::ImportResult> result =
-      bundle::ImportResultBundle(store_, bundle_bytes, name, context);
+      bundle::ImportResultBundle(*store_, bundle_bytes, name, context);
   if (!result.ok()) {
     log_.warn(fmt::runtime("refused bundle {} from {}: {}"), name, event.peer,
               result.status().message());
@@ -172,7 +172,7 @@ void CoordinatorService::OnImport(const protocol::TransportEvent& event,
   log_.info(fmt::runtime("{}"), bundle::DescribeImport(*result));
   if (!result->duplicate) {
     // The jobs it completed must not be handed out: the core takes the store's word.
-    Result<store::StoreState> state = store_.LoadState();
+    Result<store::StoreState> state = store_->LoadState();
     if (state.ok()) {
       RestoreOwners(*state);
       Perform(core_.Restore(*state, now), now);

@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "fingerprint/canonical_json.h"
+#include "fingerprint/fingerprint_json.h"
 #include "fingerprint/flatten.h"
 
 namespace orch::fingerprint {

@@ -1,4 +1,4 @@
-#include "fingerprint/canonical_json.h"
+#include "fingerprint/fingerprint_json.h"
 
 #include <concepts>
 #include <nlohmann/json.hpp>

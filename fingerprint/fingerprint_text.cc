@@ -3,7 +3,7 @@
 #include <optional>
 #include <sstream>
 
-#include "fingerprint/canonical_json.h"
+#include "fingerprint/fingerprint_json.h"
 #include "fingerprint/flatten.h"
 
 namespace orch::fingerprint {

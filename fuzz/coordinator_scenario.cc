@@ -11,7 +11,7 @@
 
 #include "base/check.h"
 #include "planner/plan.h"
-#include "planner/plan_json.h"
+#include "planner/plan_to_json.h"
 #include "protocol/codec.h"
 #include "tests/support/map_source_reader.h"
 #include "tests/support/spec_text.h"

@@ -16,7 +16,7 @@
 #include "fuzz/coordinator_scenario.h"
 #include "model/gguf_writer.h"
 #include "planner/plan.h"
-#include "planner/plan_json.h"
+#include "planner/plan_to_json.h"
 #include "protocol/codec.h"
 #include "store/codec.h"
 #include "tests/support/map_source_reader.h"
@@ -72,8 +72,8 @@ std::vector<std::pair<std::string, protocol::Message>> Messages(const std::strin
       {"run_finished", RunFinished{run, RunStatus::kSucceeded, "{}", "", 1}},
       {"run_failed", RunFinished{run, RunStatus::kFailed, "{}", "driver exited 1", 0}},
       {"ack", Ack{run, 0}},
-      {"cancel_run", Cancel{run, ""}},
-      {"cancel_experiment", Cancel{"", "exp"}},
+      {"cancel_run", CancelRun{run}},
+      {"cancel_experiment", CancelExperiment{"exp"}},
       {"drain", Drain{agent}},
       {"submit", Submit{std::string(fuzz::ScenarioPlanJson())}},
       {"status_request", StatusRequest{"", true}},
@@ -116,7 +116,7 @@ void WriteMessageSeeds(const fs::path& root) {
             Op(0, 0, Encode(protocol::Heartbeat{std::string(fuzz::kAgent), {run}, 0})));
   Write(dir, "cli_requests",
         Op(2, 0, Encode(protocol::StatusRequest{"", true})) +
-            Op(2, 0, Encode(protocol::Cancel{"", "exp"})) +
+            Op(2, 0, Encode(protocol::CancelExperiment{"exp"})) +
             Op(2, 0, Encode(protocol::Retry{"exp", true, true})));
 }
 

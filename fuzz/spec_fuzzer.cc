@@ -12,7 +12,7 @@
 #include "coordinator/plan_catalog.h"
 #include "fuzz/fuzz_check.h"
 #include "planner/plan.h"
-#include "planner/plan_json.h"
+#include "planner/plan_to_json.h"
 #include "tests/support/map_source_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

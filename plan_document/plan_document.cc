@@ -17,6 +17,10 @@ std::uint64_t Workload::MostPositions() const {
   return 0;
 }
 
+void KeepJobs(Document& document, const std::function<bool(const Job&)>& keep) {
+  std::erase_if(document.jobs, [&](const Job& job) { return !keep(job); });
+}
+
 std::uint32_t Document::FindWorkload(const std::string& name) const {
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     if (workloads[i].name == name) return static_cast<std::uint32_t>(i);

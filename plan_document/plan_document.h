@@ -18,6 +18,7 @@
 #include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -333,6 +334,11 @@ struct Document {
 // tables, not copies (a plan of a million distinct coordinates would hold them twice).
 // Borrows the document for its own lifetime; the document's tables must only grow
 // through it meanwhile.
+// Keeps the jobs `keep` says yes to, in their order; the cells, the tables the jobs point
+// into and everything else stay as they are (a plan bundle of some cells, the jobs of a
+// bundle a rig has drivers for).
+void KeepJobs(Document& document, const std::function<bool(const Job&)>& keep);
+
 class Interner final {
  public:
   explicit Interner(Document& document);

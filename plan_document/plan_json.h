@@ -27,4 +27,7 @@ std::string ExperimentNameOf(std::string_view text);
 // docs/plan-json.md, a trailing newline. Reading it back gives an equal document.
 std::string WritePlanJson(const Document& document);
 
+// The document's `model` member alone, compact (a plan bundle's manifest carries it).
+std::string WriteModelJson(const Model& model);
+
 }  // namespace orch::plan_document

@@ -133,6 +133,8 @@ Json WarningsJson(const std::vector<Diagnostic>& list) {
 
 }  // namespace
 
+std::string WriteModelJson(const Model& model) { return ModelJson(model).dump(); }
+
 std::string WritePlanJson(const Document& document) {
   Json cells = Json::array();
   for (const Cell& cell : document.cells) cells.push_back(CellJson(document, cell));

@@ -36,7 +36,7 @@ Result<CapturePolicy> ReadCapture(const plan_document::Workload& w, const std::s
   return policy;
 }
 
-// The workload as the planner held it (planner/plan_json.cc made the document from it).
+// The workload as the planner held it (planner/plan_to_json.cc made the document from it).
 Result<Workload> ReadWorkload(const plan_document::Workload& in, const std::string& at) {
   Workload w;
   w.name = in.name;

@@ -1,4 +1,4 @@
-#include "planner/plan_json.h"
+#include "planner/plan_to_json.h"
 
 #include <nlohmann/json.hpp>
 

@@ -214,14 +214,15 @@ Result<Ack> Read(w::Ack::Reader r) {
   return Ack{Str(r.getRunId()), r.getSeq()};
 }
 
-Result<Cancel> Read(w::Cancel::Reader r) {
+// A run's cancel or an experiment's, by which field is set.
+Result<Message> Read(w::Cancel::Reader r) {
   bool has_run = r.getRunId().size() > 0;
   bool has_experiment = r.getExperiment().size() > 0;
-  // The agent tells a run's cancel from an experiment's by which one is set.
   if (has_run == has_experiment) {
     return FieldError("cancel", "exactly one of runId and experiment must be set");
   }
-  return Cancel{Str(r.getRunId()), Str(r.getExperiment())};
+  if (has_run) return Message(CancelRun{Str(r.getRunId())});
+  return Message(CancelExperiment{Str(r.getExperiment())});
 }
 
 Result<Drain> Read(w::Drain::Reader r) {

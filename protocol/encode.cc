@@ -126,10 +126,10 @@ void Put(w::Envelope::Builder e, const Ack& m) {
   b.setSeq(m.seq);
 }
 
-void Put(w::Envelope::Builder e, const Cancel& m) {
-  auto b = e.initCancel();
-  b.setRunId(Txt(m.run_id));
-  b.setExperiment(Txt(m.experiment));
+void Put(w::Envelope::Builder e, const CancelRun& m) { e.initCancel().setRunId(Txt(m.run_id)); }
+
+void Put(w::Envelope::Builder e, const CancelExperiment& m) {
+  e.initCancel().setExperiment(Txt(m.experiment));
 }
 
 void Put(w::Envelope::Builder e, const Drain& m) { e.initDrain().setAgentId(Txt(m.agent_id)); }

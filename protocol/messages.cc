@@ -23,10 +23,10 @@ std::string_view AgentStateName(AgentState state) {
 
 const char* MessageName(const Message& message) {
   static constexpr const char* kNames[] = {
-      "hello",      "welcome",       "reject",        "heartbeat",    "assign",
-      "runStarted", "digestChunk",   "runFinished",   "ack",          "cancel",
-      "drain",      "submit",        "statusRequest", "statusReply",  "commandReply",
-      "retry",      "exportRequest", "exportReply",   "importRequest"};
+      "hello",      "welcome",       "reject",        "heartbeat",     "assign",
+      "runStarted", "digestChunk",   "runFinished",   "ack",           "cancelRun",
+      "drain",      "submit",        "statusRequest", "statusReply",   "commandReply",
+      "retry",      "exportRequest", "exportReply",   "importRequest", "cancelExperiment"};
   static_assert(std::size(kNames) == std::variant_size_v<Message>);
   return kNames[message.index()];
 }

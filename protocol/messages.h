@@ -156,11 +156,10 @@ struct RunFinished {
 
 // An agent that refuses an Assign answers RunFinished{kFailed, chunk_count 0}
 // before any RunStarted, with summary {"error": {"code": CODE}} naming why.
-// Transient: no free slot, draining, its spool failed. The others: it has no
+// Transient: no free slot, draining. The others: it has no
 // driver for the engine, or could not prepare the job (its model).
 inline constexpr std::string_view kRefusedBusy = "agent_busy";
 inline constexpr std::string_view kRefusedDraining = "agent_draining";
-inline constexpr std::string_view kRefusedSpool = "agent_spool";
 inline constexpr std::string_view kRefusedNoEngine = "agent_no_engine";
 inline constexpr std::string_view kRefusedJob = "agent_cannot_prepare";
 
@@ -173,11 +172,18 @@ struct Ack {
   friend bool operator==(const Ack&, const Ack&) = default;
 };
 
-// Exactly one of run_id and experiment is set.
-struct Cancel {
-  std::string run_id;
-  std::string experiment;
-  friend bool operator==(const Cancel&, const Cancel&) = default;
+// Coordinator -> agent: stop one run. On the wire, the Envelope's `cancel` with
+// only runId set.
+struct CancelRun {
+  std::string run_id;  // required
+  friend bool operator==(const CancelRun&, const CancelRun&) = default;
+};
+
+// CLI -> coordinator: stop an experiment's unfinished jobs (an agent given one stops
+// every run of it). On the wire, the Envelope's `cancel` with only experiment set.
+struct CancelExperiment {
+  std::string experiment;  // required
+  friend bool operator==(const CancelExperiment&, const CancelExperiment&) = default;
 };
 
 struct Drain {
@@ -322,10 +328,13 @@ struct ImportRequest {
   friend bool operator==(const ImportRequest&, const ImportRequest&) = default;
 };
 
-// The order matches the Envelope union in orch.capnp.
-using Message = std::variant<Hello, Welcome, Reject, Heartbeat, Assign, RunStarted, DigestChunk,
-                             RunFinished, Ack, Cancel, Drain, Submit, StatusRequest, StatusReply,
-                             CommandReply, Retry, ExportRequest, ExportReply, ImportRequest>;
+// The order matches the Envelope union in orch.capnp, except that its one `cancel`
+// is two messages here, told apart by which of its fields is set: CancelRun, and
+// CancelExperiment at the end.
+using Message =
+    std::variant<Hello, Welcome, Reject, Heartbeat, Assign, RunStarted, DigestChunk, RunFinished,
+                 Ack, CancelRun, Drain, Submit, StatusRequest, StatusReply, CommandReply, Retry,
+                 ExportRequest, ExportReply, ImportRequest, CancelExperiment>;
 
 // "hello", "digestChunk", ...: the Envelope member name, for logs and errors.
 const char* MessageName(const Message& message);

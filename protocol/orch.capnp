@@ -131,7 +131,8 @@ struct Ack {
   seq @1 :UInt64;  # acknowledged sequence number
 }
 
-# coordinator -> agent: stop a run; CLI -> coordinator: stop a run or an experiment.
+# coordinator -> agent: stop a run (CancelRun in protocol/messages.h); CLI ->
+# coordinator: stop an experiment (CancelExperiment). Exactly one field is set.
 struct Cancel {
   runId @0 :Text;       # run to stop; or empty when experiment is set
   experiment @1 :Text;  # experiment to stop; or empty when runId is set
@@ -144,7 +145,7 @@ struct Drain {
 
 # CLI -> coordinator: a plan to run.
 struct Submit {
-  planJson @0 :Text;     # required: the expanded plan as JSON (planner/plan_json.h), or this
+  planJson @0 :Text;     # required: the expanded plan as JSON (planner/plan_to_json.h), or this
                          # part of it
   uploadId @1 :Text;     # parts of one plan share it; empty: the whole plan is here
   offset @2 :UInt64;     # where this part starts in the plan's JSON

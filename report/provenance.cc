@@ -4,7 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "fingerprint/canonical_json.h"
+#include "fingerprint/fingerprint_json.h"
 
 namespace orch::report {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fingerprint/canonical_json.h"
+#include "fingerprint/fingerprint_json.h"
 #include "fingerprint/fingerprint_class.h"
 #include "report/job_runs.h"
 

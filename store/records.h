@@ -39,7 +39,7 @@ inline constexpr uint8_t kMaxRunState = static_cast<uint8_t>(RunState::kCancelle
 std::string_view JobStateName(JobState state);
 std::string_view RunStateName(RunState state);
 
-// An experiment: the expanded plan as its JSON document (planner/plan_json.h writes it).
+// An experiment: the expanded plan as its JSON document (planner/plan_to_json.h writes it).
 struct PlanRecord {
   std::string id;  // 1..255 bytes
   std::string name;

@@ -1,4 +1,4 @@
-#include "drivers/llamacpp/capabilities.h"
+#include "drivers/llamacpp/capabilities_json.h"
 
 #include <nlohmann/json.hpp>
 

@@ -43,7 +43,7 @@
 
 #include "driver_protocol/frames.h"
 #include "digest/record_codec.h"
-#include "drivers/llamacpp/capabilities.h"
+#include "drivers/llamacpp/capabilities_json.h"
 #include "drivers/llamacpp/cpu_backend.h"
 #include "drivers/llamacpp/effective_settings.h"
 #include "drivers/llamacpp/job_settings.h"

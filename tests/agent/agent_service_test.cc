@@ -206,11 +206,13 @@ TEST_F(AgentServiceTest, HelloAssignChunksFinish) {
   EXPECT_EQ(finished->status, proto::RunStatus::kSucceeded) << finished->error;
   EXPECT_EQ(finished->chunk_count, 2u);
   EXPECT_THAT(launcher.launched()[0].stdin_bytes, HasSubstr(R"("run_id":"run-1")"));
+  service_->WaitForSpool();
   EXPECT_EQ(spool_->unacked(), 3u);
   Send(proto::Ack{"run-1", 0});
   Send(proto::Ack{"run-1", 1});
   Send(proto::Ack{"run-1", proto::kRunFinishedSeq});
   Pump();
+  service_->WaitForSpool();
   EXPECT_EQ(spool_->unacked(), 0u);
 }
 
@@ -375,7 +377,7 @@ TEST_F(AgentServiceTest, CancelKillsTheDriverAndReportsCancelled) {
   Welcome();
   Send(MakeServiceAssign("run-1"));
   ASSERT_TRUE(Expect<proto::RunStarted>().has_value());
-  Send(proto::Cancel{"run-1", ""});
+  Send(proto::CancelRun{"run-1"});
   std::optional<proto::RunFinished> finished = Expect<proto::RunFinished>();
   ASSERT_TRUE(finished.has_value());
   EXPECT_EQ(finished->status, proto::RunStatus::kCancelled);
@@ -863,7 +865,7 @@ TEST_F(WarmSessionTest, CancellingASessionsJobKillsItsProcessGroup) {
   Send(MakeServiceAssign("run-2", "test-engine@1",
                          {{"knob.load", "a"}, {"knob.behaviour", "hang"}}));
   ASSERT_TRUE(Expect<proto::RunStarted>().has_value());
-  Send(proto::Cancel{"run-2", ""});
+  Send(proto::CancelRun{"run-2"});
   std::optional<proto::RunFinished> cancelled = Expect<proto::RunFinished>();
   ASSERT_TRUE(cancelled.has_value());
   EXPECT_EQ(cancelled->status, proto::RunStatus::kCancelled);

@@ -9,7 +9,7 @@
 
 #include "bundle/plan_bundle.h"
 #include "bundle/result_bundle.h"
-#include "fingerprint/canonical_json.h"
+#include "fingerprint/fingerprint_json.h"
 #include "report/render.h"
 #include "report/report.h"
 #include "report/run_source.h"

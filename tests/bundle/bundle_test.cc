@@ -7,7 +7,8 @@
 #include "bundle/bundle_file.h"
 #include "bundle/plan_bundle.h"
 #include "bundle/result_bundle.h"
-#include "fingerprint/canonical_json.h"
+#include "plan_document/plan_json.h"
+#include "fingerprint/fingerprint_json.h"
 #include "store/memory_store.h"
 
 namespace orch::bundle {
@@ -16,9 +17,10 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr char kPlanJson[] = R"({"schema":"orch.plan/1","experiment":{"name":"exp"},
+"workloads":[{"name":"w","kind":"teacher_forced"}],
 "cells":[{"label":"baseline"},{"label":"kv=q8_0"}],
-"jobs":[{"id":"j1","cell":"baseline","requirements":{"engine":"e@1"}},
-        {"id":"j2","cell":"kv=q8_0","requirements":{"engine":"e@1"}}]})";
+"jobs":[{"id":"j1","cell":"baseline","workload":"w","requirements":{"engine":"e@1"}},
+        {"id":"j2","cell":"kv=q8_0","workload":"w","requirements":{"engine":"e@1"}}]})";
 constexpr int64_t kNow = 1'800'000'000'000;
 constexpr int64_t kDay = 86'400'000;
 
@@ -186,6 +188,30 @@ TEST_F(BundleTest, OnlyTheExportedCellsJobsAreInThePlanBundle) {
       ExportPlanBundle(*lab_, {"exp", {"nope"}, kNow, kDay}, coordinator_);
   EXPECT_THAT(unknown.status().message(),
               HasSubstr("the plan has no cell 'nope'; its cells: baseline, kv=q8_0"));
+}
+
+TEST_F(BundleTest, ThePlanBundlesPlanIsTheTypedDocumentsText) {
+  PlanBundle plan = std::move(ReadPlanBundle(Export(kDay, {"kv=q8_0"}), "p")).value();
+  Result<plan_document::Document> document = plan_document::ReadPlanJson(plan.plan_json);
+  ASSERT_TRUE(document.ok()) << document.status().ToString();
+  EXPECT_EQ(plan.plan_json, plan_document::WritePlanJson(*document));
+  ASSERT_EQ(document->jobs.size(), 1u);
+  EXPECT_EQ(document->jobs[0].id, "j2");
+}
+
+TEST_F(BundleTest, APlanBundleWhosePlanIsNotAPlanDocumentIsRefused) {
+  // The manifest's jobs match, but plan.json lacks the workloads every plan has.
+  std::string fields = R"({"experiment":"exp","nonce":"n","created_at_ms":1,"expires_at_ms":2,)"
+                       R"("cells":["baseline"],"jobs":["j1"],"model":null})";
+  std::string bad_plan = R"({"schema":"orch.plan/1","experiment":{"name":"exp"},"cells":[],)"
+                         R"("jobs":[{"id":"j1","workload":"w"}]})";
+  std::string file =
+      std::move(
+          WriteBundle({std::string(kPlanKind), fields, {{"plan.json", bad_plan}}}, coordinator_))
+          .value();
+  Result<PlanBundle> read = ReadPlanBundle(file, "p.orchb");
+  ASSERT_FALSE(read.ok());
+  EXPECT_THAT(read.status().message(), HasSubstr("plan bundle p.orchb: plan.json: plan.workloads"));
 }
 
 TEST_F(BundleTest, EveryFlippedByteIsRefusedAndNothingIsStored) {

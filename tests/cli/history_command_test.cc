@@ -15,7 +15,7 @@
 #include "cli/history.h"
 #include "coordinator/plan_catalog.h"
 #include "planner/plan.h"
-#include "planner/plan_json.h"
+#include "planner/plan_to_json.h"
 #include "store/rocksdb_store.h"
 #include "tests/support/map_source_reader.h"
 #include "tests/support/subprocess.h"

@@ -83,10 +83,10 @@ TEST(AccessPolicyTest, APilotKeySpeaksAsItselfAndAsItsPilotsOnly) {
 TEST(AccessPolicyTest, SubmittersRunTheirOwnExperimentsOnly) {
   EXPECT_EQ(Why("alice", "cli-1", protocol::Submit{"{}"}), "");
   EXPECT_EQ(Why("alice", "cli-1", protocol::StatusRequest{}), "");
-  EXPECT_EQ(Why("alice", "cli-1", protocol::Cancel{"", "alices"}), "");
+  EXPECT_EQ(Why("alice", "cli-1", protocol::CancelExperiment{"alices"}), "");
   EXPECT_EQ(Why("alice", "cli-1", protocol::Retry{"alices", true, false}), "");
   EXPECT_THAT(
-      Why("bob", "cli-2", protocol::Cancel{"", "alices"}),
+      Why("bob", "cli-2", protocol::CancelExperiment{"alices"}),
       HasSubstr("may cancel only the experiments it submitted, not alices: needs role admin"));
   EXPECT_THAT(Why("alice", "cli-1", protocol::Drain{"agent-1"}), HasSubstr("needs role admin"));
 }
@@ -113,7 +113,8 @@ TEST(AccessPolicyTest, OnlyTheOwnerOrAnAdminSubmitsAnExistingExperimentAgain) {
               HasSubstr("key bob (role submitter) may submit only the experiments it submitted, "
                         "not alices: needs role admin"));
   EXPECT_THAT(Why("alice", "cli-1", PlanOf("legacy")), HasSubstr("needs role admin"));
-  EXPECT_THAT(Why("alice", "cli-1", protocol::Cancel{"", "legacy"}), HasSubstr("needs role admin"));
+  EXPECT_THAT(Why("alice", "cli-1", protocol::CancelExperiment{"legacy"}),
+              HasSubstr("needs role admin"));
   EXPECT_EQ(Why("root", "cli-4", PlanOf("alices")), "");
 }
 
@@ -123,7 +124,7 @@ TEST(AccessPolicyTest, ViewersOnlyLookAndAdminsDoAnyRequest) {
       Why("vera", "cli-3", protocol::Submit{"{}"}),
       HasSubstr("key vera (role viewer) may not send submit: needs role submitter or admin"));
   EXPECT_EQ(Why("root", "cli-4", protocol::Drain{"agent-1"}), "");
-  EXPECT_EQ(Why("root", "cli-4", protocol::Cancel{"", "alices"}), "");
+  EXPECT_EQ(Why("root", "cli-4", protocol::CancelExperiment{"alices"}), "");
   EXPECT_THAT(Why("coord", "cli-5", protocol::StatusRequest{}), HasSubstr("role coordinator"));
   EXPECT_THAT(Why("nobody", "cli-6", protocol::StatusRequest{}), HasSubstr("(role none)"));
 }
@@ -160,15 +161,15 @@ TEST_F(SecuredServiceTest, ARefusedRequestIsAnsweredAndChangesNothing) {
   h_.Pump();  // the connection is known before anything is sent to it
   SendAs("cli-1", "alice", protocol::Submit{PlanJson(SmallSpec("alices", 2))});
   ASSERT_THAT(OfKind<protocol::CommandReply>(cli->Take()), SizeIs(1));
-  SendAs("cli-1", "vera", protocol::Cancel{"", "alices"});
+  SendAs("cli-1", "vera", protocol::CancelExperiment{"alices"});
   auto replies = OfKind<protocol::CommandReply>(cli->Take());
   ASSERT_THAT(replies, SizeIs(1));
   EXPECT_FALSE(replies[0].ok);
   EXPECT_THAT(replies[0].message, HasSubstr("refused: key vera (role viewer)"));
-  SendAs("cli-1", "bob", protocol::Cancel{"", "alices"});
+  SendAs("cli-1", "bob", protocol::CancelExperiment{"alices"});
   EXPECT_FALSE(OfKind<protocol::CommandReply>(cli->Take()).at(0).ok);
   EXPECT_EQ(Cancelled(*cli), 0u) << "nothing was cancelled";
-  SendAs("cli-1", "alice", protocol::Cancel{"", "alices"});
+  SendAs("cli-1", "alice", protocol::CancelExperiment{"alices"});
   EXPECT_TRUE(OfKind<protocol::CommandReply>(cli->Take()).at(0).ok);
   EXPECT_EQ(Cancelled(*cli), 2u);
 }
@@ -239,13 +240,13 @@ TEST_F(SecuredServiceTest, WhoSubmittedAnExperimentSurvivesARestart) {
   ASSERT_THAT(refused, SizeIs(1));
   EXPECT_FALSE(refused[0].ok);
   EXPECT_THAT(refused[0].message, HasSubstr("may submit only the experiments it submitted"));
-  SendAs("cli-1", "bob", protocol::Cancel{"", "alices"});
+  SendAs("cli-1", "bob", protocol::CancelExperiment{"alices"});
   EXPECT_FALSE(OfKind<protocol::CommandReply>(cli->Take()).at(0).ok);
   SendAs("cli-1", "alice", protocol::Submit{PlanJson(SmallSpec("alices", 3))});  // edited
   EXPECT_TRUE(OfKind<protocol::CommandReply>(cli->Take()).at(0).ok);
   h_.Restart();
   h_.service().SetAccessPolicy(Policy());
-  SendAs("cli-1", "alice", protocol::Cancel{"", "alices"});
+  SendAs("cli-1", "alice", protocol::CancelExperiment{"alices"});
   EXPECT_TRUE(OfKind<protocol::CommandReply>(cli->Take()).at(0).ok)
       << "still alice's after the edit";
   EXPECT_EQ(Cancelled(*cli), 3u);
@@ -302,7 +303,7 @@ TEST_F(SecuredServiceTest, AThrottledKeyIsToldSoAndUntilWhen) {
   auto cli = h_.Peer("cli-1");
   auto agent = h_.Peer("agent-1");
   h_.Pump();
-  for (int i = 0; i < 3; ++i) SendAs("cli-1", "vera", protocol::Cancel{"", "alices"});
+  for (int i = 0; i < 3; ++i) SendAs("cli-1", "vera", protocol::CancelExperiment{"alices"});
   ASSERT_THAT(OfKind<protocol::CommandReply>(cli->Take()), SizeIs(3));
   h_.Advance(std::chrono::milliseconds(10'000));
   SendAs("cli-1", "vera", protocol::StatusRequest{});

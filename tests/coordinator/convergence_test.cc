@@ -33,10 +33,11 @@ TEST(ConvergenceTest, AnAgentStillRunningARunItLostIsToldToCancelItAndGetsNoWork
   h.Pump();
   std::vector<protocol::Message> said = agent->Take();
   EXPECT_THAT(OfKind<protocol::Assign>(said), SizeIs(0)) << "its one slot is taken";
-  EXPECT_THAT(OfKind<protocol::Cancel>(said), ::testing::ElementsAre(protocol::Cancel{stale, ""}));
+  EXPECT_THAT(OfKind<protocol::CancelRun>(said),
+              ::testing::ElementsAre(protocol::CancelRun{stale}));
   agent->Send(protocol::Heartbeat{"agent-1", {stale}, 0});
   h.Pump();
-  EXPECT_THAT(OfKind<protocol::Cancel>(agent->Take()), SizeIs(0)) << "told once";
+  EXPECT_THAT(OfKind<protocol::CancelRun>(agent->Take()), SizeIs(0)) << "told once";
 
   agent->Finish(stale, 0, protocol::RunStatus::kCancelled, "cancelled");
   agent->Send(protocol::Heartbeat{"agent-1", {}, 1});

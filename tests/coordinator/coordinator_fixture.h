@@ -16,7 +16,7 @@
 
 #include "coordinator/coordinator_service.h"
 #include "planner/plan.h"
-#include "planner/plan_json.h"
+#include "planner/plan_to_json.h"
 #include "protocol/codec.h"
 #include "protocol/memory_network.h"
 #include "store/failing_store.h"

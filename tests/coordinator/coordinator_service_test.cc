@@ -234,7 +234,7 @@ TEST(CoordinatorServiceTest, AnEmptyRunIdInAHeartbeatIsNotCancelled) {
   protocol::Assign assign = OnlyAssign(*agent);
   agent->Send(protocol::Heartbeat{"agent-1", {assign.run_id, ""}, 0});
   h.Pump();
-  EXPECT_TRUE(OfKind<protocol::Cancel>(agent->Take()).empty());  // Take checks they decode
+  EXPECT_TRUE(OfKind<protocol::CancelRun>(agent->Take()).empty());  // Take checks they decode
   EXPECT_EQ(h.store().GetJob(assign.job_id)->state, store::JobState::kAssigned);
 }
 
@@ -524,13 +524,13 @@ TEST(CoordinatorServiceTest, CancelStopsAnExperimentsRuns) {
   h.Pump();
   protocol::Assign assign = OnlyAssign(*agent);
   auto cli = h.Peer("cli");
-  cli->Send(protocol::Cancel{"", "exp"});
+  cli->Send(protocol::CancelExperiment{"exp"});
   h.Pump();
   auto replies = OfKind<protocol::CommandReply>(cli->Take());
   ASSERT_THAT(replies, SizeIs(1));
   EXPECT_TRUE(replies[0].ok);
   EXPECT_THAT(replies[0].message, HasSubstr("2 jobs cancelled"));
-  auto cancels = OfKind<protocol::Cancel>(agent->Take());
+  auto cancels = OfKind<protocol::CancelRun>(agent->Take());
   ASSERT_THAT(cancels, SizeIs(1));
   EXPECT_EQ(cancels[0].run_id, assign.run_id);
   auto jobs = h.store().ListJobs("exp");

@@ -111,7 +111,7 @@ TEST_F(EventLogTest, AnEditedAndACancelledPlanAreRecorded) {
   Submit(SmallSpec("exp", 2));
   EXPECT_THAT(EventLines(Submit(SmallSpec("exp", 3))),
               Contains("plan.edited exp: 3 jobs: 1 added, 0 dropped"));
-  EXPECT_THAT(EventLines(core_.OnMessage("cli", protocol::Cancel{"", "exp"}, now_)),
+  EXPECT_THAT(EventLines(core_.OnMessage("cli", protocol::CancelExperiment{"exp"}, now_)),
               Contains("plan.cancelled exp: 3 jobs cancelled by request"));
 }
 

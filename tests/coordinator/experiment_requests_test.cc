@@ -157,7 +157,8 @@ TEST(FailureTest, AnEngineErrorIsStillRetried) {
 TEST(ExperimentTest, CancelledJobsAreCountedApartFromFailedAndCanBeRetried) {
   CoordinatorHarness h;
   ASSERT_TRUE(h.Submit(SmallSpec("exp", 2)).ok);
-  protocol::CommandReply cancelled = h.Ask<protocol::CommandReply>(protocol::Cancel{"", "exp"});
+  protocol::CommandReply cancelled =
+      h.Ask<protocol::CommandReply>(protocol::CancelExperiment{"exp"});
   EXPECT_TRUE(cancelled.ok);
   protocol::StatusReply status = h.AllJobs();
   EXPECT_EQ(status.experiments[0].cancelled, 2u);

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "fingerprint/canonical_json.h"
+#include "fingerprint/fingerprint_json.h"
 #include "fingerprint/fingerprint_text.h"
 #include "tests/fingerprint/fixture_fingerprints.h"
 #include "tests/fingerprint/test_files.h"

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "fingerprint/canonical_json.h"
+#include "fingerprint/fingerprint_json.h"
 #include "tests/fingerprint/fixture_fingerprints.h"
 
 namespace orch::fingerprint {

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "fingerprint/canonical_json.h"
+#include "fingerprint/fingerprint_json.h"
 #include "fingerprint/collect.h"
 #include "fingerprint/libgit2_commit_resolver.h"
 #include "fingerprint/memory_hash_cache.h"

@@ -233,3 +233,34 @@ TEST(PlanJsonTest, ExperimentNameOfStopsAtTheTopLevelName) {
 
 }  // namespace
 }  // namespace orch::plan_document
+
+namespace orch::plan_document {
+namespace {
+
+TEST(KeepJobsTest, KeepsTheChosenJobsInOrderAndEverythingElse) {
+  Result<Document> read = ReadPlanJson(Golden());
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  Document plan = *read;
+  std::vector<std::string> kept_ids;
+  for (std::size_t i = 0; i < plan.jobs.size(); i += 2) kept_ids.push_back(plan.jobs[i].id);
+  std::set<std::string> keep(kept_ids.begin(), kept_ids.end());
+  KeepJobs(plan, [&](const Job& job) { return keep.contains(job.id); });
+  std::vector<std::string> ids;
+  for (const Job& job : plan.jobs) ids.push_back(job.id);
+  EXPECT_EQ(ids, kept_ids);
+  EXPECT_EQ(plan.cells.size(), read->cells.size());
+  EXPECT_EQ(plan.workloads.size(), read->workloads.size());
+  // What is left still reads back as it was written.
+  Result<Document> again = ReadPlanJson(WritePlanJson(plan));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(WritePlanJson(*again), WritePlanJson(plan));
+}
+
+TEST(KeepJobsTest, WriteModelJsonIsThePlansModelMember) {
+  Result<Document> read = ReadPlanJson(Golden());
+  ASSERT_TRUE(read.ok() && read->model.has_value());
+  EXPECT_EQ(json::parse(WriteModelJson(*read->model)), json::parse(Golden()).at("model"));
+}
+
+}  // namespace
+}  // namespace orch::plan_document

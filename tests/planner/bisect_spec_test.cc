@@ -8,7 +8,7 @@
 
 #include "plan_document/plan_json.h"
 #include "planner/plan_ids.h"
-#include "planner/plan_json.h"
+#include "planner/plan_to_json.h"
 #include "tests/planner/planner_test_util.h"
 
 namespace orch::planner {

@@ -159,6 +159,36 @@ TEST(CodecTest, RejectsAnUnknownMessageKind) {
   EXPECT_THAT(decoded.status().message(), HasSubstr("unknown message kind 99"));
 }
 
+// The wire's one `cancel` is a run's or an experiment's by which field is set; the
+// typed messages cannot set both, so the frame is made by hand: CancelRun{"r"}'s frame
+// with its experiment pointer aimed at the run id's text too.
+TEST(CodecTest, RejectsACancelOfARunAndAnExperiment) {
+  std::string frame = Encode(CancelRun{"r"});
+  ASSERT_TRUE(Decode(frame).ok());
+  // The Cancel struct's pointers: runId (a list pointer to 2 bytes, "r" and its NUL),
+  // then experiment (null).
+  bool aimed = false;
+  for (std::size_t at = 8; at + 16 <= frame.size(); at += 8) {
+    std::uint64_t run_id = 0;
+    std::uint64_t experiment = 0;
+    std::memcpy(&run_id, frame.data() + at, 8);
+    std::memcpy(&experiment, frame.data() + at + 8, 8);
+    bool text_of_two_bytes = (run_id & 3) == 1 && ((run_id >> 32) & 7) == 2 && (run_id >> 35) == 2;
+    if (!text_of_two_bytes || experiment != 0) continue;
+    // Offsets count words from the end of the pointer: one word later, one less.
+    std::uint64_t offset = (run_id >> 2) & 0x3fffffff;
+    experiment = (run_id & ~(std::uint64_t{0x3fffffff} << 2)) | ((offset - 1) << 2);
+    std::memcpy(frame.data() + at + 8, &experiment, 8);
+    aimed = true;
+    break;
+  }
+  ASSERT_TRUE(aimed);
+  Result<Message> decoded = Decode(frame);
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_THAT(decoded.status().message(),
+              HasSubstr("cancel: exactly one of runId and experiment must be set"));
+}
+
 TEST(CodecTest, RejectsAHelloOfAnotherProtocolVersionNamingBoth) {
   Hello hello = ValidHello();
   hello.protocol_version = kProtocolVersion + 1;
@@ -250,8 +280,8 @@ std::vector<BadField> BadFields() {
       {"RunFinishedWithUnknownStatus", RunFinished{"r", static_cast<RunStatus>(7), "", "e", 0},
        "runFinished.status"},
       {"AckWithoutRunId", Ack{"", 3}, "ack.runId"},
-      {"CancelOfNothing", Cancel{"", ""}, "cancel"},
-      {"CancelOfRunAndExperiment", Cancel{"r", "e"}, "cancel"},
+      {"CancelOfNoRun", CancelRun{""}, "cancel"},
+      {"CancelOfNoExperiment", CancelExperiment{""}, "cancel"},
       {"DrainWithoutAgentId", Drain{""}, "drain.agentId"},
       {"SubmitWithoutPlan", Submit{""}, "submit.planJson"},
       {"SubmitPartWithoutUpload", Submit{"{", "", 4, 10}, "submit.uploadId"},

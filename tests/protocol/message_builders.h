@@ -86,7 +86,7 @@ inline std::vector<Message> OneOfEachMessage() {
       DigestChunk{"run-42", 17, {{0, records}, {1, ""}, {std::uint64_t{1} << 40, "xyz"}}},
       RunFinished{"run-42", RunStatus::kFailed, "12 positions", "driver crashed", 3},
       Ack{"run-42", 17},
-      Cancel{"", "exp-1"},
+      CancelRun{"run-42"},
       Drain{"gpu-box-3"},
       Submit{R"({"jobs":[]})"},
       StatusRequest{"exp-1", true},
@@ -95,7 +95,8 @@ inline std::vector<Message> OneOfEachMessage() {
       Retry{"exp-1", true, true},
       ExportRequest{"exp-1", {"baseline", "kv=q8_0"}, 86'400'000},
       ExportReply{true, "plan bundle of exp-1", std::string("ORCHBNDL\x01\x00\xff", 11)},
-      ImportRequest{std::string("ORCHBNDL\x01\x00", 10), "results.orchb"}};
+      ImportRequest{std::string("ORCHBNDL\x01\x00", 10), "results.orchb"},
+      CancelExperiment{"exp-1"}};
 }
 
 }  // namespace orch::protocol::testing

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fingerprint/canonical_json.h"
+#include "fingerprint/fingerprint_json.h"
 #include "report/render.h"
 #include "report/tables.h"
 #include "store/memory_store.h"

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "fingerprint/canonical_json.h"
+#include "fingerprint/fingerprint_json.h"
 #include "report/report.h"
 #include "store/memory_store.h"
 #include "tests/report/report_fixture.h"

@@ -257,7 +257,7 @@ void AddRunningRun(store::Store& store, const std::string& job_id, const std::st
 
 }  // namespace orch::report::testing
 
-#include "fingerprint/canonical_json.h"
+#include "fingerprint/fingerprint_json.h"
 
 namespace orch::report::testing {
 namespace {

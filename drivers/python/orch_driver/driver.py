@@ -25,11 +25,14 @@ ends at end of file (exit 0) or after an engine_error (exit 3: the engine's
 state is suspect); every other typed error ends only its job.
 """
 
+from __future__ import annotations
+
 import ctypes
 import json
 import sys
 import time
 import traceback
+from typing import Any, BinaryIO, Hashable, Sequence
 
 from orch_driver import axes as axes_mod
 from orch_driver import digest as digest_mod
@@ -37,7 +40,7 @@ from orch_driver import frames as frames_mod
 from orch_driver import pipeline as pipeline_mod
 from orch_driver import records
 from orch_driver.errors import EXIT_ENGINE, EXIT_OK, DriverError, EngineError, InvalidJob
-from orch_driver.job import parse_job
+from orch_driver.job import Capture, Job, parse_job
 
 
 class Engine:
@@ -49,17 +52,17 @@ class Engine:
     axes = ()           # axes.Axis table
     rules = ()          # axes.Rule list
 
-    def hello(self, job):
+    def hello(self, job: Job | None) -> dict[str, Any]:
         """The hello object; `job` is None for `version` and before a job
         parsed."""
         raise NotImplementedError
 
-    def check(self, job):
+    def check(self, job: Job) -> None:
         """Validates the parsed job beyond its axis values (combination
         rules with defaults filled in, what the running engine lacks). Raises
         DriverError types. Called before hello."""
 
-    def run(self, job, sink):
+    def run(self, job: Job, sink: RecordSink) -> dict[str, Any] | None:
         """Evaluates the job, calling sink.emit(...) once per position in
         increasing order; returns the engine's part of the done object.
         Called only when load_key(job) is None."""
@@ -70,34 +73,34 @@ class Engine:
     # of `version`; the agent keeps a session per model and values of these.
     load_axes = ()
 
-    def load_key(self, job):
+    def load_key(self, job: Job) -> Hashable | None:
         """A hashable value naming what load(job) loads beyond the model file
         (whose path and sha256 the SDK adds): jobs with equal keys share one
         handle. None (the default): nothing is kept between jobs and run()
         runs each job."""
         return None
 
-    def load(self, job):
+    def load(self, job: Job) -> Any:
         """Loads what jobs with this job's load key share (called after the
         hello; may raise orch_driver.errors types); returns the handle passed
         to run_loaded."""
         raise NotImplementedError
 
-    def run_loaded(self, job, handle, sink):
+    def run_loaded(self, job: Job, handle: Any, sink: RecordSink) -> dict[str, Any] | None:
         """run() on a loaded handle: must give the same records and done as
         the job on a freshly loaded handle (no state from earlier jobs)."""
         raise NotImplementedError
 
-    def unload(self, handle):
+    def unload(self, handle: Any) -> None:
         """Frees a handle no job will use again (another load key came or the
         session ended)."""
 
-    def digest_workers(self, job):
+    def digest_workers(self, job: Job) -> int:
         """Threads that digest rows while run() goes on (pipeline.py); 0: each
         row is digested inside sink.emit, on the engine's thread."""
         return 0
 
-    def declaration_json(self):
+    def declaration_json(self) -> str:
         return axes_mod.declaration_json(self.family, self.driver_name,
                                          self.axes, self.rules)
 
@@ -112,8 +115,10 @@ class RecordSink:
     `positions` (the rows the run emits at most) and the first row's size
     settle the capture policy's byte budget (job.Capture.for_run)."""
 
-    def __init__(self, writer, library, capture, workers=0,
-                 min_pipelined_row=pipeline_mod.MIN_PIPELINED_ROW, positions=0):
+    def __init__(self, writer: frames_mod.FrameWriter, library: digest_mod.DigestLibrary,
+                 capture: Capture, workers: int = 0,
+                 min_pipelined_row: int = pipeline_mod.MIN_PIPELINED_ROW,
+                 positions: int = 0) -> None:
         self._writer = writer
         self._library = library
         self._capture = capture
@@ -137,7 +142,7 @@ class RecordSink:
                  for _ in range(self._workers)],
                 self._library, self._written, pipeline_mod.rows_in_flight(self._workers))
 
-    def plan_positions(self, positions):
+    def plan_positions(self, positions: int) -> None:
         """The rows the run emits, when the engine knows them only once the
         workload is tokenized (a teacher-forced text without `positions`, a
         context + continuation): the byte budget is then judged on them, as
@@ -145,8 +150,9 @@ class RecordSink:
         if self._first_row:
             self._planned_positions = positions
 
-    def emit(self, position, address, vocab_size, input_token, output_token,
-             target_id=digest_mod.NO_TARGET, owner=None):
+    def emit(self, position: int, address: int, vocab_size: int, input_token: int,
+             output_token: int, target_id: int = digest_mod.NO_TARGET,
+             owner: object | None = None) -> int | None:
         """One position: `address` points at `vocab_size` contiguous float32
         logits in host memory, valid for the duration of the call, or while
         `owner` (an object holding that memory, e.g. a CPU tensor) lives.
@@ -169,7 +175,8 @@ class RecordSink:
         self._count(position, input_token, output_token, payload, flags, argmax)
         return argmax
 
-    def emit_digest(self, position, digest, input_token, output_token):
+    def emit_digest(self, position: int, digest: digest_mod.RowDigest, input_token: int,
+                    output_token: int) -> int:
         """One position from a ready digest.RowDigest (e.g. a server's
         returned top-k, DigestLibrary.digest_top_logprobs): written as its
         record at once, after every row emitted before it (rows still in the
@@ -186,7 +193,7 @@ class RecordSink:
                     digest.flags, digest.argmax)
         return digest.argmax
 
-    def finish(self):
+    def finish(self) -> None:
         """Writes the records still in flight and stops the workers; raises
         the first failure among them. Idempotent."""
         if self._pipeline is not None:
@@ -263,7 +270,8 @@ def _fail(engine, writer, error, session):
     return error.exit_status
 
 
-def run_job(engine, stdin_bytes, writer, session=None):
+def run_job(engine: Engine, stdin_bytes: bytes, writer: frames_mod.FrameWriter,
+            session: SessionState | None = None) -> int:
     """One run: parse, hello, records, done; returns the exit status.
     `session`: the SessionState of session mode (None: a single run)."""
     session = SessionState(announce=False) if session is None else session
@@ -315,7 +323,7 @@ def run_job(engine, stdin_bytes, writer, session=None):
     return EXIT_OK
 
 
-def run_session(engine, stdin, writer):
+def run_session(engine: Engine, stdin: BinaryIO, writer: frames_mod.FrameWriter) -> int:
     """Session mode: job frames from `stdin` (a binary stream), each run as
     run_job does, until end of file (EXIT_OK). An engine_error ends the
     session with its status; a frame that is not a job is answered with
@@ -347,7 +355,7 @@ def _usage(engine, name):
             "combinations\n" % (name, name, name, name))
 
 
-def main(engine, argv=None):
+def main(engine: Engine, argv: Sequence[str] | None = None) -> int:
     argv = sys.argv if argv is None else argv
     if len(argv) == 1:
         writer = frames_mod.FrameWriter.take_stdout()

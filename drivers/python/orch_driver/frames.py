@@ -8,9 +8,12 @@ stream after next_job(). A session's stdin carries JOB frames
 (encode_job_frame, read_job_frame).
 """
 
+from __future__ import annotations
+
 import json
 import os
 import struct
+from typing import Any, BinaryIO
 
 HELLO = 1
 RECORD = 2
@@ -23,7 +26,7 @@ MAX_PAYLOAD = 16 << 20  # agent::kMaxDriverFramePayload
 _HEADER = struct.Struct("<IB")
 
 
-def encode_frame(frame_type, payload):
+def encode_frame(frame_type: int, payload: bytes | str) -> bytes:
     """The bytes of one frame. `payload` is bytes (or str, encoded UTF-8)."""
     if isinstance(payload, str):
         payload = payload.encode("utf-8")
@@ -35,7 +38,7 @@ def encode_frame(frame_type, payload):
     return _HEADER.pack(len(payload), frame_type) + bytes(payload)
 
 
-def split_frames(data):
+def split_frames(data: bytes) -> tuple[list[tuple[int, bytes]], int]:
     """A driver's output as ([(type, payload), ...], trailing): its whole frames in
     order, and the count of bytes after the last whole one (a stream cut short).
     For tests and tools; the agent's parser (driver_protocol/) is the strict one."""
@@ -50,7 +53,7 @@ def split_frames(data):
     return found, len(data) - pos
 
 
-def split_job_streams(data):
+def split_job_streams(data: bytes) -> tuple[list[bytes], bytes]:
     """A session driver's output (docs/driver-protocol.md, "Sessions") as one byte
     string per job, each ending with its done or error frame, and the bytes after
     the last such frame."""
@@ -63,7 +66,7 @@ def split_job_streams(data):
     return streams, bytes(data[begin:])
 
 
-def encode_job_frame(payload):
+def encode_job_frame(payload: bytes | str) -> bytes:
     """The bytes of one job frame (a session driver's stdin)."""
     if isinstance(payload, str):
         payload = payload.encode("utf-8")
@@ -84,7 +87,7 @@ def _read_exactly(stream, size):
     return b"".join(chunks)
 
 
-def read_job_frame(stream):
+def read_job_frame(stream: BinaryIO) -> bytes | None:
     """The next job document (bytes) from a binary stream; None at end of
     file between frames. ValueError naming the defect for a frame of another
     type, a length over the limit, or a stream that ends inside a frame."""
@@ -107,7 +110,7 @@ def read_job_frame(stream):
     return payload
 
 
-def dump_json(value):
+def dump_json(value: Any) -> str:
     """A JSON payload as the C++ drivers write it: compact, UTF-8, no NaN."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"),
                       allow_nan=False)
@@ -145,27 +148,27 @@ class FrameWriter:
     def closed(self):
         return self._state == "closed"
 
-    def next_job(self):
+    def next_job(self) -> None:
         """Session mode: after a job's done or error, the next job's stream
         (a hello first again)."""
         self._expect("closed", "next job")
         self._state = "start"
 
-    def hello(self, obj):
+    def hello(self, obj: dict[str, Any]) -> None:
         self._expect("start", "hello")
         self._write(HELLO, dump_json(obj))
         self._state = "open"
 
-    def record(self, payload):
+    def record(self, payload: bytes) -> None:
         self._expect("open", "record")
         self._write(RECORD, payload)
 
-    def done(self, obj):
+    def done(self, obj: dict[str, Any]) -> None:
         self._expect("open", "done")
         self._write(DONE, dump_json(obj))
         self._state = "closed"
 
-    def error(self, code, message):
+    def error(self, code: str, message: str) -> None:
         self._expect("open", "error")
         self._write(ERROR, dump_json({"code": code, "message": message}))
         self._state = "closed"

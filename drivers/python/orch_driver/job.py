@@ -4,7 +4,10 @@ ParseJob (drivers/llamacpp/job_settings.cc): the same fields, defaults and
 messages; every error names the field and the value.
 """
 
+from __future__ import annotations
+
 import json
+from typing import Any, Sequence
 
 from orch_driver import axes as axes_mod
 from orch_driver import job_fields
@@ -33,7 +36,7 @@ class Capture:
         self.full_row_budget_bytes = full_row_budget_bytes
         self.every_row = every_row
 
-    def for_run(self, positions, vocab_size):
+    def for_run(self, positions: int, vocab_size: int) -> Capture:
         """This policy for a run of `positions` rows of `vocab_size` logits:
         every row kept when positions x vocab_size x 4 bytes <= the budget
         (> 0); else full_every and full_windows alone decide."""
@@ -42,7 +45,7 @@ class Capture:
         return Capture(self.top_logits, self.full_every, self.full_windows,
                        self.full_row_budget_bytes, fits)
 
-    def wants_full_row(self, position):
+    def wants_full_row(self, position: int) -> bool:
         if self.every_row:
             return True
         if self.full_every > 0 and position % self.full_every == 0:
@@ -66,7 +69,7 @@ class Workload:
         self.messages = None      # [(role, content)] when a generate workload gives messages
         self.max_tokens = 0
 
-    def planned_positions(self):
+    def planned_positions(self) -> int:
         """The rows a run of this workload emits at most: positions under
         teacher forcing, max_tokens when generating."""
         return self.max_tokens if self.kind == self.GENERATE else self.positions
@@ -146,7 +149,7 @@ def _string_field(obj, key):
     return value if isinstance(value, str) else ""
 
 
-def parse_capture(capture):
+def parse_capture(capture: Any) -> Capture:
     out = Capture()
     if not isinstance(capture, dict):
         return out
@@ -242,7 +245,7 @@ def _parse_continuation(workload, out):
     return out
 
 
-def parse_workload(workload):
+def parse_workload(workload: Any) -> Workload:
     """The workload object; other fields (the task object of a task workload's
     job, the plan's bookkeeping) are ignored."""
     if not isinstance(workload, dict):
@@ -281,7 +284,7 @@ def _parse_model(model):
     return out
 
 
-def parse_job(text, axis_table):
+def parse_job(text: bytes | str, axis_table: Sequence[axes_mod.Axis]) -> Job:
     """A Job from the document `text` (str or bytes). Coordinate axes found in
     `axis_table` (a list of axes.Axis) are checked and parsed into
     job.settings; others (free knob.* axes) are kept in job.coordinate only.

@@ -7,7 +7,10 @@ top_count x (i32 id, f32 logit), u32 full_row_count (0 or vocab_size),
 full_row_count x f32.
 """
 
+from __future__ import annotations
+
 import struct
+from typing import Any
 
 VERSIONS = (1, 2)  # digest.DIGEST_VERSION_1, digest.DIGEST_VERSION_2
 
@@ -15,8 +18,8 @@ _HEAD = struct.Struct("<BQiiIIiddQQifI")
 _PAIR = struct.Struct("<if")
 
 
-def encode_position_record(position, input_token, output_token, digest,
-                           full_row=None):
+def encode_position_record(position: int, input_token: int, output_token: int, digest: Any,
+                           full_row: bytes | None = None) -> bytes:
     """The record bytes. `full_row`: None, or the row as float32 bytes
     (exactly vocab_size values)."""
     top = digest.top
@@ -40,7 +43,8 @@ def encode_position_record(position, input_token, output_token, digest,
     return b"".join(parts)
 
 
-def decode_position_record(data):
+def decode_position_record(
+        data: bytes) -> tuple[dict[str, Any], list[tuple[int, float]], bytes]:
     """(position, input_token, output_token, fields dict, top, full_row
     bytes); for tests and tools. ValueError on malformed input."""
     if len(data) < _HEAD.size or data[0] not in VERSIONS:
