@@ -21,9 +21,8 @@ SpoolWriter::~SpoolWriter() {
 
 void SpoolWriter::Post(std::size_t bytes, Op op) {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] {
-    return queued_bytes_ == 0 || queued_bytes_ + bytes <= max_queued_bytes_;
-  });
+  changed_.wait(lock,
+                [&] { return queued_bytes_ == 0 || queued_bytes_ + bytes <= max_queued_bytes_; });
   queue_.push_back({bytes, std::move(op)});
   queued_bytes_ += bytes;
   lock.unlock();

@@ -39,8 +39,8 @@ namespace {
 using namespace orch;
 
 constexpr char kPlanJson[] = R"({"schema":"orch.plan/1","experiment":{"name":"exp"},
-"cells":[{"label":"baseline"}],"jobs":[{"id":"j1","cell":"baseline"},
-{"id":"j2","cell":"baseline"}]})";
+"workloads":[{"name":"w","kind":"teacher_forced"}],"cells":[{"label":"baseline"}],
+"jobs":[{"id":"j1","cell":"baseline","workload":"w"},{"id":"j2","cell":"baseline","workload":"w"}]})";
 constexpr int64_t kNow = 1'800'000'000'000;
 constexpr uint64_t kCap = 16 << 20;
 

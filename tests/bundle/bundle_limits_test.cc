@@ -222,8 +222,9 @@ std::string ResultNaming(const protocol::SecretIdentity& lab,
   EXPECT_TRUE(store
                   .PutPlan({"exp", "exp",
                             R"({"schema":"orch.plan/1","experiment":{"name":"exp"},)"
+                            R"("workloads":[{"name":"w","kind":"teacher_forced"}],)"
                             R"("cells":[{"label":"baseline"}],)"
-                            R"("jobs":[{"id":"j1","cell":"baseline"}]})"},
+                            R"("jobs":[{"id":"j1","cell":"baseline","workload":"w"}]})"},
                            {job})
                   .ok());
   std::string plan_file =
