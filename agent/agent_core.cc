@@ -499,22 +499,25 @@ void AgentCore::EndSessionJob(std::map<std::string, Run>::iterator it, AgentTime
   bool goes_on = code.empty() || SessionSurvives(code);
   if (goes_on) it->second.run.set_session_goes_on();
   auto session = sessions_.find(session_id);
+  bool idle = false;
   if (session != sessions_.end()) {
     if (goes_on && !draining_ && !stopping_) {
       session->second.run_id.clear();
       session->second.last_used = now;
-      // Before the RunFinished: the coordinator may give the freed slot a job
-      // that fits the idle session.
-      if (welcomed_) {
-        out_.push_back(
-            SendEffect{protocol::Heartbeat{id(), RunIds(), FreeSlots(), IdleSessions()}});
-      }
+      idle = true;
     } else {
       CloseSession(session_id,
                    goes_on ? "the agent takes no more work" : "its job ended with error " + code);
     }
   }
   EndRun(it, ProcessExit{ProcessExit::Reason::kExited, 0, 0, ""}, now);
+  // The run is over here (its slot free, it is no longer running), while its last
+  // chunk and RunFinished are still being made durable: the heartbeat goes out first
+  // (the shell sends it at once, spooled messages once written), so the coordinator
+  // gives the freed slot a job that fits the idle session without waiting for them.
+  if (idle && welcomed_) {
+    out_.push_back(SendEffect{protocol::Heartbeat{id(), RunIds(), FreeSlots(), IdleSessions()}});
+  }
 }
 
 AgentEffects AgentCore::OnDriverExit(const std::string& run_id, const ProcessExit& exit,

@@ -34,6 +34,7 @@ using driver_protocol::EncodeDriverFrame;
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using namespace std::chrono_literals;
 namespace proto = orch::protocol;
 
@@ -902,6 +903,9 @@ TEST_F(WarmSessionTest, IdleSessionsAreAdvertisedAndClosedAfterWarmIdle) {
   ASSERT_TRUE(beat.has_value());
   EXPECT_EQ(beat->warm_sessions,
             (std::vector<proto::WarmSession>{{"test-engine@1", "", {{"knob.load", "a"}}}}));
+  // It frees the run's slot: the coordinator may assign the next job at once.
+  EXPECT_EQ(beat->free_slots, 1);
+  EXPECT_THAT(beat->running_runs, IsEmpty());
   received_.clear();
   // Heartbeats every 20 ms: one after warm_idle advertises no session.
   bool closed = false;
