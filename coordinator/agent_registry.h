@@ -43,6 +43,11 @@ struct AgentEntry {
   std::int32_t free_hint = -1;
   // Runs it listed that the coordinator no longer counts and told it to cancel.
   std::set<std::string> cancel_sent;
+  // Runs in flight here that it started (RunStarted) and its last Heartbeat no longer
+  // lists: they ended on the agent, which is making their results durable and sending
+  // them. They hold no slot (FreeSlots), so the job that fits its idle warm session is
+  // assigned without waiting for their RunFinished.
+  std::set<std::string> delivering;
   // Its idle warm sessions, from its last Hello or Heartbeat, less those the
   // coordinator has given a job since (matchmaker.h, warm affinity).
   std::vector<protocol::WarmSession> warm_sessions;

@@ -148,6 +148,7 @@ void CoordinatorCore::OnHello(const std::string& peer, const protocol::Hello& he
   ReleaseUnlisted(agent, kept, now, out);
   // Only running runs hold a slot; a run being delivered does not.
   agent.free_hint = agent.capabilities.slots - static_cast<std::int32_t>(hello.running_runs.size());
+  agent.delivering.clear();  // counted again from its next heartbeat
   // A new Hello is a new connection (maybe a restarted agent): earlier cancels may
   // never have arrived, so they are sent again.
   agent.cancel_sent.clear();
@@ -205,9 +206,15 @@ void CoordinatorCore::CancelStale(AgentEntry& agent, const std::vector<std::stri
 }
 
 // Slots the agent can fill now: its own count of free slots (free_hint, when
-// reported) and never more than its slots less the runs it holds here.
+// reported) and never more than its slots less the runs it holds here (but those
+// it is only delivering).
 std::int32_t CoordinatorCore::FreeSlots(const AgentEntry& agent) const {
-  std::int32_t free = agent.capabilities.slots - runs_.CountOn(agent.id);
+  std::int32_t held = runs_.CountOn(agent.id);
+  for (const std::string& run_id : agent.delivering) {
+    const RunEntry* run = runs_.Find(run_id);
+    if (run != nullptr && run->InFlight() && run->agent_id == agent.id) --held;
+  }
+  std::int32_t free = agent.capabilities.slots - held;
   // The agent's count also covers runs the coordinator gave up but the agent still
   // runs (CancelStale); ours covers runs assigned since its last report.
   if (agent.free_hint >= 0) free = std::min(free, agent.free_hint);
@@ -256,6 +263,17 @@ void CoordinatorCore::OnHeartbeat(const std::string& peer, const protocol::Heart
   // results stored since).
   agent->free_hint = beat.free_slots;
   agent->warm_sessions = beat.warm_sessions;
+  // Run ids are few per agent (its slots): a sorted copy to look them up.
+  std::set<std::string_view> listed(beat.running_runs.begin(), beat.running_runs.end());
+  agent->delivering.clear();
+  for (const std::string& run_id : runs_.InFlightOn(peer)) {
+    const RunEntry* run = runs_.Find(run_id);
+    // Only a started run: one assigned after the agent built this heartbeat is not
+    // listed yet either.
+    if (run->state == store::RunState::kRunning && !listed.contains(run_id)) {
+      agent->delivering.insert(run_id);
+    }
+  }
   CancelStale(*agent, beat.running_runs, out);
   if (AnyPending()) DispatchTo(*agent, now, out);
 }

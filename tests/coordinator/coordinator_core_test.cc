@@ -149,6 +149,36 @@ TEST_F(CoreTest, AHeartbeatsWarmSessionsSteerTheDispatchAfterARunEnds) {
   EXPECT_EQ(ValueOf(next[0], "quant"), "q8_0") << "the q4_0 job waits one dispatch";
 }
 
+// The heartbeat an agent sends as a warm session's job ends, before that run's results
+// are durable and stored: the run holds no slot any more, and the job that fits the
+// idle session is assigned at once.
+TEST_F(CoreTest, ARunTheAgentNoLongerListsHoldsNoSlotWhileItsResultsArrive) {
+  Submit(QuantSpec());
+  std::vector<protocol::Assign> first = Assigns(Hello("box", 1));
+  ASSERT_THAT(first, SizeIs(1));
+  core_.OnMessage("box", protocol::RunStarted{first[0].run_id}, now_);
+  protocol::WarmSession q8{kEngine, first[0].requirements.model, {{"quant", "q8_0"}}};
+  std::vector<protocol::Assign> next =
+      Assigns(core_.OnMessage("box", protocol::Heartbeat{"box", {}, 1, {q8}}, now_));
+  ASSERT_THAT(next, SizeIs(1));
+  EXPECT_EQ(ValueOf(next[0], "quant"), "q8_0");
+  // Its RunFinished, stored later, frees nothing more: the slot is the new run's.
+  std::vector<protocol::Assign> after =
+      Assigns(core_.OnRunStored(Finished(first[0], "box", store::RunState::kSucceeded), now_));
+  EXPECT_THAT(after, SizeIs(0));
+}
+
+// A run assigned but not started yet may be missing from a heartbeat the agent built
+// before the Assign reached it: it keeps its slot.
+TEST_F(CoreTest, ARunNotStartedKeepsItsSlotWhenAHeartbeatOmitsIt) {
+  Submit(QuantSpec());
+  std::vector<protocol::Assign> first = Assigns(Hello("box", 1));
+  ASSERT_THAT(first, SizeIs(1));
+  std::vector<protocol::Assign> next =
+      Assigns(core_.OnMessage("box", protocol::Heartbeat{"box", {}, 1}, now_));
+  EXPECT_THAT(next, SizeIs(0));
+}
+
 TEST_F(CoreTest, RunIdsAreUniqueAndNameTheJobAndAttempt) {
   Submit(SmallSpec("exp", 2));
   auto assigns = Assigns(Hello("agent-1", 2));
