@@ -31,18 +31,6 @@ using driver_protocol::EncodeJobFrame;
 // this long after end of file on its stdin.
 constexpr std::chrono::milliseconds kSessionCloseGrace{5000};
 
-// Bytes of spool work the loop may hand ahead of the spool's thread before it waits.
-constexpr std::size_t kSpoolQueuedBytes = std::size_t{64} << 20;
-
-// What a spooled message holds, roughly (its records' bytes).
-std::size_t MessageBytes(const protocol::Message& message) {
-  std::size_t bytes = 0;
-  if (const auto* chunk = std::get_if<protocol::DigestChunk>(&message)) {
-    for (const protocol::ChunkRecord& record : chunk->records) bytes += record.bytes.size();
-  }
-  return bytes;
-}
-
 // 64 random bits in hex, fresh for every agent process.
 // The coordinator compares it across Hellos to tell a restarted agent process
 // from a reconnect: a drained agent stays drained only within one incarnation.
@@ -115,7 +103,7 @@ struct AgentService::Impl {
   std::function<void()> on_stopped;
   // Spool writes, acks and resends run here, in order; declared after what their
   // results use, so it is destroyed (finishing its writes) first.
-  SpoolWriter spool_writer{io, spool, kSpoolQueuedBytes};
+  SpoolWriter spool_writer{io, spool, kMaxSpoolQueuedBytes};
   // Model scans and fingerprint checks run here, one at a time.
   std::unique_ptr<asio::thread_pool> workers;
   std::shared_ptr<bool> alive = std::make_shared<bool>(true);
@@ -162,7 +150,7 @@ struct AgentService::Impl {
   // written. A spool failure still sends (the coordinator may store it) but is
   // logged: the message is not durable.
   void Do(SpoolAndSendEffect& e) {
-    std::size_t bytes = MessageBytes(e.message);
+    std::size_t bytes = SpooledBytes(e.message);
     spool_writer.Post(bytes, [this, message = std::move(e.message)](Spool& disk) {
       std::string frame = protocol::Encode(message);
       Status status = Status::Ok();

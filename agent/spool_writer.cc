@@ -6,6 +6,14 @@
 
 namespace orch::agent {
 
+std::size_t SpooledBytes(const protocol::Message& message) {
+  std::size_t bytes = 0;
+  if (const auto* chunk = std::get_if<protocol::DigestChunk>(&message)) {
+    for (const protocol::ChunkRecord& record : chunk->records) bytes += record.bytes.size();
+  }
+  return bytes;
+}
+
 SpoolWriter::SpoolWriter(boost::asio::io_context& io, Spool& spool, std::size_t max_queued_bytes)
     : io_(io), spool_(spool), max_queued_bytes_(max_queued_bytes), thread_([this] { Run(); }) {}
 

@@ -24,12 +24,21 @@
 #include <thread>
 
 #include "agent/spool.h"
+#include "protocol/messages.h"
 
 namespace boost::asio {
 class io_context;
 }  // namespace boost::asio
 
 namespace orch::agent {
+
+// Bytes of spool work the agent's loop may hand ahead of the spool's thread before it
+// waits (SpoolWriter's bound).
+inline constexpr std::size_t kMaxSpoolQueuedBytes = std::size_t{64} << 20;
+
+// What a message to be spooled holds, roughly (a DigestChunk's record bytes; 0 for
+// the others), for the bound.
+std::size_t SpooledBytes(const protocol::Message& message);
 
 class SpoolWriter final {
  public:

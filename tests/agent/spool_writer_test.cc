@@ -136,5 +136,11 @@ TEST_F(SpoolWriterTest, DestroyingItFinishesEveryWriteAndDeliversNoResult) {
   EXPECT_EQ(spool_->unacked(), 20u);
 }
 
+TEST(SpooledBytesTest, CountsAChunksRecordBytes) {
+  protocol::DigestChunk chunk{"run", 0, {{0, std::string(100, 'x')}, {1, std::string(28, 'y')}}};
+  EXPECT_EQ(SpooledBytes(chunk), 128u);
+  EXPECT_EQ(SpooledBytes(protocol::RunFinished{"run"}), 0u);
+}
+
 }  // namespace
 }  // namespace orch::agent
