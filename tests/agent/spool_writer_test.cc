@@ -139,7 +139,8 @@ TEST_F(SpoolWriterTest, DestroyingItFinishesEveryWriteAndDeliversNoResult) {
 TEST(SpooledBytesTest, CountsAChunksRecordBytes) {
   protocol::DigestChunk chunk{"run", 0, {{0, std::string(100, 'x')}, {1, std::string(28, 'y')}}};
   EXPECT_EQ(SpooledBytes(chunk), 128u);
-  EXPECT_EQ(SpooledBytes(protocol::RunFinished{"run"}), 0u);
+  EXPECT_EQ(
+      SpooledBytes(protocol::RunFinished{"run", protocol::RunStatus::kSucceeded, "{}", "", 0}), 0u);
 }
 
 }  // namespace
