@@ -206,14 +206,17 @@ void CoordinatorCore::CancelStale(AgentEntry& agent, const std::vector<std::stri
 }
 
 // Slots the agent can fill now: its own count of free slots (free_hint, when
-// reported) and never more than its slots less the runs it holds here (but those
-// it is only delivering).
+// reported) and never more than its slots less the runs it holds here. A run it is
+// only delivering frees its slot, but at most one such run per slot: an agent runs
+// at most one job ahead of its spool per slot, so results never trail far behind
+// (nor their leases run out while they wait for the disk).
 std::int32_t CoordinatorCore::FreeSlots(const AgentEntry& agent) const {
-  std::int32_t held = runs_.CountOn(agent.id);
+  std::int32_t delivering = 0;
   for (const std::string& run_id : agent.delivering) {
     const RunEntry* run = runs_.Find(run_id);
-    if (run != nullptr && run->InFlight() && run->agent_id == agent.id) --held;
+    if (run != nullptr && run->InFlight() && run->agent_id == agent.id) ++delivering;
   }
+  std::int32_t held = runs_.CountOn(agent.id) - std::min(delivering, agent.capabilities.slots);
   std::int32_t free = agent.capabilities.slots - held;
   // The agent's count also covers runs the coordinator gave up but the agent still
   // runs (CancelStale); ours covers runs assigned since its last report.

@@ -168,6 +168,26 @@ TEST_F(CoreTest, ARunTheAgentNoLongerListsHoldsNoSlotWhileItsResultsArrive) {
   EXPECT_THAT(after, SizeIs(0));
 }
 
+// One job ahead of its spool per slot, not more: a second delivering run holds a slot.
+TEST_F(CoreTest, AnAgentRunsAtMostOneJobAheadOfItsResultsPerSlot) {
+  Submit(QuantSpec());
+  std::vector<protocol::Assign> first = Assigns(Hello("box", 1));
+  ASSERT_THAT(first, SizeIs(1));
+  core_.OnMessage("box", protocol::RunStarted{first[0].run_id}, now_);
+  std::vector<protocol::Assign> second =
+      Assigns(core_.OnMessage("box", protocol::Heartbeat{"box", {}, 1}, now_));
+  ASSERT_THAT(second, SizeIs(1));
+  core_.OnMessage("box", protocol::RunStarted{second[0].run_id}, now_);
+  // The second ends too while the first's results are still on their way.
+  std::vector<protocol::Assign> third =
+      Assigns(core_.OnMessage("box", protocol::Heartbeat{"box", {}, 1}, now_));
+  EXPECT_THAT(third, SizeIs(0));
+  // The first's RunFinished is stored: one run delivering again, its slot free.
+  std::vector<protocol::Assign> after =
+      Assigns(core_.OnRunStored(Finished(first[0], "box", store::RunState::kSucceeded), now_));
+  EXPECT_THAT(after, SizeIs(1));
+}
+
 // A run assigned but not started yet may be missing from a heartbeat the agent built
 // before the Assign reached it: it keeps its slot.
 TEST_F(CoreTest, ARunNotStartedKeepsItsSlotWhenAHeartbeatOmitsIt) {
