@@ -203,16 +203,82 @@ int VerifyModels(const agent::AgentConfig& config, spdlog::logger& log) {
   return bad == 0 ? kExitOk : kExitError;
 }
 
+// What the agent service is given: the config, the host's fingerprint (recomputed
+// through `fingerprint` while it runs), the host facts and the model scan.
+agent::AgentServiceOptions ServiceOptions(const agent::AgentConfig& config,
+                                          HostFingerprint& fingerprint, fp::LockedHashCache& hashes,
+                                          spdlog::logger& log,
+                                          const std::vector<protocol::KeyValue>& slurm_facts) {
+  agent::AgentServiceOptions options;
+  options.config = config;
+  options.fingerprint_json = fingerprint.fingerprinter.Json();
+  options.fingerprint_id = fp::FingerprintIdOfJson(options.fingerprint_json);
+  if (char name[256] = {}; ::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') {
+    options.host_facts.push_back({"hostname", name});
+  }
+  options.host_facts.insert(options.host_facts.end(), slurm_facts.begin(), slurm_facts.end());
+  options.fingerprint_json_provider = [&fingerprint] { return fingerprint.fingerprinter.Json(); };
+  if (!config.model_dirs.empty()) {
+    options.model_scan = [dirs = config.model_dirs, &hashes, &log] {
+      return agent::ScanModelHashes(dirs, hashes, log);
+    };
+  }
+  return options;
+}
+
+// Says `status` as orch agent's error; returns `exit_code`.
+int Failed(const Status& status, int exit_code) {
+  std::cerr << "orch agent: " << status.message() << "\n";
+  return exit_code;
+}
+
+// The agent's CurveZMQ keys (none: plain mode); refused when its key is not its id's.
+Result<std::optional<protocol::CurveClientKeys>> AgentKeys(const agent::AgentConfig& config) {
+  ORCH_ASSIGN_OR_RETURN(std::optional<protocol::CurveClientKeys> curve,
+                        LoadClientKeys(config.key, config.coordinator_key, "agent.key"));
+  if (!curve) return curve;
+  Result<protocol::SecretIdentity> own = protocol::ReadSecretKeyFile(config.key);
+  if (!own.ok() || protocol::SpeaksAs(own->identity.role, own->identity.name, config.id)) {
+    return curve;
+  }
+  return InvalidArgument("agent.id is " + config.id + " but its key " + config.key + " is named " +
+                         own->identity.name + " (role " + own->identity.role +
+                         "); an agent speaks only as its key's name, a pilot key's also as "
+                         "NAME.SUFFIX (orch keygen " +
+                         config.id + ")");
+}
+
+Result<agent::AgentConfig> AgentConfigOf(const AgentOptions& flags) {
+  ORCH_ASSIGN_OR_RETURN(agent::AgentConfig config, agent::LoadAgentConfig(flags.config));
+  if (!flags.id.empty()) config.id = flags.id;
+  return config;
+}
+
+// SIGTERM/SIGINT: stop (or, with stop_drain_ms, drain first); a second one stops at
+// once. `signals` must outlive the waits armed here.
+void StopOnSignals(boost::asio::signal_set& signals, agent::AgentService& service,
+                   std::chrono::milliseconds stop_drain, spdlog::logger& log) {
+  auto signalled = std::make_shared<bool>(false);
+  signals.async_wait([&signals, &service, stop_drain, &log, signalled](
+                         const boost::system::error_code& error, int signal) {
+    if (error) return;
+    if (!*signalled && stop_drain.count() > 0) {
+      log.info(fmt::runtime("signal {}: draining (a second signal stops at once)"), signal);
+      service.Drain(stop_drain);
+    } else {
+      log.info(fmt::runtime("signal {}: stopping"), signal);
+      service.Stop();
+    }
+    *signalled = true;
+    StopOnSignals(signals, service, stop_drain, log);
+  });
+}
+
 int RunAgent(const AgentOptions& flags) {
-  const std::string& config_path = flags.config;
   auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   spdlog::logger log("agent", sink);
-  Result<agent::AgentConfig> config = agent::LoadAgentConfig(config_path);
-  if (!config.ok()) {
-    std::cerr << "orch agent: " << config.status().message() << "\n";
-    return kExitInvalidInput;
-  }
-  if (!flags.id.empty()) config->id = flags.id;
+  Result<agent::AgentConfig> config = AgentConfigOf(flags);
+  if (!config.ok()) return Failed(config.status(), kExitInvalidInput);
   if (flags.verify_models) return VerifyModels(*config, log);
   // Inside a Slurm job: the allocation's GPUs, a spool of its own, the job's identity.
   std::vector<protocol::KeyValue> slurm_facts =
@@ -220,12 +286,9 @@ int RunAgent(const AgentOptions& flags) {
   // First: the spool's lock says whether another agent already runs on it, before
   // this one checks drivers or reads anything there.
   Result<std::unique_ptr<agent::Spool>> spool = agent::Spool::Open(config->spool_dir);
-  if (!spool.ok()) {
-    std::cerr << "orch agent: " << spool.status().message() << "\n";
-    return kExitError;
-  }
-  if (!KeepWorkingDrivers(*config, config_path, log)) return kExitInvalidInput;
-  if (!KeepWorkingServers(*config, config_path, log)) return kExitInvalidInput;
+  if (!spool.ok()) return Failed(spool.status(), kExitError);
+  if (!KeepWorkingDrivers(*config, flags.config, log)) return kExitInvalidInput;
+  if (!KeepWorkingServers(*config, flags.config, log)) return kExitInvalidInput;
   std::string cache_path;
   std::unique_ptr<fp::HashCache> cache = OpenAgentHashCache(*config, log, &cache_path);
   fp::LockedHashCache hashes(*cache);  // shared by the model scans' thread
@@ -234,41 +297,14 @@ int RunAgent(const AgentOptions& flags) {
                                .hash_cache_file = cache_path,
                                .synth_max_bytes = config->synth_max_bytes},
                               hashes, log);
-  agent::AgentServiceOptions options;
-  options.config = *config;
   HostFingerprint fingerprint(*config);  // outlives the service and its worker
-  options.fingerprint_json = fingerprint.fingerprinter.Json();
-  options.fingerprint_id = fp::FingerprintIdOfJson(options.fingerprint_json);
-  if (char name[256] = {}; ::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') {
-    options.host_facts.push_back({"hostname", name});
-  }
-  options.host_facts.insert(options.host_facts.end(), slurm_facts.begin(), slurm_facts.end());
-  options.fingerprint_json_provider = [&fingerprint] { return fingerprint.fingerprinter.Json(); };
-  if (!config->model_dirs.empty()) {
-    options.model_scan = [dirs = config->model_dirs, &hashes, &log] {
-      return agent::ScanModelHashes(dirs, hashes, log);
-    };
-  }
+  agent::AgentServiceOptions options =
+      ServiceOptions(*config, fingerprint, hashes, log, slurm_facts);
   log.info(fmt::runtime("agent {}: fingerprint {}, coordinator {}"), config->id,
            options.fingerprint_id, config->coordinator);
 
-  Result<std::optional<protocol::CurveClientKeys>> curve =
-      LoadClientKeys(config->key, config->coordinator_key, "agent.key");
-  if (!curve.ok()) {
-    std::cerr << "orch agent: " << curve.status().message() << "\n";
-    return kExitInvalidInput;
-  }
-  if (*curve) {
-    Result<protocol::SecretIdentity> own = protocol::ReadSecretKeyFile(config->key);
-    if (own.ok() && !protocol::SpeaksAs(own->identity.role, own->identity.name, config->id)) {
-      std::cerr << "orch agent: agent.id is " << config->id << " but its key " << config->key
-                << " is named " << own->identity.name << " (role " << own->identity.role
-                << "); an agent speaks only as its key's name, a pilot key's also as "
-                   "NAME.SUFFIX (orch keygen "
-                << config->id << ")\n";
-      return kExitInvalidInput;
-    }
-  }
+  Result<std::optional<protocol::CurveClientKeys>> curve = AgentKeys(*config);
+  if (!curve.ok()) return Failed(curve.status(), kExitInvalidInput);
   boost::asio::io_context io;
   protocol::ZmqContext zmq;
   Result<std::unique_ptr<protocol::ZmqTransport>> transport =
@@ -287,24 +323,8 @@ int RunAgent(const AgentOptions& flags) {
       io, *launcher, **spool, models, log, options,
       [&driver](std::string_view frame) { return driver.Send(protocol::kServerPeer, frame); });
   service->SetOnStopped([&io] { io.stop(); });
-  // SIGTERM/SIGINT: stop (or, with stop_drain_ms, drain first); a second one stops
-  // at once.
   boost::asio::signal_set signals(io, SIGTERM, SIGINT);
-  std::function<void(const boost::system::error_code&, int)> on_signal;
-  bool signalled = false;
-  on_signal = [&](const boost::system::error_code& error, int signal) {
-    if (error) return;
-    if (!signalled && config->stop_drain.count() > 0) {
-      log.info(fmt::runtime("signal {}: draining (a second signal stops at once)"), signal);
-      service->Drain(config->stop_drain);
-    } else {
-      log.info(fmt::runtime("signal {}: stopping"), signal);
-      service->Stop();
-    }
-    signalled = true;
-    signals.async_wait(on_signal);
-  };
-  signals.async_wait(on_signal);
+  StopOnSignals(signals, *service, config->stop_drain, log);
   Status started = service->Start();
   if (!started.ok()) {
     log.error(fmt::runtime("{}"), started.message());
