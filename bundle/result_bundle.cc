@@ -447,6 +447,10 @@ Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view by
                   "result bundle " + std::string(file) + ": " + written.status().message());
   }
   result.duplicate = *written == store::WriteOutcome::kDuplicate;
+  if (!result.duplicate) {
+    for (store::ImportedRun& run : import.runs) result.stored_runs.push_back(std::move(run.run));
+    result.completed_jobs = std::move(import.jobs);
+  }
   return result;
 }
 

@@ -69,6 +69,10 @@ struct ImportResult {
   int runs = 0;              // runs stored
   int already_imported = 0;  // runs it holds that an earlier bundle of the signer brought
   int jobs_completed = 0;    // jobs it completed
+  // What the store gained (none for a duplicate): the runs, without their digests, and
+  // the job records it replaced (the jobs it completed), as written.
+  std::vector<store::RunRecord> stored_runs;
+  std::vector<store::JobRecord> completed_jobs;
 };
 
 Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view bytes,

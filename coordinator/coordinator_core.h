@@ -71,6 +71,11 @@ class CoordinatorCore final {
   // re-adopt them. Jobs whose current run already finished are decided now.
   // Plans that no longer parse are logged and skipped.
   Effects Restore(const store::StoreState& state, Millis now);
+  // A result bundle was stored (bundle/result_bundle.h): its runs (finished, without
+  // their digests) and the jobs it completed, as stored. Only these change: the jobs
+  // are no longer handed out. Nothing else is decided, so there are no effects.
+  void OnImported(const std::vector<store::RunRecord>& runs,
+                  const std::vector<store::JobRecord>& completed, Millis now);
 
   // By value: a Submit's plan text moves into the stored plan record rather than being
   // copied (a plan of 100,000 jobs is tens of MiB).

@@ -531,4 +531,26 @@ Effects CoordinatorCore::Restore(const store::StoreState& state, Millis now) {
   return out;
 }
 
+void CoordinatorCore::OnImported(const std::vector<store::RunRecord>& runs,
+                                 const std::vector<store::JobRecord>& completed, Millis now) {
+  for (const store::RunRecord& record : runs) {
+    if (runs_.Find(record.id) != nullptr) continue;
+    // Finished before it came: no lease, no duration for the ETA (as Restore reads it).
+    RunEntry run{
+        record.id, record.job_id, record.agent_id, record.host_fingerprint_id, now, record.state,
+        now};
+    run.ended_at = Millis(record.ended_at_ms);
+    if (!record.agent_id.empty()) stored_agents_.insert(record.agent_id);
+    runs_.Add(std::move(run));
+  }
+  for (const store::JobRecord& record : completed) {
+    JobEntry* job = jobs_.Find(record.id);
+    if (job == nullptr) continue;
+    // A pending job leaves its queue lazily (job_table.h).
+    job->state = record.state;
+    job->current_run = record.current_run_id;
+    job->last_error = record.last_error;
+  }
+}
+
 }  // namespace orch::coordinator

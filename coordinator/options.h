@@ -9,6 +9,8 @@
 
 namespace orch::coordinator {
 
+using Millis = std::chrono::milliseconds;  // a time on the coordinator's clock
+
 struct CoordinatorOptions {
   std::string id = "coord-1";                          // named in Welcome
   std::chrono::milliseconds heartbeat_interval{1000};  // agents heartbeat this often

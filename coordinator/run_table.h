@@ -19,11 +19,10 @@
 #include <utility>
 #include <vector>
 
+#include "coordinator/options.h"
 #include "store/records.h"
 
 namespace orch::coordinator {
-
-using Millis = std::chrono::milliseconds;  // a time on the coordinator's clock
 
 struct RunEntry {
   std::string id;

@@ -120,7 +120,18 @@ Result<std::string> FailingStore::GetFingerprint(std::string_view id) {
 Status FailingStore::ScanEvents(uint64_t from_seq, const EventVisitor& visit) {
   return inner_.ScanEvents(from_seq, visit);
 }
-Result<StoreState> FailingStore::LoadState() { return inner_.LoadState(); }
+int64_t FailingStore::state_loads() const {
+  std::lock_guard lock(mu_);
+  return state_loads_;
+}
+
+Result<StoreState> FailingStore::LoadState() {
+  {
+    std::lock_guard lock(mu_);
+    ++state_loads_;
+  }
+  return inner_.LoadState();
+}
 
 Result<std::vector<RunRecord>> FailingStore::ListRunsOfJobs(
     const std::set<std::string, std::less<>>& job_ids) {

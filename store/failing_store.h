@@ -28,6 +28,9 @@ class FailingStore final : public Store {
   // Writes pass again; the count restarts.
   void Reset();
   int64_t failed_writes() const;
+  // Times LoadState was called (a whole-state read; what a restart does), since
+  // construction.
+  int64_t state_loads() const;
 
   Result<int> PutPlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) override;
   Result<int> ReplacePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) override;
@@ -62,6 +65,7 @@ class FailingStore final : public Store {
 
   Store& inner_;
   mutable std::mutex mu_;
+  int64_t state_loads_ = 0;
   int64_t writes_ = 0;
   int64_t fail_from_ = 0;  // 0: none
   bool fail_only_one_ = false;

@@ -145,6 +145,29 @@ TEST_F(BundleRequestsTest, ABundleLargerThanAFrameArrivesInPartsAndCompletesItsJ
   EXPECT_EQ(status.experiments[0].pending, 0u);
 }
 
+// Regression: every import reloaded the whole store into the core (all plans, jobs and
+// runs: seconds on a lab's store, on the coordinator's one thread).
+TEST_F(BundleRequestsTest, AnImportTellsTheCoreItsJobsWithoutReloadingTheStore) {
+  std::string file = Results(Export(), 10);
+  int64_t loads = h_.failing().state_loads();
+  auto cli = h_.Peer("cli-import");
+  cli->Send(protocol::ImportRequest{file, "r.orchb", "", 0, 0});
+  h_.Pump();
+  std::vector<protocol::CommandReply> replies = OfKind<protocol::CommandReply>(cli->Take());
+  ASSERT_THAT(replies, SizeIs(1));
+  EXPECT_TRUE(replies[0].ok) << replies[0].message;
+  EXPECT_EQ(h_.failing().state_loads(), loads);
+
+  protocol::StatusReply status = h_.AllJobs();
+  ASSERT_THAT(status.experiments, SizeIs(1));
+  EXPECT_EQ(status.experiments[0].succeeded, 2u);
+  EXPECT_EQ(status.experiments[0].pending, 0u);
+  auto agent = h_.Peer("box-1");
+  agent->Hello();
+  h_.Pump();
+  EXPECT_THAT(OfKind<protocol::Assign>(agent->Take()), SizeIs(0));
+}
+
 TEST_F(BundleRequestsTest, APartOutOfOrderDropsTheUploadAndStoresNothing) {
   std::string file = Results(Export(), 10);
   auto cli = h_.Peer("cli-import");

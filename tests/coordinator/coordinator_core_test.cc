@@ -395,5 +395,33 @@ TEST_F(CoreTest, StatusShowsTheDriversAnAgentQuarantined) {
   EXPECT_EQ(core_.Status({}, now_).agents.at(0).quarantined, "");
 }
 
+// A result bundle's import tells the core only what it stored: the jobs it completed
+// are no longer handed out, and the others still are.
+TEST_F(CoreTest, AnImportedJobIsNoLongerHandedOutAndTheOthersStillAre) {
+  Effects submitted = Submit(SmallSpec("exp", 2));
+  auto* put = std::get_if<PutPlanEffect>(&submitted[0]);
+  ASSERT_NE(put, nullptr);
+  ASSERT_THAT(put->jobs, SizeIs(2));
+  store::JobRecord completed = put->jobs[0];
+  completed.state = store::JobState::kSucceeded;
+  completed.current_run_id = "carol:rig-1";
+  store::RunRecord run;
+  run.id = "carol:rig-1";
+  run.job_id = completed.id;
+  run.agent_id = "carol/local-1";
+  run.state = store::RunState::kSucceeded;
+  run.finished = true;
+  core_.OnImported({run}, {completed}, now_);
+
+  EXPECT_EQ(core_.jobs().Find(completed.id)->state, store::JobState::kSucceeded);
+  EXPECT_EQ(core_.jobs().Find(completed.id)->current_run, "carol:rig-1");
+  std::vector<protocol::Assign> assigns = Assigns(Hello("box-1", 2));
+  ASSERT_THAT(assigns, SizeIs(1));
+  EXPECT_EQ(assigns[0].job_id, put->jobs[1].id);
+  protocol::StatusReply status = core_.Status({}, now_);
+  ASSERT_THAT(status.experiments, SizeIs(1));
+  EXPECT_EQ(status.experiments[0].succeeded, 1u);
+}
+
 }  // namespace
 }  // namespace orch::coordinator
