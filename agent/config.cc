@@ -160,12 +160,10 @@ class Mistakes {
   std::vector<std::string> all_;
 };
 
-void ParseAgentTable(const Fields& f, const toml::table& agent, const std::string& base_dir,
-                     AgentConfig& config, Mistakes& m) {
-  m.Note(f.CheckKeys(agent, "agent",
-                     {"id", "coordinator", "slots", "hardware", "gpus", "spool_dir", "model_dirs",
-                      "model_cache", "run_timeout_ms", "driver_threads", "key", "coordinator_key",
-                      "stop_drain_ms", "synth_max_bytes", "warm_sessions", "warm_idle_ms"}));
+// Who the agent is and how it reaches the coordinator: id, coordinator, key and
+// coordinator_key.
+void ParseIdentity(const Fields& f, const toml::table& agent, const std::string& base_dir,
+                   AgentConfig& config, Mistakes& m) {
   config.id = m.Take(f.String(agent, "agent", "id", std::nullopt), "");
   if (!config.id.empty() && !protocol::ValidPeerName(config.id)) {
     m.Note(f.Error(agent.source(), "agent.id",
@@ -181,6 +179,44 @@ void ParseAgentTable(const Fields& f, const toml::table& agent, const std::strin
                      bad_endpoint));
     }
   }
+  std::string key = m.Take(f.String(agent, "agent", "key", ""), "");
+  std::string server_key = m.Take(f.String(agent, "agent", "coordinator_key", ""), "");
+  if (key.empty() != server_key.empty()) {
+    m.Note(f.Error(agent.source(), "agent.key",
+                   "key and coordinator_key go together (CurveZMQ), or neither is set"));
+  } else if (!key.empty()) {
+    config.key = Resolve(base_dir, key);
+    config.coordinator_key = Resolve(base_dir, server_key);
+  }
+}
+
+void ParseModelDirs(const Fields& f, const toml::table& agent, const std::string& base_dir,
+                    AgentConfig& config, Mistakes& m) {
+  const toml::node* dirs = agent.get("model_dirs");
+  if (dirs == nullptr) return;
+  if (!dirs->is_array()) {
+    m.Note(f.Error(dirs->source(), "agent.model_dirs",
+                   "must be an array of strings, got " + Fields::Describe(*dirs)));
+    return;
+  }
+  std::size_t index = 0;
+  for (const toml::node& dir : *dirs->as_array()) {
+    std::string field = "agent.model_dirs[" + std::to_string(index++) + "]";
+    if (!dir.is_string()) {
+      m.Note(f.Error(dir.source(), field, "must be a string, got " + Fields::Describe(dir)));
+      continue;
+    }
+    config.model_dirs.push_back(Resolve(base_dir, *dir.value<std::string>()));
+  }
+}
+
+void ParseAgentTable(const Fields& f, const toml::table& agent, const std::string& base_dir,
+                     AgentConfig& config, Mistakes& m) {
+  m.Note(f.CheckKeys(agent, "agent",
+                     {"id", "coordinator", "slots", "hardware", "gpus", "spool_dir", "model_dirs",
+                      "model_cache", "run_timeout_ms", "driver_threads", "key", "coordinator_key",
+                      "stop_drain_ms", "synth_max_bytes", "warm_sessions", "warm_idle_ms"}));
+  ParseIdentity(f, agent, base_dir, config, m);
   config.slots = static_cast<std::int32_t>(m.Take(f.Int(agent, "agent", "slots", 1, 1), 1));
   config.hardware = m.Take(f.String(agent, "agent", "hardware", "cpu"), "cpu");
   config.gpus = static_cast<std::int32_t>(m.Take(f.Int(agent, "agent", "gpus", 0, 0), 0));
@@ -195,37 +231,13 @@ void ParseAgentTable(const Fields& f, const toml::table& agent, const std::strin
       std::chrono::milliseconds(m.Take(f.Int(agent, "agent", "run_timeout_ms", 600000, 1), 600000));
   config.stop_drain =
       std::chrono::milliseconds(m.Take(f.Int(agent, "agent", "stop_drain_ms", 0, 0), 0));
-  std::string key = m.Take(f.String(agent, "agent", "key", ""), "");
-  std::string server_key = m.Take(f.String(agent, "agent", "coordinator_key", ""), "");
-  if (key.empty() != server_key.empty()) {
-    m.Note(f.Error(agent.source(), "agent.key",
-                   "key and coordinator_key go together (CurveZMQ), or neither is set"));
-  } else if (!key.empty()) {
-    config.key = Resolve(base_dir, key);
-    config.coordinator_key = Resolve(base_dir, server_key);
-  }
   config.driver_threads =
       static_cast<std::int32_t>(m.Take(f.Int(agent, "agent", "driver_threads", 0, 0), 0));
   config.warm_sessions =
       static_cast<std::int32_t>(m.Take(f.Int(agent, "agent", "warm_sessions", 2, 0, 64), 2));
   config.warm_idle =
       std::chrono::milliseconds(m.Take(f.Int(agent, "agent", "warm_idle_ms", 300000, 1), 300000));
-  if (const toml::node* dirs = agent.get("model_dirs")) {
-    if (!dirs->is_array()) {
-      m.Note(f.Error(dirs->source(), "agent.model_dirs",
-                     "must be an array of strings, got " + Fields::Describe(*dirs)));
-      return;
-    }
-    std::size_t index = 0;
-    for (const toml::node& dir : *dirs->as_array()) {
-      std::string field = "agent.model_dirs[" + std::to_string(index++) + "]";
-      if (!dir.is_string()) {
-        m.Note(f.Error(dir.source(), field, "must be a string, got " + Fields::Describe(dir)));
-        continue;
-      }
-      config.model_dirs.push_back(Resolve(base_dir, *dir.value<std::string>()));
-    }
-  }
+  ParseModelDirs(f, agent, base_dir, config, m);
 }
 
 Status ParseDrivers(const Fields& f, const toml::table& root, const std::string& base_dir,

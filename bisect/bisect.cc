@@ -192,6 +192,60 @@ const char* VerdictKindName(VerdictKind kind) {
   return "?";
 }
 
+namespace {
+
+// The axes that moved a distribution somewhere; all of them when none did alone (their
+// effect then needs several together).
+AxisSet Candidates(const Verdict& v, int n) {
+  AxisSet candidates = 0;
+  for (int i = 0; i < n; ++i) {
+    if (v.axes[i].moves_alone || v.axes[i].moves_in_to) candidates |= AxisSet{1} << i;
+  }
+  return candidates == 0 ? Everything(n) : candidates;
+}
+
+// The sets of one size tested: the one that explains with the least residual, if any,
+// and the cells still to measure to decide the others (first seen first).
+struct SizeTested {
+  std::optional<SetTest> best;
+  AxisSet best_set = 0;
+  std::vector<AxisSet> missing;
+};
+
+SizeTested TestSets(const Measures& measures, const std::vector<AxisSet>& sets, AxisSet all,
+                    double threshold) {
+  SizeTested tested;
+  for (AxisSet set : sets) {
+    SetTest t = Test(measures, set, all, threshold);
+    for (AxisSet m : t.missing) {
+      if (std::find(tested.missing.begin(), tested.missing.end(), m) == tested.missing.end()) {
+        tested.missing.push_back(m);
+      }
+    }
+    if (t.explains && (!tested.best || t.residual < tested.best->residual)) {
+      tested.best = t;
+      tested.best_set = set;
+    }
+  }
+  return tested;
+}
+
+// `v.explaining` explains the divergence: its residuals; still searching while the
+// deciding cells' own noise is unknown and the ends do not rerun bit for bit.
+void Explained(const Measures& measures, AxisSet all, Verdict& v) {
+  v.kind = VerdictKind::kExplained;
+  v.sufficient_residual = ToKld(measures, v.explaining, all);
+  v.necessary_residual = FromKld(measures, all & ~v.explaining);
+  if (v.noise <= 0.0) return;
+  for (AxisSet cell : {v.explaining, all & ~v.explaining}) {
+    const CellMeasure* m = Find(measures, cell);
+    if (cell != 0 && cell != all && m != nullptr && !m->noise) v.repeat.push_back(cell);
+  }
+  if (!v.repeat.empty()) v.kind = VerdictKind::kSearching;
+}
+
+}  // namespace
+
 Verdict Attribute(const std::vector<std::string>& axes, const Measures& measures,
                   const Options& options) {
   const int n = static_cast<int>(axes.size());
@@ -214,54 +268,26 @@ Verdict Attribute(const std::vector<std::string>& axes, const Measures& measures
     v.kind = VerdictKind::kAgree;
     return v;
   }
-
-  // Candidates: the axes that moved a distribution somewhere; all of them when none did
-  // alone (their effect then needs several together).
-  AxisSet candidates = 0;
-  for (int i = 0; i < n; ++i) {
-    if (v.axes[i].moves_alone || v.axes[i].moves_in_to) candidates |= AxisSet{1} << i;
-  }
-  if (candidates == 0) candidates = all;
-
+  const AxisSet candidates = Candidates(v, n);
+  v.kind = VerdictKind::kExhausted;
   for (int size = 1; size <= n; ++size) {
     std::vector<AxisSet> sets = Subsets(size == 1 ? all : candidates, size);
     if (sets.empty()) break;
-    std::optional<SetTest> best;
-    std::vector<AxisSet> missing;
-    for (AxisSet set : sets) {
-      SetTest t = Test(measures, set, all, v.threshold);
-      for (AxisSet m : t.missing) {
-        if (std::find(missing.begin(), missing.end(), m) == missing.end()) missing.push_back(m);
-      }
-      if (t.explains && (!best || t.residual < best->residual)) {
-        best = t;
-        v.explaining = set;
-      }
+    SizeTested tested = TestSets(measures, sets, all, v.threshold);
+    if (tested.best) {
+      v.explaining = tested.best_set;
+      Explained(measures, all, v);
+      break;
     }
-    if (best) {
-      v.kind = VerdictKind::kExplained;
-      v.sufficient_residual = ToKld(measures, v.explaining, all);
-      v.necessary_residual = FromKld(measures, all & ~v.explaining);
-      // Ends that do not rerun bit for bit: the deciding cells' own noise must be known.
-      if (v.noise > 0.0) {
-        for (AxisSet cell : {v.explaining, all & ~v.explaining}) {
-          const CellMeasure* m = Find(measures, cell);
-          if (cell != 0 && cell != all && m != nullptr && !m->noise) v.repeat.push_back(cell);
-        }
-        if (!v.repeat.empty()) v.kind = VerdictKind::kSearching;
-      }
-      NameInteractions(axes, measures, v);
-      return v;
-    }
-    if (!missing.empty()) {
+    if (!tested.missing.empty()) {
       v.kind = VerdictKind::kSearching;
-      if (static_cast<int>(missing.size()) > options.max_cells) missing.resize(options.max_cells);
-      v.next = std::move(missing);
-      NameInteractions(axes, measures, v);
-      return v;
+      if (static_cast<int>(tested.missing.size()) > options.max_cells) {
+        tested.missing.resize(options.max_cells);
+      }
+      v.next = std::move(tested.missing);
+      break;
     }
   }
-  v.kind = VerdictKind::kExhausted;
   NameInteractions(axes, measures, v);
   return v;
 }

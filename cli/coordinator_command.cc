@@ -107,6 +107,67 @@ void WatchAllowedKeys(boost::asio::steady_timer& timer, const std::string& dir,
   });
 }
 
+// The sockets' protection the config asks for: CurveZMQ with its keys (nullopt in plain
+// mode), said in the log and in the options `orch status` shows.
+Result<std::optional<ServerSecurity>> SecurityFromConfig(
+    coordinator::CoordinatorConfig& config, const std::shared_ptr<spdlog::logger>& log) {
+  if (config.key.empty()) {
+    if (config.insecure) {
+      config.options.security =
+          coordinator::IsLoopbackEndpoint(config.listen)
+              ? "plain (loopback)"
+              : "INSECURE (plain sockets on " + config.listen + "; insecure = true)";
+      log->warn(fmt::runtime("INSECURE: plain sockets on {}: anyone who can reach it may "
+                             "submit, cancel, drain and forge results"),
+                config.listen);
+    }
+    return std::optional<ServerSecurity>();
+  }
+  ORCH_ASSIGN_OR_RETURN(ServerSecurity security,
+                        LoadServerSecurity(config.key, config.allowed_keys));
+  // Once per client address and key (protocol/zap_handler.h), from the ZAP thread.
+  security.curve.on_refused = [log](const protocol::RefusedHandshake& refused) {
+    log->warn(fmt::runtime("refused a handshake from {}: {} (key {}); admit it by putting "
+                           "its public key file in allowed_keys"),
+              refused.address, refused.reason, refused.key.empty() ? "none" : refused.key);
+  };
+  security.bundles.max_bundle_bytes = config.max_bundle_bytes;
+  config.options.security = "curve";
+  log->info(fmt::runtime("CurveZMQ on; {} keys admitted from {}"), security.curve.allowed.size(),
+            config.allowed_keys);
+  return std::optional<ServerSecurity>(std::move(security));
+}
+
+// The data directory and its store, opened for the coordinator.
+Result<std::unique_ptr<store::Store>> OpenStore(coordinator::CoordinatorConfig& config) {
+  std::error_code error;
+  fs::create_directories(config.data_dir, error);
+  if (error) return IoError("create " + config.data_dir + ": " + error.message());
+  // Group commit: one WAL sync per burst of messages, before any of them is
+  // acknowledged (coordinator/options.h), instead of one per message.
+  config.options.group_commit = true;
+  return store::OpenRocksDbStore(
+      store::RocksDbPathInDataDir(config.data_dir),
+      store::RocksDbOptions{.create_if_missing = true, .sync_chunks = false, .sync_state = false});
+}
+
+// Writes where the coordinator listens (and serves its metrics) into its data directory,
+// for the CLI and for people, and logs it.
+Status AnnounceEndpoints(const coordinator::CoordinatorConfig& config,
+                         const coordinator::CoordinatorDaemon& daemon, const std::string& endpoint,
+                         spdlog::logger& log) {
+  if (std::string url = daemon.metrics_url(); !url.empty()) {
+    ORCH_RETURN_IF_ERROR(
+        WriteFileAtomically((fs::path(config.data_dir) / "metrics.endpoint").string(), url + "\n"));
+    log.info(fmt::runtime("metrics and status page on {}"), url);
+  }
+  ORCH_RETURN_IF_ERROR(WriteFileAtomically(
+      (fs::path(config.data_dir) / "coordinator.endpoint").string(), endpoint + "\n"));
+  log.info(fmt::runtime("coordinator {} listening on {}, data in {}"), config.options.id, endpoint,
+           config.data_dir);
+  return Status::Ok();
+}
+
 int RunCoordinator(const std::string& config_path) {
   Result<std::string> text = ReadFile(config_path);
   if (!text.ok()) return Fail(text.status().message());
@@ -120,76 +181,33 @@ int RunCoordinator(const std::string& config_path) {
   auto log = std::make_shared<spdlog::logger>("coordinator",
                                               std::make_shared<spdlog::sinks::stderr_sink_mt>());
   log->flush_on(spdlog::level::info);
-
-  std::error_code error;
-  fs::create_directories(config->data_dir, error);
-  if (error) return Fail("create " + config->data_dir + ": " + error.message());
-  // Group commit: one WAL sync per burst of messages, before any of them is
-  // acknowledged (coordinator/options.h), instead of one per message.
-  config->options.group_commit = true;
-  Result<std::unique_ptr<store::Store>> store = store::OpenRocksDbStore(
-      store::RocksDbPathInDataDir(config->data_dir),
-      store::RocksDbOptions{.create_if_missing = true, .sync_chunks = false, .sync_state = false});
+  Result<std::unique_ptr<store::Store>> store = OpenStore(*config);
   if (!store.ok()) return Fail(store.status().message());
+  Result<std::optional<ServerSecurity>> security = SecurityFromConfig(*config, log);
+  if (!security.ok()) return Fail(security.status().message());
 
-  std::optional<ServerSecurity> security;
-  if (!config->key.empty()) {
-    Result<ServerSecurity> loaded = LoadServerSecurity(config->key, config->allowed_keys);
-    if (!loaded.ok()) return Fail(loaded.status().message());
-    security = std::move(loaded).value();
-    // Once per client address and key (protocol/zap_handler.h), from the ZAP thread.
-    security->curve.on_refused = [log](const protocol::RefusedHandshake& refused) {
-      log->warn(fmt::runtime("refused a handshake from {}: {} (key {}); admit it by putting "
-                             "its public key file in allowed_keys"),
-                refused.address, refused.reason, refused.key.empty() ? "none" : refused.key);
-    };
-    config->options.security = "curve";
-    log->info(fmt::runtime("CurveZMQ on; {} keys admitted from {}"), security->curve.allowed.size(),
-              config->allowed_keys);
-  } else if (config->insecure) {
-    config->options.security =
-        coordinator::IsLoopbackEndpoint(config->listen)
-            ? "plain (loopback)"
-            : "INSECURE (plain sockets on " + config->listen + "; insecure = true)";
-    log->warn(fmt::runtime("INSECURE: plain sockets on {}: anyone who can reach it may "
-                           "submit, cancel, drain and forge results"),
-              config->listen);
-  }
   protocol::ZmqContext zmq;
   Result<std::unique_ptr<protocol::ZmqTransport>> transport =
-      security ? protocol::BindZmqServer(zmq, config->listen, security->curve)
-               : protocol::BindZmqServer(zmq, config->listen);
-  if (!transport.ok())
+      *security ? protocol::BindZmqServer(zmq, config->listen, (*security)->curve)
+                : protocol::BindZmqServer(zmq, config->listen);
+  if (!transport.ok()) {
     return Fail("listen on " + config->listen + ": " + transport.status().message());
-
+  }
   boost::asio::io_context io;
   coordinator::CoordinatorDaemon daemon(io, **transport, **store, config->options, *log);
-  if (security) {
-    daemon.SetAccessPolicy(security->policy);
-    security->bundles.max_bundle_bytes = config->max_bundle_bytes;
-    daemon.SetBundleKeys(security->bundles);
+  if (*security) {
+    daemon.SetAccessPolicy((*security)->policy);
+    daemon.SetBundleKeys((*security)->bundles);
   }
   Result<std::optional<coordinator::MetricsOptions>> metrics = MetricsFromConfig(*config, **store);
   if (!metrics.ok()) return Fail(metrics.status().message());
   if (*metrics) daemon.ServeMetrics(std::move(**metrics));
   Status started = daemon.Start();
+  if (started.ok()) started = AnnounceEndpoints(*config, daemon, (*transport)->endpoint(), *log);
   if (!started.ok()) return Fail(started.message());
-  if (std::string url = daemon.metrics_url(); !url.empty()) {
-    Status noted =
-        WriteFileAtomically((fs::path(config->data_dir) / "metrics.endpoint").string(), url + "\n");
-    if (!noted.ok()) return Fail(noted.message());
-    log->info(fmt::runtime("metrics and status page on {}"), url);
-  }
-  std::string endpoint = (*transport)->endpoint();
-  Status written = WriteFileAtomically(
-      (fs::path(config->data_dir) / "coordinator.endpoint").string(), endpoint + "\n");
-  if (!written.ok()) return Fail(written.message());
-  log->info(fmt::runtime("coordinator {} listening on {}, data in {}"), config->options.id,
-            endpoint, config->data_dir);
 
   boost::asio::steady_timer keys_timer(io);
-  if (security) WatchAllowedKeys(keys_timer, config->allowed_keys, **transport, daemon, *log);
-
+  if (*security) WatchAllowedKeys(keys_timer, config->allowed_keys, **transport, daemon, *log);
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& failed, int signal) {
     if (failed) return;

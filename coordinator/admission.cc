@@ -62,13 +62,13 @@ Admission::Screened Admission::Screen(const protocol::TransportEvent& event, Mil
   Result<protocol::Message> message = protocol::Decode(event.frame);
   if (!message.ok()) return {true, std::nullopt};
   Millis left = quiet->second.until - now;
-  return {true, RequestAnswer(*message,
-                              "throttled: " + std::to_string(quiet->second.refusals) +
-                                  " refused requests from key " + event.user + " within " +
-                                  std::to_string(kRefusalWindow.count() / 1000) +
-                                  " s; its requests are ignored until " +
-                                  UtcTime(quiet->second.until) + " (in " +
-                                  std::to_string((left.count() + 999) / 1000) + " s)")};
+  return {true,
+          RequestAnswer(*message, "throttled: " + std::to_string(quiet->second.refusals) +
+                                      " refused requests from key " + event.user + " within " +
+                                      std::to_string(kRefusalWindow.count() / 1000) +
+                                      " s; its requests are ignored until " +
+                                      UtcTime(quiet->second.until) + " (in " +
+                                      std::to_string((left.count() + 999) / 1000) + " s)")};
 }
 
 void Admission::BadFrame(const std::string& peer, const Status& why) {
@@ -103,9 +103,8 @@ std::optional<protocol::Message> Admission::Refusal(
   if (count >= static_cast<std::size_t>(max_bad_frames_)) {
     quiet_until_[event.user] = {now + kQuietAfterAbuse, count};
     refused_by_.erase(event.user);
-    warn_("ignoring key " + event.user + " for " +
-          std::to_string(kQuietAfterAbuse.count() / 1000) + " s: " + std::to_string(count) +
-          " refused requests within " + window);
+    warn_("ignoring key " + event.user + " for " + std::to_string(kQuietAfterAbuse.count() / 1000) +
+          " s: " + std::to_string(count) + " refused requests within " + window);
   }
   // `orch export` waits for an ExportReply, other CLI requests for a CommandReply; an
   // agent's message gets a Reject. Exactly one answer each.

@@ -123,6 +123,65 @@ Result<CoordinatorConfig> CheckSecurity(CoordinatorConfig config, const toml::ta
   return config;
 }
 
+// Adds a failed status's message to `errors`.
+void Note(std::vector<std::string>& errors, const Status& status) {
+  if (!status.ok()) errors.push_back(status.message());
+}
+
+// One error of the lines `errors` (each starting FILE:LINE:COLUMN), in file order.
+Status InFileOrder(std::vector<std::string> errors, const std::string& file) {
+  auto line_of = [&file](const std::string& error) {
+    return std::strtol(error.c_str() + std::min(error.size(), file.size() + 1), nullptr, 10);
+  };
+  std::stable_sort(errors.begin(), errors.end(), [&](const std::string& a, const std::string& b) {
+    return line_of(a) < line_of(b);
+  });
+  std::string all = errors.front();
+  for (std::size_t i = 1; i < errors.size(); ++i) all += "\n" + errors[i];
+  return InvalidArgument(all);
+}
+
+// The timings and bounds: heartbeat_interval_ms, agent_timeout_ms, lease_ms,
+// retry_budget, max_bundle_bytes.
+void ReadLimits(const toml::table& t, const std::string& file, CoordinatorConfig& config,
+                std::vector<std::string>& errors) {
+  CoordinatorOptions& o = config.options;
+  std::size_t before_timings = errors.size();
+  Note(errors, ReadMillis(t, file, "heartbeat_interval_ms", o.heartbeat_interval));
+  Note(errors, ReadMillis(t, file, "agent_timeout_ms", o.agent_timeout));
+  Note(errors, ReadMillis(t, file, "lease_ms", o.lease));
+  // Only values that were read are compared (not a default standing in for a bad one).
+  if (errors.size() == before_timings) Note(errors, CheckTimings(o, t, file));
+  std::int64_t budget = o.retry_budget;
+  Note(errors, ReadInt(t, file, "retry_budget", 1, budget));
+  o.retry_budget = static_cast<std::int32_t>(budget);
+  std::int64_t max_bundle = static_cast<std::int64_t>(config.max_bundle_bytes);
+  Note(errors, ReadInt(t, file, "max_bundle_bytes", 1 << 20, max_bundle));
+  config.max_bundle_bytes = static_cast<std::uint64_t>(max_bundle);
+}
+
+// The keys, insecure, and the metrics listener.
+void ReadAccess(const toml::table& t, const std::string& file, CoordinatorConfig& config,
+                std::vector<std::string>& errors) {
+  Note(errors, ReadString(t, file, "key", config.key));
+  Note(errors, ReadString(t, file, "allowed_keys", config.allowed_keys));
+  if (const toml::node* insecure = t.get("insecure")) {
+    if (!insecure->is_boolean()) {
+      Note(errors, BadValue(file, *insecure, "insecure", "expected true or false"));
+    } else {
+      config.insecure = **insecure->as_boolean();
+    }
+  }
+  Note(errors, ReadString(t, file, "metrics_listen", config.metrics_listen));
+  Note(errors, ReadString(t, file, "metrics_viewer_token_file", config.metrics_viewer_token_file));
+  if (const toml::node* metrics = t.get("metrics_listen")) {
+    Status allowed = telemetry::CheckViewerListen(
+        "coordinator.metrics_listen", config.metrics_listen,
+        "coordinator.metrics_viewer_token_file", !config.metrics_viewer_token_file.empty());
+    if (!allowed.ok()) Note(errors, allowed.WithContext(Where(file, metrics->source())));
+  }
+}
+
 // Reads [coordinator], reporting every mistake at once (one line each, in file order)
 // rather than the first only.
 Result<CoordinatorConfig> ReadTable(const toml::table& root, const std::string& file) {
@@ -133,62 +192,22 @@ Result<CoordinatorConfig> ReadTable(const toml::table& root, const std::string& 
     return InvalidArgument(file + ":1:1: [coordinator]: required table is missing");
   }
   std::vector<std::string> errors;
-  auto note = [&errors](const Status& status) {
-    if (!status.ok()) errors.push_back(status.message());
-  };
   CheckKeys(*t, file, errors);
-  CoordinatorOptions& o = config.options;
-  note(ReadString(*t, file, "id", o.id));
-  note(ReadString(*t, file, "listen", config.listen));
+  Note(errors, ReadString(*t, file, "id", config.options.id));
+  Note(errors, ReadString(*t, file, "listen", config.listen));
   if (const toml::node* listen = t->get("listen")) {
     std::string why = protocol::WhyBadEndpoint(config.listen, protocol::EndpointUse::kBind);
     if (!why.empty()) {
       errors.push_back(Where(file, listen->source()) + ": coordinator.listen: " + why);
     }
   }
-  note(ReadString(*t, file, "data_dir", config.data_dir));
-  std::size_t before_timings = errors.size();
-  note(ReadMillis(*t, file, "heartbeat_interval_ms", o.heartbeat_interval));
-  note(ReadMillis(*t, file, "agent_timeout_ms", o.agent_timeout));
-  note(ReadMillis(*t, file, "lease_ms", o.lease));
-  // Only values that were read are compared (not a default standing in for a bad one).
-  if (errors.size() == before_timings) note(CheckTimings(o, *t, file));
-  std::int64_t budget = o.retry_budget;
-  note(ReadInt(*t, file, "retry_budget", 1, budget));
-  o.retry_budget = static_cast<std::int32_t>(budget);
-  std::int64_t max_bundle = static_cast<std::int64_t>(config.max_bundle_bytes);
-  note(ReadInt(*t, file, "max_bundle_bytes", 1 << 20, max_bundle));
-  config.max_bundle_bytes = static_cast<std::uint64_t>(max_bundle);
-  note(ReadString(*t, file, "key", config.key));
-  note(ReadString(*t, file, "allowed_keys", config.allowed_keys));
-  if (const toml::node* insecure = t->get("insecure")) {
-    if (!insecure->is_boolean()) {
-      note(BadValue(file, *insecure, "insecure", "expected true or false"));
-    } else {
-      config.insecure = **insecure->as_boolean();
-    }
-  }
-  note(ReadString(*t, file, "metrics_listen", config.metrics_listen));
-  note(ReadString(*t, file, "metrics_viewer_token_file", config.metrics_viewer_token_file));
-  if (const toml::node* metrics = t->get("metrics_listen")) {
-    Status allowed = telemetry::CheckViewerListen(
-        "coordinator.metrics_listen", config.metrics_listen,
-        "coordinator.metrics_viewer_token_file", !config.metrics_viewer_token_file.empty());
-    if (!allowed.ok()) note(allowed.WithContext(Where(file, metrics->source())));
-  }
+  Note(errors, ReadString(*t, file, "data_dir", config.data_dir));
+  ReadLimits(*t, file, config, errors);
+  ReadAccess(*t, file, config, errors);
   Result<CoordinatorConfig> checked = CheckSecurity(config, *t, file);
-  if (!checked.ok()) note(checked.status());
+  if (!checked.ok()) Note(errors, checked.status());
   if (errors.empty()) return checked;
-  // In file order: each line starts with FILE:LINE:COLUMN.
-  auto line_of = [&file](const std::string& error) {
-    return std::strtol(error.c_str() + std::min(error.size(), file.size() + 1), nullptr, 10);
-  };
-  std::stable_sort(errors.begin(), errors.end(), [&](const std::string& a, const std::string& b) {
-    return line_of(a) < line_of(b);
-  });
-  std::string all = errors.front();
-  for (std::size_t i = 1; i < errors.size(); ++i) all += "\n" + errors[i];
-  return InvalidArgument(all);
+  return InFileOrder(std::move(errors), file);
 }
 
 }  // namespace

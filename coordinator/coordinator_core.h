@@ -138,6 +138,9 @@ class CoordinatorCore final {
   void FillJobStatus(const JobEntry& job, const PlannedJob& planned, const std::string& experiment,
                      Millis now, protocol::JobStatus& status) const;
 
+  // Restore's reading of one stored run (`jobs`: the stored jobs).
+  void RestoreRun(const store::RunRecord& record, const std::vector<store::JobRecord>& jobs,
+                  Millis now);
   // `now`: the submit time of jobs not stored yet.
   void AddPlanJobs(std::uint32_t plan_index, const std::vector<store::JobRecord>* stored,
                    Millis now);

@@ -469,6 +469,37 @@ protocol::AgentState CoordinatorCore::ShownState(const AgentEntry& agent) const 
   return agent.state;
 }
 
+void CoordinatorCore::RestoreRun(const store::RunRecord& record,
+                                 const std::vector<store::JobRecord>& jobs, Millis now) {
+  // assigned_at is `now` for records stored before assignment times were: ETA
+  // durations of such runs in flight across a restart count from the restart.
+  RunEntry run{record.id,
+               record.job_id,
+               record.agent_id,
+               record.host_fingerprint_id,
+               std::max(Millis(record.lease_expiry_ms), now + options_.agent_timeout),
+               record.state,
+               record.assigned_at_ms > 0 ? Millis(record.assigned_at_ms) : now};
+  run.ended_at = Millis(record.ended_at_ms);
+  if (!record.agent_id.empty()) stored_agents_.insert(record.agent_id);
+  // The ETA's measured durations: the stored times of the runs that completed jobs
+  // before the restart (the jobs Restore decides after reading every run count theirs
+  // in JobSucceeded).
+  const JobEntry* job = jobs_.Find(record.job_id);
+  if (job != nullptr && job->state == JobState::kSucceeded && job->current_run == record.id &&
+      record.state == RunState::kSucceeded && record.assigned_at_ms > 0 && record.ended_at_ms > 0) {
+    NoteDuration(*job, Millis(record.ended_at_ms - record.assigned_at_ms));
+  }
+  if (record.finished && run.InFlight()) run.state = RunState::kFailed;
+  if (AwaitsChunks(record, jobs)) {
+    // Its RunFinished is stored, a chunk is not: it keeps a lease while its
+    // agent's spool sends the chunk again, as it would without the restart.
+    run.state = RunState::kRunning;
+    run.finish_stored = true;
+  }
+  runs_.Add(std::move(run));
+}
+
 Effects CoordinatorCore::Restore(const store::StoreState& state, Millis now) {
   catalog_ = PlanCatalog();
   jobs_ = JobTable();
@@ -482,35 +513,7 @@ Effects CoordinatorCore::Restore(const store::StoreState& state, Millis now) {
     }
     AddPlanJobs(catalog_.Add(std::move(parsed).value()), &state.jobs, now);
   }
-  for (const store::RunRecord& record : state.runs) {
-    // assigned_at is `now` for records stored before assignment times were: ETA
-    // durations of such runs in flight across a restart count from the restart.
-    RunEntry run{record.id,
-                 record.job_id,
-                 record.agent_id,
-                 record.host_fingerprint_id,
-                 std::max(Millis(record.lease_expiry_ms), now + options_.agent_timeout),
-                 record.state,
-                 record.assigned_at_ms > 0 ? Millis(record.assigned_at_ms) : now};
-    run.ended_at = Millis(record.ended_at_ms);
-    if (!record.agent_id.empty()) stored_agents_.insert(record.agent_id);
-    // The ETA's measured durations: the stored times of the runs that completed jobs
-    // before the restart (jobs decided below count theirs in JobSucceeded).
-    const JobEntry* job = jobs_.Find(record.job_id);
-    if (job != nullptr && job->state == JobState::kSucceeded && job->current_run == record.id &&
-        record.state == RunState::kSucceeded && record.assigned_at_ms > 0 &&
-        record.ended_at_ms > 0) {
-      NoteDuration(*job, Millis(record.ended_at_ms - record.assigned_at_ms));
-    }
-    if (record.finished && run.InFlight()) run.state = RunState::kFailed;
-    if (AwaitsChunks(record, state.jobs)) {
-      // Its RunFinished is stored, a chunk is not: it keeps a lease while its
-      // agent's spool sends the chunk again, as it would without the restart.
-      run.state = RunState::kRunning;
-      run.finish_stored = true;
-    }
-    runs_.Add(std::move(run));
-  }
+  for (const store::RunRecord& record : state.runs) RestoreRun(record, state.jobs, now);
   Effects out;
   // A second pass, once every run is loaded: OnRunStored may dispatch, and free
   // slots are counted from the runs in flight.
@@ -533,15 +536,10 @@ Effects CoordinatorCore::Restore(const store::StoreState& state, Millis now) {
 
 void CoordinatorCore::OnImported(const std::vector<store::RunRecord>& runs,
                                  const std::vector<store::JobRecord>& completed, Millis now) {
+  // Finished before they came: no lease, no duration for the ETA; read as Restore reads
+  // a stored run.
   for (const store::RunRecord& record : runs) {
-    if (runs_.Find(record.id) != nullptr) continue;
-    // Finished before it came: no lease, no duration for the ETA (as Restore reads it).
-    RunEntry run{
-        record.id, record.job_id, record.agent_id, record.host_fingerprint_id, now, record.state,
-        now};
-    run.ended_at = Millis(record.ended_at_ms);
-    if (!record.agent_id.empty()) stored_agents_.insert(record.agent_id);
-    runs_.Add(std::move(run));
+    if (runs_.Find(record.id) == nullptr) RestoreRun(record, {}, now);
   }
   for (const store::JobRecord& record : completed) {
     JobEntry* job = jobs_.Find(record.id);

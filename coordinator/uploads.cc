@@ -51,8 +51,7 @@ Uploads::Added Uploads::Add(const std::string& user, const UploadPart& part, Mil
   if (it->second.bytes.size() < it->second.total) {
     return {std::nullopt,
             protocol::CommandReply{true, "received " + std::to_string(it->second.bytes.size()) +
-                                             " of " + std::to_string(it->second.total) +
-                                             " bytes"}};
+                                             " of " + std::to_string(it->second.total) + " bytes"}};
   }
   std::string whole = std::move(it->second.bytes);
   uploads_.erase(it);

@@ -81,21 +81,43 @@ AxisValue ValueOf(const plan_document::Scalar& value) {
   return AxisValue::Bool(std::get<bool>(value));
 }
 
-}  // namespace
-
-Status CheckPlanJobIds(const plan_document::Document& plan) {
+// Each workload of the plan read back (a task workload as an empty one: its case file
+// runs through its per-case workloads, and no job names it).
+Result<std::vector<Workload>> ReadWorkloads(const plan_document::Document& plan) {
   std::vector<Workload> workloads;
-  std::vector<std::string> digests(plan.workloads.size());
   for (std::size_t i = 0; i < plan.workloads.size(); ++i) {
-    std::string at = "workloads[" + std::to_string(i) + "].";
     if (plan.workloads[i].kind == "task") {
-      // A task workload's case file runs through its per-case workloads; no job names it.
       workloads.push_back(Workload{});
       continue;
     }
-    ORCH_ASSIGN_OR_RETURN(Workload w, ReadWorkload(plan.workloads[i], at));
+    ORCH_ASSIGN_OR_RETURN(Workload w,
+                          ReadWorkload(plan.workloads[i], "workloads[" + std::to_string(i) + "]."));
     workloads.push_back(std::move(w));
   }
+  return workloads;
+}
+
+// What a job needs for its id to be recomputed; `at` is "jobs[N].".
+Status CheckJobFields(const plan_document::Document& plan, const plan_document::Job& job,
+                      const std::string& at) {
+  if (job.workload == plan_document::kNone) {
+    return InvalidArgument("plan." + at + "workload: unknown workload " + job.unknown_workload);
+  }
+  if (plan.workloads[job.workload].kind == "task") {
+    return InvalidArgument("plan." + at + "workload: " + plan.workloads[job.workload].name +
+                           " is a task workload; its jobs run its cases' workloads");
+  }
+  if (job.coordinate == plan_document::kNone) return Missing(at + "coordinate", "object");
+  if (!job.has_repeat) return Missing(at + "repeat", "integer");
+  if (job.requirements == plan_document::kNone) return Missing(at + "requirements", "object");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CheckPlanJobIds(const plan_document::Document& plan) {
+  ORCH_ASSIGN_OR_RETURN(std::vector<Workload> workloads, ReadWorkloads(plan));
+  std::vector<std::string> digests(plan.workloads.size());
   // Jobs share coordinates; each distinct one is made canonical once per workload kind,
   // and dropped after its last job (a plan of a cell per job would otherwise hold a
   // canonical text per job while it is checked).
@@ -107,16 +129,7 @@ Status CheckPlanJobIds(const plan_document::Document& plan) {
   for (std::size_t i = 0; i < plan.jobs.size(); ++i) {
     const plan_document::Job& job = plan.jobs[i];
     std::string at = "jobs[" + std::to_string(i) + "].";
-    if (job.workload == plan_document::kNone) {
-      return InvalidArgument("plan." + at + "workload: unknown workload " + job.unknown_workload);
-    }
-    if (plan.workloads[job.workload].kind == "task") {
-      return InvalidArgument("plan." + at + "workload: " + plan.workloads[job.workload].name +
-                             " is a task workload; its jobs run its cases' workloads");
-    }
-    if (job.coordinate == plan_document::kNone) return Missing(at + "coordinate", "object");
-    if (!job.has_repeat) return Missing(at + "repeat", "integer");
-    if (job.requirements == plan_document::kNone) return Missing(at + "requirements", "object");
+    ORCH_RETURN_IF_ERROR(CheckJobFields(plan, job, at));
     const std::string& model = plan.requirements[job.requirements].model;
     const Workload& workload = workloads[job.workload];
     std::string& canonical = axes[{job.coordinate, workload.kind}];

@@ -72,24 +72,20 @@ std::string Missing(const BisectReport& r) {
   return "";
 }
 
-}  // namespace
-
-std::vector<std::string> BisectVerdictLines(const BisectReport& r) {
+// The verdict in one sentence.
+std::string VerdictLine(const BisectReport& r) {
   const bisect::Verdict& v = r.verdict;
-  std::vector<std::string> out;
   const bisect::AxisSet all = bisect::Everything(static_cast<int>(r.plan.axes.size()));
   switch (v.kind) {
     case bisect::VerdictKind::kUnmeasured: {
       std::string missing = Missing(r);
-      out.push_back("bisection: not measured yet: KLD(to, from) needs finished runs of both" +
-                    (missing.empty() ? std::string() : " (" + missing + ")"));
-      break;
+      return "bisection: not measured yet: KLD(to, from) needs finished runs of both" +
+             (missing.empty() ? std::string() : " (" + missing + ")");
     }
     case bisect::VerdictKind::kAgree:
-      out.push_back("bisection: from and to agree: KLD(to, from) " + FormatKld(v.total) +
-                    (v.total == 0.0 ? "" : " is within their repeat noise " + FormatKld(v.noise)) +
-                    "; nothing to explain");
-      break;
+      return "bisection: from and to agree: KLD(to, from) " + FormatKld(v.total) +
+             (v.total == 0.0 ? "" : " is within their repeat noise " + FormatKld(v.noise)) +
+             "; nothing to explain";
     case bisect::VerdictKind::kExplained: {
       std::string what;
       for (const std::string& axis : AxesOf(r, v.explaining))
@@ -97,31 +93,30 @@ std::vector<std::string> BisectVerdictLines(const BisectReport& r) {
       if (v.explaining == all && r.plan.axes.size() > 1) {
         what = "every axis together (no smaller set does)";
       }
-      out.push_back("bisection: " + what + " explains the divergence: " + Label(r, v.explaining) +
-                    " matches to within " + Kld(v.sufficient_residual) + " and " +
-                    Label(r, all & ~v.explaining) + " matches from within " +
-                    Kld(v.necessary_residual) + " (" + Threshold(r) + ")");
-      break;
+      return "bisection: " + what + " explains the divergence: " + Label(r, v.explaining) +
+             " matches to within " + Kld(v.sufficient_residual) + " and " +
+             Label(r, all & ~v.explaining) + " matches from within " + Kld(v.necessary_residual) +
+             " (" + Threshold(r) + ")";
     }
     case bisect::VerdictKind::kSearching:
-      out.push_back("bisection: not attributed yet after round " + std::to_string(r.rounds) + " (" +
-                    Threshold(r) + "); " +
-                    (v.next.empty() ? "" : "the next round measures " + Cells(r, v.next)) +
-                    (v.next.empty() || v.repeat.empty() ? "" : "; ") +
-                    (v.repeat.empty() ? "" : "a second repeat of " + Cells(r, v.repeat)) +
-                    " (orch bisect runs it)");
-      break;
+      return "bisection: not attributed yet after round " + std::to_string(r.rounds) + " (" +
+             Threshold(r) + "); " +
+             (v.next.empty() ? "" : "the next round measures " + Cells(r, v.next)) +
+             (v.next.empty() || v.repeat.empty() ? "" : "; ") +
+             (v.repeat.empty() ? "" : "a second repeat of " + Cells(r, v.repeat)) +
+             " (orch bisect runs it)";
     case bisect::VerdictKind::kExhausted:
-      out.push_back(
-          "bisection: no set of the axes that moved a distribution explains the "
-          "divergence (" +
-          Threshold(r) +
-          "); what remains depends on axes that moved nothing alone nor when left "
-          "out of to, or on the hosts (docs/bisect.md)");
-      break;
+      return "bisection: no set of the axes that moved a distribution explains the "
+             "divergence (" +
+             Threshold(r) +
+             "); what remains depends on axes that moved nothing alone nor when left "
+             "out of to, or on the hosts (docs/bisect.md)";
   }
-  for (const bisect::Interaction& i : v.interactions) out.push_back("interaction: " + i.text);
-  out.push_back(Basis(r));
+  return "";
+}
+
+// One line per task: its pass rates at both ends and the cases that change outcome.
+void TaskLines(const BisectReport& r, std::vector<std::string>& out) {
   for (const BisectTaskRow& from : r.tasks) {
     if (from.cell != "from") continue;
     for (const BisectTaskRow& to : r.tasks) {
@@ -133,6 +128,17 @@ std::vector<std::string> BisectVerdictLines(const BisectReport& r) {
                     std::to_string(to.broken) + " broken, " + std::to_string(to.fixed) + " fixed)");
     }
   }
+}
+
+}  // namespace
+
+std::vector<std::string> BisectVerdictLines(const BisectReport& r) {
+  std::vector<std::string> out{VerdictLine(r)};
+  for (const bisect::Interaction& i : r.verdict.interactions) {
+    out.push_back("interaction: " + i.text);
+  }
+  out.push_back(Basis(r));
+  TaskLines(r, out);
   return out;
 }
 
@@ -215,24 +221,29 @@ BisectJsonValue SetsJson(const BisectReport& r, const std::vector<bisect::AxisSe
   return out;
 }
 
-}  // namespace
-
-nlohmann::ordered_json BisectJson(const BisectReport& r) {
-  const bisect::Verdict& v = r.verdict;
+BisectJsonValue AxesJson(const BisectReport& r) {
   BisectJsonValue axes = BisectJsonValue::array();
-  for (const bisect::AxisEffect& e : v.axes) {
+  for (const bisect::AxisEffect& e : r.verdict.axes) {
     axes.push_back({{"axis", e.axis},
                     {"alone", OptionalJson(e.alone)},
                     {"left_out_of_to", OptionalJson(e.removed)},
                     {"moves_alone", e.moves_alone},
                     {"moves_in_to", e.moves_in_to}});
   }
+  return axes;
+}
+
+BisectJsonValue WalkJson(const BisectReport& r) {
   BisectJsonValue walk = BisectJsonValue::array();
-  for (const bisect::WalkStep& s : v.walk) {
+  for (const bisect::WalkStep& s : r.verdict.walk) {
     walk.push_back({{"cell", Label(r, s.set)},
                     {"from", OptionalJson(s.from_kld)},
                     {"to", OptionalJson(s.to_kld)}});
   }
+  return walk;
+}
+
+BisectJsonValue CellsJson(const BisectReport& r) {
   BisectJsonValue cells = BisectJsonValue::array();
   for (const BisectCellReport& c : r.cells) {
     cells.push_back(
@@ -244,9 +255,17 @@ nlohmann::ordered_json BisectJson(const BisectReport& r) {
          {"noise", OptionalJson(c.measure.noise)},
          {"missing", c.missing.empty() ? BisectJsonValue(nullptr) : BisectJsonValue(c.missing)}});
   }
+  return cells;
+}
+
+BisectJsonValue InteractionsJson(const BisectReport& r) {
   BisectJsonValue interactions = BisectJsonValue::array();
-  for (const bisect::Interaction& i : v.interactions)
+  for (const bisect::Interaction& i : r.verdict.interactions)
     interactions.push_back({{"axes", AxesOf(r, i.axes)}, {"text", i.text}});
+  return interactions;
+}
+
+BisectJsonValue TasksJson(const BisectReport& r) {
   BisectJsonValue tasks = BisectJsonValue::array();
   for (const BisectTaskRow& t : r.tasks) {
     const Interval& ci = t.pass_rate.ci95;
@@ -266,6 +285,13 @@ nlohmann::ordered_json BisectJson(const BisectReport& r) {
                      {"broken", from ? BisectJsonValue(nullptr) : BisectJsonValue(t.broken)},
                      {"fixed", from ? BisectJsonValue(nullptr) : BisectJsonValue(t.fixed)}});
   }
+  return tasks;
+}
+
+}  // namespace
+
+nlohmann::ordered_json BisectJson(const BisectReport& r) {
+  const bisect::Verdict& v = r.verdict;
   bool explained = v.kind == bisect::VerdictKind::kExplained;
   return {{"axes", r.plan.axes},
           {"tolerance", r.plan.tolerance},
@@ -282,11 +308,11 @@ nlohmann::ordered_json BisectJson(const BisectReport& r) {
           {"necessary_residual", OptionalJson(v.necessary_residual)},
           {"next", SetsJson(r, v.next)},
           {"repeat", SetsJson(r, v.repeat)},
-          {"interactions", interactions},
-          {"by_axis", axes},
-          {"walk", walk},
-          {"cells", cells},
-          {"tasks", tasks}};
+          {"interactions", InteractionsJson(r)},
+          {"by_axis", AxesJson(r)},
+          {"walk", WalkJson(r)},
+          {"cells", CellsJson(r)},
+          {"tasks", TasksJson(r)}};
 }
 
 }  // namespace orch::report

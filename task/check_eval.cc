@@ -55,8 +55,10 @@ std::string TypeName(const Json& value) {
   return value.type_name();
 }
 
-// "" when `value` is valid against the schema subset; else why, naming the path.
-std::string SchemaError(const Json& schema, const Json& value, const std::string& path) {
+std::string SchemaError(const Json& schema, const Json& value, const std::string& path);
+
+// The schema's type, enum and const keywords.
+std::string KindError(const Json& schema, const Json& value, const std::string& path) {
   if (schema.contains("type") && schema["type"].is_string()) {
     std::string type = schema["type"];
     bool ok =
@@ -77,6 +79,11 @@ std::string SchemaError(const Json& schema, const Json& value, const std::string
   if (schema.contains("const") && schema["const"] != value) {
     return path + ": expected " + EvalShown(schema["const"]) + ", got " + EvalShown(value);
   }
+  return "";
+}
+
+// A number's minimum and maximum; a string's minLength, maxLength and pattern.
+std::string ScalarError(const Json& schema, const Json& value, const std::string& path) {
   if (value.is_number()) {
     double x = value.get<double>();
     if (schema.contains("minimum") && x < schema["minimum"].get<double>()) {
@@ -88,24 +95,28 @@ std::string SchemaError(const Json& schema, const Json& value, const std::string
              EvalShown(schema["maximum"]);
     }
   }
-  if (value.is_string()) {
-    std::string s = value.get<std::string>();
-    if (schema.contains("minLength") && s.size() < schema["minLength"].get<std::size_t>()) {
-      return path + ": " + EvalShown(value) + " is shorter than " + EvalShown(schema["minLength"]);
-    }
-    if (schema.contains("maxLength") && s.size() > schema["maxLength"].get<std::size_t>()) {
-      return path + ": " + EvalShown(value) + " is longer than " + EvalShown(schema["maxLength"]);
-    }
-    if (schema.contains("pattern") && schema["pattern"].is_string()) {
-      try {
-        if (!std::regex_search(RegexInput(s), std::regex(schema["pattern"].get<std::string>()))) {
-          return path + ": " + EvalShown(value) + " does not match " + EvalShown(schema["pattern"]);
-        }
-      } catch (const std::regex_error&) {
-        return path + ": the schema's pattern " + EvalShown(schema["pattern"]) + " is not valid";
+  if (!value.is_string()) return "";
+  std::string s = value.get<std::string>();
+  if (schema.contains("minLength") && s.size() < schema["minLength"].get<std::size_t>()) {
+    return path + ": " + EvalShown(value) + " is shorter than " + EvalShown(schema["minLength"]);
+  }
+  if (schema.contains("maxLength") && s.size() > schema["maxLength"].get<std::size_t>()) {
+    return path + ": " + EvalShown(value) + " is longer than " + EvalShown(schema["maxLength"]);
+  }
+  if (schema.contains("pattern") && schema["pattern"].is_string()) {
+    try {
+      if (!std::regex_search(RegexInput(s), std::regex(schema["pattern"].get<std::string>()))) {
+        return path + ": " + EvalShown(value) + " does not match " + EvalShown(schema["pattern"]);
       }
+    } catch (const std::regex_error&) {
+      return path + ": the schema's pattern " + EvalShown(schema["pattern"]) + " is not valid";
     }
   }
+  return "";
+}
+
+// An object's required, properties and additionalProperties; an array's items.
+std::string ContainerError(const Json& schema, const Json& value, const std::string& path) {
   if (value.is_object()) {
     if (schema.contains("required") && schema["required"].is_array()) {
       for (const Json& name : schema["required"]) {
@@ -135,6 +146,14 @@ std::string SchemaError(const Json& schema, const Json& value, const std::string
     }
   }
   return "";
+}
+
+// "" when `value` is valid against the schema subset; else why, naming the path.
+std::string SchemaError(const Json& schema, const Json& value, const std::string& path) {
+  std::string why = KindError(schema, value, path);
+  if (why.empty()) why = ScalarError(schema, value, path);
+  if (why.empty()) why = ContainerError(schema, value, path);
+  return why;
 }
 
 // Equal as BFCL compares an argument: same JSON type, except that an integer is accepted

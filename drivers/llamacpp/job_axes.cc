@@ -35,7 +35,8 @@ JobAxis Text(std::string_view name, std::string_view sets) {
   return {.name = name, .kind = kString, .noun = "value", .sets = sets};
 }
 
-std::vector<JobAxis> MakeAxes() {
+// What the engine runs and how: the model's weights, its cache, kernels and threads.
+std::vector<JobAxis> EngineAxes() {
   return {
       Text("engine", "none: the engine build is the driver itself"),
       {.name = "quant",
@@ -86,6 +87,12 @@ std::vector<JobAxis> MakeAxes() {
        .min = 1,
        .max = 1,
        .sets = "none: the in-process engine runs this job alone"},
+  };
+}
+
+// The sampler chain of the generation workloads.
+std::vector<JobAxis> SamplerAxes() {
+  return {
       {.name = "sampler.seed",
        .kind = kInteger,
        .noun = "seed",
@@ -114,6 +121,13 @@ std::vector<JobAxis> MakeAxes() {
        .list = true,
        .sets = "sampler chain order before the seeded draw"},
   };
+}
+
+std::vector<JobAxis> MakeAxes() {
+  std::vector<JobAxis> axes = EngineAxes();
+  std::vector<JobAxis> sampler = SamplerAxes();
+  axes.insert(axes.end(), sampler.begin(), sampler.end());
+  return axes;
 }
 
 std::vector<CombinationRule> MakeRules() {

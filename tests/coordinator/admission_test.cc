@@ -60,9 +60,9 @@ TEST_F(AdmissionTest, APeerIsIgnoredAtItsThirdBadFrameUntilItConnectsAnew) {
 }
 
 TEST_F(AdmissionTest, EachRefusalIsAnsweredInTheFormItsRequestWaitsFor) {
-  auto export_answer = admission_.Refusal(
-      FrameFrom("cli-1", "agent-1", protocol::ExportRequest{"exp", {}, 1}),
-      protocol::ExportRequest{"exp", {}, 1}, NoExperiment, Millis(0));
+  auto export_answer =
+      admission_.Refusal(FrameFrom("cli-1", "agent-1", protocol::ExportRequest{"exp", {}, 1}),
+                         protocol::ExportRequest{"exp", {}, 1}, NoExperiment, Millis(0));
   ASSERT_TRUE(export_answer);
   EXPECT_TRUE(std::holds_alternative<protocol::ExportReply>(*export_answer));
   auto command = Refuse(Millis(0));
@@ -72,12 +72,12 @@ TEST_F(AdmissionTest, EachRefusalIsAnsweredInTheFormItsRequestWaitsFor) {
   EXPECT_FALSE(reply->ok);
   EXPECT_THAT(reply->message, HasSubstr("refused: "));
   protocol::Heartbeat beat{"agent-1", {}, 1};
-  auto reject = admission_.Refusal(FrameFrom("agent-2", "agent-1", beat), beat, NoExperiment,
-                                   Millis(0));
+  auto reject =
+      admission_.Refusal(FrameFrom("agent-2", "agent-1", beat), beat, NoExperiment, Millis(0));
   ASSERT_TRUE(reject);
   EXPECT_TRUE(std::holds_alternative<protocol::Reject>(*reject));
-  EXPECT_FALSE(admission_.Refusal(FrameFrom("agent-1", "agent-1", beat), beat, NoExperiment,
-                                  Millis(0)));
+  EXPECT_FALSE(
+      admission_.Refusal(FrameFrom("agent-1", "agent-1", beat), beat, NoExperiment, Millis(0)));
 }
 
 TEST_F(AdmissionTest, ThreeRefusalsWithinTheWindowQuietTheKeyAndItsRequestsAreToldUntilWhen) {
@@ -101,8 +101,9 @@ TEST_F(AdmissionTest, ThreeRefusalsWithinTheWindowQuietTheKeyAndItsRequestsAreTo
   protocol::TransportEvent beat = FrameFrom("cli-2", "alice", protocol::Heartbeat{"x", {}, 0});
   EXPECT_FALSE(admission_.Screen(beat, kRefusalWindow + Millis(3000)).answer);
   // Another key is not affected; the quiet ends.
-  EXPECT_FALSE(admission_.Screen(FrameFrom("cli-3", "root", protocol::StatusRequest{}),
-                                 kRefusalWindow + Millis(3000))
+  EXPECT_FALSE(admission_
+                   .Screen(FrameFrom("cli-3", "root", protocol::StatusRequest{}),
+                           kRefusalWindow + Millis(3000))
                    .drop);
   EXPECT_FALSE(admission_.Screen(status, kRefusalWindow + Millis(2000) + kQuietAfterAbuse).drop);
 }

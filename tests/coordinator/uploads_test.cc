@@ -60,8 +60,8 @@ TEST(UploadsTest, AFileAboveItsBoundIsRefusedAtItsFirstPartSayingWhatToDo) {
 TEST(UploadsTest, UploadsAtOnceAreBoundedPerKindAndIdleOnesGoFirst) {
   Uploads uploads;
   for (std::size_t i = 0; i < kMaxUploads; ++i) {
-    EXPECT_TRUE(uploads.Add("alice", Part("u" + std::to_string(i), 0, 9, "a"), Millis(0))
-                    .answer->ok);
+    EXPECT_TRUE(
+        uploads.Add("alice", Part("u" + std::to_string(i), 0, 9, "a"), Millis(0)).answer->ok);
   }
   Uploads::Added over = uploads.Add("alice", Part("one-more", 0, 9, "a"), Millis(0));
   EXPECT_EQ(over.answer->message, "4 bundle uploads are in progress; try again in a minute");
