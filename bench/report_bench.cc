@@ -72,8 +72,8 @@ store::Store& BenchStore() {
     std::vector<store::JobRecord> jobs(2);
     jobs[0].id = "j0";
     jobs[1].id = "j1";
-    for (store::JobRecord& job : jobs) job.plan_id = "bench";
-    if (!s->PutPlan({"bench", "bench", PlanJson()}, jobs).ok()) std::abort();
+    for (store::JobRecord& job : jobs) job.experiment = "bench";
+    if (!s->PutPlan({"bench", PlanJson()}, jobs).ok()) std::abort();
     AddRun(*s, "j0", "r0", 0.0);
     AddRun(*s, "j1", "r1", 0.05);
     return s;

@@ -40,8 +40,8 @@ class ScratchDir {
 void PrepareRun(Store& store) {
   JobRecord job;
   job.id = "j";
-  job.plan_id = "p";
-  ORCH_CHECK(store.PutPlan({"p", "bench", "{}"}, {job}).ok());
+  job.experiment = "p";
+  ORCH_CHECK(store.PutPlan({"p", "{}"}, {job}).ok());
   StateChange change;
   change.run = RunRecord{};
   change.run->id = "r";

@@ -76,7 +76,7 @@ Result<std::string> ExportPlanBundle(store::Store& store, const ExportOptions& o
   unsigned char nonce[16];
   randombytes_buf(nonce, sizeof nonce);
   json fields = {
-      {"experiment", stored.id},
+      {"experiment", stored.experiment},
       {"nonce", ToHex(nonce, sizeof nonce)},
       {"created_at_ms", options.now_ms},
       {"expires_at_ms", options.now_ms + options.valid_for_ms},

@@ -307,7 +307,7 @@ Result<store::BundleImport> DecideImport(store::Store& store, const OpenedBundle
                    .contributor = opened.signer.name,
                    .signer = opened.signer.sign_public,
                    .sequence = manifest.sequence,
-                   .plan_id = manifest.experiment,
+                   .experiment = manifest.experiment,
                    .nonce = manifest.nonce,
                    .imported_at_ms = context.now_ms,
                    .run_ids = {}};
@@ -419,7 +419,7 @@ Result<ImportResult> ImportResultBundle(store::Store& store, std::string_view by
   if (Result<store::BundleRecord> stored = store.GetBundle(opened.sha256); stored.ok()) {
     result.duplicate = true;
     result.sequence = stored->sequence;
-    result.experiment = stored->plan_id;
+    result.experiment = stored->experiment;
     result.runs = static_cast<int>(stored->run_ids.size());
     return result;
   } else if (stored.status().code() != StatusCode::kNotFound) {

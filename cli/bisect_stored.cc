@@ -27,11 +27,14 @@ struct Resolved {
   const plan_document::Job& planned() const { return plan.jobs[job_index]; }
 };
 
+// The record whose `key` member is `id`, in records sorted by it (as StoreState lists them).
 template <typename Record>
-const Record* FindById(const std::vector<Record>& records, const std::string& id) {
-  auto it = std::lower_bound(records.begin(), records.end(), id,
-                             [](const Record& r, const std::string& key) { return r.id < key; });
-  return it != records.end() && it->id == id ? &*it : nullptr;
+const Record* FindById(const std::vector<Record>& records, const std::string& id,
+                       std::string Record::*key = &Record::id) {
+  auto it = std::lower_bound(
+      records.begin(), records.end(), id,
+      [key](const Record& r, const std::string& wanted) { return r.*key < wanted; });
+  return it != records.end() && (*it).*key == id ? &*it : nullptr;
 }
 
 Result<const store::JobRecord*> FindJob(const store::StoreState& state, const std::string& side,
@@ -107,13 +110,14 @@ Result<Resolved> Resolve(const store::StoreState& state, const report::JobRuns& 
     ORCH_ASSIGN_OR_RETURN(r.job, FindJob(state, side, id, dir));
     r.run = runs.Chosen(r.job->id);
   }
-  const store::PlanRecord* plan = FindById(state.plans, r.job->plan_id);
+  const store::PlanRecord* plan =
+      FindById(state.plans, r.job->experiment, &store::PlanRecord::experiment);
   if (plan == nullptr) {
-    return Internal(side + ": the store has no plan of experiment " + r.job->plan_id);
+    return Internal(side + ": the store has no plan of experiment " + r.job->experiment);
   }
   Result<plan_document::Document> document = plan_document::ReadPlanJson(plan->json);
   if (!document.ok()) {
-    return document.status().WithContext(side + ": the plan of experiment " + plan->id);
+    return document.status().WithContext(side + ": the plan of experiment " + plan->experiment);
   }
   r.plan = std::move(*document);
   for (std::size_t i = 0; i < r.plan.jobs.size(); ++i) {
@@ -121,8 +125,9 @@ Result<Resolved> Resolve(const store::StoreState& state, const report::JobRuns& 
   }
   if (r.job_index == plan_document::kNone || r.planned().workload == plan_document::kNone ||
       r.planned().coordinate == plan_document::kNone || !r.plan.model) {
-    return InvalidArgument(side + ": the plan of experiment " + plan->id + " does not give job " +
-                           r.job->id + " a workload, a coordinate and a model");
+    return InvalidArgument(side + ": the plan of experiment " + plan->experiment +
+                           " does not give job " + r.job->id +
+                           " a workload, a coordinate and a model");
   }
   return r;
 }

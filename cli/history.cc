@@ -50,7 +50,7 @@ Status HistoryCheckFilter(const store::StoreState& state, const HistoryFilter& f
   }
   if (filter.experiment.empty()) return Status::Ok();
   std::vector<std::string> names;
-  for (const store::PlanRecord& plan : state.plans) names.push_back(plan.id);
+  for (const store::PlanRecord& plan : state.plans) names.push_back(plan.experiment);
   if (std::find(names.begin(), names.end(), filter.experiment) != names.end()) return Status::Ok();
   std::string all;
   for (const std::string& name : names) all += (all.empty() ? "" : ", ") + name;
@@ -99,13 +99,13 @@ Result<std::vector<HistoryRow>> BuildHistory(const store::StoreState& state,
   for (const store::RunRecord& run : state.runs) {
     auto job = jobs.find(run.job_id);
     if (job == jobs.end()) continue;
-    if (!filter.experiment.empty() && job->second->plan_id != filter.experiment) continue;
+    if (!filter.experiment.empty() && job->second->experiment != filter.experiment) continue;
     if (!filter.state.empty() && store::RunStateName(run.state) != filter.state) continue;
     std::int64_t latest = std::max(run.assigned_at_ms, run.ended_at_ms);
     if (filter.since_ms > 0 && latest < filter.since_ms) continue;
     HistoryRow row;
     row.job_id = run.job_id;
-    row.experiment = job->second->plan_id;
+    row.experiment = job->second->experiment;
     if (auto place = places.find(run.job_id); place != places.end()) {
       row.cell = place->second.cell;
       row.workload = place->second.workload;

@@ -24,11 +24,11 @@ Result<protocol::StatusReply> StoredProgress(store::Store& store) {
   protocol::StatusReply reply;
   std::map<std::string, std::size_t, std::less<>> slot;
   for (const store::PlanRecord& plan : state.plans) {
-    slot[plan.id] = reply.experiments.size();
-    reply.experiments.push_back(protocol::ExperimentProgress{.experiment = plan.id});
+    slot[plan.experiment] = reply.experiments.size();
+    reply.experiments.push_back(protocol::ExperimentProgress{.experiment = plan.experiment});
   }
   for (const store::JobRecord& job : state.jobs) {
-    auto it = slot.find(job.plan_id);
+    auto it = slot.find(job.experiment);
     if (it == slot.end()) continue;
     protocol::ExperimentProgress& progress = reply.experiments[it->second];
     ++progress.total;

@@ -116,14 +116,14 @@ void Admission::StampOwner(const std::string& user, Effects& effects) const {
   for (Effect& effect : effects) {
     auto* put = std::get_if<PutPlanEffect>(&effect);
     if (put == nullptr) continue;
-    auto owner = owners_.find(put->plan.id);
+    auto owner = owners_.find(put->plan.experiment);
     put->plan.owner = owner == owners_.end() ? user : owner->second;
   }
 }
 
 void Admission::NoteOwner(const store::PlanRecord& plan) {
   // try_emplace: the first submitter stays the owner.
-  if (!plan.owner.empty()) owners_.try_emplace(plan.id, plan.owner);
+  if (!plan.owner.empty()) owners_.try_emplace(plan.experiment, plan.owner);
 }
 
 void Admission::RestoreOwners(const store::StoreState& state) {

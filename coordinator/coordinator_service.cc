@@ -191,7 +191,8 @@ bool CoordinatorService::Put(PutPlanEffect& effect) {
                                         : store_->PutPlan(effect.plan, effect.jobs);
   if (!inserted.ok()) {
     ++state_.failed_writes;
-    log_.error(fmt::runtime("store plan {}: {}"), effect.plan.id, inserted.status().ToString());
+    log_.error(fmt::runtime("store plan {}: {}"), effect.plan.experiment,
+               inserted.status().ToString());
     SendMessage(effect.peer,
                 protocol::CommandReply{false, "submit failed: " + inserted.status().message()});
     return false;

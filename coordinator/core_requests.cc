@@ -60,7 +60,7 @@ void CoordinatorCore::OnSubmit(const std::string& peer, protocol::Submit submit,
     AddPlanJobs(index, nullptr, now);
   }
   std::size_t jobs = effect.jobs.size();
-  std::string experiment = effect.plan.id;
+  std::string experiment = effect.plan.experiment;
   out.push_back(std::move(effect));
   // After the plan's write: recorded only when that succeeded (effects.h).
   if (existing == nullptr) {
@@ -508,7 +508,7 @@ Effects CoordinatorCore::Restore(const store::StoreState& state, Millis now) {
   for (const store::PlanRecord& record : state.plans) {
     Result<ParsedPlan> parsed = ParsePlanJson(record.json, PlanSource::kStore);
     if (!parsed.ok()) {
-      Log("restore: skipping plan " + record.id + ": " + parsed.status().message());
+      Log("restore: skipping plan " + record.experiment + ": " + parsed.status().message());
       continue;
     }
     AddPlanJobs(catalog_.Add(std::move(parsed).value()), &state.jobs, now);

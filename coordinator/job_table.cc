@@ -43,10 +43,10 @@ JobTable& JobTable::operator=(const JobTable& other) {
   return *this;
 }
 
-store::JobRecord JobEntry::ToRecord(const std::string& plan_id) const {
+store::JobRecord JobEntry::ToRecord(const std::string& experiment) const {
   store::JobRecord record;
   record.id = id;
-  record.plan_id = plan_id;
+  record.experiment = experiment;
   record.state = state;
   record.attempts = attempts;
   record.last_error = last_error;

@@ -54,7 +54,7 @@ struct JobEntry {
     return state == store::JobState::kSucceeded || state == store::JobState::kFailed ||
            state == store::JobState::kCancelled;
   }
-  store::JobRecord ToRecord(const std::string& plan_id) const;
+  store::JobRecord ToRecord(const std::string& experiment) const;
 };
 
 class JobTable final {

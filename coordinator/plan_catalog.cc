@@ -95,7 +95,7 @@ Result<ParsedPlan> ParsePlanJson(std::string_view text, PlanSource source) {
 }
 
 store::PlanRecord ToPlanRecord(const ParsedPlan& plan, std::string json) {
-  return {plan.experiment, plan.experiment, std::move(json)};
+  return {plan.experiment, std::move(json)};
 }
 
 std::vector<store::JobRecord> ToJobRecords(const ParsedPlan& plan, std::int64_t submitted_at_ms) {
@@ -104,7 +104,7 @@ std::vector<store::JobRecord> ToJobRecords(const ParsedPlan& plan, std::int64_t 
   for (const PlannedJob& job : plan.jobs) {
     store::JobRecord record;
     record.id = job.id;
-    record.plan_id = plan.experiment;
+    record.experiment = plan.experiment;
     record.submitted_at_ms = submitted_at_ms;
     jobs.push_back(std::move(record));
   }

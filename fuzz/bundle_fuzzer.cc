@@ -57,10 +57,10 @@ std::unique_ptr<store::Store> LabStore() {
   std::unique_ptr<store::Store> store = store::MakeMemoryStore();
   store::JobRecord j1, j2;
   j1.id = "j1";
-  j1.plan_id = "exp";
+  j1.experiment = "exp";
   j2.id = "j2";
-  j2.plan_id = "exp";
-  (void)store->PutPlan({"exp", "exp", kPlanJson}, {j1, j2});
+  j2.experiment = "exp";
+  (void)store->PutPlan({"exp", kPlanJson}, {j1, j2});
   return store;
 }
 

@@ -111,7 +111,7 @@ int HostPair::bit_identical() const {
 
 Result<HostReport> BuildHostReport(const ExperimentInput& input, RunSource& source) {
   Result<PlanView> plan = ParsePlanView(input.plan.json);
-  if (!plan.ok()) return plan.status().WithContext("experiment " + input.plan.id);
+  if (!plan.ok()) return plan.status().WithContext("experiment " + input.plan.experiment);
   HostReport out;
   out.experiment = plan->experiment;
   JobRuns index(input.jobs, input.runs);

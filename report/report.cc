@@ -426,7 +426,7 @@ std::string_view CellStatusName(CellStatus status) {
 Result<Report> BuildReport(const ExperimentInput& input, RunSource& source,
                            const ReportOptions& options) {
   Result<PlanView> plan = ParsePlanView(input.plan.json);
-  if (!plan.ok()) return plan.status().WithContext("experiment " + input.plan.id);
+  if (!plan.ok()) return plan.status().WithContext("experiment " + input.plan.experiment);
   ORCH_ASSIGN_OR_RETURN(Report report, Builder(input, *plan, source, options).Build());
   JobRuns runs(input.jobs, input.runs);
   ORCH_ASSIGN_OR_RETURN(report.bisect, BuildBisectReport(*plan, runs, source));

@@ -127,13 +127,15 @@ class Reader {
 }  // namespace
 
 std::string EncodePlan(const PlanRecord& plan) {
-  return Writer().Str(plan.id).Str(plan.name).Str(plan.json).Str(plan.owner).Take();
+  // The experiment is written twice: older records held a second name
+  // there (always the experiment), and every version keeps one layout.
+  return Writer().Str(plan.experiment).Str(plan.experiment).Str(plan.json).Str(plan.owner).Take();
 }
 
 std::string EncodeJob(const JobRecord& job) {
   return Writer()
       .Str(job.id)
-      .Str(job.plan_id)
+      .Str(job.experiment)
       .Byte(static_cast<uint8_t>(job.state))
       .I64(job.attempts)
       .Str(job.last_error)
@@ -182,7 +184,7 @@ std::string EncodeBundle(const BundleRecord& bundle) {
       .Str(bundle.contributor)
       .Str(bundle.signer)
       .U64(bundle.sequence)
-      .Str(bundle.plan_id)
+      .Str(bundle.experiment)
       .Str(bundle.nonce)
       .I64(bundle.imported_at_ms)
       .U64(bundle.run_ids.size());
@@ -199,8 +201,8 @@ std::string EncodeChunkCount(uint32_t records) { return Writer().U64(records).Ta
 Result<PlanRecord> DecodePlan(std::string_view key, std::string_view bytes) {
   Reader r(bytes);
   PlanRecord plan;
-  plan.id = r.Str();
-  plan.name = r.Str();
+  plan.experiment = r.Str();
+  r.Str();  // the experiment again (EncodePlan)
   plan.json = r.Str();
   if (r.version() >= 3) plan.owner = r.Str();
   ORCH_RETURN_IF_ERROR(r.Finish(key));
@@ -211,7 +213,7 @@ Result<JobRecord> DecodeJob(std::string_view key, std::string_view bytes) {
   Reader r(bytes);
   JobRecord job;
   job.id = r.Str();
-  job.plan_id = r.Str();
+  job.experiment = r.Str();
   job.state = static_cast<JobState>(r.Enum(kMaxJobState));
   job.attempts = r.I32();
   job.last_error = r.Str();
@@ -257,7 +259,7 @@ Result<BundleRecord> DecodeBundle(std::string_view key, std::string_view bytes) 
   bundle.contributor = r.Str();
   bundle.signer = r.Str();
   bundle.sequence = r.U64();
-  bundle.plan_id = r.Str();
+  bundle.experiment = r.Str();
   bundle.nonce = r.Str();
   bundle.imported_at_ms = r.I64();
   uint64_t runs = r.U64();

@@ -102,12 +102,12 @@ Result<uint64_t> FailingStore::AppendEvent(const EventRecord& event) {
   return inner_.AppendEvent(event);
 }
 
-Result<PlanRecord> FailingStore::GetPlan(std::string_view plan_id) {
-  return inner_.GetPlan(plan_id);
+Result<PlanRecord> FailingStore::GetPlan(std::string_view experiment) {
+  return inner_.GetPlan(experiment);
 }
 Result<JobRecord> FailingStore::GetJob(std::string_view job_id) { return inner_.GetJob(job_id); }
-Result<std::vector<JobRecord>> FailingStore::ListJobs(std::string_view plan_id) {
-  return inner_.ListJobs(plan_id);
+Result<std::vector<JobRecord>> FailingStore::ListJobs(std::string_view experiment) {
+  return inner_.ListJobs(experiment);
 }
 Result<RunRecord> FailingStore::GetRun(std::string_view run_id) { return inner_.GetRun(run_id); }
 Status FailingStore::ScanDigests(std::string_view run_id, uint64_t from_position,

@@ -34,9 +34,9 @@ class FailingStore final : public Store {
 
   Result<int> PutPlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) override;
   Result<int> ReplacePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) override;
-  Result<PlanRecord> GetPlan(std::string_view plan_id) override;
+  Result<PlanRecord> GetPlan(std::string_view experiment) override;
   Result<JobRecord> GetJob(std::string_view job_id) override;
-  Result<std::vector<JobRecord>> ListJobs(std::string_view plan_id) override;
+  Result<std::vector<JobRecord>> ListJobs(std::string_view experiment) override;
   Status Apply(const StateChange& change) override;
   Status Sync() override;  // counts as a write
   Result<RunRecord> GetRun(std::string_view run_id) override;

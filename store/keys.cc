@@ -58,8 +58,8 @@ std::string IdPrefix(std::string_view id) {
   return key;
 }
 
-std::string PlanJobKey(std::string_view plan_id, std::string_view job_id) {
-  std::string key = IdPrefix(plan_id);
+std::string PlanJobKey(std::string_view experiment, std::string_view job_id) {
+  std::string key = IdPrefix(experiment);
   key.append(job_id);
   return key;
 }
@@ -87,8 +87,8 @@ uint64_t TrailingNumber(std::string_view key) {
   return ReadBigEndian64(key.substr(key.size() - 8));
 }
 
-std::string_view JobIdOfPlanJobKey(std::string_view key, std::string_view plan_id) {
-  return key.substr(1 + plan_id.size());
+std::string_view JobIdOfPlanJobKey(std::string_view key, std::string_view experiment) {
+  return key.substr(1 + experiment.size());
 }
 
 std::string DescribeKey(Table table, std::string_view key) {

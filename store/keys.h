@@ -2,8 +2,8 @@
 // memory store's sorted maps use the same tables, keys and ordering).
 //
 //   table      key                                      value
-//   plans      plan id                                  PlanRecord (codec.h)
-//   plan_jobs  Prefix(plan id) + job id                 empty (index: jobs by experiment)
+//   plans      experiment                               PlanRecord (codec.h)
+//   plan_jobs  Prefix(experiment) + job id              empty (index: jobs by experiment)
 //   jobs       job id                                   JobRecord
 //   runs       run id                                   RunRecord
 //   chunks     Prefix(run id) + be64(seq)               be32 record count
@@ -54,7 +54,7 @@ void AppendBigEndian64(std::string& out, uint64_t value);
 uint64_t ReadBigEndian64(std::string_view eight_bytes);
 
 std::string IdPrefix(std::string_view id);  // length byte + id
-std::string PlanJobKey(std::string_view plan_id, std::string_view job_id);
+std::string PlanJobKey(std::string_view experiment, std::string_view job_id);
 std::string ChunkKey(std::string_view run_id, uint64_t seq);
 std::string DigestKey(std::string_view run_id, uint64_t position);
 std::string EventKey(uint64_t seq);
@@ -62,8 +62,8 @@ std::string EventKey(uint64_t seq);
 // The last eight bytes of a chunk, digest or event key (its seq or position).
 uint64_t TrailingNumber(std::string_view key);
 
-// The job id of a plan_jobs key that starts with IdPrefix(plan_id).
-std::string_view JobIdOfPlanJobKey(std::string_view key, std::string_view plan_id);
+// The job id of a plan_jobs key that starts with IdPrefix(experiment).
+std::string_view JobIdOfPlanJobKey(std::string_view key, std::string_view experiment);
 
 // A key made printable for error messages: "runs/abc" or "digests/<hex>".
 std::string DescribeKey(Table table, std::string_view key);

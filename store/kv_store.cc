@@ -14,7 +14,7 @@ Status NotFoundIn(Table table, std::string_view id) {
 
 Status ValidateJob(const JobRecord& job) {
   ORCH_RETURN_IF_ERROR(ValidateId("job", job.id));
-  return ValidateId("plan", job.plan_id);
+  return ValidateId("plan", job.experiment);
 }
 
 Status ValidateRun(const RunRecord& run) {
@@ -43,10 +43,11 @@ Result<std::unique_ptr<Store>> KvStore::Open(std::unique_ptr<KvEngine> engine,
   return std::unique_ptr<Store>(new KvStore(std::move(engine), options, last_seq));
 }
 
-Result<std::optional<PlanRecord>> KvStore::FindPlan(std::string_view plan_id) {
-  ORCH_ASSIGN_OR_RETURN(std::optional<std::string> bytes, engine_->Get(Table::kPlans, plan_id));
+Result<std::optional<PlanRecord>> KvStore::FindPlan(std::string_view experiment) {
+  ORCH_ASSIGN_OR_RETURN(std::optional<std::string> bytes, engine_->Get(Table::kPlans, experiment));
   if (!bytes) return std::optional<PlanRecord>();
-  ORCH_ASSIGN_OR_RETURN(PlanRecord plan, DecodePlan(DescribeKey(Table::kPlans, plan_id), *bytes));
+  ORCH_ASSIGN_OR_RETURN(PlanRecord plan,
+                        DecodePlan(DescribeKey(Table::kPlans, experiment), *bytes));
   return std::optional<PlanRecord>(std::move(plan));
 }
 
@@ -81,35 +82,34 @@ uint64_t KvStore::AddEvents(KvBatch& batch, const std::vector<EventRecord>& even
 Result<int> KvStore::PutPlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) {
   int inserted = 0;
   Status status = WritePlan(plan, jobs, /*replace=*/false, inserted);
-  if (!status.ok()) return status.WithContext("put plan " + plan.id);
+  if (!status.ok()) return status.WithContext("put plan " + plan.experiment);
   return inserted;
 }
 
 Result<int> KvStore::ReplacePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) {
   int inserted = 0;
   Status status = WritePlan(plan, jobs, /*replace=*/true, inserted);
-  if (!status.ok()) return status.WithContext("replace plan " + plan.id);
+  if (!status.ok()) return status.WithContext("replace plan " + plan.experiment);
   return inserted;
 }
 
 Status KvStore::WritePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs, bool replace,
                           int& inserted) {
-  ORCH_RETURN_IF_ERROR(ValidateId("plan", plan.id));
+  ORCH_RETURN_IF_ERROR(ValidateId("plan", plan.experiment));
   for (const JobRecord& job : jobs) {
     ORCH_RETURN_IF_ERROR(ValidateJob(job));
-    if (job.plan_id != plan.id) {
-      return InvalidArgument("job " + job.id + " belongs to plan " + job.plan_id);
+    if (job.experiment != plan.experiment) {
+      return InvalidArgument("job " + job.id + " belongs to plan " + job.experiment);
     }
   }
   // The checks above need no store; the lock covers only the read-check-write.
   std::lock_guard lock(write_mu_);
   KvBatch batch;
-  ORCH_ASSIGN_OR_RETURN(std::optional<PlanRecord> stored, FindPlan(plan.id));
-  bool other_name = stored && stored->name != plan.name;
-  if (stored && *stored != plan && (!replace || other_name)) {
+  ORCH_ASSIGN_OR_RETURN(std::optional<PlanRecord> stored, FindPlan(plan.experiment));
+  if (stored && *stored != plan && !replace) {
     return Status(StatusCode::kAlreadyExists, "a different plan is stored under this id");
   }
-  if (!stored || *stored != plan) batch.Add(Table::kPlans, plan.id, EncodePlan(plan));
+  if (!stored || *stored != plan) batch.Add(Table::kPlans, plan.experiment, EncodePlan(plan));
   std::set<std::string_view> seen;
   for (const JobRecord& job : jobs) {
     // A job listed twice would pass the Get below twice (the batch is not written
@@ -119,18 +119,18 @@ Status KvStore::WritePlan(const PlanRecord& plan, const std::vector<JobRecord>& 
     if (bytes) continue;  // stored jobs keep their state
     batch.Add(Table::kJobs, job.id, EncodeJob(job));
     // The index lets ListJobs scan one plan's jobs rather than every job.
-    batch.Add(Table::kPlanJobs, PlanJobKey(plan.id, job.id), "");
+    batch.Add(Table::kPlanJobs, PlanJobKey(plan.experiment, job.id), "");
     ++inserted;
   }
   if (batch.puts.empty()) return Status::Ok();
   return engine_->Write(batch, options_.sync_state);
 }
 
-Result<PlanRecord> KvStore::GetPlan(std::string_view plan_id) {
-  ORCH_RETURN_IF_ERROR(ValidateId("plan", plan_id));
-  ORCH_ASSIGN_OR_RETURN(std::optional<std::string> bytes, engine_->Get(Table::kPlans, plan_id));
-  if (!bytes) return NotFoundIn(Table::kPlans, plan_id);
-  return DecodePlan(DescribeKey(Table::kPlans, plan_id), *bytes);
+Result<PlanRecord> KvStore::GetPlan(std::string_view experiment) {
+  ORCH_RETURN_IF_ERROR(ValidateId("plan", experiment));
+  ORCH_ASSIGN_OR_RETURN(std::optional<std::string> bytes, engine_->Get(Table::kPlans, experiment));
+  if (!bytes) return NotFoundIn(Table::kPlans, experiment);
+  return DecodePlan(DescribeKey(Table::kPlans, experiment), *bytes);
 }
 
 Result<JobRecord> KvStore::GetJob(std::string_view job_id) {
@@ -140,13 +140,13 @@ Result<JobRecord> KvStore::GetJob(std::string_view job_id) {
   return std::move(*job);
 }
 
-Result<std::vector<JobRecord>> KvStore::ListJobs(std::string_view plan_id) {
-  ORCH_RETURN_IF_ERROR(ValidateId("plan", plan_id));
+Result<std::vector<JobRecord>> KvStore::ListJobs(std::string_view experiment) {
+  ORCH_RETURN_IF_ERROR(ValidateId("plan", experiment));
   std::vector<JobRecord> jobs;
   Status inner;
   Status scan = engine_->Scan(
-      Table::kPlanJobs, IdPrefix(plan_id), "", [&](std::string_view key, std::string_view) {
-        std::string_view job_id = JobIdOfPlanJobKey(key, plan_id);
+      Table::kPlanJobs, IdPrefix(experiment), "", [&](std::string_view key, std::string_view) {
+        std::string_view job_id = JobIdOfPlanJobKey(key, experiment);
         Result<std::optional<JobRecord>> job = FindJob(job_id);
         if (!job.ok()) {
           inner = job.status();
@@ -158,8 +158,8 @@ Result<std::vector<JobRecord>> KvStore::ListJobs(std::string_view plan_id) {
         }
         return inner.ok();
       });
-  if (!scan.ok()) return scan.WithContext("list jobs of plan " + std::string(plan_id));
-  if (!inner.ok()) return inner.WithContext("list jobs of plan " + std::string(plan_id));
+  if (!scan.ok()) return scan.WithContext("list jobs of plan " + std::string(experiment));
+  if (!inner.ok()) return inner.WithContext("list jobs of plan " + std::string(experiment));
   return jobs;
 }
 

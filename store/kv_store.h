@@ -27,9 +27,9 @@ class KvStore final : public Store {
 
   Result<int> PutPlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) override;
   Result<int> ReplacePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) override;
-  Result<PlanRecord> GetPlan(std::string_view plan_id) override;
+  Result<PlanRecord> GetPlan(std::string_view experiment) override;
   Result<JobRecord> GetJob(std::string_view job_id) override;
-  Result<std::vector<JobRecord>> ListJobs(std::string_view plan_id) override;
+  Result<std::vector<JobRecord>> ListJobs(std::string_view experiment) override;
   Status Apply(const StateChange& change) override;
   Status Sync() override;
   Result<RunRecord> GetRun(std::string_view run_id) override;
@@ -56,7 +56,7 @@ class KvStore final : public Store {
   KvStore(std::unique_ptr<KvEngine> engine, KvStoreOptions options, uint64_t last_event_seq);
 
   // Absent records are nullopt; undecodable ones DataLoss.
-  Result<std::optional<PlanRecord>> FindPlan(std::string_view plan_id);
+  Result<std::optional<PlanRecord>> FindPlan(std::string_view experiment);
   Result<std::optional<JobRecord>> FindJob(std::string_view job_id);
   Result<std::optional<RunRecord>> FindRun(std::string_view run_id);
   Status WritePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs, bool replace,

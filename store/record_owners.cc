@@ -59,7 +59,7 @@ std::string RecordOwners::ExperimentOf(Table table, std::string_view key,
       return PrefixId(key);
     case Table::kJobs: {
       Result<JobRecord> job = DecodeJob(DescribeKey(table, key), value);
-      return job.ok() ? job->plan_id : ExperimentOfJob(key);
+      return job.ok() ? job->experiment : ExperimentOfJob(key);
     }
     case Table::kRuns: {
       std::optional<std::string> job = PeekRunJobId(value);
@@ -70,7 +70,7 @@ std::string RecordOwners::ExperimentOf(Table table, std::string_view key,
       return ExperimentOfRun(PrefixId(key));
     case Table::kBundles: {
       Result<BundleRecord> bundle = DecodeBundle(DescribeKey(table, key), value);
-      return bundle.ok() ? bundle->plan_id : "";
+      return bundle.ok() ? bundle->experiment : "";
     }
     case Table::kHosts:
     case Table::kEvents:

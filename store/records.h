@@ -39,11 +39,11 @@ inline constexpr uint8_t kMaxRunState = static_cast<uint8_t>(RunState::kCancelle
 std::string_view JobStateName(JobState state);
 std::string_view RunStateName(RunState state);
 
-// An experiment: the expanded plan as its JSON document (planner/plan_to_json.h writes it).
+// An experiment's plan: the expanded plan's JSON document (orch.plan/1,
+// planner/plan_to_json.h writes it), stored under the experiment's name.
 struct PlanRecord {
-  std::string id;  // 1..255 bytes
-  std::string name;
-  std::string json;  // opaque to the store
+  std::string experiment;  // 1..255 bytes
+  std::string json;        // opaque to the store
   // The name of the key that submitted it (docs/security.md); empty without
   // authentication.
   std::string owner = {};
@@ -51,8 +51,8 @@ struct PlanRecord {
 };
 
 struct JobRecord {
-  std::string id;       // 1..255 bytes; a hash of the canonical coordinate
-  std::string plan_id;  // the experiment it belongs to
+  std::string id;          // 1..255 bytes; a hash of the canonical coordinate
+  std::string experiment;  // the experiment it belongs to
   JobState state = JobState::kPending;
   int32_t attempts = 0;        // runs started so far
   std::string last_error;      // empty when none
@@ -132,7 +132,7 @@ struct BundleRecord {
   std::string contributor;  // the name of the key that signed it
   std::string signer;       // that key's Ed25519 public key (Z85)
   uint64_t sequence = 0;    // the signer's sequence number of this bundle
-  std::string plan_id;      // the experiment its runs belong to
+  std::string experiment;   // the experiment its runs belong to
   std::string nonce;        // of the plan bundle it answers
   int64_t imported_at_ms = 0;
   std::vector<std::string> run_ids;  // the runs it added, as stored

@@ -41,17 +41,17 @@ class Store {
 
   // Stores an experiment and its jobs in one write. Idempotent: resubmitting the same
   // plan inserts only jobs not yet stored; stored jobs keep their state. Returns how many
-  // jobs were inserted. Every job's plan_id must equal plan.id (InvalidArgument); a plan
+  // jobs were inserted. Every job's experiment must equal plan.id (InvalidArgument); a plan
   // id already stored with another name or JSON is AlreadyExists.
   virtual Result<int> PutPlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) = 0;
   // As PutPlan, but the plan may already be stored with other JSON, which it replaces (an
   // edited spec resubmitted under the same name). Stored jobs keep their state, whether
   // or not the new plan lists them. AlreadyExists only when the stored name differs.
   virtual Result<int> ReplacePlan(const PlanRecord& plan, const std::vector<JobRecord>& jobs) = 0;
-  virtual Result<PlanRecord> GetPlan(std::string_view plan_id) = 0;  // NotFound
-  virtual Result<JobRecord> GetJob(std::string_view job_id) = 0;     // NotFound
+  virtual Result<PlanRecord> GetPlan(std::string_view experiment) = 0;  // NotFound
+  virtual Result<JobRecord> GetJob(std::string_view job_id) = 0;        // NotFound
   // The jobs of one experiment in job id order; empty for an unknown plan.
-  virtual Result<std::vector<JobRecord>> ListJobs(std::string_view plan_id) = 0;
+  virtual Result<std::vector<JobRecord>> ListJobs(std::string_view experiment) = 0;
 
   // --- transitions ---
 

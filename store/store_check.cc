@@ -25,7 +25,7 @@ class TableChecker {
     });
     Walk(Table::kJobs, [&](std::string_view key, std::string_view value) {
       Result<JobRecord> job = DecodeJob(Describe(Table::kJobs, key), value);
-      Check(job.ok() ? job->plan_id : owners_.ExperimentOfJob(key), Table::kJobs, key, job);
+      Check(job.ok() ? job->experiment : owners_.ExperimentOfJob(key), Table::kJobs, key, job);
     });
     Walk(Table::kRuns, [&](std::string_view key, std::string_view value) {
       Result<RunRecord> run = DecodeRun(Describe(Table::kRuns, key), value);
@@ -49,7 +49,7 @@ class TableChecker {
     });
     Walk(Table::kBundles, [&](std::string_view key, std::string_view value) {
       Result<BundleRecord> bundle = DecodeBundle(Describe(Table::kBundles, key), value);
-      Check(bundle.ok() ? bundle->plan_id : "", Table::kBundles, key, bundle);
+      Check(bundle.ok() ? bundle->experiment : "", Table::kBundles, key, bundle);
     });
     Walk(Table::kSigners, [&](std::string_view key, std::string_view value) {
       Check("", Table::kSigners, key, DecodeSigner(Describe(Table::kSigners, key), value));

@@ -218,13 +218,12 @@ std::string ResultNaming(const protocol::SecretIdentity& lab,
                          const std::string& run, const std::string& agent) {
   store::JobRecord job;
   job.id = "j1";
-  job.plan_id = "exp";
+  job.experiment = "exp";
   EXPECT_TRUE(store
-                  .PutPlan({"exp", "exp",
-                            R"({"schema":"orch.plan/1","experiment":{"name":"exp"},)"
-                            R"("workloads":[{"name":"w","kind":"teacher_forced"}],)"
-                            R"("cells":[{"label":"baseline"}],)"
-                            R"("jobs":[{"id":"j1","cell":"baseline","workload":"w"}]})"},
+                  .PutPlan({"exp", R"({"schema":"orch.plan/1","experiment":{"name":"exp"},)"
+                                   R"("workloads":[{"name":"w","kind":"teacher_forced"}],)"
+                                   R"("cells":[{"label":"baseline"}],)"
+                                   R"("jobs":[{"id":"j1","cell":"baseline","workload":"w"}]})"},
                            {job})
                   .ok());
   std::string plan_file =

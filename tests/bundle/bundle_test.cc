@@ -31,10 +31,10 @@ protocol::SecretIdentity Key(const std::string& name, const std::string& role) {
 void PutExperiment(store::Store& store) {
   store::JobRecord j1, j2;
   j1.id = "j1";
-  j1.plan_id = "exp";
+  j1.experiment = "exp";
   j2.id = "j2";
-  j2.plan_id = "exp";
-  ASSERT_TRUE(store.PutPlan({"exp", "exp", kPlanJson}, {j1, j2}).ok());
+  j2.experiment = "exp";
+  ASSERT_TRUE(store.PutPlan({"exp", kPlanJson}, {j1, j2}).ok());
 }
 
 // A rig's store holding a complete successful run of `job` with `positions` digests.
@@ -50,7 +50,7 @@ void PutRun(store::Store& rig, const std::string& job, int positions,
   run.host_fingerprint_id = host_id;
   store::JobRecord record;
   record.id = job;
-  record.plan_id = "exp";
+  record.experiment = "exp";
   record.state = store::JobState::kRunning;
   record.current_run_id = run.id;
   ASSERT_TRUE(rig.Apply({.job = record, .run = run, .events = {}}).ok());
@@ -317,7 +317,7 @@ TEST_F(BundleTest, ARunOfAJobThePlanBundleDoesNotHoldIsRefused) {
 TEST_F(BundleTest, AJobInFlightInTheLabIsNotTakenOverButItsRunIsKept) {
   store::JobRecord running;
   running.id = "j1";
-  running.plan_id = "exp";
+  running.experiment = "exp";
   running.state = store::JobState::kRunning;
   running.current_run_id = "lab-run";
   store::RunRecord lab_run;

@@ -94,7 +94,7 @@ class BisectFromStoreTest : public ::testing::Test {
       Result<plan_document::Document> doc = plan_document::ReadPlanJson(plan.json);
       ASSERT_TRUE(doc.ok());
       for (const plan_document::Job& job : doc->jobs) {
-        (*jobs_)[plan.id + "/" + job.cell + "/" + doc->workloads[job.workload].name + "/" +
+        (*jobs_)[plan.experiment + "/" + job.cell + "/" + doc->workloads[job.workload].name + "/" +
                  std::to_string(job.repeat)] = job.id;
       }
     }

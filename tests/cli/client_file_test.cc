@@ -58,16 +58,16 @@ TEST(StoredProgressTest, CountsEveryStoredExperimentsJobsByState) {
   auto job = [](const char* id, const char* plan, store::JobState state) {
     store::JobRecord record;
     record.id = id;
-    record.plan_id = plan;
+    record.experiment = plan;
     record.state = state;
     return record;
   };
   ASSERT_TRUE(store
-                  ->PutPlan({"a", "a", "{}"}, {job("a1", "a", store::JobState::kSucceeded),
-                                               job("a2", "a", store::JobState::kFailed),
-                                               job("a3", "a", store::JobState::kLost)})
+                  ->PutPlan({"a", "{}"}, {job("a1", "a", store::JobState::kSucceeded),
+                                          job("a2", "a", store::JobState::kFailed),
+                                          job("a3", "a", store::JobState::kLost)})
                   .ok());
-  ASSERT_TRUE(store->PutPlan({"b", "b", "{}"}, {job("b1", "b", store::JobState::kCancelled)}).ok());
+  ASSERT_TRUE(store->PutPlan({"b", "{}"}, {job("b1", "b", store::JobState::kCancelled)}).ok());
   Result<protocol::StatusReply> stored = StoredProgress(*store);
   ASSERT_TRUE(stored.ok()) << stored.status().ToString();
   ASSERT_EQ(stored->experiments.size(), 2u);

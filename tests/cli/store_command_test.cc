@@ -25,8 +25,8 @@ class StoreCommandTest : public ::testing::Test {
         std::move(store::OpenRocksDbStore(store::RocksDbPathInDataDir(data()), {})).value();
     store::JobRecord job;
     job.id = "exp-job";
-    job.plan_id = "exp";
-    ASSERT_TRUE(store->PutPlan({"exp", "exp", "{}"}, {job}).ok());
+    job.experiment = "exp";
+    ASSERT_TRUE(store->PutPlan({"exp", "{}"}, {job}).ok());
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string data() const { return (dir_ / "data").string(); }
@@ -80,7 +80,7 @@ TEST_F(StoreCommandTest, BackupThenRestoreIntoANewDataDirectory) {
   EXPECT_THAT(restore.out, HasSubstr("data_dir = " + restored));
   std::unique_ptr<store::Store> store =
       std::move(store::OpenRocksDbStore(store::RocksDbPathInDataDir(restored), {})).value();
-  EXPECT_EQ(store->GetPlan("exp")->name, "exp");
+  EXPECT_EQ(store->GetPlan("exp")->experiment, "exp");
 }
 
 TEST_F(StoreCommandTest, RecoverReplaysACutOffWalSavesTheDamagedStoreAndSaysSo) {
@@ -122,8 +122,8 @@ TEST_F(StoreCommandTest, RecoverNamesADamagedOlderWalAndKeepsIt) {
       for (int i = 0; i < 10; ++i) {
         store::JobRecord job;
         job.id = exp + "-job-" + std::to_string(i);
-        job.plan_id = exp;
-        ORCH_RETURN_IF_ERROR(store.PutPlan({exp, exp, "{}"}, {job}).status());
+        job.experiment = exp;
+        ORCH_RETURN_IF_ERROR(store.PutPlan({exp, "{}"}, {job}).status());
       }
       return Status::Ok();
     };
@@ -165,7 +165,7 @@ TEST_F(StoreCommandTest, RecoverWritesAMissingCurrentAgain) {
   EXPECT_THAT(recover.out, HasSubstr("CURRENT was missing; wrote it again naming MANIFEST-"));
   EXPECT_THAT(recover.out, HasSubstr("The damaged store is saved as " + path + ".damaged-"));
   std::unique_ptr<store::Store> store = std::move(store::OpenRocksDbStore(path, {})).value();
-  EXPECT_EQ(store->GetJob("exp-job")->plan_id, "exp");
+  EXPECT_EQ(store->GetJob("exp-job")->experiment, "exp");
 }
 
 TEST_F(StoreCommandTest, EachCommandExplainsItselfWithHelp) {

@@ -139,7 +139,7 @@ TEST_F(AdmissionTest, WithoutAuthenticationNothingIsWithheld) {
 
 TEST_F(AdmissionTest, TheFirstSubmitterOwnsAnExperimentAcrossEditsAndRestarts) {
   Effects effects{PutPlanEffect{}};
-  std::get<PutPlanEffect>(effects[0]).plan.id = "exp";
+  std::get<PutPlanEffect>(effects[0]).plan.experiment = "exp";
   admission_.StampOwner("alice", effects);
   EXPECT_EQ(std::get<PutPlanEffect>(effects[0]).plan.owner, "alice");
   admission_.NoteOwner(std::get<PutPlanEffect>(effects[0]).plan);
@@ -149,8 +149,8 @@ TEST_F(AdmissionTest, TheFirstSubmitterOwnsAnExperimentAcrossEditsAndRestarts) {
   Admission restarted(3, [](std::string_view) {});
   restarted.SetPolicy(Policy());
   store::StoreState state;
-  state.plans.push_back({"exp", "exp", "{}", "alice"});
-  state.plans.push_back({"legacy", "legacy", "{}", ""});  // plain mode: no owner
+  state.plans.push_back({"exp", "{}", "alice"});
+  state.plans.push_back({"legacy", "{}", ""});  // plain mode: no owner
   restarted.RestoreOwners(state);
   std::function<bool(const std::string&)> alice = restarted.ImportScope("alice");
   ASSERT_TRUE(alice);

@@ -49,10 +49,10 @@ class BundleRequestsTest : public ::testing::Test {
     for (const std::string& id : plan.job_ids) {
       store::JobRecord job;
       job.id = id;
-      job.plan_id = plan.experiment;
+      job.experiment = plan.experiment;
       jobs.push_back(job);
     }
-    EXPECT_TRUE(rig->PutPlan({plan.experiment, plan.experiment, plan.plan_json}, jobs).ok());
+    EXPECT_TRUE(rig->PutPlan({plan.experiment, plan.plan_json}, jobs).ok());
     std::mt19937 random(7);
     for (store::JobRecord job : jobs) {
       store::RunRecord run;

@@ -67,7 +67,7 @@ TEST_F(CoreTest, SubmitStoresThePlanBeforeAnythingIsAssigned) {
   EXPECT_TRUE(std::holds_alternative<ApplyEffect>(effects[1]));
   auto* put = std::get_if<PutPlanEffect>(&effects[0]);
   ASSERT_NE(put, nullptr);
-  EXPECT_EQ(put->plan.id, "exp");
+  EXPECT_EQ(put->plan.experiment, "exp");
   EXPECT_THAT(put->jobs, SizeIs(2));
   EXPECT_EQ(put->peer, "cli");
 }

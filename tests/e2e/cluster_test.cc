@@ -41,7 +41,7 @@ void ExpectEveryJobHasExactlyOneCompleteRun(const LocalCluster& cluster,
   }
   int jobs = 0;
   for (const store::JobRecord& job : state->jobs) {
-    if (job.plan_id != experiment) continue;
+    if (job.experiment != experiment) continue;
     ++jobs;
     EXPECT_EQ(job.state, store::JobState::kSucceeded) << job.id;
     EXPECT_EQ(complete_runs[job.id], 1) << job.id;

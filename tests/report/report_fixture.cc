@@ -188,10 +188,10 @@ void ExperimentBuilder::Submit(store::Store& store) const {
   for (std::size_t i = 0; i < jobs_.size(); ++i) {
     store::JobRecord job;
     job.id = "job-" + std::to_string(i + 1);
-    job.plan_id = name_;
+    job.experiment = name_;
     jobs.push_back(job);
   }
-  Result<int> stored = store.PutPlan({name_, name_, PlanJson()}, jobs);
+  Result<int> stored = store.PutPlan({name_, PlanJson()}, jobs);
   ASSERT_TRUE(stored.ok()) << stored.status().ToString();
 }
 

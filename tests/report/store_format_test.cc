@@ -41,8 +41,8 @@ TEST(StoreFormatTest, ARunOfANewerOrchFailsOnlyItsOwnExperimentsReport) {
     testing::BuildStandardExperiment(*store);
     store::JobRecord job;
     job.id = "later-job";
-    job.plan_id = "later";
-    ASSERT_TRUE(store->PutPlan({"later", "later", "{}"}, {job}).ok());
+    job.experiment = "later";
+    ASSERT_TRUE(store->PutPlan({"later", "{}"}, {job}).ok());
     store::RunRecord run;
     run.id = "later-run";
     run.job_id = "later-job";

@@ -158,7 +158,7 @@ class TaskPlan {
           {{"id", j.id}, {"cell", j.cell}, {"workload", j.workload}, {"repeat", j.repeat}});
       store::JobRecord job;
       job.id = j.id;
-      job.plan_id = "tasks";
+      job.experiment = "tasks";
       records.push_back(job);
     }
     FixtureJson plan{{"schema", "orch.plan/1"},
@@ -167,7 +167,7 @@ class TaskPlan {
                      {"workloads", workloads_},
                      {"cells", cells},
                      {"jobs", jobs}};
-    Result<int> stored = store.PutPlan({"tasks", "tasks", plan.dump()}, records);
+    Result<int> stored = store.PutPlan({"tasks", plan.dump()}, records);
     ASSERT_TRUE(stored.ok()) << stored.status().ToString();
     for (const FixtureJob& j : jobs_) {
       if (j.failure.empty()) {

@@ -51,14 +51,14 @@ TEST(CodecTest, RecordsRoundTrip) {
   RunRecord run = FullRun();
   EXPECT_EQ(*DecodeRun("k", EncodeRun(run)), run);
   JobRecord job{.id = "j",
-                .plan_id = "p",
+                .experiment = "p",
                 .state = JobState::kCancelled,
                 .attempts = 7,
                 .last_error = "oom",
                 .current_run_id = "r",
                 .submitted_at_ms = 1'796'000'000'000};
   EXPECT_EQ(*DecodeJob("k", EncodeJob(job)), job);
-  PlanRecord plan{.id = "p", .name = "n", .json = std::string("{\0}", 3), .owner = "alice"};
+  PlanRecord plan{.experiment = "p", .json = std::string("{\0}", 3), .owner = "alice"};
   EXPECT_EQ(*DecodePlan("k", EncodePlan(plan)), plan);
   EventRecord event{
       .seq = 1ull << 63, .time_ms = INT64_MIN, .kind = "k", .subject = "s", .detail = "d"};
@@ -66,7 +66,7 @@ TEST(CodecTest, RecordsRoundTrip) {
 }
 
 TEST(CodecTest, ARecordOfANewerVersionSaysSoWithBothVersions) {
-  std::string bytes = EncodePlan({.id = "p", .name = "n", .json = "{}", .owner = "o"});
+  std::string bytes = EncodePlan({.experiment = "p", .json = "{}", .owner = "o"});
   bytes[0] = 7;
   Result<PlanRecord> plan = DecodePlan("plans/p", bytes);
   EXPECT_EQ(plan.status().code(), StatusCode::kFailedPrecondition);
@@ -96,7 +96,7 @@ TEST(CodecTest, EveryTruncationIsDataLossNamingTheKey) {
 TEST(CodecTest, TrailingBytesVersionZeroAndBadEnumsAreDataLoss) {
   JobRecord job;
   job.id = "j";
-  job.plan_id = "p";
+  job.experiment = "p";
   std::string bytes = EncodeJob(job);
   EXPECT_EQ(DecodeJob("k", bytes + "x").status().code(), StatusCode::kDataLoss);
   std::string version = bytes;
@@ -154,7 +154,7 @@ TEST(CodecTest, RunRecordsOfFormatVersion3DecodeWithoutProvenance) {
 
 TEST(CodecTest, JobRecordsOfFormatVersion5DecodeWithoutASubmitTime) {
   JobRecord job{.id = "j",
-                .plan_id = "p",
+                .experiment = "p",
                 .state = JobState::kSucceeded,
                 .attempts = 2,
                 .last_error = "",
@@ -170,7 +170,7 @@ TEST(CodecTest, JobRecordsOfFormatVersion5DecodeWithoutASubmitTime) {
 }
 
 TEST(CodecTest, PlanRecordsOfEarlierFormatsDecodeWithoutAnOwner) {
-  PlanRecord plan{.id = "p", .name = "n", .json = "{}", .owner = "alice"};
+  PlanRecord plan{.experiment = "p", .json = "{}", .owner = "alice"};
   std::string v3 = EncodePlan(plan);
   std::string v2 = v3.substr(0, v3.size() - plan.owner.size() - 1);
   v2[0] = 2;

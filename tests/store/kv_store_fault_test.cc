@@ -35,8 +35,8 @@ class KvStoreFaultTest : public ::testing::Test {
                      .value();
     JobRecord job;
     job.id = "j";
-    job.plan_id = "p";
-    EXPECT_TRUE(store->PutPlan({"p", "n", "{}"}, {job}).ok());
+    job.experiment = "p";
+    EXPECT_TRUE(store->PutPlan({"p", "{}"}, {job}).ok());
     StateChange change;
     change.run = RunRecord{};
     change.run->id = "r";
@@ -89,11 +89,11 @@ TEST_F(KvStoreFaultTest, FailedPlanInsertsNoJob) {
   std::unique_ptr<Store> store = Open(3);
   JobRecord job;
   job.id = "k";
-  job.plan_id = "q";
-  EXPECT_FALSE(store->PutPlan({"q", "n", "{}"}, {job}).ok());
+  job.experiment = "q";
+  EXPECT_FALSE(store->PutPlan({"q", "{}"}, {job}).ok());
   EXPECT_EQ(store->GetPlan("q").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(store->GetJob("k").status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(*store->PutPlan({"q", "n", "{}"}, {job}), 1);
+  EXPECT_EQ(*store->PutPlan({"q", "{}"}, {job}), 1);
 }
 
 }  // namespace

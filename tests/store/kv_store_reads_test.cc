@@ -34,8 +34,8 @@ class KvStoreReadsTest : public ::testing::Test {
     store_ = std::move(KvStore::Open(std::move(engine), KvStoreOptions{})).value();
     JobRecord job;
     job.id = "j";
-    job.plan_id = "p";
-    ASSERT_TRUE(store_->PutPlan({"p", "n", "{}"}, {job}).ok());
+    job.experiment = "p";
+    ASSERT_TRUE(store_->PutPlan({"p", "{}"}, {job}).ok());
   }
 
   int Gets(Table table) const { return engine_->gets[static_cast<int>(table)]; }
@@ -50,7 +50,7 @@ class KvStoreReadsTest : public ::testing::Test {
     if (with_job) {
       change.job = JobRecord{};
       change.job->id = "j";
-      change.job->plan_id = "p";
+      change.job->experiment = "p";
       change.job->state = JobState::kAssigned;
     }
     return change;

@@ -24,8 +24,8 @@ class DamagedStoreTest : public ::testing::Test {
     for (int i = 0; i < kJobs; ++i) {
       JobRecord job;
       job.id = "job-" + std::to_string(i);
-      job.plan_id = "exp";
-      ASSERT_TRUE(store->PutPlan({"exp", "exp", "{}"}, {job}).ok());
+      job.experiment = "exp";
+      ASSERT_TRUE(store->PutPlan({"exp", "{}"}, {job}).ok());
     }
   }
 

@@ -33,8 +33,8 @@ class DiskFullTest : public ::testing::Test {
     Open();
     JobRecord job;
     job.id = "j1";
-    job.plan_id = "exp";
-    ASSERT_TRUE(store_->PutPlan({"exp", "exp", "{}"}, {job}).ok());
+    job.experiment = "exp";
+    ASSERT_TRUE(store_->PutPlan({"exp", "{}"}, {job}).ok());
     StateChange change;
     change.run = RunRecord{};
     change.run->id = "r1";

@@ -29,23 +29,23 @@ TEST(RocksDbStoreTest, AStoreIsReadableWhileItsCoordinatorHoldsItOpen) {
   std::unique_ptr<Store> primary = std::move(OpenRocksDbStore(path, RocksDbOptions{})).value();
   JobRecord job;
   job.id = "j1";
-  job.plan_id = "p";
-  ASSERT_TRUE(primary->PutPlan({"p", "n", "{}"}, {job}).ok());
+  job.experiment = "p";
+  ASSERT_TRUE(primary->PutPlan({"p", "{}"}, {job}).ok());
 
   Result<std::unique_ptr<Store>> reader =
       OpenRocksDbStoreForReading(path, (dir.path() / "scratch-1").string());
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
-  EXPECT_EQ((*reader)->GetPlan("p")->name, "n");
+  EXPECT_EQ((*reader)->GetPlan("p")->experiment, "p");
   EXPECT_EQ((*reader)->ListJobs("p")->size(), 1u);
-  EXPECT_FALSE((*reader)->PutPlan({"q", "n", "{}"}, {}).ok()) << "a reader never writes";
+  EXPECT_FALSE((*reader)->PutPlan({"q", "{}"}, {}).ok()) << "a reader never writes";
 
   job.id = "j2";
-  ASSERT_TRUE(primary->PutPlan({"p", "n", "{}"}, {job}).ok());
+  ASSERT_TRUE(primary->PutPlan({"p", "{}"}, {job}).ok());
   Result<std::unique_ptr<Store>> later =
       OpenRocksDbStoreForReading(path, (dir.path() / "scratch-2").string());
   ASSERT_TRUE(later.ok()) << later.status().ToString();
   EXPECT_EQ((*later)->ListJobs("p")->size(), 2u) << "a new reader sees what was written since";
-  EXPECT_TRUE(primary->PutPlan({"p", "n", "{}"}, {}).ok()) << "the primary keeps writing";
+  EXPECT_TRUE(primary->PutPlan({"p", "{}"}, {}).ok()) << "the primary keeps writing";
 }
 
 // A store an older orch wrote has no bundles and signers tables: a reader (orch report)
@@ -57,8 +57,8 @@ TEST(RocksDbStoreTest, AStoreWithoutTheNewerTablesIsReadAndThenGainsThem) {
     std::unique_ptr<Store> store = std::move(OpenRocksDbStore(path, RocksDbOptions{})).value();
     JobRecord job;
     job.id = "j1";
-    job.plan_id = "p";
-    ASSERT_TRUE(store->PutPlan({"p", "n", "{}"}, {job}).ok());
+    job.experiment = "p";
+    ASSERT_TRUE(store->PutPlan({"p", "{}"}, {job}).ok());
   }
   ASSERT_TRUE(DropTableForTesting(path, "bundles").ok());
   ASSERT_TRUE(DropTableForTesting(path, "signers").ok());
@@ -77,7 +77,7 @@ TEST(RocksDbStoreTest, AStoreWithoutTheNewerTablesIsReadAndThenGainsThem) {
                    .contributor = "carol",
                    .signer = "key",
                    .sequence = 1,
-                   .plan_id = "p",
+                   .experiment = "p",
                    .nonce = "n",
                    .imported_at_ms = 1,
                    .run_ids = {}};
@@ -118,8 +118,8 @@ TEST(RocksDbStoreTest, UnsyncedStoreKeepsChunksAcrossACleanClose) {
     std::unique_ptr<Store> store = std::move(OpenRocksDbStore(path, options)).value();
     JobRecord job;
     job.id = "j";
-    job.plan_id = "p";
-    ASSERT_TRUE(store->PutPlan({"p", "n", "{}"}, {job}).ok());
+    job.experiment = "p";
+    ASSERT_TRUE(store->PutPlan({"p", "{}"}, {job}).ok());
     StateChange change;
     change.run = RunRecord{};
     change.run->id = "r";

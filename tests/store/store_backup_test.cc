@@ -22,10 +22,10 @@ TEST(StoreBackupTest, ABackupTakenWhileTheStoreIsOpenRestoresEverythingAcknowled
   for (int i = 0; i < 60; ++i) {
     JobRecord job;
     job.id = "job-" + std::to_string(i);
-    job.plan_id = "exp";
+    job.experiment = "exp";
     jobs.push_back(job);
   }
-  ASSERT_TRUE(primary->PutPlan({"exp", "exp", "{}"}, jobs).ok());
+  ASSERT_TRUE(primary->PutPlan({"exp", "{}"}, jobs).ok());
 
   std::string backups = (dir.path() / "backups").string();
   Result<BackupSummary> taken =
@@ -33,7 +33,7 @@ TEST(StoreBackupTest, ABackupTakenWhileTheStoreIsOpenRestoresEverythingAcknowled
   ASSERT_TRUE(taken.ok()) << taken.status().ToString();
   EXPECT_EQ(taken->id, 1u);
   EXPECT_GT(taken->files, 0u);
-  ASSERT_TRUE(primary->PutPlan({"exp", "exp", "{}"}, {}).ok()) << "the coordinator keeps writing";
+  ASSERT_TRUE(primary->PutPlan({"exp", "{}"}, {}).ok()) << "the coordinator keeps writing";
 
   std::string restored = (dir.path() / "restored" / "rocksdb").string();
   Status status = RestoreRocksDbStore(backups, restored);
@@ -47,7 +47,7 @@ TEST(StoreBackupTest, RestoreRefusesANonEmptyDestinationAndChangesNothing) {
   std::string path = (dir.path() / "rocksdb").string();
   {
     std::unique_ptr<Store> store = std::move(OpenRocksDbStore(path, RocksDbOptions{})).value();
-    ASSERT_TRUE(store->PutPlan({"exp", "exp", "{}"}, {}).ok());
+    ASSERT_TRUE(store->PutPlan({"exp", "{}"}, {}).ok());
   }
   std::string backups = (dir.path() / "backups").string();
   ASSERT_TRUE(BackupRocksDbStore(path, backups, (dir.path() / "scratch").string()).ok());

@@ -24,8 +24,8 @@ class StoreCheckTest : public ::testing::Test {
     for (std::string exp : {"alpha", "beta"}) {
       JobRecord job;
       job.id = exp + "-job";
-      job.plan_id = exp;
-      ASSERT_TRUE(store->PutPlan({exp, exp, "{}"}, {job}).ok());
+      job.experiment = exp;
+      ASSERT_TRUE(store->PutPlan({exp, "{}"}, {job}).ok());
       RunRecord run;
       run.id = exp + "-run";
       run.job_id = job.id;

@@ -14,14 +14,12 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-PlanRecord Plan(const std::string& id) {
-  return {.id = id, .name = "kv-study " + id, .json = R"({"jobs":3})"};
-}
+PlanRecord Plan(const std::string& id) { return {.experiment = id, .json = R"({"jobs":3})"}; }
 
-JobRecord Job(const std::string& plan_id, const std::string& id) {
+JobRecord Job(const std::string& experiment, const std::string& id) {
   JobRecord job;
   job.id = id;
-  job.plan_id = plan_id;
+  job.experiment = experiment;
   return job;
 }
 
@@ -151,14 +149,6 @@ TEST_P(StoreContractTest, ReplacePlanStoresTheNewJsonAndKeepsStoredJobs) {
   EXPECT_EQ(store().GetJob("j1")->state, JobState::kAssigned);
   EXPECT_TRUE(store().GetJob("j2").ok());  // not listed any more, still stored
   EXPECT_TRUE(store().GetJob("j5").ok());
-}
-
-TEST_P(StoreContractTest, ReplacePlanRefusesAnotherNameUnderAStoredId) {
-  ASSERT_TRUE(store().PutPlan(Plan("exp"), {}).ok());
-  PlanRecord renamed = Plan("exp");
-  renamed.name = "other";
-  EXPECT_EQ(store().ReplacePlan(renamed, {}).status().code(), StatusCode::kAlreadyExists);
-  EXPECT_EQ(*store().GetPlan("exp"), Plan("exp"));
 }
 
 TEST_P(StoreContractTest, UnknownIdsAreNotFound) {
@@ -525,7 +515,7 @@ BundleImport CarolsBundle(const std::string& sha, uint64_t sequence,
                    .contributor = "carol",
                    .signer = "carol-key",
                    .sequence = sequence,
-                   .plan_id = "exp",
+                   .experiment = "exp",
                    .nonce = "n1",
                    .imported_at_ms = 5'000,
                    .run_ids = {

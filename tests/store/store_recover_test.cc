@@ -47,8 +47,8 @@ class StoreRecoverTest : public ::testing::Test {
       for (int i = 0; i < kRunsPerExperiment; ++i) {
         JobRecord job;
         job.id = exp + "-job-" + std::to_string(i);
-        job.plan_id = exp;
-        ASSERT_TRUE(store->PutPlan({exp, exp, "{}"}, {job}).ok());
+        job.experiment = exp;
+        ASSERT_TRUE(store->PutPlan({exp, "{}"}, {job}).ok());
         RunRecord run;
         run.id = exp + "-run-" + std::to_string(i);
         run.job_id = job.id;
@@ -225,8 +225,8 @@ std::map<std::string, std::string> AllRecords(const std::string& path) {
   std::unique_ptr<Store> store =
       std::move(OpenRocksDbStoreForReading(path, scratch.path().string())).value();
   StoreState state = std::move(store->LoadState()).value();
-  for (const PlanRecord& plan : state.plans) records["plans/" + plan.id] = plan.json;
-  for (const JobRecord& job : state.jobs) records["jobs/" + job.id] = job.plan_id;
+  for (const PlanRecord& plan : state.plans) records["plans/" + plan.experiment] = plan.json;
+  for (const JobRecord& job : state.jobs) records["jobs/" + job.id] = job.experiment;
   for (const RunRecord& run : state.runs) {
     records["runs/" + run.id] = run.job_id;
     EXPECT_TRUE(store
@@ -254,8 +254,8 @@ class OlderWalTest : public ::testing::Test {
       for (int i = 0; i < kJobs; ++i) {
         JobRecord job;
         job.id = exp + "-job-" + std::to_string(i);
-        job.plan_id = exp;
-        ORCH_RETURN_IF_ERROR(store.PutPlan({exp, exp, "{}"}, {job}).status());
+        job.experiment = exp;
+        ORCH_RETURN_IF_ERROR(store.PutPlan({exp, "{}"}, {job}).status());
         if (!with_runs) continue;
         RunRecord run;
         run.id = exp + "-run-" + std::to_string(i);
