@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "coordinator/failure_kind.h"
-#include "coordinator/matchmaker.h"
 
 namespace orch::coordinator {
 namespace {
@@ -40,11 +39,6 @@ Millis EndedAt(const store::RunRecord& record, Millis now) {
 
 bool Contains(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
-}
-
-bool RefusedBy(const JobEntry& job, const std::string& agent) {
-  return std::any_of(job.refusals.begin(), job.refusals.end(),
-                     [&](const Refusal& r) { return r.agent == agent; });
 }
 
 }  // namespace
@@ -350,7 +344,7 @@ void CoordinatorCore::OnFinished(const std::string& peer, const protocol::RunFin
   }
   if (transient) {
     Log("agent " + run->agent_id + " could not take run " + run->id + " now: " + finished.error);
-  } else if (refused && job != nullptr && !RefusedBy(*job, run->agent_id)) {
+  } else if (refused && job != nullptr && !job->RefusedBy(run->agent_id)) {
     job->refusals.push_back({run->agent_id, finished.error});
     Log("agent " + run->agent_id + " refused job " + job->id + ": " + finished.error);
   }
@@ -446,258 +440,6 @@ std::optional<Millis> CoordinatorCore::NextDeadline() const {
   if (!leases) return agents;
   if (!agents) return leases;
   return std::min(*leases, *agents);
-}
-
-// --- who may say what ---
-
-bool CoordinatorCore::FromItsAgent(const RunEntry& run, const std::string& peer,
-                                   const char* what) const {
-  if (run.agent_id == peer) return true;
-  Log("refusing " + std::string(what) + " of run " + run.id + " from " + peer +
-      ": the run belongs to agent " + run.agent_id);
-  return false;
-}
-
-// Why a RunFinished{succeeded} cannot be true: no digest at all, or more
-// chunks than the job has positions (each chunk holds at least one). Empty
-// when plausible.
-std::string CoordinatorCore::ImplausibleSuccess(const RunEntry& run,
-                                                const protocol::RunFinished& finished) const {
-  if (finished.status != protocol::RunStatus::kSucceeded) return "";
-  if (finished.chunk_count == 0) {
-    return "agent " + run.agent_id + " reported success without any digest; refused";
-  }
-  const JobEntry* job = jobs_.Find(run.job_id);
-  if (job == nullptr) return "";
-  const ParsedPlan& plan = catalog_.plan(job->plan);
-  std::uint64_t limit = plan.workloads[plan.jobs[job->index].workload].MostPositions();
-  if (limit == 0 || finished.chunk_count <= limit) return "";
-  return "agent " + run.agent_id + " reported " + std::to_string(finished.chunk_count) +
-         " chunks for a job of at most " + std::to_string(limit) + " positions; refused";
-}
-
-// --- outcomes ---
-
-void CoordinatorCore::RunFailed(RunEntry& run, RunState state, const std::string& reason,
-                                Millis now, Effects& out, Retry retry) {
-  bool was_in_flight = run.InFlight();
-  runs_.End(run, state, now);
-  NoteFailure(run.id, reason);
-  store::StateChange change;
-  // Other end states came from the agent and were written with its RunFinished
-  // (FinishRunEffect); a lost run has no such write, so it is made here.
-  if (was_in_flight && state == RunState::kLost) {
-    change.run = run.ToRecord();
-    change.events.push_back(Event(now, "run.lost", run.id, reason));
-  }
-  JobEntry* job = jobs_.Find(run.job_id);
-  // A run that is no longer its job's current one (a late result) leaves the job
-  // alone.
-  if (job != nullptr && job->current_run == run.id && !job->Terminal()) {
-    job->last_error = reason;
-    if (retry == Retry::kNever) {
-      job->state = JobState::kFailed;
-      job->current_run.clear();
-      job->last_error = reason + " (not retried: the same job fails the same way)";
-      change.events.push_back(Event(now, "job.failed", job->id, job->last_error));
-    } else if (job->attempts >= options_.retry_budget) {
-      job->state = JobState::kFailed;
-      job->current_run.clear();
-      job->last_error = "retry budget of " + std::to_string(options_.retry_budget) +
-                        " runs exhausted; last: " + reason;
-      change.events.push_back(Event(now, "job.failed", job->id, job->last_error));
-    } else {
-      jobs_.Requeue(*job);
-      change.events.push_back(Event(now, "job.requeued", job->id, reason));
-    }
-    change.job = job->ToRecord(PlanId(*job));
-  }
-  if (change.job || change.run) out.push_back(ApplyEffect{std::move(change)});
-  if (was_in_flight) NoteIfDrained(run.agent_id, now, out);
-}
-
-void CoordinatorCore::NoteDuration(const JobEntry& job, Millis took) {
-  if (job.plan >= durations_.size() || took < Millis(0)) return;
-  CellTimes& times = durations_[job.plan][catalog_.plan(job.plan).jobs[job.index].cell];
-  times.total += took;
-  times.runs += 1;
-}
-
-void CoordinatorCore::JobSucceeded(JobEntry& job, RunEntry& run, Millis ended, Millis now,
-                                   Effects& out) {
-  job.state = JobState::kSucceeded;
-  job.last_error.clear();
-  NoteDuration(job, ended - run.assigned_at);
-  store::StateChange change;
-  change.job = job.ToRecord(PlanId(job));
-  change.events.push_back(Event(now, "job.succeeded", job.id, run.id));
-  out.push_back(ApplyEffect{std::move(change)});
-}
-
-void CoordinatorCore::NoteFailure(const std::string& run_id, const std::string& reason) {
-  Log(reason);
-  recent_failures_.push_front(run_id + ": " + reason);
-  while (recent_failures_.size() > options_.recent_failures) recent_failures_.pop_back();
-}
-
-// --- dispatch ---
-
-// Every agent: after what may give any agent work (new or requeued jobs, an agent
-// registering, a tick). Events that only free a slot on one agent dispatch to that
-// agent alone (DispatchTo): after a full pass no other agent can take a pending job,
-// so asking all of them again on every heartbeat and result would cost
-// O(agents) per message for nothing (1,000 agents: most of the coordinator's CPU).
-void CoordinatorCore::Dispatch(Millis now, Effects& out) {
-  if (!AnyPending()) return;
-  for (auto& [id, agent] : agents_.all()) DispatchTo(agent, now, out);
-}
-
-void CoordinatorCore::DispatchTo(AgentEntry& agent, Millis now, Effects& out) {
-  if (!agent.TakesWork() || FreeSlots(agent) <= 0) return;
-  // Jobs that fit its idle warm sessions first, one per session.
-  while (!agent.warm_sessions.empty() && FreeSlots(agent) > 0 && AssignWarm(agent, now, out)) {
-  }
-  if (FreeSlots(agent) <= 0) return;
-  for (JobTable::Queue& queue : jobs_.queues()) {
-    if (queue.jobs.empty() || !Satisfies(queue.needs, agent.capabilities)) continue;
-    // Fills the agent from this queue before trying the next; queues keep the order
-    // their requirements first appeared in, so earlier kinds of job go first.
-    while (AssignOne(agent, queue, now, out)) {
-    }
-    if (FreeSlots(agent) <= 0) break;
-  }
-}
-
-// The axis values of a job, as its Assign carries them.
-std::vector<protocol::KeyValue> CoordinatorCore::CoordinateOf(const JobEntry& job) const {
-  const ParsedPlan& plan = catalog_.plan(job.plan);
-  std::vector<protocol::KeyValue> coordinate;
-  const PlannedJob& planned = plan.jobs[job.index];
-  if (planned.coordinate == plan_document::kNone) return coordinate;
-  for (const auto& [axis, value] : plan.coordinates[planned.coordinate]) {
-    coordinate.push_back({axis, plan_document::ScalarText(value)});
-  }
-  return coordinate;
-}
-
-// Assigns the agent the job its warm sessions prefer (matchmaker.h, PickWarmJob)
-// among its first kWarmLookahead pending jobs in dispatch order; false when none.
-bool CoordinatorCore::AssignWarm(AgentEntry& agent, Millis now, Effects& out) {
-  struct Seen {
-    JobTable::Queue* queue;
-    std::size_t position;
-    std::vector<protocol::KeyValue> coordinate;
-  };
-  // Only a queue of a warm session's engine and model can hold a job that fits: the
-  // others' jobs are looked at (they are passed over) but their coordinates not built.
-  auto may_fit = [&](const JobTable::Queue& queue) {
-    return std::any_of(agent.warm_sessions.begin(), agent.warm_sessions.end(),
-                       [&](const protocol::WarmSession& warm) {
-                         return warm.engine == queue.needs.engine &&
-                                warm.model == queue.needs.model;
-                       });
-  };
-  bool any = false;
-  for (const JobTable::Queue& queue : jobs_.queues()) {
-    any = any ||
-          (!queue.jobs.empty() && may_fit(queue) && Satisfies(queue.needs, agent.capabilities));
-  }
-  if (!any) return false;
-  std::vector<Seen> seen;
-  for (JobTable::Queue& queue : jobs_.queues()) {
-    if (seen.size() >= kWarmLookahead) break;
-    if (queue.jobs.empty() || !Satisfies(queue.needs, agent.capabilities)) continue;
-    bool fits = may_fit(queue);
-    for (std::size_t i = 0; i < queue.jobs.size() && seen.size() < kWarmLookahead; ++i) {
-      const JobEntry& job = *queue.jobs[i];
-      if (job.state != JobState::kPending || RefusedBy(job, agent.id)) continue;
-      seen.push_back({&queue, i, fits ? CoordinateOf(job) : std::vector<protocol::KeyValue>{}});
-    }
-  }
-  std::vector<WarmCandidate> candidates;
-  for (const Seen& s : seen) {
-    candidates.push_back({&s.queue->needs, &s.coordinate, s.queue->jobs[s.position]->passed_over});
-  }
-  std::optional<std::size_t> pick = PickWarmJob(candidates, agent.warm_sessions);
-  if (!pick) return false;
-  for (std::size_t i = 0; i < *pick; ++i) seen[i].queue->jobs[seen[i].position]->passed_over += 1;
-  Seen& chosen = seen[*pick];
-  JobEntry* job = chosen.queue->jobs[chosen.position];
-  chosen.queue->jobs.erase(chosen.queue->jobs.begin() +
-                           static_cast<std::ptrdiff_t>(chosen.position));
-  // The session is busy with this job until the agent says otherwise.
-  auto used = std::find_if(agent.warm_sessions.begin(), agent.warm_sessions.end(),
-                           [&](const protocol::WarmSession& warm) {
-                             return FitsWarmSession(chosen.queue->needs, chosen.coordinate, warm);
-                           });
-  if (used != agent.warm_sessions.end()) agent.warm_sessions.erase(used);
-  Assign(*job, agent, now, out);
-  return true;
-}
-
-bool CoordinatorCore::AnyPending() const {
-  for (const JobTable::Queue& queue : jobs_.queues()) {
-    if (!queue.jobs.empty()) return true;
-  }
-  return false;
-}
-
-// Assigns the first suitable job of `queue` to `agent`; false when the agent is
-// full or the queue holds nothing it may take.
-bool CoordinatorCore::AssignOne(AgentEntry& agent, JobTable::Queue& queue, Millis now,
-                                Effects& out) {
-  if (FreeSlots(agent) <= 0) return false;
-  std::vector<JobEntry*> skipped;  // refused by this agent: kept in order
-  bool assigned = false;
-  while (!queue.jobs.empty() && !assigned) {
-    JobEntry* job = queue.jobs.front();
-    queue.jobs.pop_front();
-    if (job->state != JobState::kPending) continue;  // stale entry
-    if (RefusedBy(*job, agent.id)) {
-      skipped.push_back(job);
-      continue;
-    }
-    Assign(*job, agent, now, out);
-    assigned = true;
-  }
-  // Jobs this agent refused go back to the front, in order, so that other agents
-  // still see the queue in FIFO order.
-  queue.jobs.insert(queue.jobs.begin(), skipped.begin(), skipped.end());
-  return assigned;
-}
-
-void CoordinatorCore::Assign(JobEntry& job, AgentEntry& agent, Millis now, Effects& out) {
-  // Counted before the run id is built: the id carries the attempt number (from 1).
-  job.attempts += 1;
-  // Its last report does not know about this run yet.
-  if (agent.free_hint > 0) agent.free_hint -= 1;
-  RunEntry run;
-  // The job id prefix keeps run ids short but readable in logs; the salt and the
-  // counter make the id unique across coordinator lifetimes (options.h).
-  run.id = job.id.substr(0, 12) + "-" + std::to_string(job.attempts) + "-" + options_.run_id_salt +
-           std::to_string(++next_run_);
-  run.job_id = job.id;
-  run.agent_id = agent.id;
-  run.host_fingerprint_id = agent.fingerprint_id;
-  run.lease_expiry = now + options_.lease;
-  run.assigned_at = now;
-  job.state = JobState::kAssigned;
-  job.current_run = run.id;
-
-  const ParsedPlan& plan = catalog_.plan(job.plan);
-  protocol::Assign assign = catalog_.MakeAssign(job.plan, plan.jobs[job.index]);
-  assign.run_id = run.id;
-  assign.lease = options_.lease;
-
-  store::StateChange change;
-  change.job = job.ToRecord(plan.experiment);
-  change.run = run.ToRecord();
-  change.events.push_back(Event(now, "job.assigned", job.id, run.id + " " + agent.id));
-  runs_.Add(std::move(run));
-  // Store first, then send: effects run in order, so an agent never runs a run
-  // that a restarted coordinator would not know about.
-  out.push_back(ApplyEffect{std::move(change)});
-  Send(out, agent.id, std::move(assign));
 }
 
 // --- helpers ---

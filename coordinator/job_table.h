@@ -10,6 +10,7 @@
 // Pure: no clock, no store.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -50,6 +51,11 @@ struct JobEntry {
   // (coordinator/matchmaker.h); not stored.
   std::uint32_t passed_over = 0;
 
+  // Whether `agent` refused it.
+  bool RefusedBy(const std::string& agent) const {
+    return std::any_of(refusals.begin(), refusals.end(),
+                       [&](const Refusal& r) { return r.agent == agent; });
+  }
   bool Terminal() const {
     return state == store::JobState::kSucceeded || state == store::JobState::kFailed ||
            state == store::JobState::kCancelled;
