@@ -10,7 +10,6 @@
 namespace orch::agent {
 namespace {
 
-
 using Level = LogEffect::Level;
 using nlohmann::json;
 
