@@ -14,28 +14,29 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
-AccessPolicy Policy() {
+AccessPolicy AdmissionRoles() {
   return {true, {{"agent-1", "agent"}, {"alice", "submitter"}, {"root", "admin"}}};
 }
 
-protocol::TransportEvent FrameFrom(const std::string& peer, const std::string& user,
-                                   const protocol::Message& message) {
+protocol::TransportEvent AdmissionFrame(const std::string& peer, const std::string& user,
+                                        const protocol::Message& message) {
   return {protocol::TransportEvent::Kind::kFrame, peer, protocol::Encode(message), user};
 }
 
 // A Drain: only an admin may send it, so alice's is refused.
-protocol::Message Refused() { return protocol::Drain{"agent-1"}; }
+protocol::Message DrainFromAlice() { return protocol::Drain{"agent-1"}; }
 
-bool NoExperiment(const std::string&) { return false; }
+bool NoExperimentNamed(const std::string&) { return false; }
 
 class AdmissionTest : public ::testing::Test {
  protected:
   AdmissionTest() : admission_(3, [this](std::string_view line) { log_.emplace_back(line); }) {
-    admission_.SetPolicy(Policy());
+    admission_.SetPolicy(AdmissionRoles());
   }
   // Alice sends a refused request at `at`; its answer.
   std::optional<protocol::Message> Refuse(Millis at, const std::string& peer = "cli-1") {
-    return admission_.Refusal(FrameFrom(peer, "alice", Refused()), Refused(), NoExperiment, at);
+    return admission_.Refusal(AdmissionFrame(peer, "alice", DrainFromAlice()), DrainFromAlice(),
+                              NoExperimentNamed, at);
   }
 
   std::vector<std::string> log_;
@@ -43,7 +44,7 @@ class AdmissionTest : public ::testing::Test {
 };
 
 TEST_F(AdmissionTest, APeerIsIgnoredAtItsThirdBadFrameUntilItConnectsAnew) {
-  protocol::TransportEvent event = FrameFrom("p", "", protocol::StatusRequest{});
+  protocol::TransportEvent event = AdmissionFrame("p", "", protocol::StatusRequest{});
   admission_.BadFrame("p", InvalidArgument("truncated"));
   admission_.BadFrame("p", InvalidArgument("truncated"));
   EXPECT_FALSE(admission_.Screen(event, Millis(0)).drop);
@@ -61,8 +62,8 @@ TEST_F(AdmissionTest, APeerIsIgnoredAtItsThirdBadFrameUntilItConnectsAnew) {
 
 TEST_F(AdmissionTest, EachRefusalIsAnsweredInTheFormItsRequestWaitsFor) {
   auto export_answer =
-      admission_.Refusal(FrameFrom("cli-1", "agent-1", protocol::ExportRequest{"exp", {}, 1}),
-                         protocol::ExportRequest{"exp", {}, 1}, NoExperiment, Millis(0));
+      admission_.Refusal(AdmissionFrame("cli-1", "agent-1", protocol::ExportRequest{"exp", {}, 1}),
+                         protocol::ExportRequest{"exp", {}, 1}, NoExperimentNamed, Millis(0));
   ASSERT_TRUE(export_answer);
   EXPECT_TRUE(std::holds_alternative<protocol::ExportReply>(*export_answer));
   auto command = Refuse(Millis(0));
@@ -72,19 +73,19 @@ TEST_F(AdmissionTest, EachRefusalIsAnsweredInTheFormItsRequestWaitsFor) {
   EXPECT_FALSE(reply->ok);
   EXPECT_THAT(reply->message, HasSubstr("refused: "));
   protocol::Heartbeat beat{"agent-1", {}, 1};
-  auto reject =
-      admission_.Refusal(FrameFrom("agent-2", "agent-1", beat), beat, NoExperiment, Millis(0));
+  auto reject = admission_.Refusal(AdmissionFrame("agent-2", "agent-1", beat), beat,
+                                   NoExperimentNamed, Millis(0));
   ASSERT_TRUE(reject);
   EXPECT_TRUE(std::holds_alternative<protocol::Reject>(*reject));
-  EXPECT_FALSE(
-      admission_.Refusal(FrameFrom("agent-1", "agent-1", beat), beat, NoExperiment, Millis(0)));
+  EXPECT_FALSE(admission_.Refusal(AdmissionFrame("agent-1", "agent-1", beat), beat,
+                                  NoExperimentNamed, Millis(0)));
 }
 
 TEST_F(AdmissionTest, ThreeRefusalsWithinTheWindowQuietTheKeyAndItsRequestsAreToldUntilWhen) {
   Refuse(Millis(0));
   Refuse(kRefusalWindow);  // the first left the window: one in it
   Refuse(kRefusalWindow + Millis(1000));
-  protocol::TransportEvent status = FrameFrom("cli-2", "alice", protocol::StatusRequest{});
+  protocol::TransportEvent status = AdmissionFrame("cli-2", "alice", protocol::StatusRequest{});
   EXPECT_FALSE(admission_.Screen(status, kRefusalWindow + Millis(1000)).drop);
 
   Refuse(kRefusalWindow + Millis(2000));  // the third within the window
@@ -98,24 +99,25 @@ TEST_F(AdmissionTest, ThreeRefusalsWithinTheWindowQuietTheKeyAndItsRequestsAreTo
               HasSubstr("throttled: 3 refused requests from key alice within 60 s; its requests "
                         "are ignored until 1970-01-01 00:02:02 UTC (in 59 s)"));
   // Not a request: dropped without an answer.
-  protocol::TransportEvent beat = FrameFrom("cli-2", "alice", protocol::Heartbeat{"x", {}, 0});
+  protocol::TransportEvent beat = AdmissionFrame("cli-2", "alice", protocol::Heartbeat{"x", {}, 0});
   EXPECT_FALSE(admission_.Screen(beat, kRefusalWindow + Millis(3000)).answer);
   // Another key is not affected; the quiet ends.
   EXPECT_FALSE(admission_
-                   .Screen(FrameFrom("cli-3", "root", protocol::StatusRequest{}),
+                   .Screen(AdmissionFrame("cli-3", "root", protocol::StatusRequest{}),
                            kRefusalWindow + Millis(3000))
                    .drop);
   EXPECT_FALSE(admission_.Screen(status, kRefusalWindow + Millis(2000) + kQuietAfterAbuse).drop);
 }
 
 TEST_F(AdmissionTest, AQuietedAgentKeyIsStillHeardOnTheConnectionOfItsOwnId) {
-  protocol::Message drain = Refused();
+  protocol::Message drain = DrainFromAlice();
   for (int i = 0; i < 3; ++i) {
-    admission_.Refusal(FrameFrom("agent-1", "agent-1", drain), drain, NoExperiment, Millis(i));
+    admission_.Refusal(AdmissionFrame("agent-1", "agent-1", drain), drain, NoExperimentNamed,
+                       Millis(i));
   }
   protocol::Heartbeat beat{"agent-1", {}, 1};
-  EXPECT_FALSE(admission_.Screen(FrameFrom("agent-1", "agent-1", beat), Millis(10)).drop);
-  EXPECT_TRUE(admission_.Screen(FrameFrom("other", "agent-1", beat), Millis(10)).drop);
+  EXPECT_FALSE(admission_.Screen(AdmissionFrame("agent-1", "agent-1", beat), Millis(10)).drop);
+  EXPECT_TRUE(admission_.Screen(AdmissionFrame("other", "agent-1", beat), Millis(10)).drop);
 }
 
 TEST_F(AdmissionTest, AMessageForAnAgentsIdHeldByAnotherKeyIsWithheldButARefusalGoesOut) {
@@ -147,7 +149,7 @@ TEST_F(AdmissionTest, TheFirstSubmitterOwnsAnExperimentAcrossEditsAndRestarts) {
   EXPECT_EQ(std::get<PutPlanEffect>(effects[0]).plan.owner, "alice");
 
   Admission restarted(3, [](std::string_view) {});
-  restarted.SetPolicy(Policy());
+  restarted.SetPolicy(AdmissionRoles());
   store::StoreState state;
   state.plans.push_back({"exp", "{}", "alice"});
   state.plans.push_back({"legacy", "{}", ""});  // plain mode: no owner
