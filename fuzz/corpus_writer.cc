@@ -162,7 +162,7 @@ void WriteRecordSeeds(const fs::path& root) {
         protocol::Encode(protocol::DigestChunk{
             "run-1", 4, {{0, "a"}, {1, ""}, {7, std::string("digest\0\xff", 8)}}}));
   dir = root / "store_codec_fuzzer";
-  Write(dir, "plan", '\0' + store::EncodePlan({"exp", "exp", "{}", "alice"}));
+  Write(dir, "plan", '\0' + store::EncodePlan({"exp", "{}", "alice"}));
   Write(dir, "job",
         '\1' + store::EncodeJob({"job", "exp", store::JobState::kFailed, 2, "boom", "run-1"}));
   store::RunRecord run{"run-1", "job", "agent-1", -5,       store::RunState::kSucceeded,
