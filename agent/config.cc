@@ -2,6 +2,7 @@
 
 #include "agent/server_presets.h"
 
+#include "base/file_mistakes.h"
 #include "base/suggest.h"
 #include "protocol/endpoint.h"
 #include "protocol/peer_names.h"
@@ -142,18 +143,7 @@ class Mistakes {
   }
   bool empty() const { return all_.empty(); }
   std::size_t size() const { return all_.size(); }
-  Status Combined() {
-    if (all_.empty()) return Status::Ok();
-    auto line_of = [this](const std::string& error) {
-      return std::strtol(error.c_str() + std::min(error.size(), file_.size() + 1), nullptr, 10);
-    };
-    std::stable_sort(all_.begin(), all_.end(), [&](const std::string& a, const std::string& b) {
-      return line_of(a) < line_of(b);
-    });
-    std::string text = all_.front();
-    for (std::size_t i = 1; i < all_.size(); ++i) text += "\n" + all_[i];
-    return InvalidArgument(text);
-  }
+  Status Combined() const { return MistakesInFileOrder(all_, file_); }
 
  private:
   std::string file_;

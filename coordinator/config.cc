@@ -8,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include "base/file_mistakes.h"
 #include "base/suggest.h"
 #include "protocol/endpoint.h"
 #include "telemetry/http_listener.h"
@@ -128,19 +129,6 @@ void Note(std::vector<std::string>& errors, const Status& status) {
   if (!status.ok()) errors.push_back(status.message());
 }
 
-// One error of the lines `errors` (each starting FILE:LINE:COLUMN), in file order.
-Status InFileOrder(std::vector<std::string> errors, const std::string& file) {
-  auto line_of = [&file](const std::string& error) {
-    return std::strtol(error.c_str() + std::min(error.size(), file.size() + 1), nullptr, 10);
-  };
-  std::stable_sort(errors.begin(), errors.end(), [&](const std::string& a, const std::string& b) {
-    return line_of(a) < line_of(b);
-  });
-  std::string all = errors.front();
-  for (std::size_t i = 1; i < errors.size(); ++i) all += "\n" + errors[i];
-  return InvalidArgument(all);
-}
-
 // The timings and bounds: heartbeat_interval_ms, agent_timeout_ms, lease_ms,
 // retry_budget, max_bundle_bytes.
 void ReadLimits(const toml::table& t, const std::string& file, CoordinatorConfig& config,
@@ -207,7 +195,7 @@ Result<CoordinatorConfig> ReadTable(const toml::table& root, const std::string& 
   Result<CoordinatorConfig> checked = CheckSecurity(config, *t, file);
   if (!checked.ok()) Note(errors, checked.status());
   if (errors.empty()) return checked;
-  return InFileOrder(std::move(errors), file);
+  return MistakesInFileOrder(std::move(errors), file);
 }
 
 }  // namespace
