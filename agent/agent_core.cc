@@ -86,8 +86,27 @@ void AgentCore::SayHello(AgentTime now) {
   }
   // Until a Welcome answers this Hello, Tick says Hello again every hello_retry.
   welcomed_ = false;
+  ++counters_.hellos;
   out_.push_back(SendEffect{std::move(hello)});
   Arm(options_.hello_retry, now);
+}
+
+AgentGauges AgentCore::Gauges() const {
+  AgentGauges gauges;
+  gauges.registered = welcomed_;
+  gauges.draining = draining_ || stopping_;
+  gauges.slots = options_.config.slots;
+  gauges.free_slots = FreeSlots();
+  gauges.running = runs_.size();
+  gauges.preparing = preparing_.size();
+  for (const auto& [session_id, session] : sessions_) {
+    ++(session.run_id.empty() ? gauges.sessions_idle : gauges.sessions_busy);
+  }
+  gauges.spool_unacked = spool_.unacked();
+  for (const DriverConfig& driver : options_.config.drivers) {
+    gauges.drivers.push_back({driver.name, driver.engine, quarantine_.quarantined(driver.name)});
+  }
+  return gauges;
 }
 
 std::optional<AgentTime> AgentCore::NextDeadline() const {
@@ -222,6 +241,7 @@ std::int32_t AgentCore::FreeSlots() const {
 
 void AgentCore::OnWelcome(const protocol::Welcome& welcome, AgentTime now) {
   welcomed_ = true;
+  ++counters_.welcomes;
   last_reject_.clear();
   heartbeat_ = welcome.heartbeat_interval;
   Log(Level::kInfo, "welcomed by " + welcome.coordinator_id + "; resending " +
@@ -236,6 +256,7 @@ void AgentCore::OnWelcome(const protocol::Welcome& welcome, AgentTime now) {
 void AgentCore::Refuse(const protocol::Assign& assign, std::string_view code,
                        const std::string& reason) {
   Log(Level::kWarn, "run " + assign.run_id + ": refused: " + reason);
+  ++counters_.refusals[std::string(code)];
   // Spooled like any result, so that the refusal reaches the coordinator across a
   // reconnect. Zero chunks before RunStarted is what the coordinator reads as a
   // refusal; the code says whether it is transient (coordinator/failure_kind.h).
@@ -247,6 +268,11 @@ void AgentCore::Refuse(const protocol::Assign& assign, std::string_view code,
 void AgentCore::Spooled(const protocol::DigestChunk& chunk) {
   spool_.AddChunk(chunk.run_id, chunk.seq);
   out_.push_back(SpoolAndSendEffect{chunk});
+}
+
+void AgentCore::Spooled(const Run& run, const protocol::DigestChunk& chunk) {
+  counters_.records[run.driver] += chunk.records.size();
+  Spooled(chunk);
 }
 
 void AgentCore::Spooled(const protocol::RunFinished& finished) {
@@ -298,6 +324,7 @@ std::string AgentCore::NoDriverReason(const std::string& engine) const {
 // the driver's engine when this run quarantined it.
 void AgentCore::NoteRunEnding(const std::string& driver, const RunEnding& ending, AgentTime now) {
   if (!quarantine_.Observe(driver, ending)) return;
+  ++counters_.quarantines[driver];
   Log(Level::kError, "driver " + driver + " quarantined: " + quarantine_.reason(driver) +
                          "; engine(s) offered now: " + Engines() +
                          ". Fix the driver and restart the agent");

@@ -60,6 +60,7 @@
 #include "agent/driver_run.h"
 #include "agent/spool_ledger.h"
 #include "protocol/messages.h"
+#include "telemetry/exposition.h"
 
 namespace orch::agent {
 
@@ -89,6 +90,39 @@ struct AgentCoreFeatures {
   std::string incarnation;          // Hello::incarnation, one per agent process
   bool scans_models = false;        // ScanModelsEffect is served
   bool checks_fingerprint = false;  // CheckFingerprintEffect is served
+};
+
+// What the agent has done since it started, counted where it decides (its metrics:
+// agent/agent_metrics.h, docs/metrics-endpoint.md "Agent metrics"). Keys are driver
+// names (the config's), refusal codes (protocol/messages.h kRefused*) and run
+// statuses (protocol::RunStatusName).
+struct AgentCounters {
+  std::uint64_t hellos = 0;                       // Hello messages sent (registrations tried)
+  std::uint64_t welcomes = 0;                     // Welcomes received (registrations that took)
+  std::uint64_t assignments = 0;                  // Assigns taken on (prepared, not refused)
+  std::map<std::string, std::uint64_t> refusals;  // by code
+  std::map<std::pair<std::string, std::string>, std::uint64_t> runs_ended;  // (driver, status)
+  std::map<std::string, std::uint64_t> records;           // digest records, by driver
+  std::map<std::string, std::uint64_t> sessions_started;  // by driver
+  std::map<std::string, std::uint64_t> warm_jobs;         // jobs fed to a live session, by driver
+  std::map<std::string, std::uint64_t> quarantines;       // by driver
+  // From a run's launch to its end, every run that was launched.
+  telemetry::Histogram run_seconds{telemetry::RunDurationBoundsSeconds()};
+};
+
+// What the agent holds now (its gauges).
+struct AgentGauges {
+  bool registered = false;  // welcomed by the coordinator
+  bool draining = false;    // Drain or Stop: no new work
+  std::int32_t slots = 0, free_slots = 0;
+  std::size_t running = 0, preparing = 0;
+  std::size_t sessions_idle = 0, sessions_busy = 0;
+  std::size_t spool_unacked = 0;  // spooled messages the coordinator has not acknowledged
+  struct Driver {
+    std::string name, engine;
+    bool quarantined = false;
+  };
+  std::vector<Driver> drivers;  // in config order
 };
 
 class AgentCore final {
@@ -128,6 +162,8 @@ class AgentCore final {
   const std::string& fingerprint_id() const { return options_.fingerprint_id; }
   const SpoolLedger& spool() const { return spool_; }
   std::size_t sessions() const { return sessions_.size(); }
+  const AgentCounters& counters() const { return counters_; }
+  AgentGauges Gauges() const;
 
  private:
   struct Run {
@@ -173,6 +209,7 @@ class AgentCore final {
   void Cancel(const std::string& run_id);
   void Refuse(const protocol::Assign& assign, std::string_view code, const std::string& reason);
   void Spooled(const protocol::DigestChunk& chunk);
+  void Spooled(const Run& run, const protocol::DigestChunk& chunk);  // counts its records
   void Spooled(const protocol::RunFinished& finished);
   const DriverConfig* DriverFor(const std::string& engine) const;
   std::string Engines() const;
@@ -186,6 +223,7 @@ class AgentCore final {
 
   AgentCoreOptions options_;
   AgentCoreFeatures features_;
+  AgentCounters counters_;
   AgentEffects out_;  // effects of the event being handled
   SpoolLedger spool_;
   std::map<std::string, Run> runs_;

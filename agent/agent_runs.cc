@@ -73,6 +73,7 @@ void AgentCore::OnAssign(const protocol::Assign& assign) {
   }
   if (FreeSlots() <= 0) return Refuse(assign, protocol::kRefusedBusy, "no free slot");
   preparing_.emplace(assign.run_id, Preparing{*driver, assign.job_id});
+  ++counters_.assignments;
   out_.push_back(PrepareRunEffect{assign, *driver});
 }
 
@@ -118,6 +119,7 @@ void AgentCore::Launch(const std::string& run_id, const DriverConfig& driver, st
     session.run_id = run_id;
     session.last_used = now;
     run.session = session_id;
+    ++counters_.warm_jobs[driver.name];
     Log(Level::kInfo, "run " + run_id + ": in warm session " + std::to_string(session_id));
     out_.push_back(FeedSessionEffect{session_id, run_id, std::move(job)});
     return;
@@ -129,6 +131,7 @@ void AgentCore::Launch(const std::string& run_id, const DriverConfig& driver, st
   std::uint64_t session_id = next_session_++;
   sessions_.emplace(session_id, Session{key, driver.name, Advert(driver, document), run_id, now});
   run.session = session_id;
+  ++counters_.sessions_started[driver.name];
   Log(Level::kInfo, "run " + run_id + ": starts warm session " + std::to_string(session_id) +
                         " of driver " + driver.name);
   out_.push_back(LaunchEffect{run_id, driver, std::move(job), session_id});
@@ -188,7 +191,7 @@ AgentEffects AgentCore::OnDriverOutput(const std::string& run_id, std::string_vi
   if (it == runs_.end()) return Take();
   std::vector<protocol::DigestChunk> chunks;
   Status status = it->second.run.Feed(bytes, &chunks);
-  for (const protocol::DigestChunk& chunk : chunks) Spooled(chunk);
+  for (const protocol::DigestChunk& chunk : chunks) Spooled(it->second, chunk);
   if (!status.ok()) {
     // A driver that breaks the output protocol cannot be trusted for the rest of
     // the run; its exit ends the run as failed.
@@ -263,8 +266,11 @@ void AgentCore::EndRun(std::map<std::string, Run>::iterator it, const ProcessExi
   DriverRun& run = it->second.run;
   // The last, partial chunk goes before the RunFinished: its chunk count
   // includes it.
-  if (std::optional<protocol::DigestChunk> last = run.Flush()) Spooled(*last);
+  if (std::optional<protocol::DigestChunk> last = run.Flush()) Spooled(it->second, *last);
   protocol::RunFinished finished = run.Finish(exit, it->second.log_path);
+  ++counters_
+        .runs_ended[{it->second.driver, std::string(protocol::RunStatusName(finished.status))}];
+  counters_.run_seconds.Observe(std::chrono::duration<double>(now - it->second.launched).count());
   bool succeeded = finished.status == protocol::RunStatus::kSucceeded;
   out_.push_back(RunEndedEffect{run_id, succeeded});
   if (succeeded) {

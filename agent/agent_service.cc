@@ -16,6 +16,7 @@
 #include "agent/driver_job.h"
 #include "driver_protocol/frames.h"
 #include "agent/server_keeper.h"
+#include "agent/agent_metrics.h"
 #include "agent/spool_writer.h"
 #include "protocol/codec.h"
 
@@ -104,6 +105,7 @@ struct AgentService::Impl {
   // Spool writes, acks and resends run here, in order; declared after what their
   // results use, so it is destroyed (finishing its writes) first.
   SpoolWriter spool_writer{io, spool, kMaxSpoolQueuedBytes};
+  AgentShellMeasures measures;  // spool_queued_bytes is read when asked
   // Model scans and fingerprint checks run here, one at a time.
   std::unique_ptr<asio::thread_pool> workers;
   std::shared_ptr<bool> alive = std::make_shared<bool>(true);
@@ -459,6 +461,7 @@ void AgentService::Reconnect(SendFn send) {
 
 void AgentService::OnEvent(const protocol::TransportEvent& event) {
   if (event.kind == protocol::TransportEvent::Kind::kRefused) {
+    ++impl_->measures.refused_handshakes;
     // Once per streak: the transport keeps connecting again (backing off up to
     // 30 s), and the agent registers as soon as its key is admitted.
     impl_->log.error(fmt::runtime("{}; still trying: this agent registers as soon as the "
@@ -469,6 +472,7 @@ void AgentService::OnEvent(const protocol::TransportEvent& event) {
   if (event.kind != protocol::TransportEvent::Kind::kFrame || impl_->core.stopped()) return;
   Result<protocol::Message> message = protocol::Decode(event.frame);
   if (!message.ok()) {
+    ++impl_->measures.bad_frames;
     impl_->log.warn(fmt::runtime("dropping a bad frame from the coordinator: {}"),
                     message.status().message());
     return;
@@ -491,6 +495,13 @@ void AgentService::SetOnStopped(std::function<void()> on_stopped) {
 }
 
 void AgentService::WaitForSpool() { impl_->spool_writer.WaitIdle(); }
+
+std::string AgentService::MetricsText() const {
+  AgentShellMeasures shell = impl_->measures;
+  shell.spool_queued_bytes = impl_->spool_writer.QueuedBytes();
+  return AgentMetricsText({impl_->config.id, impl_->config.hardware, impl_->core.fingerprint_id()},
+                          impl_->core.counters(), impl_->core.Gauges(), shell);
+}
 
 bool AgentService::welcomed() const { return impl_->core.welcomed(); }
 std::size_t AgentService::running() const { return impl_->core.running(); }

@@ -91,6 +91,9 @@ class AgentService final {
   // caller may read the spool.
   void WaitForSpool();
 
+  // The agent's Prometheus metrics (agent/agent_metrics.h), as exposition text.
+  std::string MetricsText() const;
+
   bool welcomed() const;
   std::size_t running() const;
   bool stopped() const;

@@ -108,6 +108,11 @@ struct AgentConfig {
   // (plain sockets).
   std::string key;
   std::string coordinator_key;
+  // The agent's own Prometheus metrics (docs/metrics-endpoint.md, "Agent metrics"):
+  // "HOST:PORT" to serve them on (port 0: a free one), empty: off. A non-loopback
+  // address needs a viewer token file (absolute after parsing).
+  std::string metrics_listen;
+  std::string metrics_viewer_token_file;
   std::vector<DriverConfig> drivers;
   std::vector<ServerConfig> servers;  // at most one per engine
 };

@@ -42,6 +42,11 @@ void SpoolWriter::WaitIdle() {
   changed_.wait(lock, [&] { return queue_.empty() && !busy_; });
 }
 
+std::size_t SpoolWriter::QueuedBytes() {
+  std::lock_guard lock(mutex_);
+  return queued_bytes_;
+}
+
 void SpoolWriter::Run() {
   std::unique_lock lock(mutex_);
   for (;;) {

@@ -58,6 +58,8 @@ class SpoolWriter final {
   void Post(std::size_t bytes, Op op);
   // Blocks until every operation handed over so far has run on the thread.
   void WaitIdle();
+  // The bytes of the operations handed over and not yet run (or running).
+  std::size_t QueuedBytes();
 
  private:
   struct Item {

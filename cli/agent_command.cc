@@ -25,6 +25,7 @@
 #include "agent/spool.h"
 #include "base/spawn.h"
 #include "cli/command.h"
+#include "cli/files.h"
 #include "cli/security_keys.h"
 #include "fingerprint/fingerprint_json.h"
 #include "fingerprint/file_hash_cache.h"
@@ -34,6 +35,8 @@
 #include "fingerprint/posix_command_runner.h"
 #include "protocol/zmq_asio_driver.h"
 #include "protocol/zmq_transport.h"
+#include "telemetry/exposition.h"
+#include "telemetry/http_listener.h"
 
 namespace orch::cli {
 namespace {
@@ -274,6 +277,54 @@ void StopOnSignals(boost::asio::signal_set& signals, agent::AgentService& servic
   });
 }
 
+// The agent's metrics listener (docs/metrics-endpoint.md, "Agent metrics") when the
+// config asks for one (null otherwise); its URL is logged and written to
+// SPOOL_DIR/metrics.endpoint (the port 0 picked).
+Result<std::unique_ptr<telemetry::HttpListener>> ServeMetrics(boost::asio::io_context& io,
+                                                              const agent::AgentConfig& config,
+                                                              const agent::AgentService& service,
+                                                              spdlog::logger& log) {
+  if (config.metrics_listen.empty()) return std::unique_ptr<telemetry::HttpListener>();
+  ORCH_ASSIGN_OR_RETURN(telemetry::ListenAddress address,
+                        telemetry::ParseListenAddress(config.metrics_listen));
+  std::string token;
+  if (!config.metrics_viewer_token_file.empty()) {
+    ORCH_ASSIGN_OR_RETURN(token, telemetry::ReadViewerToken(config.metrics_viewer_token_file));
+  }
+  auto serve = [&service](const telemetry::HttpRequest& request) -> telemetry::HttpReply {
+    std::string path = request.target.substr(0, request.target.find('?'));
+    if (path == "/metrics") return {200, telemetry::kExpositionContentType, service.MetricsText()};
+    return {404, "text/plain; charset=utf-8",
+            "not found: " + path + " (an agent serves /metrics only)\n"};
+  };
+  ORCH_ASSIGN_OR_RETURN(std::unique_ptr<telemetry::HttpListener> listener,
+                        telemetry::HttpListener::Start(io, address, token, serve));
+  ORCH_RETURN_IF_ERROR(
+      WriteFileAtomically((std::filesystem::path(config.spool_dir) / "metrics.endpoint").string(),
+                          listener->url() + "\n"));
+  log.info(fmt::runtime("metrics on {}"), listener->url());
+  return listener;
+}
+
+// Starts the service, then its metrics listener when the config asks for one; false
+// (logged) when either fails.
+bool StartServing(agent::AgentService& service, boost::asio::io_context& io,
+                  const agent::AgentConfig& config, spdlog::logger& log,
+                  std::unique_ptr<telemetry::HttpListener>& listener) {
+  Status started = service.Start();
+  if (!started.ok()) {
+    log.error(fmt::runtime("{}"), started.message());
+    return false;
+  }
+  Result<std::unique_ptr<telemetry::HttpListener>> serving = ServeMetrics(io, config, service, log);
+  if (!serving.ok()) {
+    log.error(fmt::runtime("{}"), serving.status().message());
+    return false;
+  }
+  listener = std::move(serving).value();
+  return true;
+}
+
 int RunAgent(const AgentOptions& flags) {
   auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   spdlog::logger log("agent", sink);
@@ -325,11 +376,8 @@ int RunAgent(const AgentOptions& flags) {
   service->SetOnStopped([&io] { io.stop(); });
   boost::asio::signal_set signals(io, SIGTERM, SIGINT);
   StopOnSignals(signals, *service, config->stop_drain, log);
-  Status started = service->Start();
-  if (!started.ok()) {
-    log.error(fmt::runtime("{}"), started.message());
-    return kExitError;
-  }
+  std::unique_ptr<telemetry::HttpListener> listener;  // destroyed before the service
+  if (!StartServing(*service, io, *config, log, listener)) return kExitError;
   driver.Start();
   io.run();
   return kExitOk;

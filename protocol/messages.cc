@@ -21,6 +21,20 @@ std::string_view AgentStateName(AgentState state) {
   return "unknown";
 }
 
+std::string_view RunStatusName(RunStatus status) {
+  switch (status) {
+    case RunStatus::kSucceeded:
+      return "succeeded";
+    case RunStatus::kFailed:
+      return "failed";
+    case RunStatus::kCancelled:
+      return "cancelled";
+    case RunStatus::kTimedOut:
+      return "timed_out";
+  }
+  return "unknown";
+}
+
 const char* MessageName(const Message& message) {
   static constexpr const char* kNames[] = {
       "hello",      "welcome",       "reject",        "heartbeat",     "assign",

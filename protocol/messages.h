@@ -144,6 +144,8 @@ struct DigestChunk {
 };
 
 enum class RunStatus { kSucceeded, kFailed, kCancelled, kTimedOut };
+// "succeeded", "failed", "cancelled", "timed_out".
+std::string_view RunStatusName(RunStatus status);
 
 struct RunFinished {
   std::string run_id;  // required

@@ -252,6 +252,9 @@ TEST_F(AgentCoreQuarantineTest, ThreeRunsFailingWithinTheWindowQuarantineTheDriv
       Sent<proto::RunFinished>(core_.OnMessage(MakeAssign("run-4"), kT0 + 30s));
   ASSERT_EQ(refused.size(), 1u);
   EXPECT_THAT(refused[0].summary, HasSubstr(proto::kRefusedNoEngine));
+  EXPECT_EQ(core_.counters().quarantines, (std::map<std::string, std::uint64_t>{{"broken", 1}}));
+  EXPECT_TRUE(core_.Gauges().drivers[0].quarantined);
+  EXPECT_FALSE(core_.Gauges().drivers[1].quarantined);
 }
 
 TEST_F(AgentCoreQuarantineTest, ARunFailingAtTheEndOfTheWindowIsNotCounted) {
@@ -265,6 +268,50 @@ TEST_F(AgentCoreQuarantineTest, ARunFailingAtTheEndOfTheWindowIsNotCounted) {
   FailAfter("run-4", kT0 + 30s, 4999ms, &fourth);
   EXPECT_THAT(Sent<proto::Hello>(fourth), IsEmpty()) << "the slow run reset the count";
   EXPECT_EQ(Count<PrepareRunEffect>(core_.OnMessage(MakeAssign("run-5"), kT0 + 40s)), 1u);
+}
+
+// The counters behind the agent's metrics (agent/agent_metrics.h), counted where the
+// core decides: registrations, runs taken and refused, records, ends and durations.
+TEST_F(AgentCoreTest, CountsWhatItDecides) {
+  StartWelcomed(60s);
+  EXPECT_EQ(core_.counters().hellos, 1u);
+  EXPECT_EQ(core_.counters().welcomes, 1u);
+  ASSERT_TRUE(Launch("run-1", kT0 + 1s));
+  AgentGauges busy = core_.Gauges();
+  EXPECT_EQ(busy.running, 1u);
+  EXPECT_EQ(busy.free_slots, 0);
+  // No free slot, then an engine no driver offers.
+  core_.OnMessage(MakeAssign("run-2"), kT0 + 1s);
+  core_.OnMessage(MakeAssign("run-3", "nobody@1"), kT0 + 1s);
+  core_.OnDriverOutput("run-1", OneRecordOutput(), kT0 + 2s);
+  core_.OnDriverExit("run-1", kExitedZero, kT0 + 3500ms);
+  ASSERT_TRUE(Launch("run-4", kT0 + 4s));
+  core_.OnDriverExit("run-4", kExitedOne, kT0 + 4250ms);
+
+  const AgentCounters& c = core_.counters();
+  EXPECT_EQ(c.assignments, 2u);
+  EXPECT_EQ(c.refusals,
+            (std::map<std::string, std::uint64_t>{{"agent_busy", 1}, {"agent_no_engine", 1}}));
+  using Key = std::pair<std::string, std::string>;
+  EXPECT_EQ(c.runs_ended, (std::map<Key, std::uint64_t>{{{"broken", "failed"}, 1},
+                                                        {{"broken", "succeeded"}, 1}}));
+  EXPECT_EQ(c.records, (std::map<std::string, std::uint64_t>{{"broken", 1}}));
+  EXPECT_EQ(c.run_seconds.count(), 2u);
+  EXPECT_DOUBLE_EQ(c.run_seconds.sum(), 2.5 + 0.25);
+  EXPECT_TRUE(c.sessions_started.empty());
+  AgentGauges idle = core_.Gauges();
+  EXPECT_TRUE(idle.registered);
+  EXPECT_EQ(idle.running, 0u);
+  EXPECT_EQ(idle.free_slots, 1);
+  // Unacknowledged: run-1's chunk and RunFinished, run-4's RunFinished, and the two
+  // refusals (each a RunFinished).
+  EXPECT_EQ(idle.spool_unacked, 5u);
+  core_.OnMessage(proto::Ack{"run-1", 0}, kT0 + 5s);
+  EXPECT_EQ(core_.Gauges().spool_unacked, 4u);
+  ASSERT_EQ(idle.drivers.size(), 2u);
+  EXPECT_EQ(idle.drivers[0].name, "broken");
+  EXPECT_EQ(idle.drivers[0].engine, "test-engine@1");
+  EXPECT_FALSE(idle.drivers[0].quarantined);
 }
 
 TEST_F(AgentCoreTest, StopWaitsShutdownGraceForAcksThenStops) {
@@ -411,6 +458,10 @@ TEST_F(AgentCoreSessionTest, ASessionJobEndsAtItsDoneAndTheNextFittingJobIsFedTo
   EXPECT_EQ(Count<LaunchEffect>(second), 0u);
   ASSERT_EQ(Count<FeedSessionEffect>(second), 1u);
   EXPECT_EQ(std::get<FeedSessionEffect>(second.back()).session, session);
+  EXPECT_EQ(core_.counters().sessions_started, (std::map<std::string, std::uint64_t>{{"warm", 1}}));
+  EXPECT_EQ(core_.counters().warm_jobs, (std::map<std::string, std::uint64_t>{{"warm", 1}}));
+  EXPECT_EQ(core_.Gauges().sessions_busy, 1u);
+  EXPECT_EQ(core_.Gauges().sessions_idle, 0u);
 }
 
 TEST_F(AgentCoreSessionTest, AnIdleSessionIsClosedWhenWarmIdleHasPassed) {

@@ -95,6 +95,37 @@ TEST(AgentConfigTest, BadWarmSessionValuesNameTheKeyAndValue) {
   EXPECT_THAT(config.status().message(), HasSubstr("agent.warm_sessions: must be an integer"));
 }
 
+TEST(AgentConfigTest, MetricsListenIsOffByDefaultAndItsTokenFileResolvesRelative) {
+  Result<AgentConfig> config =
+      ParseAgentConfig("[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\n", "agent.toml", "/d");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->metrics_listen, "");
+  config = ParseAgentConfig(
+      "[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nmetrics_listen = \"0.0.0.0:9465\"\n"
+      "metrics_viewer_token_file = \"keys/viewer.token\"\n",
+      "agent.toml", "/d");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->metrics_listen, "0.0.0.0:9465");
+  EXPECT_EQ(config->metrics_viewer_token_file, "/d/keys/viewer.token");
+}
+
+// Beyond loopback, anyone who reaches the port could read the agent's metrics.
+TEST(AgentConfigTest, AMetricsListenerBeyondLoopbackNeedsAViewerToken) {
+  Result<AgentConfig> config = ParseAgentConfig(
+      "[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nmetrics_listen = \"0.0.0.0:9465\"\n",
+      "agent.toml", "/d");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(config.status().message(),
+              AllOf(HasSubstr("agent.toml:4:18: agent.metrics_listen = 0.0.0.0:9465"),
+                    HasSubstr("agent.metrics_viewer_token_file")));
+  config = ParseAgentConfig(
+      "[agent]\nid = \"a\"\ncoordinator = \"tcp://h:1\"\nmetrics_listen = \"localhost\"\n",
+      "agent.toml", "/d");
+  ASSERT_FALSE(config.ok());
+  EXPECT_THAT(config.status().message(),
+              HasSubstr("agent.toml:4:18: agent.metrics_listen = localhost"));
+}
+
 TEST(AgentConfigTest, ExampleConfigParses) {
   Result<AgentConfig> config =
       LoadAgentConfig(std::string(ORCH_SOURCE_DIR) + "/examples/agent.toml");

@@ -16,6 +16,7 @@
 #include "cli/child_process.h"
 
 #include "tests/e2e/local_cluster.h"
+#include "tests/support/subprocess.h"
 
 namespace orch::testing {
 namespace {
@@ -61,14 +62,30 @@ double Sample(const std::string& text, const std::string& series) {
   return std::stod(text.substr(at + series.size() + 2));
 }
 
-// The port of the coordinator's metrics listener, from DATA_DIR/metrics.endpoint.
-int MetricsPort(const LocalCluster& cluster) {
-  std::ifstream in(cluster.data_dir() / "metrics.endpoint");
+// The port of a metrics listener, from the metrics.endpoint file it wrote in `dir`.
+int PortIn(const std::filesystem::path& dir) {
+  std::ifstream in(dir / "metrics.endpoint");
   std::string url;
   std::getline(in, url);
   std::smatch match;
   if (!std::regex_match(url, match, std::regex(R"(http://127\.0\.0\.1:(\d+))"))) return -1;
   return std::stoi(match[1]);
+}
+
+// The coordinator's (DATA_DIR/metrics.endpoint).
+int MetricsPort(const LocalCluster& cluster) { return PortIn(cluster.data_dir()); }
+
+// Agent `id`'s (its spool folder's metrics.endpoint).
+int AgentMetricsPort(const LocalCluster& cluster, const std::string& id) {
+  return PortIn(cluster.dir() / ("spool-" + id));
+}
+
+// An agent running the test driver with its own metrics listener on a free port.
+void StartAgentWithMetrics(LocalCluster& cluster, const std::string& id) {
+  cluster.StartAgent(id, {{"test", "test-engine@1", TestDriverBinary()}},
+                     "metrics_listen = \"127.0.0.1:0\"\n");
+  ASSERT_TRUE(LocalCluster::WaitUntil([&] { return AgentMetricsPort(cluster, id) > 0; }, 30s))
+      << cluster.Logs();
 }
 
 void RunJobs(LocalCluster& cluster, const std::string& experiment) {
@@ -119,6 +136,44 @@ TEST(MetricsEndpointTest, CountsMoveWithTheJobsRun) {
   EXPECT_NE(report.body.find("<html"), std::string::npos);
   EXPECT_NE(report.body.find("e2e-metrics"), std::string::npos);
   EXPECT_EQ(Get(port, "/report/no-such-experiment").status, 404);
+}
+
+// The agent's own listener (docs/metrics-endpoint.md, "Agent metrics"): what it ran,
+// counted on its side, agrees with the jobs the coordinator saw succeed.
+TEST(MetricsEndpointTest, AnAgentCountsItsOwnRuns) {
+  LocalCluster cluster("metrics-agent");
+  ASSERT_NO_FATAL_FAILURE(cluster.StartCoordinator("tcp://127.0.0.1:*"));
+  ASSERT_NO_FATAL_FAILURE(StartAgentWithMetrics(cluster, "a1"));
+  int port = AgentMetricsPort(cluster, "a1");
+  ASSERT_TRUE(LocalCluster::WaitUntil(
+      [&] { return Sample(Get(port, "/metrics").body, "orch_agentd_registered") == 1; }, 30s))
+      << cluster.Logs();
+  HttpResult before = Get(port, "/metrics");
+  EXPECT_EQ(Sample(before.body, "orch_agentd_assignments_total"), 0) << before.body;
+  EXPECT_EQ(Sample(before.body, "orch_agentd_run_duration_seconds_count"), 0) << before.body;
+
+  ASSERT_NO_FATAL_FAILURE(RunJobs(cluster, "e2e-agent-metrics"));
+  // The last run's end is counted as its RunFinished is spooled, before the
+  // coordinator stores it, so it is there once the coordinator says succeeded.
+  HttpResult after = Get(port, "/metrics");
+  ASSERT_EQ(after.status, 200);
+  const std::string& m = after.body;
+  EXPECT_NE(m.find("\norch_agentd_info{agent=\"a1\",hardware=\"cpu\",fingerprint=\""),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(Sample(m, "orch_agentd_registered"), 1) << m;
+  EXPECT_EQ(Sample(m, "orch_agentd_slots"), 1) << m;
+  EXPECT_EQ(Sample(m, "orch_agentd_assignments_total"), kJobs) << m;
+  EXPECT_EQ(Sample(m, "orch_agentd_runs_total{driver=\"test\",status=\"succeeded\"}"), kJobs) << m;
+  EXPECT_EQ(Sample(m, "orch_agentd_records_total{driver=\"test\"}"), kJobs * kPositions) << m;
+  EXPECT_EQ(Sample(m, "orch_agentd_run_duration_seconds_count"), kJobs) << m;
+  // The test driver offers sessions: one session, the other jobs fed to it warm.
+  EXPECT_EQ(Sample(m, "orch_agentd_warm_sessions_started_total{driver=\"test\"}"), 1) << m;
+  EXPECT_EQ(Sample(m, "orch_agentd_warm_jobs_total{driver=\"test\"}"), kJobs - 1) << m;
+  EXPECT_EQ(Sample(m, "orch_agentd_driver_quarantined{driver=\"test\",engine=\"test-engine@1\"}"),
+            0)
+      << m;
+  EXPECT_EQ(Get(port, "/").status, 404);
 }
 
 TEST(MetricsEndpointTest, AViewerTokenIsRequiredWhenConfigured) {
@@ -172,14 +227,17 @@ TEST(MetricsEndpointTest, PrometheusScrapesTheEndpoint) {
   LocalCluster cluster("metrics-prometheus");
   ASSERT_NO_FATAL_FAILURE(
       cluster.StartCoordinator("tcp://127.0.0.1:*", "metrics_listen = \"127.0.0.1:0\"\n"));
-  ASSERT_NO_FATAL_FAILURE(cluster.StartAgent("a1"));
+  ASSERT_NO_FATAL_FAILURE(StartAgentWithMetrics(cluster, "a1"));
   ASSERT_NO_FATAL_FAILURE(RunJobs(cluster, "e2e-prom"));
   int port = MetricsPort(cluster);
+  int agent_port = AgentMetricsPort(cluster, "a1");
   int web = LocalCluster::FreePort();
   std::filesystem::path config = cluster.dir() / "prometheus.yml";
   std::ofstream(config) << "global:\n  scrape_interval: 1s\n"
                         << "scrape_configs:\n  - job_name: orch\n    static_configs:\n"
-                        << "      - targets: ['127.0.0.1:" << port << "']\n";
+                        << "      - targets: ['127.0.0.1:" << port << "']\n"
+                        << "  - job_name: orch-agents\n    static_configs:\n"
+                        << "      - targets: ['127.0.0.1:" << agent_port << "']\n";
   Result<cli::ChildProcess> server =
       cli::ChildProcess::Start({prometheus, "--config.file=" + config.string(),
                                 "--storage.tsdb.path=" + (cluster.dir() / "tsdb").string(),
@@ -198,8 +256,22 @@ TEST(MetricsEndpointTest, PrometheusScrapesTheEndpoint) {
         return answer.find("\"e2e-prom\"") != std::string::npos;
       },
       60s);
+  // The agent's own series, from its target.
+  std::string agent_query =
+      "/api/v1/query?query=orch_agentd_runs_total%7Bstatus%3D%22succeeded%22%7D";
+  std::string agent_answer;
+  bool agent_scraped =
+      scraped && LocalCluster::WaitUntil(
+                     [&] {
+                       agent_answer = Get(web, agent_query).body;
+                       return agent_answer.find("\"orch-agents\"") != std::string::npos;
+                     },
+                     60s);
   server->Stop(5s);
   ASSERT_TRUE(scraped) << answer;
+  ASSERT_TRUE(agent_scraped) << agent_answer;
+  nlohmann::json agent_parsed = nlohmann::json::parse(agent_answer);
+  EXPECT_EQ(agent_parsed["data"]["result"][0]["value"][1], std::to_string(kJobs)) << agent_answer;
   nlohmann::json parsed = nlohmann::json::parse(answer);
   ASSERT_EQ(parsed["status"], "success") << answer;
   const nlohmann::json& result = parsed["data"]["result"][0];
