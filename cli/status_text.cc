@@ -127,6 +127,12 @@ void PrintAgents(std::ostringstream& out, const protocol::StatusReply& status) {
   out << "AGENTS\n";
   if (status.agents.empty()) out << "  (none registered)\n";
   for (const protocol::AgentSummary& a : status.agents) {
+    if (a.state == protocol::AgentState::kNeverSeen) {
+      // Known from its stored runs only (an earlier coordinator's, or a contributor's
+      // imported bundle): there is no registration to describe.
+      out << "  " << a.agent_id << "  never seen by this coordinator (known from stored runs)\n";
+      continue;
+    }
     out << "  " << a.agent_id << "  host " << Or(a.host) << "  " << a.hardware_class << "  engines "
         << Join(a.engines) << "  " << protocol::AgentStateName(a.state) << "  runs "
         << a.current_runs.size() << "/" << a.slots << "  " << Rate(a.positions_per_second)

@@ -78,7 +78,11 @@ void WriteAgents(const protocol::StatusReply& status, std::ostringstream& out) {
     Cell(out, state);
     Cell(out, engines);
     Cell(out, std::to_string(a.current_runs.size()) + "/" + std::to_string(a.slots), true);
-    Cell(out, std::to_string(a.heartbeat_age.count() / 1000) + " s ago", true);
+    Cell(out,
+         a.state == protocol::AgentState::kNeverSeen
+             ? std::string("never")
+             : std::to_string(a.heartbeat_age.count() / 1000) + " s ago",
+         true);
     Cell(out, a.quarantined);
     out << "</tr>\n";
   }

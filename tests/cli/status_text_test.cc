@@ -145,6 +145,20 @@ TEST(StatusTextTest, AQuarantinedDriverIsShownUnderItsAgentInTextAndJson) {
             status.agents[0].quarantined);
 }
 
+// An agent known only from stored runs (an imported bundle's contributor) never sent a
+// heartbeat: its line says so instead of "heartbeat 0s ago".
+TEST(StatusTextTest, AnAgentNeverSeenHasNoHeartbeatOrRegistrationFigures) {
+  protocol::StatusReply status = Reply();
+  protocol::AgentSummary imported;
+  imported.agent_id = "carol/local-1";
+  imported.state = protocol::AgentState::kNeverSeen;
+  status.agents.push_back(imported);
+  std::string text = FormatStatusText(status, false);
+  EXPECT_THAT(text, HasSubstr("\n  carol/local-1  never seen by this coordinator (known from "
+                              "stored runs)\n"));
+  EXPECT_THAT(text, Not(HasSubstr("carol/local-1  host")));
+}
+
 TEST(StatusTextTest, AnInsecureCoordinatorIsSaidFirst) {
   protocol::StatusReply status = Reply();
   EXPECT_THAT(FormatStatusText(status, false), Not(HasSubstr("INSECURE")));

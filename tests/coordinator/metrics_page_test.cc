@@ -81,6 +81,19 @@ TEST(MetricsPageTest, StatusPageEscapesAndListsFailuresNotFinishedJobs) {
   EXPECT_THAT(html, Not(HasSubstr("<oom>")));
 }
 
+TEST(MetricsPageTest, AnAgentNeverSeenWasLastSeenNever) {
+  protocol::StatusReply reply = Reply();
+  protocol::AgentSummary imported;
+  imported.agent_id = "carol/local-1";
+  imported.state = protocol::AgentState::kNeverSeen;
+  reply.agents.push_back(imported);
+  std::string html = StatusPageHtml(reply, "coord-1", 5);
+  EXPECT_THAT(html, HasSubstr("<td>carol/local-1</td>"));
+  EXPECT_THAT(html, HasSubstr("<td>never seen</td>"));
+  EXPECT_THAT(html, HasSubstr(">never</td>"));
+  EXPECT_THAT(html, Not(HasSubstr(">0 s ago</td>")));
+}
+
 TEST(MetricsPageTest, PathSegmentsRoundTrip) {
   EXPECT_EQ(EncodePathSegment("a b/c"), "a%20b%2Fc");
   EXPECT_EQ(DecodePathSegment("a%20b%2Fc"), "a b/c");
