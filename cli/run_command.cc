@@ -21,6 +21,7 @@
 #include "cli/run_bundle.h"
 #include "cli/run_local.h"
 #include "cli/run_sizing.h"
+#include "cli/spec_model_files.h"
 #include "cli/status_text.h"
 #include "planner/plan.h"
 #include "planner/plan_to_json.h"
@@ -72,29 +73,6 @@ std::string SelfPath() {
 int Fail(const std::string& message, int code) {
   std::cerr << Who() << "" << message << "\n";
   return code;
-}
-
-// The model files the spec names ([model] file and its variants), resolved
-// against the spec's folder with the rules of its text files (cli/files.h);
-// missing ones are reported and left out, refused ones are an error.
-Result<std::vector<std::string>> SpecModelFiles(const planner::Spec& spec,
-                                                const FileSourceReader& reader) {
-  std::vector<std::string> files;
-  std::vector<std::string> named{spec.model.file};
-  for (const auto& [quant, variant] : spec.model.variants) named.push_back(variant.file);
-  for (const std::string& file : named) {
-    if (file.empty()) continue;
-    Result<std::string> real = reader.Locate(file);
-    if (real.ok()) {
-      files.push_back(*real);
-    } else if (real.status().code() == StatusCode::kNotFound) {
-      std::cout << Who() << "the spec's model file " << file
-                << " is not here; its jobs need an agent that holds it\n";
-    } else {
-      return real.status().WithContext("[model] file");
-    }
-  }
-  return files;
 }
 
 Result<protocol::StatusReply> AskStatus(ClientOptions client, bool all_jobs,
@@ -259,6 +237,28 @@ Result<planner::Plan> PlanOrReport(const RunOptions& options) {
   return InvalidArgument("invalid spec " + options.spec);
 }
 
+// Why the agents may hold none of the spec's model files: each whose content is not the
+// declared SHA-256, said after Who() ("" for a bundle, or when every file matches).
+std::string SpecModelMismatches(const RunOptions& options) {
+  if (options.spec.empty()) return "";
+  Result<std::string> text = ReadFile(options.spec);
+  if (!text.ok()) return "";
+  FileSourceReader reader = SpecReader(options);
+  planner::PlanOutcome outcome = planner::PlanSpec(*text, options.spec, reader);
+  if (!outcome.plan) return "";
+  Result<std::vector<SpecModelFile>> files =
+      LocateSpecModelFiles(outcome.plan->spec, reader, Who(), /*say_missing=*/false);
+  if (!files.ok()) return "";
+  std::string out;
+  std::string lines = ModelHashMismatches(*files);
+  for (std::size_t at = 0; at < lines.size();) {
+    std::size_t end = lines.find('\n', at);
+    out += Who() + lines.substr(at, end - at + 1);
+    at = end + 1;
+  }
+  return out;
+}
+
 // Everything after the daemons are up: submit, fail fast, watch.
 int Drive(LocalSystem& system, const ClientOptions& client, const std::string& experiment,
           const std::string& plan_json, const RunOptions& options, int agents) {
@@ -272,7 +272,7 @@ int Drive(LocalSystem& system, const ClientOptions& client, const std::string& e
   if (!status.ok()) return Fail(status.status().message(), kExitError);
   if (std::string table = FormatUnrunnableJobs(*status, nullptr); !table.empty()) {
     std::cerr << Who() << "these jobs can run on none of this machine's agents:\n"
-              << table << Who()
+              << table << SpecModelMismatches(options) << Who()
               << "nothing was waited for; fix the spec, or give the agents what "
                  "they lack (--driver, --model-dir, --hardware)\n";
     return kExitError;
@@ -344,9 +344,10 @@ int StartLocal(const planner::Plan& plan, const RunOptions& options, LocalSystem
       options.hardware, {}, 0, {drivers->begin(), drivers->end()}, std::move(*servers)};
   for (const std::string& dir : options.model_dirs)
     agent_spec.model_dirs.push_back(fs::absolute(dir).lexically_normal().string());
-  Result<std::vector<std::string>> model_files = SpecModelFiles(plan.spec, SpecReader(options));
+  Result<std::vector<SpecModelFile>> model_files =
+      LocateSpecModelFiles(plan.spec, SpecReader(options), Who(), /*say_missing=*/true);
   if (!model_files.ok()) return Fail(model_files.status().message(), kExitInvalidInput);
-  for (const std::string& file : *model_files) agent_spec.model_dirs.push_back(file);
+  for (const SpecModelFile& file : *model_files) agent_spec.model_dirs.push_back(file.path);
   Sizing size =
       SizeAgents(plan, static_cast<int>(std::thread::hardware_concurrency()), options.agents);
   agent_spec.driver_threads = size.threads;

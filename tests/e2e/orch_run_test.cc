@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/sha256.h"
 #include "cli/child_process.h"
 #include "store/rocksdb_store.h"
 #include "tests/e2e/local_cluster.h"
@@ -322,6 +323,29 @@ TEST(OrchRunTest, ASpecModelFileOutsideTheSpecsFolderIsRefusedBeforeAnythingStar
     EXPECT_THAT(run.err, HasSubstr("--allow-outside-spec-dir")) << file;
     EXPECT_FALSE(fs::exists(dir / "data")) << "nothing is started";
   }
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
+// Regression: a spec whose model file is not the declared SHA-256 ended in "no agent ...
+// holds model sha256:..." and nothing else, though orch had the file at hand. The run
+// now says the file's own hash beside the declared one.
+TEST(OrchRunTest, AModelFileWhoseHashIsNotTheSpecsSaysBothHashes) {
+  fs::path dir = TestDir();
+  std::string content = "these bytes are not the model the spec declares";
+  std::ofstream(dir / "model.gguf") << content;
+  std::string spec = TestEngineSpec("e2e-model-hash", 3, 4, 0);
+  std::string synth = "synth = \"llama:vocab=512,embd=64,layers=2,heads=2,kv_heads=1,ff=128\"";
+  spec.replace(spec.find(synth), synth.size(),
+               "name = \"m\"\nfile = \"model.gguf\"\nsha256 = \"" + std::string(64, 'a') + "\"");
+  std::ofstream(dir / "spec.toml") << spec;
+  ProcessResult run = RunProcess(RunArgs(dir, "spec.toml"), std::chrono::seconds(60));
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_THAT(run.err, HasSubstr("holds model sha256:" + std::string(64, 'a')));
+  EXPECT_THAT(run.err,
+              HasSubstr("orch run: the spec's model file model.gguf has SHA-256 " +
+                        Sha256Hex(content) + ", but model.sha256 is " + std::string(64, 'a')))
+      << run.err;
+  EXPECT_TRUE(ProcessesMentioning((dir / "data").string()).empty());
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
