@@ -104,7 +104,7 @@ std::string EnginesOf(const std::vector<agent::DriverConfig>& drivers) {
 // starts and keeps those that pass in `config`; logs each one that fails. False
 // when none passes: the agent would have nothing to offer.
 bool KeepWorkingDrivers(agent::AgentConfig& config, const std::string& config_path,
-                        spdlog::logger& log) {
+                        spdlog::logger& log, std::vector<protocol::KeyValue>& host_facts) {
   if (config.drivers.empty()) {
     std::cerr << "orch agent: " << config_path
               << " configures no [[drivers]]: add one (docs/agent.md)\n";
@@ -113,6 +113,7 @@ bool KeepWorkingDrivers(agent::AgentConfig& config, const std::string& config_pa
   auto runner = fp::MakePosixCommandRunner(
       {.search_path = "", .environment = OwnEnvironment(), .timeout = kDriverCheckTimeout});
   std::vector<agent::DriverConfig> working;
+  std::string unavailable;  // "NAME (ENGINE): why; ...", for the coordinator (Hello)
   for (const agent::DriverVerdict& verdict : agent::CheckDrivers(config.drivers, *runner)) {
     if (verdict.status.ok()) {
       working.push_back(verdict.driver);
@@ -126,7 +127,11 @@ bool KeepWorkingDrivers(agent::AgentConfig& config, const std::string& config_pa
     }
     log.error(fmt::runtime("{}; engine {} is not offered"), verdict.status.message(),
               verdict.driver.engine);
+    unavailable += (unavailable.empty() ? "" : "; ") + verdict.driver.name + " (" +
+                   verdict.driver.engine + "): " + verdict.status.message();
   }
+  // The coordinator says it for the jobs of those engines (docs/coordinator.md).
+  if (!unavailable.empty()) host_facts.push_back({"unavailable_drivers", unavailable});
   if (working.empty()) {
     std::cerr << "orch agent: none of the " << config.drivers.size() << " drivers in "
               << config_path << " works (see above); fix them and start the agent again\n";
@@ -211,7 +216,7 @@ int VerifyModels(const agent::AgentConfig& config, spdlog::logger& log) {
 agent::AgentServiceOptions ServiceOptions(const agent::AgentConfig& config,
                                           HostFingerprint& fingerprint, fp::LockedHashCache& hashes,
                                           spdlog::logger& log,
-                                          const std::vector<protocol::KeyValue>& slurm_facts) {
+                                          const std::vector<protocol::KeyValue>& host_facts) {
   agent::AgentServiceOptions options;
   options.config = config;
   options.fingerprint_json = fingerprint.fingerprinter.Json();
@@ -219,7 +224,7 @@ agent::AgentServiceOptions ServiceOptions(const agent::AgentConfig& config,
   if (char name[256] = {}; ::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') {
     options.host_facts.push_back({"hostname", name});
   }
-  options.host_facts.insert(options.host_facts.end(), slurm_facts.begin(), slurm_facts.end());
+  options.host_facts.insert(options.host_facts.end(), host_facts.begin(), host_facts.end());
   options.fingerprint_json_provider = [&fingerprint] { return fingerprint.fingerprinter.Json(); };
   if (!config.model_dirs.empty()) {
     options.model_scan = [dirs = config.model_dirs, &hashes, &log] {
@@ -332,13 +337,13 @@ int RunAgent(const AgentOptions& flags) {
   if (!config.ok()) return Failed(config.status(), kExitInvalidInput);
   if (flags.verify_models) return VerifyModels(*config, log);
   // Inside a Slurm job: the allocation's GPUs, a spool of its own, the job's identity.
-  std::vector<protocol::KeyValue> slurm_facts =
+  std::vector<protocol::KeyValue> host_facts =
       agent::ApplySlurmAllocation(agent::SlurmEnvironment(), *config);
   // First: the spool's lock says whether another agent already runs on it, before
   // this one checks drivers or reads anything there.
   Result<std::unique_ptr<agent::Spool>> spool = agent::Spool::Open(config->spool_dir);
   if (!spool.ok()) return Failed(spool.status(), kExitError);
-  if (!KeepWorkingDrivers(*config, flags.config, log)) return kExitInvalidInput;
+  if (!KeepWorkingDrivers(*config, flags.config, log, host_facts)) return kExitInvalidInput;
   if (!KeepWorkingServers(*config, flags.config, log)) return kExitInvalidInput;
   std::string cache_path;
   std::unique_ptr<fp::HashCache> cache = OpenAgentHashCache(*config, log, &cache_path);
@@ -350,7 +355,7 @@ int RunAgent(const AgentOptions& flags) {
                               hashes, log);
   HostFingerprint fingerprint(*config);  // outlives the service and its worker
   agent::AgentServiceOptions options =
-      ServiceOptions(*config, fingerprint, hashes, log, slurm_facts);
+      ServiceOptions(*config, fingerprint, hashes, log, host_facts);
   log.info(fmt::runtime("agent {}: fingerprint {}, coordinator {}"), config->id,
            options.fingerprint_id, config->coordinator);
 

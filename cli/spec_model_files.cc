@@ -41,8 +41,8 @@ std::string ModelHashMismatches(const std::vector<SpecModelFile>& files) {
   for (const SpecModelFile& file : files) {
     Result<fingerprint::FileHash> hash = hasher.Hash(file.path);
     if (!hash.ok()) {
-      out += "the spec's model file " + file.as_written + " cannot be hashed: " +
-             hash.status().message() + "\n";
+      out += "the spec's model file " + file.as_written +
+             " cannot be hashed: " + hash.status().message() + "\n";
     } else if (hash->sha256 != file.sha256) {
       out += "the spec's model file " + file.as_written + " has SHA-256 " + hash->sha256 +
              ", but " + file.field + " is " + file.sha256 +

@@ -55,6 +55,7 @@ AgentEntry& AgentRegistry::Register(const protocol::Hello& hello, std::chrono::m
   agent.id = hello.agent_id;
   agent.host = HostOf(hello);
   agent.quarantined = FactOf(hello, {"quarantined_drivers"});
+  agent.unavailable = FactOf(hello, {"unavailable_drivers"});
   agent.fingerprint_id = hello.fingerprint_id;
   agent.capabilities = hello.capabilities;
   agent.warm_sessions = hello.warm_sessions;

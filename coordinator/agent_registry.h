@@ -27,6 +27,9 @@ struct AgentEntry {
   std::string host;  // from host facts ("hostname"), may be empty
   // Drivers the agent quarantined (host fact "quarantined_drivers"), may be empty.
   std::string quarantined;
+  // Drivers that failed the agent's check at its start ("NAME (ENGINE): why; ...", host
+  // fact "unavailable_drivers"): their engines are not offered; may be empty.
+  std::string unavailable;
   std::string fingerprint_id;
   protocol::Capabilities capabilities;
   protocol::AgentState state = protocol::AgentState::kConnected;

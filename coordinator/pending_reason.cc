@@ -57,7 +57,15 @@ std::variant<Agents, PendingReason> Capable(const protocol::Requirements& needs,
     std::set<std::string> offered;
     for (const AgentEntry* a : live)
       offered.insert(a->capabilities.engines.begin(), a->capabilities.engines.end());
-    return Never("no connected agent offers " + engine + " (offered: " + Join(offered) + ")");
+    std::string text = "no connected agent offers " + engine + " (offered: " + Join(offered) + ")";
+    // An agent whose driver for it failed its check says why (a missing file, another
+    // version than the label).
+    for (const AgentEntry* a : live) {
+      if (!needs.engine.empty() &&
+          a->unavailable.find("(" + needs.engine + "):") != std::string::npos)
+        text += "; agent " + a->id + "'s drivers that failed their check: " + a->unavailable;
+    }
+    return Never(text);
   }
   Agents on_hardware = Filter(with_engine, [&](const AgentEntry* a) {
     return needs.hardware.empty() || a->capabilities.hardware_class == needs.hardware;

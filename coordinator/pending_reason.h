@@ -6,7 +6,8 @@
 // and stops at the first part that no connected agent meets, naming what the
 // agents offer instead:
 //   no agent connected
-//   no connected agent offers engine E (offered: ...)
+//   no connected agent offers engine E (offered: ...)[; agent A's drivers that
+//     failed their check: NAME (E): why]
 //   no agent with engine E has hardware H (they have: ...)
 //   no agent with engine E on H has N GPUs (most: M)
 //   no agent with engine E on H holds model sha256:X (...)

@@ -38,6 +38,27 @@ TEST_F(PendingReasonTest, NamesTheHardwareTheAgentsHave) {
   EXPECT_EQ(why.text, "no agent with engine vllm@0.9 has hardware gpu:h100 (they have: cpu)");
 }
 
+// A driver that failed the agent's check at its start (its file missing, another
+// version than its label) is why its engine is not offered: the reason says so.
+TEST_F(PendingReasonTest, AnEngineWhoseDriverFailedItsCheckSaysWhy) {
+  protocol::Hello hello = AgentHello("a", "cpu", 0);
+  hello.capabilities.engines = {"llama.cpp@b8390"};
+  hello.host_facts = {
+      {"unavailable_drivers", "vllm-0.9 (vllm@0.9): driver vllm-0.9: /opt/d: no such file"}};
+  agents_.Register(hello, milliseconds(0));
+  agents_.Register(AgentHello("b", "cpu", 0), milliseconds(0));
+  agents_.Find("b")->capabilities.engines = {"llama.cpp@b8390"};
+  PendingReason why = Explain(Needs("cpu", 0));
+  EXPECT_FALSE(why.runnable);
+  EXPECT_EQ(why.text,
+            "no connected agent offers engine vllm@0.9 (offered: llama.cpp@b8390); agent a's "
+            "drivers that failed their check: vllm-0.9 (vllm@0.9): driver vllm-0.9: /opt/d: no "
+            "such file");
+  // An unavailable driver of another engine is not named.
+  PendingReason other = Explain({"torch@2", "cpu", 0, ""});
+  EXPECT_EQ(other.text, "no connected agent offers engine torch@2 (offered: llama.cpp@b8390)");
+}
+
 TEST_F(PendingReasonTest, NamesTheMostGpusAnAgentHas) {
   agents_.Register(AgentHello("a", "gpu:h100", 2), milliseconds(0));
   PendingReason why = Explain(Needs("gpu:h100", 4));

@@ -88,6 +88,20 @@ TEST(AgentDriverHealthTest, AnAgentOffersOnlyTheDriversThatPassTheirCheck) {
               AllOf(HasSubstr("driver \"gone\" (" + missing + "): does not exist"),
                     HasSubstr("engine gone-engine@1 is not offered"),
                     HasSubstr("offering only: test-engine@1")));
+  // The jobs of the engine it cannot offer say why, not only that nobody offers it.
+  std::string spec = TestEngineSpec("e2e-gone", 3, 4, 0);
+  spec.replace(spec.find("test-engine@1"), 13, "gone-engine@1");
+  std::ofstream(cluster.dir() / "spec.toml") << spec;
+  ProcessResult submitted = cluster.Client({"submit", (cluster.dir() / "spec.toml").string()});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
+  ProcessResult jobs = cluster.Client({"status", "--jobs", "e2e-gone"});
+  EXPECT_THAT(jobs.out, HasSubstr("no connected agent offers engine gone-engine@1 (offered: "
+                                  "test-engine@1); agent a1's drivers that failed their check: "
+                                  "gone (gone-engine@1): driver \"gone\" (" +
+                                  missing + "): does not exist"))
+      << jobs.out << jobs.err;
+  ProcessResult submit_again = cluster.Client({"submit", (cluster.dir() / "spec.toml").string()});
+  EXPECT_THAT(submit_again.out + submit_again.err, HasSubstr("failed their check"));
 }
 
 TEST(AgentDriverHealthTest, ADriverFailingEveryRunIsQuarantinedAndTheJobsFinishElsewhere) {
