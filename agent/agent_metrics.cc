@@ -12,8 +12,8 @@ using telemetry::ExpositionWriter;
 using telemetry::MetricType;
 
 // A counter family with one sample per key, labelled `label`.
-void CounterBy(ExpositionWriter& w, std::string_view name, std::string_view help,
-               const char* label, const std::map<std::string, std::uint64_t>& counts) {
+void CounterBy(ExpositionWriter& w, std::string_view name, std::string_view help, const char* label,
+               const std::map<std::string, std::uint64_t>& counts) {
   w.Family(name, MetricType::kCounter, help);
   for (const auto& [key, count] : counts) {
     w.Sample(name, {{label, key}}, static_cast<double>(count));
@@ -66,8 +66,8 @@ void WriteCounters(ExpositionWriter& w, const AgentCounters& c, const AgentShell
   }
   CounterBy(w, "orch_agentd_records_total",
             "Digest records (positions) the drivers wrote, by driver.", "driver", c.records);
-  CounterBy(w, "orch_agentd_warm_sessions_started_total", "Warm driver sessions started.",
-            "driver", c.sessions_started);
+  CounterBy(w, "orch_agentd_warm_sessions_started_total", "Warm driver sessions started.", "driver",
+            c.sessions_started);
   CounterBy(w, "orch_agentd_warm_jobs_total",
             "Jobs fed to a warm session that was already running (no model load).", "driver",
             c.warm_jobs);

@@ -17,8 +17,8 @@ struct AgentShellMeasures {
   // Streaks of handshakes in which the coordinator refused this agent's key (ZAP):
   // the transport reports a refusal once until a handshake succeeds.
   std::uint64_t refused_handshakes = 0;
-  std::uint64_t bad_frames = 0;          // frames from the coordinator that did not decode
-  std::size_t spool_queued_bytes = 0;    // handed to the spool's thread, not yet written
+  std::uint64_t bad_frames = 0;        // frames from the coordinator that did not decode
+  std::size_t spool_queued_bytes = 0;  // handed to the spool's thread, not yet written
 };
 
 // Who the agent is: orch_agentd_info's labels.

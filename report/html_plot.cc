@@ -10,7 +10,7 @@ namespace orch::report {
 namespace {
 
 constexpr int kWidth = 960;
-constexpr int kHeight = 284;
+constexpr int kHeight = 300;
 constexpr int kLeft = 80;
 constexpr int kInnerWidth = kWidth - kLeft - 10;
 constexpr int kFlipTop = 34, kFlipHeight = 12;       // the flip strip
@@ -80,7 +80,8 @@ void WriteLegend(const CellReport& c, const WorkloadScales& s, std::ostringstrea
            " scale, nats, shared by every plot of this "
            "workload",
        "start");
-  Text(out, kLeft, kAxisY + 12,
+  // A line below the axis's "position" label, which it would run into.
+  Text(out, kLeft, kAxisY + 28,
        "lower track: baseline top-1 minus top-2 logit margin, log10 scale (below " +
            G(kMarginFloor) + " on the floor); amber = near-tie (margin <= noise band " +
            G(c.noise_band) + ")",
