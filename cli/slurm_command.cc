@@ -69,11 +69,12 @@ Result<std::string> RunTool(fingerprint::CommandRunner& runner,
   return out->stdout_text;
 }
 
+// The pilots of this user: `--me` is the process's own uid, as Slurm owns jobs by uid
+// (not $USER, which is unset under cron, systemd and many containers, and would list
+// every user's pilots).
 Result<std::vector<PilotJob>> OurPilots(fingerprint::CommandRunner& runner) {
-  const char* user = std::getenv("USER");
-  std::vector<std::string> argv{"squeue", "-h", "-o", "%i|%j|%T|%N"};
-  if (user != nullptr && *user != '\0') argv.insert(argv.end(), {"-u", user});
-  ORCH_ASSIGN_OR_RETURN(std::string out, RunTool(runner, argv));
+  ORCH_ASSIGN_OR_RETURN(std::string out,
+                        RunTool(runner, {"squeue", "--me", "-h", "-o", "%i|%j|%T|%N"}));
   return ParseSqueue(out);
 }
 

@@ -26,9 +26,15 @@ The tools (one request form each; argument order fixed):
   check_port     {service, port}              what port does SERVICE listen on?
   open_port      {interface, address, port}   open SERVICE on the interface that carries ADDRESS
 
-The forward variant (docs/models.md: the nearest task a model trained here learns) drops
-show_interface and asks open_port by name, "open SERVICE on INTERFACE": every value the
-call needs then follows its key in the config.
+The forward variant drops show_interface and asks open_port by name, "open SERVICE on
+INTERFACE": every value the call needs then follows its key in the config.
+
+The site variant (docs/models.md, "The site task": the nearest task a model trained here
+learns) keeps the four tools and the forward variant's requests, but every config is drawn
+from one fixed site: 8 interfaces, each always with the same address and prefix, and 16
+services, each on its well-known port. A model can then answer from what it learnt rather
+than by copying a value it has never seen, and still has to name an interface, an address
+and a port digit by digit.
 """
 import json
 import random
@@ -46,9 +52,26 @@ TOOLS = ("show_interface", "ping", "check_port", "open_port")
 # The forward variant: every value the call needs follows its key in the config (an
 # address after its interface's name, a port after its service's name).
 FORWARD_TOOLS = ("ping", "check_port", "open_port")
-VARIANTS = ("full", "forward")
+VARIANTS = ("full", "forward", "site")
 SERVICES = ("postgres", "mysql", "redis", "ssh", "http", "https", "dns", "ntp", "snmp",
             "syslog", "ldap", "mongodb", "kafka", "grafana", "radius", "tftp")
+
+# The site variant's fixed inventory: (interface, address, prefix length), and each
+# service's well-known port. GigabitEthernet0/1/4 sits beside GigabitEthernet0/0/1.201 on
+# purpose: the studies saw one come back as the other.
+SITE_INTERFACES = (
+    ("GigabitEthernet0/0/1.201", "10.1.20.1", 24),
+    ("GigabitEthernet0/0/2", "10.1.30.1", 24),
+    ("GigabitEthernet0/1/4", "10.1.40.1", 24),
+    ("TenGigabitEthernet1/0/3", "172.16.4.2", 30),
+    ("Loopback0", "192.168.7.1", 32),
+    ("Vlan20", "10.20.0.1", 24),
+    ("Vlan100", "192.168.100.1", 24),
+    ("Port-channel7", "172.20.7.1", 24),
+)
+SITE_PORTS = {"postgres": 5432, "mysql": 3306, "redis": 6379, "ssh": 22, "http": 80,
+              "https": 443, "dns": 53, "ntp": 123, "snmp": 161, "syslog": 514, "ldap": 389,
+              "mongodb": 27017, "kafka": 9092, "grafana": 3000, "radius": 1812, "tftp": 69}
 
 
 def _interface_name(r):
@@ -89,20 +112,31 @@ class Example:
     """A config, a request and the expected call."""
 
     def __init__(self, seed, variant="full"):
+        if variant not in VARIANTS:
+            raise ValueError(f"netcalls variant {variant!r}: one of {', '.join(VARIANTS)}")
         r = random.Random(seed)
         self.seed, self.variant = seed, variant
-        names = _distinct(r, _interface_name, r.randrange(2, 4))
-        addresses = _distinct(r, _address, len(names))
-        self.interfaces = list(zip(names, addresses))
-        services = r.sample(SERVICES, r.randrange(1, 3))
-        ports = _distinct(r, lambda g: g.randrange(1, 65536), len(services))
-        self.services = list(zip(services, ports))
+        if variant == "site":
+            chosen = r.sample(SITE_INTERFACES, r.randrange(2, 4))
+            self.interfaces = [(name, address) for name, address, _ in chosen]
+            prefixes = [prefix for _, _, prefix in chosen]
+            services = r.sample(SERVICES, r.randrange(1, 3))
+            self.services = [(s, SITE_PORTS[s]) for s in services]
+        else:
+            names = _distinct(r, _interface_name, r.randrange(2, 4))
+            addresses = _distinct(r, _address, len(names))
+            self.interfaces = list(zip(names, addresses))
+            prefixes = [None] * len(names)
+            services = r.sample(SERVICES, r.randrange(1, 3))
+            ports = _distinct(r, lambda g: g.randrange(1, 65536), len(services))
+            self.services = list(zip(services, ports))
         lines = []
-        for name, address in self.interfaces:
-            lines += [f"interface {name}", f" ip address {address}/{r.choice((24, 30, 32))}"]
+        for (name, address), prefix in zip(self.interfaces, prefixes):
+            prefix = prefix if prefix is not None else r.choice((24, 30, 32))
+            lines += [f"interface {name}", f" ip address {address}/{prefix}"]
         lines += [f"service {s} port {p}" for s, p in self.services]
         self.config = "\n".join(lines)
-        tools = TOOLS if variant == "full" else FORWARD_TOOLS
+        tools = FORWARD_TOOLS if variant == "forward" else TOOLS
         self.tool = tools[r.randrange(len(tools))]
         interface, address = r.choice(self.interfaces)
         service, port = r.choice(self.services)
@@ -115,7 +149,7 @@ class Example:
         elif self.tool == "check_port":
             self.request = f"what port does {service} listen on?"
             self.arguments = {"service": service, "port": port}
-        elif variant == "forward":
+        elif variant != "full":
             self.request = f"open {service} on {interface}"
             self.arguments = {"interface": interface, "address": address, "port": port}
         else:

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -33,6 +34,13 @@ TEST(SlurmTest, PilotsRunTheExperimentAndAScancelledPilotLosesNothing) {
   slurm.Start();
   if (HasFatalFailure()) return;
   cluster.StartCoordinator("tcp://127.0.0.1:*");
+  // Another user's job with a pilot's name, held in the queue: not ours, so orch slurm
+  // neither counts nor lists it, even where $USER is unset (cron, systemd, containers).
+  ProcessResult decoy = slurm.Run({"sbatch", "--hold", "--uid=65534", "--gid=65534", "--parsable",
+                                   "--job-name=orch-pilot-gpu_fake-g2", "--wrap", "true"});
+  ASSERT_EQ(decoy.exit_code, 0) << decoy.err;
+  const std::string decoy_id = decoy.out.substr(0, decoy.out.find_first_of(";\n"));
+  ::unsetenv("USER");
   std::ofstream(cluster.dir() / "spec.toml") << GpuSpec();
   ProcessResult submitted = cluster.Client({"submit", (cluster.dir() / "spec.toml").string()});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
@@ -72,6 +80,7 @@ TEST(SlurmTest, PilotsRunTheExperimentAndAScancelledPilotLosesNothing) {
   // orch slurm status pairs the queue's pilots with their agents.
   ProcessResult pilot_status = cluster.Client({"slurm", "status"});
   EXPECT_EQ(pilot_status.exit_code, 0) << pilot_status.err;
+  EXPECT_THAT(pilot_status.out, ::testing::Not(HasSubstr(decoy_id + " "))) << pilot_status.out;
   EXPECT_THAT(pilot_status.out, ::testing::ContainsRegex(victim +
                                                          " +orch-pilot-gpu_fake-g2 +RUNNING +"
                                                          "orchnode +pilots.slurm-" +

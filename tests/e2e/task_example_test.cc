@@ -1,8 +1,9 @@
-// A task workload end to end on the real engine (docs/tasks.md): `orch run` of a spec
-// whose workload is a case file (cloze cases of the committed King James model and two
-// multiple-choice cases), then `orch report --json`. Each case ran as its own jobs, the
-// report judged each run's generated text with that case's checks, and each choice was
-// scored by its log-likelihood after the prompt.
+// A task workload end to end on the real engine (docs/tasks.md), with both committed
+// trained models: `orch run` of a spec whose workload is a case file (cloze cases of the
+// King James model and two multiple-choice cases; tool calls of the tool-call model), then
+// `orch report --json`. Each case ran as its own jobs, the report judged each run's
+// generated text with that case's checks, and each choice was scored by its
+// log-likelihood after the prompt.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -36,22 +37,22 @@ constexpr char kChoices[] =
     R"({"id": "mc-wrong", "prompt": "And the", "choices": [" LORD", " banana"], "answer": 1})"
     "\n";
 
-std::string TaskE2eSpec(const fs::path& model) {
+struct SpecModel {
+  std::string name, file, sha256;
+};
+
+// One task workload over `cases.jsonl`, the example baseline and one alternative cell.
+std::string TaskE2eSpec(const SpecModel& model, const std::string& workload, int max_tokens,
+                        const std::string& alternative) {
   return R"toml([experiment]
 name = "task-e2e"
 
 [model]
-name = "kjv-tiny"
-file = ")toml" +
-         model.string() +
-         R"toml("
-sha256 = "2edb568f0c7576b5b0b77ab7223bf1eb53c47639d55fd53ab4ddbc35b48a7710"
-
-[[workloads]]
-name = "cloze"
-kind = "task"
-cases_file = "cases.jsonl"
-max_tokens = 4
+name = ")toml" +
+         model.name + "\"\nfile = \"" + model.file + "\"\nsha256 = \"" + model.sha256 +
+         "\"\n\n[[workloads]]\nname = \"" + workload +
+         "\"\nkind = \"task\"\ncases_file = \"cases.jsonl\"\nmax_tokens = " +
+         std::to_string(max_tokens) + R"toml(
 capture = { top_logits = 20, full_every = 1 }
 
 [baseline]
@@ -66,9 +67,14 @@ sampler.seed = 42
 sampler.temperature = 0.0
 
 [alternatives]
-quant = ["q4_0"]
-)toml";
+)toml" + alternative +
+         "\n";
 }
+
+// Every generated case's runs, as the report shows them: both repeats gave one text (an
+// exact coordinate reruns bit for bit) and the pass shown is that case's checks applied
+// to that text. Returns the passes counted.
+int CheckJudgedRuns(const json& cell, const std::vector<task::TaskCase>& cases);
 
 const json* CaseOf(const json& cell, const std::string& id) {
   for (const json& c : cell["cases_detail"])
@@ -84,7 +90,10 @@ TEST(TaskExampleTest, EachCaseRunsOnTheRealEngineAndTheReportJudgesItsOwnOutput)
   const fs::path examples = fs::path(ORCH_SOURCE_DIR) / "examples";
   const std::string cases = FirstLines(examples / "tasks/kjv-cloze.jsonl", 6) + kChoices;
   std::ofstream(dir / "cases.jsonl") << cases;
-  std::ofstream(dir / "spec.toml") << TaskE2eSpec(examples / "models/kjv-tiny-f32.gguf");
+  std::ofstream(dir / "spec.toml")
+      << TaskE2eSpec({"kjv-tiny", (examples / "models/kjv-tiny-f32.gguf").string(),
+                      "2edb568f0c7576b5b0b77ab7223bf1eb53c47639d55fd53ab4ddbc35b48a7710"},
+                     "cloze", 4, R"(quant = ["q4_0"])");
   const std::string data = (dir / "data").string();
 
   // 6 generate cases and 2 x 2 choices, in the baseline twice and the q4_0 cell once.
@@ -109,23 +118,9 @@ TEST(TaskExampleTest, EachCaseRunsOnTheRealEngineAndTheReportJudgesItsOwnOutput)
   EXPECT_EQ(baseline["repeats"], 2);
   EXPECT_EQ(baseline["trials"], 16);
 
-  // Every generated case: both repeats gave one text (an exact coordinate reruns bit for
-  // bit) and the pass shown is that case's checks applied to that text.
   Result<std::vector<task::TaskCase>> parsed = task::ParseCaseFile(cases, "cases.jsonl");
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
-  int passes = 0;
-  for (const task::TaskCase& c : *parsed) {
-    const json* detail = CaseOf(baseline, c.id);
-    if (detail == nullptr) continue;
-    EXPECT_TRUE((*detail)["repeats_agree"].get<bool>()) << c.id;
-    passes += (*detail)["passes"].get<int>();
-    if (c.multiple_choice()) continue;
-    for (const json& run_shown : (*detail)["runs"]) {
-      const std::string text = run_shown["text"];
-      EXPECT_FALSE(text.empty()) << c.id;
-      EXPECT_EQ(run_shown["pass"].get<bool>(), task::EvaluateCase(c, text).pass) << c.id << text;
-    }
-  }
+  const int passes = CheckJudgedRuns(baseline, *parsed);
   EXPECT_EQ(baseline["passes"], passes);
   // The trained model scores " LORD" far above " banana" after "And the": the case whose
   // answer is " LORD" passes, the one whose answer is " banana" fails.
@@ -140,6 +135,79 @@ TEST(TaskExampleTest, EachCaseRunsOnTheRealEngineAndTheReportJudgesItsOwnOutput)
   EXPECT_EQ(q4["label"], "quant=q4_0");
   EXPECT_EQ(q4["cases"], 8);
   EXPECT_GT(q4["kld"]["n"].get<int>(), 0) << "the cell's digests were compared with the baseline's";
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
+int CheckJudgedRuns(const json& cell, const std::vector<task::TaskCase>& cases) {
+  int passes = 0;
+  for (const task::TaskCase& c : cases) {
+    const json* detail = CaseOf(cell, c.id);
+    if (detail == nullptr) continue;
+    EXPECT_TRUE((*detail)["repeats_agree"].get<bool>()) << c.id;
+    passes += (*detail)["passes"].get<int>();
+    if (c.multiple_choice()) continue;
+    for (const json& run_shown : (*detail)["runs"]) {
+      const std::string text = run_shown["text"];
+      EXPECT_FALSE(text.empty()) << c.id;
+      EXPECT_EQ(run_shown["pass"].get<bool>(), task::EvaluateCase(c, text).pass) << c.id << text;
+    }
+  }
+  return passes;
+}
+
+TEST(TaskExampleTest, TheToolCallModelsCallsAreJudgedCallByCall) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("orch-task-calls-e2e-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path examples = fs::path(ORCH_SOURCE_DIR) / "examples";
+  const std::string cases = FirstLines(examples / "tasks/netcalls-site.jsonl", 8);
+  std::ofstream(dir / "cases.jsonl") << cases;
+  std::ofstream(dir / "spec.toml") << TaskE2eSpec(
+      {"netcalls-site-tiny", (examples / "models/netcalls-site-tiny-f32.gguf").string(),
+       "c56fd2aa78de058bc213d01153e9afbf34dbc8a46a5be4ad4f063229a7d676c1"},
+      "calls", 64, R"(kv = ["q4_0/f16"])");
+  const std::string data = (dir / "data").string();
+
+  // 8 calls, in the baseline twice and the q4_0 K cache cell once.
+  ProcessResult run =
+      RunProcess({OrchBinary(), "run", (dir / "spec.toml").string(), "--allow-outside-spec-dir",
+                  "--data-dir", data, "--timeout", "150"},
+                 std::chrono::seconds(180), dir.string());
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("[24/24] succeeded 24"));
+  ProcessResult report = RunProcess(
+      {OrchBinary(), "report", "task-e2e", "--json", "--data-dir", data}, std::chrono::seconds(60));
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  json r = json::parse(report.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(r.is_discarded()) << report.out;
+  ASSERT_EQ(r["tasks"].size(), 1u);
+  const json& task = r["tasks"][0];
+  EXPECT_EQ(task["name"], "calls");
+  EXPECT_FALSE(task["multiple_choice"].get<bool>());
+  const json& baseline = task["baseline"];
+  EXPECT_EQ(baseline["cases"], 8);
+  EXPECT_EQ(baseline["trials"], 16);
+
+  Result<std::vector<task::TaskCase>> parsed = task::ParseCaseFile(cases, "cases.jsonl");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const int passes = CheckJudgedRuns(baseline, *parsed);
+  EXPECT_EQ(baseline["passes"], passes);
+  // The model answers with the tool call its case expects: the first case's text is that
+  // call, and it passes (docs/models.md: 115 of the 120 committed calls are right).
+  const json* first = CaseOf(baseline, (*parsed)[0].id);
+  ASSERT_TRUE(first != nullptr);
+  EXPECT_EQ((*first)["runs"][0]["text"],
+            R"({"name": "check_port", "arguments": {"service": "dns", "port": 53}})");
+  EXPECT_TRUE((*first)["pass"].get<bool>());
+  EXPECT_GE(passes, 12) << "of 16 baseline runs";
+
+  ASSERT_EQ(task["cells"].size(), 1u);
+  const json& kv = task["cells"][0];
+  EXPECT_EQ(kv["label"], "kv=q4_0/f16");
+  EXPECT_EQ(kv["cases"], 8);
+  CheckJudgedRuns(kv, *parsed);
+  EXPECT_GT(kv["kld"]["n"].get<int>(), 0) << "the cell's digests were compared with the baseline's";
   if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 

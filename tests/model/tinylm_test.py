@@ -116,6 +116,32 @@ class NetcallsTest(unittest.TestCase):
                 self.assertIn(name, e.request)
                 self.assertIn(f"interface {name}\n ip address {arguments['address']}/", e.config)
 
+    def test_the_site_variant_draws_every_value_from_the_fixed_site(self):
+        examples = netcalls.training(300, "site")
+        self.assertEqual({e.tool for e in examples}, set(netcalls.TOOLS))
+        site = {name: (address, prefix) for name, address, prefix in netcalls.SITE_INTERFACES}
+        for e in examples:
+            for name, address in e.interfaces:
+                self.assertEqual(site[name][0], address)
+                self.assertIn(f"interface {name}\n ip address {address}/{site[name][1]}\n",
+                              e.config + "\n")
+            for service, port in e.services:
+                self.assertEqual(netcalls.SITE_PORTS[service], port)
+            arguments = e.arguments
+            if "port" in arguments:
+                self.assertEqual(arguments["port"], netcalls.SITE_PORTS[
+                    next(s for s, p in e.services if p == arguments["port"])])
+            if e.tool == "open_port":
+                self.assertIn(arguments["interface"], e.request)
+                self.assertEqual(arguments["address"], site[arguments["interface"]][0])
+        # Every interface and service of the site appears, so a model sees them all.
+        self.assertEqual({n for e in examples for n, _ in e.interfaces}, set(site))
+        self.assertEqual({s for e in examples for s, _ in e.services}, set(netcalls.SITE_PORTS))
+
+    def test_an_unknown_variant_is_refused_with_the_known_ones(self):
+        with self.assertRaisesRegex(ValueError, "'sight'.*full, forward, site"):
+            netcalls.Example(1, "sight")
+
     def test_held_out_configs_are_never_training_configs(self):
         train = netcalls.training(300)
         held = netcalls.held_out(50, train)
@@ -123,16 +149,19 @@ class NetcallsTest(unittest.TestCase):
         self.assertFalse({e.config for e in held} & {e.config for e in train})
         self.assertTrue(all(e.seed >= netcalls.HELDOUT_SEED_BASE for e in held))
 
-    def test_the_committed_case_file_is_the_generators(self):
+    def test_the_committed_case_files_are_the_generators(self):
         root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-        with tempfile.TemporaryDirectory() as tmp:
-            out = os.path.join(tmp, "netcalls.jsonl")
-            subprocess.run([sys.executable, "-B", os.path.join(root, "scripts", "eval-task-model"),
-                            "--write-cases", out, "--cases", "40"], check=True)
-            with open(out) as f:
-                written = f.read()
-        with open(os.path.join(root, "examples", "tasks", "netcalls.jsonl")) as f:
-            self.assertEqual(f.read(), written)
+        for variant, name, cases in (("forward", "netcalls.jsonl", 40),
+                                    ("site", "netcalls-site.jsonl", 120)):
+            with tempfile.TemporaryDirectory() as tmp:
+                out = os.path.join(tmp, name)
+                subprocess.run([sys.executable, "-B",
+                                os.path.join(root, "scripts", "eval-task-model"), "--variant",
+                                variant, "--write-cases", out, "--cases", str(cases)], check=True)
+                with open(out) as f:
+                    written = f.read()
+            with open(os.path.join(root, "examples", "tasks", name)) as f:
+                self.assertEqual(f.read(), written, name)
 
 
 class GgufWriterTest(unittest.TestCase):

@@ -1,9 +1,10 @@
-// The King James model's cloze case file (examples/tasks/kjv-cloze.jsonl, docs/models.md
-// "The cloze set") on the real engine, both installed llama.cpp builds: each case runs as a
-// greedy generate job with its prompt and max_tokens, and the test scores the generated
-// text the way the case's check says (the first word, extracted by the check's pattern,
-// equal to the check's value), so the committed model is shown to do the task its case
-// file poses.
+// The committed trained models' case files on the real engine, both installed llama.cpp
+// builds and both files of each model: the King James model's cloze set
+// (examples/tasks/kjv-cloze.jsonl, docs/models.md "The cloze set") and the tool-call
+// model's calls (examples/tasks/netcalls-site.jsonl, "The tool-call model"). Each case runs
+// as a greedy generate job with its prompt and max_tokens, and the task library judges the
+// generated text with the case's checks, as the report does, so each committed model is
+// shown to do the task its case file poses.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -126,6 +127,18 @@ TEST_F(TaskModelsEngineTest, TheKjvModelCompletesMostClozeCasesOnBothEngines) {
   // Floor from the committed model's measurement, with margin (docs/models.md: 51 of the
   // 61 cases pass with each release and file).
   for (int n : passed) EXPECT_GE(n, 45);
+}
+
+TEST_F(TaskModelsEngineTest, TheToolCallModelMakesMostCallsOnBothEngines) {
+  std::vector<std::string> texts;
+  std::vector<int> passed =
+      PassCounts("examples/tasks/netcalls-site.jsonl", "netcalls-site-tiny", &texts);
+  ASSERT_EQ(texts.size(), 120u);
+  // The answers are JSON tool calls, as trained: the first case's is its expected call.
+  EXPECT_EQ(texts[0], R"({"name": "check_port", "arguments": {"service": "dns", "port": 53}})");
+  // Floor from the committed model's measurement, with margin (docs/models.md: 115 of the
+  // 120 calls exactly right with each release and file).
+  for (int n : passed) EXPECT_GE(n, 105);
 }
 
 }  // namespace
