@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <random>
@@ -12,6 +13,7 @@
 #include "cli/command.h"
 #include "cli/files.h"
 #include "cli/security_keys.h"
+#include "cli/spec_model_files.h"
 #include "cli/status_text.h"
 #include "coordinator/coordinator_service.h"
 #include "planner/plan.h"
@@ -48,8 +50,10 @@ int Report(const char* command, const Result<protocol::Message>& reply) {
   return answer->ok ? kExitOk : kExitError;
 }
 
-// Says at once which of the experiment's jobs no connected agent can run, and why.
-void WarnAboutUnrunnableJobs(const ClientOptions& options, const std::string& experiment) {
+// Says at once which of the experiment's jobs no connected agent can run, and why; then
+// `more` (the spec's model files whose content is not the declared hash).
+void WarnAboutUnrunnableJobs(const ClientOptions& options, const std::string& experiment,
+                             const std::function<std::string()>& more) {
   Result<protocol::StatusReply> status =
       RequestStatus(options, protocol::StatusRequest{experiment, false});
   if (!status.ok()) return;
@@ -58,7 +62,7 @@ void WarnAboutUnrunnableJobs(const ClientOptions& options, const std::string& ex
   if (table.empty()) return;
   std::cerr << "orch submit: " << count
             << " jobs can run on no connected agent; they wait until one that can registers:\n"
-            << table;
+            << table << more();
 }
 
 int RunSubmit(const std::string& spec, const ClientOptions& options, bool allow_outside) {
@@ -84,7 +88,11 @@ int RunSubmit(const std::string& spec, const ClientOptions& options, bool allow_
     return kExitInvalidInput;
   }
   int code = Report("submit", SubmitPlan(options, plan_json, "submit"));
-  if (code == kExitOk) WarnAboutUnrunnableJobs(options, outcome.plan->spec.name);
+  if (code == kExitOk) {
+    WarnAboutUnrunnableJobs(options, outcome.plan->spec.name, [&] {
+      return SpecModelMismatchLines(outcome.plan->spec, reader, "orch submit: ");
+    });
+  }
   return code;
 }
 

@@ -246,17 +246,7 @@ std::string SpecModelMismatches(const RunOptions& options) {
   FileSourceReader reader = SpecReader(options);
   planner::PlanOutcome outcome = planner::PlanSpec(*text, options.spec, reader);
   if (!outcome.plan) return "";
-  Result<std::vector<SpecModelFile>> files =
-      LocateSpecModelFiles(outcome.plan->spec, reader, Who(), /*say_missing=*/false);
-  if (!files.ok()) return "";
-  std::string out;
-  std::string lines = ModelHashMismatches(*files);
-  for (std::size_t at = 0; at < lines.size();) {
-    std::size_t end = lines.find('\n', at);
-    out += Who() + lines.substr(at, end - at + 1);
-    at = end + 1;
-  }
-  return out;
+  return SpecModelMismatchLines(outcome.plan->spec, reader, Who());
 }
 
 // Everything after the daemons are up: submit, fail fast, watch.
@@ -299,7 +289,7 @@ int DriveRemote(const ClientOptions& client, const std::string& experiment,
     std::cerr << "orch " << options.command << ": " << count
               << " jobs can run on no connected agent; they wait until one that can "
                  "registers:\n"
-              << table;
+              << table << SpecModelMismatches(options);
   }
   bool all_succeeded = false;
   Outcome outcome = Watch(nullptr, client, experiment, options.timeout_s, all_succeeded);

@@ -54,4 +54,19 @@ std::string ModelHashMismatches(const std::vector<SpecModelFile>& files) {
   return out;
 }
 
+std::string SpecModelMismatchLines(const planner::Spec& spec, const FileSourceReader& reader,
+                                   const std::string& who) {
+  Result<std::vector<SpecModelFile>> files =
+      LocateSpecModelFiles(spec, reader, who, /*say_missing=*/false);
+  if (!files.ok()) return "";
+  std::string out;
+  std::string lines = ModelHashMismatches(*files);
+  for (std::size_t at = 0; at < lines.size();) {
+    std::size_t end = lines.find('\n', at);
+    out += who + lines.substr(at, end - at + 1);
+    at = end + 1;
+  }
+  return out;
+}
+
 }  // namespace orch::cli

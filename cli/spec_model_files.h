@@ -31,4 +31,9 @@ Result<std::vector<SpecModelFile>> LocateSpecModelFiles(const planner::Spec& spe
 // cache (cli/hash_cache_file.h), so a file is read again only when it changed.
 std::string ModelHashMismatches(const std::vector<SpecModelFile>& files);
 
+// ModelHashMismatches of the model files `spec` names, each line after `who` (e.g.
+// "orch submit: "); "" when every file found matches, or none can be located.
+std::string SpecModelMismatchLines(const planner::Spec& spec, const FileSourceReader& reader,
+                                   const std::string& who);
+
 }  // namespace orch::cli

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "base/sha256.h"
 #include "store/rocksdb_store.h"
 #include "tests/e2e/local_cluster.h"
 
@@ -127,6 +128,30 @@ namespace orch::testing {
 namespace {
 
 using ::testing::HasSubstr;
+
+// Regression: `orch submit` of a spec whose model file is not its declared SHA-256 said
+// only that no agent holds that hash, though the submitter had the file at hand. It now
+// says the file's own hash beside the declared one, as `orch run` does.
+TEST(ClusterTest, SubmitOfAModelFileWhoseHashIsNotTheSpecsSaysBothHashes) {
+  LocalCluster cluster("e2e-submit-hash");
+  cluster.StartCoordinator("tcp://127.0.0.1:*");
+  const std::string content = "these bytes are not the model the spec declares";
+  std::ofstream(cluster.dir() / "model.gguf") << content;
+  std::string spec = TestEngineSpec("e2e-submit-hash", 3, 4, 0);
+  const std::string synth =
+      "synth = \"llama:vocab=512,embd=64,layers=2,heads=2,kv_heads=1,ff=128\"";
+  ASSERT_NE(spec.find(synth), std::string::npos);
+  spec.replace(spec.find(synth), synth.size(),
+               "name = \"m\"\nfile = \"model.gguf\"\nsha256 = \"" + std::string(64, 'a') + "\"");
+  std::ofstream(cluster.dir() / "spec.toml") << spec;
+  ProcessResult submitted = cluster.Client({"submit", (cluster.dir() / "spec.toml").string()});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  EXPECT_THAT(submitted.err, HasSubstr("3 jobs can run on no connected agent"));
+  EXPECT_THAT(submitted.err,
+              HasSubstr("orch submit: the spec's model file model.gguf has SHA-256 " +
+                        Sha256Hex(content) + ", but model.sha256 is " + std::string(64, 'a')))
+      << submitted.err;
+}
 
 // Through the real CLI against a real coordinator: `orch submit` names the jobs no
 // connected agent can run, `orch status --jobs` gives each job's reason, an agent that
