@@ -121,7 +121,7 @@ Result<std::string> LocalSystem::StartCoordinator(const std::string& orch) {
   ORCH_ASSIGN_OR_RETURN(ChildProcess child,
                         ChildProcess::Start({orch, "coordinator", "--config", config}, log));
   coordinator_ = std::make_unique<ChildProcess>(std::move(child));
-  for (int i = 0; i < 300; ++i) {
+  for (int i = 0; i < 3000; ++i) {
     Result<std::string> text = ReadFile(endpoint_file.string());
     if (text.ok() && !TrimEnd(*text).empty()) {
       endpoint_ = TrimEnd(*text);
@@ -129,7 +129,7 @@ Result<std::string> LocalSystem::StartCoordinator(const std::string& orch) {
           WriteClientFile(data_dir_, {endpoint_, admin_key_, coordinator_public_, false}));
       return endpoint_;
     }
-    if (coordinator_->WaitFor(100ms)) break;
+    if (coordinator_->WaitFor(10ms)) break;
   }
   return Status(StatusCode::kUnavailable, WhyNotStarted(log, data_dir_));
 }

@@ -103,7 +103,8 @@ Status WaitForAgents(LocalSystem& system, const ClientOptions& client, int count
                 << "; each first hashes its model files)" << std::endl;
       said = true;
     }
-    Pause(200ms);
+    // Short: every ms here is start-up of each `orch run` (docs/benchmarks.md).
+    Pause(20ms);
   }
   if (g_stop_signal != 0) return Status(StatusCode::kUnavailable, "interrupted");
   return Status(StatusCode::kUnavailable,
@@ -176,9 +177,12 @@ enum class Outcome { kDone, kStuck, kInterrupted, kError };
 // Prints progress until every job is done, a daemon of the local `system` exits, a
 // signal arrives or `timeout_s` passes. Without a local system (a remote coordinator)
 // agents come and go, so pending jobs no agent can run now are waited for.
+// Asks every 50 ms, so that the end of the last job is seen at once (a short experiment's
+// wall time), and prints a changed line at most every 300 ms, and the last one.
 Outcome Watch(LocalSystem* system, const ClientOptions& client, const std::string& experiment,
               int timeout_s, bool& all_succeeded) {
   std::string last;
+  auto printed_at = std::chrono::steady_clock::time_point();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   while (std::chrono::steady_clock::now() < deadline) {
     if (g_stop_signal != 0) return Outcome::kInterrupted;
@@ -188,11 +192,14 @@ Outcome Watch(LocalSystem* system, const ClientOptions& client, const std::strin
     }
     Result<protocol::StatusReply> status = AskStatus(client, false, experiment);
     const protocol::ExperimentProgress* p = status.ok() ? Find(*status, experiment) : nullptr;
-    if (p != nullptr && ProgressLine(*p) != last) {
+    const bool done = p != nullptr && p->pending == 0 && p->running == 0;
+    const auto now = std::chrono::steady_clock::now();
+    if (p != nullptr && ProgressLine(*p) != last && (done || now - printed_at >= 300ms)) {
       last = ProgressLine(*p);
+      printed_at = now;
       std::cout << last << std::endl;
     }
-    if (p != nullptr && p->pending == 0 && p->running == 0) {
+    if (done) {
       all_succeeded = p->succeeded == p->total;
       return Outcome::kDone;
     }
@@ -202,7 +209,7 @@ Outcome Watch(LocalSystem* system, const ClientOptions& client, const std::strin
         p->unrunnable == p->pending) {
       return Outcome::kStuck;
     }
-    Pause(300ms);
+    Pause(50ms);
   }
   Fail("gave up after " + std::to_string(timeout_s) + " s (--timeout)", kExitError);
   return Outcome::kError;
