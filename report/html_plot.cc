@@ -10,7 +10,7 @@ namespace orch::report {
 namespace {
 
 constexpr int kWidth = 960;
-constexpr int kHeight = 300;
+constexpr int kHeight = 314;
 constexpr int kLeft = 80;
 constexpr int kInnerWidth = kWidth - kLeft - 10;
 constexpr int kFlipTop = 34, kFlipHeight = 12;       // the flip strip
@@ -68,24 +68,29 @@ void Text(std::ostringstream& out, double x, double y, const std::string& text, 
 
 void WriteLegend(const CellReport& c, const WorkloadScales& s, std::ostringstream& out) {
   const std::uint64_t w = c.result.plot.bin_width;
-  std::string legend = "per bin of " + std::to_string(w) + (w == 1 ? " position" : " positions") +
-                       ": blue bars = top-k bound KLD (a lower bound), orange dots = exact KLD "
-                       "(both full rows), ";
+  const std::string legend = "per bin of " + std::to_string(w) +
+                             (w == 1 ? " position" : " positions") +
+                             ": blue bars = top-k bound KLD (a lower bound), orange dots = exact "
+                             "KLD (both full rows), red = top-1 flips";
+  Text(out, kLeft, 13, legend, "start");
+  // The second line has room for the server's series, which would run the first past
+  // the plot's right edge.
+  std::string axis = std::string("KLD axis: ") + s.kld.name() +
+                     " scale, nats, shared by every plot of this workload";
   if (HasAny(c.result.plot.max_returned_kld)) {
-    legend += "green squares = KLD over a server's returned top k (another measurement), ";
+    axis += "; green squares = KLD over a server's returned top k";
   }
-  Text(out, kLeft, 13, legend + "red = top-1 flips", "start");
-  Text(out, kLeft, 27,
-       std::string("KLD axis: ") + s.kld.name() +
-           " scale, nats, shared by every plot of this "
-           "workload",
-       "start");
-  // A line below the axis's "position" label, which it would run into.
+  Text(out, kLeft, 27, axis, "start");
+  // Two lines below the axis's "position" label, which they would run into; one line
+  // ran past the plot's right edge.
   Text(out, kLeft, kAxisY + 28,
        "lower track: baseline top-1 minus top-2 logit margin, log10 scale (below " +
-           G(kMarginFloor) + " on the floor); amber = near-tie (margin <= noise band " +
-           G(c.noise_band) + ")",
+           G(kMarginFloor) + " on the floor);",
        "start");
+  char band[32];
+  std::snprintf(band, sizeof band, "%.3g", c.noise_band);
+  Text(out, kLeft, kAxisY + 42,
+       std::string("amber = near-tie (margin <= noise band ") + band + " logits)", "start");
 }
 
 // Tick marks and labels left of a frame whose top is `top` and height `height`.
@@ -191,7 +196,8 @@ void WritePositions(std::uint64_t extent, std::ostringstream& out) {
     const double x = kLeft + kInnerWidth * (end > 0 ? t.value / end : 0.0);
     out << "<line x1=\"" << F(x) << "\" y1=\"" << kMarginTop + kMarginHeight << "\" x2=\"" << F(x)
         << "\" y2=\"" << kMarginTop + kMarginHeight + 4 << "\" stroke=\"#666\"/>";
-    Text(out, x, kAxisY, t.label, "middle", "tick");
+    // A label centred at the right edge would run past it: the last ones end at their tick.
+    Text(out, x, kAxisY, t.label, x > kLeft + kInnerWidth - 30 ? "end" : "middle", "tick");
   }
   Text(out, kLeft + kInnerWidth, kAxisY + 12, "position", "end");
 }

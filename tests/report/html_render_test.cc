@@ -506,6 +506,39 @@ TEST_F(HtmlRenderTest, GenerationPlotsShareOneXRangeAndTheTextsSitSideBySide) {
   EXPECT_NE(dom.find("The cat sat on the mat.\nIt purred."), std::string::npos);
 }
 
+// Every label of every plot lies inside its plot, as Chromium lays out the text: a label
+// wider than the plot was cut off at its right edge (the margin track's caption, with the
+// noise band's value at its end, ran past it). A script added to a copy of the page
+// measures each <text> and writes what overflows into the DOM that --dump-dom prints.
+TEST_F(HtmlRenderTest, EveryPlotLabelFitsInsideItsPlot) {
+  const std::string script = R"(<script>
+let overflow = [];
+for (const svg of document.querySelectorAll('svg.plot')) {
+  const width = svg.viewBox.baseVal.width;
+  for (const text of svg.querySelectorAll('text')) {
+    const box = text.getBBox();
+    if (box.x < 0 || box.x + box.width > width + 0.5)
+      overflow.push(svg.dataset.cell + ': ' + text.textContent + ' [' + box.x.toFixed(0) + ', ' +
+                    (box.x + box.width).toFixed(0) + ' of ' + width + ']');
+  }
+}
+document.body.setAttribute('data-measured', document.querySelectorAll('svg.plot text').length);
+document.body.setAttribute('data-overflow', overflow.join(' | '));
+</script>)";
+  std::string measured = html_;
+  const std::size_t body_end = measured.rfind("</body>");
+  ASSERT_NE(body_end, std::string::npos);
+  measured.insert(body_end, script);
+  std::ofstream(dir_ / "report.html", std::ios::binary | std::ios::trunc) << measured;
+  const orch::testing::ProcessResult result = Chromium({"--dump-dom"});
+  const std::string& dom = result.out;
+  const std::size_t body = dom.find("<body");
+  ASSERT_NE(body, std::string::npos) << result.err;
+  const std::string tag = dom.substr(body, dom.find('>', body) - body + 1);
+  EXPECT_GT(std::atoi(Attribute(tag, "data-measured").c_str()), 10) << tag;
+  EXPECT_EQ(Attribute(tag, "data-overflow"), "") << tag;
+}
+
 TEST_F(HtmlRenderTest, ScreenshotShowsThePlotsWithinTheWindow) {
   const fs::path png = dir_ / "screenshot.png";
   Chromium({"--screenshot=" + png.string(),
