@@ -71,12 +71,12 @@ std::string TaskBoxTitle(const TaskWorkloadReport& w, const TaskCaseOutcome& o) 
 void TaskWriteStrip(const TaskWorkloadReport& w, const TaskCellReport& c, std::ostringstream& out) {
   out << "<div class=\"task-strip\" data-task=\"" << EscapeHtml(w.name) << "\" data-cell=\""
       << EscapeHtml(c.cell.label) << "\"><span class=\"strip-label\">" << EscapeHtml(c.cell.label)
-      << "</span>";
+      << "</span><span class=\"strip-cases\">";
   for (const TaskCaseOutcome& o : c.outcomes) {
     out << "<span class=\"" << TaskBoxClass(o) << "\" data-case=\"" << EscapeHtml(o.id)
         << "\" title=\"" << EscapeHtml(TaskBoxTitle(w, o)) << "\"></span>";
   }
-  out << "</div>\n";
+  out << "</span></div>\n";
   bool any = false;
   for (const TaskCaseOutcome& o : c.outcomes) {
     if (!o.changed || o.baseline_unstable) continue;
