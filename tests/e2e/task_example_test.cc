@@ -83,10 +83,35 @@ const json* CaseOf(const json& cell, const std::string& id) {
   return nullptr;
 }
 
-TEST(TaskExampleTest, EachCaseRunsOnTheRealEngineAndTheReportJudgesItsOwnOutput) {
-  const fs::path dir = fs::temp_directory_path() / ("orch-task-e2e-" + std::to_string(::getpid()));
+// An empty folder for one test's files, named after `prefix` and this process.
+fs::path FreshDir(const std::string& prefix) {
+  const fs::path dir = fs::temp_directory_path() / (prefix + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
+  return dir;
+}
+
+// `orch run` of DIR/spec.toml (its cases beside it, its store in DIR/data), whose last
+// progress line must hold `succeeded`, then `orch report --json`: its one task in *task.
+void RunAndReportTask(const fs::path& dir, const std::string& succeeded, json* task) {
+  const std::string data = (dir / "data").string();
+  ProcessResult run =
+      RunProcess({OrchBinary(), "run", (dir / "spec.toml").string(), "--allow-outside-spec-dir",
+                  "--data-dir", data, "--timeout", "150"},
+                 std::chrono::seconds(180), dir.string());
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr(succeeded));
+  ProcessResult report = RunProcess(
+      {OrchBinary(), "report", "task-e2e", "--json", "--data-dir", data}, std::chrono::seconds(60));
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  json r = json::parse(report.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(r.is_discarded()) << report.out;
+  ASSERT_EQ(r["tasks"].size(), 1u);
+  *task = r["tasks"][0];
+}
+
+TEST(TaskExampleTest, EachCaseRunsOnTheRealEngineAndTheReportJudgesItsOwnOutput) {
+  const fs::path dir = FreshDir("orch-task-e2e-");
   const fs::path examples = fs::path(ORCH_SOURCE_DIR) / "examples";
   const std::string cases = FirstLines(examples / "tasks/kjv-cloze.jsonl", 6) + kChoices;
   std::ofstream(dir / "cases.jsonl") << cases;
@@ -94,22 +119,10 @@ TEST(TaskExampleTest, EachCaseRunsOnTheRealEngineAndTheReportJudgesItsOwnOutput)
       << TaskE2eSpec({"kjv-tiny", (examples / "models/kjv-tiny-f32.gguf").string(),
                       "2edb568f0c7576b5b0b77ab7223bf1eb53c47639d55fd53ab4ddbc35b48a7710"},
                      "cloze", 4, R"(quant = ["q4_0"])");
-  const std::string data = (dir / "data").string();
-
   // 6 generate cases and 2 x 2 choices, in the baseline twice and the q4_0 cell once.
-  ProcessResult run =
-      RunProcess({OrchBinary(), "run", (dir / "spec.toml").string(), "--allow-outside-spec-dir",
-                  "--data-dir", data, "--timeout", "150"},
-                 std::chrono::seconds(180), dir.string());
-  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-  EXPECT_THAT(run.out, HasSubstr("[30/30] succeeded 30"));
-  ProcessResult report = RunProcess(
-      {OrchBinary(), "report", "task-e2e", "--json", "--data-dir", data}, std::chrono::seconds(60));
-  ASSERT_EQ(report.exit_code, 0) << report.err;
-  json r = json::parse(report.out, nullptr, /*allow_exceptions=*/false);
-  ASSERT_FALSE(r.is_discarded()) << report.out;
-  ASSERT_EQ(r["tasks"].size(), 1u);
-  const json& task = r["tasks"][0];
+  json task;
+  RunAndReportTask(dir, "[30/30] succeeded 30", &task);
+  if (HasFatalFailure()) return;
   EXPECT_EQ(task["name"], "cloze");
   EXPECT_TRUE(task["multiple_choice"].get<bool>());
   const json& baseline = task["baseline"];
@@ -156,10 +169,7 @@ int CheckJudgedRuns(const json& cell, const std::vector<task::TaskCase>& cases) 
 }
 
 TEST(TaskExampleTest, TheToolCallModelsCallsAreJudgedCallByCall) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("orch-task-calls-e2e-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fs::path dir = FreshDir("orch-task-calls-e2e-");
   const fs::path examples = fs::path(ORCH_SOURCE_DIR) / "examples";
   const std::string cases = FirstLines(examples / "tasks/netcalls-site.jsonl", 8);
   std::ofstream(dir / "cases.jsonl") << cases;
@@ -167,22 +177,10 @@ TEST(TaskExampleTest, TheToolCallModelsCallsAreJudgedCallByCall) {
       {"netcalls-site-tiny", (examples / "models/netcalls-site-tiny-f32.gguf").string(),
        "c56fd2aa78de058bc213d01153e9afbf34dbc8a46a5be4ad4f063229a7d676c1"},
       "calls", 64, R"(kv = ["q4_0/f16"])");
-  const std::string data = (dir / "data").string();
-
   // 8 calls, in the baseline twice and the q4_0 K cache cell once.
-  ProcessResult run =
-      RunProcess({OrchBinary(), "run", (dir / "spec.toml").string(), "--allow-outside-spec-dir",
-                  "--data-dir", data, "--timeout", "150"},
-                 std::chrono::seconds(180), dir.string());
-  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
-  EXPECT_THAT(run.out, HasSubstr("[24/24] succeeded 24"));
-  ProcessResult report = RunProcess(
-      {OrchBinary(), "report", "task-e2e", "--json", "--data-dir", data}, std::chrono::seconds(60));
-  ASSERT_EQ(report.exit_code, 0) << report.err;
-  json r = json::parse(report.out, nullptr, /*allow_exceptions=*/false);
-  ASSERT_FALSE(r.is_discarded()) << report.out;
-  ASSERT_EQ(r["tasks"].size(), 1u);
-  const json& task = r["tasks"][0];
+  json task;
+  RunAndReportTask(dir, "[24/24] succeeded 24", &task);
+  if (HasFatalFailure()) return;
   EXPECT_EQ(task["name"], "calls");
   EXPECT_FALSE(task["multiple_choice"].get<bool>());
   const json& baseline = task["baseline"];
