@@ -119,6 +119,10 @@ void CoordinatorCore::OnHello(const std::string& peer, const protocol::Hello& he
   }
   const AgentEntry* before = agents_.Find(hello.agent_id);
   std::string quarantined_before = before == nullptr ? "" : before->quarantined;
+  // The same agent process registering again (its messages went unacknowledged, its
+  // connection dropped): it may have built this Hello before an Assign reached it.
+  bool same_process =
+      before != nullptr && !hello.incarnation.empty() && before->incarnation == hello.incarnation;
   AgentEntry& agent = agents_.Register(hello, now);
   NoteRegistration(hello, quarantined_before, now, out);
   if (!hello.fingerprint_id.empty() && !hello.fingerprint_json.empty()) {
@@ -139,7 +143,7 @@ void CoordinatorCore::OnHello(const std::string& peer, const protocol::Hello& he
       Log("agent " + peer + " re-adopted run " + run_id);
     }
   }
-  ReleaseUnlisted(agent, kept, now, out);
+  ReleaseUnlisted(agent, kept, same_process, now, out);
   // Only running runs hold a slot; a run being delivered does not.
   agent.free_hint = agent.capabilities.slots - static_cast<std::int32_t>(hello.running_runs.size());
   agent.delivering.clear();  // counted again from its next heartbeat
@@ -220,15 +224,28 @@ std::int32_t CoordinatorCore::FreeSlots(const AgentEntry& agent) const {
 
 // A run in flight that a reconnecting agent does not list was lost with its
 // previous connection or process: failing it now retries the job without waiting
-// for its lease to expire.
+// for its lease to expire. Except a run not started yet when the same process
+// registers again: its Assign may have crossed the Hello, so the agent runs it (its
+// RunStarted follows) or refuses it; if the Assign was lost instead, its lease
+// expires. Releasing it here assigned the job twice.
 void CoordinatorCore::ReleaseUnlisted(const AgentEntry& agent,
-                                      const std::vector<std::string>& listed, Millis now,
-                                      Effects& out) {
+                                      const std::vector<std::string>& listed, bool same_process,
+                                      Millis now, Effects& out) {
   for (const std::string& run_id : runs_.InFlightOn(agent.id)) {
     if (Contains(listed, run_id)) continue;
     RunEntry* run = runs_.Find(run_id);
-    RunFailed(*run, RunState::kLost, "agent " + agent.id + " reconnected without run " + run_id,
-              now, out);
+    if (same_process && run->state == RunState::kAssigned) {
+      Log("agent " + agent.id + " registered again without run " + run_id +
+          ", assigned but not started: its Assign may have crossed the Hello; it keeps its lease");
+      continue;
+    }
+    // Otherwise the agent process restarted (Ctrl-C of `orch run` and a resume, a
+    // crash, a reboot), or the coordinator did and cannot tell.
+    std::string why = same_process ? "agent " + agent.id + " reconnected without run " + run_id
+                                   : "agent " + agent.id + " registered without run " + run_id +
+                                         ": it ended with the agent's previous process or "
+                                         "connection (interrupted, crashed or cut off)";
+    RunFailed(*run, RunState::kLost, why, now, out);
   }
 }
 

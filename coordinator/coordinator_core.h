@@ -162,8 +162,8 @@ class CoordinatorCore final {
   void JobSucceeded(JobEntry& job, RunEntry& run, Millis ended, Millis now, Effects& out);
   // Counts a succeeded run of `job` that took `took` towards its cell's ETA.
   void NoteDuration(const JobEntry& job, Millis took);
-  void ReleaseUnlisted(const AgentEntry& agent, const std::vector<std::string>& listed, Millis now,
-                       Effects& out);
+  void ReleaseUnlisted(const AgentEntry& agent, const std::vector<std::string>& listed,
+                       bool same_process, Millis now, Effects& out);
   void NoteFailure(const std::string& run_id, const std::string& reason);
   store::EventRecord Event(Millis now, std::string kind, std::string subject,
                            std::string detail) const;

@@ -25,10 +25,11 @@ class CoreTest : public ::testing::Test {
     return core_.OnMessage("cli", protocol::Submit{PlanJson(spec)}, now_);
   }
   Effects Hello(const std::string& agent, int slots = 1,
-                std::vector<std::string> engines = {kEngine},
-                std::vector<std::string> running = {}) {
+                std::vector<std::string> engines = {kEngine}, std::vector<std::string> running = {},
+                std::string incarnation = "") {
     protocol::Hello hello;
     hello.agent_id = agent;
+    hello.incarnation = std::move(incarnation);
     hello.capabilities = {std::move(engines), "cpu", 0, slots, {}};
     hello.running_runs = std::move(running);
     return core_.OnMessage(agent, hello, now_);
@@ -290,6 +291,48 @@ TEST_F(CoreTest, AHelloWithoutItsRunsReleasesThem) {
   ASSERT_THAT(again, SizeIs(1));
   EXPECT_EQ(again[0].job_id, assign.job_id);
   EXPECT_NE(again[0].run_id, assign.run_id);
+}
+
+TEST_F(CoreTest, AHelloFromARestartedProcessReleasesItsUnstartedRuns) {
+  Submit(SmallSpec());
+  auto assign = Assigns(Hello("agent-1", 1, {kEngine}, {}, "process-1")).at(0);
+  Effects effects = Hello("agent-1", 1, {kEngine}, {}, "process-2");
+  EXPECT_THAT(log_, ::testing::Contains(HasSubstr("registered without run " + assign.run_id +
+                                                  ": it ended with the agent's previous process")));
+  auto again = Assigns(effects);
+  ASSERT_THAT(again, SizeIs(1));
+  EXPECT_EQ(again[0].job_id, assign.job_id);
+  EXPECT_NE(again[0].run_id, assign.run_id);
+}
+
+// Regression (seen in the chaos suite under a full disk): an agent whose messages went
+// unacknowledged registered again; its Hello crossed the Assign of a new run, so it did
+// not list it, the run was released and its job assigned a second time while the agent
+// ran the first.
+TEST_F(CoreTest, AHelloFromTheSameProcessKeepsARunWhoseAssignMayHaveCrossedIt) {
+  Submit(SmallSpec());
+  auto assign = Assigns(Hello("agent-1", 1, {kEngine}, {}, "process-1")).at(0);
+  Effects effects = Hello("agent-1", 1, {kEngine}, {}, "process-1");
+  EXPECT_THAT(Assigns(effects), SizeIs(0));
+  EXPECT_THAT(log_,
+              ::testing::Contains(HasSubstr("registered again without run " + assign.run_id)));
+  // The agent got the Assign after all: its run goes on as any other.
+  core_.OnMessage("agent-1", protocol::RunStarted{assign.run_id}, now_);
+  Effects finished =
+      core_.OnRunStored(Finished(assign, "agent-1", store::RunState::kSucceeded), now_);
+  ASSERT_THAT(finished, SizeIs(1));
+  auto* apply = std::get_if<ApplyEffect>(&finished[0]);
+  ASSERT_NE(apply, nullptr);
+  EXPECT_EQ(apply->change.job->state, store::JobState::kSucceeded);
+}
+
+TEST_F(CoreTest, AHelloFromTheSameProcessReleasesAStartedRunItNoLongerLists) {
+  Submit(SmallSpec());
+  auto assign = Assigns(Hello("agent-1", 1, {kEngine}, {}, "process-1")).at(0);
+  core_.OnMessage("agent-1", protocol::RunStarted{assign.run_id}, now_);
+  auto again = Assigns(Hello("agent-1", 1, {kEngine}, {}, "process-1"));
+  ASSERT_THAT(again, SizeIs(1));
+  EXPECT_EQ(again[0].job_id, assign.job_id);
 }
 
 TEST_F(CoreTest, AHelloFromAnotherConnectionIdIsRejected) {
