@@ -150,6 +150,17 @@ Status Spool::Load() {
 }
 
 Status Spool::LoadRun(const std::string& run_dir) {
+  // Without its run-id, a run directory is one whose removal was cut short (the agent
+  // killed while it removed a run all of whose messages were acknowledged) or whose
+  // creation was (the id is made durable before anything else is written there): it
+  // holds nothing to send, and is removed rather than refused.
+  std::error_code error;
+  if (!fs::exists(run_dir + "/run-id", error) && !error) {
+    fs::remove_all(run_dir, error);
+    if (error)
+      return IoError("remove " + run_dir + " (a run without its run-id): " + error.message());
+    return Status::Ok();
+  }
   std::string run_id;
   // The directory's name is the id's hex; the id itself is kept in this file.
   ORCH_ASSIGN_OR_RETURN(run_id, ReadAll(run_dir + "/run-id"));

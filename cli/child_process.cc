@@ -70,6 +70,11 @@ std::optional<int> ChildProcess::WaitFor(std::chrono::milliseconds timeout) {
 int ChildProcess::Stop(std::chrono::milliseconds grace) {
   if (!running()) return exit_code_.value_or(-1);
   Signal(SIGTERM);
+  return AwaitStop(grace);
+}
+
+int ChildProcess::AwaitStop(std::chrono::milliseconds grace) {
+  if (!running()) return exit_code_.value_or(-1);
   if (std::optional<int> code = WaitFor(grace)) return *code;
   Signal(SIGKILL);
   return WaitFor(std::chrono::seconds(10)).value_or(-1);

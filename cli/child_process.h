@@ -37,8 +37,12 @@ class ChildProcess final {
   // Waits up to `timeout` for the child to exit; its exit code (128 + signal when killed)
   // or nullopt when it is still running.
   std::optional<int> WaitFor(std::chrono::milliseconds timeout);
-  // SIGTERM, wait up to `grace`, then SIGKILL and reap. Returns the exit code.
+  // SIGTERM, then AwaitStop(grace).
   int Stop(std::chrono::milliseconds grace);
+  // For a child already sent SIGTERM: wait up to `grace`, then SIGKILL and reap.
+  // Returns the exit code. (A second SIGTERM could reach it while it ends, after it
+  // stopped handling signals, and cut its clean-up short.)
+  int AwaitStop(std::chrono::milliseconds grace);
 
  private:
   explicit ChildProcess(pid_t pid) : pid_(pid) {}

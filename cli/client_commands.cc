@@ -150,54 +150,84 @@ bool RunEnded(const ClientOptions& options) {
   return run.ok() && run->ended;
 }
 
-Result<protocol::Message> Request(const ClientOptions& given, const protocol::Message& request) {
-  ORCH_ASSIGN_OR_RETURN(ClientOptions options, ResolveClient(given));
-  std::string bad = protocol::WhyBadEndpoint(options.coordinator, protocol::EndpointUse::kConnect);
+CoordinatorClient::CoordinatorClient(ClientOptions options) : given_(std::move(options)) {}
+
+CoordinatorClient::~CoordinatorClient() {
+  transport_.reset();  // before its context
+  context_.reset();
+}
+
+Status CoordinatorClient::Open() {
+  ORCH_ASSIGN_OR_RETURN(options_, ResolveClient(given_));
+  std::string bad = protocol::WhyBadEndpoint(options_.coordinator, protocol::EndpointUse::kConnect);
   if (!bad.empty()) return InvalidArgument("--coordinator " + bad);
   ORCH_ASSIGN_OR_RETURN(
-      std::optional<protocol::CurveClientKeys> curve,
-      LoadClientKeys(options.key, options.coordinator_key, "--key/--coordinator-key"));
-  protocol::ZmqContext context;
+      curve_, LoadClientKeys(options_.key, options_.coordinator_key, "--key/--coordinator-key"));
+  context_ = std::make_unique<protocol::ZmqContext>();
   Result<std::unique_ptr<protocol::ZmqTransport>> client =
-      curve ? protocol::ConnectZmqClient(context, options.coordinator, ClientId(), *curve)
-            : protocol::ConnectZmqClient(context, options.coordinator, ClientId());
+      curve_ ? protocol::ConnectZmqClient(*context_, options_.coordinator, ClientId(), *curve_)
+             : protocol::ConnectZmqClient(*context_, options_.coordinator, ClientId());
   if (!client.ok()) return client.status();
+  transport_ = std::move(*client);
+  return Status::Ok();
+}
+
+void CoordinatorClient::Close() {
+  transport_.reset();
+  context_.reset();
+}
+
+Result<protocol::Message> CoordinatorClient::Call(const protocol::Message& request) {
+  if (transport_ == nullptr) ORCH_RETURN_IF_ERROR(Open());
+  Result<protocol::Message> reply = Exchange(request);
+  // A reply that comes after its request gave up must not answer the next one.
+  if (!reply.ok()) Close();
+  return reply;
+}
+
+Result<protocol::Message> CoordinatorClient::Exchange(const protocol::Message& request) {
+  protocol::ZmqTransport& client = *transport_;
   std::string frame = protocol::Encode(request);
-  Status sent = (*client)->Send(protocol::kServerPeer, frame);
+  Status sent = client.Send(protocol::kServerPeer, frame);
   // A request ZeroMQ cannot queue yet (no connection is up: the server may be refusing
   // this client's key) is sent again while the link's events are watched.
   if (!sent.ok() && sent.code() != StatusCode::kUnavailable) return sent;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(options.timeout_s);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(options_.timeout_s);
   while (std::chrono::steady_clock::now() < deadline) {
-    if (!sent.ok()) sent = (*client)->Send(protocol::kServerPeer, frame);
+    if (!sent.ok()) sent = client.Send(protocol::kServerPeer, frame);
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (!sent.ok()) left = std::min(left, std::chrono::milliseconds(50));
-    if (!(*client)->Wait(std::max(left, std::chrono::milliseconds(1)))) continue;
-    while (auto event = (*client)->Receive()) {
+    if (!client.Wait(std::max(left, std::chrono::milliseconds(1)))) continue;
+    while (auto event = client.Receive()) {
       if (event->kind == protocol::TransportEvent::Kind::kRefused) {
-        return Status(StatusCode::kUnavailable, RefusalAdvice(event->frame, options));
+        return Status(StatusCode::kUnavailable, RefusalAdvice(event->frame, options_));
       }
       if (event->kind != protocol::TransportEvent::Kind::kFrame) continue;
       Result<protocol::Message> reply = protocol::Decode(event->frame);
       if (reply.ok()) return reply;
     }
   }
-  std::string problem = (*client)->LinkProblem();
+  std::string problem = client.LinkProblem();
   if (problem.empty() && !sent.ok()) problem = "the request was never sent: " + sent.message();
-  if (!given.data_dir.empty() && !given.endpoint_given) {
+  if (!given_.data_dir.empty() && !given_.endpoint_given) {
     return Status(StatusCode::kUnavailable, "no answer from the coordinator at " +
-                                                options.coordinator + ": " +
-                                                RunEndedMessage(given.data_dir, ""));
+                                                options_.coordinator + ": " +
+                                                RunEndedMessage(given_.data_dir, ""));
   }
-  std::string within = "no answer from the coordinator at " + options.coordinator + " within " +
-                       std::to_string(options.timeout_s) + " s: ";
+  std::string within = "no answer from the coordinator at " + options_.coordinator + " within " +
+                       std::to_string(options_.timeout_s) + " s: ";
   if (!problem.empty()) return Status(StatusCode::kUnavailable, within + problem);
   return Status(StatusCode::kUnavailable,
                 within + "it took the connection but sent nothing back" +
-                    (curve ? ""
-                           : " (a coordinator with keys answers only clients with --key and "
-                             "--coordinator-key, docs/security.md)"));
+                    (curve_ ? ""
+                            : " (a coordinator with keys answers only clients with --key and "
+                              "--coordinator-key, docs/security.md)"));
+}
+
+Result<protocol::Message> Request(const ClientOptions& options, const protocol::Message& request) {
+  CoordinatorClient client(options);
+  return client.Call(request);
 }
 
 namespace {
@@ -259,9 +289,15 @@ Result<protocol::Message> SubmitPlan(const ClientOptions& options, const std::st
       });
 }
 
-Result<protocol::StatusReply> RequestStatus(const ClientOptions& client,
+Result<protocol::StatusReply> RequestStatus(const ClientOptions& options,
                                             const protocol::StatusRequest& request) {
-  ORCH_ASSIGN_OR_RETURN(protocol::Message reply, Request(client, request));
+  CoordinatorClient client(options);
+  return RequestStatus(client, request);
+}
+
+Result<protocol::StatusReply> RequestStatus(CoordinatorClient& client,
+                                            const protocol::StatusRequest& request) {
+  ORCH_ASSIGN_OR_RETURN(protocol::Message reply, client.Call(request));
   if (const auto* refused = std::get_if<protocol::CommandReply>(&reply)) {
     return Status(StatusCode::kFailedPrecondition, refused->message);
   }

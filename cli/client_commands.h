@@ -12,10 +12,13 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
 #include "protocol/messages.h"
+#include "protocol/zmq_transport.h"
 
 namespace orch::cli {
 
@@ -49,9 +52,37 @@ Result<ClientOptions> ResolveClient(const ClientOptions& options);
 // file says it has ended: its store is all there is.
 bool RunEnded(const ClientOptions& options);
 
+// A connection to the coordinator kept for many requests (`orch run` asks for progress
+// every few ms): one ZeroMQ context and one CurveZMQ handshake for all of them, opened
+// at the first call. Request() is one Call on a new one.
+class CoordinatorClient {
+ public:
+  explicit CoordinatorClient(ClientOptions options);
+  ~CoordinatorClient();
+  CoordinatorClient(const CoordinatorClient&) = delete;
+  CoordinatorClient& operator=(const CoordinatorClient&) = delete;
+
+  // As Request(). After a failure the connection is closed (a reply that comes after
+  // its request gave up must not answer the next one); the next call opens another.
+  Result<protocol::Message> Call(const protocol::Message& request);
+
+ private:
+  Status Open();
+  void Close();
+  Result<protocol::Message> Exchange(const protocol::Message& request);
+
+  ClientOptions given_;
+  ClientOptions options_;  // given_ resolved (ResolveClient) at Open
+  std::optional<protocol::CurveClientKeys> curve_;
+  std::unique_ptr<protocol::ZmqContext> context_;
+  std::unique_ptr<protocol::ZmqTransport> transport_;
+};
+
 // A StatusRequest's reply; FailedPrecondition with the coordinator's message when
 // it refuses (a key without the role), Unavailable for no or another reply.
 Result<protocol::StatusReply> RequestStatus(const ClientOptions& client,
+                                            const protocol::StatusRequest& request);
+Result<protocol::StatusReply> RequestStatus(CoordinatorClient& client,
                                             const protocol::StatusRequest& request);
 
 // Sends `request` to the coordinator and waits up to the timeout for the first

@@ -125,8 +125,6 @@ Result<std::string> LocalSystem::StartCoordinator(const std::string& orch) {
     Result<std::string> text = ReadFile(endpoint_file.string());
     if (text.ok() && !TrimEnd(*text).empty()) {
       endpoint_ = TrimEnd(*text);
-      ORCH_RETURN_IF_ERROR(
-          WriteClientFile(data_dir_, {endpoint_, admin_key_, coordinator_public_, false}));
       return endpoint_;
     }
     if (coordinator_->WaitFor(10ms)) break;
@@ -146,7 +144,7 @@ Status LocalSystem::StartAgents(const std::string& orch, const std::string& endp
     agents_.push_back(std::move(agent));
     agent_logs_.push_back(log);
   }
-  return Status::Ok();
+  return WriteClientFile(data_dir_, {endpoint_, admin_key_, coordinator_public_, false});
 }
 
 std::string LocalSystem::ExitedDaemon() {
@@ -166,16 +164,17 @@ std::string LocalSystem::ExitedDaemon() {
 }
 
 void LocalSystem::Stop() {
-  // Watchers in other terminals stop asking and read the store instead.
+  // Agents first, all at once: each cancels its drivers and flushes its spool
+  // to the coordinator, which must still be up to acknowledge it.
+  for (ChildProcess& agent : agents_) agent.Signal(SIGTERM);
+  // While they stop: watchers in other terminals stop asking and read the store
+  // instead (marked before the coordinator stops).
   if (!endpoint_.empty()) {
     Status marked = WriteClientFile(data_dir_, {endpoint_, admin_key_, coordinator_public_, true});
     if (!marked.ok()) std::cerr << "orch run: " << marked.message() << "\n";
     endpoint_.clear();
   }
-  // Agents first, all at once: each cancels its drivers and flushes its spool
-  // to the coordinator, which must still be up to acknowledge it.
-  for (ChildProcess& agent : agents_) agent.Signal(SIGTERM);
-  for (ChildProcess& agent : agents_) agent.Stop(10s);
+  for (ChildProcess& agent : agents_) agent.AwaitStop(10s);
   agents_.clear();
   if (coordinator_) coordinator_->Stop(10s);
   coordinator_.reset();

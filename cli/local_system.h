@@ -50,11 +50,12 @@ class LocalSystem final {
   const std::string& coordinator_public_key() const { return coordinator_public_; }
 
   // Starts the coordinator on 127.0.0.1 (any port) and returns its endpoint once
-  // it has written it, after writing DATA_DIR/client.json (cli/client_file.h) for
-  // other terminals; Stop() marks that file ended. The error names the log and, when the store is locked, the
+  // it has written it. The error names the log and, when the store is locked, the
   // process that holds it.
   Result<std::string> StartCoordinator(const std::string& orch);
-  // Starts agents local-1..local-N registered with `endpoint`.
+  // Starts agents local-1..local-N registered with `endpoint`, then writes
+  // DATA_DIR/client.json (cli/client_file.h) for other terminals (after: its fsyncs do
+  // not delay the agents); Stop() marks that file ended.
   Status StartAgents(const std::string& orch, const std::string& endpoint, int count,
                      const LocalAgentSpec& spec);
 

@@ -60,8 +60,10 @@ void InstallStopSignals(const std::string& command) {
 // Sleeps up to `duration`, returning early when a stop signal arrives.
 void Pause(std::chrono::milliseconds duration) {
   auto until = std::chrono::steady_clock::now() + duration;
-  while (g_stop_signal == 0 && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(20ms);
+  for (auto now = std::chrono::steady_clock::now(); g_stop_signal == 0 && now < until;
+       now = std::chrono::steady_clock::now()) {
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(20ms, until - now));
+  }
 }
 
 std::string SelfPath() {
@@ -75,22 +77,29 @@ int Fail(const std::string& message, int code) {
   return code;
 }
 
-Result<protocol::StatusReply> AskStatus(ClientOptions client, bool all_jobs,
-                                        const std::string& experiment) {
+ClientOptions WithTimeout(ClientOptions client) {
   client.timeout_s = 10;
-  return RequestStatus(client, protocol::StatusRequest{experiment, all_jobs});
+  return client;
+}
+
+Result<protocol::StatusReply> AskStatus(const ClientOptions& client, bool all_jobs,
+                                        const std::string& experiment) {
+  return RequestStatus(WithTimeout(client), protocol::StatusRequest{experiment, all_jobs});
 }
 
 // Waits until `count` agents have registered (each registers once it has hashed
 // its model files).
-Status WaitForAgents(LocalSystem& system, const ClientOptions& client, int count) {
+Status WaitForAgents(LocalSystem& system, const ClientOptions& client,
+                     const std::string& experiment, int count) {
   auto start = std::chrono::steady_clock::now();
   auto deadline = start + 10min;
   bool said = false;
+  CoordinatorClient connection(WithTimeout(client));  // one for every question
   while (g_stop_signal == 0 && std::chrono::steady_clock::now() < deadline) {
     std::string exited = system.ExitedDaemon();
     if (!exited.empty()) return Status(StatusCode::kUnavailable, exited);
-    Result<protocol::StatusReply> status = AskStatus(client, false, "");
+    Result<protocol::StatusReply> status =
+        RequestStatus(connection, protocol::StatusRequest{experiment, false});
     // Agents known from stored runs are listed too (never seen, down): count those up.
     int registered = 0;
     if (status.ok()) {
@@ -103,8 +112,10 @@ Status WaitForAgents(LocalSystem& system, const ClientOptions& client, int count
                 << "; each first hashes its model files)" << std::endl;
       said = true;
     }
-    // Short: every ms here is start-up of each `orch run` (docs/benchmarks.md).
-    Pause(20ms);
+    // Every ms here is start-up of each `orch run` (docs/benchmarks.md); after a
+    // second the agents are hashing large model files, and asking often would only
+    // take time from them.
+    Pause(std::chrono::steady_clock::now() - start < 1s ? 5ms : 100ms);
   }
   if (g_stop_signal != 0) return Status(StatusCode::kUnavailable, "interrupted");
   return Status(StatusCode::kUnavailable,
@@ -177,10 +188,13 @@ enum class Outcome { kDone, kStuck, kInterrupted, kError };
 // Prints progress until every job is done, a daemon of the local `system` exits, a
 // signal arrives or `timeout_s` passes. Without a local system (a remote coordinator)
 // agents come and go, so pending jobs no agent can run now are waited for.
-// Asks every 50 ms, so that the end of the last job is seen at once (a short experiment's
-// wall time), and prints a changed line at most every 300 ms, and the last one.
+// Asks on one connection every 100 ms, and every 20 ms once no job is pending (the last
+// ones run), so that the end is seen at once (a short experiment's wall time) while a
+// large store's coordinator (a status counts every job) is not kept busy answering.
+// Prints a changed line at most every 300 ms, and the last one.
 Outcome Watch(LocalSystem* system, const ClientOptions& client, const std::string& experiment,
               int timeout_s, bool& all_succeeded) {
+  CoordinatorClient connection(WithTimeout(client));
   std::string last;
   auto printed_at = std::chrono::steady_clock::time_point();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
@@ -190,7 +204,8 @@ Outcome Watch(LocalSystem* system, const ClientOptions& client, const std::strin
       Fail(exited, kExitError);
       return Outcome::kError;
     }
-    Result<protocol::StatusReply> status = AskStatus(client, false, experiment);
+    Result<protocol::StatusReply> status =
+        RequestStatus(connection, protocol::StatusRequest{experiment, false});
     const protocol::ExperimentProgress* p = status.ok() ? Find(*status, experiment) : nullptr;
     const bool done = p != nullptr && p->pending == 0 && p->running == 0;
     const auto now = std::chrono::steady_clock::now();
@@ -209,7 +224,7 @@ Outcome Watch(LocalSystem* system, const ClientOptions& client, const std::strin
         p->unrunnable == p->pending) {
       return Outcome::kStuck;
     }
-    Pause(50ms);
+    Pause(p != nullptr && p->pending == 0 ? 20ms : 100ms);
   }
   Fail("gave up after " + std::to_string(timeout_s) + " s (--timeout)", kExitError);
   return Outcome::kError;
@@ -256,15 +271,17 @@ std::string SpecModelMismatches(const RunOptions& options) {
   return SpecModelMismatchLines(outcome.plan->spec, reader, Who());
 }
 
-// Everything after the daemons are up: submit, fail fast, watch.
+// Everything after the daemons started: submit (while the agents start: the coordinator
+// stores the plan meanwhile and hands out its first jobs as each agent registers), fail
+// fast once they all have, watch.
 int Drive(LocalSystem& system, const ClientOptions& client, const std::string& experiment,
           const std::string& plan_json, const RunOptions& options, int agents) {
-  if (Status up = WaitForAgents(system, client, agents); !up.ok()) {
-    return g_stop_signal != 0 ? Interrupted(system, options) : Fail(up.message(), kExitError);
-  }
   Result<std::string> submitted = Submit(client, plan_json);
   if (!submitted.ok()) return Fail(submitted.status().message(), kExitError);
   std::cout << *submitted << "\n";
+  if (Status up = WaitForAgents(system, client, experiment, agents); !up.ok()) {
+    return g_stop_signal != 0 ? Interrupted(system, options) : Fail(up.message(), kExitError);
+  }
   Result<protocol::StatusReply> status = AskStatus(client, false, experiment);
   if (!status.ok()) return Fail(status.status().message(), kExitError);
   if (std::string table = FormatUnrunnableJobs(*status, nullptr); !table.empty()) {

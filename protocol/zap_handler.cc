@@ -2,6 +2,9 @@
 // leaves this file.
 #include "protocol/zap_handler.h"
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <future>
 #include <mutex>
@@ -23,8 +26,14 @@ struct ZapHandler::State {
   RefusedHandshakeHandler on_refused;
   std::set<std::pair<std::string, std::string>> reported;  // (address, key)
   std::atomic<bool> stop{false};
+  // Written when stop is set, so that the handler's wait ends at once: a process
+  // that stops (every `orch run` stops a coordinator) does not wait for a poll's timeout.
+  int wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   std::atomic<std::uint64_t> refused{0};
   std::thread thread;
+  ~State() {
+    if (wake_fd >= 0) ::close(wake_fd);
+  }
 };
 
 namespace {
@@ -65,8 +74,12 @@ std::vector<std::string> Answer(const std::vector<zmq::message_t>& request,
 
 void Serve(zmq::socket_t& socket, ZapHandler::State& state) {
   while (!state.stop.load()) {
-    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
-    if (zmq::poll(&item, 1, std::chrono::milliseconds(50)) <= 0) continue;
+    zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0},
+                               {nullptr, state.wake_fd, ZMQ_POLLIN, 0}};
+    // Without the wake-up descriptor (eventfd failed), stop is looked at every 50 ms.
+    int count = state.wake_fd >= 0 ? 2 : 1;
+    auto wait = std::chrono::milliseconds(state.wake_fd >= 0 ? -1 : 50);
+    if (zmq::poll(items, count, wait) <= 0 || (items[0].revents & ZMQ_POLLIN) == 0) continue;
     std::vector<zmq::message_t> request;
     do {
       zmq::message_t part;
@@ -119,6 +132,10 @@ Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& context,
 
 ZapHandler::~ZapHandler() {
   state_->stop.store(true);
+  if (state_->wake_fd >= 0) {
+    std::uint64_t one = 1;
+    [[maybe_unused]] ssize_t written = ::write(state_->wake_fd, &one, sizeof one);
+  }
   if (state_->thread.joinable()) state_->thread.join();
 }
 

@@ -121,6 +121,35 @@ TEST_F(SpoolTest, BegunRunWithoutMessagesIsUnfinishedAfterReopen) {
   EXPECT_EQ(Open()->UnfinishedRuns(), std::vector<std::string>{"r"});
 }
 
+// Regression: an agent killed while it removed an acknowledged run left the run's
+// directory empty, and every later start refused the spool ("cannot read .../run-id").
+// Such a directory holds nothing to send: it is removed, and the spool's other runs are
+// kept.
+TEST_F(SpoolTest, ARunDirectoryWithoutItsRunIdIsRemovedAndTheOthersKept) {
+  std::string cut_short;
+  {
+    auto spool = Open();
+    ASSERT_TRUE(spool->AddChunk({"acked", 0, {{0, "a"}}}).ok());
+    ASSERT_TRUE(spool->AddChunk({"kept", 0, {{0, "b"}}}).ok());
+    for (const auto& run : std::filesystem::directory_iterator(dir_)) {
+      if (!run.is_directory()) continue;
+      std::ifstream id(run.path() / "run-id");
+      std::string text((std::istreambuf_iterator<char>(id)), std::istreambuf_iterator<char>());
+      if (text == "acked") cut_short = run.path().string();
+    }
+  }
+  ASSERT_FALSE(cut_short.empty());
+  for (const auto& file : std::filesystem::directory_iterator(cut_short)) {
+    std::filesystem::remove(file.path());  // as a removal cut short leaves it
+  }
+  auto spool = Open();
+  ASSERT_NE(spool, nullptr);
+  EXPECT_FALSE(std::filesystem::exists(cut_short));
+  std::vector<std::string> frames = spool->UnackedFrames();
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(std::get<protocol::DigestChunk>(*protocol::Decode(frames[0])).run_id, "kept");
+}
+
 TEST_F(SpoolTest, CorruptFileIsReportedNotTrusted) {
   {
     auto spool = Open();
