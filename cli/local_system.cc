@@ -1,5 +1,9 @@
 #include "cli/local_system.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -7,7 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/errno_status.h"
 #include "base/strings.h"
+#include "base/unique_fd.h"
 #include "cli/client_file.h"
 #include "cli/files.h"
 #include "protocol/identity_key.h"
@@ -21,9 +27,9 @@ using namespace std::chrono_literals;
 std::string Quoted(const std::string& text) { return nlohmann::json(text).dump(); }
 
 void WriteCoordinatorConfig(const fs::path& path, const std::string& data_dir,
-                            const std::string& keys_dir) {
+                            const std::string& keys_dir, const std::string& endpoint) {
   std::ofstream out(path);
-  out << "[coordinator]\nid = \"local\"\nlisten = \"tcp://127.0.0.1:*\"\n"
+  out << "[coordinator]\nid = \"local\"\nlisten = " << Quoted(endpoint) << "\n"
       << "data_dir = " << Quoted(data_dir) << "\n";
   if (!keys_dir.empty()) {
     out << "key = " << Quoted(keys_dir + "/coordinator.key_secret") << "\n"
@@ -79,6 +85,12 @@ void WriteAgentConfig(const fs::path& path, const std::string& id, const std::st
   }
 }
 
+// Whether the coordinator's log says its port was taken.
+bool PortTaken(const std::string& log_path) {
+  Result<std::string> log = ReadFile(log_path);
+  return log.ok() && log->find("Address already in use") != std::string::npos;
+}
+
 // What the coordinator's log says when it could not open its store.
 std::string WhyNotStarted(const std::string& log_path, const std::string& data_dir) {
   Result<std::string> log = ReadFile(log_path);
@@ -111,16 +123,63 @@ Status LocalSystem::MakeKeys(int agents) {
   return Status::Ok();
 }
 
-Result<std::string> LocalSystem::StartCoordinator(const std::string& orch) {
+Result<int> FreeLocalPort() {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return ErrnoError("socket", errno);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    return ErrnoError("bind 127.0.0.1:0", errno);
+  }
+  socklen_t length = sizeof address;
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    return ErrnoError("getsockname of 127.0.0.1:0", errno);
+  }
+  return static_cast<int>(ntohs(address.sin_port));
+}
+
+Result<std::string> LocalSystem::Start(const std::string& orch, int agents,
+                                       const LocalAgentSpec& spec) {
+  for (int attempt = 1;; ++attempt) {
+    ORCH_ASSIGN_OR_RETURN(int port, choose_port_ ? choose_port_(attempt) : FreeLocalPort());
+    std::string endpoint = "tcp://127.0.0.1:" + std::to_string(port);
+    ORCH_RETURN_IF_ERROR(LaunchCoordinator(orch, endpoint));
+    ORCH_RETURN_IF_ERROR(StartAgents(orch, endpoint, agents, spec));
+    Result<std::string> up = WaitForCoordinator();
+    if (up.ok()) {
+      ORCH_RETURN_IF_ERROR(
+          WriteClientFile(data_dir_, {endpoint_, admin_key_, coordinator_public_, false}));
+      return up;
+    }
+    std::string log = (fs::path(run_dir_) / "coordinator.log").string();
+    if (!PortTaken(log)) return up.status();
+    if (attempt == 3) {
+      return Status(StatusCode::kUnavailable,
+                    "the coordinator could not listen: the 3 ports of 127.0.0.1 chosen for it "
+                    "were taken before it bound them (last " +
+                        endpoint + "); see its log " + log);
+    }
+    Stop();
+  }
+}
+
+Status LocalSystem::LaunchCoordinator(const std::string& orch, const std::string& endpoint) {
   fs::create_directories(run_dir_);
-  fs::path endpoint_file = fs::path(data_dir_) / "coordinator.endpoint";
-  fs::remove(endpoint_file);
+  fs::remove(fs::path(data_dir_) / "coordinator.endpoint");
   fs::path config = fs::path(run_dir_) / "coordinator.toml";
-  WriteCoordinatorConfig(config, data_dir_, keys_dir_);
+  WriteCoordinatorConfig(config, data_dir_, keys_dir_, endpoint);
   std::string log = (fs::path(run_dir_) / "coordinator.log").string();
   ORCH_ASSIGN_OR_RETURN(ChildProcess child,
                         ChildProcess::Start({orch, "coordinator", "--config", config}, log));
   coordinator_ = std::make_unique<ChildProcess>(std::move(child));
+  return Status::Ok();
+}
+
+Result<std::string> LocalSystem::WaitForCoordinator() {
+  fs::path endpoint_file = fs::path(data_dir_) / "coordinator.endpoint";
+  std::string log = (fs::path(run_dir_) / "coordinator.log").string();
   for (int i = 0; i < 3000; ++i) {
     Result<std::string> text = ReadFile(endpoint_file.string());
     if (text.ok() && !TrimEnd(*text).empty()) {
@@ -144,7 +203,7 @@ Status LocalSystem::StartAgents(const std::string& orch, const std::string& endp
     agents_.push_back(std::move(agent));
     agent_logs_.push_back(log);
   }
-  return WriteClientFile(data_dir_, {endpoint_, admin_key_, coordinator_public_, false});
+  return Status::Ok();
 }
 
 std::string LocalSystem::ExitedDaemon() {
@@ -176,6 +235,7 @@ void LocalSystem::Stop() {
   }
   for (ChildProcess& agent : agents_) agent.AwaitStop(10s);
   agents_.clear();
+  agent_logs_.clear();
   if (coordinator_) coordinator_->Stop(10s);
   coordinator_.reset();
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,15 +50,19 @@ class LocalSystem final {
   const std::string& admin_key() const { return admin_key_; }
   const std::string& coordinator_public_key() const { return coordinator_public_; }
 
-  // Starts the coordinator on 127.0.0.1 (any port) and returns its endpoint once
-  // it has written it. The error names the log and, when the store is locked, the
+  // Starts the coordinator on 127.0.0.1, on a port that was free a moment before, and
+  // agents local-1..local-N registered with it, at once: the agents check their
+  // drivers, fingerprint the host and hash their model files while the coordinator
+  // opens its store. Returns the endpoint once the coordinator has written it, after
+  // writing DATA_DIR/client.json (cli/client_file.h) for other terminals; Stop()
+  // marks that file ended. When the port was taken meanwhile, all is started again on
+  // another (3 tries). The error names the log and, when the store is locked, the
   // process that holds it.
-  Result<std::string> StartCoordinator(const std::string& orch);
-  // Starts agents local-1..local-N registered with `endpoint`, then writes
-  // DATA_DIR/client.json (cli/client_file.h) for other terminals (after: its fsyncs do
-  // not delay the agents); Stop() marks that file ended.
-  Status StartAgents(const std::string& orch, const std::string& endpoint, int count,
-                     const LocalAgentSpec& spec);
+  Result<std::string> Start(const std::string& orch, int agents, const LocalAgentSpec& spec);
+  // Where Start gets the port of its `attempt` (1, 2, 3): by default a port free a moment
+  // before (FreeLocalPort). Tests choose a taken one.
+  using PortChooser = std::function<Result<int>(int attempt)>;
+  void SetPortChooser(PortChooser chooser) { choose_port_ = std::move(chooser); }
 
   // The exit status of the first daemon that exited, with its log; empty when
   // all still run.
@@ -67,6 +72,13 @@ class LocalSystem final {
   const std::string& run_dir() const { return run_dir_; }
 
  private:
+  // Launches the coordinator listening on `endpoint`.
+  Status LaunchCoordinator(const std::string& orch, const std::string& endpoint);
+  // Waits until the coordinator has written its endpoint (it listens then).
+  Result<std::string> WaitForCoordinator();
+  Status StartAgents(const std::string& orch, const std::string& endpoint, int count,
+                     const LocalAgentSpec& spec);
+
   std::string data_dir_;
   std::string run_dir_;
   std::unique_ptr<ChildProcess> coordinator_;
@@ -76,6 +88,12 @@ class LocalSystem final {
   std::string admin_key_;
   std::string coordinator_public_;
   std::string endpoint_;  // empty until the coordinator is up, and after Stop
+  PortChooser choose_port_;
 };
+
+// A TCP port on 127.0.0.1 that was free a moment ago: the kernel's choice for a bind to
+// port 0, released at once. (Another process may take it before the coordinator binds
+// it: LocalSystem::Start then tries another.)
+Result<int> FreeLocalPort();
 
 }  // namespace orch::cli

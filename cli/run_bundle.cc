@@ -201,10 +201,8 @@ int RunOnThisMachine(const RunOptions& options, const std::string& experiment,
   fs::path data_dir = fs::absolute(options.data_dir);
   LocalSystem system(data_dir.string(), (data_dir / "local").string());
   if (Status s = system.MakeKeys(agents); !s.ok()) return Fail(s.message(), kExitError);
-  Result<std::string> endpoint = system.StartCoordinator(SelfPath());
+  Result<std::string> endpoint = system.Start(SelfPath(), agents, agent_spec);
   if (!endpoint.ok()) return Fail(endpoint.status().message(), kExitError);
-  if (Status s = system.StartAgents(SelfPath(), *endpoint, agents, agent_spec); !s.ok())
-    return Fail(s.message(), kExitError);
   ClientOptions client{*endpoint, 10, system.admin_key(), system.coordinator_public_key()};
   std::cout << "orch run: " << agents << (agents == 1 ? " agent (--agents N for more)" : " agents")
             << ", logs in " << system.run_dir() << std::endl;

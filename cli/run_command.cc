@@ -369,10 +369,8 @@ int StartLocal(const planner::Plan& plan, const RunOptions& options, LocalSystem
 
   if (Status keys = system.MakeKeys(size.agents); !keys.ok())
     return Fail(keys.message(), kExitError);
-  Result<std::string> endpoint = system.StartCoordinator(SelfPath());
+  Result<std::string> endpoint = system.Start(SelfPath(), size.agents, agent_spec);
   if (!endpoint.ok()) return Fail(endpoint.status().message(), kExitError);
-  if (Status s = system.StartAgents(SelfPath(), *endpoint, size.agents, agent_spec); !s.ok())
-    return Fail(s.message(), kExitError);
   client = ClientOptions{*endpoint, 10, system.admin_key(), system.coordinator_public_key()};
   agents = size.agents;
   std::cout << Who() << "coordinator " << *endpoint << ", " << size.agents << " agents, logs in "
