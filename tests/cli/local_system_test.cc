@@ -57,64 +57,61 @@ struct ListeningSocket {
   int port = 0;
 };
 
-LocalAgentSpec TestAgents() {
-  LocalAgentSpec spec;
-  spec.drivers = {{"test-engine@1", orch::testing::TestDriverBinary()}};
-  return spec;
-}
+// One LocalSystem in a scratch folder, with its keys; its agents run the test driver.
+class LocalSystemTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(system_.MakeKeys(1).ok()); }
+  Result<std::string> Start() {
+    LocalAgentSpec spec;
+    spec.drivers = {{"test-engine@1", orch::testing::TestDriverBinary()}};
+    return system_.Start(orch::testing::OrchBinary(), 1, spec);
+  }
+  // A file of the run folder (a log, a config).
+  std::string RunFile(const std::string& name) { return Slurp(scratch_.path / "local" / name); }
 
-TEST(LocalSystemTest, TheCoordinatorListensOnThePortChosenBeforeItStarted) {
-  ScratchFolder scratch;
-  LocalSystem system(scratch.path.string(), (scratch.path / "local").string());
-  ASSERT_TRUE(system.MakeKeys(1).ok());
+  ScratchFolder scratch_;
+  LocalSystem system_{scratch_.path.string(), (scratch_.path / "local").string()};
+};
+
+TEST_F(LocalSystemTest, TheCoordinatorListensOnThePortChosenBeforeItStarted) {
   Result<int> port = FreeLocalPort();
   ASSERT_TRUE(port.ok()) << port.status().ToString();
-  system.SetPortChooser([&](int) { return port; });
-  Result<std::string> endpoint = system.Start(orch::testing::OrchBinary(), 1, TestAgents());
+  system_.SetPortChooser([&](int) { return port; });
+  Result<std::string> endpoint = Start();
   ASSERT_TRUE(endpoint.ok()) << endpoint.status().ToString();
   EXPECT_EQ(*endpoint, "tcp://127.0.0.1:" + std::to_string(*port));
   // The agent was told that endpoint before the coordinator had bound it.
-  EXPECT_THAT(Slurp(scratch.path / "local" / "agent-local-1.toml"), HasSubstr(*endpoint));
-  system.Stop();
+  EXPECT_THAT(RunFile("agent-local-1.toml"), HasSubstr(*endpoint));
 }
 
-TEST(LocalSystemTest, APortTakenBeforeTheCoordinatorBoundItIsReplacedByAnother) {
-  ScratchFolder scratch;
+TEST_F(LocalSystemTest, APortTakenBeforeTheCoordinatorBoundItIsReplacedByAnother) {
   ListeningSocket taken;
-  LocalSystem system(scratch.path.string(), (scratch.path / "local").string());
-  ASSERT_TRUE(system.MakeKeys(1).ok());
   int attempts = 0;
-  system.SetPortChooser([&](int attempt) -> Result<int> {
+  system_.SetPortChooser([&](int attempt) -> Result<int> {
     attempts = attempt;
     return attempt == 1 ? taken.port : FreeLocalPort();
   });
-  Result<std::string> endpoint = system.Start(orch::testing::OrchBinary(), 1, TestAgents());
+  Result<std::string> endpoint = Start();
   ASSERT_TRUE(endpoint.ok()) << endpoint.status().ToString();
   EXPECT_EQ(attempts, 2);
   EXPECT_THAT(*endpoint, Not(HasSubstr(":" + std::to_string(taken.port))));
-  EXPECT_THAT(Slurp(scratch.path / "local" / "coordinator.log"),
-              HasSubstr("Address already in use"));
-  EXPECT_THAT(Slurp(scratch.path / "local" / "agent-local-1.toml"), HasSubstr(*endpoint));
-  system.Stop();
+  EXPECT_THAT(RunFile("coordinator.log"), HasSubstr("Address already in use"));
+  EXPECT_THAT(RunFile("agent-local-1.toml"), HasSubstr(*endpoint));
 }
 
-TEST(LocalSystemTest, APortTakenThreeTimesIsAnErrorNamingTheLog) {
-  ScratchFolder scratch;
+TEST_F(LocalSystemTest, APortTakenThreeTimesIsAnErrorNamingTheLog) {
   ListeningSocket taken;
-  LocalSystem system(scratch.path.string(), (scratch.path / "local").string());
-  ASSERT_TRUE(system.MakeKeys(1).ok());
   int attempts = 0;
-  system.SetPortChooser([&](int attempt) -> Result<int> {
+  system_.SetPortChooser([&](int attempt) -> Result<int> {
     attempts = attempt;
     return taken.port;
   });
-  Result<std::string> endpoint = system.Start(orch::testing::OrchBinary(), 1, TestAgents());
+  Result<std::string> endpoint = Start();
   ASSERT_FALSE(endpoint.ok());
   EXPECT_EQ(attempts, 3);
   EXPECT_THAT(endpoint.status().message(),
               AllOf(HasSubstr("the 3 ports of 127.0.0.1 chosen for it were taken"),
                     HasSubstr(":" + std::to_string(taken.port)), HasSubstr("coordinator.log")));
-  system.Stop();
 }
 
 }  // namespace
