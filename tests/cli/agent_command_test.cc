@@ -6,10 +6,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "cli/child_process.h"
+#include "tests/support/scratch_folder.h"
 #include "tests/support/subprocess.h"
 
 namespace orch::testing {
@@ -18,26 +18,10 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-std::string Slurp(const fs::path& path) {
-  std::ostringstream out;
-  out << std::ifstream(path).rdbuf();
-  return out.str();
-}
-
 // A second agent started on the spool of a running one refuses to start, naming
 // the spool and the first agent's pid, and the first one keeps its lock.
-// A fresh folder for the test, removed when it ends (also after a failed assertion).
-struct ScratchFolder {
-  ScratchFolder() {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~ScratchFolder() { fs::remove_all(path); }
-  fs::path path = fs::temp_directory_path() / ("orch-agent-lock-" + std::to_string(::getpid()));
-};
-
 TEST(AgentCommandTest, ASecondAgentOnALiveAgentsSpoolRefusesToStart) {
-  ScratchFolder scratch;
+  ScratchFolder scratch("orch-agent-lock");
   const fs::path& dir = scratch.path;
   fs::path spool = dir / "spool";
   fs::path config = dir / "agent.toml";
@@ -71,7 +55,7 @@ TEST(AgentCommandTest, ASecondAgentOnALiveAgentsSpoolRefusesToStart) {
 // A launch entry whose program cannot be run: its engine is not offered, and an
 // agent left with nothing to offer exits with status 2 naming the entry and path.
 TEST(AgentCommandTest, AServerEntryWhoseLaunchProgramIsMissingIsNotOffered) {
-  ScratchFolder scratch;
+  ScratchFolder scratch("orch-agent-lock");
   const fs::path& dir = scratch.path;
   fs::path driver = dir / "orch-driver-llama-server";
   std::ofstream(driver) << "#!/bin/sh\necho '{\"engine\": \"llama-server\"}'\n";
@@ -96,7 +80,7 @@ TEST(AgentCommandTest, AServerEntryWhoseLaunchProgramIsMissingIsNotOffered) {
 // whose .sha256 sidecar records other bytes is a MISMATCH naming both hashes (exit 1);
 // the agent itself does not start.
 TEST(AgentCommandTest, VerifyModelsReadsEveryFileAndNamesAMismatch) {
-  ScratchFolder scratch;
+  ScratchFolder scratch("orch-agent-lock");
   const fs::path& dir = scratch.path;
   fs::create_directories(dir / "models");
   std::ofstream(dir / "models/a.gguf") << "GGUF model bytes";

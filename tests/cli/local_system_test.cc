@@ -11,35 +11,20 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "base/unique_fd.h"
+#include "tests/support/scratch_folder.h"
 #include "tests/support/subprocess.h"
 
 namespace orch::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using orch::testing::ScratchFolder;
+using orch::testing::Slurp;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::string Slurp(const fs::path& path) {
-  std::ostringstream out;
-  out << std::ifstream(path).rdbuf();
-  return out.str();
-}
-
-// A fresh folder for the test, removed when it ends (also after a failed assertion).
-struct ScratchFolder {
-  ScratchFolder() {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~ScratchFolder() { fs::remove_all(path); }
-  fs::path path = fs::temp_directory_path() / ("orch-local-system-" + std::to_string(::getpid()));
-};
 
 // A socket listening on 127.0.0.1, on a port the kernel chose: that port is taken.
 struct ListeningSocket {
@@ -69,7 +54,7 @@ class LocalSystemTest : public ::testing::Test {
   // A file of the run folder (a log, a config).
   std::string RunFile(const std::string& name) { return Slurp(scratch_.path / "local" / name); }
 
-  ScratchFolder scratch_;
+  ScratchFolder scratch_{"orch-local-system"};
   LocalSystem system_{scratch_.path.string(), (scratch_.path / "local").string()};
 };
 
