@@ -14,8 +14,7 @@ namespace orch::testing {
 struct ScratchFolder {
   // TMPDIR/PREFIX-PID, emptied first.
   explicit ScratchFolder(const std::string& prefix)
-      : path(std::filesystem::temp_directory_path() /
-             (prefix + "-" + std::to_string(::getpid()))) {
+      : path(std::filesystem::temp_directory_path() / (prefix + "-" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
   }
