@@ -10,7 +10,10 @@ the driver about a fifth of its throughput against llama-server
 (docs/benchmarks.md, "llama-server driver throughput"). A request that fails
 on a reused connection before any answer arrives (the server closed it while
 idle) is sent once more on a new connection; that second try is the one
-whose failure counts. Every request has a timeout. A refused connection is retried a bounded
+whose failure counts. send() writes a request and returns before its answer
+is read, so a caller can work while the server computes (post_each: one
+request per position, each answer taken while the next is on the wire).
+Every request has a timeout. A refused connection is retried a bounded
 number of times only while the client has never reached the server (a
 server still starting); after the first answer, and for every other failure,
 the first error is final. Failures are EngineError values whose message
@@ -62,6 +65,45 @@ STALE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError,
          http.client.RemoteDisconnected)
 
 
+_END = object()
+
+
+class Sent:
+    """A request written to the connection, its answer not yet read."""
+
+    def __init__(self, client, method, url, path, data, headers):
+        self.client = client
+        self.method = method
+        self.url = url
+        self.path = path
+        self.data = data
+        self.headers = headers
+        self.reused = False
+        self.status = None
+        self.raw = None
+
+    def read(self):
+        """Reads the answer (once); HttpError unless it is a 2xx."""
+        if self.status is None:
+            self.status, self.raw = self.client._receive(self)
+        if not 200 <= self.status < 300:
+            raise HttpError("%s %s: HTTP %d: %s" % (self.method, self.url, self.status,
+                                                    shown(self.raw)), self.url, self.status,
+                            self.raw)
+        return self.raw
+
+    def json(self):
+        """The answer's JSON value; HttpError otherwise."""
+        raw = self.read()
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            raise HttpError("%s %s: HTTP %d with a body that is not JSON (truncated or "
+                            "malformed, %d bytes): %s" % (self.method, self.url, self.status,
+                                                           len(raw), shown(raw)),
+                            self.url, self.status, raw)
+
+
 class Client:
     def __init__(self, base_url, api_key="", timeout_s=600.0, refused_tries=20,
                  refused_wait_s=0.25):
@@ -91,54 +133,75 @@ class Client:
 
     def request(self, method, path, body):
         """The answer's JSON value; HttpError otherwise."""
-        url = self.url(path)
-        data = None if body is None else json.dumps(body).encode("utf-8")
-        tries = 1 if self.reached else self.refused_tries
-        for attempt in range(tries):
-            try:
-                status, raw = self._once(method, url, data)
-                break
-            except (OSError, http_client_errors()) as error:
-                if not _refused(error) or attempt + 1 == tries:
-                    raise self._unreachable(method, url, error, attempt + 1)
-                time.sleep(self.refused_wait_s)
-        self.reached = True
-        if not 200 <= status < 300:
-            raise HttpError("%s %s: HTTP %d: %s" % (method, url, status, shown(raw)),
-                            url, status, raw)
-        try:
-            return json.loads(raw.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError):
-            raise HttpError("%s %s: HTTP %d with a body that is not JSON (truncated or "
-                            "malformed, %d bytes): %s" % (method, url, status, len(raw),
-                                                           shown(raw)), url, status, raw)
+        return self.send(method, path, body).json()
 
-    def _once(self, method, url, data):
+    def send(self, method, path, body):
+        """Sends a request and returns its Sent, whose read() or json() takes
+        the answer: the caller may work while the server computes. Read it
+        before the next request of the same thread (one request at a time on a
+        connection)."""
+        url = self.url(path)
+        data = None if body is None else self.encode(body)
         headers = {"Accept": "application/json"}
         if data is not None:
             headers["Content-Type"] = "application/json"
         if self.api_key:
             headers["Authorization"] = "Bearer " + self.api_key
-        path = self._prefix + url[len(self.base_url):]
-        reused = self._connection() is not None
-        try:
-            answer = self._send(method, path, data, headers)
-        except STALE:
-            self.close()
-            if not reused:
-                raise
-            answer = self._send(method, path, data, headers)  # a new connection
-        except BaseException:
-            self.close()
-            raise
-        self.reached = True
-        raw = self._read(answer, method, url)
-        if answer.will_close:
-            self.close()
-        return answer.status, raw
+        sent = Sent(self, method, url, self._prefix + path, data, headers)
+        tries = 1 if self.reached else self.refused_tries
+        for attempt in range(tries):
+            try:
+                self._write(sent)
+                return sent
+            except (OSError, http_client_errors()) as error:
+                if not _refused(error) or attempt + 1 == tries:
+                    raise self._unreachable(method, url, error, attempt + 1)
+                time.sleep(self.refused_wait_s)
+        raise AssertionError("unreachable")
 
-    def _send(self, method, path, data, headers):
-        """The answer (status and headers read) on the open or a new connection."""
+    def post_each(self, path, bodies, take):
+        """POSTs each of `bodies` (JSON values) in turn, one request on the
+        wire at a time as post() would, and calls take(index, answer) for each
+        answer in order. take(i, ...) and the making of body i + 2 run while
+        request i + 1 is on the wire, so the caller's work overlaps the
+        server's (llama-server teacher forcing: one request per position)."""
+        pending = None  # (index, Sent) read, not yet taken
+        sent = None
+        index = 0
+        try:
+            items = iter(bodies)
+            data = next(items, _END)
+            while data is not _END:
+                sent = self.send("POST", path, data)
+                data = next(items, _END)
+                if pending is not None:
+                    take(pending[0], pending[1].json())
+                sent.read()
+                pending, sent = (index, sent), None
+                index += 1
+            if pending is not None:
+                take(pending[0], pending[1].json())
+        finally:
+            if sent is not None:  # an answer left on the connection: it cannot be reused
+                self.close()
+
+    @staticmethod
+    def encode(body):
+        return json.dumps(body).encode("utf-8")
+
+    def _write(self, sent):
+        """Writes the request on the open connection, or on a new one when
+        there is none or the open one turns out closed by the server."""
+        sent.reused = self._connection() is not None
+        try:
+            self._write_once(sent)
+        except STALE:
+            if not sent.reused:
+                raise
+            sent.reused = False
+            self._write_once(sent)  # a new connection
+
+    def _write_once(self, sent):
         connection = self._connection()
         if connection is None:
             kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
@@ -147,11 +210,35 @@ class Client:
             with self._opened_lock:
                 self.connections_opened += 1
         try:
-            connection.request(method, path, body=data, headers=headers)
-            return connection.getresponse()
+            connection.request(sent.method, sent.path, body=sent.data, headers=sent.headers)
         except BaseException:
             self.close()
             raise
+
+    def _receive(self, sent):
+        """The answer's status and bytes. A reused connection the server closed
+        before answering gets the request once more on a new connection."""
+        try:
+            try:
+                answer = self._connection().getresponse()
+            except STALE:
+                self.close()
+                if not sent.reused:
+                    raise
+                sent.reused = False
+                self._write_once(sent)
+                answer = self._connection().getresponse()
+        except (OSError, http_client_errors()) as error:
+            self.close()
+            raise self._unreachable(sent.method, sent.url, error, 1)
+        except BaseException:
+            self.close()
+            raise
+        self.reached = True
+        raw = self._read(answer, sent.method, sent.url)
+        if answer.will_close:
+            self.close()
+        return answer.status, raw
 
     def _connection(self):
         return getattr(self._local, "connection", None)

@@ -187,15 +187,23 @@ def _order(job):
 
 
 def teacher_force(client, job, tokens, k, emit):
+    """One request per position, each answer parsed, digested and written
+    while the next request is on the wire (Client.post_each); the server
+    still sees one request at a time, as from a plain loop."""
     sampling = common.Sampling(job.settings)
+    order = _order(job)
+    url = client.url("/completion")
     evaluated = []
-    for j in range(len(tokens)):
+
+    def take(j, doc):
         target = tokens[j + 1] if j + 1 < len(tokens) else rows.NO_TARGET
-        doc = client.post("/completion", request_for(tokens[:j + 1], k, sampling, _order(job)))
-        emit(parse_response(doc, k, client.url("/completion"), j, tokens[j], target))
+        emit(parse_response(doc, k, url, j, tokens[j], target))
         timings = doc.get("timings") if isinstance(doc, dict) else None
         if isinstance(timings, dict) and isinstance(timings.get("prompt_n"), int):
             evaluated.append(timings["prompt_n"])
+
+    client.post_each("/completion", (request_for(tokens[:j + 1], k, sampling, order)
+                                     for j in range(len(tokens))), take)
     out = {"capture_path": CAPTURE_PATHS["teacher_forced"]}
     if evaluated:
         out["prompt_tokens_evaluated"] = {"max": max(evaluated), "total": sum(evaluated),

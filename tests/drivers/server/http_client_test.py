@@ -18,8 +18,9 @@ class KeepAliveServer:
     the server closes the connection after each answer without saying so
     (no "Connection: close"), as a server whose idle keep-alive ran out."""
 
-    def __init__(self, close_after_each=False):
+    def __init__(self, close_after_each=False, fail_at=None):
         self.ports = []
+        self.arrived = threading.Condition()  # notified as each request arrives
         owner = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -31,9 +32,13 @@ class KeepAliveServer:
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 self.rfile.read(length)
-                owner.ports.append(self.client_address[1])
-                payload = json.dumps({"n": len(owner.ports)}).encode()
-                self.send_response(200)
+                with owner.arrived:
+                    owner.ports.append(self.client_address[1])
+                    n = len(owner.ports)
+                    owner.arrived.notify_all()
+                failed = n == fail_at
+                payload = (b"slot unavailable" if failed else json.dumps({"n": n}).encode())
+                self.send_response(500 if failed else 200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
@@ -49,6 +54,11 @@ class KeepAliveServer:
     def __enter__(self):
         self.thread.start()
         return self
+
+    def wait_for(self, count, timeout_s=10):
+        """True once `count` requests have arrived (False after timeout_s)."""
+        with self.arrived:
+            return self.arrived.wait_for(lambda: len(self.ports) >= count, timeout_s)
 
     def __exit__(self, *exc):
         self.httpd.shutdown()
@@ -135,6 +145,54 @@ class HttpClientTest(unittest.TestCase):
         message = caught.exception.message
         self.assertIn("POST %s/completion" % url, message)
         self.assertIn("connection refused (1 try)", message)
+
+    def test_post_each_takes_an_answer_while_the_next_request_is_on_the_wire(self):
+        # take(i) waits until request i + 1 has reached the server: a loop that
+        # sent the next request only after taking an answer would wait in vain.
+        taken, overlapped = [], []
+        with KeepAliveServer() as server:
+            client = http_mod.Client(server.url)
+
+            def take(i, answer):
+                taken.append((i, answer["n"]))
+                overlapped.append(i == 4 or server.wait_for(i + 2))
+
+            client.post_each("/completion", ({"prompt": [i]} for i in range(5)), take)
+            client.close()
+        self.assertEqual(taken, [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)])
+        self.assertEqual(overlapped, [True] * 5)
+        self.assertEqual(len(server.ports), 5)
+        self.assertEqual(len(set(server.ports)), 1, server.ports)
+
+    def test_post_each_stops_at_an_error_answer_and_leaves_a_usable_client(self):
+        taken = []
+        with KeepAliveServer(fail_at=3) as server:
+            client = http_mod.Client(server.url)
+            with self.assertRaises(http_mod.HttpError) as caught:
+                client.post_each("/completion", ({"prompt": [i]} for i in range(5)),
+                                 lambda i, answer: taken.append(i))
+            self.assertEqual(client.post("/completion", {})["n"], 4)
+            client.close()
+        self.assertEqual(taken, [0, 1])  # answer 2 was read, never taken
+        self.assertIn("POST %s/completion: HTTP 500: slot unavailable" % server.url,
+                      caught.exception.message)
+
+    def test_post_each_closes_a_connection_whose_answer_it_left_unread(self):
+        # take fails while the next request is on the wire: its answer is never
+        # read, so the connection must not carry the next request.
+        with KeepAliveServer() as server:
+            server.httpd.handle_error = lambda *args: None  # the reset of the closed connection
+            client = http_mod.Client(server.url)
+
+            def take(i, answer):
+                raise ValueError("take %d failed" % i)
+
+            with self.assertRaisesRegex(ValueError, "take 0 failed"):
+                client.post_each("/completion", ({"prompt": [i]} for i in range(3)), take)
+            self.assertEqual(client.post("/completion", {})["n"], 3)
+            client.close()
+        self.assertEqual(client.connections_opened, 2)
+        self.assertEqual(len(set(server.ports)), 2, server.ports)
 
     def test_a_url_with_a_path_prefix_keeps_it(self):
         with KeepAliveServer() as server:
