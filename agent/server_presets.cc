@@ -35,7 +35,9 @@ Axes LlamaServerAxes() {
       if (v != k) axes["kv"][k + "/" + v] = Args({"-ctk", k, "-ctv", v});
     }
   }
-  axes["hardware"]["cpu"] = Args({"-ngl", "0"});
+  // --device none: no GPU at all, not even for the large batches' matrix products
+  // that a CUDA build would offload from host memory (op offload) with -ngl 0 alone.
+  axes["hardware"]["cpu"] = Args({"-ngl", "0", "--device", "none"});
   axes["hardware"]["gpu"] = Args({"-ngl", "999"});
   axes["tp"]["1"] = {};
   axes["threads"] = Numeric({"-t", "-tb"});

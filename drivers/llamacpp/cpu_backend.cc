@@ -33,6 +33,37 @@ std::string Names(const std::vector<VariantScore>& variants, bool runnable) {
   return text.empty() ? "none" : text;
 }
 
+}  // namespace
+
+std::vector<AcceleratorBackend> LoadAcceleratorBackends(const std::string& dir) {
+  std::vector<std::filesystem::path> files;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("libggml-", 0) != 0 || name.rfind(kPrefix, 0) == 0 ||
+        name == "libggml-base.so" || !name.ends_with(kSuffix))
+      continue;
+    files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<AcceleratorBackend> out;
+  for (const std::filesystem::path& path : files) {
+    AcceleratorBackend backend{path.filename().string(), false, ""};
+    // dlopen first for the loader's own words (ggml's load only logs them).
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const char* why = dlerror();
+      backend.why = why != nullptr ? why : "dlopen failed";
+    } else {
+      backend.loaded = ggml_backend_load(path.c_str()) != nullptr;
+      if (!backend.loaded) backend.why = "not a ggml backend, or its initialisation failed";
+      dlclose(handle);  // ggml holds its own handle
+    }
+    out.push_back(std::move(backend));
+  }
+  return out;
+}
+
 std::vector<std::string> DeviceNames() {
   std::vector<std::string> devices;
   for (std::size_t i = 0; i < ggml_backend_dev_count(); ++i) {
@@ -43,19 +74,36 @@ std::vector<std::string> DeviceNames() {
   return devices;
 }
 
-// GPU and other accelerator backends of the build (libggml-cuda.so, ...).
-void LoadAcceleratorBackends(const std::string& dir) {
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
-    std::string name = entry.path().filename().string();
-    if (name.rfind("libggml-", 0) != 0 || name.rfind(kPrefix, 0) == 0 ||
-        name == "libggml-base.so" || !name.ends_with(kSuffix))
-      continue;
-    ggml_backend_load(entry.path().c_str());
+int GpuDeviceCount() {
+  int count = 0;
+  for (std::size_t i = 0; i < ggml_backend_dev_count(); ++i) {
+    enum ggml_backend_dev_type type = ggml_backend_dev_type(ggml_backend_dev_get(i));
+    if (type == GGML_BACKEND_DEVICE_TYPE_GPU || type == GGML_BACKEND_DEVICE_TYPE_IGPU) ++count;
   }
+  return count;
 }
 
-}  // namespace
+std::string DescribeAccelerators(const std::vector<AcceleratorBackend>& accelerators) {
+  std::string text;
+  for (const AcceleratorBackend& a : accelerators) {
+    text += (text.empty() ? "" : "; ") + a.file +
+            (a.loaded ? ": loaded" : ": not loaded (" + a.why + ")");
+  }
+  return text.empty() ? "none" : text;
+}
+
+Status NoGpuDevice(const std::string& hardware, const LoadedBackend& backend,
+                   const std::string& dir) {
+  std::string hint =
+      backend.accelerators.empty()
+          ? "the llama.cpp build in " + dir +
+                " has no accelerator backend file (libggml-cuda.so, ...); a GPU host installs "
+                "the CUDA build with scripts/setup-engines --cuda"
+          : "the accelerator backends of the llama.cpp build in " + dir + ": " +
+                DescribeAccelerators(backend.accelerators);
+  return Status(StatusCode::kFailedPrecondition,
+                "hardware = \"" + hardware + "\": no GPU device here; " + hint);
+}
 
 std::string EngineLibraryDir() {
   Dl_info info{};
@@ -86,8 +134,9 @@ Result<LoadedBackend> LoadCpuBackend(const std::string& name) {
     std::string path = dir + "/" + std::string(kPrefix) + name + std::string(kSuffix);
     int score = VariantScoreOf(path);
     if (score > 0 && ggml_backend_load(path.c_str()) != nullptr) {
-      LoadAcceleratorBackends(dir);
-      return LoadedBackend{name, path, score, DeviceNames()};
+      std::vector<AcceleratorBackend> accelerators = LoadAcceleratorBackends(dir);
+      return LoadedBackend{
+          name, path, score, DeviceNames(), std::move(accelerators), GpuDeviceCount()};
     }
   }
   std::vector<VariantScore> variants = ScoreCpuVariants(dir);
@@ -99,8 +148,9 @@ Result<LoadedBackend> LoadCpuBackend(const std::string& name) {
                     "cpu_backend = \"" + name + "\": the engine in " + dir +
                         " has no CPU kernel variant files (libggml-cpu-*.so)");
     }
-    LoadAcceleratorBackends(dir);
+    loaded.accelerators = LoadAcceleratorBackends(dir);
     loaded.devices = DeviceNames();
+    loaded.gpu_devices = GpuDeviceCount();
     return loaded;
   }
   const VariantScore* chosen = nullptr;
@@ -123,11 +173,12 @@ Result<LoadedBackend> LoadCpuBackend(const std::string& name) {
   if (ggml_backend_load(chosen->path.c_str()) == nullptr) {
     return Internal("cpu_backend = \"" + name + "\": loading " + chosen->path + " failed");
   }
-  LoadAcceleratorBackends(dir);
+  loaded.accelerators = LoadAcceleratorBackends(dir);
   loaded.variant = chosen->variant;
   loaded.path = chosen->path;
   loaded.score = chosen->score;
   loaded.devices = DeviceNames();
+  loaded.gpu_devices = GpuDeviceCount();
   return loaded;
 }
 

@@ -17,6 +17,10 @@
 //                                                 with equal load keys
 //   orch-driver-llamacpp-RELEASE quantize IN OUT TYPE [THREADS]
 //   orch-driver-llamacpp-RELEASE variants         CPU kernel variants + scores (JSON)
+//   orch-driver-llamacpp-RELEASE accelerators [DIR]
+//                                                 accelerator backend files of the
+//                                                 build (or DIR): loaded here or
+//                                                 why not, and the devices (JSON)
 //   orch-driver-llamacpp-RELEASE version          the hello object (JSON)
 //   orch-driver-llamacpp-RELEASE capabilities --json
 //                                                 axes, values and invalid
@@ -156,6 +160,15 @@ json HelloObject(const llamacpp::LoadedBackend* backend) {
     hello["kernel_path"] = backend->variant.empty() ? "cpu: built-in" : "cpu: " + backend->variant;
     hello["build"]["backend_file"] = backend->path;
     hello["hardware"] = json(backend->devices);
+    if (!backend->accelerators.empty()) {
+      json accelerators = json::array();
+      for (const llamacpp::AcceleratorBackend& a : backend->accelerators) {
+        json one = {{"file", a.file}, {"loaded", a.loaded}};
+        if (!a.loaded) one["why"] = a.why;
+        accelerators.push_back(one);
+      }
+      hello["build"]["accelerators"] = accelerators;
+    }
   }
   return hello;
 }
@@ -321,6 +334,11 @@ int RunJob(FrameWriter& frames, const std::string& input, int digest_workers, En
     hello();
     return Fail(frames, backend);
   }
+  if (settings->gpu() && state.backend->gpu_devices == 0) {
+    hello();
+    return Fail(frames, llamacpp::NoGpuDevice(settings->hardware, *state.backend,
+                                              llamacpp::EngineLibraryDir()));
+  }
   // The backend by what was loaded: "best" and the variant it chose are one
   // backend, so their jobs share the loaded model (ModelLoadKey).
   if (!state.backend->variant.empty()) settings->cpu_backend = state.backend->variant;
@@ -442,6 +460,26 @@ int Quantize(int argc, char** argv) {
   return 0;
 }
 
+// The accelerator backend files of the build, or of DIR, loaded here: whether
+// each loads, why not, and the devices then registered.
+int Accelerators(int argc, char** argv) {
+  std::string dir = argc == 3 ? argv[2] : llamacpp::EngineLibraryDir();
+  std::vector<llamacpp::AcceleratorBackend> loaded = llamacpp::LoadAcceleratorBackends(dir);
+  json files = json::array();
+  for (const llamacpp::AcceleratorBackend& a : loaded) {
+    json one = {{"file", a.file}, {"loaded", a.loaded}};
+    if (!a.loaded) one["why"] = a.why;
+    files.push_back(one);
+  }
+  std::cout << json{{"dir", dir},
+                    {"accelerators", files},
+                    {"devices", llamacpp::DeviceNames()},
+                    {"gpu_devices", llamacpp::GpuDeviceCount()}}
+                   .dump(1)
+            << "\n";
+  return 0;
+}
+
 int Variants() {
   json variants = json::array();
   for (const auto& v : llamacpp::ScoreCpuVariants(llamacpp::EngineLibraryDir()))
@@ -458,10 +496,12 @@ void Usage(const char* self) {
       "                          file, the model kept loaded (session mode)\n"
       "       %s quantize IN OUT TYPE [THREADS]\n"
       "       %s variants        CPU kernel variants and their scores here\n"
+      "       %s accelerators [DIR]   accelerator backends (libggml-cuda.so, ...) of the\n"
+      "                          build or of DIR: whether each loads here, and why not\n"
       "       %s version         engine version, commit and build (JSON)\n"
       "       %s capabilities --json   axes, values, invalid combinations\n"
       "llama.cpp %s, commit %s\n",
-      self, self, self, self, self, self, self, ORCH_LLAMACPP_RELEASE, ORCH_LLAMACPP_COMMIT);
+      self, self, self, self, self, self, self, self, ORCH_LLAMACPP_RELEASE, ORCH_LLAMACPP_COMMIT);
 }
 
 }  // namespace
@@ -484,6 +524,7 @@ int main(int argc, char** argv) {
   }
   if (command == "quantize") return Quantize(argc, argv);
   if (command == "variants") return Variants();
+  if (command == "accelerators" && argc <= 3) return Accelerators(argc, argv);
   if (command == "version") {
     json hello = HelloObject(nullptr);
     hello["session"] = {{"load_axes", llamacpp::LoadAxes()}};

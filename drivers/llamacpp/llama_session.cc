@@ -142,6 +142,11 @@ Result<ModelHandle> LoadModel(const std::string& model_path, const JobSettings& 
   params.use_extra_bufts = settings.repack;
   if (settings.gpu()) {
     params.split_mode = settings.tp > 1 ? LLAMA_SPLIT_MODE_LAYER : LLAMA_SPLIT_MODE_NONE;
+  } else {
+    // A CPU cell uses no GPU even where a CUDA build found one: without this,
+    // llama.cpp would offload large batches' matrix products to it (op offload).
+    static ggml_backend_dev_t no_devices[] = {nullptr};
+    params.devices = no_devices;
   }
   EngineObserver::Instance().BeginModel();
   llama_model* model = llama_model_load_from_file(model_path.c_str(), params);
@@ -185,6 +190,7 @@ Status LlamaSession::CreateContext(std::int64_t tokens_needed) {
   ORCH_ASSIGN_OR_RETURN(params.type_k, CacheType("kv", settings_.type_k));
   ORCH_ASSIGN_OR_RETURN(params.type_v, CacheType("kv", settings_.type_v));
   params.no_perf = true;
+  params.op_offload = settings_.gpu();
   EngineObserver::Instance().BeginContext();
   params.cb_eval = &EngineObserver::OnEval;  // reads what attention ran (effective_settings.h)
   params.cb_eval_user_data = &EngineObserver::Instance();

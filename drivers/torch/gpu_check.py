@@ -1,7 +1,13 @@
 #!/usr/bin/python3
-"""The torch driver's GPU cells, run and compared (scripts/gpu-check runs this).
+"""A driver's GPU cells, run and compared (scripts/gpu-check runs this).
 
   gpu_check.py --driver EXE --model FILE.gguf --out DIR [--positions N]
+               [--engine torch|llamacpp] [--hardware gpu|cpu]
+
+--engine llamacpp: the llama.cpp driver on its CUDA build (scripts/setup-engines
+--cuda): a float32-weights baseline with an f16 KV cache on the GPU, repeated, and one
+cell per change (flash attention, a q8_0 and an f32 KV cache, a smaller ubatch, the
+same coordinate on CPU). The rest of this text is about the torch driver (the default).
 
 Runs the driver as a child process on teacher-forced jobs over the README text:
 two float32 baselines (eager, f32 KV, TF32 off) and a bfloat16 one on cuda:0, then one
@@ -30,6 +36,18 @@ BASE = {"engine": "torch@check", "quant": "f32", "kv": "f32", "attention": "off"
         "hardware": "gpu", "threads": "0", "dtype": "float32", "matmul_tf32": "off",
         "deterministic": "off"}
 BF16 = dict(BASE, dtype="bfloat16", kv="bf16")
+LLAMA = {"engine": "llama.cpp@check", "quant": "f32", "kv": "f16", "attention": "off",
+         "tp": "1", "hardware": "gpu", "threads": "0", "cpu_backend": "best"}
+
+
+def llamacpp_cells():
+    return [("llama.cpp: baseline repeat", LLAMA, dict(LLAMA)),
+            ("llama.cpp: attention = on", LLAMA, dict(LLAMA, attention="on")),
+            ("llama.cpp: kv = q8_0, attention = on", LLAMA,
+             dict(LLAMA, attention="on", kv="q8_0")),
+            ("llama.cpp: kv = f32", LLAMA, dict(LLAMA, kv="f32")),
+            ("llama.cpp: ubatch = 32", LLAMA, dict(LLAMA, ubatch="32")),
+            ("llama.cpp: hardware = cpu", LLAMA, dict(LLAMA, hardware="cpu"))]
 
 
 def cells(transformers):
@@ -101,8 +119,10 @@ def main():
     parser.add_argument("--positions", type=int, default=128)
     parser.add_argument("--hardware", default="gpu",
                         help="the baselines' hardware (cpu: a dry run of this script)")
+    parser.add_argument("--engine", choices=("torch", "llamacpp"), default="torch")
     args = parser.parse_args()
-    BASE["hardware"] = BF16["hardware"] = args.hardware
+    BASE["hardware"] = BF16["hardware"] = LLAMA["hardware"] = args.hardware
+    LLAMA["engine"] = "llama.cpp@" + os.path.basename(args.driver).rpartition("-")[2]
     with open(os.path.join(os.path.dirname(HERE), "..", "examples", "texts", "readme.txt")) as f:
         text = f.read()
     try:
@@ -114,7 +134,8 @@ def main():
     baselines = {}
     report = {"model": args.model, "positions": args.positions, "cells": []}
     ok = True
-    for name, base, coordinate in cells(have_transformers):
+    chosen = llamacpp_cells() if args.engine == "llamacpp" else cells(have_transformers)
+    for name, base, coordinate in chosen:
         key = json.dumps(base, sort_keys=True)
         if key not in baselines:
             baselines[key] = run(args.driver, args.model, text, args.positions, base)
@@ -137,9 +158,10 @@ def main():
     first = next(iter(baselines.values()))
     report["hello"] = first["hello"]
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "report.json"), "w") as f:
+    stem = "report" if args.engine == "torch" else "report-" + args.engine
+    with open(os.path.join(args.out, stem + ".json"), "w") as f:
         json.dump(report, f, indent=1)
-    lines = ["# torch driver on the GPU", "",
+    lines = ["# %s driver on the GPU" % args.engine, "",
              "hello: `%s`" % json.dumps(first["hello"]), "",
              "| cell | status | bit-identical rows | top-1 | mean KL | max abs dlogit | ran |",
              "|---|---|---|---|---|---|---|"]
@@ -151,7 +173,7 @@ def main():
         else:
             lines.append("| %s | %s | | | | | %s |" % (
                 e["cell"], e["status"], (e.get("reason") or json.dumps(e.get("error")))[:160]))
-    with open(os.path.join(args.out, "report.md"), "w") as f:
+    with open(os.path.join(args.out, stem + ".md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0 if ok else 1

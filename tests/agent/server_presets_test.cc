@@ -37,8 +37,9 @@ TEST(ServerPresetTest, LlamaServerMapsTheLaunchAxesToItsFlags) {
   ServerConfig server = PresetEntry();
   EXPECT_EQ(AxisArgs(server, {{"attention", "on"}, {"kv", "q8_0/f16"}, {"slots", "4"}}),
             (std::vector<std::string>{"-fa", "on", "-ctk", "q8_0", "-ctv", "f16", "-np", "4"}));
-  EXPECT_EQ(AxisArgs(server, {{"kv", "f32"}, {"hardware", "cpu"}, {"tp", "1"}}),
-            (std::vector<std::string>{"-ngl", "0", "-ctk", "f32", "-ctv", "f32"}));
+  EXPECT_EQ(
+      AxisArgs(server, {{"kv", "f32"}, {"hardware", "cpu"}, {"tp", "1"}}),
+      (std::vector<std::string>{"-ngl", "0", "--device", "none", "-ctk", "f32", "-ctv", "f32"}));
   EXPECT_EQ(AxisArgs(server, {{"threads", "2"}, {"ctx", "512"}, {"batch", "0"}}),
             (std::vector<std::string>{"-c", "512", "-t", "2", "-tb", "2"}));
   EXPECT_EQ(AxisArgs(server, {{"repack", "off"}, {"ubatch", "64"}}),

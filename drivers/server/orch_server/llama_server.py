@@ -41,7 +41,7 @@ AXES = [
     Axis("attention", values=("off", "on", "auto"), noun="flash attention mode",
          sets=L + "-fa on|off|auto"),
     axes.count("tp", 1, L + "GPUs the layers are split over (-sm layer)"),
-    axes.text("hardware", L + "cpu, or gpu...: -ngl (layers offloaded)"),
+    axes.text("hardware", L + "cpu: -ngl 0 --device none; gpu...: -ngl 999 (layers offloaded)"),
     axes.count("threads", 0, L + "-t"),
     axes.count("batch", 0, L + "-b"),
     axes.count("ubatch", 0, L + "-ub"),

@@ -303,6 +303,50 @@ TEST_F(LlamaCppDriverTest, UnknownCpuVariantIsATypedError) {
   EXPECT_NE(output.error["message"].get<std::string>().find("pentium4"), std::string::npos);
 }
 
+// Without a GPU the job would run on the CPU and be recorded as a GPU cell.
+TEST_F(LlamaCppDriverTest, AGpuJobWhereNoGpuIsFoundIsATypedErrorNamingTheBuild) {
+  DriverOutput output = Run({{"hardware", "gpu"}});
+  EXPECT_EQ(output.exit_code, 2) << output.log;
+  EXPECT_EQ(output.error["code"], "invalid_combination");
+  std::string message = output.error["message"];
+  EXPECT_THAT(message, ::testing::HasSubstr("hardware = \"gpu\": no GPU device here"));
+  EXPECT_THAT(message, ::testing::HasSubstr("has no accelerator backend file"));
+  EXPECT_THAT(message, ::testing::HasSubstr("scripts/setup-engines --cuda"));
+  EXPECT_TRUE(output.records.empty());
+}
+
+// A CUDA build's libggml-cuda.so on a host without the NVIDIA driver: skipped,
+// and the reason is the loader's own.
+TEST_F(LlamaCppDriverTest, TheAcceleratorsCommandSaysWhyABackendFileDoesNotLoad) {
+  fs::path bins = fs::path(*dir_) / "bins";
+  fs::create_directories(bins);
+  auto WriteFile = [](const fs::path& path, const std::string& text) {
+    std::ofstream(path) << text;
+  };
+  WriteFile(bins / "libggml-vulkan.so", "not an ELF file");
+  fs::copy_file("/proc/self/exe", bins / "libggml-exe.so");  // ELF, not a library
+  WriteFile(bins / "libggml-cpu-x64.so", "a CPU variant: not an accelerator");
+  WriteFile(bins / "libggml-base.so", "not an accelerator");
+  ProcessResult result = RunProcess({LlamaDriverBinary("b8390"), "accelerators", bins.string()});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  json report = json::parse(result.out);
+  EXPECT_EQ(report["dir"], bins.string());
+  EXPECT_EQ(report["gpu_devices"], 0);
+  ASSERT_EQ(report["accelerators"].size(), 2u) << report.dump();
+  EXPECT_EQ(report["accelerators"][0]["file"], "libggml-exe.so");
+  EXPECT_EQ(report["accelerators"][0]["loaded"], false);
+  EXPECT_THAT(report["accelerators"][0]["why"].get<std::string>(),
+              ::testing::HasSubstr("libggml-exe.so"));
+  EXPECT_EQ(report["accelerators"][1]["file"], "libggml-vulkan.so");
+  EXPECT_EQ(report["accelerators"][1]["loaded"], false);
+  EXPECT_THAT(report["accelerators"][1]["why"].get<std::string>(),
+              ::testing::HasSubstr("libggml-vulkan.so"));
+  // The driver's own build: the CPU build has no accelerator file.
+  ProcessResult own = RunProcess({LlamaDriverBinary("b8390"), "accelerators"});
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_EQ(json::parse(own.out)["accelerators"], json::array());
+}
+
 // A text shorter than the positions asked for would "succeed" with fewer
 // positions and compare as bit-identical on what little there was.
 TEST_F(LlamaCppDriverTest, ATextShorterThanItsPositionsIsATypedError) {
