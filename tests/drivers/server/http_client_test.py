@@ -189,7 +189,9 @@ class HttpClientTest(unittest.TestCase):
 
             with self.assertRaisesRegex(ValueError, "take 0 failed"):
                 client.post_each("/completion", ({"prompt": [i]} for i in range(3)), take)
-            self.assertEqual(client.post("/completion", {})["n"], 3)
+            # Whether the server counted the abandoned request first is a race: the
+            # answer's number is not checked, only that a new connection carried it.
+            self.assertIn("n", client.post("/completion", {}))
             client.close()
         self.assertEqual(client.connections_opened, 2)
         self.assertEqual(len(set(server.ports)), 2, server.ports)
