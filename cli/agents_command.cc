@@ -59,6 +59,7 @@ nlohmann::json AgentJson(const protocol::AgentSummary& a) {
           {"model_files", a.model_count},
           {"quarantined", a.quarantined},
           {"runs", a.current_runs},
+          {"delivering_runs", a.delivering_runs},
           {"heartbeat_age_ms", a.heartbeat_age.count()}};
 }
 
@@ -117,8 +118,7 @@ std::string FormatAgentsTable(const protocol::StatusReply& status) {
     bool seen = a.state != protocol::AgentState::kNeverSeen;
     rows.push_back(
         {a.agent_id, std::string(protocol::AgentStateName(a.state)), a.host.empty() ? "-" : a.host,
-         a.hardware_class.empty() ? "-" : a.hardware_class,
-         std::to_string(a.current_runs.size()) + "/" + std::to_string(a.slots),
+         a.hardware_class.empty() ? "-" : a.hardware_class, protocol::AgentRunsText(a),
          AgentsJoin(a.engines, ","), seen ? FormatDuration(a.heartbeat_age) + " ago" : "-",
          a.quarantined.empty() ? "-" : "yes"});
   }

@@ -1,7 +1,10 @@
 // The `orch` binary: parses the command line and builds the real adapters. This is the
 // only place where real implementations (files, sockets, clocks) are constructed.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "cli/agent_command.h"
 #include "cli/agents_command.h"
@@ -20,6 +23,7 @@
 #include "cli/slurm_command.h"
 #include "cli/status_command.h"
 #include "cli/store_command.h"
+#include "cli/unknown_option.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -53,6 +57,11 @@ int main(int argc, char** argv) {
   orch::cli::RegisterEventsCommand(app, exit_code);
   orch::cli::RegisterAgentsCommand(app, exit_code);
 
+  std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+  if (std::string unknown = orch::cli::UnknownOptionError(app, args); !unknown.empty()) {
+    std::fprintf(stderr, "%s\nRun with --help for more information.\n", unknown.c_str());
+    return orch::cli::kExitInvalidInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

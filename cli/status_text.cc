@@ -135,9 +135,9 @@ void PrintAgents(std::ostringstream& out, const protocol::StatusReply& status) {
     }
     out << "  " << a.agent_id << "  host " << Or(a.host) << "  " << a.hardware_class << "  engines "
         << Join(a.engines) << "  " << protocol::AgentStateName(a.state) << "  runs "
-        << a.current_runs.size() << "/" << a.slots << "  " << Rate(a.positions_per_second)
-        << " positions/s  " << a.model_count << " model files  heartbeat "
-        << FormatDuration(a.heartbeat_age) << " ago\n";
+        << protocol::AgentRunsText(a) << "  " << Rate(a.positions_per_second) << " positions/s  "
+        << a.model_count << " model files  heartbeat " << FormatDuration(a.heartbeat_age)
+        << " ago\n";
     if (!a.quarantined.empty()) out << "    quarantined: " << a.quarantined << "\n";
   }
 }
@@ -266,6 +266,7 @@ std::string FormatStatusJson(const protocol::StatusReply& status) {
                              {"state", protocol::AgentStateName(a.state)},
                              {"slots", a.slots},
                              {"current_runs", a.current_runs},
+                             {"delivering_runs", a.delivering_runs},
                              {"positions_per_second", a.positions_per_second},
                              {"model_files", a.model_count},
                              {"quarantined", a.quarantined},

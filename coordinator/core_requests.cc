@@ -434,6 +434,8 @@ protocol::StatusReply CoordinatorCore::Status(const protocol::StatusRequest& req
     summary.slots = agent.capabilities.slots;
     summary.quarantined = agent.quarantined;
     summary.model_count = static_cast<std::uint32_t>(agent.capabilities.model_hashes.size());
+    for (const std::string& run : summary.current_runs)
+      summary.delivering_runs += agent.delivering.count(run);
   }
   for (const std::string& id : stored_agents_) {
     if (agents_.Find(id) != nullptr) continue;

@@ -77,7 +77,7 @@ void WriteAgents(const protocol::StatusReply& status, std::ostringstream& out) {
     Cell(out, a.host);
     Cell(out, state);
     Cell(out, engines);
-    Cell(out, std::to_string(a.current_runs.size()) + "/" + std::to_string(a.slots), true);
+    Cell(out, protocol::AgentRunsText(a), true);
     Cell(out,
          a.state == protocol::AgentState::kNeverSeen
              ? std::string("never")

@@ -280,6 +280,7 @@ Result<AgentSummary> ReadAgent(const std::string& field, w::AgentSummary::Reader
   agent.slots = r.getSlots();
   agent.model_count = r.getModelCount();
   agent.quarantined = Str(r.getQuarantined());
+  agent.delivering_runs = r.getDeliveringRuns();
   return agent;
 }
 

@@ -176,6 +176,7 @@ void Fill(w::AgentSummary::Builder b, const AgentSummary& m) {
   b.setSlots(m.slots);
   b.setModelCount(m.model_count);
   b.setQuarantined(Txt(m.quarantined));
+  b.setDeliveringRuns(m.delivering_runs);
 }
 
 void Fill(w::JobStatus::Builder b, const JobStatus& m) {

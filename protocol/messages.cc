@@ -1,6 +1,7 @@
 // Message names for logs and errors.
 #include "protocol/messages.h"
 
+#include <algorithm>
 #include <iterator>
 
 namespace orch::protocol {
@@ -19,6 +20,14 @@ std::string_view AgentStateName(AgentState state) {
       return "never seen";
   }
   return "unknown";
+}
+
+std::string AgentRunsText(const AgentSummary& agent) {
+  std::size_t delivering = std::min<std::size_t>(agent.delivering_runs, agent.current_runs.size());
+  std::string text =
+      std::to_string(agent.current_runs.size() - delivering) + "/" + std::to_string(agent.slots);
+  if (delivering > 0) text += " +" + std::to_string(delivering) + " delivering";
+  return text;
 }
 
 std::string_view RunStatusName(RunStatus status) {

@@ -252,8 +252,16 @@ struct AgentSummary {
   // Drivers it stopped offering, "NAME (ENGINE): WHY; ..." (docs/agent.md,
   // "Quarantine"); empty when none.
   std::string quarantined = {};
+  // Of current_runs, those that ended on the agent and whose results it is still
+  // sending: they hold no slot, so runs can exceed slots by this many.
+  std::uint32_t delivering_runs = 0;
   friend bool operator==(const AgentSummary&, const AgentSummary&) = default;
 };
+
+// "1/2" (runs holding a slot / slots), "2/2 +1 delivering" when runs that ended
+// are still being delivered: the one way `orch status`, `orch agents` and the
+// status page show an agent's runs.
+std::string AgentRunsText(const AgentSummary& agent);
 
 struct JobStatus {
   std::string job_id;  // required

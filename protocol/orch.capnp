@@ -198,6 +198,8 @@ struct AgentSummary {
   modelCount @9 :UInt32;        # model files it advertised (modelHashes)
   quarantined @10 :Text;        # drivers it stopped offering and why (its
                                 # "quarantined_drivers" host fact); empty when none
+  deliveringRuns @11 :UInt32;   # of currentRuns, those that ended on the agent and whose
+                                # results it is still sending: they hold no slot
 }
 
 # One job as the coordinator sees it (orch status --jobs).

@@ -45,6 +45,17 @@ TEST(AgentsTextTest, ListsEachAgentWithItsState) {
   EXPECT_EQ(FormatAgentsTable({}), "(no agents)\n");
 }
 
+// A run that ended and is being delivered holds no slot: "2/1" would say the agent
+// runs more than it can.
+TEST(AgentsTextTest, RunsBeingDeliveredAreShownApartFromTheSlots) {
+  protocol::StatusReply reply = AgentsReply();
+  reply.agents[0].slots = 1;
+  reply.agents[0].current_runs = {"run-1", "run-2"};
+  reply.agents[0].delivering_runs = 1;
+  EXPECT_THAT(FormatAgentsTable(reply),
+              ::testing::ContainsRegex("box-1 +up +gpu-01 +cuda +1/1 \\+1 delivering +llama"));
+}
+
 TEST(AgentsTextTest, OneAgentShowsItsDriversModelsAndQuarantines) {
   std::string text = FormatAgentDetail(AgentsReply().agents[0]);
   EXPECT_THAT(text, HasSubstr("agent box-1: up\n"));

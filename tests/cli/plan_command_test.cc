@@ -64,6 +64,19 @@ TEST_F(PlanCommandTest, PrintsSummaryAndOneRowPerJob) {
   EXPECT_EQ(r.err, "");
 }
 
+// CLI11 alone would give the mistyped option to SPEC and say "SPEC excludes --bundle".
+TEST_F(PlanCommandTest, AMistypedOptionIsNamedBeforeAnyOtherComplaint) {
+  ProcessResult r = Orch({"run", "--bundle", "plan.tar", "--model-dirr", "models"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("orch run: unknown option --model-dirr (did you mean "
+                               "--model-dir?)"));
+  EXPECT_THAT(r.err, Not(HasSubstr("excludes")));
+  ProcessResult status = Orch({"status", "--watchh"});
+  EXPECT_EQ(status.exit_code, 2);
+  EXPECT_THAT(status.err, HasSubstr("orch status: unknown option --watchh (did you mean "
+                                    "--watch?)"));
+}
+
 // The --json schema is a contract: compare against the checked-in golden document.
 // Regenerate deliberately with ORCH_UPDATE_GOLDEN=1 after a documented schema change.
 TEST_F(PlanCommandTest, JsonOutputMatchesGolden) {

@@ -59,6 +59,11 @@ TEST(StatusTextTest, ShowsRunningJobsUnrunnableJobsAndAgentRates) {
   EXPECT_THAT(text, HasSubstr("WAITING FOR AN AGENT THAT CAN RUN THEM"));
   EXPECT_THAT(text, HasSubstr("no connected agent offers engine llama.cpp@b8391"));
   EXPECT_THAT(text, HasSubstr("runs 1/2  1523 positions/s"));
+  protocol::StatusReply delivering = Reply();
+  delivering.agents[0].current_runs = {"r1", "r2", "r3"};
+  delivering.agents[0].delivering_runs = 1;
+  EXPECT_THAT(FormatStatusText(delivering, false),
+              HasSubstr("runs 2/2 +1 delivering  1523 positions/s"));
   EXPECT_THAT(text, Not(HasSubstr("\033["))) << "no colour when not a terminal";
 }
 

@@ -163,10 +163,19 @@ TEST_F(CoreTest, ARunTheAgentNoLongerListsHoldsNoSlotWhileItsResultsArrive) {
       Assigns(core_.OnMessage("box", protocol::Heartbeat{"box", {}, 1, {q8}}, now_));
   ASSERT_THAT(next, SizeIs(1));
   EXPECT_EQ(ValueOf(next[0], "quant"), "q8_0");
+  // Status says so: two runs in flight on one slot, one of them delivering.
+  protocol::StatusReply status = core_.Status({}, now_);
+  ASSERT_THAT(status.agents, SizeIs(1));
+  EXPECT_THAT(status.agents[0].current_runs, SizeIs(2));
+  EXPECT_EQ(status.agents[0].delivering_runs, 1u);
+  EXPECT_EQ(protocol::AgentRunsText(status.agents[0]), "1/1 +1 delivering");
   // Its RunFinished, stored later, frees nothing more: the slot is the new run's.
   std::vector<protocol::Assign> after =
       Assigns(core_.OnRunStored(Finished(first[0], "box", store::RunState::kSucceeded), now_));
   EXPECT_THAT(after, SizeIs(0));
+  status = core_.Status({}, now_);
+  EXPECT_EQ(status.agents[0].delivering_runs, 0u);
+  EXPECT_EQ(protocol::AgentRunsText(status.agents[0]), "1/1");
 }
 
 // One job ahead of its spool per slot, not more: a second delivering run holds a slot.

@@ -53,6 +53,7 @@ inline StatusReply ValidStatusReply() {
   m.agents[0].positions_per_second = 1234.5;
   m.agents[0].slots = 3;
   m.agents[0].model_count = 2;
+  m.agents[0].delivering_runs = 1;
   m.agents[0].quarantined = "llamacpp-b8390 (llama.cpp@b8390): 3 runs in a row failed";
   JobStatus job;
   job.job_id = "0123456789abcdef0123456789abcdef";
