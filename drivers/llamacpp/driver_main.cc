@@ -143,6 +143,17 @@ std::string Dump(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+// [{"file", "loaded", "why" (when not loaded)}]
+json AcceleratorsJson(const std::vector<llamacpp::AcceleratorBackend>& accelerators) {
+  json out = json::array();
+  for (const llamacpp::AcceleratorBackend& a : accelerators) {
+    json one = {{"file", a.file}, {"loaded", a.loaded}};
+    if (!a.loaded) one["why"] = a.why;
+    out.push_back(one);
+  }
+  return out;
+}
+
 json HelloObject(const llamacpp::LoadedBackend* backend) {
   std::string dir = llamacpp::EngineLibraryDir();
   json hello = {{"engine", "llama.cpp"},
@@ -160,15 +171,8 @@ json HelloObject(const llamacpp::LoadedBackend* backend) {
     hello["kernel_path"] = backend->variant.empty() ? "cpu: built-in" : "cpu: " + backend->variant;
     hello["build"]["backend_file"] = backend->path;
     hello["hardware"] = json(backend->devices);
-    if (!backend->accelerators.empty()) {
-      json accelerators = json::array();
-      for (const llamacpp::AcceleratorBackend& a : backend->accelerators) {
-        json one = {{"file", a.file}, {"loaded", a.loaded}};
-        if (!a.loaded) one["why"] = a.why;
-        accelerators.push_back(one);
-      }
-      hello["build"]["accelerators"] = accelerators;
-    }
+    if (!backend->accelerators.empty())
+      hello["build"]["accelerators"] = AcceleratorsJson(backend->accelerators);
   }
   return hello;
 }
@@ -465,14 +469,8 @@ int Quantize(int argc, char** argv) {
 int Accelerators(int argc, char** argv) {
   std::string dir = argc == 3 ? argv[2] : llamacpp::EngineLibraryDir();
   std::vector<llamacpp::AcceleratorBackend> loaded = llamacpp::LoadAcceleratorBackends(dir);
-  json files = json::array();
-  for (const llamacpp::AcceleratorBackend& a : loaded) {
-    json one = {{"file", a.file}, {"loaded", a.loaded}};
-    if (!a.loaded) one["why"] = a.why;
-    files.push_back(one);
-  }
   std::cout << json{{"dir", dir},
-                    {"accelerators", files},
+                    {"accelerators", AcceleratorsJson(loaded)},
                     {"devices", llamacpp::DeviceNames()},
                     {"gpu_devices", llamacpp::GpuDeviceCount()}}
                    .dump(1)
