@@ -4,6 +4,8 @@
 #include <iostream>
 #include <memory>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "bundle/result_bundle.h"
 #include "cli/client_commands.h"
@@ -120,8 +122,13 @@ int RunImportOffline(const ImportOptions& options) {
       return kExitInvalidInput;
     }
   }
+  std::vector<std::string> dropped;
+  std::string store_path = store::RocksDbPathInDataDir(options.data_dir);
   Result<std::unique_ptr<store::Store>> store =
-      store::OpenRocksDbStore(store::RocksDbPathInDataDir(options.data_dir), {});
+      store::OpenRocksDbStore(store_path, {.dropped = &dropped});
+  for (const std::string& what : dropped) {
+    std::cerr << "orch import: warning: store " << store_path << ": " << what << "\n";
+  }
   if (!store.ok()) {
     std::cerr << "orch import: " << store.status().message()
               << " (is its coordinator running? then import without --data-dir)\n";

@@ -138,17 +138,26 @@ Result<std::optional<ServerSecurity>> SecurityFromConfig(
   return std::optional<ServerSecurity>(std::move(security));
 }
 
-// The data directory and its store, opened for the coordinator.
-Result<std::unique_ptr<store::Store>> OpenStore(coordinator::CoordinatorConfig& config) {
+// The data directory and its store, opened for the coordinator; what the open dropped (a
+// last WAL record cut off when an earlier process died during the write) is logged.
+Result<std::unique_ptr<store::Store>> OpenStore(coordinator::CoordinatorConfig& config,
+                                                spdlog::logger& log) {
   std::error_code error;
   fs::create_directories(config.data_dir, error);
   if (error) return IoError("create " + config.data_dir + ": " + error.message());
   // Group commit: one WAL sync per burst of messages, before any of them is
   // acknowledged (coordinator/options.h), instead of one per message.
   config.options.group_commit = true;
-  return store::OpenRocksDbStore(
-      store::RocksDbPathInDataDir(config.data_dir),
-      store::RocksDbOptions{.create_if_missing = true, .sync_chunks = false, .sync_state = false});
+  std::vector<std::string> dropped;
+  Result<std::unique_ptr<store::Store>> store = store::OpenRocksDbStore(
+      store::RocksDbPathInDataDir(config.data_dir), store::RocksDbOptions{.create_if_missing = true,
+                                                                          .sync_chunks = false,
+                                                                          .sync_state = false,
+                                                                          .dropped = &dropped});
+  for (const std::string& what : dropped) {
+    log.warn(fmt::runtime("store {}: {}"), store::RocksDbPathInDataDir(config.data_dir), what);
+  }
+  return store;
 }
 
 // Writes where the coordinator listens (and serves its metrics) into its data directory,
@@ -181,7 +190,7 @@ int RunCoordinator(const std::string& config_path) {
   auto log = std::make_shared<spdlog::logger>("coordinator",
                                               std::make_shared<spdlog::sinks::stderr_sink_mt>());
   log->flush_on(spdlog::level::info);
-  Result<std::unique_ptr<store::Store>> store = OpenStore(*config);
+  Result<std::unique_ptr<store::Store>> store = OpenStore(*config, *log);
   if (!store.ok()) return Fail(store.status().message());
   Result<std::optional<ServerSecurity>> security = SecurityFromConfig(*config, log);
   if (!security.ok()) return Fail(security.status().message());

@@ -1,6 +1,9 @@
 #include "store/rocksdb_log_file.h"
 
+#include <algorithm>
 #include <array>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string_view>
@@ -84,7 +87,13 @@ class LogParser {
     bool recyclable = type >= kRecyclableFullType && type <= kRecyclableLastType;
     size_t header_size = recyclable ? kRecyclableHeaderSize : kHeaderSize;
     if (header_size + length > left_in_file && block_end >= bytes_.size()) {
-      return Drop(bytes_.size(), "the file ends inside a fragment");
+      // A write cut off leaves a sound header whose fragment the file's end cuts; bytes
+      // overwritten there make a header no writer writes (a fragment never leaves its
+      // block, and its type is one of the log's).
+      bool sound =
+          type >= kFullType && type <= kSetCompressionType && header_size + length <= left_in_block;
+      return Drop(bytes_.size(), sound ? "the file ends inside a fragment"
+                                       : "a bad fragment header at the end of the file");
     }
     if (header_size + length > left_in_block) return Drop(block_end, "a bad fragment length");
     uint32_t expected = Unmask(static_cast<uint32_t>(LittleEndian(header, 4)));
@@ -169,6 +178,36 @@ Result<LogFileContents> ReadLogFile(const std::string& file) {
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) return IoError("read " + file + ": read error");
   return LogParser(bytes).Run();
+}
+
+std::vector<std::string> WalFiles(const std::string& path) {
+  std::vector<std::string> files;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
+    if (entry.path().extension() == ".log") files.push_back(entry.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());  // zero-padded numbers: oldest first
+  return files;
+}
+
+Result<std::string> CutOffLastWalRecord(const std::string& path) {
+  std::vector<std::string> files = WalFiles(path);
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::string file = (std::filesystem::path(path) / files[i]).string();
+    ORCH_ASSIGN_OR_RETURN(LogFileContents contents, ReadLogFile(file));
+    if (contents.unreadable_bytes == 0) continue;
+    if (i + 1 != files.size()) return std::string();  // an older WAL is damaged
+    const std::string& damage = contents.first_damage;
+    for (const char* cut : {": the file ends inside a record", ": the file ends inside a fragment",
+                            ": the file ends inside a header"}) {
+      if (damage.size() > std::strlen(cut) && damage.ends_with(cut)) {
+        return files[i] + " ends inside its last record (the " +
+               std::to_string(contents.unreadable_bytes) + " bytes of it that were written)";
+      }
+    }
+    return std::string();
+  }
+  return std::string();
 }
 
 bool ParseWalBatch(const std::string& record, WalBatch& batch) {

@@ -33,4 +33,16 @@ struct WalBatch {
 };
 bool ParseWalBatch(const std::string& record, WalBatch& batch);
 
+// The WAL files of the store in directory `path`, oldest first ("000012.log").
+std::vector<std::string> WalFiles(const std::string& path);
+
+// "000012.log ends inside its last record (the 1048576 bytes of it that were written)"
+// when that is all the damage in the store's WALs: every older WAL reads
+// completely, and the newest reads up to a record that the end of the file cuts off.
+// That record is a write whose process died during it (a large write takes several
+// system calls, and a kill can land between them); an acknowledged write was synced
+// whole, so it is never that record. "" for anything else: no damage, or damage that
+// is not only that.
+Result<std::string> CutOffLastWalRecord(const std::string& path);
+
 }  // namespace orch::store

@@ -8,13 +8,31 @@
 
 #include "store/kv_store.h"
 #include "store/rocksdb_db.h"
+#include "store/rocksdb_log_file.h"
 
 namespace orch::store {
 
 Result<std::unique_ptr<Store>> OpenRocksDbStore(const std::string& path,
                                                 const RocksDbOptions& options) {
   DbOpenSettings settings{.create_if_missing = options.create_if_missing};
-  ORCH_ASSIGN_OR_RETURN(std::unique_ptr<RocksDb> db, OpenDb(path, settings));
+  Result<std::unique_ptr<RocksDb>> opened = OpenDb(path, settings);
+  if (!opened.ok() && opened.status().code() == StatusCode::kDataLoss &&
+      options.dropped != nullptr) {
+    // Refused: if the only damage is a last WAL record that the file's end cuts off (a
+    // write its process died in, never acknowledged), open again dropping just that.
+    Result<std::string> cut = CutOffLastWalRecord(path);
+    if (cut.ok() && !cut->empty()) {
+      settings.wal_tail = WalTail::kDropIncomplete;
+      opened = OpenDb(path, settings);
+      if (opened.ok()) {
+        options.dropped->push_back(*cut +
+                                   ": dropped that record, a write cut off when its "
+                                   "process died (never acknowledged)");
+      }
+    }
+  }
+  if (!opened.ok()) return opened.status();
+  std::unique_ptr<RocksDb> db = std::move(opened).value();
   KvStoreOptions store_options{.sync_chunks = options.sync_chunks,
                                .sync_state = options.sync_state};
   Result<std::unique_ptr<Store>> store =

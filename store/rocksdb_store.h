@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "store/store.h"
@@ -20,6 +21,11 @@ struct RocksDbOptions {
   bool sync_chunks = true;
   // The same for every other write (plans, transitions, finished runs, events).
   bool sync_state = true;
+  // When set, a store whose only damage is that its newest WAL ends inside the last
+  // record (CutOffLastWalRecord: a write cut off when its process died) opens with that
+  // record dropped, and what was dropped is appended here for the caller to report.
+  // Unset: such a store is refused like any other damage. Borrowed.
+  std::vector<std::string>* dropped = nullptr;
 };
 
 // Where a coordinator's data directory keeps its store: DATA_DIR/rocksdb. The coordinator

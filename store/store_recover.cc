@@ -96,17 +96,6 @@ std::string WalFileOf(const std::string& message) {
   return message.substr(begin, end + 4 - begin);
 }
 
-// The store's WAL files, oldest first (their names are their zero-padded numbers).
-std::vector<std::string> WalFiles(const std::string& path) {
-  std::vector<std::string> files;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(path, error)) {
-    if (entry.path().extension() == ".log") files.push_back(entry.path().filename().string());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 struct SoundBatch {
   WalBatch batch;
   size_t wal = 0;  // index into the WAL files

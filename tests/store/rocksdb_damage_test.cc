@@ -111,5 +111,52 @@ TEST_F(DamagedStoreTest, RefusesATruncatedWalInsteadOfRollingBack) {
   EXPECT_EQ((*repaired)->ListJobs("exp")->size(), static_cast<size_t>(kJobs));
 }
 
+// A write cut off by the death of its process: RocksDB writes a record larger than its
+// buffer in several system calls, and a kill between them leaves the newest WAL ending
+// inside that record. A caller that reports what was dropped (the coordinator, orch
+// import) opens the store without it; every other damage is still refused.
+TEST_F(DamagedStoreTest, ALastRecordCutOffByTheEndOfTheNewestWalIsDroppedAndReported) {
+  fs::path wal;
+  {
+    std::unique_ptr<Store> store = std::move(Open()).value();  // the 60 jobs leave the WAL
+    JobRecord big;
+    big.id = "big-job";
+    big.experiment = "big";
+    ASSERT_TRUE(store->PutPlan({"big", std::string(300000, 'x')}, {big}).ok());
+    for (const auto& entry : fs::directory_iterator(path())) {  // the newest WAL
+      if (entry.path().extension() == ".log" && entry.path().filename() > wal.filename())
+        wal = entry.path();
+    }
+    ASSERT_GT(fs::file_size(wal), 300000u);
+  }
+  fs::resize_file(wal, fs::file_size(wal) - 100000);  // inside the big record
+
+  Result<std::unique_ptr<Store>> strict = Open();
+  ASSERT_FALSE(strict.ok()) << "an open that reports nothing dropped it silently";
+  EXPECT_EQ(strict.status().code(), StatusCode::kDataLoss);
+
+  std::vector<std::string> dropped;
+  Result<std::unique_ptr<Store>> store = OpenRocksDbStore(path(), {.dropped = &dropped});
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ((*store)->ListJobs("exp")->size(), static_cast<size_t>(kJobs));
+  EXPECT_TRUE((*store)->ListJobs("big")->empty());
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_THAT(dropped[0], HasSubstr(wal.filename().string() + " ends inside its last record"));
+  EXPECT_THAT(dropped[0], HasSubstr("never acknowledged"));
+}
+
+TEST_F(DamagedStoreTest, DamageBeforeTheEndIsRefusedEvenWhereACutOffRecordWouldBeDropped) {
+  fs::path wal = Wal();
+  std::string damaged = ReadAll(wal);
+  for (size_t i = damaged.size() / 2; i < damaged.size() / 2 + 200; ++i) damaged[i] = 'X';
+  WriteAll(wal, damaged);
+  std::vector<std::string> dropped;
+  Result<std::unique_ptr<Store>> store = OpenRocksDbStore(path(), {.dropped = &dropped});
+  ASSERT_FALSE(store.ok()) << (dropped.empty() ? "" : dropped[0]);
+  EXPECT_EQ(store.status().code(), StatusCode::kDataLoss);
+  EXPECT_TRUE(dropped.empty());
+  EXPECT_EQ(ReadAll(wal), damaged) << "the refused open changed the WAL";
+}
+
 }  // namespace
 }  // namespace orch::store
