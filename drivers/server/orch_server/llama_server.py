@@ -65,6 +65,37 @@ RULES = [
 
 CAPTURE_PATHS = {"teacher_forced": "decode-per-position", "generate": "generate"}
 
+# llama-model.cpp, once per weight buffer after loading: "load_tensors: %12s model buffer
+# size = %8.2f MiB"; the name is the buffer type's: CPU, CPU_Mapped, CPU_REPACK and
+# CUDA_Host (pinned host memory) are in host memory, CUDA0, Vulkan0, ... on a device.
+_BUFFER_LINE = re.compile(r"load_tensors:\s+(\S+) model buffer size =\s*([0-9.]+) MiB")
+
+
+def effective_from_log(text):
+    """Where a launched server's log says the weights went: {"hardware": "gpu" when a
+    device buffer holds any, else "cpu", "hardware_line": those lines}; {} when the log
+    has no buffer line (yet). -ngl asks; what loaded is what counts (a build without a
+    GPU backend, or one that found no GPU, loads everything on the CPU)."""
+    lines, on_device = [], False
+    for line in text.splitlines():
+        m = _BUFFER_LINE.search(line)
+        if m:
+            lines.append(line.strip())
+            name = m.group(1)
+            if not name.startswith("CPU") and not name.endswith("_Host") and float(m.group(2)) > 0:
+                on_device = True
+    if not lines:
+        return {}
+    return {"hardware": "gpu" if on_device else "cpu", "hardware_line": "; ".join(lines)[-300:]}
+
+
+def same_hardware(requested, effective):
+    """gpu... asks for weights on a device; cpu for none there."""
+    return requested.startswith("gpu") == (effective == "gpu")
+
+
+LOG_CHECKS = {"hardware": same_hardware}
+
 
 def version_of(build_info):
     """"b8390-6c2e1a0" -> "b8390"; None when it is not a release build."""

@@ -90,6 +90,21 @@ class LlamaServerTest(unittest.TestCase):
             self.assertTrue(fields["flags"] & 8)
         self.assertEqual(json.loads(json.dumps(out.done))["positions"], 16)
 
+    def test_the_servers_log_says_where_the_weights_went_and_a_gpu_job_is_refused(self):
+        # This llama-server has no GPU backend: whatever -ngl asks, its log shows the
+        # weights in host memory, so a job that asks for a GPU would measure the CPU.
+        server = {"mode": "launched", "log": self.log.name}
+        gpu = harness.run("llama-server", self.job(coordinate={"slots": "1", "hardware": "gpu"},
+                                                   server=server))
+        self.assertEqual(gpu.error["code"], "invalid_combination", gpu.log)
+        self.assertIn('hardware = "gpu"', gpu.error["message"])
+        self.assertIn("reports cpu", gpu.error["message"])
+        self.assertIn("CPU_Mapped model buffer size", gpu.error["message"])
+        cpu = harness.run("llama-server", self.job(coordinate={"slots": "1", "hardware": "cpu"},
+                                                   server=server))
+        self.assertEqual(cpu.status, 0, (cpu.error, cpu.log))
+        self.assertEqual(cpu.hello["server"]["reported"]["from_log"]["hardware"], "cpu")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -303,13 +303,33 @@ class ProcessTest(ProcessBase):
         self.assertError(out, "invalid_combination", "0.12.3", "0.12.11")
 
     def vllm_log(self, line):
-        folder = tempfile.mkdtemp(prefix="orch-vllm-log-")
+        return self.server_log("vllm-server.log", [
+            "INFO 12-04 10:00:01 [api_server.py:1896] vLLM API server version 0.11.0", line])
+
+    def server_log(self, name, lines):
+        folder = tempfile.mkdtemp(prefix="orch-server-log-")
         self.addCleanup(shutil.rmtree, folder)
-        path = os.path.join(folder, "vllm-server.log")
+        path = os.path.join(folder, name)
         with open(path, "w") as f:
-            f.write("INFO 12-04 10:00:01 [api_server.py:1896] vLLM API server version 0.11.0\n")
-            f.write(line + "\n")
+            f.write("".join(line + "\n" for line in lines))
         return {"mode": "launched", "log": path}
+
+    # The lines of llama-model.cpp's "%s: %12s model buffer size = %8.2f MiB" after a load
+    # with every layer offloaded to a CUDA GPU (the host keeps the input embeddings).
+    CUDA_LOAD = ["load_tensors: offloading output layer to GPU",
+                 "load_tensors: offloading 3 repeating layers to GPU",
+                 "load_tensors: offloaded 5/5 layers to GPU",
+                 "load_tensors:        CUDA0 model buffer size =     5.25 MiB",
+                 "load_tensors:   CPU_Mapped model buffer size =     0.50 MiB"]
+
+    def test_llama_server_hardware_the_launched_servers_log_contradicts(self):
+        server = self.server_log("llama-server.log", self.CUDA_LOAD)
+        out = self.run_against("llama-server", coordinate={"hardware": "cpu"}, server=server)
+        self.assertError(out, "invalid_combination", 'hardware = "cpu"', "reports gpu",
+                         "CUDA0 model buffer size")
+        ok = self.run_against("llama-server", coordinate={"hardware": "gpu"}, server=server)
+        self.assertEqual(ok.status, 0, (ok.error, ok.log))
+        self.assertEqual(ok.hello["server"]["reported"]["from_log"]["hardware"], "gpu")
 
     def test_vllm_attention_the_launched_servers_log_contradicts_is_invalid_combination(self):
         server = self.vllm_log(
