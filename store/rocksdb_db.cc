@@ -1,5 +1,7 @@
 #include "store/rocksdb_db.h"
 
+#include "store/rocksdb_log_file.h"
+
 #include <rocksdb/cache.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/listener.h>
@@ -132,6 +134,15 @@ Status DescribeOpenFailure(const std::string& path, const rocksdb::Status& s) {
   Status status = FromRocks(s);
   if (status.code() != StatusCode::kDataLoss) return status.WithContext("open store " + path);
   std::string data_dir = DataDirOf(path);
+  // The damage a killed writer leaves: said as such, with who opens the store anyway.
+  if (Result<std::string> cut = CutOffLastWalRecord(path); cut.ok() && !cut->empty()) {
+    return Status(StatusCode::kDataLoss,
+                  "open store " + path + ": it is damaged and was left as it is: " + *cut +
+                      ", a write cut off when its process died (never acknowledged). `orch "
+                      "coordinator` and `orch import` open it without that record (and say "
+                      "so); or drop it now with `orch store recover " +
+                      data_dir + "`");
+  }
   return Status(StatusCode::kDataLoss,
                 "open store " + path + ": it is damaged and was left as it is (" +
                     status.message() +

@@ -134,6 +134,8 @@ TEST_F(DamagedStoreTest, ALastRecordCutOffByTheEndOfTheNewestWalIsDroppedAndRepo
   Result<std::unique_ptr<Store>> strict = Open();
   ASSERT_FALSE(strict.ok()) << "an open that reports nothing dropped it silently";
   EXPECT_EQ(strict.status().code(), StatusCode::kDataLoss);
+  EXPECT_THAT(strict.status().message(), HasSubstr("ends inside its last record"));
+  EXPECT_THAT(strict.status().message(), HasSubstr("`orch coordinator` and `orch import` open"));
 
   std::vector<std::string> dropped;
   Result<std::unique_ptr<Store>> store = OpenRocksDbStore(path(), {.dropped = &dropped});
