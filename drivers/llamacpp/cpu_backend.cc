@@ -127,6 +127,14 @@ std::vector<VariantScore> ScoreCpuVariants(const std::string& dir) {
   return variants;
 }
 
+// The CPU backend `cpu` (loaded), then the build's accelerator backends and the devices
+// they all registered.
+LoadedBackend WithAccelerators(LoadedBackend cpu, const std::string& dir) {
+  cpu.accelerators = LoadAcceleratorBackends(dir);
+  cpu.devices = DeviceNames();
+  return cpu;
+}
+
 Result<LoadedBackend> LoadCpuBackend(const std::string& name) {
   const std::string dir = EngineLibraryDir();
   // A named variant that runs here needs only its own file scored.
@@ -134,13 +142,10 @@ Result<LoadedBackend> LoadCpuBackend(const std::string& name) {
     std::string path = dir + "/" + std::string(kPrefix) + name + std::string(kSuffix);
     int score = VariantScoreOf(path);
     if (score > 0 && ggml_backend_load(path.c_str()) != nullptr) {
-      std::vector<AcceleratorBackend> accelerators = LoadAcceleratorBackends(dir);
-      return LoadedBackend{
-          name, path, score, DeviceNames(), std::move(accelerators), GpuDeviceCount()};
+      return WithAccelerators({.variant = name, .path = path, .score = score}, dir);
     }
   }
   std::vector<VariantScore> variants = ScoreCpuVariants(dir);
-  LoadedBackend loaded;
   if (variants.empty()) {
     // A build with the CPU backend linked in (a user's own llama.cpp build).
     if (name != "best") {
@@ -148,10 +153,7 @@ Result<LoadedBackend> LoadCpuBackend(const std::string& name) {
                     "cpu_backend = \"" + name + "\": the engine in " + dir +
                         " has no CPU kernel variant files (libggml-cpu-*.so)");
     }
-    loaded.accelerators = LoadAcceleratorBackends(dir);
-    loaded.devices = DeviceNames();
-    loaded.gpu_devices = GpuDeviceCount();
-    return loaded;
+    return WithAccelerators(LoadedBackend{}, dir);
   }
   const VariantScore* chosen = nullptr;
   for (const VariantScore& v : variants) {
@@ -173,13 +175,8 @@ Result<LoadedBackend> LoadCpuBackend(const std::string& name) {
   if (ggml_backend_load(chosen->path.c_str()) == nullptr) {
     return Internal("cpu_backend = \"" + name + "\": loading " + chosen->path + " failed");
   }
-  loaded.accelerators = LoadAcceleratorBackends(dir);
-  loaded.variant = chosen->variant;
-  loaded.path = chosen->path;
-  loaded.score = chosen->score;
-  loaded.devices = DeviceNames();
-  loaded.gpu_devices = GpuDeviceCount();
-  return loaded;
+  return WithAccelerators(
+      {.variant = chosen->variant, .path = chosen->path, .score = chosen->score}, dir);
 }
 
 }  // namespace orch::drivers::llamacpp

@@ -24,12 +24,11 @@ struct AcceleratorBackend {
 };
 
 struct LoadedBackend {
-  std::string variant;               // "haswell"; empty for a build with a built-in CPU backend
-  std::string path;                  // the library file loaded; empty likewise
-  int score = 0;                     // the variant's own score on this CPU (0 = cannot run)
-  std::vector<std::string> devices;  // "CPU: Intel(R) Xeon(R) ...", GPUs, ...
-  std::vector<AcceleratorBackend> accelerators;
-  int gpu_devices = 0;  // the GPUs (discrete or integrated) the loaded backends found
+  std::string variant;  // "haswell"; empty for a build with a built-in CPU backend
+  std::string path;     // the library file loaded; empty likewise
+  int score = 0;        // the variant's own score on this CPU (0 = cannot run)
+  std::vector<std::string> devices = {};  // "CPU: Intel(R) Xeon(R) ...", GPUs, ...
+  std::vector<AcceleratorBackend> accelerators = {};
 };
 
 // The folder holding the linked libllama.

@@ -338,7 +338,7 @@ int RunJob(FrameWriter& frames, const std::string& input, int digest_workers, En
     hello();
     return Fail(frames, backend);
   }
-  if (settings->gpu() && state.backend->gpu_devices == 0) {
+  if (settings->gpu() && llamacpp::GpuDeviceCount() == 0) {
     hello();
     return Fail(frames, llamacpp::NoGpuDevice(settings->hardware, *state.backend,
                                               llamacpp::EngineLibraryDir()));

@@ -65,9 +65,6 @@ STALE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError,
          http.client.RemoteDisconnected)
 
 
-_END = object()
-
-
 class Sent:
     """A request written to the connection, its answer not yet read."""
 
@@ -141,7 +138,7 @@ class Client:
         before the next request of the same thread (one request at a time on a
         connection)."""
         url = self.url(path)
-        data = None if body is None else self.encode(body)
+        data = None if body is None else json.dumps(body).encode("utf-8")
         headers = {"Accept": "application/json"}
         if data is not None:
             headers["Content-Type"] = "application/json"
@@ -162,32 +159,23 @@ class Client:
     def post_each(self, path, bodies, take):
         """POSTs each of `bodies` (JSON values) in turn, one request on the
         wire at a time as post() would, and calls take(index, answer) for each
-        answer in order. take(i, ...) and the making of body i + 2 run while
-        request i + 1 is on the wire, so the caller's work overlaps the
-        server's (llama-server teacher forcing: one request per position)."""
+        answer in order. take(i, ...) runs while request i + 1 is on the wire,
+        so the caller's work overlaps the server's (llama-server teacher
+        forcing: one request per position)."""
         pending = None  # (index, Sent) read, not yet taken
         sent = None
-        index = 0
         try:
-            items = iter(bodies)
-            data = next(items, _END)
-            while data is not _END:
-                sent = self.send("POST", path, data)
-                data = next(items, _END)
+            for index, body in enumerate(bodies):
+                sent = self.send("POST", path, body)
                 if pending is not None:
                     take(pending[0], pending[1].json())
                 sent.read()
                 pending, sent = (index, sent), None
-                index += 1
             if pending is not None:
                 take(pending[0], pending[1].json())
         finally:
             if sent is not None:  # an answer left on the connection: it cannot be reused
                 self.close()
-
-    @staticmethod
-    def encode(body):
-        return json.dumps(body).encode("utf-8")
 
     def _write(self, sent):
         """Writes the request on the open connection, or on a new one when
