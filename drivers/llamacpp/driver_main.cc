@@ -53,6 +53,7 @@
 #include "drivers/llamacpp/job_settings.h"
 #include "drivers/llamacpp/llama_session.h"
 #include "drivers/llamacpp/model_file.h"
+#include "drivers/llamacpp/tool_commands.h"
 #include "fingerprint/file_hash_cache.h"
 #include "fingerprint/memory_hash_cache.h"
 #include "llama.h"
@@ -75,8 +76,8 @@ using orch::Status;
 using orch::driver_protocol::DriverFrameType;
 namespace llamacpp = orch::drivers::llamacpp;
 
-constexpr int kExitInvalid = 2;
-constexpr int kExitEngine = 3;
+using llamacpp::kExitEngine;
+using llamacpp::kExitInvalid;
 
 class FrameWriter final {
  public:
@@ -143,17 +144,6 @@ std::string Dump(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-// [{"file", "loaded", "why" (when not loaded)}]
-json AcceleratorsJson(const std::vector<llamacpp::AcceleratorBackend>& accelerators) {
-  json out = json::array();
-  for (const llamacpp::AcceleratorBackend& a : accelerators) {
-    json one = {{"file", a.file}, {"loaded", a.loaded}};
-    if (!a.loaded) one["why"] = a.why;
-    out.push_back(one);
-  }
-  return out;
-}
-
 json HelloObject(const llamacpp::LoadedBackend* backend) {
   std::string dir = llamacpp::EngineLibraryDir();
   json hello = {{"engine", "llama.cpp"},
@@ -172,7 +162,7 @@ json HelloObject(const llamacpp::LoadedBackend* backend) {
     hello["build"]["backend_file"] = backend->path;
     hello["hardware"] = json(backend->devices);
     if (!backend->accelerators.empty())
-      hello["build"]["accelerators"] = AcceleratorsJson(backend->accelerators);
+      hello["build"]["accelerators"] = llamacpp::AcceleratorsJson(backend->accelerators);
   }
   return hello;
 }
@@ -449,43 +439,6 @@ int RunSession(int digest_workers) {
   }
 }
 
-int Quantize(int argc, char** argv) {
-  if (argc < 5 || argc > 6) {
-    std::fprintf(stderr, "usage: %s quantize IN OUT TYPE [THREADS]\n", argv[0]);
-    return kExitInvalid;
-  }
-  llama_backend_init();
-  int threads = argc == 6 ? std::atoi(argv[5]) : 0;
-  Status status = llamacpp::QuantizeModel(argv[2], argv[3], argv[4], threads);
-  if (!status.ok()) {
-    std::fprintf(stderr, "%s quantize: %s\n", argv[0], status.message().c_str());
-    return status.code() == orch::StatusCode::kInvalidArgument ? kExitInvalid : kExitEngine;
-  }
-  return 0;
-}
-
-// The accelerator backend files of the build, or of DIR, loaded here: whether
-// each loads, why not, and the devices then registered.
-int Accelerators(int argc, char** argv) {
-  std::string dir = argc == 3 ? argv[2] : llamacpp::EngineLibraryDir();
-  std::vector<llamacpp::AcceleratorBackend> loaded = llamacpp::LoadAcceleratorBackends(dir);
-  std::cout << json{{"dir", dir},
-                    {"accelerators", AcceleratorsJson(loaded)},
-                    {"devices", llamacpp::DeviceNames()},
-                    {"gpu_devices", llamacpp::GpuDeviceCount()}}
-                   .dump(1)
-            << "\n";
-  return 0;
-}
-
-int Variants() {
-  json variants = json::array();
-  for (const auto& v : llamacpp::ScoreCpuVariants(llamacpp::EngineLibraryDir()))
-    variants.push_back({{"variant", v.variant}, {"score", v.score}, {"path", v.path}});
-  std::cout << variants.dump(1) << "\n";
-  return 0;
-}
-
 void Usage(const char* self) {
   std::printf(
       "usage: %s                 run the job document on stdin (driver protocol)\n"
@@ -520,9 +473,9 @@ int main(int argc, char** argv) {
     return session ? RunSession(static_cast<int>(workers))
                    : RunSingleJob(static_cast<int>(workers));
   }
-  if (command == "quantize") return Quantize(argc, argv);
-  if (command == "variants") return Variants();
-  if (command == "accelerators" && argc <= 3) return Accelerators(argc, argv);
+  if (command == "quantize") return llamacpp::QuantizeCommand(argc, argv);
+  if (command == "variants") return llamacpp::VariantsCommand();
+  if (command == "accelerators" && argc <= 3) return llamacpp::AcceleratorsCommand(argc, argv);
   if (command == "version") {
     json hello = HelloObject(nullptr);
     hello["session"] = {{"load_axes", llamacpp::LoadAxes()}};
